@@ -1,0 +1,122 @@
+/**
+ * Every error this package throws on purpose. Names are stable: Step Functions Retry/Catch and
+ * callers match on `name`, so never rename one.
+ */
+export class JobArchiveError extends Error {
+  override readonly name: string = 'JobArchiveError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** An id (job, shop, flush, chunk) that must not become part of an S3 key or a DynamoDB key. */
+export class InvalidIdError extends JobArchiveError {
+  override readonly name = 'InvalidIdError';
+  constructor(
+    readonly kind: string,
+    readonly value: unknown,
+    readonly reason: string,
+  ) {
+    super(`invalid ${kind} ${JSON.stringify(value)}: ${reason}`);
+  }
+}
+
+/** Input of the wrong shape (payload, handler event, CLI argument, construct prop). */
+export class InvalidInputError extends JobArchiveError {
+  override readonly name = 'InvalidInputError';
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+  ) {
+    super(`invalid ${field}: ${reason}`);
+  }
+}
+
+/** An object read back from S3 that is not what we wrote (bad gzip, bad JSON, wrong shape, empty). */
+export class CorruptObjectError extends JobArchiveError {
+  override readonly name = 'CorruptObjectError';
+  constructor(
+    readonly key: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`corrupt object ${key}: ${reason}`, options);
+  }
+}
+
+/** A required setting is missing or malformed. */
+export class ConfigError extends JobArchiveError {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly variable: string,
+    readonly reason: string,
+  ) {
+    super(`config ${variable}: ${reason}`);
+  }
+}
+
+/** The job row does not exist (flush for an unknown job, lookup of a missing row). */
+export class JobNotFoundError extends JobArchiveError {
+  override readonly name = 'JobNotFoundError';
+  constructor(
+    readonly shopId: string,
+    readonly jobId: string,
+  ) {
+    super(`job ${jobId} of shop ${shopId} not found`);
+  }
+}
+
+/** A part read back does not match what was planned; the part is not committed. */
+export class VerificationError extends JobArchiveError {
+  override readonly name = 'VerificationError';
+  constructor(
+    readonly partKey: string,
+    readonly reason: string,
+  ) {
+    super(`verification of ${partKey} failed: ${reason}`);
+  }
+}
+
+/** Someone else changed an object we were rewriting conditionally (S3 412 / DynamoDB condition). */
+export class ConcurrentModificationError extends JobArchiveError {
+  override readonly name = 'ConcurrentModificationError';
+  constructor(
+    readonly key: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`concurrent modification of ${key}`, options);
+  }
+}
+
+/** An archived part is in a Glacier class that needs a restore; a restore has been requested. */
+export class ArchiveNotRestoredError extends JobArchiveError {
+  override readonly name = 'ArchiveNotRestoredError';
+  constructor(
+    readonly key: string,
+    readonly restoreTier: string,
+    readonly restoreRequested: boolean,
+  ) {
+    super(
+      `archive ${key} is in cold storage; ${restoreRequested ? `restore (${restoreTier}) requested` : 'restore already in progress'} — retry later`,
+    );
+  }
+}
+
+/** The local stack could not start (Java missing, port busy, emulator died). */
+export class LocalStackError extends JobArchiveError {
+  override readonly name = 'LocalStackError';
+}
+
+/** A state machine definition uses a feature the local interpreter cannot run faithfully. */
+export class UnsupportedLocallyError extends JobArchiveError {
+  override readonly name = 'UnsupportedLocallyError';
+  constructor(
+    readonly statePath: string,
+    readonly feature: string,
+  ) {
+    super(`state ${statePath} uses ${feature}, which the local runner cannot execute like AWS does`);
+  }
+}
+
+export const isNamedError = (err: unknown, name: string): boolean =>
+  typeof err === 'object' && err !== null && (err as { name?: unknown }).name === name;
