@@ -1,0 +1,136 @@
+import { CorruptObjectError } from '../errors';
+import type { DetailCounts } from './records';
+
+/**
+ * The month index `job-details-index/{shop}/{yyyy-mm}/index.json` is the commit: a part exists for
+ * readers only once its entry is here. It lives in Standard storage (never transitions), so lookups
+ * stay instant even when parts sit in Glacier Flexible Retrieval. Parts are never rewritten; this small
+ * file is, with a conditional write (If-Match / If-None-Match) so concurrent runs cannot lose entries.
+ */
+export const INDEX_FORMAT = 'job-details-archive/index@1';
+
+export interface ByteRange {
+  readonly offset: number;
+  readonly length: number;
+}
+
+export interface IndexedPart {
+  readonly name: string;
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+  readonly sha256: string;
+  readonly run_id: string;
+  readonly committed_at: string;
+  readonly job_count: number;
+  /** Bytes of hot objects read to build the part (for the report's in → out ratio). */
+  readonly bytes_in: number;
+}
+
+export interface IndexedSource {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+}
+
+/** One archival of one job. A job retried after archival and archived again has two entries. */
+export interface IndexedJob extends ByteRange {
+  readonly part: string;
+  /** sha256 of the uncompressed record line. */
+  readonly sha256: string;
+  readonly status: string;
+  readonly completed_at: string;
+  readonly committed_at: string;
+  readonly counts: DetailCounts;
+  readonly platform_data: (ByteRange & { readonly ref: string }) | null;
+  /** The hot objects this entry covers; delete removes only objects that still match these. */
+  readonly sources: readonly IndexedSource[];
+  /** Set once the delete step removed the matching hot objects. */
+  readonly deleted_at: string | null;
+}
+
+export interface MonthIndex {
+  readonly format: typeof INDEX_FORMAT;
+  readonly shop_id: string;
+  readonly month: string;
+  readonly updated_at: string;
+  readonly parts: readonly IndexedPart[];
+  readonly jobs: Readonly<Record<string, readonly IndexedJob[]>>;
+}
+
+export const emptyMonthIndex = (shopId: string, month: string, at: string): MonthIndex => ({
+  format: INDEX_FORMAT,
+  shop_id: shopId,
+  month,
+  updated_at: at,
+  parts: [],
+  jobs: {},
+});
+
+/** Adds a verified part and its job entries. Idempotent: committing the same part twice changes nothing. */
+export const commitPart = (
+  index: MonthIndex,
+  part: IndexedPart,
+  jobs: Readonly<Record<string, IndexedJob>>,
+  at: string,
+): MonthIndex => {
+  if (index.parts.some((p) => p.name === part.name)) return index;
+  const merged: Record<string, readonly IndexedJob[]> = { ...index.jobs };
+  for (const [jobId, entry] of Object.entries(jobs)) merged[jobId] = [...(merged[jobId] ?? []), entry];
+  return { ...index, updated_at: at, parts: [...index.parts, part], jobs: merged };
+};
+
+/** The newest entry of a job (entries are appended in commit order). */
+export const latestEntry = (index: MonthIndex, jobId: string): IndexedJob | undefined => {
+  const entries = index.jobs[jobId];
+  return entries?.[entries.length - 1];
+};
+
+/** Marks the given entries (by part) of each job as deleted. */
+export const markDeleted = (
+  index: MonthIndex,
+  done: ReadonlyArray<{ jobId: string; part: string }>,
+  at: string,
+): MonthIndex => {
+  if (done.length === 0) return index;
+  const jobs: Record<string, readonly IndexedJob[]> = { ...index.jobs };
+  for (const { jobId, part } of done) {
+    jobs[jobId] = (jobs[jobId] ?? []).map((e) => (e.part === part && e.deleted_at === null ? { ...e, deleted_at: at } : e));
+  }
+  return { ...index, updated_at: at, jobs };
+};
+
+export const partByName = (index: MonthIndex, name: string): IndexedPart | undefined =>
+  index.parts.find((p) => p.name === name);
+
+export const serializeMonthIndex = (index: MonthIndex): Buffer => Buffer.from(JSON.stringify(index), 'utf8');
+
+/** Parses and checks an index read back from S3; malformed → CorruptObjectError naming the key. */
+export const parseMonthIndex = (bytes: Uint8Array, key: string): MonthIndex => {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch (err) {
+    throw new CorruptObjectError(key, 'index is not JSON', { cause: err });
+  }
+  const v = value as Partial<MonthIndex> | null;
+  if (!v || typeof v !== 'object' || v.format !== INDEX_FORMAT) {
+    throw new CorruptObjectError(key, `not a ${INDEX_FORMAT} document`);
+  }
+  if (typeof v.shop_id !== 'string' || typeof v.month !== 'string' || !Array.isArray(v.parts)) {
+    throw new CorruptObjectError(key, 'index needs shop_id, month and parts');
+  }
+  if (!v.jobs || typeof v.jobs !== 'object' || Array.isArray(v.jobs)) {
+    throw new CorruptObjectError(key, 'index needs a jobs map');
+  }
+  const names = new Set(v.parts.map((p) => p?.name));
+  for (const [jobId, entries] of Object.entries(v.jobs)) {
+    if (!Array.isArray(entries)) throw new CorruptObjectError(key, `entries of job ${jobId} must be a list`);
+    for (const e of entries) {
+      if (!e || typeof e.offset !== 'number' || typeof e.length !== 'number' || !names.has(e.part)) {
+        throw new CorruptObjectError(key, `entry of job ${jobId} points at no committed part`);
+      }
+    }
+  }
+  return v as MonthIndex;
+};

@@ -1,0 +1,164 @@
+import { createHash, type Hash } from 'node:crypto';
+import type { JobDetails } from '../details';
+import type { ByteRange } from './month-index';
+import { encodeMember, platformDataRef } from './members';
+import { countDetails, PART_FORMAT, type ArchivedJobMeta, type SourceObject } from './records';
+import type { PendingPart } from './staging';
+
+/**
+ * Lays out a part: header, then for each job its platform-data record (first time the payload is seen)
+ * and its job record. Emits member bytes through `sink` as it goes (the archive step pipes them into a
+ * multipart upload) and keeps only offsets and digests, so memory stays bounded by one record.
+ */
+export class PartBuilder {
+  private offset = 0;
+  private readonly hash: Hash = createHash('sha256');
+  private header: ByteRange | undefined;
+  private readonly platformData: Record<string, ByteRange & { sha256: string }> = {};
+  private readonly jobs: Record<string, PendingPart['jobs'][string]> = {};
+  private bytesIn = 0;
+
+  constructor(
+    private readonly meta: { shopId: string; month: string; partName: string; partKey: string; runId: string; createdAt: string },
+    private readonly sink: (member: Buffer) => Promise<void>,
+  ) {}
+
+  private async emit(member: Buffer): Promise<ByteRange> {
+    const range = { offset: this.offset, length: member.length };
+    this.offset += member.length;
+    this.hash.update(member);
+    await this.sink(member);
+    return range;
+  }
+
+  async writeHeader(): Promise<void> {
+    const m = this.meta;
+    const { member } = encodeMember({
+      type: 'part',
+      format: PART_FORMAT,
+      shop_id: m.shopId,
+      month: m.month,
+      part: m.partName,
+      run_id: m.runId,
+      created_at: m.createdAt,
+    });
+    this.header = await this.emit(member);
+  }
+
+  /** Appends one job; its platform data is written once per distinct payload. */
+  async addJob(job: {
+    jobId: string;
+    meta: ArchivedJobMeta;
+    details: JobDetails;
+    platformData: unknown | null;
+    sources: readonly SourceObject[];
+  }): Promise<void> {
+    if (!this.header) throw new Error('PartBuilder: writeHeader() first');
+    let ref: string | null = null;
+    if (job.platformData !== null && job.platformData !== undefined) {
+      ref = platformDataRef(job.platformData);
+      if (!this.platformData[ref]) {
+        const enc = encodeMember({ type: 'platform_data', ref, data: job.platformData });
+        this.platformData[ref] = { ...(await this.emit(enc.member)), sha256: enc.sha256 };
+      }
+    }
+    const enc = encodeMember({
+      type: 'job',
+      shop_id: this.meta.shopId,
+      job_id: job.jobId,
+      job: job.meta,
+      details: job.details,
+      platform_data_ref: ref,
+      sources: job.sources,
+    });
+    const range = await this.emit(enc.member);
+    this.jobs[job.jobId] = {
+      ...range,
+      sha256: enc.sha256,
+      status: job.meta.status,
+      completed_at: job.meta.completed_at,
+      counts: countDetails(job.details),
+      platform_data_ref: ref,
+      sources: job.sources,
+    };
+    this.bytesIn += job.sources.reduce((n, s) => n + s.size, 0);
+  }
+
+  get jobCount(): number {
+    return Object.keys(this.jobs).length;
+  }
+
+  get size(): number {
+    return this.offset;
+  }
+
+  /** The staging manifest verify checks the stored part against. */
+  finish(): PendingPart {
+    if (!this.header) throw new Error('PartBuilder: nothing written');
+    const m = this.meta;
+    return {
+      format: 'job-details-archive/pending@1',
+      shop_id: m.shopId,
+      month: m.month,
+      part: m.partName,
+      part_key: m.partKey,
+      run_id: m.runId,
+      created_at: m.createdAt,
+      size: this.offset,
+      sha256: this.hash.digest('hex'),
+      bytes_in: this.bytesIn,
+      header: this.header,
+      platform_data: this.platformData,
+      jobs: this.jobs,
+    };
+  }
+}
+
+/**
+ * Cuts a byte stream into the members at the given ranges (sorted, contiguous from 0). Pure: verify
+ * feeds it the part's GET stream chunk by chunk and holds at most one member in memory.
+ */
+export class MemberSlicer {
+  private buffered: Buffer[] = [];
+  private bufferedBytes = 0;
+  private position = 0;
+  private next = 0;
+
+  constructor(private readonly ranges: readonly (ByteRange & { id: string })[]) {}
+
+  /** Returns the members completed by this chunk, in order. */
+  push(chunk: Buffer): Array<{ id: string; bytes: Buffer }> {
+    this.buffered.push(chunk);
+    this.bufferedBytes += chunk.length;
+    const out: Array<{ id: string; bytes: Buffer }> = [];
+    for (;;) {
+      const r = this.ranges[this.next];
+      if (!r || this.position + this.bufferedBytes < r.offset + r.length) break;
+      const all = Buffer.concat(this.buffered);
+      const start = r.offset - this.position;
+      out.push({ id: r.id, bytes: all.subarray(start, start + r.length) });
+      const rest = all.subarray(start + r.length);
+      this.position = r.offset + r.length;
+      this.buffered = rest.length ? [rest] : [];
+      this.bufferedBytes = rest.length;
+      this.next++;
+    }
+    return out;
+  }
+
+  /** True when every range was produced and no stray bytes follow. */
+  get complete(): boolean {
+    return this.next === this.ranges.length && this.bufferedBytes === 0;
+  }
+
+  /** Ranges must tile [0, total) exactly: no gap, no overlap. Returns a reason when they don't. */
+  static tilingProblem(ranges: readonly ByteRange[], total: number): string | null {
+    let at = 0;
+    for (const r of ranges) {
+      if (r.offset !== at) return `expected a member at byte ${at}, found one at ${r.offset}`;
+      if (r.length <= 0) return `empty member at byte ${r.offset}`;
+      at = r.offset + r.length;
+    }
+    return at === total ? null : `members end at byte ${at} but the part has ${total}`;
+  }
+}

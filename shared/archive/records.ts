@@ -1,0 +1,76 @@
+import type { JobDetails } from '../details';
+
+/**
+ * The records of an archive part. A part is JSONL.gz: one JSON object per line, and every line is its
+ * own gzip member, so `gzip -dc part | jq .` reads the whole part and a ranged GET of one member
+ * decompresses alone.
+ */
+export const PART_FORMAT = 'job-details-archive/part@1';
+
+/** First record of every part: what it is, for humans and tools. */
+export interface PartHeaderRecord {
+  readonly type: 'part';
+  readonly format: typeof PART_FORMAT;
+  readonly shop_id: string;
+  readonly month: string;
+  readonly part: string;
+  readonly run_id: string;
+  readonly created_at: string;
+}
+
+/** One per distinct platform-data payload in the part; jobs point at it by content hash. */
+export interface PlatformDataRecord {
+  readonly type: 'platform_data';
+  readonly ref: string;
+  readonly data: unknown;
+}
+
+/** A hot object the job record was built from. `sha256` is of the object's stored bytes. */
+export interface SourceObject {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+  readonly sha256: string;
+}
+
+/** The job row as it was when archived (the row itself expires by TTL). */
+export interface ArchivedJobMeta {
+  readonly status: string;
+  readonly created_at: string | null;
+  readonly started_at: string | null;
+  readonly completed_at: string;
+  readonly job_type: string | null;
+  readonly platform: string | null;
+  readonly total_items: number | null;
+  readonly processed_items: number | null;
+  readonly failed_items: number | null;
+  readonly skipped_items: number | null;
+  readonly conflict_items: number | null;
+  readonly retry_count: number | null;
+  readonly error_message: string | null;
+}
+
+export interface JobRecord {
+  readonly type: 'job';
+  readonly shop_id: string;
+  readonly job_id: string;
+  readonly job: ArchivedJobMeta;
+  readonly details: JobDetails;
+  readonly platform_data_ref: string | null;
+  readonly sources: readonly SourceObject[];
+}
+
+export type PartRecord = PartHeaderRecord | PlatformDataRecord | JobRecord;
+
+/** Per-job counts kept in the index so audits need not open parts. */
+export interface DetailCounts {
+  readonly chunk_ids: number;
+  readonly failed: number;
+  readonly skipped: number;
+  readonly conflict: number;
+}
+
+export const countDetails = (d: JobDetails): DetailCounts => {
+  const sum = (m: Record<string, readonly unknown[]>) => Object.values(m).reduce((n, l) => n + l.length, 0);
+  return { chunk_ids: d.chunk_ids.length, failed: sum(d.failed), skipped: sum(d.skipped), conflict: sum(d.conflict) };
+};

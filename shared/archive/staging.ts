@@ -1,0 +1,66 @@
+import { CorruptObjectError } from '../errors';
+import type { ByteRange, IndexedJob, IndexedPart } from './month-index';
+import type { DetailCounts, SourceObject } from './records';
+
+/**
+ * Hand-off documents between the archive, verify and commit steps. They sit under the index prefix
+ * (Standard storage) and are removed at commit. A part with a pending manifest but no index entry was
+ * never committed: readers ignore it and a later run garbage-collects it.
+ */
+export const PENDING_FORMAT = 'job-details-archive/pending@1';
+export const VERIFIED_FORMAT = 'job-details-archive/verified@1';
+
+/** What the archive step wrote and expects verify to find. */
+export interface PendingPart {
+  readonly format: typeof PENDING_FORMAT;
+  readonly shop_id: string;
+  readonly month: string;
+  readonly part: string;
+  readonly part_key: string;
+  readonly run_id: string;
+  readonly created_at: string;
+  readonly size: number;
+  readonly sha256: string;
+  readonly bytes_in: number;
+  readonly header: ByteRange;
+  readonly platform_data: Readonly<Record<string, ByteRange & { readonly sha256: string }>>;
+  readonly jobs: Readonly<
+    Record<
+      string,
+      ByteRange & {
+        readonly sha256: string;
+        readonly status: string;
+        readonly completed_at: string;
+        readonly counts: DetailCounts;
+        readonly platform_data_ref: string | null;
+        readonly sources: readonly SourceObject[];
+      }
+    >
+  >;
+}
+
+/** What verify measured from the stored part: exactly what commit adds to the month index. */
+export interface VerifiedPart {
+  readonly format: typeof VERIFIED_FORMAT;
+  readonly part: Omit<IndexedPart, 'committed_at'>;
+  readonly jobs: Readonly<Record<string, Omit<IndexedJob, 'committed_at' | 'deleted_at'>>>;
+}
+
+const parseDoc = <T>(bytes: Uint8Array, key: string, format: string): T => {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch (err) {
+    throw new CorruptObjectError(key, 'not JSON', { cause: err });
+  }
+  if (!value || typeof value !== 'object' || (value as { format?: unknown }).format !== format) {
+    throw new CorruptObjectError(key, `not a ${format} document`);
+  }
+  return value as T;
+};
+
+export const parsePendingPart = (bytes: Uint8Array, key: string): PendingPart =>
+  parseDoc<PendingPart>(bytes, key, PENDING_FORMAT);
+
+export const parseVerifiedPart = (bytes: Uint8Array, key: string): VerifiedPart =>
+  parseDoc<VerifiedPart>(bytes, key, VERIFIED_FORMAT);

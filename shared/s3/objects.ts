@@ -1,0 +1,113 @@
+import {
+  GetObjectCommand,
+  type GetObjectCommandOutput,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type PutObjectCommandInput,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { ConcurrentModificationError } from '../errors';
+
+/** Small S3 primitives shared by the store, the archiver steps and the reader. Clients are passed in. */
+
+export interface ListedObject {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+  readonly lastModified: Date | undefined;
+}
+
+const statusOf = (err: unknown): number | undefined =>
+  (err as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+
+const nameOf = (err: unknown): string | undefined => (err as { name?: string } | null)?.name;
+
+export const isNotFound = (err: unknown): boolean =>
+  nameOf(err) === 'NoSuchKey' || nameOf(err) === 'NotFound' || statusOf(err) === 404;
+
+export const isPreconditionFailed = (err: unknown): boolean =>
+  nameOf(err) === 'PreconditionFailed' || statusOf(err) === 412;
+
+/** ETags come quoted from S3; we store and compare them unquoted. */
+export const normalizeEtag = (etag: string | undefined): string => (etag ?? '').replace(/^"|"$/g, '');
+
+/** Every object under `prefix`, page by page (no Delimiter: s3rver's delimiter listing misses deeper keys). */
+export async function* listAll(s3: S3Client, bucket: string, prefix: string): AsyncGenerator<ListedObject> {
+  let token: string | undefined;
+  do {
+    const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    for (const o of page.Contents ?? []) {
+      if (o.Key === undefined) continue;
+      yield { key: o.Key, size: o.Size ?? 0, etag: normalizeEtag(o.ETag), lastModified: o.LastModified };
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+}
+
+export const listAllArray = async (s3: S3Client, bucket: string, prefix: string): Promise<ListedObject[]> => {
+  const out: ListedObject[] = [];
+  for await (const o of listAll(s3, bucket, prefix)) out.push(o);
+  return out;
+};
+
+export interface FetchedObject {
+  readonly bytes: Buffer;
+  readonly etag: string;
+  readonly size: number;
+  readonly metadata: Record<string, string>;
+}
+
+const readBody = async (out: GetObjectCommandOutput): Promise<Buffer> =>
+  out.Body ? Buffer.from(await out.Body.transformToByteArray()) : Buffer.alloc(0);
+
+/**
+ * GET an object (or an explicit `bytes=start-end` range — never a suffix range, which s3rver gets
+ * wrong). Returns null when it does not exist; other errors (InvalidObjectState …) propagate.
+ */
+export const getObjectBytes = async (
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  range?: { offset: number; length: number },
+): Promise<FetchedObject | null> => {
+  try {
+    const out = await s3.send(
+      new GetObjectCommand({
+        Bucket: bucket,
+        Key: key,
+        ...(range ? { Range: `bytes=${range.offset}-${range.offset + range.length - 1}` } : {}),
+      }),
+    );
+    const bytes = await readBody(out);
+    return { bytes, etag: normalizeEtag(out.ETag), size: bytes.length, metadata: out.Metadata ?? {} };
+  } catch (err) {
+    if (isNotFound(err)) return null;
+    throw err;
+  }
+};
+
+/**
+ * PutObject that only succeeds if the object is still at `expectEtag` (or absent when null).
+ * S3 enforces If-Match / If-None-Match; a 412 becomes ConcurrentModificationError so callers re-read
+ * and retry. (s3rver ignores both headers; tests cover the 412 path with a mock.)
+ */
+export const putConditional = async (
+  s3: S3Client,
+  input: PutObjectCommandInput & { Bucket: string; Key: string },
+  expectEtag: string | null,
+): Promise<string> => {
+  try {
+    const out = await s3.send(
+      new PutObjectCommand({
+        ...input,
+        ...(expectEtag === null ? { IfNoneMatch: '*' } : { IfMatch: `"${expectEtag}"` }),
+      }),
+    );
+    return normalizeEtag(out.ETag);
+  } catch (err) {
+    if (isPreconditionFailed(err) || nameOf(err) === 'ConditionalRequestConflict' || statusOf(err) === 409) {
+      throw new ConcurrentModificationError(input.Key, { cause: err });
+    }
+    throw err;
+  }
+};
