@@ -17,7 +17,11 @@ const checkSegment = (kind: string, value: unknown, maxLength: number): string =
   if (value.includes('/')) throw new InvalidIdError(kind, value, "contains '/'");
   if (value.includes('..')) throw new InvalidIdError(kind, value, "contains '..'");
   if (!SAFE_SEGMENT.test(value)) {
-    throw new InvalidIdError(kind, value, 'only letters, digits, ".", "_" and "-" are allowed, starting alphanumeric');
+    throw new InvalidIdError(
+      kind,
+      value,
+      'only letters, digits, ".", "_" and "-" are allowed, starting alphanumeric',
+    );
   }
   return value;
 };
@@ -69,7 +73,8 @@ export const generateJobId = (): string => {
 /** Short chunk ids (seed Phase 2): uniqueness is per job, so no s3_key prefix. */
 export const chunkIds = {
   part: (idx: number): string => {
-    if (!Number.isInteger(idx) || idx < 0) throw new InvalidIdError('chunk index', idx, 'must be a whole number ≥ 0');
+    if (!Number.isInteger(idx) || idx < 0)
+      throw new InvalidIdError('chunk index', idx, 'must be a whole number ≥ 0');
     return `p${idx}`;
   },
   preparse: 'preparse',

@@ -19,11 +19,19 @@ export const addCounts = (a: RequestCounts, b: Partial<RequestCounts> | undefine
 // biome-ignore lint/suspicious/noExplicitAny: works for any SDK client's stack
 type AnyStack = MiddlewareStack<any, any>;
 
-export const countRequests = (client: { middlewareStack: unknown }, kind: keyof RequestCounts, into: RequestCounts): void => {
+export const countRequests = (
+  client: { middlewareStack: unknown },
+  kind: keyof RequestCounts,
+  into: RequestCounts,
+): void => {
   // biome-ignore lint/suspicious/noExplicitAny: generic pass-through middleware
   const count: FinalizeRequestMiddleware<any, any> = (next) => async (args) => {
     into[kind] += 1;
     return next(args);
   };
-  (client.middlewareStack as AnyStack).add(count, { step: 'finalizeRequest', name: `jdaCount_${kind}`, override: true });
+  (client.middlewareStack as AnyStack).add(count, {
+    step: 'finalizeRequest',
+    name: `jdaCount_${kind}`,
+    override: true,
+  });
 };

@@ -16,7 +16,10 @@ const PART_NAME = /^part-\d{8}T\d{6}Z-[a-z0-9]{8}\.jsonl\.gz$/;
 
 /** `part-20260315T030000Z-k3jq2m7z.jsonl.gz`: sorts by creation time, unique without coordination. */
 export const newPartName = (at: Date, random: () => string = () => randomSuffix()): string => {
-  const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  const stamp = at
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
   return `part-${stamp}-${random()}.jsonl.gz`;
 };
 
@@ -54,7 +57,8 @@ export const pendingKey = (shopId: string, month: string, partName: string): str
 export const verifiedKey = (shopId: string, month: string, partName: string): string =>
   `${monthIndexDir(shopId, month)}pending/${validatePartName(partName)}.verified.json`;
 
-export const pendingPrefix = (shopId: string, month: string): string => `${monthIndexDir(shopId, month)}pending/`;
+export const pendingPrefix = (shopId: string, month: string): string =>
+  `${monthIndexDir(shopId, month)}pending/`;
 
 /** `job-details-index/{shop}/{yyyy-mm}/index.json` → its shop and month, or null for other keys. */
 export const parseMonthIndexKey = (key: string): { shopId: string; month: string } | null => {
@@ -65,7 +69,9 @@ export const parseMonthIndexKey = (key: string): { shopId: string; month: string
 /** `job-details-cold/{shop}/{yyyy-mm}/{part}` → its parts, or null. */
 export const parsePartKey = (key: string): { shopId: string; month: string; partName: string } | null => {
   const m = /^job-details-cold\/([^/]+)\/(\d{4}-\d{2})\/([^/]+)$/.exec(key);
-  return m?.[1] && m[2] && m[3] && PART_NAME.test(m[3]) ? { shopId: m[1], month: m[2], partName: m[3] } : null;
+  return m?.[1] && m[2] && m[3] && PART_NAME.test(m[3])
+    ? { shopId: m[1], month: m[2], partName: m[3] }
+    : null;
 };
 
 /** Run ids come from execution names; keep them key-safe. */
@@ -81,7 +87,8 @@ export const runPrefix = (runId: string): string => `${RUNS_PREFIX}${validateRun
 export const plannedJobsKey = (runId: string, page: number, shopId: string, month: string): string =>
   `${runPrefix(runId)}plan/${page}/${validateShopId(shopId)}/${validateMonth(month)}.json`;
 
-export const pageResultsKey = (runId: string, page: number): string => `${runPrefix(runId)}pages/${page}.json`;
+export const pageResultsKey = (runId: string, page: number): string =>
+  `${runPrefix(runId)}pages/${page}.json`;
 
 export const reportKey = (runId: string): string => `${runPrefix(runId)}report.json`;
 

@@ -67,6 +67,15 @@ export const emptyMonthIndex = (shopId: string, month: string, at: string): Mont
   jobs: {},
 });
 
+/**
+ * The entries of one job. Own properties only: `jobs` is a plain object, and valid job ids such as
+ * `constructor` or `toString` would otherwise resolve to Object.prototype members.
+ */
+export const jobEntries = (
+  jobs: Readonly<Record<string, readonly IndexedJob[]>>,
+  jobId: string,
+): readonly IndexedJob[] => (Object.hasOwn(jobs, jobId) ? (jobs[jobId] ?? []) : []);
+
 /** Adds a verified part and its job entries. Idempotent: committing the same part twice changes nothing. */
 export const commitPart = (
   index: MonthIndex,
@@ -76,14 +85,14 @@ export const commitPart = (
 ): MonthIndex => {
   if (index.parts.some((p) => p.name === part.name)) return index;
   const merged: Record<string, readonly IndexedJob[]> = { ...index.jobs };
-  for (const [jobId, entry] of Object.entries(jobs)) merged[jobId] = [...(merged[jobId] ?? []), entry];
+  for (const [jobId, entry] of Object.entries(jobs)) merged[jobId] = [...jobEntries(merged, jobId), entry];
   return { ...index, updated_at: at, parts: [...index.parts, part], jobs: merged };
 };
 
 /** The newest entry of a job (entries are appended in commit order). */
 export const latestEntry = (index: MonthIndex, jobId: string): IndexedJob | undefined => {
-  const entries = index.jobs[jobId];
-  return entries?.[entries.length - 1];
+  const entries = jobEntries(index.jobs, jobId);
+  return entries[entries.length - 1];
 };
 
 /** Marks the given entries (by part) of each job as deleted. */
@@ -95,7 +104,9 @@ export const markDeleted = (
   if (done.length === 0) return index;
   const jobs: Record<string, readonly IndexedJob[]> = { ...index.jobs };
   for (const { jobId, part } of done) {
-    jobs[jobId] = (jobs[jobId] ?? []).map((e) => (e.part === part && e.deleted_at === null ? { ...e, deleted_at: at } : e));
+    jobs[jobId] = jobEntries(jobs, jobId).map((e) =>
+      e.part === part && e.deleted_at === null ? { ...e, deleted_at: at } : e,
+    );
   }
   return { ...index, updated_at: at, jobs };
 };

@@ -19,7 +19,14 @@ export class PartBuilder {
   private bytesIn = 0;
 
   constructor(
-    private readonly meta: { shopId: string; month: string; partName: string; partKey: string; runId: string; createdAt: string },
+    private readonly meta: {
+      shopId: string;
+      month: string;
+      partName: string;
+      partKey: string;
+      runId: string;
+      createdAt: string;
+    },
     private readonly sink: (member: Buffer) => Promise<void>,
   ) {}
 

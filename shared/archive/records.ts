@@ -72,5 +72,10 @@ export interface DetailCounts {
 
 export const countDetails = (d: JobDetails): DetailCounts => {
   const sum = (m: Record<string, readonly unknown[]>) => Object.values(m).reduce((n, l) => n + l.length, 0);
-  return { chunk_ids: d.chunk_ids.length, failed: sum(d.failed), skipped: sum(d.skipped), conflict: sum(d.conflict) };
+  return {
+    chunk_ids: d.chunk_ids.length,
+    failed: sum(d.failed),
+    skipped: sum(d.skipped),
+    conflict: sum(d.conflict),
+  };
 };

@@ -35,7 +35,9 @@ export const normalizeEtag = (etag: string | undefined): string => (etag ?? '').
 export async function* listAll(s3: S3Client, bucket: string, prefix: string): AsyncGenerator<ListedObject> {
   let token: string | undefined;
   do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    const page = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+    );
     for (const o of page.Contents ?? []) {
       if (o.Key === undefined) continue;
       yield { key: o.Key, size: o.Size ?? 0, etag: normalizeEtag(o.ETag), lastModified: o.LastModified };
