@@ -1,0 +1,51 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LocalStackError } from '../../shared/errors';
+import { isAlive, pollUntil } from './process';
+
+/**
+ * `stack.lock` in the data dir serialises starts: two processes starting the same dir at once must
+ * not both spawn emulators, nor take a half-started stack for a dead one. A lock whose holder died
+ * is taken over. Callers queue starts within one process themselves.
+ */
+const lockPath = (dataDir: string): string => join(dataDir, 'stack.lock');
+
+const tryLock = (path: string): boolean => {
+  try {
+    writeFileSync(path, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const holder = Number(readFileSafe(path));
+  // Starts within one process are queued by the caller, so our own pid here is a leftover of an
+  // earlier process that had the same pid.
+  if (holder === process.pid || !isAlive(holder)) rmSync(path, { force: true });
+  return false;
+};
+
+const readFileSafe = (path: string): string => {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+};
+
+export const withStartLock = async <T>(
+  dataDir: string,
+  timeoutMs: number,
+  fn: () => Promise<T>,
+): Promise<T> => {
+  const path = lockPath(dataDir);
+  if (!(await pollUntil(() => tryLock(path), timeoutMs, 100))) {
+    throw new LocalStackError(
+      `timed out waiting for process ${readFileSafe(path)} to finish starting ${dataDir}`,
+    );
+  }
+  try {
+    return await fn();
+  } finally {
+    if (readFileSafe(path) === String(process.pid)) rmSync(path, { force: true });
+  }
+};

@@ -1,0 +1,9 @@
+import { readHandoff } from '../../infra/local/handoff';
+import { applyStackEnv } from '../../infra/local/env';
+
+/**
+ * Runs before each test file. Workers normally inherit the endpoints the global setup put into
+ * process.env; the handoff file covers runners that do not pass the environment on.
+ */
+const handoff = readHandoff();
+if (handoff) applyStackEnv(handoff);
