@@ -22,8 +22,10 @@ const statusOf = (err: unknown): number | undefined =>
 
 const nameOf = (err: unknown): string | undefined => (err as { name?: string } | null)?.name;
 
+/** A missing object — but not a missing bucket (also 404), which is a configuration error, not absence. */
 export const isNotFound = (err: unknown): boolean =>
-  nameOf(err) === 'NoSuchKey' || nameOf(err) === 'NotFound' || statusOf(err) === 404;
+  nameOf(err) !== 'NoSuchBucket' &&
+  (nameOf(err) === 'NoSuchKey' || nameOf(err) === 'NotFound' || statusOf(err) === 404);
 
 export const isPreconditionFailed = (err: unknown): boolean =>
   nameOf(err) === 'PreconditionFailed' || statusOf(err) === 412;

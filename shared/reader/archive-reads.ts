@@ -1,0 +1,146 @@
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { monthIndexKey, shopIndexPrefix } from '../archive/keys';
+import { parseMonthIndex } from '../archive/month-index';
+import { mapLimit } from '../concurrency';
+import { ArchiveNotRestoredError, CorruptObjectError } from '../errors';
+import { isNotFound, listAll, normalizeEtag } from '../s3/objects';
+import { type ArchiveEntry, entriesFromIndex, newestIndexMonths } from './entries';
+import { isInvalidObjectState, restoreOnce } from './glacier';
+import type { ResolvedQuery } from './query';
+import { planReads, sliceMembers, type WantedMember } from './ranges';
+import { fetchObject, type ReadContext } from './s3-context';
+
+/** The archive side's I/O: month indexes (one GET each) and ranged GETs of part members. */
+
+/** One month index as read: the job's entries in it, and the ETag to re-check it cheaply. */
+export interface MonthRead {
+  readonly month: string;
+  readonly key: string;
+  /** null: there is no index for that month. */
+  readonly etag: string | null;
+  readonly entries: readonly ArchiveEntry[];
+}
+
+const statusOf = (err: unknown): number | undefined =>
+  (err as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+
+/** GET one month index; with `ifNoneMatch`, an unchanged index answers 304 and 'unchanged' is returned. */
+const readMonthIndex = async (
+  ctx: ReadContext,
+  q: ResolvedQuery,
+  month: string,
+  ifNoneMatch?: string,
+): Promise<MonthRead | 'unchanged'> => {
+  const key = monthIndexKey(q.shopId, month);
+  let bytes: Uint8Array;
+  let etag: string;
+  try {
+    const out = await ctx.s3.send(
+      new GetObjectCommand({
+        Bucket: ctx.bucket,
+        Key: key,
+        ...(ifNoneMatch ? { IfNoneMatch: `"${ifNoneMatch}"` } : {}),
+      }),
+    );
+    bytes = out.Body ? await out.Body.transformToByteArray() : new Uint8Array(0);
+    etag = normalizeEtag(out.ETag);
+  } catch (err) {
+    if (ifNoneMatch && statusOf(err) === 304) return 'unchanged';
+    if (isNotFound(err)) return { month, key, etag: null, entries: [] };
+    throw err;
+  }
+  ctx.tally.received(bytes.length);
+  const index = parseMonthIndex(bytes, key);
+  return {
+    month,
+    key,
+    etag,
+    entries: entriesFromIndex(index, { indexKey: key, shopId: q.shopId, month }, q.jobId),
+  };
+};
+
+/** The given months' indexes (1 GET each, in parallel). */
+export const readIndexes = async (
+  ctx: ReadContext,
+  q: ResolvedQuery,
+  months: readonly string[],
+): Promise<MonthRead[]> =>
+  mapLimit(months, ctx.settings.readConcurrency, async (month) => {
+    const read = await readMonthIndex(ctx, q, month);
+    // Without If-None-Match S3 never answers 304.
+    if (read === 'unchanged') throw new Error(`unexpected 304 for ${monthIndexKey(q.shopId, month)}`);
+    return read;
+  });
+
+/** Re-reads indexes already read; an unchanged one costs a 304 and no body. */
+export const recheckIndexes = async (
+  ctx: ReadContext,
+  q: ResolvedQuery,
+  reads: readonly MonthRead[],
+): Promise<MonthRead[]> =>
+  mapLimit(reads, ctx.settings.readConcurrency, async (prev) => {
+    const read = await readMonthIndex(ctx, q, prev.month, prev.etag ?? undefined);
+    return read === 'unchanged' ? prev : read;
+  });
+
+/**
+ * The month is unknown: list the shop's index prefix (no Delimiter; pending manifests are filtered
+ * out by key shape) and read the newest `searchMonths` indexes, none older than `q.searchFrom`.
+ * Costs one List per 1,000 keys under the prefix plus one GET per index read.
+ */
+export const searchIndexes = async (ctx: ReadContext, q: ResolvedQuery): Promise<MonthRead[]> => {
+  const keys: string[] = [];
+  for await (const o of listAll(ctx.s3, ctx.bucket, shopIndexPrefix(q.shopId))) keys.push(o.key);
+  return readIndexes(ctx, q, newestIndexMonths(keys, q.shopId, ctx.settings.searchMonths, q.searchFrom));
+};
+
+/** One ranged GET; a part in a Glacier class triggers (at most one) restore and ArchiveNotRestoredError. */
+const readRange = async (
+  ctx: ReadContext,
+  key: string,
+  offset: number,
+  length: number,
+): Promise<Uint8Array> => {
+  const at = `${key} bytes ${offset}-${offset + length - 1}`;
+  let got: Awaited<ReturnType<typeof fetchObject>>;
+  try {
+    got = await fetchObject(ctx, key, { offset, length });
+  } catch (err) {
+    if (isInvalidObjectState(err)) throw await restoreOnce(ctx, key);
+    if (statusOf(err) === 416)
+      throw new CorruptObjectError(at, 'range lies outside the part', { cause: err });
+    throw err;
+  }
+  if (!got) throw new CorruptObjectError(key, 'part is committed in its month index but does not exist');
+  if (got.bytes.length !== length) {
+    throw new CorruptObjectError(
+      at,
+      `expected ${length} bytes, got ${got.bytes.length} (part shorter than its index says)`,
+    );
+  }
+  ctx.tally.partRead(key);
+  return got.bytes;
+};
+
+/**
+ * The bytes of every wanted member, by id. Adjacent members of one part share a GET. All reads run
+ * (bounded) even when one part needs a restore, so every cold part gets its restore requested in this
+ * call; then the first ArchiveNotRestoredError is thrown. Any other failure aborts at once.
+ */
+export const readMembers = async (
+  ctx: ReadContext,
+  wanted: readonly WantedMember[],
+): Promise<Map<string, Uint8Array>> => {
+  const reads = planReads(wanted);
+  const bodies = await mapLimit(reads, ctx.settings.readConcurrency, async (r) => {
+    try {
+      return await readRange(ctx, r.key, r.offset, r.length);
+    } catch (err) {
+      if (err instanceof ArchiveNotRestoredError) return err;
+      throw err;
+    }
+  });
+  const notRestored = bodies.find((b): b is ArchiveNotRestoredError => b instanceof ArchiveNotRestoredError);
+  if (notRestored) throw notRestored;
+  return sliceMembers(reads, bodies as Uint8Array[]);
+};

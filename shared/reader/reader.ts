@@ -1,0 +1,158 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { JobRecord } from '../archive/records';
+import { InvalidInputError } from '../errors';
+import { type MonthRead, readIndexes, readMembers, recheckIndexes, searchIndexes } from './archive-reads';
+import { choosePlatformData, combineDetails } from './combine';
+import { type ArchiveEntry, hotPlan, latestWithPlatformData, orderEntries } from './entries';
+import { type HotRead, readHot, readHotPlatformData } from './hot-reads';
+import { type ReaderSettings, type ResolvedQuery, readerSettings, resolveQuery } from './query';
+import type { WantedMember } from './ranges';
+import { newReadContext, type ReadContext } from './s3-context';
+import { combineSources } from './tally';
+import type {
+  DetailsResult,
+  JobDetailsReaderOptions,
+  JobLookup,
+  JobQuery,
+  PlatformDataResult,
+} from './types';
+import { checkJobMember, checkPlatformMember } from './verify';
+
+/**
+ * Reads a job's details wherever they are: hot objects under `job-details/{job_id}/`, archive parts
+ * found through the month indexes, or both merged. Needs S3 only (no DynamoDB), so it works after
+ * the job row has expired.
+ *
+ * Cost, in S3 requests (each result's `provenance.requests` is the exact count):
+ * - month known (`completedAt` or `months`): 1 GET per month index + 1 ranged GET per archival of
+ *   the job. A job fully archived since `completedAt` skips the hot listing: 2 requests in all for
+ *   the usual job. Otherwise the hot prefix costs 1 List + 1 GET per flush, and a job not archived
+ *   for this completion re-checks each index afterwards (a 304 when unchanged), so an archiver run
+ *   committing and deleting meanwhile cannot hide data.
+ * - month unknown: a bounded search — 1 List per 1,000 keys under `job-details-index/{shop}/`, then
+ *   at most `searchMonths` (default 24) index GETs, newest month first, collecting every archival
+ *   of the job (a retried job can be archived in several months). Archivals in older months are not
+ *   found; pass `months` to reach them.
+ * - platform data: hot `platform-data.json` first (1 GET; when present it is the newest), else the
+ *   newest archival's platform-data member (index GETs + 1 ranged GET).
+ *
+ * Every member read is checked against its index entry (sha256, shop, job): CorruptObjectError
+ * otherwise. A part in Glacier Flexible Retrieval / Deep Archive gets a RestoreObject and the read
+ * throws ArchiveNotRestoredError (retry once the restore is done). Parts not committed to a month
+ * index do not exist for the reader.
+ */
+export class JobDetailsReader {
+  private readonly settings: ReaderSettings;
+
+  constructor(
+    private readonly s3: S3Client,
+    readonly bucket: string,
+    opts: JobDetailsReaderOptions = {},
+  ) {
+    if (typeof bucket !== 'string' || bucket.trim() === '') {
+      throw new InvalidInputError('bucket', 'must be a non-empty bucket name');
+    }
+    this.settings = readerSettings(opts);
+  }
+
+  /** All details of the job, hot and archived, merged and deduplicated. */
+  async readAllDetails(q: JobQuery): Promise<DetailsResult> {
+    const rq = resolveQuery(q, this.settings.searchMonths);
+    const ctx = newReadContext(this.s3, this.bucket, this.settings);
+    const { entries, hot } = await this.gather(ctx, rq, false);
+    const { records } = await this.readArchived(ctx, rq, entries, undefined);
+    const { details, source } = combineDetails(records, hot?.flushes.map((f) => f.payload) ?? []);
+    return { details, provenance: ctx.tally.provenance(source) };
+  }
+
+  /** The job's platform data: hot platform-data.json when present, else the newest archived one. */
+  async readPlatformData(q: JobQuery): Promise<PlatformDataResult> {
+    const rq = resolveQuery(q, this.settings.searchMonths);
+    const ctx = newReadContext(this.s3, this.bucket, this.settings);
+    // Hot first: it is the newest, and reading it before the indexes means an archival committed
+    // meanwhile (which precedes any delete) is in the indexes we read next.
+    const hot = await readHotPlatformData(ctx, rq);
+    if (hot !== null) return { data: hot, provenance: ctx.tally.provenance('hot') };
+    const reads = rq.months !== null ? await readIndexes(ctx, rq, rq.months) : await searchIndexes(ctx, rq);
+    const latest = latestWithPlatformData(entriesOf(reads));
+    if (!latest) return { data: null, provenance: ctx.tally.provenance('none') };
+    const { platformData } = await this.readArchived(ctx, rq, [], latest);
+    return { data: platformData, provenance: ctx.tally.provenance('archive') };
+  }
+
+  /**
+   * Details and platform data with shared index reads, plus what the archive knows about the job
+   * (every archival, the row as archived). For forensic lookups (the CLI).
+   */
+  async lookup(q: JobQuery): Promise<JobLookup> {
+    const rq = resolveQuery(q, this.settings.searchMonths);
+    const ctx = newReadContext(this.s3, this.bucket, this.settings);
+    const { entries, hot } = await this.gather(ctx, rq, true);
+    const platformEntry = hot?.platformData ? undefined : latestWithPlatformData(entries);
+    const { records, platformData } = await this.readArchived(ctx, rq, entries, platformEntry);
+    const details = combineDetails(records, hot?.flushes.map((f) => f.payload) ?? []);
+    const pd = choosePlatformData(hot?.platformData ?? null, platformData);
+    return {
+      details: details.details,
+      platformData: pd.data,
+      archivedJob: records[records.length - 1]?.job ?? null,
+      archivals: entries.map((e) => ({ month: e.month, partKey: e.partKey, entry: e.entry })),
+      hotKeys: hot?.keys ?? [],
+      detailsSource: details.source,
+      platformDataSource: pd.source,
+      provenance: ctx.tally.provenance(combineSources(details.source, pd.source)),
+    };
+  }
+
+  /**
+   * The job's archive entries (oldest first) and its hot objects, in an order that cannot miss an
+   * archival committed while we read (see `hotPlan`). `hot` is null when the plan skipped it.
+   */
+  private async gather(
+    ctx: ReadContext,
+    rq: ResolvedQuery,
+    withPlatformData: boolean,
+  ): Promise<{ entries: ArchiveEntry[]; hot: HotRead | null }> {
+    if (rq.months !== null && rq.completedAt !== null) {
+      let reads = await readIndexes(ctx, rq, rq.months);
+      const plan = hotPlan(entriesOf(reads), rq.completedAt);
+      if (plan === 'skip') return { entries: entriesOf(reads), hot: null };
+      const hot = await readHot(ctx, rq, withPlatformData);
+      if (plan === 'read-then-recheck') reads = await recheckIndexes(ctx, rq, reads);
+      return { entries: entriesOf(reads), hot };
+    }
+    // Nothing to decide the plan with: hot first, then the indexes, which then include any archival
+    // that deleted hot objects before we got to them.
+    const hot = await readHot(ctx, rq, withPlatformData);
+    const reads = rq.months !== null ? await readIndexes(ctx, rq, rq.months) : await searchIndexes(ctx, rq);
+    return { entries: entriesOf(reads), hot };
+  }
+
+  /** Ranged GETs of the entries' job records (and one platform-data member), verified. */
+  private async readArchived(
+    ctx: ReadContext,
+    rq: ResolvedQuery,
+    entries: readonly ArchiveEntry[],
+    platformEntry: ArchiveEntry | undefined,
+  ): Promise<{ records: JobRecord[]; platformData: unknown | null }> {
+    const wanted: WantedMember[] = entries.map((e, i) => ({
+      id: `job:${i}`,
+      key: e.partKey,
+      offset: e.entry.offset,
+      length: e.entry.length,
+    }));
+    const pd = platformEntry?.entry.platform_data;
+    if (pd) wanted.push({ id: 'platform', key: platformEntry.partKey, offset: pd.offset, length: pd.length });
+    if (wanted.length === 0) return { records: [], platformData: null };
+
+    const bytes = await readMembers(ctx, wanted);
+    const member = (id: string): Uint8Array => bytes.get(id) ?? new Uint8Array(0);
+    return {
+      records: entries.map((e, i) => checkJobMember(member(`job:${i}`), e, rq.shopId, rq.jobId)),
+      platformData: platformEntry && pd ? checkPlatformMember(member('platform'), platformEntry) : null,
+    };
+  }
+}
+
+const entriesOf = (reads: readonly MonthRead[]): ArchiveEntry[] =>
+  orderEntries(reads.flatMap((r) => r.entries));

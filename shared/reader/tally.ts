@@ -1,0 +1,39 @@
+import type { Provenance, ReadSource } from './types';
+
+/** What one read has cost so far. Pure bookkeeping; the I/O layer calls it once per request and body. */
+export class ReadTally {
+  private requestCount = 0;
+  private byteCount = 0;
+  private readonly partKeys = new Set<string>();
+
+  request(): void {
+    this.requestCount += 1;
+  }
+
+  received(bytes: number): void {
+    this.byteCount += bytes;
+  }
+
+  partRead(key: string): void {
+    this.partKeys.add(key);
+  }
+
+  get requests(): number {
+    return this.requestCount;
+  }
+
+  provenance(source: ReadSource): Provenance {
+    return { source, parts: [...this.partKeys].sort(), requests: this.requestCount, bytes: this.byteCount };
+  }
+}
+
+/** Which side(s) contributed to a result. */
+export const sourceOf = (hot: boolean, archive: boolean): ReadSource =>
+  hot && archive ? 'both' : hot ? 'hot' : archive ? 'archive' : 'none';
+
+/** Where anything in a combined result came from (e.g. details from the archive, platform data hot). */
+export const combineSources = (...sources: ReadSource[]): ReadSource =>
+  sourceOf(
+    sources.some((s) => s === 'hot' || s === 'both'),
+    sources.some((s) => s === 'archive' || s === 'both'),
+  );

@@ -1,0 +1,84 @@
+import type { IndexedJob } from '../archive/month-index';
+import type { ArchivedJobMeta } from '../archive/records';
+import type { RestoreTier } from '../config';
+import type { JobDetails } from '../details';
+
+/** Where a result came from: hot objects, archive parts, both (merged), or nowhere. */
+export type ReadSource = 'hot' | 'archive' | 'both' | 'none';
+
+/** What one read cost and touched; every S3 call of the read is counted, misses (404) included. */
+export interface Provenance {
+  readonly source: ReadSource;
+  /** Archive part keys a member was read from, sorted. */
+  readonly parts: readonly string[];
+  /** S3 API calls made (List, Get, RestoreObject). SDK-internal retries of one call are not counted. */
+  readonly requests: number;
+  /** Object bytes downloaded (GET bodies; listing XML is not counted). */
+  readonly bytes: number;
+}
+
+/**
+ * Which job to read, and what the caller knows about when it completed. The month(s) to look in:
+ * - `months` given → exactly those (`[]` = the job cannot be archived: read hot objects only);
+ * - else `completedAt` given → the months from `createdAt` (when given) through `completedAt`;
+ * - else → a bounded search of the shop's month indexes (see `JobDetailsReader`).
+ * `completedAt` also lets the reader skip the hot listing for a job fully archived since that
+ * completion (see `hotPlan`).
+ */
+export interface JobQuery {
+  readonly shopId: string;
+  readonly jobId: string;
+  /** The job row's `completed_at` (ISO). */
+  readonly completedAt?: string;
+  /**
+   * The job row's `created_at` (ISO). A job retried after archival may have been archived in an
+   * earlier month than its latest completion; every archival lies between creation and completion.
+   */
+  readonly createdAt?: string;
+  /** `yyyy-mm` months to look in, overriding the above. */
+  readonly months?: readonly string[];
+}
+
+export interface JobDetailsReaderOptions {
+  /** Tier of the RestoreObject issued when a part is in Glacier Flexible Retrieval / Deep Archive. */
+  readonly restoreTier?: RestoreTier;
+  /** Days a restored copy stays readable. */
+  readonly restoreDays?: number;
+  /** At most this many month indexes are read for one job (newest first). */
+  readonly searchMonths?: number;
+  /** Parallel GETs per read. */
+  readonly readConcurrency?: number;
+}
+
+export interface DetailsResult {
+  readonly details: JobDetails | null;
+  readonly provenance: Provenance;
+}
+
+export interface PlatformDataResult {
+  readonly data: unknown | null;
+  readonly provenance: Provenance;
+}
+
+/** One archival of the job, as the month index records it. */
+export interface ArchivalSummary {
+  readonly month: string;
+  readonly partKey: string;
+  readonly entry: IndexedJob;
+}
+
+/** Everything known about a job (the CLI's forensic lookup). */
+export interface JobLookup {
+  readonly details: JobDetails | null;
+  readonly platformData: unknown | null;
+  /** The job row as the newest archival saw it (useful once the DynamoDB row has expired). */
+  readonly archivedJob: ArchivedJobMeta | null;
+  /** Every archival of the job found, oldest first. */
+  readonly archivals: readonly ArchivalSummary[];
+  /** Hot objects read (flushes and platform-data.json). */
+  readonly hotKeys: readonly string[];
+  readonly detailsSource: ReadSource;
+  readonly platformDataSource: ReadSource;
+  /** For the whole lookup; `source` is where anything returned came from. */
+  readonly provenance: Provenance;
+}

@@ -1,0 +1,65 @@
+import { decodeMember, platformDataRef } from '../archive/members';
+import type { JobRecord } from '../archive/records';
+import { CorruptObjectError } from '../errors';
+import type { ArchiveEntry } from './entries';
+
+/**
+ * Checks a member read back by a ranged GET against the index entry that pointed at it. Pure: the
+ * bytes in, the record out, or a CorruptObjectError naming the part and the byte range.
+ */
+
+const where = (partKey: string, offset: number, length: number): string =>
+  `${partKey} bytes ${offset}-${offset + length - 1}`;
+
+const checkLength = (bytes: Uint8Array, at: string, length: number): void => {
+  if (bytes.length !== length) {
+    throw new CorruptObjectError(
+      at,
+      `expected ${length} bytes, got ${bytes.length} (the part is shorter than its index says)`,
+    );
+  }
+};
+
+/** The job record at `a`: the sha256 the index recorded, and the same shop and job. */
+export const checkJobMember = (
+  bytes: Uint8Array,
+  a: ArchiveEntry,
+  shopId: string,
+  jobId: string,
+): JobRecord => {
+  const e = a.entry;
+  const at = where(a.partKey, e.offset, e.length);
+  checkLength(bytes, at, e.length);
+  const { record, sha256 } = decodeMember(bytes, at);
+  if (sha256 !== e.sha256) {
+    throw new CorruptObjectError(at, `sha256 ${sha256} does not match the index entry's ${e.sha256}`);
+  }
+  if (record.type !== 'job')
+    throw new CorruptObjectError(at, `expected a job record, found a ${record.type} record`);
+  if (record.job_id !== jobId || record.shop_id !== shopId) {
+    throw new CorruptObjectError(
+      at,
+      `record is job ${record.job_id} of shop ${record.shop_id}, not ${jobId} of ${shopId}`,
+    );
+  }
+  return record;
+};
+
+/**
+ * The platform data at `a.entry.platform_data`. The index keeps no digest for it, but its ref is the
+ * content hash (`sha256:` of the canonical JSON), so the data is checked against that.
+ */
+export const checkPlatformMember = (bytes: Uint8Array, a: ArchiveEntry): unknown => {
+  const pd = a.entry.platform_data;
+  if (pd === null) throw new CorruptObjectError(a.indexKey, 'entry has no platform data');
+  const at = where(a.partKey, pd.offset, pd.length);
+  checkLength(bytes, at, pd.length);
+  const { record } = decodeMember(bytes, at);
+  if (record.type !== 'platform_data') {
+    throw new CorruptObjectError(at, `expected a platform_data record, found a ${record.type} record`);
+  }
+  if (record.ref !== pd.ref || platformDataRef(record.data) !== pd.ref) {
+    throw new CorruptObjectError(at, `platform data does not match ref ${pd.ref}`);
+  }
+  return record.data;
+};

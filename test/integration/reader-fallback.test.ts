@@ -1,0 +1,420 @@
+import { randomBytes } from 'node:crypto';
+import {
+  DeleteObjectsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { monthIndexKey, pendingKey } from '../../shared/archive/keys';
+import {
+  flushIdForChunks,
+  generateJobId,
+  type JobDetailsPayload,
+  JobDetailsStore,
+  jobPrefix,
+} from '../../shared/details';
+import { CorruptObjectError, InvalidIdError, InvalidInputError } from '../../shared/errors';
+import { countRequests, zeroCounts } from '../../shared/metrics';
+import { JobDetailsReader } from '../../shared/reader';
+import { archiveJobs, buildPart, details, putIndex, putPart, readIndex } from '../support/archive-fixture';
+import { freshBucket, testS3 } from '../support/local';
+
+/**
+ * The reader against s3rver, with archives built by test/support/archive-fixture.ts (PartBuilder +
+ * commitPart, as the archiver does). Glacier behaviour is in test/unit/reader-glacier.test.ts:
+ * s3rver has no storage classes and no RestoreObject.
+ */
+const COMPLETED = '2026-01-10T09:30:00.000Z';
+const MONTH = '2026-01';
+
+const newShop = (): string => `shop-${randomBytes(4).toString('hex')}.myshopify.com`;
+
+const FIRST: JobDetailsPayload = details({
+  chunk_ids: ['p0', 'p1'],
+  failed: { 'bad-sku': ['d1', 'd2'] },
+  conflict: { version: [{ doc_id: 'd4', existing_version: 3, incoming_version: 2 }] },
+});
+const SECOND: JobDetailsPayload = details({
+  chunk_ids: ['p2'],
+  failed: { 'bad-sku': ['d2', 'd5'] },
+  skipped: { draft: ['d6'] },
+});
+const MERGED = {
+  chunk_ids: ['p0', 'p1', 'p2'],
+  failed: { 'bad-sku': ['d1', 'd2', 'd5'] },
+  skipped: { draft: ['d6'] },
+  conflict: { version: [{ doc_id: 'd4', existing_version: 3, incoming_version: 2 }] },
+};
+
+describe('JobDetailsReader against s3rver', () => {
+  let s3: S3Client;
+  let bucket: string;
+  let store: JobDetailsStore;
+  let reader: JobDetailsReader;
+
+  beforeAll(async () => {
+    s3 = testS3();
+    bucket = await freshBucket();
+    store = new JobDetailsStore(s3, bucket);
+    reader = new JobDetailsReader(s3, bucket);
+  });
+  afterAll(() => s3.destroy());
+
+  const writeHot = async (shopId: string, jobId: string, ...payloads: JobDetailsPayload[]) => {
+    for (const p of payloads) await store.writeFlush(shopId, jobId, flushIdForChunks(p.chunk_ids), p);
+  };
+
+  it('hot only: lists the prefix and GETs each flush; months [] skips the archive', async () => {
+    const shopId = newShop();
+    const jobId = generateJobId();
+    await writeHot(shopId, jobId, FIRST, SECOND);
+    await store.writePlatformData(shopId, jobId, { indexer: { docs: 10 } });
+
+    const r = await reader.readAllDetails({ shopId, jobId, months: [] });
+    expect(r.details).toEqual(MERGED);
+    expect(r.provenance).toMatchObject({ source: 'hot', parts: [], requests: 3 }); // List + 2 GETs
+    expect(r.provenance.bytes).toBeGreaterThan(0);
+
+    // completedAt known but nothing archived: index GET (404), hot read, index re-check (404).
+    const known = await reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED });
+    expect(known.details).toEqual(MERGED);
+    expect(known.provenance).toMatchObject({ source: 'hot', requests: 5 });
+
+    const pd = await reader.readPlatformData({ shopId, jobId, completedAt: COMPLETED });
+    expect(pd).toEqual({
+      data: { indexer: { docs: 10 } },
+      provenance: expect.objectContaining({ source: 'hot', requests: 1 }),
+    });
+  });
+
+  it('archive only, month known: 2 requests (index + one ranged GET), member verified', async () => {
+    const shopId = newShop();
+    const jobId = generateJobId();
+    const { part, index } = await archiveJobs(s3, bucket, {
+      shopId,
+      month: MONTH,
+      jobs: [
+        { jobId: generateJobId(), details: details({ chunk_ids: ['p9'] }), platformData: { other: true } },
+        {
+          jobId,
+          details: MERGED,
+          platformData: { indexer: { docs: 10 } },
+          meta: { completed_at: COMPLETED },
+        },
+      ],
+      deletedAt: '2026-02-15T04:00:00.000Z',
+    });
+    const indexBytes = Buffer.byteLength(JSON.stringify(index));
+    const entry = index.jobs[jobId]?.[0];
+
+    const r = await reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED });
+    expect(r.details).toEqual(MERGED);
+    expect(r.provenance).toEqual({
+      source: 'archive',
+      parts: [part.partKey],
+      requests: 2,
+      bytes: indexBytes + (entry?.length ?? 0),
+    });
+
+    // Platform data: hot GET (404), index, one ranged GET.
+    const pd = await reader.readPlatformData({ shopId, jobId, completedAt: COMPLETED });
+    expect(pd.data).toEqual({ indexer: { docs: 10 } });
+    expect(pd.provenance).toMatchObject({ source: 'archive', parts: [part.partKey], requests: 3 });
+
+    // lookup: the platform-data member sits right before the job member, so one GET covers both.
+    const look = await reader.lookup({ shopId, jobId, completedAt: COMPLETED });
+    expect(look).toMatchObject({
+      details: MERGED,
+      platformData: { indexer: { docs: 10 } },
+      detailsSource: 'archive',
+      platformDataSource: 'archive',
+      hotKeys: [],
+      archivedJob: { status: 'FAILED', completed_at: COMPLETED },
+    });
+    expect(look.archivals.map((a) => [a.month, a.partKey, a.entry.deleted_at])).toEqual([
+      [MONTH, part.partKey, '2026-02-15T04:00:00.000Z'],
+    ]);
+    expect(look.provenance).toMatchObject({ source: 'archive', requests: 2 });
+  });
+
+  it('both: archived but not yet deleted → hot and archive merged and deduplicated', async () => {
+    const shopId = newShop();
+    const jobId = generateJobId();
+    await writeHot(shopId, jobId, FIRST, SECOND);
+    await archiveJobs(s3, bucket, {
+      shopId,
+      month: MONTH,
+      jobs: [{ jobId, details: MERGED, meta: { completed_at: COMPLETED } }],
+    });
+
+    const r = await reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED });
+    expect(r.details).toEqual(MERGED);
+    // index + List + 2 flush GETs + 1 member; no re-check: this completion is already committed.
+    expect(r.provenance).toMatchObject({ source: 'both', requests: 5 });
+  });
+
+  it('both: retried after archival → the old archive and the new hot flushes merged', async () => {
+    const shopId = newShop();
+    const jobId = generateJobId();
+    await archiveJobs(s3, bucket, {
+      shopId,
+      month: MONTH,
+      jobs: [{ jobId, details: FIRST, meta: { completed_at: COMPLETED } }],
+      deletedAt: '2026-02-15T04:00:00.000Z',
+    });
+    const flush = await store.writeFlush(shopId, jobId, flushIdForChunks(SECOND.chunk_ids), SECOND);
+    const index = await readIndex(s3, bucket, shopId, MONTH);
+    const member = index.jobs[jobId]?.[0]?.length ?? 0;
+
+    const retriedAt = '2026-01-20T10:00:00.000Z';
+    const r = await reader.readAllDetails({ shopId, jobId, completedAt: retriedAt });
+    expect(r.details).toEqual(MERGED);
+    // index, List, 1 flush GET, index re-check (304 unchanged: no body), 1 member.
+    expect(r.provenance).toMatchObject({ source: 'both', requests: 5 });
+    expect(r.provenance.bytes).toBe(Buffer.byteLength(JSON.stringify(index)) + flush.size + member);
+  });
+
+  it('an archival committed (and its hot objects deleted) while the hot side is read is not missed', async () => {
+    const shopId = newShop();
+    const jobId = generateJobId();
+    await writeHot(shopId, jobId, FIRST, SECOND);
+    // The "archiver" runs right when the reader lists the hot prefix, after its first index read.
+    let raced = false;
+    const racing = new Proxy(s3, {
+      get(target, prop) {
+        if (prop !== 'send') return Reflect.get(target, prop, target);
+        return async (cmd: Parameters<S3Client['send']>[0]) => {
+          if (!raced && cmd instanceof ListObjectsV2Command && cmd.input.Prefix === jobPrefix(jobId)) {
+            raced = true;
+            await archiveJobs(s3, bucket, {
+              shopId,
+              month: MONTH,
+              jobs: [{ jobId, details: MERGED, meta: { completed_at: COMPLETED } }],
+            });
+            const hot = await store.listJobObjects(jobId);
+            await s3.send(
+              new DeleteObjectsCommand({
+                Bucket: bucket,
+                Delete: { Objects: hot.map((o) => ({ Key: o.key })) },
+              }),
+            );
+          }
+          return target.send(cmd);
+        };
+      },
+    });
+    const r = await new JobDetailsReader(racing, bucket).readAllDetails({
+      shopId,
+      jobId,
+      completedAt: COMPLETED,
+    });
+    expect(raced).toBe(true);
+    expect(r.details).toEqual(MERGED);
+    // index (404), List (empty), index re-check (now committed), 1 member.
+    expect(r.provenance).toMatchObject({ source: 'archive', requests: 4 });
+  });
+
+  it('row expired (month unknown): a bounded search of the shop index finds every archival', async () => {
+    const shopId = newShop();
+    const jobId = generateJobId();
+    const other = { jobId: generateJobId(), details: details({ chunk_ids: ['x'] }) };
+    // Archived in 2025-11, retried, archived again in 2026-01; 2025-12 holds other jobs only.
+    await archiveJobs(s3, bucket, {
+      shopId,
+      month: '2025-11',
+      jobs: [other, { jobId, details: FIRST, meta: { completed_at: '2025-11-03T00:00:00.000Z' } }],
+      at: new Date('2025-12-05T03:00:00Z'),
+    });
+    await archiveJobs(s3, bucket, {
+      shopId,
+      month: '2025-12',
+      jobs: [other],
+      at: new Date('2026-01-05T03:00:00Z'),
+    });
+    await archiveJobs(s3, bucket, {
+      shopId,
+      month: MONTH,
+      jobs: [{ jobId, details: SECOND, meta: { completed_at: COMPLETED } }],
+      at: new Date('2026-02-05T03:00:00Z'),
+    });
+    // A pending manifest under the same prefix is not an index.
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: pendingKey(shopId, MONTH, 'part-20260301T000000Z-aaaaaaaa.jsonl.gz'),
+        Body: '{}',
+      }),
+    );
+
+    const r = await reader.readAllDetails({ shopId, jobId });
+    expect(r.details).toEqual(MERGED);
+    // hot List + index List + 3 index GETs + 2 members.
+    expect(r.provenance).toMatchObject({ source: 'archive', requests: 7 });
+    expect(r.provenance.parts).toHaveLength(2);
+
+    const look = await reader.lookup({ shopId, jobId });
+    expect(look.archivals.map((a) => a.month)).toEqual(['2025-11', MONTH]); // oldest archival first
+    expect(look.archivedJob?.completed_at).toBe(COMPLETED);
+
+    // The bound: only the newest 2 months are read, so the 2025-11 archival is out of reach.
+    const bounded = new JobDetailsReader(s3, bucket, { searchMonths: 2 });
+    const b = await bounded.readAllDetails({ shopId, jobId });
+    expect(b.details).toEqual(SECOND);
+    expect(b.provenance.requests).toBe(1 + 1 + 2 + 1);
+
+    // createdAt narrows the search to months the job existed in.
+    const from = await reader.readAllDetails({ shopId, jobId, createdAt: '2025-12-20T00:00:00.000Z' });
+    expect(from.details).toEqual(SECOND);
+    expect(from.provenance.requests).toBe(1 + 1 + 2 + 1);
+
+    // Known completion + creation: both months read directly, no listing.
+    const known = await reader.readAllDetails({
+      shopId,
+      jobId,
+      createdAt: '2025-11-01T00:00:00.000Z',
+      completedAt: COMPLETED,
+    });
+    expect(known.details).toEqual(MERGED);
+    // 3 index GETs (2025-11..2026-01); the newest entry is this completion, not yet deleted, so the
+    // hot prefix is listed (empty) without a re-check; 2 members.
+    expect(known.provenance).toMatchObject({ source: 'archive', requests: 3 + 1 + 2 });
+  });
+
+  it('a job archived twice in one month: one ranged GET per entry, merged', async () => {
+    const shopId = newShop();
+    const jobId = generateJobId();
+    await archiveJobs(s3, bucket, {
+      shopId,
+      month: MONTH,
+      jobs: [
+        {
+          jobId,
+          details: FIRST,
+          platformData: { run: 1 },
+          meta: { completed_at: '2026-01-05T00:00:00.000Z' },
+        },
+      ],
+      at: new Date('2026-02-10T03:00:00Z'),
+      deletedAt: '2026-02-10T04:00:00.000Z',
+    });
+    await archiveJobs(s3, bucket, {
+      shopId,
+      month: MONTH,
+      jobs: [{ jobId, details: SECOND, meta: { completed_at: COMPLETED } }],
+      at: new Date('2026-02-20T03:00:00Z'),
+      deletedAt: '2026-02-20T04:00:00.000Z',
+    });
+    const index = await readIndex(s3, bucket, shopId, MONTH);
+    expect(index.jobs[jobId]).toHaveLength(2);
+
+    const r = await reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED });
+    expect(r.details).toEqual(MERGED);
+    expect(r.provenance).toMatchObject({ source: 'archive', requests: 3 });
+    expect(r.provenance.parts).toHaveLength(2);
+
+    // The newest archival wrote no platform data; the earlier one's is still the job's.
+    const pd = await reader.readPlatformData({ shopId, jobId, completedAt: COMPLETED });
+    expect(pd.data).toEqual({ run: 1 });
+  });
+
+  it('a flipped byte in a member → CorruptObjectError; an index entry with the wrong sha256 too', async () => {
+    const shopId = newShop();
+    const jobId = generateJobId();
+    const { part, index } = await archiveJobs(s3, bucket, {
+      shopId,
+      month: MONTH,
+      jobs: [{ jobId, details: MERGED, meta: { completed_at: COMPLETED } }],
+      deletedAt: '2026-02-15T04:00:00.000Z',
+    });
+    const entry = index.jobs[jobId]?.[0];
+    if (!entry) throw new Error('fixture did not index the job');
+
+    const flipped = Buffer.from(part.bytes);
+    const at = entry.offset + Math.floor(entry.length / 2);
+    flipped[at] = (flipped[at] ?? 0) ^ 0xff;
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: part.partKey, Body: flipped }));
+    await expect(reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED })).rejects.toThrow(
+      CorruptObjectError,
+    );
+
+    // Intact part, but the index records another digest.
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: part.partKey, Body: part.bytes }));
+    await putIndex(s3, bucket, { ...index, jobs: { [jobId]: [{ ...entry, sha256: '0'.repeat(64) }] } });
+    await expect(reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED })).rejects.toThrow(/sha256/);
+  });
+
+  it('a part not committed to the month index is invisible', async () => {
+    const shopId = newShop();
+    const jobId = generateJobId();
+    const part = await buildPart({
+      shopId,
+      month: MONTH,
+      jobs: [{ jobId, details: MERGED, meta: { completed_at: COMPLETED } }],
+    });
+    await putPart(s3, bucket, part);
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: part.partKey }));
+    expect(listed.KeyCount).toBe(1);
+
+    const known = await reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED });
+    expect(known.details).toBeNull();
+    expect(known.provenance).toMatchObject({ source: 'none', parts: [] });
+    const searched = await reader.lookup({ shopId, jobId });
+    expect(searched).toMatchObject({
+      details: null,
+      platformData: null,
+      archivals: [],
+      provenance: { source: 'none' },
+    });
+  });
+
+  it("another shop's job reads as absent on both sides", async () => {
+    const shopId = newShop();
+    const jobId = generateJobId();
+    await writeHot(shopId, jobId, FIRST);
+    await store.writePlatformData(shopId, jobId, { a: 1 });
+    await archiveJobs(s3, bucket, { shopId, month: MONTH, jobs: [{ jobId, details: SECOND }] });
+
+    const r = await reader.lookup({ shopId: newShop(), jobId, completedAt: COMPLETED });
+    expect(r).toMatchObject({ details: null, platformData: null, provenance: { source: 'none' } });
+    const pd = await reader.readPlatformData({ shopId: newShop(), jobId, months: [MONTH] });
+    expect(pd.data).toBeNull();
+  });
+
+  it('a month index that is not an index → CorruptObjectError naming it', async () => {
+    const shopId = newShop();
+    await s3.send(
+      new PutObjectCommand({ Bucket: bucket, Key: monthIndexKey(shopId, MONTH), Body: '{"format":"nope"}' }),
+    );
+    await expect(reader.readAllDetails({ shopId, jobId: generateJobId(), months: [MONTH] })).rejects.toThrow(
+      new RegExp(monthIndexKey(shopId, MONTH)),
+    );
+  });
+
+  it('bad ids, months or timestamps → typed errors with zero requests', async () => {
+    const counts = zeroCounts();
+    const counted = testS3();
+    countRequests(counted, 's3', counts);
+    const r = new JobDetailsReader(counted, bucket);
+    const bad: Array<[unknown, () => Promise<unknown>]> = [
+      [InvalidIdError, () => r.readAllDetails({ shopId: '../x', jobId: 'j1' })],
+      [InvalidIdError, () => r.readAllDetails({ shopId: 's1', jobId: 'a/b' })],
+      [InvalidIdError, () => r.readPlatformData({ shopId: 's1', jobId: '' })],
+      [InvalidIdError, () => r.lookup({ shopId: 's1', jobId: 'j\u0000' })],
+      [InvalidIdError, () => r.readAllDetails({ shopId: 's1', jobId: 'j1', months: ['2026-13'] })],
+      [InvalidIdError, () => r.readAllDetails({ shopId: 's1', jobId: 'j1', completedAt: 'yesterday' })],
+      [
+        InvalidInputError,
+        () =>
+          r.readAllDetails({
+            shopId: 's1',
+            jobId: 'j1',
+            createdAt: COMPLETED,
+            completedAt: '2025-01-01T00:00:00Z',
+          }),
+      ],
+    ];
+    for (const [type, call] of bad) await expect(call()).rejects.toBeInstanceOf(type);
+    expect(counts.s3).toBe(0);
+    counted.destroy();
+  });
+});

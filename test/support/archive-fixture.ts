@@ -1,0 +1,234 @@
+import { createHash } from 'node:crypto';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { monthIndexKey, newPartName, partKey } from '../../shared/archive/keys';
+import {
+  commitPart,
+  emptyMonthIndex,
+  type IndexedJob,
+  type IndexedPart,
+  markDeleted,
+  type MonthIndex,
+  parseMonthIndex,
+  serializeMonthIndex,
+} from '../../shared/archive/month-index';
+import { PartBuilder } from '../../shared/archive/part-builder';
+import type { ArchivedJobMeta, SourceObject } from '../../shared/archive/records';
+import type { PendingPart } from '../../shared/archive/staging';
+import type { JobDetails, JobDetailsPayload } from '../../shared/details';
+import { getObjectBytes } from '../../shared/s3/objects';
+
+/**
+ * Builds archives the way the archiver lays them out — PartBuilder for the part, commitPart for the
+ * month index — without running the archiver, so reader tests control exactly what is committed.
+ */
+
+export interface FixtureJob {
+  readonly jobId: string;
+  readonly details: JobDetails;
+  readonly platformData?: unknown | null;
+  /** Overrides of the archived row (status, completed_at …). */
+  readonly meta?: Partial<ArchivedJobMeta>;
+  readonly sources?: readonly SourceObject[];
+}
+
+export interface BuiltPart {
+  readonly shopId: string;
+  readonly month: string;
+  readonly partName: string;
+  readonly partKey: string;
+  readonly bytes: Buffer;
+  readonly pending: PendingPart;
+}
+
+export const details = (
+  p: Partial<JobDetailsPayload> & Pick<JobDetailsPayload, 'chunk_ids'>,
+): JobDetails => ({
+  failed: {},
+  skipped: {},
+  conflict: {},
+  ...p,
+});
+
+export const jobMeta = (over: Partial<ArchivedJobMeta> = {}): ArchivedJobMeta => ({
+  status: 'FAILED',
+  created_at: '2026-01-10T09:00:00.000Z',
+  started_at: '2026-01-10T09:00:01.000Z',
+  completed_at: '2026-01-10T09:30:00.000Z',
+  job_type: 'full_sync',
+  platform: 'shopify',
+  total_items: 10,
+  processed_items: 7,
+  failed_items: 3,
+  skipped_items: 0,
+  conflict_items: 0,
+  retry_count: 0,
+  error_message: null,
+  ...over,
+});
+
+/** A part in memory: header, then each job (its platform data first, once per distinct payload). */
+export const buildPart = async (opts: {
+  shopId: string;
+  month: string;
+  jobs: readonly FixtureJob[];
+  at?: Date;
+  runId?: string;
+}): Promise<BuiltPart> => {
+  const at = opts.at ?? new Date('2026-02-15T03:00:00Z');
+  const partName = newPartName(at);
+  const key = partKey(opts.shopId, opts.month, partName);
+  const members: Buffer[] = [];
+  const builder = new PartBuilder(
+    {
+      shopId: opts.shopId,
+      month: opts.month,
+      partName,
+      partKey: key,
+      runId: opts.runId ?? 'fixture-run',
+      createdAt: at.toISOString(),
+    },
+    async (m) => {
+      members.push(m);
+    },
+  );
+  await builder.writeHeader();
+  for (const j of opts.jobs) {
+    await builder.addJob({
+      jobId: j.jobId,
+      meta: jobMeta(j.meta),
+      details: j.details,
+      platformData: j.platformData ?? null,
+      sources: j.sources ?? [],
+    });
+  }
+  return {
+    shopId: opts.shopId,
+    month: opts.month,
+    partName,
+    partKey: key,
+    bytes: Buffer.concat(members),
+    pending: builder.finish(),
+  };
+};
+
+const md5 = (b: Uint8Array): string => createHash('md5').update(b).digest('hex');
+
+/** What commit adds to the month index for `part` (as the commit step derives it from the manifest). */
+export const indexEntries = (
+  part: BuiltPart,
+  committedAt: string,
+  etag: string = md5(part.bytes),
+): { part: IndexedPart; jobs: Record<string, IndexedJob> } => {
+  const p = part.pending;
+  const jobs: Record<string, IndexedJob> = {};
+  for (const [jobId, j] of Object.entries(p.jobs)) {
+    const pd = j.platform_data_ref === null ? undefined : p.platform_data[j.platform_data_ref];
+    jobs[jobId] = {
+      part: part.partName,
+      offset: j.offset,
+      length: j.length,
+      sha256: j.sha256,
+      status: j.status,
+      completed_at: j.completed_at,
+      committed_at: committedAt,
+      counts: j.counts,
+      platform_data:
+        j.platform_data_ref !== null && pd
+          ? { ref: j.platform_data_ref, offset: pd.offset, length: pd.length }
+          : null,
+      sources: j.sources.map((s) => ({ key: s.key, size: s.size, etag: s.etag })),
+      deleted_at: null,
+    };
+  }
+  return {
+    part: {
+      name: part.partName,
+      key: part.partKey,
+      size: p.size,
+      etag,
+      sha256: p.sha256,
+      run_id: p.run_id,
+      committed_at: committedAt,
+      job_count: Object.keys(p.jobs).length,
+      bytes_in: p.bytes_in,
+    },
+    jobs,
+  };
+};
+
+/** PUTs the part's bytes (not committed: readers must not see it yet). */
+export const putPart = async (s3: S3Client, bucket: string, part: BuiltPart): Promise<string> => {
+  const out = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: part.partKey, Body: part.bytes }));
+  return (out.ETag ?? '').replace(/"/g, '');
+};
+
+export const readIndex = async (
+  s3: S3Client,
+  bucket: string,
+  shopId: string,
+  month: string,
+): Promise<MonthIndex> => {
+  const key = monthIndexKey(shopId, month);
+  const got = await getObjectBytes(s3, bucket, key);
+  return got ? parseMonthIndex(got.bytes, key) : emptyMonthIndex(shopId, month, new Date(0).toISOString());
+};
+
+export const putIndex = async (s3: S3Client, bucket: string, index: MonthIndex): Promise<void> => {
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: monthIndexKey(index.shop_id, index.month),
+      Body: serializeMonthIndex(index),
+      ContentType: 'application/json',
+    }),
+  );
+};
+
+/** Adds the part to its month index (read, commitPart, write). */
+export const commitToIndex = async (
+  s3: S3Client,
+  bucket: string,
+  part: BuiltPart,
+  opts: { committedAt: string; etag?: string; deletedAt?: string },
+): Promise<MonthIndex> => {
+  const e = indexEntries(part, opts.committedAt, opts.etag);
+  let index = commitPart(
+    await readIndex(s3, bucket, part.shopId, part.month),
+    e.part,
+    e.jobs,
+    opts.committedAt,
+  );
+  if (opts.deletedAt) {
+    index = markDeleted(
+      index,
+      Object.keys(e.jobs).map((jobId) => ({ jobId, part: part.partName })),
+      opts.deletedAt,
+    );
+  }
+  await putIndex(s3, bucket, index);
+  return index;
+};
+
+/** Builds, uploads and commits one part. */
+export const archiveJobs = async (
+  s3: S3Client,
+  bucket: string,
+  opts: {
+    shopId: string;
+    month: string;
+    jobs: readonly FixtureJob[];
+    at?: Date;
+    committedAt?: string;
+    deletedAt?: string;
+  },
+): Promise<{ part: BuiltPart; index: MonthIndex }> => {
+  const part = await buildPart(opts);
+  const etag = await putPart(s3, bucket, part);
+  const committedAt = opts.committedAt ?? (opts.at ?? new Date('2026-02-15T03:00:00Z')).toISOString();
+  const index = await commitToIndex(s3, bucket, part, {
+    committedAt,
+    etag,
+    ...(opts.deletedAt ? { deletedAt: opts.deletedAt } : {}),
+  });
+  return { part, index };
+};

@@ -1,0 +1,95 @@
+import {
+  COLD_PREFIX,
+  groupPrefix,
+  HOT_PREFIX,
+  INDEX_PREFIX,
+  monthIndexKey,
+  newPartName,
+  pageResultsKey,
+  parseMonthIndexKey,
+  parsePartKey,
+  partKey,
+  pendingKey,
+  pendingPrefix,
+  plannedJobsKey,
+  reportKey,
+  RUNS_PREFIX,
+  runPrefix,
+  shopIndexPrefix,
+  validatePartName,
+  validateRunId,
+  verifiedKey,
+} from '../../shared/archive/keys';
+import { InvalidIdError } from '../../shared/errors';
+
+const SHOP = 'acme-store.myshopify.com';
+const NAME = 'part-20260315T030000Z-k3jq2m7z.jsonl.gz';
+
+describe('archive key layout', () => {
+  it('part names sort by creation time and carry a random suffix', () => {
+    expect(newPartName(new Date('2026-03-15T03:00:00.987Z'), () => 'k3jq2m7z')).toBe(NAME);
+    const a = newPartName(new Date('2026-03-15T03:00:00Z'));
+    const b = newPartName(new Date('2026-03-15T03:00:00Z'));
+    expect(validatePartName(a)).toBe(a);
+    expect(a).not.toBe(b);
+    expect(
+      newPartName(new Date('2026-03-15T03:00:00Z'), () => 'zzzzzzzz') <
+        newPartName(new Date('2026-03-16T00:00:00Z'), () => 'aaaaaaaa'),
+    ).toBe(true);
+  });
+
+  it('keys of the README layout', () => {
+    expect(groupPrefix(SHOP, '2026-03')).toBe(`job-details-cold/${SHOP}/2026-03/`);
+    expect(partKey(SHOP, '2026-03', NAME)).toBe(`job-details-cold/${SHOP}/2026-03/${NAME}`);
+    expect(monthIndexKey(SHOP, '2026-03')).toBe(`job-details-index/${SHOP}/2026-03/index.json`);
+    expect(shopIndexPrefix(SHOP)).toBe(`job-details-index/${SHOP}/`);
+    expect(pendingPrefix(SHOP, '2026-03')).toBe(`job-details-index/${SHOP}/2026-03/pending/`);
+    expect(pendingKey(SHOP, '2026-03', NAME)).toBe(`job-details-index/${SHOP}/2026-03/pending/${NAME}.json`);
+    expect(verifiedKey(SHOP, '2026-03', NAME)).toBe(
+      `job-details-index/${SHOP}/2026-03/pending/${NAME}.verified.json`,
+    );
+    expect(runPrefix('run-1')).toBe('job-details-runs/run-1/');
+    expect(plannedJobsKey('run-1', 0, SHOP, '2026-03')).toBe(
+      `job-details-runs/run-1/plan/0/${SHOP}/2026-03.json`,
+    );
+    expect(pageResultsKey('run-1', 2)).toBe('job-details-runs/run-1/pages/2.json');
+    expect(reportKey('run-1')).toBe('job-details-runs/run-1/report.json');
+  });
+
+  it('parts, indexes, hot objects and runs never share a prefix (lifecycle rules match prefixes)', () => {
+    const prefixes = [HOT_PREFIX, COLD_PREFIX, INDEX_PREFIX, RUNS_PREFIX];
+    for (const a of prefixes) for (const b of prefixes) if (a !== b) expect(b.startsWith(a)).toBe(false);
+  });
+
+  it.each([
+    ['shop', () => partKey('../x', '2026-03', NAME)],
+    ['month', () => monthIndexKey(SHOP, '2026-3')],
+    ['month 13', () => groupPrefix(SHOP, '2026-13')],
+    ['part name', () => partKey(SHOP, '2026-03', 'part-x.jsonl.gz')],
+    ['part name with a slash', () => pendingKey(SHOP, '2026-03', `a/${NAME}`)],
+    ['run id', () => runPrefix('../r')],
+    ['empty run id', () => validateRunId('')],
+    ['shop in a plan key', () => plannedJobsKey('r', 0, 'a/b', '2026-03')],
+  ])('bad %s → InvalidIdError', (_name, make) => {
+    expect(make).toThrow(InvalidIdError);
+  });
+
+  it('parseMonthIndexKey: index keys only', () => {
+    expect(parseMonthIndexKey(monthIndexKey(SHOP, '2026-03'))).toEqual({ shopId: SHOP, month: '2026-03' });
+    expect(parseMonthIndexKey(pendingKey(SHOP, '2026-03', NAME))).toBeNull();
+    expect(parseMonthIndexKey(partKey(SHOP, '2026-03', NAME))).toBeNull();
+    expect(parseMonthIndexKey(`job-details-index/${SHOP}/2026-03/x/index.json`)).toBeNull();
+    expect(parseMonthIndexKey(`job-details-index/${SHOP}/2026-03/index.json.bak`)).toBeNull();
+  });
+
+  it('parsePartKey: part keys only', () => {
+    expect(parsePartKey(partKey(SHOP, '2026-03', NAME))).toEqual({
+      shopId: SHOP,
+      month: '2026-03',
+      partName: NAME,
+    });
+    expect(parsePartKey(`job-details-cold/${SHOP}/2026-03/other.jsonl.gz`)).toBeNull();
+    expect(parsePartKey(`job-details-cold/${SHOP}/2026-03/sub/${NAME}`)).toBeNull();
+    expect(parsePartKey(monthIndexKey(SHOP, '2026-03'))).toBeNull();
+  });
+});

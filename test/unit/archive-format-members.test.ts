@@ -1,0 +1,66 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { sha256Hex } from '../../shared/archive/canonical-json';
+import { decodeMember, encodeMember, platformDataRef } from '../../shared/archive/members';
+import type { PartRecord } from '../../shared/archive/records';
+import { CorruptObjectError } from '../../shared/errors';
+import { details, jobMeta } from '../support/archive-fixture';
+
+const JOB: PartRecord = {
+  type: 'job',
+  shop_id: 'acme.myshopify.com',
+  job_id: 'j1',
+  job: jobMeta(),
+  details: details({ chunk_ids: ['p0'], conflict: { v: [{ doc_id: 'd', b: 2, a: 1 }] } }),
+  platform_data_ref: null,
+  sources: [{ key: 'job-details/j1/abc.json.gz', size: 10, etag: 'e', sha256: 's' }],
+};
+
+describe('encodeMember / decodeMember', () => {
+  it('one record → one gzip member holding one canonical JSONL line; decodes back', () => {
+    const enc = encodeMember(JOB);
+    const line = gunzipSync(enc.member).toString('utf8');
+    expect(line.endsWith('\n')).toBe(true);
+    expect(line.indexOf('\n')).toBe(line.length - 1);
+    expect(enc.lineBytes).toBe(Buffer.byteLength(line));
+    expect(enc.sha256).toBe(sha256Hex(line));
+    // Keys sorted: the same record gives the same bytes whatever its key order.
+    expect(line.startsWith('{"details":')).toBe(true);
+    expect(decodeMember(enc.member, 'here')).toEqual({ record: JOB, sha256: enc.sha256 });
+  });
+
+  it('is deterministic: equal records → identical bytes', () => {
+    const reordered = { ...JOB, job: { ...jobMeta() } } as PartRecord;
+    expect(Buffer.compare(encodeMember(JOB).member, encodeMember(reordered).member)).toBe(0);
+  });
+
+  it('members concatenate into a valid multi-member gzip (gzip -dc reads the whole part)', () => {
+    const a = encodeMember({ type: 'platform_data', ref: 'r', data: { x: 1 } });
+    const b = encodeMember(JOB);
+    const all = gunzipSync(Buffer.concat([a.member, b.member]))
+      .toString('utf8')
+      .trimEnd()
+      .split('\n');
+    expect(all.map((l) => JSON.parse(l).type)).toEqual(['platform_data', 'job']);
+  });
+
+  it.each([
+    ['not gzip', Buffer.from('{"type":"job"}\n'), /not a gzip member/],
+    ['truncated gzip', encodeMember(JOB).member.subarray(0, 30), /does not decompress/],
+    ['two lines in one member', gzipSync('{"type":"part"}\n{"type":"part"}\n'), /exactly one JSONL line/],
+    ['no trailing newline', gzipSync('{"type":"part"}'), /exactly one JSONL line/],
+    ['not JSON', gzipSync('{nope\n'), /not JSON/],
+    ['unknown record type', gzipSync('{"type":"mystery"}\n'), /unknown record type/],
+  ])('%s → CorruptObjectError naming where', (_name, bytes, reason) => {
+    expect(() => decodeMember(bytes, 'part-x bytes 0-9')).toThrow(CorruptObjectError);
+    expect(() => decodeMember(bytes, 'part-x bytes 0-9')).toThrow(reason);
+    expect(() => decodeMember(bytes, 'part-x bytes 0-9')).toThrow('part-x bytes 0-9');
+  });
+});
+
+describe('platformDataRef', () => {
+  it('is a content hash of the canonical JSON: key order does not matter, content does', () => {
+    expect(platformDataRef({ a: 1, b: [1, 2] })).toBe(platformDataRef({ b: [1, 2], a: 1 }));
+    expect(platformDataRef({ a: 1 })).not.toBe(platformDataRef({ a: 2 }));
+    expect(platformDataRef({ a: 1 })).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+});

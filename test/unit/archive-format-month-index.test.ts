@@ -1,0 +1,120 @@
+import {
+  commitPart,
+  emptyMonthIndex,
+  INDEX_FORMAT,
+  type IndexedJob,
+  type IndexedPart,
+  jobEntries,
+  latestEntry,
+  markDeleted,
+  parseMonthIndex,
+  partByName,
+  serializeMonthIndex,
+} from '../../shared/archive/month-index';
+import { CorruptObjectError } from '../../shared/errors';
+
+const part = (name: string): IndexedPart => ({
+  name,
+  key: `job-details-cold/s/2026-01/${name}`,
+  size: 100,
+  etag: 'e',
+  sha256: 'h',
+  run_id: 'r',
+  committed_at: 't',
+  job_count: 1,
+  bytes_in: 500,
+});
+const entry = (p: string, over: Partial<IndexedJob> = {}): IndexedJob => ({
+  part: p,
+  offset: 10,
+  length: 20,
+  sha256: 'x',
+  status: 'FAILED',
+  completed_at: '2026-01-10T00:00:00Z',
+  committed_at: 't',
+  counts: { chunk_ids: 1, failed: 1, skipped: 0, conflict: 0 },
+  platform_data: null,
+  sources: [],
+  deleted_at: null,
+  ...over,
+});
+
+const P1 = 'part-20260201T000000Z-aaaaaaaa.jsonl.gz';
+const P2 = 'part-20260301T000000Z-bbbbbbbb.jsonl.gz';
+
+describe('month index', () => {
+  const empty = emptyMonthIndex('s', '2026-01', 't0');
+
+  it('commitPart appends the part and one entry per job; a retried job gets a second entry', () => {
+    const once = commitPart(empty, part(P1), { j1: entry(P1), j2: entry(P1) }, 't1');
+    const twice = commitPart(
+      once,
+      part(P2),
+      { j1: entry(P2, { completed_at: '2026-01-20T00:00:00Z' }) },
+      't2',
+    );
+    expect(twice.parts.map((p) => p.name)).toEqual([P1, P2]);
+    expect(twice.jobs.j1?.map((e) => e.part)).toEqual([P1, P2]);
+    expect(twice.jobs.j2).toHaveLength(1);
+    expect(twice.updated_at).toBe('t2');
+    expect(latestEntry(twice, 'j1')?.part).toBe(P2);
+    expect(partByName(twice, P2)?.key).toContain(P2);
+    expect(empty.jobs).toEqual({}); // inputs are not mutated
+  });
+
+  it('commitPart is idempotent per part name', () => {
+    const once = commitPart(empty, part(P1), { j1: entry(P1) }, 't1');
+    expect(commitPart(once, part(P1), { j1: entry(P1) }, 't9')).toBe(once);
+  });
+
+  it('job ids named like Object.prototype members work (fixed: they used to throw or leak)', () => {
+    const idx = commitPart(empty, part(P1), { constructor: entry(P1), toString: entry(P1) }, 't1');
+    expect(jobEntries(idx.jobs, 'constructor')).toHaveLength(1);
+    expect(Object.hasOwn(idx.jobs, 'constructor')).toBe(true);
+    expect(latestEntry(empty, 'constructor')).toBeUndefined();
+    expect(jobEntries(empty.jobs, 'hasOwnProperty')).toEqual([]);
+    const del = markDeleted(idx, [{ jobId: 'toString', part: P1 }], 't2');
+    expect(jobEntries(del.jobs, 'toString')[0]?.deleted_at).toBe('t2');
+  });
+
+  it('markDeleted marks only the named part’s entry, once', () => {
+    let idx = commitPart(empty, part(P1), { j1: entry(P1) }, 't1');
+    idx = commitPart(idx, part(P2), { j1: entry(P2) }, 't2');
+    const del = markDeleted(idx, [{ jobId: 'j1', part: P1 }], 't3');
+    expect(del.jobs.j1?.map((e) => e.deleted_at)).toEqual(['t3', null]);
+    expect(markDeleted(del, [{ jobId: 'j1', part: P1 }], 't4').jobs.j1?.[0]?.deleted_at).toBe('t3');
+    expect(markDeleted(del, [], 't5')).toBe(del);
+  });
+
+  it('serialize → parse round-trips', () => {
+    const idx = commitPart(empty, part(P1), { j1: entry(P1) }, 't1');
+    expect(parseMonthIndex(serializeMonthIndex(idx), 'k')).toEqual(idx);
+  });
+
+  it.each([
+    ['not JSON', '{'],
+    ['another format', JSON.stringify({ ...emptyMonthIndex('s', 'm', 't'), format: 'x' })],
+    ['no parts', JSON.stringify({ format: INDEX_FORMAT, shop_id: 's', month: 'm', jobs: {} })],
+    ['jobs is a list', JSON.stringify({ ...emptyMonthIndex('s', 'm', 't'), jobs: [] })],
+    ['entries not a list', JSON.stringify({ ...emptyMonthIndex('s', 'm', 't'), jobs: { j1: entry(P1) } })],
+    [
+      'entry of an uncommitted part',
+      JSON.stringify({ ...emptyMonthIndex('s', 'm', 't'), jobs: { j1: [entry(P1)] } }),
+    ],
+    [
+      'entry without offset',
+      JSON.stringify({
+        ...emptyMonthIndex('s', 'm', 't'),
+        parts: [part(P1)],
+        jobs: { j1: [{ ...entry(P1), offset: '1' }] },
+      }),
+    ],
+  ])('parseMonthIndex: %s → CorruptObjectError naming the key', (_name, text) => {
+    expect(() => parseMonthIndex(Buffer.from(text), 'job-details-index/s/m/index.json')).toThrow(
+      CorruptObjectError,
+    );
+    expect(() => parseMonthIndex(Buffer.from(text), 'job-details-index/s/m/index.json')).toThrow(
+      'job-details-index/s/m/index.json',
+    );
+  });
+});

@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto';
+import { decodeMember } from '../../shared/archive/members';
+import { MemberSlicer, PartBuilder } from '../../shared/archive/part-builder';
+import { buildPart, details } from '../support/archive-fixture';
+
+const SHOP = 'acme.myshopify.com';
+const src = (key: string, size: number) => ({ key, size, etag: 'e', sha256: 'h' });
+
+const sample = () =>
+  buildPart({
+    shopId: SHOP,
+    month: '2026-01',
+    jobs: [
+      {
+        jobId: 'j1',
+        details: details({ chunk_ids: ['p0'], failed: { r: ['d1', 'd2'] } }),
+        platformData: { a: 1, b: 2 },
+        sources: [src('k1', 40)],
+      },
+      // Same platform data (other key order): written once, referenced twice.
+      {
+        jobId: 'j2',
+        details: details({ chunk_ids: ['p0'] }),
+        platformData: { b: 2, a: 1 },
+        sources: [src('k2', 2)],
+      },
+      { jobId: 'j3', details: details({ chunk_ids: ['p1'] }), platformData: null },
+    ],
+  });
+
+const allRanges = (p: Awaited<ReturnType<typeof sample>>['pending']) =>
+  [
+    { id: 'header', ...p.header },
+    ...Object.entries(p.platform_data).map(([ref, r]) => ({ id: ref, offset: r.offset, length: r.length })),
+    ...Object.entries(p.jobs).map(([id, r]) => ({ id, offset: r.offset, length: r.length })),
+  ].sort((a, b) => a.offset - b.offset);
+
+describe('PartBuilder', () => {
+  it('lays out header, then per job its (first-seen) platform data and its record; ranges tile the part', async () => {
+    const { bytes, pending } = await sample();
+    expect(pending.header.offset).toBe(0);
+    expect(Object.keys(pending.platform_data)).toHaveLength(1);
+    const ref = Object.keys(pending.platform_data)[0];
+    expect(pending.jobs.j1?.platform_data_ref).toBe(ref);
+    expect(pending.jobs.j2?.platform_data_ref).toBe(ref);
+    expect(pending.jobs.j3?.platform_data_ref).toBeNull();
+    expect(MemberSlicer.tilingProblem(allRanges(pending), bytes.length)).toBeNull();
+    // j1's platform data sits right before j1's record.
+    const pd = ref ? pending.platform_data[ref] : undefined;
+    expect((pd?.offset ?? 0) + (pd?.length ?? 0)).toBe(pending.jobs.j1?.offset);
+  });
+
+  it('every range decodes alone to the record it names, with the digest the manifest recorded', async () => {
+    const { bytes, pending } = await sample();
+    const at = (r: { offset: number; length: number }) => bytes.subarray(r.offset, r.offset + r.length);
+    expect(decodeMember(at(pending.header), 'h').record).toMatchObject({
+      type: 'part',
+      shop_id: SHOP,
+      month: '2026-01',
+    });
+    for (const [jobId, r] of Object.entries(pending.jobs)) {
+      const { record, sha256 } = decodeMember(at(r), jobId);
+      expect(record).toMatchObject({
+        type: 'job',
+        job_id: jobId,
+        shop_id: SHOP,
+        platform_data_ref: r.platform_data_ref,
+      });
+      expect(sha256).toBe(r.sha256);
+    }
+    for (const [ref, r] of Object.entries(pending.platform_data)) {
+      const { record, sha256 } = decodeMember(at(r), ref);
+      expect(record).toEqual({ type: 'platform_data', ref, data: { a: 1, b: 2 } });
+      expect(sha256).toBe(r.sha256);
+    }
+  });
+
+  it('the manifest carries size, whole-part sha256, bytes in and counts', async () => {
+    const { bytes, pending } = await sample();
+    expect(pending.size).toBe(bytes.length);
+    expect(pending.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+    expect(pending.bytes_in).toBe(42);
+    expect(pending.jobs.j1?.counts).toEqual({ chunk_ids: 1, failed: 2, skipped: 0, conflict: 0 });
+    expect(pending.jobs.j1?.sources).toEqual([src('k1', 40)]);
+  });
+
+  it('refuses jobs before the header, and finish without anything written', async () => {
+    const meta = { shopId: SHOP, month: '2026-01', partName: 'p', partKey: 'k', runId: 'r', createdAt: 't' };
+    const b = new PartBuilder(meta, async () => {});
+    expect(() => b.finish()).toThrow(/nothing written/);
+    await expect(
+      b.addJob({
+        jobId: 'j',
+        meta: {} as never,
+        details: details({ chunk_ids: [] }),
+        platformData: null,
+        sources: [],
+      }),
+    ).rejects.toThrow(/writeHeader/);
+    await b.writeHeader();
+    expect(b.jobCount).toBe(0);
+    expect(b.size).toBeGreaterThan(0);
+  });
+});
+
+describe('MemberSlicer', () => {
+  it.each([1, 7, 64, 100000])('cuts a part streamed in %i-byte chunks into its members', async (chunk) => {
+    const { bytes, pending } = await sample();
+    const ranges = allRanges(pending);
+    const slicer = new MemberSlicer(ranges);
+    const out: Array<{ id: string; bytes: Buffer }> = [];
+    for (let i = 0; i < bytes.length; i += chunk) out.push(...slicer.push(bytes.subarray(i, i + chunk)));
+    expect(slicer.complete).toBe(true);
+    expect(out.map((m) => m.id)).toEqual(ranges.map((r) => r.id));
+    for (const [i, r] of ranges.entries()) {
+      expect(
+        Buffer.compare(out[i]?.bytes ?? Buffer.alloc(0), bytes.subarray(r.offset, r.offset + r.length)),
+      ).toBe(0);
+    }
+  });
+
+  it('stray bytes after the last member → not complete', async () => {
+    const { bytes, pending } = await sample();
+    const slicer = new MemberSlicer(allRanges(pending));
+    slicer.push(Buffer.concat([bytes, Buffer.from('x')]));
+    expect(slicer.complete).toBe(false);
+  });
+
+  it('tilingProblem names gaps, overlaps, empty members and a wrong total', () => {
+    expect(
+      MemberSlicer.tilingProblem(
+        [
+          { offset: 0, length: 5 },
+          { offset: 6, length: 5 },
+        ],
+        11,
+      ),
+    ).toMatch(/at byte 5/);
+    expect(
+      MemberSlicer.tilingProblem(
+        [
+          { offset: 0, length: 5 },
+          { offset: 4, length: 5 },
+        ],
+        9,
+      ),
+    ).toMatch(/at byte 5/);
+    expect(MemberSlicer.tilingProblem([{ offset: 0, length: 0 }], 0)).toMatch(/empty member/);
+    expect(MemberSlicer.tilingProblem([{ offset: 0, length: 5 }], 6)).toMatch(/part has 6/);
+    expect(MemberSlicer.tilingProblem([], 0)).toBeNull();
+  });
+});
