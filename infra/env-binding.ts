@@ -1,0 +1,23 @@
+import { ENV } from '../shared/config';
+
+/** What the deployed steps need to know; names come from shared/config.ts `ENV`, the only reader. */
+export interface ArchiverSettings {
+  readonly bucketName: string;
+  readonly tableName: string;
+  readonly olderThanDays: number;
+  readonly graceHours: number;
+  readonly jobTtlDays: number;
+  readonly planPageGroups: number;
+}
+
+/** The one place that turns settings into Lambda environment variables. */
+export const archiverEnvironment = (s: ArchiverSettings): Record<string, string> => ({
+  [ENV.bucket]: s.bucketName,
+  [ENV.table]: s.tableName,
+  [ENV.olderThanDays]: String(s.olderThanDays),
+  [ENV.graceHours]: String(s.graceHours),
+  [ENV.jobTtlDays]: String(s.jobTtlDays),
+  [ENV.planPageGroups]: String(s.planPageGroups),
+  // Stack traces point into the TypeScript sources, not the bundle.
+  NODE_OPTIONS: '--enable-source-maps',
+});

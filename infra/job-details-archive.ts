@@ -1,0 +1,399 @@
+import { Annotations, type CfnElement, Duration, type RemovalPolicy, Stack, TimeZone } from 'aws-cdk-lib';
+import {
+  Alarm,
+  ComparisonOperator,
+  type IAlarmAction,
+  type IMetric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { CfnPolicy, Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
+import { Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
+import { StepFunctionsStartExecution } from 'aws-cdk-lib/aws-scheduler-targets';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { JOBS_TABLE } from '../shared/jobs/schema';
+import { ArchiverStateMachine } from './archiver-state-machine';
+import {
+  acknowledgeSizeFilterCoercion,
+  createDetailsBucket,
+  detailsLifecycleRules,
+  type KeyPrefix,
+  PREFIX,
+} from './details-bucket';
+import { archiverEnvironment } from './env-binding';
+import { createJobsTable } from './jobs-table';
+import { acknowledge, acknowledgeWildcardResource, wildcardResources } from './nag';
+import { grantObjects, type ObjectAccess } from './object-grants';
+import { resolveArchiveProps } from './props-validation';
+import { ARCHIVER_STEPS, type ArchiverStep, createStepFunction } from './step-functions';
+
+export type ArchiveStorageClass = 'GLACIER_IR' | 'GLACIER' | 'DEEP_ARCHIVE';
+
+export interface ArchiveScheduleProps {
+  /**
+   * EventBridge Scheduler recurring expression: `cron(min hour day-of-month month day-of-week year)`
+   * or `rate(n unit)`.
+   * @default 'cron(0 3 * * ? *)' — daily at 03:00
+   */
+  readonly expression?: string;
+  /**
+   * IANA time zone the cron expression is evaluated in.
+   * @default 'UTC'
+   */
+  readonly timeZone?: string;
+  /**
+   * Whether the schedule starts runs (false keeps everything deployed but idle).
+   * @default true
+   */
+  readonly enabled?: boolean;
+}
+
+export interface JobDetailsArchiveProps {
+  /**
+   * An existing jobs table (it must have the schema of `shared/jobs/schema.ts`, GSIs included). For an
+   * imported table use `TableV2.fromTableAttributes({ …, grantIndexPermissions: true })`.
+   * @default - a new TableV2 built from `shared/jobs/schema.ts` (on-demand, TTL, PITR, deletion protection)
+   */
+  readonly table?: ITable;
+  /**
+   * An existing details bucket. Lifecycle rules are added when it is a `Bucket` of this app; for an
+   * imported bucket add `detailsLifecycleRules(...)` yourself (a synth warning says so).
+   * @default - a new bucket (SSE-S3, no public access, TLS only, access logs, lifecycle rules)
+   */
+  readonly bucket?: IBucket;
+  /**
+   * When runs start.
+   * @default - daily at 03:00 UTC, enabled
+   */
+  readonly schedule?: ArchiveScheduleProps;
+  /**
+   * Terminal jobs completed more than this many days ago are archived.
+   * @default 30
+   */
+  readonly olderThanDays?: number;
+  /**
+   * Extra hours a job must have been terminal, so a late flush of a just-finished job is not raced. 0 allowed.
+   * @default 1
+   */
+  readonly graceHours?: number;
+  /**
+   * Lifetime in days of a terminal job row (the `ttl` the indexer writes). Must exceed
+   * `olderThanDays + graceHours/24 + 2`: a row must outlive its archival or the plan never sees it.
+   * @default 90
+   */
+  readonly jobTtlDays?: number;
+  /**
+   * Storage class archive parts (`job-details-cold/`) move to.
+   * @default 'GLACIER_IR' — millisecond reads, so forensic lookups need no restore
+   */
+  readonly archiveStorageClass?: ArchiveStorageClass;
+  /**
+   * Days a part stays in STANDARD before its transition. Glacier IR, Glacier Flexible Retrieval and
+   * Deep Archive all accept 0 (only the IA classes need 30 days in STANDARD). The default keeps a new
+   * part in STANDARD for a day, through its own run's verify/commit and the first readers.
+   * @default 1
+   */
+  readonly transitionAfterDays?: number;
+  /**
+   * Also transition parts smaller than 128 KB. Off by default: S3 skips those since Sept 2024 because
+   * in Glacier classes each object carries ~40 KB of billed overhead (Glacier IR bills at least 128 KB),
+   * so a small part is cheaper left in STANDARD.
+   * @default false
+   */
+  readonly transitionSmallObjects?: boolean;
+  /**
+   * Memory (MB) of every step, or per step.
+   * @default 1024 for archive-group and verify-part, 512 for the others
+   */
+  readonly lambdaMemoryMb?: number | Partial<Record<ArchiverStep, number>>;
+  /**
+   * Timeout of every step, or per step (1 s … 15 min).
+   * @default 15 minutes for archive-group and verify-part, 5 minutes for the others
+   */
+  readonly lambdaTimeout?: Duration | Partial<Record<ArchiverStep, Duration>>;
+  /**
+   * Groups archived in parallel (Distributed Map MaxConcurrency).
+   * @default 10
+   */
+  readonly maxConcurrency?: number;
+  /**
+   * Longest a run may take before Step Functions stops it.
+   * @default Duration.hours(12)
+   */
+  readonly executionTimeout?: Duration;
+  /**
+   * Groups per plan page (one Map run). Every group's result travels in the state, which is capped at
+   * 256 KB, so lower this if per-group summaries grow.
+   * @default 500
+   */
+  readonly planPageGroups?: number;
+  /**
+   * Retention of the functions' and the state machine's log groups.
+   * @default RetentionDays.THREE_MONTHS
+   */
+  readonly logRetention?: RetentionDays;
+  /**
+   * Where alarms notify (e.g. an SnsAction).
+   * @default - alarms only change state
+   */
+  readonly alarmAction?: IAlarmAction;
+  /**
+   * Removal policy of what this construct creates (table, buckets, log groups). A bucket is only
+   * removed when empty.
+   * @default - each resource's CDK default (RETAIN for the table and buckets)
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+export interface ArchiveAlarms {
+  readonly executionsFailed: Alarm;
+  readonly executionsTimedOut: Alarm;
+  readonly executionsAborted: Alarm;
+  readonly deadLetters: Alarm;
+}
+
+/**
+ * Feature flags that change what the resources below synthesize to. Pinned on this construct's own
+ * subtree so the output does not depend on the host app's cdk.json.
+ */
+const PINNED_FLAGS: Record<string, boolean> = {
+  // Access-log delivery by bucket policy (ACLs are disabled on new buckets).
+  '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true,
+};
+
+const X_RAY_REASON = 'X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions';
+const PREFIX_REASON =
+  'objects under this one key prefix; keys hold job/shop/month ids unknown at deploy time (exact actions, no s3:*)';
+
+/**
+ * The cold-tier archiver: a scheduled state machine that bundles terminal jobs' details into indexed
+ * parts, plus (unless given) the jobs table and details bucket it works on.
+ */
+export class JobDetailsArchive extends Construct {
+  readonly stateMachine: StateMachine;
+  readonly functions: Readonly<Record<ArchiverStep, NodejsFunction>>;
+  readonly schedule: Schedule;
+  readonly table: ITable;
+  readonly bucket: IBucket;
+  readonly deadLetterQueue: Queue;
+  readonly alarms: ArchiveAlarms;
+
+  constructor(scope: Construct, id: string, props: JobDetailsArchiveProps = {}) {
+    super(scope, id);
+    const p = resolveArchiveProps(props); // before any resource exists
+    for (const [flag, value] of Object.entries(PINNED_FLAGS)) this.node.setContext(flag, value);
+
+    this.table = props.table ?? createJobsTable(this, 'JobsTable', props.removalPolicy);
+    const bucketOptions = {
+      archiveStorageClass: p.archiveStorageClass,
+      transitionAfterDays: p.transitionAfterDays,
+      transitionSmallObjects: p.transitionSmallObjects,
+      removalPolicy: props.removalPolicy,
+    };
+    if (props.bucket) {
+      this.bucket = props.bucket;
+      if (props.bucket instanceof Bucket) {
+        for (const rule of detailsLifecycleRules(bucketOptions)) props.bucket.addLifecycleRule(rule);
+        if (p.transitionSmallObjects) acknowledgeSizeFilterCoercion(props.bucket);
+      } else {
+        Annotations.of(this).addWarningV2(
+          'job-details-archive:imported-bucket-lifecycle',
+          'The details bucket is imported: add detailsLifecycleRules(...) to it, or archive parts never leave STANDARD.',
+        );
+      }
+    } else {
+      const { bucket, logsBucket } = createDetailsBucket(this, bucketOptions);
+      this.bucket = bucket;
+      if (p.transitionSmallObjects) acknowledgeSizeFilterCoercion(bucket);
+      acknowledge(logsBucket, 'AwsSolutions-S1', 'this is the access-log target; logging it would recurse');
+    }
+
+    const environment = archiverEnvironment({
+      bucketName: this.bucket.bucketName,
+      tableName: this.table.tableName,
+      olderThanDays: p.olderThanDays,
+      graceHours: p.graceHours,
+      jobTtlDays: p.jobTtlDays,
+      planPageGroups: p.planPageGroups,
+    });
+    const functions = {} as Record<ArchiverStep, NodejsFunction>;
+    for (const step of ARCHIVER_STEPS) {
+      functions[step] = createStepFunction(this, {
+        step,
+        memoryMb: p.memoryMb[step],
+        timeout: p.timeout[step],
+        environment,
+        logRetention: p.logRetention,
+        removalPolicy: props.removalPolicy,
+      });
+      acknowledge(functions[step].role ?? functions[step], 'AwsSolutions-IAM5[Resource::*]', X_RAY_REASON);
+    }
+    this.functions = functions;
+    this.grantSteps();
+
+    const machine = new ArchiverStateMachine(this, 'Archiver', {
+      functions,
+      functionTimeouts: p.timeout,
+      maxConcurrency: p.maxConcurrency,
+      timeout: p.executionTimeout,
+      logRetention: p.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
+    this.stateMachine = machine.stateMachine;
+    this.acknowledgeStateMachineRole();
+
+    this.deadLetterQueue = new Queue(this, 'ScheduleDeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledge(
+      this.deadLetterQueue,
+      'AwsSolutions-SQS3',
+      'this queue is itself the dead-letter queue of the schedule target; it has its own alarm',
+    );
+    this.schedule = new Schedule(this, 'Schedule', {
+      description: 'Starts a job-details-archive run',
+      schedule: ScheduleExpression.expression(p.schedule.expression, TimeZone.of(p.schedule.timeZone)),
+      enabled: p.schedule.enabled,
+      target: new StepFunctionsStartExecution(this.stateMachine, {
+        input: ScheduleTargetInput.fromObject({}),
+        deadLetterQueue: this.deadLetterQueue,
+        retryAttempts: 3,
+        maxEventAge: Duration.hours(1),
+      }),
+    });
+
+    this.alarms = this.createAlarms(props.alarmAction);
+  }
+
+  /**
+   * Forensic lookups (the reader): objects under `job-details/`, `job-details-cold/` and
+   * `job-details-index/` (GetObject + ListBucket on those prefixes), RestoreObject on archive parts, and
+   * table reads.
+   */
+  grantRead(grantee: IGrantable): Grant {
+    return grantObjects(grantee, this.bucket, 'hot', ['read'])
+      .combine(grantObjects(grantee, this.bucket, 'cold', ['read', 'restore']))
+      .combine(grantObjects(grantee, this.bucket, 'index', ['read']))
+      .combine(this.table.grantReadData(grantee));
+  }
+
+  /** The hot-path writer (the indexer): PutObject under `job-details/`, table read/write. */
+  grantWrite(grantee: IGrantable): Grant {
+    return grantObjects(grantee, this.bucket, 'hot', ['write']).combine(
+      this.table.grantReadWriteData(grantee),
+    );
+  }
+
+  /** Least privilege per step: each function reaches only the prefixes and table calls its step makes. */
+  private grantSteps(): void {
+    const s3 = (step: ArchiverStep, prefix: KeyPrefix, access: ObjectAccess[]) => {
+      const fn = this.functions[step];
+      grantObjects(fn, this.bucket, prefix, access);
+      acknowledgeWildcardResource(
+        fn.role ?? fn,
+        this.bucket.arnForObjects(`${PREFIX[prefix]}*`),
+        PREFIX_REASON,
+      );
+    };
+    const ddb = (step: ArchiverStep, actions: string[], resourceArn: string) => {
+      const fn = this.functions[step];
+      Grant.addToPrincipal({ grantee: fn, actions, resourceArns: [resourceArn] });
+      this.table.encryptionKey?.grantEncryptDecrypt(fn);
+    };
+
+    ddb('plan', ['dynamodb:Query'], `${this.table.tableArn}/index/${JOBS_TABLE.gsiJobsByStatus.name}`);
+    s3('plan', 'runs', ['read', 'write']);
+
+    ddb('archive-group', ['dynamodb:GetItem', 'dynamodb:UpdateItem'], this.table.tableArn);
+    s3('archive-group', 'hot', ['read']);
+    s3('archive-group', 'cold', ['read', 'write']);
+    s3('archive-group', 'index', ['read', 'write']);
+    s3('archive-group', 'runs', ['read']);
+
+    s3('verify-part', 'cold', ['read']);
+    s3('verify-part', 'index', ['read', 'write']);
+
+    s3('commit-part', 'index', ['read', 'write', 'delete']);
+
+    s3('delete-sources', 'hot', ['read', 'delete']);
+    s3('delete-sources', 'index', ['read', 'write']);
+
+    s3('tally', 'runs', ['read', 'write']);
+    s3('report', 'runs', ['read', 'write']);
+  }
+
+  private acknowledgeStateMachineRole(): void {
+    const role = this.stateMachine.role;
+    acknowledge(
+      role,
+      'AwsSolutions-IAM5[Resource::*]',
+      `${X_RAY_REASON}; CloudWatch Logs delivery actions (logs:CreateLogDelivery, …) only accept "*"`,
+    );
+    for (const step of ARCHIVER_STEPS) {
+      acknowledgeWildcardResource(
+        role,
+        `${this.functions[step].functionArn}:*`,
+        'qualified ARNs (versions/aliases) of this one function, as granted by LambdaInvoke',
+      );
+    }
+    // The Distributed Map starts, describes, stops and redrives child executions of this very state
+    // machine; their names are generated per run, so only a wildcard can name them.
+    const mapPolicy = this.stateMachine.node.tryFindChild('DistributedMapPolicy');
+    const cfnMapPolicy = mapPolicy?.node.defaultChild;
+    if (mapPolicy && cfnMapPolicy instanceof CfnPolicy) {
+      const machineId = Stack.of(this).getLogicalId(this.stateMachine.node.defaultChild as CfnElement);
+      for (const r of wildcardResources(cfnMapPolicy)) {
+        if (r.includes(':states:') && r.includes(':execution:') && r.includes(machineId)) {
+          acknowledge(
+            mapPolicy,
+            `AwsSolutions-IAM5[Resource::${r}]`,
+            'child executions of this state machine only',
+          );
+        }
+      }
+    }
+  }
+
+  private createAlarms(action: IAlarmAction | undefined): ArchiveAlarms {
+    const period = Duration.minutes(5);
+    // Any occurrence in a 5-minute window alarms; no data means nothing happened.
+    const alarm = (id: string, metric: IMetric, description: string) => {
+      const a = new Alarm(this, id, {
+        metric,
+        threshold: 0,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+        alarmDescription: description,
+      });
+      if (action) a.addAlarmAction(action);
+      return a;
+    };
+    const sm = this.stateMachine;
+    return {
+      executionsFailed: alarm('ExecutionsFailedAlarm', sm.metricFailed({ period }), 'An archive run failed'),
+      executionsTimedOut: alarm(
+        'ExecutionsTimedOutAlarm',
+        sm.metricTimedOut({ period }),
+        'An archive run hit its execution timeout',
+      ),
+      executionsAborted: alarm(
+        'ExecutionsAbortedAlarm',
+        sm.metricAborted({ period }),
+        'An archive run was aborted',
+      ),
+      deadLetters: alarm(
+        'ScheduleDeadLettersAlarm',
+        this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),
+        'The schedule could not start an archive run (its event is in the dead-letter queue)',
+      ),
+    };
+  }
+}

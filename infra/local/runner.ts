@@ -1,0 +1,273 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import type { Context } from 'aws-lambda';
+import type { CfnElement } from 'aws-cdk-lib';
+import { handler as archiveGroup } from '../../functions/archive-group';
+import { handler as commitPart } from '../../functions/commit-part';
+import { handler as deleteSources } from '../../functions/delete-sources';
+import { handler as plan } from '../../functions/plan';
+import { handler as report } from '../../functions/report';
+import { handler as tally } from '../../functions/tally';
+import { handler as verifyPart } from '../../functions/verify-part';
+import { JobArchiveError, UnsupportedLocallyError } from '../../shared/errors';
+import { createArchiveApp } from '../archive-stack';
+import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../archiver-state-machine';
+import type { JobDetailsArchiveProps } from '../job-details-archive';
+import { resolveArchiveProps } from '../props-validation';
+import { ARCHIVER_STEPS, type ArchiverStep } from '../step-functions';
+import { assertLocallyExecutable } from './asl-guard';
+import { LOCAL_ACCOUNT, LOCAL_REGION, localFunctionArn, resolveDefinitionString } from './asl-resolve';
+
+// The package's typings are ESM-only, but it ships a CommonJS build (exports.require), which is what
+// this CommonJS project (and jest) can load synchronously.
+type LocalStepFunctions = typeof import('aws-local-stepfunctions', { with: { 'resolution-mode': 'import' }});
+const { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, StateMachine } =
+  require('aws-local-stepfunctions') as LocalStepFunctions;
+export type StateMachineDefinition = ConstructorParameters<LocalStepFunctions['StateMachine']>[0];
+
+/** A step handler as Lambda calls it. */
+export type StepHandler = (event: unknown, context: Context) => unknown;
+
+// Any handler signature binds (its event type is the handler's business); the runner passes JSON.
+const bind = (h: (event: never, context: Context) => unknown): StepHandler => h as StepHandler;
+
+/** The real handlers, in process. */
+export const STEP_HANDLERS: Readonly<Record<ArchiverStep, StepHandler>> = {
+  plan: bind(plan),
+  'archive-group': bind(archiveGroup),
+  'verify-part': bind(verifyPart),
+  'commit-part': bind(commitPart),
+  'delete-sources': bind(deleteSources),
+  tally: bind(tally),
+  report: bind(report),
+};
+
+export interface SynthesisOptions {
+  /** Props of the construct (e.g. `maxConcurrency`); the definition depends on a few of them. */
+  readonly archive?: JobDetailsArchiveProps;
+}
+
+export interface DeployedSynthesisOptions extends SynthesisOptions {
+  /** Called with the cloud assembly directory (bundled assets included) before it is removed. */
+  readonly inspectAssembly?: (directory: string) => void;
+}
+
+/**
+ * Synthesizes the archiver stack and returns its state machine's DefinitionString with every function
+ * ARN replaced by `localFunctionArn(step)`. `bundling: true` is the app exactly as deployed (esbuild,
+ * cdk-nag); `false` skips bundling, which cannot change the definition — a test holds us to that.
+ */
+const resolvedDefinitionString = (bundling: boolean, opts: DeployedSynthesisOptions): string => {
+  const { app, stack } = bundling
+    ? createArchiveApp({ archive: opts.archive })
+    : createArchiveApp({ archive: opts.archive, nag: false, context: { 'aws:cdk:bundling-stacks': [] } });
+  const assembly = app.synth();
+  try {
+    opts.inspectAssembly?.(assembly.directory);
+    const template = assembly.getStackArtifact(stack.artifactId).template as {
+      Resources: Record<string, { Properties?: { DefinitionString?: unknown } }>;
+    };
+    const archive = stack.archive;
+    const machineId = stack.getLogicalId(archive.stateMachine.node.defaultChild as CfnElement);
+    const stepOf = new Map<string, ArchiverStep>();
+    for (const step of ARCHIVER_STEPS) {
+      stepOf.set(stack.getLogicalId(archive.functions[step].node.defaultChild as CfnElement), step);
+    }
+    return resolveDefinitionString(template.Resources[machineId]?.Properties?.DefinitionString, (id) => {
+      const step = stepOf.get(id);
+      return step === undefined ? undefined : localFunctionArn(step);
+    });
+  } finally {
+    rmSync(assembly.directory, { recursive: true, force: true });
+  }
+};
+
+let defaultLocal: string | undefined;
+
+/** The definition the local runner executes, as text (synthesized without bundling). */
+export const localDefinitionString = (opts: SynthesisOptions = {}): string => {
+  if (opts.archive !== undefined) return resolvedDefinitionString(false, opts);
+  defaultLocal ??= resolvedDefinitionString(false, opts);
+  return defaultLocal;
+};
+
+/** The definition `cdk deploy` ships (real esbuild bundling, cdk-nag on), resolved the same way. Slow. */
+export const deployedDefinitionString = (opts: DeployedSynthesisOptions = {}): string =>
+  resolvedDefinitionString(true, opts);
+
+/** The resolved ASL object the local runner executes. */
+export const synthesizedDefinition = (opts: SynthesisOptions = {}): StateMachineDefinition =>
+  JSON.parse(localDefinitionString(opts)) as StateMachineDefinition;
+
+/**
+ * aws-local-stepfunctions calls `Promise.withResolvers` (Node ≥ 22) for every Task. On Node 20 that
+ * throws inside the Task, and a States.ALL Catch would turn the crash into a quiet "success".
+ */
+export const ensurePromiseWithResolvers = (): void => {
+  const P = Promise as unknown as { withResolvers?: unknown };
+  if (typeof P.withResolvers === 'function') return;
+  Object.defineProperty(Promise, 'withResolvers', {
+    configurable: true,
+    writable: true,
+    value: function withResolvers<T>(this: PromiseConstructor) {
+      let resolve!: (value: T | PromiseLike<T>) => void;
+      let reject!: (reason?: unknown) => void;
+      const promise = new this<T>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      return { promise, resolve, reject };
+    },
+  });
+};
+
+export interface LocalHandlerError {
+  readonly state: string;
+  readonly step: ArchiverStep;
+  readonly name: string;
+  readonly message: string;
+}
+
+export interface LocalRunResult {
+  readonly status: 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
+  /** The execution's output; null unless SUCCEEDED. */
+  readonly output: unknown;
+  /** Error and cause of a FAILED execution. */
+  readonly error?: { readonly error: string; readonly cause: string };
+  /** Invocations per Task state name (retries count). */
+  readonly taskInvocations: Record<string, number>;
+  /** Every error a handler threw, whether retried, caught or fatal. */
+  readonly handlerErrors: LocalHandlerError[];
+  /**
+   * Handler errors that are neither one of ours (shared/errors.ts) nor a retriable one: a crash.
+   * A Catch may have routed them to GroupFailed and the run may still say SUCCEEDED — check this.
+   */
+  readonly unexpectedErrors: LocalHandlerError[];
+}
+
+export interface RunArchiverLocallyOptions extends SynthesisOptions {
+  /** Execution input; the schedule sends `{}`. */
+  readonly input?: Record<string, unknown>;
+  /** Stand-ins for the real handlers, by step (tests). */
+  readonly handlers?: Partial<Record<ArchiverStep, StepHandler>>;
+  /** A definition to run instead of synthesizing one (e.g. from `synthesizedDefinition()`, done once). */
+  readonly definition?: StateMachineDefinition;
+  /** `$$.Execution.Name`. @default a unique `local-…` name */
+  readonly executionName?: string;
+  /** Wait before each retry; the definition's backoff would make tests slow. @default 0 */
+  readonly retryDelayMs?: number;
+}
+
+const EXPECTED_NAMES: ReadonlySet<string> = new Set([...LAMBDA_SERVICE_ERRORS, ...TRANSIENT_ERRORS]);
+
+const isExpectedError = (err: unknown): boolean =>
+  err instanceof JobArchiveError || (err instanceof Error && EXPECTED_NAMES.has(err.name));
+
+/** Task state name → step, from each Task's (resolved) Resource ARN, through Map/Parallel nesting. */
+const taskStatesOf = (definition: unknown): Map<string, ArchiverStep> => {
+  const stepOfArn = new Map(ARCHIVER_STEPS.map((s) => [localFunctionArn(s), s] as const));
+  const out = new Map<string, ArchiverStep>();
+  const walk = (machine: unknown): void => {
+    const states = (machine as { States?: Record<string, Record<string, unknown>> }).States ?? {};
+    for (const [name, state] of Object.entries(states)) {
+      const step = stepOfArn.get(String(state.Resource));
+      if (state.Type === 'Task' && step !== undefined) out.set(name, step);
+      if (state.ItemProcessor !== undefined) walk(state.ItemProcessor);
+      if (state.Iterator !== undefined) walk(state.Iterator);
+      if (Array.isArray(state.Branches)) state.Branches.forEach(walk);
+    }
+  };
+  walk(definition);
+  return out;
+};
+
+const lambdaContext = (step: ArchiverStep, timeoutMs: number, memoryMb: number): Context => {
+  const deadline = Date.now() + timeoutMs;
+  const unsupported = () => {
+    throw new Error('callback-style Lambda completion is not supported; return a Promise');
+  };
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `jda-${step}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: localFunctionArn(step),
+    memoryLimitInMB: String(memoryMb),
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/jda-${step}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: unsupported,
+    fail: unsupported,
+    succeed: unsupported,
+  };
+};
+
+/**
+ * Runs the CDK-synthesized archiver definition with aws-local-stepfunctions, every Task bound to an
+ * in-process handler by its function ARN. Inputs and outputs cross the boundary as JSON, as they do
+ * through Lambda.
+ */
+export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): Promise<LocalRunResult> => {
+  ensurePromiseWithResolvers();
+  const definition = opts.definition ?? synthesizedDefinition(opts);
+  assertLocallyExecutable(
+    definition,
+    ARCHIVER_STEPS.map((s) => localFunctionArn(s)),
+  );
+  const { timeout: timeouts, memoryMb } = resolveArchiveProps(opts.archive ?? {});
+  const handlers = { ...STEP_HANDLERS, ...opts.handlers };
+
+  const taskInvocations: Record<string, number> = {};
+  const handlerErrors: LocalHandlerError[] = [];
+  const unexpectedErrors: LocalHandlerError[] = [];
+  const localHandlers: Record<string, (input: unknown) => Promise<unknown>> = {};
+  const retryIntervalOverrides: Record<string, number> = {};
+  const taskStates = taskStatesOf(definition);
+  if (taskStates.size === 0)
+    throw new UnsupportedLocallyError('(top level)', 'no Task bound to an archiver step');
+
+  for (const [state, step] of taskStates) {
+    taskInvocations[state] = 0;
+    retryIntervalOverrides[state] = opts.retryDelayMs ?? 0;
+    localHandlers[state] = async (input) => {
+      taskInvocations[state] = (taskInvocations[state] ?? 0) + 1;
+      try {
+        const context = lambdaContext(step, timeouts[step].toMilliseconds(), memoryMb[step]);
+        const out = await handlers[step](JSON.parse(JSON.stringify(input)), context);
+        return JSON.parse(JSON.stringify(out ?? null));
+      } catch (thrown) {
+        const err = thrown instanceof Error ? thrown : new Error(String(thrown));
+        const record = { state, step, name: err.name, message: err.message };
+        handlerErrors.push(record);
+        if (!isExpectedError(err)) unexpectedErrors.push(record);
+        throw err;
+      }
+    };
+  }
+
+  const executionName = opts.executionName ?? `local-${Date.now()}-${randomBytes(4).toString('hex')}`;
+  const machine = new StateMachine(definition);
+  const execution = machine.run((opts.input ?? {}) as never, {
+    overrides: { taskResourceLocalHandlers: localHandlers as never, retryIntervalOverrides },
+    context: {
+      Execution: {
+        Id: `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:jda-archiver:${executionName}`,
+        Name: executionName,
+      },
+    },
+  });
+
+  const base = { taskInvocations, handlerErrors, unexpectedErrors };
+  try {
+    const output: unknown = await execution.result;
+    return { status: 'SUCCEEDED', output, ...base };
+  } catch (err) {
+    if (err instanceof ExecutionTimeoutError) return { status: 'TIMED_OUT', output: null, ...base };
+    if (err instanceof ExecutionAbortedError) return { status: 'ABORTED', output: null, ...base };
+    if (err instanceof ExecutionError) {
+      const cause = err.cause instanceof Error ? err.cause : new Error(String(err.cause));
+      return { status: 'FAILED', output: null, error: { error: cause.name, cause: cause.message }, ...base };
+    }
+    throw err;
+  }
+};

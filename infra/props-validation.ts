@@ -1,0 +1,199 @@
+import { Duration, Token } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { InvalidInputError } from '../shared/errors';
+import type { ArchiveStorageClass, JobDetailsArchiveProps } from './job-details-archive';
+import { ARCHIVER_STEPS, type ArchiverStep, defaultMemoryMb, defaultTimeout } from './step-functions';
+
+/** Storage classes a part may move to; all three accept a transition on day 0 (no 30-day STANDARD minimum). */
+export const ARCHIVE_STORAGE_CLASSES = ['GLACIER_IR', 'GLACIER', 'DEEP_ARCHIVE'] as const;
+
+/** Days a row must outlive its archival cut-off, so a late or retried run still finds it. */
+export const TTL_MARGIN_DAYS = 2;
+
+export const DEFAULT_SCHEDULE = 'cron(0 3 * * ? *)';
+
+/** Every prop with its default filled in, checked. */
+export interface ResolvedArchiveProps {
+  readonly olderThanDays: number;
+  readonly graceHours: number;
+  readonly jobTtlDays: number;
+  readonly archiveStorageClass: ArchiveStorageClass;
+  readonly transitionAfterDays: number;
+  readonly transitionSmallObjects: boolean;
+  readonly memoryMb: Readonly<Record<ArchiverStep, number>>;
+  readonly timeout: Readonly<Record<ArchiverStep, Duration>>;
+  readonly maxConcurrency: number;
+  readonly executionTimeout: Duration;
+  readonly planPageGroups: number;
+  readonly logRetention: RetentionDays;
+  readonly schedule: { readonly expression: string; readonly timeZone: string; readonly enabled: boolean };
+}
+
+const fail = (field: string, reason: string): never => {
+  throw new InvalidInputError(field, reason);
+};
+
+const checkNumber = (field: string, v: number, min: number, max: number, integer: boolean): number => {
+  if (Token.isUnresolved(v)) return fail(field, 'must be a concrete number, not a deploy-time token');
+  if (typeof v !== 'number' || !Number.isFinite(v)) return fail(field, `expected a number, got ${String(v)}`);
+  if (integer && !Number.isInteger(v)) return fail(field, `expected a whole number, got ${v}`);
+  if (v < min || v > max) return fail(field, `expected a value in [${min}, ${max}], got ${v}`);
+  return v;
+};
+
+const checkDuration = (field: string, d: Duration, min: Duration, max: Duration): Duration => {
+  if (!(d instanceof Duration)) return fail(field, 'expected a Duration');
+  if (Token.isUnresolved(d.toSeconds())) return fail(field, 'must be a concrete Duration, not a token');
+  const s = d.toSeconds();
+  if (s < min.toSeconds() || s > max.toSeconds()) {
+    return fail(
+      field,
+      `expected between ${min.toHumanString()} and ${max.toHumanString()}, got ${d.toHumanString()}`,
+    );
+  }
+  return d;
+};
+
+/** One value for every step, or a per-step record falling back to the step's default. */
+const perStep = <T>(
+  field: string,
+  value: T | Partial<Record<ArchiverStep, T>> | undefined,
+  isScalar: (x: unknown) => x is T,
+  dflt: (step: ArchiverStep) => T,
+  check: (field: string, v: T) => T,
+): Record<ArchiverStep, T> => {
+  let record: Partial<Record<ArchiverStep, T>> = {};
+  if (value !== undefined && !isScalar(value)) {
+    if (typeof value !== 'object' || value === null) fail(field, 'expected a value or a record by step');
+    record = value as Partial<Record<ArchiverStep, T>>;
+    for (const key of Object.keys(record)) {
+      if (!(ARCHIVER_STEPS as readonly string[]).includes(key)) {
+        fail(field, `unknown step ${JSON.stringify(key)}; steps are ${ARCHIVER_STEPS.join(', ')}`);
+      }
+    }
+  }
+  const out = {} as Record<ArchiverStep, T>;
+  for (const step of ARCHIVER_STEPS) {
+    const scalar = value !== undefined && isScalar(value);
+    const v = scalar ? (value as T) : (record[step] ?? dflt(step));
+    out[step] = check(scalar ? field : `${field}.${step}`, v);
+  }
+  return out;
+};
+
+const CRON = /^cron\((.+)\)$/;
+const RATE = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/;
+
+/** EventBridge Scheduler recurring expressions only: a one-shot `at()` would archive once and stop. */
+export const checkScheduleExpression = (field: string, expression: string): string => {
+  if (typeof expression !== 'string') return fail(field, 'expected a string');
+  const cron = CRON.exec(expression);
+  if (cron) {
+    const fields = (cron[1] ?? '').trim().split(/\s+/);
+    if (fields.length !== 6) {
+      return fail(
+        field,
+        `cron() needs 6 fields (minutes hours day-of-month month day-of-week year), got ${fields.length}`,
+      );
+    }
+    if ((fields[2] === '?') === (fields[4] === '?')) {
+      return fail(field, "cron() needs '?' in exactly one of day-of-month and day-of-week");
+    }
+    return expression;
+  }
+  const rate = RATE.exec(expression);
+  if (rate) {
+    const n = Number(rate[1]);
+    const unit = rate[2] ?? '';
+    if (n < 1) return fail(field, 'rate() value must be at least 1');
+    if ((n === 1) !== !unit.endsWith('s'))
+      return fail(field, 'rate() unit must be singular for 1 and plural otherwise');
+    return expression;
+  }
+  return fail(field, `expected cron(...) or rate(...), got ${JSON.stringify(expression)}`);
+};
+
+export const checkTimeZone = (field: string, tz: string): string => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+  } catch {
+    fail(field, `unknown IANA time zone ${JSON.stringify(tz)}`);
+  }
+  return tz;
+};
+
+const isNumber = (x: unknown): x is number => typeof x === 'number';
+const isDuration = (x: unknown): x is Duration => x instanceof Duration;
+
+/** Checks every prop before any resource exists, so a bad value fails with the prop's name. */
+export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArchiveProps => {
+  const olderThanDays = checkNumber('olderThanDays', props.olderThanDays ?? 30, 0, 3650, false);
+  const graceHours = checkNumber('graceHours', props.graceHours ?? 1, 0, 24 * 365, false);
+  const jobTtlDays = checkNumber('jobTtlDays', props.jobTtlDays ?? 90, 1, 3650, false);
+  const needed = olderThanDays + graceHours / 24 + TTL_MARGIN_DAYS;
+  if (!(needed < jobTtlDays)) {
+    fail(
+      'jobTtlDays',
+      `${jobTtlDays} days is too short: rows must outlive archival so the plan can still find them — olderThanDays (${olderThanDays}) + graceHours/24 (${graceHours / 24}) + a ${TTL_MARGIN_DAYS}-day margin = ${needed} must be below jobTtlDays`,
+    );
+  }
+
+  const archiveStorageClass = props.archiveStorageClass ?? 'GLACIER_IR';
+  if (!(ARCHIVE_STORAGE_CLASSES as readonly string[]).includes(archiveStorageClass)) {
+    fail(
+      'archiveStorageClass',
+      `expected one of ${ARCHIVE_STORAGE_CLASSES.join(', ')}, got ${String(archiveStorageClass)}`,
+    );
+  }
+  // Glacier IR / Flexible Retrieval / Deep Archive have no minimum days in STANDARD before a transition.
+  const transitionAfterDays = checkNumber(
+    'transitionAfterDays',
+    props.transitionAfterDays ?? 1,
+    0,
+    3650,
+    true,
+  );
+  const transitionSmallObjects = props.transitionSmallObjects ?? false;
+  if (typeof transitionSmallObjects !== 'boolean') fail('transitionSmallObjects', 'expected a boolean');
+
+  const memoryMb = perStep('lambdaMemoryMb', props.lambdaMemoryMb, isNumber, defaultMemoryMb, (f, v) =>
+    checkNumber(f, v, 128, 10240, true),
+  );
+  const timeout = perStep('lambdaTimeout', props.lambdaTimeout, isDuration, defaultTimeout, (f, v) =>
+    checkDuration(f, v, Duration.seconds(1), Duration.minutes(15)),
+  );
+  const maxConcurrency = checkNumber('maxConcurrency', props.maxConcurrency ?? 10, 1, 10000, true);
+  const executionTimeout = checkDuration(
+    'executionTimeout',
+    props.executionTimeout ?? Duration.hours(12),
+    Duration.minutes(1),
+    Duration.days(365),
+  );
+  const planPageGroups = checkNumber('planPageGroups', props.planPageGroups ?? 500, 1, 2000, true);
+
+  const schedule = {
+    expression: checkScheduleExpression(
+      'schedule.expression',
+      props.schedule?.expression ?? DEFAULT_SCHEDULE,
+    ),
+    timeZone: checkTimeZone('schedule.timeZone', props.schedule?.timeZone ?? 'UTC'),
+    enabled: props.schedule?.enabled ?? true,
+  };
+  if (typeof schedule.enabled !== 'boolean') fail('schedule.enabled', 'expected a boolean');
+
+  return {
+    olderThanDays,
+    graceHours,
+    jobTtlDays,
+    archiveStorageClass,
+    transitionAfterDays,
+    transitionSmallObjects,
+    memoryMb,
+    timeout,
+    maxConcurrency,
+    executionTimeout,
+    planPageGroups,
+    logRetention: props.logRetention ?? RetentionDays.THREE_MONTHS,
+    schedule,
+  };
+};

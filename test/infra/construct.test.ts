@@ -1,0 +1,406 @@
+import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { type ArchiveStack, createArchiveApp } from '../../infra/archive-stack';
+import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/step-functions';
+import { ENV } from '../../shared/config';
+import { JOBS_TABLE } from '../../shared/jobs/schema';
+import {
+  listPrefixes,
+  logicalId,
+  objectAccess,
+  roleIdOf,
+  useOutdirs,
+  type Statement,
+  statementsOfRole,
+  tableAccess,
+} from './template-helpers';
+
+/**
+ * The standalone stack as `cdk synth` builds it (cdk-nag AwsSolutions on), minus esbuild bundling,
+ * which cannot change the template's shape (test/infra/deployed-definition.test.ts checks the
+ * definition with bundling on). Synthesized once for the file.
+ */
+let stack: ArchiveStack;
+let template: Template;
+let nagError: unknown;
+let bucketArn: string;
+let tableArn: string;
+const outdir = useOutdirs();
+
+beforeAll(() => {
+  const built = createArchiveApp({ context: { 'aws:cdk:bundling-stacks': [] }, outdir: outdir() });
+  stack = built.stack;
+  let assembly: CloudAssembly | undefined;
+  try {
+    assembly = built.app.synth(); // runs the nag plugin: any unacknowledged finding throws
+  } catch (err) {
+    nagError = err;
+  }
+  if (!assembly) throw nagError;
+  template = Template.fromStack(stack);
+  bucketArn = `<${logicalId(stack.archive.bucket, stack)}.Arn>`;
+  tableArn = `<${logicalId(stack.archive.table, stack)}.Arn>`;
+});
+
+const G = 's3:GetObject';
+const P = ['s3:AbortMultipartUpload', 's3:PutObject'];
+const D = 's3:DeleteObject';
+
+describe('cdk-nag AwsSolutions', () => {
+  it('finds nothing unacknowledged (synth with the plugin does not throw)', () => {
+    expect(nagError).toBeUndefined();
+  });
+});
+
+describe('jobs table (created)', () => {
+  it('is on-demand, keyed pk/sk, TTL on ttl, with PITR and deletion protection', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+      Replicas: [
+        Match.objectLike({
+          DeletionProtectionEnabled: true,
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        }),
+      ],
+    });
+  });
+
+  it('has exactly the two v2 GSIs with their exact projections', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'GSI_JobLookup_v2',
+          KeySchema: [{ AttributeName: 'job_id', KeyType: 'HASH' }],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
+        {
+          IndexName: 'GSI_JobsByStatus_v2',
+          KeySchema: [
+            { AttributeName: 'job_status', KeyType: 'HASH' },
+            { AttributeName: 'status_created_at', KeyType: 'RANGE' },
+          ],
+          Projection: {
+            ProjectionType: 'INCLUDE',
+            NonKeyAttributes: [...JOBS_TABLE.gsiJobsByStatus.nonKeyAttributes],
+          },
+        },
+      ],
+    });
+  });
+});
+
+describe('details bucket (created)', () => {
+  const detailsBucket = (): Record<string, unknown> => {
+    const bucket = template.findResources('AWS::S3::Bucket')[logicalId(stack.archive.bucket, stack)];
+    if (!bucket) throw new Error('details bucket not in the template');
+    return bucket.Properties as Record<string, unknown>;
+  };
+  const rules = () =>
+    (detailsBucket() as { LifecycleConfiguration: { Rules: Record<string, unknown>[] } })
+      .LifecycleConfiguration.Rules;
+
+  it('is SSE-S3, private, unversioned, and logs access to a separate bucket', () => {
+    const props = detailsBucket();
+    expect(props.BucketEncryption).toEqual({
+      ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+    });
+    expect(props.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(props.VersioningConfiguration).toBeUndefined();
+    const logging = props.LoggingConfiguration as { DestinationBucketName: { Ref: string } };
+    expect(logging.DestinationBucketName.Ref).not.toBe(logicalId(stack.archive.bucket, stack));
+    expect(template.findResources('AWS::S3::Bucket')[logging.DestinationBucketName.Ref]).toBeDefined();
+  });
+
+  it('denies every request without TLS, on both buckets', () => {
+    const policies = Object.values(template.findResources('AWS::S3::BucketPolicy'));
+    expect(policies).toHaveLength(2);
+    for (const policy of policies) {
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 's3:*',
+          Principal: { AWS: '*' },
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      );
+    }
+  });
+
+  it('lets only S3 log delivery for the details bucket write into the access-log bucket', () => {
+    const logsId = (detailsBucket().LoggingConfiguration as { DestinationBucketName: { Ref: string } })
+      .DestinationBucketName.Ref;
+    const policy = Object.values(template.findResources('AWS::S3::BucketPolicy')).find(
+      (p) => p.Properties.Bucket.Ref === logsId,
+    );
+    const allows = policy?.Properties.PolicyDocument.Statement.filter(
+      (s: { Effect: string }) => s.Effect === 'Allow',
+    );
+    expect(allows).toEqual([
+      expect.objectContaining({
+        Principal: { Service: 'logging.s3.amazonaws.com' },
+        Action: 's3:PutObject',
+        Condition: expect.objectContaining({
+          ArnLike: { 'aws:SourceArn': { 'Fn::GetAtt': [logicalId(stack.archive.bucket, stack), 'Arn'] } },
+        }),
+      }),
+    ]);
+  });
+
+  it('aborts incomplete multipart uploads after a day', () => {
+    expect(rules()).toContainEqual(
+      expect.objectContaining({
+        AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+        Status: 'Enabled',
+      }),
+    );
+  });
+
+  it('moves archive parts to Glacier IR after 1 day, leaving parts < 128 KB alone by default', () => {
+    const cold = rules().filter((r) => r.Prefix === 'job-details-cold/');
+    expect(cold).toEqual([
+      expect.objectContaining({ Transitions: [{ StorageClass: 'GLACIER_IR', TransitionInDays: 1 }] }),
+    ]);
+    expect(cold[0]?.ObjectSizeGreaterThan).toBeUndefined();
+  });
+
+  it('expires run scratch after 30 days', () => {
+    expect(rules()).toContainEqual(
+      expect.objectContaining({ Prefix: 'job-details-runs/', ExpirationInDays: 30 }),
+    );
+  });
+
+  it('has no rule on hot objects or indexes (and no rule without a prefix except the multipart abort)', () => {
+    for (const rule of rules()) {
+      const prefix = rule.Prefix as string | undefined;
+      if (prefix === undefined) {
+        expect(Object.keys(rule).sort()).toEqual(['AbortIncompleteMultipartUpload', 'Id', 'Status']);
+        continue;
+      }
+      expect(prefix.startsWith('job-details/')).toBe(false);
+      expect(prefix.startsWith('job-details-index/')).toBe(false);
+    }
+  });
+});
+
+describe('step functions', () => {
+  it.each(ARCHIVER_STEPS)('%s: Node 24 on arm64, tracing, its own log group with retention', (step) => {
+    const fnId = logicalId(stack.archive.functions[step], stack);
+    const fn = template.findResources('AWS::Lambda::Function')[fnId]?.Properties as Record<string, unknown>;
+    expect(fn.Runtime).toBe('nodejs24.x');
+    expect(fn.Architectures).toEqual(['arm64']);
+    expect(fn.Handler).toBe('index.handler');
+    expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
+    const heavy = step === 'archive-group' || step === 'verify-part';
+    expect(fn.MemorySize).toBe(heavy ? 1024 : 512);
+    expect(fn.Timeout).toBe(heavy ? 900 : 300);
+    const logGroupId = (fn.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
+    expect(template.findResources('AWS::Logs::LogGroup')[logGroupId]?.Properties).toEqual(
+      expect.objectContaining({ RetentionInDays: 90 }),
+    );
+  });
+
+  it('receive the settings under the names shared/config.ts reads', () => {
+    const vars = Object.values(template.findResources('AWS::Lambda::Function')).map(
+      (f) => (f.Properties as { Environment: { Variables: Record<string, unknown> } }).Environment.Variables,
+    );
+    expect(vars).toHaveLength(ARCHIVER_STEPS.length);
+    for (const v of vars) {
+      expect(v).toEqual({
+        [ENV.bucket]: { Ref: logicalId(stack.archive.bucket, stack) },
+        [ENV.table]: { Ref: logicalId(stack.archive.table, stack) },
+        [ENV.olderThanDays]: '30',
+        [ENV.graceHours]: '1',
+        [ENV.jobTtlDays]: '90',
+        [ENV.planPageGroups]: '500',
+        NODE_OPTIONS: '--enable-source-maps',
+      });
+    }
+  });
+
+  it('have no AWS managed policy (their roles may only write their own log group)', () => {
+    for (const step of ARCHIVER_STEPS) {
+      const role = template.findResources('AWS::IAM::Role')[roleIdOf(stack.archive.functions[step], stack)];
+      expect(role?.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+  });
+});
+
+describe('least privilege per step', () => {
+  const statements = (step: ArchiverStep): Statement[] =>
+    statementsOfRole(template, roleIdOf(stack.archive.functions[step], stack));
+
+  const expected: Record<
+    ArchiverStep,
+    { objects: Record<string, string[]>; table: Record<string, string[]> }
+  > = {
+    plan: {
+      objects: { 'job-details-runs/': [G, ...P].sort() },
+      table: { [`${'<T>'}/index/${JOBS_TABLE.gsiJobsByStatus.name}`]: ['dynamodb:Query'] },
+    },
+    'archive-group': {
+      objects: {
+        'job-details/': [G],
+        'job-details-cold/': [G, ...P].sort(),
+        'job-details-index/': [G, ...P].sort(),
+        'job-details-runs/': [G],
+      },
+      table: { '<T>': ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
+    },
+    'verify-part': {
+      objects: { 'job-details-cold/': [G], 'job-details-index/': [G, ...P].sort() },
+      table: {},
+    },
+    'commit-part': { objects: { 'job-details-index/': [D, G, ...P].sort() }, table: {} },
+    'delete-sources': {
+      objects: { 'job-details/': [D, G].sort(), 'job-details-index/': [G, ...P].sort() },
+      table: {},
+    },
+    tally: { objects: { 'job-details-runs/': [G, ...P].sort() }, table: {} },
+    report: { objects: { 'job-details-runs/': [G, ...P].sort() }, table: {} },
+  };
+
+  it.each(ARCHIVER_STEPS)('%s: exactly its prefixes and table calls', (step) => {
+    const st = statements(step);
+    const want = expected[step];
+    expect(objectAccess(st, bucketArn)).toEqual(want.objects);
+    expect(listPrefixes(st, bucketArn)).toEqual(
+      Object.entries(want.objects)
+        .filter(([, actions]) => actions.includes(G))
+        .map(([prefix]) => `${prefix}*`)
+        .sort(),
+    );
+    const table = Object.fromEntries(
+      Object.entries(want.table).map(([k, v]) => [k.replace('<T>', tableArn), v]),
+    );
+    expect(tableAccess(st)).toEqual(table);
+  });
+
+  it.each(ARCHIVER_STEPS)('%s: no s3:* and no Resource "*" except X-Ray', (step) => {
+    for (const st of statements(step)) {
+      expect(st.effect).toBe('Allow');
+      expect(st.actions).not.toContain('s3:*');
+      for (const a of st.actions)
+        if (a.startsWith('s3:') || a.startsWith('dynamodb:')) expect(a).not.toContain('*');
+      if (st.resources.includes('*'))
+        expect(st.actions).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+    }
+  });
+});
+
+describe('state machine resource', () => {
+  it('is STANDARD, logs ALL to its own log group with retention, traces, times out after 12 h', () => {
+    const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
+    const props = machine?.Properties as Record<string, unknown>;
+    expect(props.StateMachineType).toBe('STANDARD');
+    expect(props.TracingConfiguration).toEqual({ Enabled: true });
+    const logging = props.LoggingConfiguration as {
+      Level: string;
+      IncludeExecutionData: boolean;
+      Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [string, string] } } }];
+    };
+    expect(logging.Level).toBe('ALL');
+    expect(logging.IncludeExecutionData).toBe(true);
+    const logGroupId = logging.Destinations[0].CloudWatchLogsLogGroup.LogGroupArn['Fn::GetAtt'][0];
+    expect(template.findResources('AWS::Logs::LogGroup')[logGroupId]?.Properties).toEqual(
+      expect.objectContaining({ RetentionInDays: 90 }),
+    );
+    expect(JSON.stringify(props.DefinitionString)).toContain('\\"TimeoutSeconds\\":43200');
+  });
+
+  it('may invoke exactly the seven step functions', () => {
+    const role = stack.archive.stateMachine.role;
+    const invoked = statementsOfRole(template, logicalId(role, stack))
+      .filter((st) => st.actions.includes('lambda:InvokeFunction'))
+      .flatMap((st) => st.resources)
+      .filter((r) => !r.endsWith(':*'))
+      .sort();
+    expect(invoked).toEqual(
+      ARCHIVER_STEPS.map((s) => `<${logicalId(stack.archive.functions[s], stack)}.Arn>`).sort(),
+    );
+  });
+});
+
+describe('schedule', () => {
+  it('starts the state machine daily at 03:00 UTC with input {} and a retry policy', () => {
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'cron(0 3 * * ? *)',
+      ScheduleExpressionTimezone: 'UTC',
+      State: 'ENABLED',
+      Target: Match.objectLike({
+        Arn: { Ref: logicalId(stack.archive.stateMachine, stack) },
+        Input: '{}',
+        RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
+        DeadLetterConfig: { Arn: { 'Fn::GetAtt': [logicalId(stack.archive.deadLetterQueue, stack), 'Arn'] } },
+      }),
+    });
+  });
+
+  it('has a TLS-only, encrypted dead-letter queue', () => {
+    template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true });
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('alarms', () => {
+  const alarmOn = (metricName: string, namespace: string) =>
+    Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter(
+      (a) => a.Properties.MetricName === metricName && a.Properties.Namespace === namespace,
+    );
+
+  it.each(['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionsAborted'])(
+    '%s of the state machine > 0',
+    (metric) => {
+      const alarms = alarmOn(metric, 'AWS/States');
+      expect(alarms).toHaveLength(1);
+      expect(alarms[0]?.Properties).toEqual(
+        expect.objectContaining({
+          ComparisonOperator: 'GreaterThanThreshold',
+          Threshold: 0,
+          EvaluationPeriods: 1,
+          TreatMissingData: 'notBreaching',
+          Dimensions: [
+            { Name: 'StateMachineArn', Value: { Ref: logicalId(stack.archive.stateMachine, stack) } },
+          ],
+        }),
+      );
+      expect(alarms[0]?.Properties.AlarmActions).toBeUndefined(); // no alarmAction given
+    },
+  );
+
+  it('fires when the schedule dead-letter queue holds a message', () => {
+    const alarms = alarmOn('ApproximateNumberOfMessagesVisible', 'AWS/SQS');
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]?.Properties).toEqual(
+      expect.objectContaining({
+        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: 0,
+        Statistic: 'Maximum',
+      }),
+    );
+  });
+
+  it('are exposed on the construct', () => {
+    expect(Object.keys(stack.archive.alarms).sort()).toEqual([
+      'deadLetters',
+      'executionsAborted',
+      'executionsFailed',
+      'executionsTimedOut',
+    ]);
+  });
+});

@@ -1,0 +1,188 @@
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { JobDetailsArchive, type JobDetailsArchiveProps } from '../../infra/job-details-archive';
+import { resolveArchiveProps } from '../../infra/props-validation';
+import { InvalidInputError } from '../../shared/errors';
+import { useOutdirs } from './template-helpers';
+
+/** Props are checked in the constructor, before any resource exists; no synthesis needed. */
+const outdir = useOutdirs()();
+
+const build = (props: JobDetailsArchiveProps) => {
+  const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] }, outdir }), 'S');
+  let error: unknown;
+  try {
+    new JobDetailsArchive(stack, 'Archive', props);
+  } catch (err) {
+    error = err;
+  }
+  return { stack, error };
+};
+
+const expectInvalid = (props: JobDetailsArchiveProps, field: string, reason: RegExp) => {
+  const { stack, error } = build(props);
+  expect(error).toBeInstanceOf(InvalidInputError);
+  expect((error as InvalidInputError).field).toBe(field);
+  expect((error as InvalidInputError).message).toMatch(reason);
+  // Nothing was created before the check.
+  expect(stack.node.tryFindChild('Archive')?.node.children ?? []).toHaveLength(0);
+};
+
+describe('JobDetailsArchive props: defaults', () => {
+  it('fill in every documented default', () => {
+    const p = resolveArchiveProps({});
+    expect(p).toMatchObject({
+      olderThanDays: 30,
+      graceHours: 1,
+      jobTtlDays: 90,
+      archiveStorageClass: 'GLACIER_IR',
+      transitionAfterDays: 1,
+      transitionSmallObjects: false,
+      maxConcurrency: 10,
+      planPageGroups: 500,
+      schedule: { expression: 'cron(0 3 * * ? *)', timeZone: 'UTC', enabled: true },
+    });
+    expect(p.executionTimeout.toHours()).toBe(12);
+    expect(p.memoryMb).toEqual({
+      plan: 512,
+      'archive-group': 1024,
+      'verify-part': 1024,
+      'commit-part': 512,
+      'delete-sources': 512,
+      tally: 512,
+      report: 512,
+    });
+    expect(p.timeout['archive-group'].toMinutes()).toBe(15);
+    expect(p.timeout['verify-part'].toMinutes()).toBe(15);
+    expect(p.timeout.plan.toMinutes()).toBe(5);
+  });
+
+  it('take one value for all steps or a per-step record over the defaults', () => {
+    expect(Object.values(resolveArchiveProps({ lambdaMemoryMb: 2048 }).memoryMb)).toEqual(
+      Array(7).fill(2048),
+    );
+    const p = resolveArchiveProps({
+      lambdaMemoryMb: { tally: 256 },
+      lambdaTimeout: { plan: Duration.minutes(2) },
+    });
+    expect(p.memoryMb.tally).toBe(256);
+    expect(p.memoryMb['archive-group']).toBe(1024);
+    expect(p.timeout.plan.toMinutes()).toBe(2);
+    expect(p.timeout.report.toMinutes()).toBe(5);
+  });
+
+  it('accept graceHours 0, day-0 transitions, and a rate() schedule', () => {
+    const p = resolveArchiveProps({
+      graceHours: 0,
+      transitionAfterDays: 0,
+      archiveStorageClass: 'DEEP_ARCHIVE',
+      schedule: { expression: 'rate(12 hours)', timeZone: 'Europe/Berlin', enabled: false },
+    });
+    expect(p.graceHours).toBe(0);
+    expect(p.transitionAfterDays).toBe(0);
+    expect(p.schedule).toEqual({ expression: 'rate(12 hours)', timeZone: 'Europe/Berlin', enabled: false });
+  });
+});
+
+describe('JobDetailsArchive props: fails when', () => {
+  it('olderThanDays is negative or not a number', () => {
+    expectInvalid({ olderThanDays: -1 }, 'olderThanDays', /\[0, 3650\]/);
+    expectInvalid({ olderThanDays: Number.NaN }, 'olderThanDays', /expected a number/);
+  });
+
+  it('graceHours is negative', () => {
+    expectInvalid({ graceHours: -0.5 }, 'graceHours', /\[0, 8760\]/);
+  });
+
+  it('jobTtlDays would let rows expire before they are archived', () => {
+    expectInvalid(
+      { jobTtlDays: 32 },
+      'jobTtlDays',
+      /rows must outlive archival so the plan can still find them/,
+    );
+    expectInvalid({ olderThanDays: 60, graceHours: 24, jobTtlDays: 63 }, 'jobTtlDays', /= 63 must be below/);
+    expect(() => resolveArchiveProps({ olderThanDays: 60, graceHours: 24, jobTtlDays: 63.5 })).not.toThrow();
+  });
+
+  it('archiveStorageClass is not a Glacier class', () => {
+    expectInvalid(
+      { archiveStorageClass: 'STANDARD_IA' as never },
+      'archiveStorageClass',
+      /GLACIER_IR, GLACIER, DEEP_ARCHIVE/,
+    );
+  });
+
+  it('transitionAfterDays is negative or fractional', () => {
+    expectInvalid({ transitionAfterDays: -1 }, 'transitionAfterDays', /\[0, 3650\]/);
+    expectInvalid({ transitionAfterDays: 1.5 }, 'transitionAfterDays', /whole number/);
+  });
+
+  it('transitionSmallObjects is not a boolean', () => {
+    expectInvalid({ transitionSmallObjects: 'yes' as never }, 'transitionSmallObjects', /boolean/);
+  });
+
+  it('lambdaMemoryMb is out of Lambda range, or names an unknown step', () => {
+    expectInvalid({ lambdaMemoryMb: 64 }, 'lambdaMemoryMb', /\[128, 10240\]/);
+    expectInvalid(
+      { lambdaMemoryMb: { 'archive-group': 20000 } },
+      'lambdaMemoryMb.archive-group',
+      /\[128, 10240\]/,
+    );
+    expectInvalid({ lambdaMemoryMb: { plann: 512 } as never }, 'lambdaMemoryMb', /unknown step "plann"/);
+  });
+
+  it('lambdaTimeout exceeds 15 minutes', () => {
+    expectInvalid(
+      { lambdaTimeout: Duration.minutes(16) },
+      'lambdaTimeout',
+      /between 1 second and 15 minutes/,
+    );
+    expectInvalid({ lambdaTimeout: { report: Duration.hours(1) } }, 'lambdaTimeout.report', /15 minutes/);
+  });
+
+  it('maxConcurrency is 0 or fractional', () => {
+    expectInvalid({ maxConcurrency: 0 }, 'maxConcurrency', /\[1, 10000\]/);
+    expectInvalid({ maxConcurrency: 2.5 }, 'maxConcurrency', /whole number/);
+  });
+
+  it('executionTimeout is shorter than a minute or longer than a year', () => {
+    expectInvalid(
+      { executionTimeout: Duration.seconds(10) },
+      'executionTimeout',
+      /between 1 minute and 365 days/,
+    );
+    expectInvalid({ executionTimeout: Duration.days(400) }, 'executionTimeout', /365 days/);
+  });
+
+  it('planPageGroups is out of range', () => {
+    expectInvalid({ planPageGroups: 0 }, 'planPageGroups', /\[1, 2000\]/);
+  });
+
+  it('schedule.expression is not a recurring EventBridge Scheduler expression', () => {
+    expectInvalid(
+      { schedule: { expression: 'daily' } },
+      'schedule.expression',
+      /cron\(\.\.\.\) or rate\(\.\.\.\)/,
+    );
+    expectInvalid({ schedule: { expression: 'at(2030-01-01T00:00:00)' } }, 'schedule.expression', /cron/);
+    expectInvalid({ schedule: { expression: 'cron(0 3 * * *)' } }, 'schedule.expression', /6 fields/);
+    expectInvalid(
+      { schedule: { expression: 'cron(0 3 * * * *)' } },
+      'schedule.expression',
+      /'\?' in exactly one/,
+    );
+    expectInvalid({ schedule: { expression: 'rate(1 hours)' } }, 'schedule.expression', /singular for 1/);
+    expectInvalid({ schedule: { expression: 'rate(0 minutes)' } }, 'schedule.expression', /at least 1/);
+  });
+
+  it('schedule.timeZone is not an IANA zone', () => {
+    expectInvalid(
+      { schedule: { timeZone: 'Mars/Olympus_Mons' } },
+      'schedule.timeZone',
+      /unknown IANA time zone/,
+    );
+  });
+
+  it('schedule.enabled is not a boolean', () => {
+    expectInvalid({ schedule: { enabled: 'no' as never } }, 'schedule.enabled', /boolean/);
+  });
+});

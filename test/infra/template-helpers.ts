@@ -1,0 +1,104 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import type { CfnElement, Stack } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IConstruct } from 'constructs';
+import { flattenForNag } from '../../infra/nag';
+
+/** Helpers that read a synthesized template the way an IAM reviewer would. */
+
+/**
+ * Cloud assembly dirs for the Apps of one test file, removed after it (an App without an outdir
+ * makes a temp dir as soon as it is constructed, and nothing removes it).
+ */
+export const useOutdirs = (): (() => string) => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  return () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'jda-infra-test-'));
+    dirs.push(dir);
+    return dir;
+  };
+};
+
+export const logicalId = (construct: IConstruct, stack: Stack): string =>
+  stack.getLogicalId(construct.node.defaultChild as CfnElement);
+
+/** Logical id of a function's execution role. */
+export const roleIdOf = (fn: IFunction, stack: Stack): string => {
+  if (!fn.role) throw new Error(`${fn.node.path} has no role`);
+  return logicalId(fn.role, stack);
+};
+
+export interface Statement {
+  readonly effect: string;
+  readonly actions: string[];
+  /** Flattened like cdk-nag does: `<Bucket1234.Arn>/job-details/*`. */
+  readonly resources: string[];
+  readonly condition?: Record<string, unknown>;
+}
+
+const asArray = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+/** Every statement of every inline policy attached to the role. */
+export const statementsOfRole = (template: Template, roleId: string): Statement[] => {
+  const policies = template.findResources('AWS::IAM::Policy');
+  const out: Statement[] = [];
+  for (const policy of Object.values(policies)) {
+    const props = policy.Properties as {
+      Roles?: unknown[];
+      PolicyDocument: { Statement: Record<string, unknown>[] };
+    };
+    if (!asArray(props.Roles).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleId }))) continue;
+    for (const st of props.PolicyDocument.Statement) {
+      out.push({
+        effect: String(st.Effect),
+        actions: asArray(st.Action as string | string[]).sort(),
+        resources: asArray(st.Resource).map(flattenForNag),
+        ...(st.Condition ? { condition: st.Condition as Record<string, unknown> } : {}),
+      });
+    }
+  }
+  return out;
+};
+
+/** What a role may do to objects, by key prefix (`{ 'job-details/': ['s3:GetObject'] }`). */
+export const objectAccess = (statements: Statement[], bucketArn: string): Record<string, string[]> => {
+  const out: Record<string, Set<string>> = {};
+  for (const st of statements) {
+    for (const r of st.resources) {
+      if (!r.startsWith(`${bucketArn}/`)) continue;
+      const prefix = r.slice(bucketArn.length + 1).replace(/\*$/, '');
+      out[prefix] ??= new Set();
+      for (const a of st.actions) out[prefix].add(a);
+    }
+  }
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v].sort()]));
+};
+
+/** `s3:prefix` values a role may list the bucket with. */
+export const listPrefixes = (statements: Statement[], bucketArn: string): string[] =>
+  statements
+    .filter((st) => st.actions.includes('s3:ListBucket'))
+    .flatMap((st) => {
+      expect(st.resources).toEqual([bucketArn]); // ListBucket is only ever granted with a prefix condition
+      const like = (st.condition?.StringLike as Record<string, unknown> | undefined)?.['s3:prefix'];
+      expect(like).toBeDefined();
+      return asArray(like as string | string[]);
+    })
+    .sort();
+
+/** DynamoDB actions by resource. */
+export const tableAccess = (statements: Statement[]): Record<string, string[]> => {
+  const out: Record<string, string[]> = {};
+  for (const st of statements) {
+    const ddb = st.actions.filter((a) => a.startsWith('dynamodb:'));
+    if (ddb.length === 0) continue;
+    for (const r of st.resources) out[r] = [...(out[r] ?? []), ...ddb].sort();
+  }
+  return out;
+};
