@@ -1,4 +1,8 @@
-// Lambda handler for the 'archive-group' step. Thin: parse the event, call shared/, return; errors are thrown.
-export const handler = async (_event: unknown): Promise<unknown> => {
-  throw new Error('archive-group: not implemented yet');
-};
+import { archiveGroup } from '../shared/archive/steps/archive-group';
+import { parseGroupEvent } from '../shared/archive/steps/events';
+import type { ArchiveResult } from '../shared/archive/steps/types';
+import { getDeps } from './deps';
+
+/** `ArchiveGroup` Task (Map item): `{run, group}` → `$.archive`. */
+export const handler = async (event: unknown): Promise<ArchiveResult> =>
+  archiveGroup(getDeps(), parseGroupEvent(event));

@@ -1,4 +1,8 @@
-// Lambda handler for the 'commit-part' step. Thin: parse the event, call shared/, return; errors are thrown.
-export const handler = async (_event: unknown): Promise<unknown> => {
-  throw new Error('commit-part: not implemented yet');
-};
+import { commitPartStep } from '../shared/archive/steps/commit-part';
+import { parseCommitEvent } from '../shared/archive/steps/events';
+import type { CommitResult } from '../shared/archive/steps/types';
+import { getDeps } from './deps';
+
+/** `CommitPart` Task: `{run, group, archive, verify}` → `$.commit`; a lost index race throws ConcurrentModificationError. */
+export const handler = async (event: unknown): Promise<CommitResult> =>
+  commitPartStep(getDeps(), parseCommitEvent(event));

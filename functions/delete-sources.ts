@@ -1,4 +1,8 @@
-// Lambda handler for the 'delete-sources' step. Thin: parse the event, call shared/, return; errors are thrown.
-export const handler = async (_event: unknown): Promise<unknown> => {
-  throw new Error('delete-sources: not implemented yet');
-};
+import { deleteSources } from '../shared/archive/steps/delete-sources';
+import { parseDeleteEvent } from '../shared/archive/steps/events';
+import type { DeleteSummary } from '../shared/archive/steps/types';
+import { getDeps } from './deps';
+
+/** `DeleteSources` Task: the item state `{run, group, archive, verify?, commit?}` → `$.delete`. */
+export const handler = async (event: unknown): Promise<DeleteSummary> =>
+  deleteSources(getDeps(), parseDeleteEvent(event));

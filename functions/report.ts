@@ -1,4 +1,8 @@
-// Lambda handler for the 'report' step. Thin: parse the event, call shared/, return; errors are thrown.
-export const handler = async (_event: unknown): Promise<unknown> => {
-  throw new Error('report: not implemented yet');
-};
+import { parseReportEvent } from '../shared/archive/steps/events';
+import { report } from '../shared/archive/steps/report';
+import type { RunReport } from '../shared/archive/steps/types';
+import { getDeps } from './deps';
+
+/** `Report` Task: `{run, page, cursor: null, totals}` → the execution output. */
+export const handler = async (event: unknown): Promise<RunReport> =>
+  report(getDeps(), parseReportEvent(event));

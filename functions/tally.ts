@@ -1,4 +1,7 @@
-// Lambda handler for the 'tally' step. Thin: parse the event, call shared/, return; errors are thrown.
-export const handler = async (_event: unknown): Promise<unknown> => {
-  throw new Error('tally: not implemented yet');
-};
+import { parseTallyEvent } from '../shared/archive/steps/events';
+import { tally } from '../shared/archive/steps/tally';
+import type { PageState } from '../shared/archive/steps/types';
+import { getDeps } from './deps';
+
+/** `Tally` Task: `{run, page, cursor, totals, results}` → `{run, page: page + 1, cursor, totals}`. */
+export const handler = async (event: unknown): Promise<PageState> => tally(getDeps(), parseTallyEvent(event));

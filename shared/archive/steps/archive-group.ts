@@ -1,0 +1,180 @@
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { VerificationError } from '../../errors';
+import { newPartName, partKey, pendingKey } from '../keys';
+import { PartBuilder } from '../part-builder';
+import { archivedMeta, CappedList, changedSincePlan, classifyPlanned } from './classify';
+import type { StepDeps } from './context';
+import { loadMonthIndex } from './index-store';
+import { readJobRows } from './job-rows';
+import { listingProblem, listJob, readJobSources } from './job-sources';
+import { PartUpload } from './part-upload';
+import { orderedPrefetch, Semaphore } from './prefetch';
+import { collectAbandonedParts } from './pending-gc';
+import { readPlannedJobs } from './planned-jobs';
+import { CAPS } from './run';
+import { putJson, type StagedPart } from './staged';
+import type { ArchiveResult, ArchiveSummary, GroupEvent, PlannedJob } from './types';
+
+/** Stored bytes of sources read ahead but not yet appended (decoded they are a few times larger). */
+const READ_AHEAD_BYTES = 16 * 1024 * 1024;
+
+interface OpenPart {
+  readonly name: string;
+  readonly key: string;
+  readonly upload: PartUpload;
+  readonly builder: PartBuilder;
+}
+
+const byJobId = (a: PlannedJob, b: PlannedJob): number =>
+  a.job_id < b.job_id ? -1 : a.job_id > b.job_id ? 1 : 0;
+
+/**
+ * ArchiveGroup: builds ONE new part for a shop × month from the planned jobs not yet committed with
+ * the same completed_at, streaming it to S3, then writes the pending manifest verify checks it
+ * against. Nothing here is visible to readers (only the index is) and nothing is deleted but
+ * abandoned, uncommitted parts of dead runs.
+ */
+export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<ArchiveResult> => {
+  const { run, group } = event;
+  const { shopId, month } = group;
+  const { value, requests } = await deps.meter.measure(async () => {
+    const { index } = await loadMonthIndex(deps, shopId, month);
+    const planned = await readPlannedJobs(deps, run, group);
+    const abandonedPartsRemoved = await collectAbandonedParts(deps, run, shopId, month, index);
+
+    const toArchive = planned.filter((j) => classifyPlanned(j, index) === 'archive').sort(byJobId);
+    const quarantined = new CappedList<{ jobId: string; reason: string }>(CAPS.groupQuarantined);
+    let skipped = planned.length - toArchive.length;
+    let changed = 0;
+    let archived = 0;
+    let bytesIn = 0;
+    const summary = (bytesOut: number, partName: string | null): Omit<ArchiveSummary, 'requests'> => ({
+      planned: planned.length,
+      archived,
+      skipped,
+      changedSincePlan: changed,
+      quarantined: quarantined.items,
+      quarantinedCount: quarantined.count,
+      bytesIn,
+      bytesOut,
+      partName,
+      abandonedPartsRemoved,
+    });
+
+    // Reads run ahead (a window of jobs, one shared request gate) while records are appended one
+    // job at a time in id order: the part's layout is stable and memory holds a bounded window.
+    const gate = new Semaphore(deps.settings.readConcurrency);
+    const ahead = { window: deps.settings.readConcurrency, maxBytes: READ_AHEAD_BYTES };
+
+    if (run.dryRun) {
+      // Classify and count from listings only: no source reads, no writes.
+      const listings = orderedPrefetch(
+        toArchive,
+        async (job) => ({ job, listed: await listJob(deps, job.job_id, gate) }),
+        { ...ahead, sizeOf: () => 0 },
+      );
+      for await (const { job, listed } of listings) {
+        const problem = listingProblem(listed);
+        if (problem) quarantined.add({ jobId: job.job_id, reason: problem });
+        else {
+          archived++;
+          bytesIn += listed.reduce((n, o) => n + o.size, 0);
+        }
+      }
+      return { summary: summary(0, null) };
+    }
+
+    const rows = await readJobRows(
+      deps,
+      shopId,
+      toArchive.map((j) => j.job_id),
+    );
+    const current = toArchive.filter((job) => {
+      if (!changedSincePlan(job, rows.get(job.job_id))) return true;
+      skipped++;
+      changed++;
+      return false;
+    });
+    let part: OpenPart | undefined;
+    let uploaded = false;
+    try {
+      const reads = orderedPrefetch(
+        current,
+        async (job) => ({
+          job,
+          read: await readJobSources(deps, await listJob(deps, job.job_id, gate), gate),
+        }),
+        { ...ahead, sizeOf: (r) => (r.read.kind === 'ok' ? r.read.bytesIn : 0) },
+      );
+      for await (const { job, read } of reads) {
+        if (read.kind === 'quarantine') {
+          quarantined.add({ jobId: job.job_id, reason: read.reason });
+          continue;
+        }
+        part ??= await openPart(deps, event);
+        await part.builder.addJob({
+          jobId: job.job_id,
+          meta: archivedMeta(job, rows.get(job.job_id)),
+          details: read.details,
+          platformData: read.platformData,
+          sources: read.sources,
+        });
+        archived++;
+        bytesIn += read.bytesIn;
+      }
+      if (!part) return { summary: summary(0, null) };
+
+      const manifest = part.builder.finish();
+      const stored = await part.upload.finish();
+      uploaded = true;
+      if (stored.size !== manifest.size) {
+        throw new VerificationError(part.key, `stored ${stored.size} bytes, built ${manifest.size}`);
+      }
+      const pending = pendingKey(shopId, month, part.name);
+      const staged: StagedPart = { ...manifest, etag: stored.etag };
+      await putJson(deps, pending, staged);
+      return {
+        partKey: part.key,
+        partName: part.name,
+        pendingKey: pending,
+        summary: summary(manifest.size, part.name),
+      };
+    } catch (err) {
+      // Leave nothing without a manifest behind (a crash here is what pending GC is for).
+      if (part && !uploaded) await part.upload.abort();
+      if (part && uploaded) {
+        await deps.s3
+          .send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: part.key }))
+          .catch(() => undefined);
+      }
+      throw err;
+    }
+  });
+  const { summary, ...keys } = value;
+  return { ...keys, summary: { ...summary, requests } };
+};
+
+const openPart = async (deps: StepDeps, event: GroupEvent): Promise<OpenPart> => {
+  const now = deps.clock();
+  const name = newPartName(now);
+  const key = partKey(event.group.shopId, event.group.month, name);
+  const upload = new PartUpload(deps.s3, deps.bucket, key);
+  const builder = new PartBuilder(
+    {
+      shopId: event.group.shopId,
+      month: event.group.month,
+      partName: name,
+      partKey: key,
+      runId: event.run.runId,
+      createdAt: now.toISOString(),
+    },
+    upload.write,
+  );
+  try {
+    await builder.writeHeader();
+  } catch (err) {
+    await upload.abort();
+    throw err;
+  }
+  return { name, key, upload, builder };
+};

@@ -1,0 +1,98 @@
+import { mapLimit } from '../../concurrency';
+import { VerificationError } from '../../errors';
+import { addCounts, zeroCounts } from '../../metrics';
+import { latestEntry, markDeleted, partByName } from '../month-index';
+import { CappedList } from './classify';
+import { assertPartStored } from './commit-part';
+import type { StepDeps } from './context';
+import { deleteMatching } from './delete-objects';
+import { eligibleForDelete, matchSources } from './delete-plan';
+import { loadMonthIndex, updateMonthIndex } from './index-store';
+import { listJob } from './job-sources';
+import { readPlannedJobs } from './planned-jobs';
+import { CAPS } from './run';
+import type { DeleteEvent, DeleteSummary } from './types';
+
+/**
+ * DeleteSources: removes the hot objects of planned jobs whose latest archival is committed (and past
+ * the grace period), but only objects whose key, size AND ETag are what that archival recorded —
+ * anything written since (a retry) is kept. An entry is marked deleted only once all its matched
+ * objects are gone; otherwise a later run finishes the job.
+ *
+ * "Now" for the grace period is the later of the run's logical `now` and the real clock: a run may be
+ * told a later `now` (to move time forward), and a job committed in this run is compared with the
+ * clock that stamped it.
+ */
+export const deleteSources = async (deps: StepDeps, event: DeleteEvent): Promise<DeleteSummary> => {
+  const { run, group } = event;
+  const { value, requests } = await deps.meter.measure(async () => {
+    const { index } = await loadMonthIndex(deps, group.shopId, group.month);
+    const planned = await readPlannedJobs(deps, run, group);
+    const asOf = Math.max(Date.parse(run.now), deps.clock().getTime());
+    const eligible = eligibleForDelete(index, planned, asOf, run.graceHours);
+    const errors = new CappedList<{ key: string; code: string }>(CAPS.groupDeleteErrors);
+    if (eligible.length === 0) {
+      return { eligible: 0, objectsDeleted: 0, objectsKept: 0, errors, jobsCompleted: 0 };
+    }
+
+    // Last line of defence: never delete sources whose archive is not stored as committed.
+    for (const name of new Set(eligible.map((e) => e.entry.part))) {
+      const part = partByName(index, name);
+      if (!part) throw new VerificationError(name, 'index entry points at a part the index does not list');
+      await assertPartStored(deps, part.key, part);
+    }
+
+    const matched = await mapLimit(eligible, deps.settings.readConcurrency, async (e) => ({
+      ...e,
+      ...matchSources(e.entry, await listJob(deps, e.jobId)),
+    }));
+    const objectsKept = matched.reduce((n, m) => n + m.kept, 0);
+    const toDelete = matched.flatMap((m) => m.remove);
+    if (run.dryRun) {
+      return {
+        eligible: eligible.length,
+        objectsDeleted: toDelete.length,
+        objectsKept,
+        errors,
+        jobsCompleted: eligible.length,
+      };
+    }
+
+    const result = await deleteMatching(deps, toDelete);
+    const failedKeys = new Set(result.errors.map((e) => e.key));
+    for (const e of result.errors) errors.add(e);
+    const done = matched
+      .filter((m) => m.remove.every((o) => !failedKeys.has(o.key)))
+      .map((m) => ({ jobId: m.jobId, part: m.entry.part }));
+    if (done.length > 0) {
+      const at = deps.clock().toISOString();
+      await updateMonthIndex(deps, group.shopId, group.month, (current) => {
+        // Re-read on every attempt: mark only entries that are still the latest and undeleted.
+        const still = done.filter((d) => {
+          const latest = latestEntry(current, d.jobId);
+          return latest?.part === d.part && latest.deleted_at === null;
+        });
+        return still.length > 0
+          ? { index: markDeleted(current, still, at), result: null }
+          : { index: null, result: null };
+      });
+    }
+    return {
+      eligible: eligible.length,
+      objectsDeleted: result.deleted.length,
+      objectsKept,
+      errors,
+      jobsCompleted: done.length,
+    };
+  });
+  const { errors, ...counts } = value;
+  return {
+    ...counts,
+    deleteErrors: errors.items,
+    deleteErrorCount: errors.count,
+    requests: addCounts(
+      addCounts(addCounts(zeroCounts(), requests), event.verify?.requests),
+      event.commit?.requests,
+    ),
+  };
+};

@@ -1,0 +1,219 @@
+import { InvalidInputError } from '../../errors';
+import { validateMonth, validateShopId } from '../../ids';
+import type { RequestCounts } from '../../metrics';
+import type { PlanCall } from './plan';
+import { checkJobsKey } from './planned-jobs';
+import { parseRequests, parseRun, parseRunInput, parseTotals } from './run';
+import { bool, int, isObj, obj, str, validId } from './shape';
+import type {
+  ArchiveResult,
+  ArchiveSummary,
+  CommitEvent,
+  CommitResult,
+  DeleteEvent,
+  DeleteSummary,
+  GroupEvent,
+  GroupResult,
+  PageState,
+  PlannedGroup,
+  RunContext,
+  TallyEvent,
+  VerifyEvent,
+  VerifyResult,
+} from './types';
+
+/**
+ * Validation of every handler event, before any I/O. Errors are InvalidInputError naming the field
+ * (e.g. `archive.summary.archived`), so a wiring mistake in the state machine reads as one.
+ */
+
+const optStr = (v: unknown, field: string): string | undefined =>
+  v === undefined ? undefined : str(v, field);
+
+const strList = <T>(v: unknown, field: string, item: (o: Record<string, unknown>, f: string) => T): T[] => {
+  if (!Array.isArray(v)) throw new InvalidInputError(field, 'expected a list');
+  return v.map((x, i) => item(obj(x, `${field}[${i}]`), `${field}[${i}]`));
+};
+
+const text = (v: unknown, field: string): string => {
+  if (typeof v !== 'string') throw new InvalidInputError(field, 'expected a string');
+  return v;
+};
+
+export const parseGroup = (v: unknown, run: RunContext, field = 'group'): PlannedGroup => {
+  const o = obj(v, field);
+  const group: PlannedGroup = {
+    shopId: validId(validateShopId, o.shopId, `${field}.shopId`),
+    month: validId(validateMonth, o.month, `${field}.month`),
+    jobsKey: str(o.jobsKey, `${field}.jobsKey`),
+    jobCount: int(o.jobCount, `${field}.jobCount`),
+  };
+  checkJobsKey(run, group, `${field}.jobsKey`);
+  return group;
+};
+
+const requestsOf = (v: unknown, field: string): RequestCounts => parseRequests(v, field);
+
+export const parseArchiveSummary = (v: unknown, field = 'archive.summary'): ArchiveSummary => {
+  const o = obj(v, field);
+  const n = (k: string) => int(o[k], `${field}.${k}`);
+  return {
+    planned: n('planned'),
+    archived: n('archived'),
+    skipped: n('skipped'),
+    changedSincePlan: n('changedSincePlan'),
+    quarantined: strList(o.quarantined, `${field}.quarantined`, (q, f) => ({
+      jobId: text(q.jobId, `${f}.jobId`),
+      reason: text(q.reason, `${f}.reason`),
+    })),
+    quarantinedCount: n('quarantinedCount'),
+    bytesIn: n('bytesIn'),
+    bytesOut: n('bytesOut'),
+    partName: o.partName === null ? null : str(o.partName, `${field}.partName`),
+    abandonedPartsRemoved: n('abandonedPartsRemoved'),
+    requests: requestsOf(o.requests, `${field}.requests`),
+  };
+};
+
+export const parseArchiveResult = (v: unknown, field = 'archive'): ArchiveResult => {
+  const o = obj(v, field);
+  const partKey = optStr(o.partKey, `${field}.partKey`);
+  const partName = optStr(o.partName, `${field}.partName`);
+  const pendingKey = optStr(o.pendingKey, `${field}.pendingKey`);
+  if (
+    (partKey === undefined) !== (partName === undefined) ||
+    (partKey === undefined) !== (pendingKey === undefined)
+  ) {
+    throw new InvalidInputError(`${field}.partKey`, 'partKey, partName and pendingKey come together');
+  }
+  return {
+    ...(partKey !== undefined ? { partKey, partName, pendingKey } : {}),
+    summary: parseArchiveSummary(o.summary, `${field}.summary`),
+  };
+};
+
+const parseVerifyResult = (v: unknown, field = 'verify'): VerifyResult => {
+  const o = obj(v, field);
+  if (o.verified !== true) throw new InvalidInputError(`${field}.verified`, 'expected true');
+  return {
+    verified: true,
+    jobs: int(o.jobs, `${field}.jobs`),
+    requests: requestsOf(o.requests, `${field}.requests`),
+  };
+};
+
+const parseCommitResult = (v: unknown, field = 'commit'): CommitResult => {
+  const o = obj(v, field);
+  if (o.committed !== true) throw new InvalidInputError(`${field}.committed`, 'expected true');
+  return {
+    committed: true,
+    part: str(o.part, `${field}.part`),
+    jobs: int(o.jobs, `${field}.jobs`),
+    requests: requestsOf(o.requests, `${field}.requests`),
+  };
+};
+
+export const parseDeleteSummary = (v: unknown, field = 'delete'): DeleteSummary => {
+  const o = obj(v, field);
+  const n = (k: string) => int(o[k], `${field}.${k}`);
+  return {
+    eligible: n('eligible'),
+    objectsDeleted: n('objectsDeleted'),
+    objectsKept: n('objectsKept'),
+    deleteErrors: strList(o.deleteErrors, `${field}.deleteErrors`, (e, f) => ({
+      key: text(e.key, `${f}.key`),
+      code: text(e.code, `${f}.code`),
+    })),
+    deleteErrorCount: n('deleteErrorCount'),
+    jobsCompleted: n('jobsCompleted'),
+    requests: requestsOf(o.requests, `${field}.requests`),
+  };
+};
+
+/** `Plan`: the first call carries the execution input, later ones the page state. */
+export const parsePlanEvent = (v: unknown): PlanCall => {
+  const o = obj(v, 'event');
+  const state = o.state;
+  if (isObj(state) && 'run' in state) {
+    const s = parsePageState(state, 'state');
+    if (s.cursor === null)
+      throw new InvalidInputError(
+        'state.cursor',
+        'nothing left to plan (the Choice should have gone to Report)',
+      );
+    return { kind: 'next', state: s };
+  }
+  return {
+    kind: 'first',
+    input: parseRunInput(state, 'state'),
+    execution: str(o.execution, 'execution'),
+    startTime: str(o.startTime, 'startTime'),
+  };
+};
+
+/** The page state; `field` prefixes the names in errors (Plan's `state`; none for Tally / Report). */
+export const parsePageState = (v: unknown, field?: string): PageState => {
+  const at = (name: string) => (field ? `${field}.${name}` : name);
+  const o = obj(v, field ?? 'event');
+  return {
+    run: parseRun(o.run, at('run')),
+    page: int(o.page, at('page'), 0, 1_000_000),
+    cursor: o.cursor === null ? null : str(o.cursor, at('cursor')),
+    totals: parseTotals(o.totals, at('totals')),
+  };
+};
+
+export const parseGroupEvent = (v: unknown): GroupEvent => {
+  const o = obj(v, 'event');
+  const run = parseRun(o.run);
+  return { run, group: parseGroup(o.group, run) };
+};
+
+export const parseVerifyEvent = (v: unknown): VerifyEvent => {
+  const o = obj(v, 'event');
+  return { ...parseGroupEvent(o), archive: parseArchiveResult(o.archive) };
+};
+
+export const parseCommitEvent = (v: unknown): CommitEvent => {
+  const o = obj(v, 'event');
+  return { ...parseVerifyEvent(o), verify: parseVerifyResult(o.verify) };
+};
+
+export const parseDeleteEvent = (v: unknown): DeleteEvent => {
+  const o = obj(v, 'event');
+  return {
+    ...parseVerifyEvent(o),
+    ...(o.verify !== undefined ? { verify: parseVerifyResult(o.verify) } : {}),
+    ...(o.commit !== undefined ? { commit: parseCommitResult(o.commit) } : {}),
+  };
+};
+
+const parseGroupResult = (v: unknown, run: RunContext, field: string): GroupResult => {
+  const o = obj(v, field);
+  const group = parseGroup(o.group, run, `${field}.group`);
+  if (o.failed !== undefined) {
+    if (!bool(o.failed, `${field}.failed`))
+      throw new InvalidInputError(`${field}.failed`, 'expected true when present');
+    // Catch output: Error / Cause are strings, but be lenient about what a Pass state copied in.
+    const asText = (x: unknown) => (typeof x === 'string' ? x : x === undefined ? '' : JSON.stringify(x));
+    return { group, failed: true, error: asText(o.error), cause: asText(o.cause) };
+  }
+  return {
+    group,
+    archive: parseArchiveSummary(o.archive, `${field}.archive`),
+    delete: parseDeleteSummary(o.delete, `${field}.delete`),
+  };
+};
+
+export const parseTallyEvent = (v: unknown): TallyEvent => {
+  const o = obj(v, 'event');
+  const state = parsePageState(o);
+  if (!Array.isArray(o.results)) throw new InvalidInputError('results', 'expected the Map results list');
+  return { ...state, results: o.results.map((r, i) => parseGroupResult(r, state.run, `results[${i}]`)) };
+};
+
+export const parseReportEvent = (v: unknown): PageState => {
+  const s = parsePageState(v);
+  if (s.cursor !== null) throw new InvalidInputError('cursor', 'the run still has pages to plan');
+  return s;
+};

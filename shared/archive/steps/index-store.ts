@@ -1,0 +1,65 @@
+import { ConcurrentModificationError, CorruptObjectError } from '../../errors';
+import { getObjectBytes, putConditional } from '../../s3/objects';
+import { monthIndexKey } from '../keys';
+import { emptyMonthIndex, type MonthIndex, parseMonthIndex, serializeMonthIndex } from '../month-index';
+import type { StepDeps } from './context';
+
+/** Reads and conditionally rewrites a month index (the commit record). */
+
+export interface LoadedIndex {
+  readonly index: MonthIndex;
+  /** null: no index yet (an empty one is returned). */
+  readonly etag: string | null;
+}
+
+export const loadMonthIndex = async (deps: StepDeps, shopId: string, month: string): Promise<LoadedIndex> => {
+  const key = monthIndexKey(shopId, month);
+  const got = await getObjectBytes(deps.s3, deps.bucket, key);
+  if (!got) return { index: emptyMonthIndex(shopId, month, deps.clock().toISOString()), etag: null };
+  const index = parseMonthIndex(got.bytes, key);
+  if (index.shop_id !== shopId || index.month !== month) {
+    throw new CorruptObjectError(key, `index is of ${index.shop_id} ${index.month}`);
+  }
+  return { index, etag: got.etag };
+};
+
+/** Attempts of a read-modify-write before ConcurrentModificationError goes to Step Functions' Retry. */
+export const INDEX_WRITE_ATTEMPTS = 5;
+
+/**
+ * Read-modify-write with If-Match (If-None-Match for a new index). `change` gets the current index and
+ * returns the new one, or null for "nothing to write"; on a 412 the index is re-read and `change`
+ * re-applied, so it must be a pure function of the index it is given.
+ */
+export const updateMonthIndex = async <T>(
+  deps: StepDeps,
+  shopId: string,
+  month: string,
+  change: (current: MonthIndex) => { index: MonthIndex; result: T } | { index: null; result: T },
+  attempts = INDEX_WRITE_ATTEMPTS,
+): Promise<{ result: T; written: boolean; index: MonthIndex }> => {
+  const key = monthIndexKey(shopId, month);
+  let lastError: ConcurrentModificationError | undefined;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const { index: current, etag } = await loadMonthIndex(deps, shopId, month);
+    const next = change(current);
+    if (next.index === null) return { result: next.result, written: false, index: current };
+    try {
+      await putConditional(
+        deps.s3,
+        {
+          Bucket: deps.bucket,
+          Key: key,
+          Body: serializeMonthIndex(next.index),
+          ContentType: 'application/json',
+        },
+        etag,
+      );
+      return { result: next.result, written: true, index: next.index };
+    } catch (err) {
+      if (!(err instanceof ConcurrentModificationError)) throw err;
+      lastError = err;
+    }
+  }
+  throw lastError ?? new ConcurrentModificationError(key);
+};

@@ -1,0 +1,166 @@
+import { createHash } from 'node:crypto';
+import { InvalidInputError } from '../../errors';
+import { type RequestCounts, zeroCounts } from '../../metrics';
+import { validateRunId } from '../keys';
+import type { StepSettings } from './context';
+import { bool, int, isObj, isoTime, num, obj, onlyFields, truncate, validId } from './shape';
+import type { QuarantinedJob, RunContext, RunInput, RunTotals } from './types';
+
+/** Caps that keep state payloads (256 KB) and reports bounded. */
+export const CAPS = {
+  /** Quarantined jobs listed per group result. */
+  groupQuarantined: 50,
+  /** Delete errors listed per group result. */
+  groupDeleteErrors: 50,
+  /** Quarantined jobs / failed groups listed in the execution output. */
+  report: 100,
+  /** Characters of a reason / error cause. */
+  reason: 200,
+} as const;
+
+const DAY_MS = 86_400_000;
+const MAX_DAYS = 3650;
+const MAX_GRACE_HOURS = 24 * 365;
+
+/**
+ * Execution names allow characters run ids (key segments) do not. Unsafe characters become `_`, and a
+ * short hash of the original keeps two names that sanitize alike (`a.b`, `a_b`) apart.
+ */
+export const runIdFromExecution = (execution: string): string => {
+  if (typeof execution !== 'string' || execution === '') {
+    throw new InvalidInputError('execution', 'expected the execution name');
+  }
+  let id = execution.replace(/[^A-Za-z0-9_-]/g, '_');
+  if (!/^[A-Za-z0-9]/.test(id)) id = `r${id}`;
+  if (id !== execution || id.length > 80) {
+    const hash = createHash('sha256').update(execution, 'utf8').digest('hex').slice(0, 8);
+    id = `${id.slice(0, 71)}-${hash}`;
+  }
+  return validateRunId(id);
+};
+
+const RUN_INPUT_FIELDS = ['olderThanDays', 'graceHours', 'now', 'dryRun'] as const;
+
+export const parseRunInput = (v: unknown, field = 'state'): RunInput => {
+  const o = v === undefined || v === null ? {} : obj(v, field);
+  onlyFields(o, field, RUN_INPUT_FIELDS);
+  return {
+    ...(o.olderThanDays !== undefined
+      ? { olderThanDays: num(o.olderThanDays, `${field}.olderThanDays`, 0, MAX_DAYS) }
+      : {}),
+    ...(o.graceHours !== undefined
+      ? { graceHours: num(o.graceHours, `${field}.graceHours`, 0, MAX_GRACE_HOURS) }
+      : {}),
+    ...(o.now !== undefined ? { now: isoTime(o.now, `${field}.now`) } : {}),
+    ...(o.dryRun !== undefined ? { dryRun: bool(o.dryRun, `${field}.dryRun`) } : {}),
+  };
+};
+
+/** The run of a new execution: input over config defaults; `now` defaults to the start time. */
+export const buildRun = (
+  input: RunInput,
+  execution: string,
+  startTime: string,
+  settings: Pick<StepSettings, 'olderThanDays' | 'graceHours'>,
+): RunContext => {
+  const startedAt = isoTime(startTime, 'startTime');
+  const now = input.now ?? startedAt;
+  const olderThanDays = input.olderThanDays ?? settings.olderThanDays;
+  return {
+    runId: runIdFromExecution(execution),
+    now,
+    cutoff: new Date(Date.parse(now) - olderThanDays * DAY_MS).toISOString(),
+    olderThanDays,
+    graceHours: input.graceHours ?? settings.graceHours,
+    dryRun: input.dryRun ?? false,
+    startedAt,
+  };
+};
+
+/** A run carried in a later event; every field is checked (it decides what gets deleted). */
+export const parseRun = (v: unknown, field = 'run'): RunContext => {
+  const o = obj(v, field);
+  const run: RunContext = {
+    runId: validId(validateRunId, o.runId, `${field}.runId`),
+    now: isoTime(o.now, `${field}.now`),
+    cutoff: isoTime(o.cutoff, `${field}.cutoff`),
+    olderThanDays: num(o.olderThanDays, `${field}.olderThanDays`, 0, MAX_DAYS),
+    graceHours: num(o.graceHours, `${field}.graceHours`, 0, MAX_GRACE_HOURS),
+    dryRun: bool(o.dryRun, `${field}.dryRun`),
+    startedAt: isoTime(o.startedAt, `${field}.startedAt`),
+  };
+  if (run.cutoff > run.now) throw new InvalidInputError(`${field}.cutoff`, 'must not be after now');
+  return run;
+};
+
+export const zeroTotals = (): RunTotals => ({
+  jobsPlanned: 0,
+  jobsArchived: 0,
+  jobsSkipped: 0,
+  jobsQuarantined: 0,
+  planQuarantined: [],
+  partsWritten: 0,
+  bytesIn: 0,
+  bytesOut: 0,
+  objectsDeleted: 0,
+  objectsKept: 0,
+  deleteErrors: 0,
+  jobsDeleted: 0,
+  groupsOk: 0,
+  groupsFailed: 0,
+  requests: zeroCounts(),
+});
+
+const COUNT_FIELDS = [
+  'jobsPlanned',
+  'jobsArchived',
+  'jobsSkipped',
+  'jobsQuarantined',
+  'partsWritten',
+  'bytesIn',
+  'bytesOut',
+  'objectsDeleted',
+  'objectsKept',
+  'deleteErrors',
+  'jobsDeleted',
+  'groupsOk',
+  'groupsFailed',
+] as const;
+
+export const parseRequests = (v: unknown, field: string): RequestCounts => {
+  const o = obj(v, field);
+  return { s3: int(o.s3, `${field}.s3`), dynamodb: int(o.dynamodb, `${field}.dynamodb`) };
+};
+
+export const parseTotals = (v: unknown, field = 'totals'): RunTotals => {
+  const o = obj(v, field);
+  const t = zeroTotals();
+  for (const k of COUNT_FIELDS) t[k] = int(o[k], `${field}.${k}`);
+  if (!Array.isArray(o.planQuarantined))
+    throw new InvalidInputError(`${field}.planQuarantined`, 'expected a list');
+  t.planQuarantined = o.planQuarantined.map((q, i) => parseQuarantined(q, `${field}.planQuarantined[${i}]`));
+  t.requests = parseRequests(o.requests, `${field}.requests`);
+  return t;
+};
+
+const parseQuarantined = (v: unknown, field: string): QuarantinedJob => {
+  const o = obj(v, field);
+  // Plan-time entries may hold the unsafe id itself (that is why they are quarantined): strings only.
+  if (typeof o.shopId !== 'string' || typeof o.jobId !== 'string' || typeof o.reason !== 'string') {
+    throw new InvalidInputError(field, 'expected {shopId, jobId, reason} strings');
+  }
+  return { shopId: o.shopId, jobId: o.jobId, reason: o.reason };
+};
+
+/** Why something failed, short enough for a state payload. */
+export const reasonOf = (err: unknown): string => {
+  const text =
+    err instanceof Error || isObj(err)
+      ? `${String((err as { name?: unknown }).name ?? 'Error')}: ${String((err as { message?: unknown }).message ?? '')}`
+      : String(err);
+  return truncate(text, CAPS.reason);
+};
+
+/** Unsafe ids are reported, never used: JSON-quoted and shortened. */
+export const reportableId = (v: unknown): string =>
+  truncate(typeof v === 'string' ? v : (JSON.stringify(v) ?? 'undefined'), 100);

@@ -1,0 +1,70 @@
+import { InvalidInputError } from '../../errors';
+
+/** Small validators for step events: each names the offending field in an InvalidInputError. */
+export type Obj = Record<string, unknown>;
+
+export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export const obj = (v: unknown, field: string): Obj => {
+  if (!isObj(v)) throw new InvalidInputError(field, 'expected an object');
+  return v;
+};
+
+export const str = (v: unknown, field: string): string => {
+  if (typeof v !== 'string' || v === '') throw new InvalidInputError(field, 'expected a non-empty string');
+  return v;
+};
+
+export const bool = (v: unknown, field: string): boolean => {
+  if (typeof v !== 'boolean') throw new InvalidInputError(field, 'expected true or false');
+  return v;
+};
+
+export const num = (v: unknown, field: string, min: number, max: number): number => {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+    throw new InvalidInputError(field, `expected a number in [${min}, ${max}], got ${JSON.stringify(v)}`);
+  }
+  return v;
+};
+
+export const int = (v: unknown, field: string, min = 0, max = Number.MAX_SAFE_INTEGER): number => {
+  const n = num(v, field, min, max);
+  if (!Number.isInteger(n)) throw new InvalidInputError(field, `expected a whole number, got ${n}`);
+  return n;
+};
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** An ISO-8601 date-time with a zone; returned normalized (`toISOString`), so string order = time order. */
+export const isoTime = (v: unknown, field: string): string => {
+  if (typeof v !== 'string' || !ISO.test(v) || Number.isNaN(Date.parse(v))) {
+    throw new InvalidInputError(
+      field,
+      `expected an ISO-8601 date-time with a zone, got ${JSON.stringify(v)}`,
+    );
+  }
+  return new Date(v).toISOString();
+};
+
+/** Rejects fields outside `allowed` (typos in operator input must not silently change behaviour). */
+export const onlyFields = (o: Obj, field: string, allowed: readonly string[]): void => {
+  const extra = Object.keys(o).filter((k) => !allowed.includes(k));
+  if (extra.length > 0) {
+    throw new InvalidInputError(
+      `${field}.${extra[0]}`,
+      `unknown field (expected one of ${allowed.join(', ')})`,
+    );
+  }
+};
+
+/** Wraps an id validator's InvalidIdError as an InvalidInputError naming the event field. */
+export const validId = <T>(validate: (v: unknown) => T, v: unknown, field: string): T => {
+  try {
+    return validate(v);
+  } catch (err) {
+    throw new InvalidInputError(field, err instanceof Error ? err.message : String(err));
+  }
+};
+
+/** Caps a message for state payloads (256 KB per state) and reports. */
+export const truncate = (s: string, max: number): string => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);

@@ -1,0 +1,36 @@
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { CorruptObjectError } from '../../errors';
+import { getObjectBytes } from '../../s3/objects';
+import { type PendingPart, parsePendingPart, parseVerifiedPart, type VerifiedPart } from '../staging';
+import type { StepDeps } from './context';
+
+/**
+ * The pending manifest as the archive step writes it: staging.ts `PendingPart` plus the ETag S3 gave
+ * the uploaded part (known only after the upload, so PartBuilder cannot fill it in).
+ */
+export type StagedPart = PendingPart & { readonly etag: string };
+
+export const putJson = async (deps: StepDeps, key: string, doc: unknown): Promise<void> => {
+  await deps.s3.send(
+    new PutObjectCommand({
+      Bucket: deps.bucket,
+      Key: key,
+      Body: JSON.stringify(doc),
+      ContentType: 'application/json',
+    }),
+  );
+};
+
+export const readStagedPart = async (deps: StepDeps, key: string): Promise<StagedPart | null> => {
+  const got = await getObjectBytes(deps.s3, deps.bucket, key);
+  if (!got) return null;
+  const doc = parsePendingPart(got.bytes, key) as StagedPart;
+  if (typeof doc.etag !== 'string' || doc.etag === '')
+    throw new CorruptObjectError(key, 'pending manifest has no part ETag');
+  return doc;
+};
+
+export const readVerifiedPart = async (deps: StepDeps, key: string): Promise<VerifiedPart | null> => {
+  const got = await getObjectBytes(deps.s3, deps.bucket, key);
+  return got ? parseVerifiedPart(got.bytes, key) : null;
+};

@@ -1,0 +1,251 @@
+import type { RequestCounts } from '../../metrics';
+
+/**
+ * Event and result shapes of the archiver's state machine, one per Task. The CDK definition and the
+ * local runner pass exactly these; handlers validate them (events.ts) before any I/O.
+ */
+
+/** Execution input (first Plan call). Unknown fields are rejected: a typo'd `dryrun` must not run for real. */
+export interface RunInput {
+  readonly olderThanDays?: number;
+  readonly graceHours?: number;
+  /** ISO-8601; defaults to the execution's start time. */
+  readonly now?: string;
+  readonly dryRun?: boolean;
+}
+
+/** Fixed for the whole run; built by the first Plan call and carried through every state. */
+export interface RunContext {
+  readonly runId: string;
+  /** The run's logical time (ISO). */
+  readonly now: string;
+  /** `now − olderThanDays`: jobs completed strictly before this are archived. */
+  readonly cutoff: string;
+  readonly olderThanDays: number;
+  readonly graceHours: number;
+  readonly dryRun: boolean;
+  /** The execution's start time (ISO). */
+  readonly startedAt: string;
+}
+
+/** A job left alone, with why (its sources are kept). */
+export interface QuarantinedJob {
+  readonly shopId: string;
+  readonly jobId: string;
+  readonly reason: string;
+}
+
+/** Running totals of a run, carried between pages (kept small: lists are capped). */
+export interface RunTotals {
+  jobsPlanned: number;
+  jobsArchived: number;
+  jobsSkipped: number;
+  /** Plan-time (unsafe ids, bad rows) + archive-time quarantines. */
+  jobsQuarantined: number;
+  /** Plan-time quarantines only (archive-time ones are in the page result files); capped. */
+  planQuarantined: QuarantinedJob[];
+  partsWritten: number;
+  bytesIn: number;
+  bytesOut: number;
+  objectsDeleted: number;
+  objectsKept: number;
+  deleteErrors: number;
+  /** Jobs whose hot objects are all gone (marked deleted in their month index). */
+  jobsDeleted: number;
+  groupsOk: number;
+  groupsFailed: number;
+  requests: RequestCounts;
+}
+
+/** State between pages: Tally's output, Plan's later input, Report's input. */
+export interface PageState {
+  readonly run: RunContext;
+  /** The page Plan builds next (0-based). */
+  readonly page: number;
+  /** Opaque; null when the GSI is exhausted. */
+  readonly cursor: string | null;
+  readonly totals: RunTotals;
+}
+
+/** `Plan` event: `{state: $, execution: $$.Execution.Name, startTime: $$.Execution.StartTime}`. */
+export interface PlanEvent {
+  readonly state: RunInput | PageState;
+  readonly execution: string;
+  readonly startTime: string;
+}
+
+/** One shop × month of a page; the Map's item (with the run). */
+export interface PlannedGroup {
+  readonly shopId: string;
+  readonly month: string;
+  /** `plannedJobsKey(runId, page, shopId, month)`. */
+  readonly jobsKey: string;
+  readonly jobCount: number;
+}
+
+export interface PlanResult extends PageState {
+  readonly groups: PlannedGroup[];
+}
+
+/** One planned job as Plan saw it in GSI_JobsByStatus_v2 (projected attributes; absent → null). */
+export interface PlannedJob {
+  readonly job_id: string;
+  readonly status: string;
+  readonly completed_at: string;
+  readonly created_at: string | null;
+  readonly started_at: string | null;
+  readonly job_type: string | null;
+  readonly platform: string | null;
+  readonly error_message: string | null;
+  readonly retry_count: number | null;
+  readonly is_internal: boolean | null;
+  readonly initiator_user_id: string | null;
+  readonly estimated_time_minutes: number | null;
+  readonly ttl: number | null;
+}
+
+export const PLANNED_FORMAT = 'job-details-archive/planned@1';
+
+/** The object at `group.jobsKey`. */
+export interface PlannedJobsDoc {
+  readonly format: typeof PLANNED_FORMAT;
+  readonly run_id: string;
+  readonly page: number;
+  readonly shop_id: string;
+  readonly month: string;
+  readonly jobs: PlannedJob[];
+}
+
+/** `ArchiveGroup` event (the Map item). */
+export interface GroupEvent {
+  readonly run: RunContext;
+  readonly group: PlannedGroup;
+}
+
+export interface ArchiveSummary {
+  readonly planned: number;
+  /** Jobs written to the part (in a dry run: jobs that would be). */
+  readonly archived: number;
+  /** Already committed with the same completed_at, or changed since Plan (see changedSincePlan). */
+  readonly skipped: number;
+  /** Of `skipped`: the row's status/completed_at no longer match the plan (retried); a later run archives it. */
+  readonly changedSincePlan: number;
+  /** Capped at 50; `quarantinedCount` is the full number. */
+  readonly quarantined: Array<{ jobId: string; reason: string }>;
+  readonly quarantinedCount: number;
+  /** Bytes of hot objects read (dry run: listed). */
+  readonly bytesIn: number;
+  /** Bytes of the part written. */
+  readonly bytesOut: number;
+  /** The part's name when one was written (null: nothing to archive, or dry run). */
+  readonly partName: string | null;
+  /** Abandoned pending parts of other runs removed from this group. */
+  readonly abandonedPartsRemoved: number;
+  readonly requests: RequestCounts;
+}
+
+/** Result of `ArchiveGroup` (at `$.archive`). `partKey` absent → the Choice skips verify + commit. */
+export interface ArchiveResult {
+  readonly partKey?: string;
+  readonly partName?: string;
+  readonly pendingKey?: string;
+  readonly summary: ArchiveSummary;
+}
+
+/** `VerifyPart` event: the whole item state. */
+export interface VerifyEvent extends GroupEvent {
+  readonly archive: ArchiveResult;
+}
+
+export interface VerifyResult {
+  readonly verified: true;
+  readonly jobs: number;
+  readonly requests: RequestCounts;
+}
+
+/** `CommitPart` event. */
+export interface CommitEvent extends VerifyEvent {
+  readonly verify: VerifyResult;
+}
+
+export interface CommitResult {
+  readonly committed: true;
+  /** Part name. */
+  readonly part: string;
+  /** Index entries added (jobs already committed by someone else are not added twice). */
+  readonly jobs: number;
+  readonly requests: RequestCounts;
+}
+
+/** `DeleteSources` event: the whole item state; verify/commit absent when nothing was archived. */
+export interface DeleteEvent extends GroupEvent {
+  readonly archive: ArchiveResult;
+  readonly verify?: VerifyResult;
+  readonly commit?: CommitResult;
+}
+
+export interface DeleteSummary {
+  /** Planned jobs whose latest index entry is committed, undeleted, same completed_at, past grace. */
+  readonly eligible: number;
+  /** Hot objects deleted (dry run: that would be). */
+  readonly objectsDeleted: number;
+  /** Hot objects left because they are not what was archived (new or changed since). */
+  readonly objectsKept: number;
+  /** Keys that could not be deleted after retries; capped at 50. */
+  readonly deleteErrors: Array<{ key: string; code: string }>;
+  readonly deleteErrorCount: number;
+  /** Jobs marked deleted in the index (dry run: that would be). */
+  readonly jobsCompleted: number;
+  /** This step's requests plus `$.verify.requests` and `$.commit.requests`: the rest of the group. */
+  readonly requests: RequestCounts;
+}
+
+/** `GroupDone` Pass output. */
+export interface GroupDone {
+  readonly group: PlannedGroup;
+  readonly archive: ArchiveSummary;
+  readonly delete: DeleteSummary;
+}
+
+/** `GroupFailed` Pass output (Catch on any Task of the item). */
+export interface GroupFailed {
+  readonly group: PlannedGroup;
+  readonly failed: true;
+  readonly error: string;
+  readonly cause: string;
+}
+
+export type GroupResult = GroupDone | GroupFailed;
+
+/** `Tally` event. */
+export interface TallyEvent extends PageState {
+  readonly results: GroupResult[];
+}
+
+/** `Report` event = PageState. The execution's output: */
+export interface RunReport {
+  readonly runId: string;
+  readonly now: string;
+  readonly cutoff: string;
+  readonly dryRun: boolean;
+  readonly jobsPlanned: number;
+  readonly jobsArchived: number;
+  readonly jobsSkipped: number;
+  /** Capped at 100; `jobsQuarantinedCount` is the full number. */
+  readonly jobsQuarantined: QuarantinedJob[];
+  readonly jobsQuarantinedCount: number;
+  readonly partsWritten: number;
+  readonly bytesIn: number;
+  readonly bytesOut: number;
+  readonly objectsDeleted: number;
+  readonly objectsKept: number;
+  readonly deleteErrors: number;
+  readonly jobsDeleted: number;
+  readonly groupsOk: number;
+  /** Capped at 100; `groupsFailedCount` is the full number. */
+  readonly groupsFailed: Array<{ shopId: string; month: string; error: string; cause: string }>;
+  readonly groupsFailedCount: number;
+  readonly pages: number;
+  readonly requests: RequestCounts;
+  readonly reportKey: string;
+}

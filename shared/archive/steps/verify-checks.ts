@@ -1,0 +1,154 @@
+import { isDeepStrictEqual } from 'node:util';
+import { jobPrefix } from '../../details';
+import { platformDataRef } from '../members';
+import type { ByteRange } from '../month-index';
+import { countDetails, type PartRecord } from '../records';
+import { VERIFIED_FORMAT, type VerifiedPart } from '../staging';
+import type { StagedPart } from './staged';
+import type { PlannedJob } from './types';
+
+/**
+ * Pure checks of the verify step: which record each byte range must hold, whether a decoded member is
+ * that record, and the VerifiedPart (exactly what commit adds to the index) built from a manifest the
+ * part's bytes were proven to match.
+ */
+export type Expected =
+  | { readonly kind: 'header' }
+  | { readonly kind: 'platform_data'; readonly ref: string; readonly sha256: string }
+  | { readonly kind: 'job'; readonly jobId: string; readonly entry: StagedPart['jobs'][string] };
+
+export type MemberRange = ByteRange & { readonly id: string; readonly expect: Expected };
+
+/** Every member the manifest declares, in byte order. */
+export const memberRanges = (m: StagedPart): MemberRange[] => {
+  const out: MemberRange[] = [{ ...m.header, id: 'header', expect: { kind: 'header' } }];
+  for (const [ref, r] of Object.entries(m.platform_data)) {
+    out.push({
+      offset: r.offset,
+      length: r.length,
+      id: `platform_data ${ref}`,
+      expect: { kind: 'platform_data', ref, sha256: r.sha256 },
+    });
+  }
+  for (const [jobId, entry] of Object.entries(m.jobs)) {
+    out.push({
+      offset: entry.offset,
+      length: entry.length,
+      id: `job ${jobId}`,
+      expect: { kind: 'job', jobId, entry },
+    });
+  }
+  return out.sort((a, b) => a.offset - b.offset);
+};
+
+/** Why the manifest does not match the run's plan, or null. */
+export const planProblem = (
+  m: StagedPart,
+  planned: readonly PlannedJob[],
+  archivedCount: number,
+): string | null => {
+  const jobIds = Object.keys(m.jobs);
+  if (jobIds.length !== archivedCount)
+    return `manifest has ${jobIds.length} jobs, archive reported ${archivedCount}`;
+  const byId = new Map(planned.map((j) => [j.job_id, j]));
+  for (const [jobId, e] of Object.entries(m.jobs)) {
+    const p = byId.get(jobId);
+    if (!p) return `job ${jobId} was not planned`;
+    if (p.completed_at !== e.completed_at || p.status !== e.status)
+      return `job ${jobId} differs from its plan`;
+  }
+  for (const [ref, r] of Object.entries(m.platform_data)) {
+    if (!Object.values(m.jobs).some((e) => e.platform_data_ref === ref))
+      return `platform data ${ref} is not used`;
+    if (!r.sha256) return `platform data ${ref} has no digest`;
+  }
+  return null;
+};
+
+/** Why `record` (with line digest `sha256`) is not what `expect` says, or null. */
+export const recordProblem = (
+  m: StagedPart,
+  expect: Expected,
+  record: PartRecord,
+  sha256: string,
+): string | null => {
+  switch (expect.kind) {
+    case 'header':
+      if (record.type !== 'part') return 'first member is not the part header';
+      if (record.shop_id !== m.shop_id || record.month !== m.month || record.part !== m.part)
+        return 'header names another part';
+      if (record.run_id !== m.run_id || record.created_at !== m.created_at)
+        return 'header has another run or time';
+      return null;
+    case 'platform_data':
+      if (record.type !== 'platform_data' || record.ref !== expect.ref)
+        return `expected platform data ${expect.ref}`;
+      if (sha256 !== expect.sha256) return `platform data ${expect.ref}: digest differs`;
+      if (platformDataRef(record.data) !== expect.ref)
+        return `platform data ${expect.ref}: content does not hash to its ref`;
+      return null;
+    case 'job': {
+      const { jobId, entry } = expect;
+      if (record.type !== 'job' || record.job_id !== jobId) return `expected the record of job ${jobId}`;
+      if (record.shop_id !== m.shop_id) return `job ${jobId}: record names shop ${record.shop_id}`;
+      if (sha256 !== entry.sha256) return `job ${jobId}: record digest differs`;
+      if (record.job.completed_at !== entry.completed_at || record.job.status !== entry.status) {
+        return `job ${jobId}: status or completed_at differs`;
+      }
+      if (!isDeepStrictEqual(countDetails(record.details), entry.counts))
+        return `job ${jobId}: detail counts differ`;
+      if (record.platform_data_ref !== entry.platform_data_ref)
+        return `job ${jobId}: platform data ref differs`;
+      if (entry.platform_data_ref !== null) {
+        const pd = m.platform_data[entry.platform_data_ref];
+        if (!pd || pd.offset >= entry.offset)
+          return `job ${jobId}: its platform data is not stored before it`;
+      }
+      const norm = (s: readonly { key: string; size: number; etag: string; sha256: string }[]) =>
+        s.map(({ key, size, etag, sha256: digest }) => ({ key, size, etag, sha256: digest }));
+      if (!isDeepStrictEqual(norm(record.sources), norm(entry.sources)))
+        return `job ${jobId}: sources differ from what was read`;
+      const prefix = jobPrefix(jobId);
+      if (entry.sources.some((s) => !s.key.startsWith(prefix)))
+        return `job ${jobId}: a source lies outside its prefix`;
+      return null;
+    }
+  }
+};
+
+/** The verified part: index entries of the part and its jobs (commit adds committed_at / deleted_at). */
+export const toVerifiedPart = (m: StagedPart): VerifiedPart => ({
+  format: VERIFIED_FORMAT,
+  part: {
+    name: m.part,
+    key: m.part_key,
+    size: m.size,
+    etag: m.etag,
+    sha256: m.sha256,
+    run_id: m.run_id,
+    job_count: Object.keys(m.jobs).length,
+    bytes_in: m.bytes_in,
+  },
+  jobs: Object.fromEntries(
+    Object.entries(m.jobs).map(([jobId, e]) => {
+      const pd = e.platform_data_ref === null ? undefined : m.platform_data[e.platform_data_ref];
+      return [
+        jobId,
+        {
+          part: m.part,
+          offset: e.offset,
+          length: e.length,
+          sha256: e.sha256,
+          status: e.status,
+          completed_at: e.completed_at,
+          counts: e.counts,
+          platform_data:
+            pd && e.platform_data_ref
+              ? { offset: pd.offset, length: pd.length, ref: e.platform_data_ref }
+              : null,
+          sources: e.sources.map(({ key, size, etag }) => ({ key, size, etag })),
+        },
+      ];
+    }),
+  ),
+});

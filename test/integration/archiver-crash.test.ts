@@ -1,0 +1,239 @@
+import type { DeleteObjectsCommandInput } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { COLD_PREFIX, pendingPrefix } from '../../shared/archive/keys';
+import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/pending-gc';
+import type { GroupDone, GroupFailed } from '../../shared/archive/steps/types';
+import type { JobRecord } from '../../shared/archive/records';
+import { jobPrefix } from '../../shared/details';
+import {
+  type ArchiverEnv,
+  archiverEnv,
+  getBytes,
+  HOUR,
+  hotState,
+  inMonth,
+  listKeys,
+  memberAt,
+  readIndex,
+  runSteps,
+  type SeededJob,
+  seedTerminalJob,
+  sha256,
+  withDeleteObjects,
+} from '../support/archiver-fixtures';
+
+/**
+ * A run can die at any point (Lambda timeout, Step Functions aborted, a throw). "Crash" here = stop
+ * driving the steps; the rerun is a new execution. What must hold after the rerun: every job is in
+ * the index exactly once (what readers see), its record equals what the hot path held, and every hot
+ * source is deleted.
+ */
+jest.setTimeout(120_000);
+
+type Hot = Awaited<ReturnType<typeof hotState>>;
+
+const seedTwoGroups = async (env: ArchiverEnv) => {
+  const jobs = [
+    await seedTerminalJob(env, { shopId: 'shop-a', completedAt: inMonth(2, 3), status: 'FAILED' }),
+    await seedTerminalJob(env, {
+      shopId: 'shop-a',
+      completedAt: inMonth(2, 4),
+      status: 'CONFLICT',
+      flushes: 3,
+    }),
+    await seedTerminalJob(env, { shopId: 'shop-b', completedAt: inMonth(2, 5), status: 'COMPLETED' }),
+  ];
+  const hot = new Map<string, Hot>();
+  for (const j of jobs) hot.set(j.jobId, await hotState(env, j.jobId));
+  return { jobs, hot };
+};
+
+/** Every job committed exactly once, its record intact, its hot objects gone. */
+const expectConverged = async (env: ArchiverEnv, jobs: readonly SeededJob[], hot: Map<string, Hot>) => {
+  for (const j of jobs) {
+    const index = await readIndex(env, j.shopId, j.completedAt.slice(0, 7));
+    const entries = index?.jobs[j.jobId] ?? [];
+    expect(entries).toHaveLength(1);
+    const e = entries[0];
+    const part = index?.parts.find((p) => p.name === e?.part);
+    if (!e || !part) throw new Error(`job ${j.jobId} is not committed`);
+    expect(e.deleted_at).not.toBeNull();
+    expect(e.completed_at).toBe(j.completedAt);
+    expect(sha256(await getBytes(env.s3, env.bucket, part.key))).toBe(part.sha256);
+    const rec = (await memberAt(env, part.key, e)).record as JobRecord;
+    expect(rec.details).toEqual(hot.get(j.jobId)?.details);
+    expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual([]);
+  }
+};
+
+const onlyIndexParts = async (env: ArchiverEnv, shopId: string, month: string) =>
+  (await readIndex(env, shopId, month))?.parts.map((p) => p.key) ?? [];
+
+test.each([
+  ['verify', 'archive done, part + pending manifest written, never verified'],
+  ['commit', 'verified (verified doc written), the index never written'],
+] as const)(
+  'a crash before %s (%s): the rerun converges, the dead part is collected once abandoned',
+  async (step, _what) => {
+    const env = await archiverEnv();
+    const { jobs, hot } = await seedTwoGroups(env);
+    const monthA = jobs[0]?.completedAt.slice(0, 7) ?? '';
+
+    const crashed = await runSteps(env.deps, { crashBefore: step, crashGroup: (g) => g.shopId === 'shop-a' });
+    expect(crashed.crashed).toBe(true);
+    const [deadPart] = await listKeys(env.s3, env.bucket, `${COLD_PREFIX}shop-a/`);
+    expect(deadPart).toBeDefined();
+    const staged = await listKeys(env.s3, env.bucket, pendingPrefix('shop-a', monthA));
+    expect(staged).toHaveLength(step === 'verify' ? 1 : 2);
+    expect(await readIndex(env, 'shop-a', monthA)).toBeNull(); // invisible to readers
+    for (const j of jobs) expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual(j.keys); // nothing lost
+
+    const rerun = await runSteps(env.deps);
+    expect(rerun.report).toMatchObject({ jobsArchived: 3, partsWritten: 2, groupsFailedCount: 0 });
+    await expectConverged(env, jobs, hot);
+    // The dead part is young: a concurrent run might still commit it, so it stays (outside the index).
+    expect(await onlyIndexParts(env, 'shop-a', monthA)).not.toContain(deadPart);
+    expect(await listKeys(env.s3, env.bucket, `${COLD_PREFIX}shop-a/`)).toContain(deadPart);
+
+    // Once abandoned, a later run that plans the group removes it and its docs — never a committed part.
+    const committed = await onlyIndexParts(env, 'shop-a', monthA);
+    env.advance(ABANDONED_AFTER_MS + HOUR);
+    const later = await runSteps(env.deps);
+    const groupA = later.results.find((r) => r.group.shopId === 'shop-a') as GroupDone;
+    expect(groupA.archive.abandonedPartsRemoved).toBe(1);
+    expect(await listKeys(env.s3, env.bucket, `${COLD_PREFIX}shop-a/`)).toEqual(committed);
+    expect(await listKeys(env.s3, env.bucket, pendingPrefix('shop-a', monthA))).toEqual([]);
+    await expectConverged(env, jobs, hot);
+  },
+);
+
+test('a crash mid-delete (half the keys deleted, then the call dies): the rerun deletes the rest', async () => {
+  const env = await archiverEnv();
+  const { jobs, hot } = await seedTwoGroups(env);
+  const dying = env.withDeps({
+    s3: withDeleteObjects(env.s3, async (input: DeleteObjectsCommandInput, realSend) => {
+      const objects = input.Delete?.Objects ?? [];
+      const half = objects.slice(0, Math.ceil(objects.length / 2));
+      await realSend(new DeleteObjectsCommand({ ...input, Delete: { ...input.Delete, Objects: half } }));
+      throw new Error('simulated crash in the middle of DeleteObjects');
+    }),
+  });
+
+  const first = await runSteps(env.deps, { stepDeps: { delete: dying } });
+  expect(first.results.every((r) => (r as GroupFailed).failed === true)).toBe(true);
+  // Committed (readers see the archive) but no entry is marked deleted, and some hot objects remain.
+  for (const j of jobs) {
+    const e = (await readIndex(env, j.shopId, j.completedAt.slice(0, 7)))?.jobs[j.jobId];
+    expect(e).toHaveLength(1);
+    expect(e?.[0]?.deleted_at).toBeNull();
+  }
+  const left = (await Promise.all(jobs.map((j) => listKeys(env.s3, env.bucket, jobPrefix(j.jobId))))).flat();
+  const all = jobs.flatMap((j) => j.keys);
+  expect(left.length).toBeGreaterThan(0);
+  expect(left.length).toBeLessThan(all.length);
+
+  const rerun = await runSteps(env.deps);
+  expect(rerun.report).toMatchObject({
+    jobsArchived: 0,
+    jobsSkipped: 3,
+    partsWritten: 0,
+    objectsDeleted: left.length,
+  });
+  expect(rerun.report?.jobsDeleted).toBe(3);
+  await expectConverged(env, jobs, hot);
+});
+
+test('per-key DeleteObjects errors are retried, then reported; those jobs stay undeleted until a later run', async () => {
+  const env = await archiverEnv();
+  const { jobs, hot } = await seedTwoGroups(env);
+  const stubborn = jobs[1] as SeededJob;
+  const failing = stubborn.keys[0] as string;
+  let attemptsOnFailing = 0;
+  const flaky = env.withDeps({
+    s3: withDeleteObjects(env.s3, async (input, realSend) => {
+      const objects = input.Delete?.Objects ?? [];
+      const rest = objects.filter((o) => o.Key !== failing);
+      if (rest.length < objects.length) attemptsOnFailing++;
+      if (rest.length > 0)
+        await realSend(new DeleteObjectsCommand({ ...input, Delete: { ...input.Delete, Objects: rest } }));
+      return {
+        $metadata: {},
+        Errors:
+          rest.length < objects.length ? [{ Key: failing, Code: 'InternalError', Message: 'try again' }] : [],
+      };
+    }),
+  });
+
+  const first = await runSteps(env.deps, { stepDeps: { delete: flaky } });
+  expect(attemptsOnFailing).toBe(3);
+  const group = first.results.find((r) => r.group.shopId === stubborn.shopId) as GroupDone;
+  expect(group.delete).toMatchObject({
+    deleteErrors: [{ key: failing, code: 'InternalError' }],
+    deleteErrorCount: 1,
+    jobsCompleted: 1,
+  });
+  expect(first.report?.deleteErrors).toBe(1);
+  const index = await readIndex(env, stubborn.shopId, stubborn.completedAt.slice(0, 7));
+  expect(index?.jobs[stubborn.jobId]?.[0]?.deleted_at).toBeNull();
+  expect(index?.jobs[(jobs[0] as SeededJob).jobId]?.[0]?.deleted_at).not.toBeNull();
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(stubborn.jobId))).toEqual([failing]);
+
+  await runSteps(env.deps);
+  await expectConverged(env, jobs, hot);
+});
+
+const flipLastMember = async (env: ArchiverEnv, partKey: string) => {
+  // Same length, one byte flipped in the last member: S3 gives it a new ETag.
+  const bytes = await getBytes(env.s3, env.bucket, partKey);
+  bytes[bytes.length - 12] = (bytes[bytes.length - 12] ?? 0) ^ 0xff;
+  await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: partKey, Body: bytes }));
+};
+
+const alterManifestDigest = async (env: ArchiverEnv, pendingKey: string) => {
+  // The part is intact but the manifest expects another record digest for one job.
+  const doc = JSON.parse((await getBytes(env.s3, env.bucket, pendingKey)).toString('utf8'));
+  const first = Object.keys(doc.jobs)[0] as string;
+  doc.jobs[first].sha256 = '0'.repeat(64);
+  await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: pendingKey, Body: JSON.stringify(doc) }));
+};
+
+test.each([
+  ['its bytes changed after upload', /ETag .* is not the uploaded/],
+  ['a record does not hash to its manifest digest', /record digest differs/],
+] as const)(
+  'a group whose part does not verify (%s) fails alone; nothing committed or deleted; the rerun converges',
+  async (what, reason) => {
+    const env = await archiverEnv();
+    const { jobs, hot } = await seedTwoGroups(env);
+    const monthA = jobs[0]?.completedAt.slice(0, 7) ?? '';
+    const tampered = await runSteps(env.deps, {
+      hooks: {
+        verify: async ({ group, archive }) => {
+          if (group.shopId !== 'shop-a' || !archive?.partKey || !archive.pendingKey) return;
+          if (what.startsWith('its bytes')) await flipLastMember(env, archive.partKey);
+          else await alterManifestDigest(env, archive.pendingKey);
+        },
+      },
+    });
+    const failed = tampered.results.find((r) => r.group.shopId === 'shop-a') as GroupFailed;
+    expect(failed).toMatchObject({ failed: true, error: 'VerificationError' });
+    expect(tampered.report).toMatchObject({ groupsOk: 1, groupsFailedCount: 1, jobsArchived: 1 });
+    expect(tampered.report?.groupsFailed[0]).toMatchObject({
+      shopId: 'shop-a',
+      month: monthA,
+      error: 'VerificationError',
+    });
+    expect(tampered.report?.groupsFailed[0]?.cause).toMatch(/^verification of job-details-cold\/shop-a\//);
+    expect(tampered.report?.groupsFailed[0]?.cause).toMatch(reason);
+    expect(await readIndex(env, 'shop-a', monthA)).toBeNull();
+    for (const j of jobs.filter((x) => x.shopId === 'shop-a')) {
+      expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual(j.keys);
+    }
+    // The other group went through.
+    const b = jobs[2] as SeededJob;
+    expect(await listKeys(env.s3, env.bucket, jobPrefix(b.jobId))).toEqual([]);
+
+    await runSteps(env.deps);
+    await expectConverged(env, jobs, hot);
+  },
+);

@@ -1,0 +1,282 @@
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { getDeps, resetDeps } from '../../functions/deps';
+import {
+  runArchiverLocally,
+  type StateMachineDefinition,
+  synthesizedDefinition,
+} from '../../infra/local/runner';
+import { HOT_PREFIX, INDEX_PREFIX, COLD_PREFIX } from '../../shared/archive/keys';
+import type { JobRecord, PartRecord, PlatformDataRecord } from '../../shared/archive/records';
+import type { RunReport } from '../../shared/archive/steps/types';
+import { jobPrefix } from '../../shared/details';
+import { createJob, recordFlush } from '../../shared/jobs';
+import {
+  type ArchiverEnv,
+  archiverEnv,
+  daysAgo,
+  getBytes,
+  hotState,
+  inMonth,
+  listKeys,
+  memberAt,
+  monthOfDate,
+  partLines,
+  readIndex,
+  type SeededJob,
+  seedTerminalJob,
+  sha256,
+} from '../support/archiver-fixtures';
+
+/**
+ * The whole archiver as deployed: the CDK-synthesized state machine run by the local runner over the
+ * real handlers (functions/*.ts → getDeps() from the environment), against DynamoDB Local + s3rver.
+ */
+jest.setTimeout(240_000);
+
+let env: ArchiverEnv;
+let definition: StateMachineDefinition;
+const savedEnv = { ...process.env };
+
+beforeAll(async () => {
+  definition = synthesizedDefinition();
+  env = await archiverEnv();
+  // The handlers build their clients from config(); point them at this test's bucket and table.
+  process.env.ECOM_JOB_DETAILS_BUCKET = env.bucket;
+  process.env.ECOM_JOBS_TABLE = env.table;
+  resetDeps();
+});
+
+afterAll(() => {
+  process.env = savedEnv;
+  resetDeps();
+});
+
+const runLocal = async (input: Record<string, unknown>): Promise<RunReport> => {
+  const r = await runArchiverLocally({ input, definition });
+  expect(r.unexpectedErrors).toEqual([]);
+  expect(r.handlerErrors).toEqual([]);
+  expect(r.status).toBe('SUCCEEDED');
+  return r.output as RunReport;
+};
+
+const groupKey = (j: SeededJob) => `${j.shopId} ${j.completedAt.slice(0, 7)}`;
+
+test('a full run archives every old terminal job exactly once, verifiably, and deletes its hot objects', async () => {
+  const m2 = inMonth(2, 10);
+  const m3 = inMonth(3, 12);
+  const old: SeededJob[] = [
+    await seedTerminalJob(env, { shopId: 'shop-a', completedAt: m2, status: 'FAILED', flushes: 3 }),
+    await seedTerminalJob(env, { shopId: 'shop-a', completedAt: inMonth(2, 11), status: 'CONFLICT' }),
+    await seedTerminalJob(env, {
+      shopId: 'shop-a',
+      completedAt: m3,
+      status: 'COMPLETED',
+      platformData: { indexer: { v: 2 } },
+    }),
+    await seedTerminalJob(env, { shopId: 'shop-b', completedAt: inMonth(2, 3), status: 'FAILED' }),
+    // No hot objects at all: it still gets a record documenting the job.
+    await seedTerminalJob(env, {
+      shopId: 'shop-b',
+      completedAt: inMonth(2, 4),
+      status: 'COMPLETED',
+      platformData: null,
+      withDetails: false,
+    }),
+    await seedTerminalJob(env, {
+      shopId: 'shop-c.myshopify.com',
+      completedAt: inMonth(3, 20),
+      status: 'FAILED',
+      flushes: 1,
+    }),
+  ];
+  // Not eligible: completed yesterday, and one still running.
+  const recent = await seedTerminalJob(env, { shopId: 'shop-a', completedAt: daysAgo(1) });
+  const running = await createJob(
+    env.ddb,
+    env.table,
+    { shopId: 'shop-a', jobType: 'full_sync', platform: 'shopify', totalItems: 100 },
+    { now: inMonth(3, 1) },
+  );
+  const runningFlush = await recordFlush(
+    { ddb: env.ddb, table: env.table, detailsWriter: env.store },
+    { shopId: 'shop-a', jobId: running.jobId, totalItems: 100 },
+    {
+      chunkIds: ['p0'],
+      counts: { processed: 1, failed: 1, skipped: 0, conflict: 0 },
+      details: { failed: { x: ['d'] } },
+    },
+    { now: inMonth(3, 1) },
+  );
+
+  const before = new Map<string, Awaited<ReturnType<typeof hotState>>>();
+  const hotBytes = new Map<string, number>();
+  for (const j of old) {
+    before.set(j.jobId, await hotState(env, j.jobId));
+    for (const k of j.keys) hotBytes.set(k, (await getBytes(env.s3, env.bucket, k)).length);
+  }
+
+  const out = await runLocal({ graceHours: 0 });
+
+  const groups = new Set(old.map(groupKey));
+  expect(groups.size).toBe(4);
+  const hotKeys = old.flatMap((j) => j.keys);
+  expect(out).toMatchObject({
+    dryRun: false,
+    jobsPlanned: old.length,
+    jobsArchived: old.length,
+    jobsSkipped: 0,
+    jobsQuarantined: [],
+    jobsQuarantinedCount: 0,
+    partsWritten: 4,
+    bytesIn: [...hotBytes.values()].reduce((a, b) => a + b, 0),
+    objectsDeleted: hotKeys.length,
+    objectsKept: 0,
+    deleteErrors: 0,
+    jobsDeleted: old.length,
+    groupsOk: 4,
+    groupsFailed: [],
+    groupsFailedCount: 0,
+    pages: 1,
+  });
+  // Every request the handlers' clients sent is attributed to exactly one step and summed once.
+  expect(out.requests).toEqual(getDeps().meter.total);
+  expect(out.requests.dynamodb).toBe(3 + 4); // a Query per terminal status + a BatchGetItem per group
+  // The stored report is the same run.
+  const stored = JSON.parse((await getBytes(env.s3, env.bucket, out.reportKey)).toString('utf8'));
+  expect(stored).toMatchObject({ runId: out.runId, jobsArchived: old.length, partsWritten: 4 });
+
+  let bytesOut = 0;
+  for (const g of groups) {
+    const [shopId, month] = g.split(' ') as [string, string];
+    const jobs = old.filter((j) => groupKey(j) === g);
+    const index = await readIndex(env, shopId, month);
+    expect(index?.parts).toHaveLength(1);
+    const part = index?.parts[0];
+    if (!index || !part) throw new Error('no index');
+    bytesOut += part.size;
+    expect(part.job_count).toBe(jobs.length);
+    expect(Object.keys(index.jobs).sort()).toEqual(jobs.map((j) => j.jobId).sort());
+
+    // The part as a whole: `gzip -dc` gives the header, then platform data before the jobs using it.
+    const whole = await getBytes(env.s3, env.bucket, part.key);
+    expect(sha256(whole)).toBe(part.sha256);
+    const lines = await partLines(env, part.key);
+    expect(lines[0]).toMatchObject({
+      type: 'part',
+      shop_id: shopId,
+      month,
+      part: part.name,
+      run_id: out.runId,
+    });
+    const records = lines.filter((r): r is JobRecord => r.type === 'job');
+    expect(records.map((r) => r.job_id)).toEqual(jobs.map((j) => j.jobId).sort());
+
+    for (const j of jobs) {
+      const entries = index.jobs[j.jobId] ?? [];
+      expect(entries).toHaveLength(1); // exactly once
+      const e = entries[0];
+      if (!e) throw new Error('no entry');
+      expect(e).toMatchObject({ part: part.name, status: j.status, completed_at: j.completedAt });
+      expect(e.deleted_at).not.toBeNull();
+      expect(e.sources.map((s) => s.key)).toEqual(j.keys);
+      // Each member alone, by its range.
+      const member = await memberAt(env, part.key, e);
+      expect(member.sha256).toBe(e.sha256);
+      const rec = member.record as JobRecord;
+      expect(rec).toMatchObject({ type: 'job', job_id: j.jobId, shop_id: shopId });
+      const hot = before.get(j.jobId);
+      expect(rec.details).toEqual(hot?.details);
+      expect(rec.sources.map((s) => [s.key, s.size])).toEqual(j.keys.map((k) => [k, hotBytes.get(k)]));
+      if (hot?.platformData) {
+        expect(e.platform_data).not.toBeNull();
+        const pd = await memberAt(env, part.key, e.platform_data ?? { offset: 0, length: 0 });
+        expect((pd.record as PlatformDataRecord).data).toEqual(hot.platformData);
+        expect(rec.platform_data_ref).toBe((pd.record as PlatformDataRecord).ref);
+      } else {
+        expect(e.platform_data).toBeNull();
+        expect(rec.platform_data_ref).toBeNull();
+      }
+      // The hot prefix is gone.
+      expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual([]);
+    }
+  }
+  expect(out.bytesOut).toBe(bytesOut);
+
+  // Untouched: the recent job, the running job; and no staging docs are left.
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(recent.jobId))).toEqual(recent.keys);
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(running.jobId))).toEqual([runningFlush.detailsKey]);
+  const index = await listKeys(env.s3, env.bucket, INDEX_PREFIX);
+  expect(index.filter((k) => k.includes('/pending/'))).toEqual([]);
+
+  // ----- a second run after new jobs appear: a NEW part; the first part's bytes are untouched -----
+  const first = await readIndex(env, 'shop-a', monthOfDate(m2));
+  const firstPart = first?.parts[0];
+  if (!firstPart) throw new Error('no first part');
+  const firstBytes = await getBytes(env.s3, env.bucket, firstPart.key);
+  const late = await seedTerminalJob(env, {
+    shopId: 'shop-a',
+    completedAt: inMonth(2, 20),
+    status: 'FAILED',
+  });
+  const lateHot = await hotState(env, late.jobId);
+
+  const counted = { ...getDeps().meter.total };
+  const second = await runLocal({ graceHours: 0 });
+  expect(second.requests).toEqual({
+    s3: getDeps().meter.total.s3 - counted.s3,
+    dynamodb: getDeps().meter.total.dynamodb - counted.dynamodb,
+  });
+  expect(second).toMatchObject({
+    jobsPlanned: old.length + 1,
+    jobsArchived: 1,
+    jobsSkipped: old.length, // committed with the same completed_at
+    partsWritten: 1,
+    objectsDeleted: late.keys.length,
+    groupsOk: 4,
+  });
+  const after = await readIndex(env, 'shop-a', monthOfDate(m2));
+  expect(after?.parts.map((p) => p.name)).toEqual([firstPart.name, expect.any(String)]);
+  expect(after?.parts[0]).toEqual(firstPart);
+  const head = await env.s3.send(new HeadObjectCommand({ Bucket: env.bucket, Key: firstPart.key }));
+  expect(head.ETag?.replace(/"/g, '')).toBe(firstPart.etag);
+  expect(sha256(await getBytes(env.s3, env.bucket, firstPart.key))).toBe(sha256(firstBytes));
+  for (const j of old.filter((o) => groupKey(o) === `shop-a ${monthOfDate(m2)}`)) {
+    expect(after?.jobs[j.jobId]).toEqual(first?.jobs[j.jobId]);
+  }
+  const newPart = after?.parts[1];
+  if (!newPart) throw new Error('no second part');
+  const newRecords = (await partLines(env, newPart.key)).filter((r: PartRecord) => r.type === 'job');
+  expect(newRecords.map((r) => (r as JobRecord).job_id)).toEqual([late.jobId]);
+  const lateEntry = after?.jobs[late.jobId]?.[0];
+  if (!lateEntry) throw new Error('no entry');
+  expect(((await memberAt(env, newPart.key, lateEntry)).record as JobRecord).details).toEqual(
+    lateHot.details,
+  );
+  // Exactly one part per group and run: groups with nothing new got none.
+  expect((await listKeys(env.s3, env.bucket, COLD_PREFIX)).length).toBe(5);
+  expect((await listKeys(env.s3, env.bucket, HOT_PREFIX)).sort()).toEqual(
+    [...recent.keys, runningFlush.detailsKey].sort(),
+  );
+});
+
+test('a dry run through the state machine writes nothing but its own run scratch', async () => {
+  await seedTerminalJob(env, { shopId: 'shop-d', completedAt: inMonth(2, 5) });
+  const outside = async () =>
+    (await listKeys(env.s3, env.bucket, '')).filter((k) => !k.startsWith('job-details-runs/'));
+  const snapshot = await outside();
+  const etags = await Promise.all(
+    snapshot.map(
+      async (k) => (await env.s3.send(new HeadObjectCommand({ Bucket: env.bucket, Key: k }))).ETag,
+    ),
+  );
+
+  const out = await runLocal({ graceHours: 0, dryRun: true });
+  expect(out).toMatchObject({ dryRun: true, jobsArchived: 1, partsWritten: 0, groupsFailed: [] });
+  expect(await outside()).toEqual(snapshot);
+  const etagsAfter = await Promise.all(
+    snapshot.map(
+      async (k) => (await env.s3.send(new HeadObjectCommand({ Bucket: env.bucket, Key: k }))).ETag,
+    ),
+  );
+  expect(etagsAfter).toEqual(etags);
+});

@@ -1,0 +1,134 @@
+import type { JobRecord } from '../../shared/archive/records';
+import type { GroupDone } from '../../shared/archive/steps/types';
+import { jobPrefix } from '../../shared/details';
+import {
+  archiverEnv,
+  HOUR,
+  hotState,
+  inMonth,
+  listKeys,
+  memberAt,
+  readIndex,
+  retryJob,
+  runSteps,
+  type SeededJob,
+  seedTerminalJob,
+} from '../support/archiver-fixtures';
+
+/** Time-dependent behaviour: the grace period, jobs retried after (or during) archival. */
+jest.setTimeout(120_000);
+
+const monthOf = (j: SeededJob) => j.completedAt.slice(0, 7);
+const isoIn = (ms: number) => new Date(Date.now() + ms).toISOString();
+
+test('grace period: nothing is deleted until graceHours after the commit, then everything is', async () => {
+  const env = await archiverEnv();
+  const jobs = [
+    await seedTerminalJob(env, { shopId: 'shop-g', completedAt: inMonth(2, 8) }),
+    await seedTerminalJob(env, { shopId: 'shop-g', completedAt: inMonth(2, 9), status: 'COMPLETED' }),
+  ];
+
+  const first = await runSteps(env.deps, { input: { graceHours: 1 } });
+  expect(first.report).toMatchObject({ jobsArchived: 2, partsWritten: 1, objectsDeleted: 0, jobsDeleted: 0 });
+  expect((first.results[0] as GroupDone).delete.eligible).toBe(0);
+  for (const j of jobs) {
+    expect((await readIndex(env, j.shopId, monthOf(j)))?.jobs[j.jobId]?.[0]?.deleted_at).toBeNull();
+    expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual(j.keys);
+  }
+
+  const halfHourLater = await runSteps(env.deps, { input: { graceHours: 1, now: isoIn(HOUR / 2) } });
+  expect(halfHourLater.report).toMatchObject({ jobsArchived: 0, jobsSkipped: 2, objectsDeleted: 0 });
+
+  const twoHoursLater = await runSteps(env.deps, { input: { graceHours: 1, now: isoIn(2 * HOUR) } });
+  expect(twoHoursLater.report).toMatchObject({
+    jobsArchived: 0,
+    jobsSkipped: 2,
+    partsWritten: 0,
+    objectsDeleted: jobs.reduce((n, j) => n + j.keys.length, 0),
+    jobsDeleted: 2,
+  });
+  for (const j of jobs) {
+    const index = await readIndex(env, j.shopId, monthOf(j));
+    expect(index?.parts).toHaveLength(1);
+    expect(index?.jobs[j.jobId]?.[0]?.deleted_at).not.toBeNull();
+    expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual([]);
+  }
+});
+
+test('a job retried after commit, before delete, keeps its new objects and is re-archived with its new completed_at', async () => {
+  const env = await archiverEnv();
+  const retried = await seedTerminalJob(env, { shopId: 'shop-r', completedAt: inMonth(3, 10) });
+  const other = await seedTerminalJob(env, { shopId: 'shop-r', completedAt: inMonth(3, 11) });
+  const firstHot = await hotState(env, retried.jobId);
+  const firstCompletion = retried.completedAt;
+  const oldKeys = [...retried.keys];
+  let newKey = '';
+
+  const first = await runSteps(env.deps, {
+    hooks: {
+      delete: async () => {
+        if (newKey === '') newKey = await retryJob(env, retried, inMonth(2, 15));
+      },
+    },
+  });
+  const group = first.results[0] as GroupDone;
+  expect(group.delete).toMatchObject({ eligible: 2, objectsKept: 1, jobsCompleted: 2 });
+  expect(group.delete.objectsDeleted).toBe(oldKeys.length + other.keys.length);
+  // Only what was archived went; the retry's object stayed.
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(retried.jobId))).toEqual([newKey]);
+  const firstIndex = await readIndex(env, 'shop-r', firstCompletion.slice(0, 7));
+  expect(firstIndex?.jobs[retried.jobId]).toHaveLength(1);
+  expect(firstIndex?.jobs[retried.jobId]?.[0]).toMatchObject({ completed_at: firstCompletion });
+  const secondHot = await hotState(env, retried.jobId);
+
+  const second = await runSteps(env.deps);
+  expect(second.report).toMatchObject({ jobsArchived: 1, jobsSkipped: 1, partsWritten: 1 });
+  const secondIndex = await readIndex(env, 'shop-r', monthOf(retried));
+  const entry = secondIndex?.jobs[retried.jobId]?.[0];
+  const part = secondIndex?.parts[0];
+  if (!entry || !part) throw new Error('retried job not re-archived');
+  expect(entry).toMatchObject({
+    completed_at: retried.completedAt,
+    sources: [expect.objectContaining({ key: newKey })],
+  });
+  expect(entry.deleted_at).not.toBeNull();
+  expect(((await memberAt(env, part.key, entry)).record as JobRecord).details).toEqual(secondHot.details);
+  // The first archival is untouched and still holds what the job had then.
+  const again = await readIndex(env, 'shop-r', firstCompletion.slice(0, 7));
+  expect(again?.jobs[retried.jobId]).toEqual(firstIndex?.jobs[retried.jobId]);
+  const firstEntry = again?.jobs[retried.jobId]?.[0];
+  const firstPart = again?.parts[0];
+  if (!firstEntry || !firstPart) throw new Error('first archival lost');
+  expect(((await memberAt(env, firstPart.key, firstEntry)).record as JobRecord).details).toEqual(
+    firstHot.details,
+  );
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(retried.jobId))).toEqual([]);
+});
+
+test('a job retried between Plan and ArchiveGroup is left for a later run; the rest of its group is archived', async () => {
+  const env = await archiverEnv();
+  const retried = await seedTerminalJob(env, { shopId: 'shop-p', completedAt: inMonth(3, 10) });
+  const other = await seedTerminalJob(env, { shopId: 'shop-p', completedAt: inMonth(3, 12) });
+  const plannedMonth = monthOf(retried);
+  let done = false;
+
+  const first = await runSteps(env.deps, {
+    hooks: {
+      archive: async ({ group }) => {
+        if (done || group.month !== plannedMonth) return;
+        done = true;
+        await retryJob(env, retried, inMonth(2, 1));
+      },
+    },
+  });
+  const group = first.results.find((r) => r.group.month === plannedMonth) as GroupDone;
+  expect(group.archive).toMatchObject({ planned: 2, archived: 1, skipped: 1, changedSincePlan: 1 });
+  const index = await readIndex(env, 'shop-p', plannedMonth);
+  expect(Object.keys(index?.jobs ?? {})).toEqual([other.jobId]);
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(retried.jobId))).toEqual(retried.keys);
+
+  const second = await runSteps(env.deps);
+  expect(second.report).toMatchObject({ jobsArchived: 1, groupsFailedCount: 0 });
+  expect((await readIndex(env, 'shop-p', monthOf(retried)))?.jobs[retried.jobId]).toHaveLength(1);
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(retried.jobId))).toEqual([]);
+});

@@ -1,0 +1,434 @@
+import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import {
+  DeleteObjectsCommand,
+  type DeleteObjectsCommandInput,
+  type DeleteObjectsCommandOutput,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { monthIndexKey } from '../../shared/archive/keys';
+import { decodeMember } from '../../shared/archive/members';
+import type { PartRecord } from '../../shared/archive/records';
+import { type MonthIndex, parseMonthIndex } from '../../shared/archive/month-index';
+import { archiveGroup } from '../../shared/archive/steps/archive-group';
+import { commitPartStep } from '../../shared/archive/steps/commit-part';
+import { makeStepDeps, type StepDeps, type StepSettings } from '../../shared/archive/steps/context';
+import { deleteSources } from '../../shared/archive/steps/delete-sources';
+import {
+  parseCommitEvent,
+  parseDeleteEvent,
+  parseGroupEvent,
+  parsePlanEvent,
+  parseReportEvent,
+  parseTallyEvent,
+  parseVerifyEvent,
+} from '../../shared/archive/steps/events';
+import { createRequestMeter } from '../../shared/archive/steps/meter';
+import { plan } from '../../shared/archive/steps/plan';
+import { report } from '../../shared/archive/steps/report';
+import { tally } from '../../shared/archive/steps/tally';
+import type {
+  ArchiveResult,
+  CommitResult,
+  DeleteSummary,
+  GroupResult,
+  PageState,
+  PlanResult,
+  RunInput,
+  RunReport,
+  VerifyResult,
+} from '../../shared/archive/steps/types';
+import { verifyPart } from '../../shared/archive/steps/verify-part';
+import { JobDetailsStore, type JsonObject } from '../../shared/details';
+import { createJob, type FlushDetails, getJob, recordFlush } from '../../shared/jobs';
+import { countRequests } from '../../shared/metrics';
+import { freshBucket, freshTable, testDdb, testS3 } from './local';
+
+/**
+ * Archiver test fixtures: a fresh bucket + table, realistic terminal jobs written through the real
+ * hot path (createJob → recordFlush → terminal write, JobDetailsStore for S3), and `runSteps`, which
+ * drives the step functions in the same order and with the same event shapes as the state machine
+ * (events go through a JSON round trip and the handlers' parsers, as through Lambda).
+ */
+
+export const DEFAULT_SETTINGS: StepSettings = {
+  olderThanDays: 30,
+  graceHours: 0,
+  readConcurrency: 4,
+  planPageGroups: 500,
+  planPageJobs: 20_000,
+};
+
+export interface ArchiverEnv {
+  readonly s3: S3Client;
+  readonly ddb: DynamoDBDocumentClient;
+  readonly bucket: string;
+  readonly table: string;
+  readonly store: JobDetailsStore;
+  /** Step deps with a controllable clock (`advance`). */
+  deps: StepDeps;
+  /** Moves the steps' real-time clock (part stamps, commit times, abandoned-part age). */
+  advance(ms: number): void;
+  /** Rebuilds `deps` with other settings or another S3 client (e.g. a fault-injecting wrapper). */
+  withDeps(over: { settings?: Partial<StepSettings>; s3?: S3Client }): StepDeps;
+}
+
+export const archiverEnv = async (settings: Partial<StepSettings> = {}): Promise<ArchiverEnv> => {
+  const [bucket, table] = await Promise.all([freshBucket(), freshTable()]);
+  const s3 = testS3();
+  const ddb = testDdb();
+  const meter = createRequestMeter();
+  countRequests(s3, 's3', meter.sink);
+  countRequests(ddb, 'dynamodb', meter.sink);
+  let offset = 0;
+  const clock = () => new Date(Date.now() + offset);
+  const build = (over: { settings?: Partial<StepSettings>; s3?: S3Client } = {}) =>
+    makeStepDeps({
+      s3: over.s3 ?? s3,
+      ddb,
+      bucket,
+      table,
+      settings: { ...DEFAULT_SETTINGS, ...settings, ...over.settings },
+      meter,
+      clock,
+    });
+  const env: ArchiverEnv = {
+    s3,
+    ddb,
+    bucket,
+    table,
+    store: new JobDetailsStore(s3, bucket),
+    deps: build(),
+    advance: (ms) => {
+      offset += ms;
+    },
+    withDeps: build,
+  };
+  return env;
+};
+
+export const DAY = 86_400_000;
+export const HOUR = 3_600_000;
+
+/** `days` before the real now: old enough to archive with olderThanDays 30 when > 30. */
+export const daysAgo = (days: number, plusMs = 0): Date => new Date(Date.now() - days * DAY + plusMs);
+
+/**
+ * Noon UTC on `day` of the month `monthsBack` months before the current one (plus `minutes`): with
+ * monthsBack ≥ 2 always more than 30 days ago, and the month is known in advance.
+ */
+export const inMonth = (monthsBack: number, day: number, minutes = 0): Date => {
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - monthsBack, day, 12, minutes));
+};
+export const monthOfDate = (d: Date): string => d.toISOString().slice(0, 7);
+
+export interface SeedSpec {
+  readonly shopId: string;
+  readonly completedAt: Date;
+  /** Terminal status reached: FAILED (failed items), CONFLICT (conflicts) or COMPLETED (skips only). */
+  readonly status?: 'FAILED' | 'CONFLICT' | 'COMPLETED';
+  /** Flushes with details (each writes one S3 object). @default 2 */
+  readonly flushes?: number;
+  readonly platformData?: JsonObject | null;
+  /** false: flushes carry counts only, so the job has no flush objects. @default true */
+  readonly withDetails?: boolean;
+}
+
+export interface SeededJob {
+  readonly shopId: string;
+  readonly jobId: string;
+  readonly status: string;
+  completedAt: string;
+  /** Hot keys written so far. */
+  readonly keys: string[];
+}
+
+const detailsFor = (status: SeedSpec['status'], i: number, jobTag: string): FlushDetails => {
+  if (status === 'FAILED') return { failed: { timeout: [`${jobTag}-doc-${i}a`, `${jobTag}-doc-${i}b`] } };
+  if (status === 'CONFLICT') {
+    return {
+      conflict: { version: [{ doc_id: `${jobTag}-doc-${i}`, existing_version: 2, incoming_version: 1 }] },
+    };
+  }
+  return { skipped: { unchanged: [`${jobTag}-doc-${i}`] } };
+};
+
+const countsFor = (d: FlushDetails) => {
+  const n = (m: Record<string, unknown[]> | undefined) =>
+    Object.values(m ?? {}).reduce((s, l) => s + l.length, 0);
+  return { processed: 3, failed: n(d.failed), skipped: n(d.skipped), conflict: n(d.conflict) };
+};
+
+/** The details / platform data the hot path holds for a job right now (what an archive must equal). */
+export const hotState = async (env: ArchiverEnv, jobId: string) => ({
+  details: await env.store.readAllDetails(jobId),
+  platformData: await env.store.readPlatformData(jobId),
+});
+
+/**
+ * A job that ran through the hot path and reached a terminal status at `completedAt`: created an hour
+ * before, `flushes` flushes (the last completes it), optional platform data.
+ */
+export const seedTerminalJob = async (env: ArchiverEnv, spec: SeedSpec): Promise<SeededJob> => {
+  const status = spec.status ?? 'FAILED';
+  const flushes = spec.flushes ?? 2;
+  const created = new Date(spec.completedAt.getTime() - HOUR);
+  const plans = Array.from({ length: flushes }, (_, i) =>
+    spec.withDetails === false ? {} : detailsFor(status, i, `${spec.shopId}-${i}`),
+  );
+  const counts = plans.map((d) => countsFor(d));
+  const total = counts.reduce((s, c) => s + c.processed + c.failed + c.skipped + c.conflict, 0);
+  const { jobId } = await createJob(
+    env.ddb,
+    env.table,
+    { shopId: spec.shopId, jobType: 'full_sync', platform: 'shopify', totalItems: total },
+    { now: created },
+  );
+  const keys: string[] = [];
+  if (spec.platformData !== null) {
+    const ref = await env.store.writePlatformData(
+      spec.shopId,
+      jobId,
+      spec.platformData ?? { indexer: { v: 1 } },
+    );
+    keys.push(ref.key);
+  }
+  const deps = { ddb: env.ddb, table: env.table, detailsWriter: env.store };
+  let known: 'IN_PROGRESS' | undefined;
+  for (let i = 0; i < flushes; i++) {
+    const last = i === flushes - 1;
+    const at = last ? spec.completedAt : new Date(created.getTime() + (i + 1) * 60_000);
+    const r = await recordFlush(
+      deps,
+      { shopId: spec.shopId, jobId, totalItems: total, ...(known ? { knownStatus: known } : {}) },
+      { chunkIds: [`p${i}`], counts: counts[i] ?? countsFor({}), details: plans[i] ?? {} },
+      { now: at },
+    );
+    if (r.detailsKey) keys.push(r.detailsKey);
+    known = 'IN_PROGRESS';
+  }
+  const row = await getJob(env.ddb, env.table, spec.shopId, jobId, { consistentRead: true });
+  if (row?.job_status !== status || row.completed_at !== spec.completedAt.toISOString()) {
+    throw new Error(
+      `seeding ${jobId}: expected ${status} at ${spec.completedAt.toISOString()}, row is ${JSON.stringify(row)}`,
+    );
+  }
+  return { shopId: spec.shopId, jobId, status, completedAt: row.completed_at, keys: keys.sort() };
+};
+
+/**
+ * A retry of a terminal job: one more flush (new chunk id, new S3 object) moves it back through
+ * IN_PROGRESS to a terminal status at `at` — a new completed_at.
+ */
+export const retryJob = async (
+  env: ArchiverEnv,
+  job: SeededJob,
+  at: Date,
+  chunk = 'timeout',
+): Promise<string> => {
+  const row = await getJob(env.ddb, env.table, job.shopId, job.jobId, { consistentRead: true });
+  if (!row) throw new Error(`retry of missing job ${job.jobId}`);
+  const r = await recordFlush(
+    { ddb: env.ddb, table: env.table, detailsWriter: env.store },
+    { shopId: job.shopId, jobId: job.jobId, totalItems: row.total_items, knownStatus: row.job_status },
+    {
+      chunkIds: [chunk],
+      counts: { processed: 0, failed: 1, skipped: 0, conflict: 0 },
+      details: { failed: { retry: [`${job.jobId}-r`] } },
+    },
+    { now: at },
+  );
+  if (!r.detailsKey) throw new Error('retry wrote no details');
+  job.keys.push(r.detailsKey);
+  job.keys.sort();
+  job.completedAt = at.toISOString();
+  return r.detailsKey;
+};
+
+/**
+ * The same S3 client with DeleteObjects replaced (fault injection at the client boundary: every other
+ * command, and the request counting, go through unchanged).
+ */
+export const withDeleteObjects = (
+  real: S3Client,
+  fake: (input: DeleteObjectsCommandInput, realSend: S3Client['send']) => Promise<DeleteObjectsCommandOutput>,
+): S3Client =>
+  new Proxy(real, {
+    get(target, prop, receiver) {
+      if (prop === 'send') {
+        return (command: unknown, ...rest: unknown[]) =>
+          command instanceof DeleteObjectsCommand
+            ? fake(command.input, target.send.bind(target))
+            : (target.send as (...a: unknown[]) => unknown)(command, ...rest);
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+
+// ----- reading state back -----
+
+export const listKeys = async (s3: S3Client, bucket: string, prefix: string): Promise<string[]> => {
+  const out: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+    );
+    for (const o of page.Contents ?? []) if (o.Key) out.push(o.Key);
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return out.sort();
+};
+
+export const getBytes = async (
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  range?: string,
+): Promise<Buffer> => {
+  const out = await s3.send(
+    new GetObjectCommand({ Bucket: bucket, Key: key, ...(range ? { Range: range } : {}) }),
+  );
+  return Buffer.from(
+    await (out.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray(),
+  );
+};
+
+export const readIndex = async (
+  env: ArchiverEnv,
+  shopId: string,
+  month: string,
+): Promise<MonthIndex | null> => {
+  const key = monthIndexKey(shopId, month);
+  try {
+    return parseMonthIndex(await getBytes(env.s3, env.bucket, key), key);
+  } catch (err) {
+    if ((err as { name?: string }).name === 'NoSuchKey') return null;
+    throw err;
+  }
+};
+
+/** Every record of a part, by gunzipping the WHOLE object (what `gzip -dc part | jq` sees). */
+export const partLines = async (env: ArchiverEnv, key: string): Promise<PartRecord[]> => {
+  const text = gunzipSync(await getBytes(env.s3, env.bucket, key)).toString('utf8');
+  expect(text.endsWith('\n')).toBe(true);
+  return text
+    .slice(0, -1)
+    .split('\n')
+    .map((line) => JSON.parse(line) as PartRecord);
+};
+
+/** One member fetched alone by its byte range and decompressed alone. */
+export const memberAt = async (env: ArchiverEnv, key: string, r: { offset: number; length: number }) =>
+  decodeMember(await getBytes(env.s3, env.bucket, key, `bytes=${r.offset}-${r.offset + r.length - 1}`), key);
+
+export const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+
+// ----- driving the steps like the state machine -----
+
+/** Where runSteps stops driving a group's steps ("crash"): before the named step. */
+export type CrashPoint = 'verify' | 'commit' | 'delete';
+
+export interface RunStepsOptions {
+  readonly input?: RunInput;
+  readonly execution?: string;
+  readonly startTime?: string;
+  /** Stop the whole run (no Tally/Report) before this step of the first group matching `crashGroup`. */
+  readonly crashBefore?: CrashPoint;
+  readonly crashGroup?: (g: { shopId: string; month: string }) => boolean;
+  /** Deps to use for one step only (fault injection), e.g. `{ delete: depsWithFaultyS3 }`. */
+  readonly stepDeps?: Partial<Record<'archive' | 'verify' | 'commit' | 'delete', StepDeps>>;
+  /** Called before a group's step runs (e.g. retry a job, tamper with a part). */
+  readonly hooks?: Partial<
+    Record<'archive' | 'verify' | 'commit' | 'delete', (item: HookItem) => Promise<void>>
+  >;
+}
+
+export interface HookItem {
+  readonly group: PlanResult['groups'][number];
+  readonly archive?: ArchiveResult;
+}
+
+export interface RunStepsResult {
+  /** null when the run "crashed". */
+  readonly report: RunReport | null;
+  readonly pages: PlanResult[];
+  readonly results: GroupResult[];
+  readonly crashed: boolean;
+}
+
+const viaJson = <T>(v: T): unknown => JSON.parse(JSON.stringify(v));
+
+/** Like a Catch → GroupFailed Pass: `{group, failed, error, cause}` with Lambda's Cause JSON. */
+const failedResult = (group: PlanResult['groups'][number], err: unknown): GroupResult => {
+  const e = err instanceof Error ? err : new Error(String(err));
+  return {
+    group,
+    failed: true,
+    error: e.name,
+    cause: JSON.stringify({ errorType: e.name, errorMessage: e.message, trace: (e.stack ?? '').split('\n') }),
+  };
+};
+
+let runCounter = 0;
+
+/** Runs plan → (per group: archive → verify → commit → delete) → tally … → report, sequentially. */
+export const runSteps = async (deps: StepDeps, opts: RunStepsOptions = {}): Promise<RunStepsResult> => {
+  const execution = opts.execution ?? `steps-${Date.now().toString(36)}-${runCounter++}`;
+  const startTime = opts.startTime ?? new Date().toISOString();
+  const pages: PlanResult[] = [];
+  const all: GroupResult[] = [];
+  let planned = await plan(deps, parsePlanEvent(viaJson({ state: opts.input ?? {}, execution, startTime })));
+  for (;;) {
+    pages.push(planned);
+    const results: GroupResult[] = [];
+    for (const group of planned.groups) {
+      const item = { run: planned.run, group };
+      const crashHere = (p: CrashPoint) => opts.crashBefore === p && (opts.crashGroup?.(group) ?? true);
+      const hook = (step: keyof NonNullable<RunStepsOptions['hooks']>, archive?: ArchiveResult) =>
+        opts.hooks?.[step]?.({ group, ...(archive ? { archive } : {}) });
+      try {
+        await hook('archive');
+        const archive = viaJson(
+          await archiveGroup(opts.stepDeps?.archive ?? deps, parseGroupEvent(viaJson(item))),
+        ) as ArchiveResult;
+        let state: Record<string, unknown> = { ...item, archive };
+        if (archive.partKey !== undefined) {
+          if (crashHere('verify')) return { report: null, pages, results: all, crashed: true };
+          await hook('verify', archive);
+          const verify = viaJson(
+            await verifyPart(opts.stepDeps?.verify ?? deps, parseVerifyEvent(viaJson(state))),
+          ) as VerifyResult;
+          state = { ...state, verify };
+          if (crashHere('commit')) return { report: null, pages, results: all, crashed: true };
+          await hook('commit', archive);
+          const commit = viaJson(
+            await commitPartStep(opts.stepDeps?.commit ?? deps, parseCommitEvent(viaJson(state))),
+          ) as CommitResult;
+          state = { ...state, commit };
+        }
+        if (crashHere('delete')) return { report: null, pages, results: all, crashed: true };
+        await hook('delete', archive);
+        const del = viaJson(
+          await deleteSources(opts.stepDeps?.delete ?? deps, parseDeleteEvent(viaJson(state))),
+        ) as DeleteSummary;
+        results.push({ group, archive: archive.summary, delete: del });
+      } catch (err) {
+        results.push(failedResult(group, err));
+      }
+    }
+    all.push(...results);
+    const tallied = viaJson(
+      await tally(deps, parseTallyEvent(viaJson({ ...planned, results }))),
+    ) as PageState;
+    if (tallied.cursor === null) {
+      const out = await report(deps, parseReportEvent(viaJson(tallied)));
+      return { report: viaJson(out) as RunReport, pages, results: all, crashed: false };
+    }
+    planned = await plan(deps, parsePlanEvent(viaJson({ state: tallied, execution, startTime })));
+  }
+};

@@ -1,0 +1,141 @@
+import { emptyMonthIndex, commitPart, type IndexedJob } from '../../shared/archive/month-index';
+import {
+  archivedMeta,
+  CappedList,
+  changedSincePlan,
+  classifyPlanned,
+} from '../../shared/archive/steps/classify';
+import type { JobRowSnapshot } from '../../shared/archive/steps/job-rows';
+import type { PlannedJob } from '../../shared/archive/steps/types';
+
+const planned = (over: Partial<PlannedJob> = {}): PlannedJob => ({
+  job_id: 'j1',
+  status: 'FAILED',
+  completed_at: '2026-01-10T00:00:00.000Z',
+  created_at: '2026-01-09T00:00:00.000Z',
+  started_at: null,
+  job_type: 'full_sync',
+  platform: 'shopify',
+  error_message: 'boom',
+  retry_count: 1,
+  is_internal: null,
+  initiator_user_id: null,
+  estimated_time_minutes: null,
+  ttl: null,
+  ...over,
+});
+
+const entry = (part: string, completedAt: string): IndexedJob => ({
+  part,
+  offset: 0,
+  length: 1,
+  sha256: 's',
+  status: 'FAILED',
+  completed_at: completedAt,
+  committed_at: '2026-02-01T00:00:00.000Z',
+  counts: { chunk_ids: 0, failed: 0, skipped: 0, conflict: 0 },
+  platform_data: null,
+  sources: [],
+  deleted_at: null,
+});
+
+const indexWith = (...archivals: Array<[string, string]>) => {
+  let index = emptyMonthIndex('s', '2026-01', 't');
+  for (const [part, completedAt] of archivals) {
+    index = commitPart(
+      index,
+      {
+        name: part,
+        key: part,
+        size: 1,
+        etag: 'e',
+        sha256: 's',
+        run_id: 'r',
+        committed_at: 't',
+        job_count: 1,
+        bytes_in: 0,
+      },
+      { j1: entry(part, completedAt) },
+      't',
+    );
+  }
+  return index;
+};
+
+const row = (over: Partial<JobRowSnapshot> = {}): JobRowSnapshot => ({
+  job_status: 'FAILED',
+  completed_at: '2026-01-10T00:00:00.000Z',
+  created_at: '2026-01-09T00:00:00.000Z',
+  started_at: '2026-01-09T00:00:05.000Z',
+  total_items: 10,
+  processed_items: 7,
+  failed_items: 3,
+  skipped_items: 0,
+  conflict_items: 0,
+  ...over,
+});
+
+describe('classifyPlanned', () => {
+  test('not in the index → archive', () => expect(classifyPlanned(planned(), indexWith())).toBe('archive'));
+  test('latest entry has the planned completed_at → skip (committed, sources unchanged)', () =>
+    expect(classifyPlanned(planned(), indexWith(['p1', '2026-01-10T00:00:00.000Z']))).toBe('skip'));
+  test('retried since (another completed_at) → archive again', () =>
+    expect(
+      classifyPlanned(
+        planned({ completed_at: '2026-01-20T00:00:00.000Z' }),
+        indexWith(['p1', '2026-01-10T00:00:00.000Z']),
+      ),
+    ).toBe('archive'));
+  test('only the LATEST entry counts', () =>
+    expect(
+      classifyPlanned(
+        planned(),
+        indexWith(['p1', '2026-01-10T00:00:00.000Z'], ['p2', '2026-01-20T00:00:00.000Z']),
+      ),
+    ).toBe('archive'));
+});
+
+describe('changedSincePlan', () => {
+  test('same status and completion → unchanged', () =>
+    expect(changedSincePlan(planned(), row())).toBe(false));
+  test('row gone (TTL) → unchanged: archived from the plan', () =>
+    expect(changedSincePlan(planned(), undefined)).toBe(false));
+  test('running again → changed', () =>
+    expect(changedSincePlan(planned(), row({ job_status: 'IN_PROGRESS', completed_at: null }))).toBe(true));
+  test('completed again → changed', () =>
+    expect(changedSincePlan(planned(), row({ completed_at: '2026-01-11T00:00:00.000Z' }))).toBe(true));
+});
+
+describe('archivedMeta', () => {
+  test('planned attributes plus the row counters', () => {
+    expect(archivedMeta(planned(), row())).toEqual({
+      status: 'FAILED',
+      created_at: '2026-01-09T00:00:00.000Z',
+      started_at: '2026-01-09T00:00:05.000Z',
+      completed_at: '2026-01-10T00:00:00.000Z',
+      job_type: 'full_sync',
+      platform: 'shopify',
+      total_items: 10,
+      processed_items: 7,
+      failed_items: 3,
+      skipped_items: 0,
+      conflict_items: 0,
+      retry_count: 1,
+      error_message: 'boom',
+    });
+  });
+  test('a gone row gives null counters', () => {
+    expect(archivedMeta(planned(), undefined)).toMatchObject({
+      total_items: null,
+      failed_items: null,
+      started_at: null,
+    });
+  });
+});
+
+test('CappedList counts everything and keeps the first `cap`', () => {
+  const l = new CappedList<number>(2);
+  for (const n of [1, 2, 3, 4]) l.add(n);
+  expect(l.items).toEqual([1, 2]);
+  expect(l.count).toBe(4);
+});

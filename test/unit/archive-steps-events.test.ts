@@ -1,0 +1,155 @@
+import { plannedJobsKey } from '../../shared/archive/keys';
+import {
+  parseDeleteEvent,
+  parseGroupEvent,
+  parsePlanEvent,
+  parseReportEvent,
+  parseTallyEvent,
+  parseVerifyEvent,
+} from '../../shared/archive/steps/events';
+import { buildRun, zeroTotals } from '../../shared/archive/steps/run';
+import { stagedKeys } from '../../shared/archive/steps/verify-part';
+import { InvalidInputError } from '../../shared/errors';
+
+const run = buildRun({}, 'exec-1', '2026-03-10T04:00:00Z', { olderThanDays: 30, graceHours: 1 });
+const group = {
+  shopId: 'shop-a',
+  month: '2026-01',
+  jobsKey: plannedJobsKey('exec-1', 0, 'shop-a', '2026-01'),
+  jobCount: 2,
+};
+const summary = {
+  planned: 2,
+  archived: 2,
+  skipped: 0,
+  changedSincePlan: 0,
+  quarantined: [],
+  quarantinedCount: 0,
+  bytesIn: 10,
+  bytesOut: 5,
+  partName: 'part-20260310T040000Z-abcdefgh.jsonl.gz',
+  abandonedPartsRemoved: 0,
+  requests: { s3: 1, dynamodb: 1 },
+};
+const archive = {
+  partKey: 'job-details-cold/shop-a/2026-01/part-20260310T040000Z-abcdefgh.jsonl.gz',
+  partName: 'part-20260310T040000Z-abcdefgh.jsonl.gz',
+  pendingKey: 'job-details-index/shop-a/2026-01/pending/part-20260310T040000Z-abcdefgh.jsonl.gz.json',
+  summary,
+};
+const del = {
+  eligible: 2,
+  objectsDeleted: 4,
+  objectsKept: 0,
+  deleteErrors: [],
+  deleteErrorCount: 0,
+  jobsCompleted: 2,
+  requests: { s3: 3, dynamodb: 0 },
+};
+const state = { run, page: 0, cursor: 'abc', totals: zeroTotals() };
+
+const fieldOf = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof InvalidInputError) return err.field;
+    throw err;
+  }
+  throw new Error('expected an InvalidInputError');
+};
+
+describe('Plan event', () => {
+  test('the first call carries the execution input', () => {
+    expect(
+      parsePlanEvent({ state: { dryRun: true }, execution: 'e', startTime: '2026-03-10T04:00:00Z' }),
+    ).toEqual({
+      kind: 'first',
+      input: { dryRun: true },
+      execution: 'e',
+      startTime: '2026-03-10T04:00:00Z',
+    });
+  });
+  test('later calls carry the page state (extra state like `groups` is ignored)', () => {
+    const p = parsePlanEvent({ state: { ...state, groups: [] }, execution: 'e', startTime: 't' });
+    expect(p).toEqual({ kind: 'next', state });
+  });
+  test('a later call without a cursor is a wiring error', () => {
+    expect(
+      fieldOf(() => parsePlanEvent({ state: { ...state, cursor: null }, execution: 'e', startTime: 't' })),
+    ).toBe('state.cursor');
+  });
+  test('a typo in the execution input is rejected, naming it', () => {
+    expect(fieldOf(() => parsePlanEvent({ state: { dry_run: true }, execution: 'e', startTime: 't' }))).toBe(
+      'state.dry_run',
+    );
+  });
+});
+
+describe('group events', () => {
+  test('a good item parses', () => expect(parseGroupEvent({ run, group })).toEqual({ run, group }));
+  test.each([
+    ['group.shopId', { ...group, shopId: '../x' }],
+    ['group.month', { ...group, month: '2026-13' }],
+    ['group.jobCount', { ...group, jobCount: -1 }],
+    ['group.jobsKey', { ...group, jobsKey: plannedJobsKey('other-run', 0, 'shop-a', '2026-01') }],
+    ['group.jobsKey', { ...group, jobsKey: plannedJobsKey('exec-1', 0, 'shop-b', '2026-01') }],
+    ['group.jobsKey', { ...group, jobsKey: 'job-details/x/secret.json' }],
+  ])('rejects a bad %s', (field, g) => expect(fieldOf(() => parseGroupEvent({ run, group: g }))).toBe(field));
+  test('a bad run is named too', () =>
+    expect(fieldOf(() => parseGroupEvent({ run: { ...run, dryRun: 1 }, group }))).toBe('run.dryRun'));
+
+  test('verify needs partKey, partName and pendingKey together', () => {
+    expect(parseVerifyEvent({ run, group, archive }).archive).toEqual(archive);
+    expect(
+      fieldOf(() => parseVerifyEvent({ run, group, archive: { ...archive, partName: undefined } })),
+    ).toBe('archive.partKey');
+    expect(
+      fieldOf(() =>
+        parseVerifyEvent({ run, group, archive: { ...archive, summary: { ...summary, bytesIn: -1 } } }),
+      ),
+    ).toBe('archive.summary.bytesIn');
+  });
+  test('delete takes the item state with or without verify/commit', () => {
+    const noPart = { run, group, archive: { summary: { ...summary, partName: null } } };
+    expect(parseDeleteEvent(noPart).verify).toBeUndefined();
+    const full = parseDeleteEvent({
+      run,
+      group,
+      archive,
+      verify: { verified: true, jobs: 2, requests: { s3: 4, dynamodb: 0 } },
+      commit: { committed: true, part: archive.partName, jobs: 2, requests: { s3: 4, dynamodb: 0 } },
+    });
+    expect(full.commit?.jobs).toBe(2);
+    expect(fieldOf(() => parseDeleteEvent({ ...noPart, verify: { verified: false } }))).toBe(
+      'verify.verified',
+    );
+  });
+  test('a passed part key must be the one its name derives to', () => {
+    expect(stagedKeys({ run, group, archive }).verified).toMatch(/\.verified\.json$/);
+    expect(() =>
+      stagedKeys({ run, group, archive: { ...archive, partKey: 'job-details-cold/shop-b/2026-01/x' } }),
+    ).toThrow(/archive\.partKey/);
+  });
+});
+
+describe('Tally and Report events', () => {
+  const failed = { group, failed: true, error: 'VerificationError', cause: '{}' };
+  test('results of done and failed groups parse', () => {
+    const t = parseTallyEvent({
+      ...state,
+      groups: [group],
+      results: [{ group, archive: summary, delete: del }, failed],
+    });
+    expect(t.results).toHaveLength(2);
+  });
+  test('a bad result is named by its position', () => {
+    const bad = { group, archive: summary, delete: { ...del, objectsDeleted: 'many' } };
+    expect(fieldOf(() => parseTallyEvent({ ...state, results: [failed, bad] }))).toBe(
+      'results[1].delete.objectsDeleted',
+    );
+  });
+  test('Report only runs with no cursor left', () => {
+    expect(parseReportEvent({ ...state, cursor: null }).page).toBe(0);
+    expect(fieldOf(() => parseReportEvent(state))).toBe('cursor');
+  });
+});

@@ -1,0 +1,139 @@
+import { plannedJobsKey } from '../../shared/archive/keys';
+import { classifyPlanRow, PlanPage, type RowVerdict, startKeyOf } from '../../shared/archive/steps/plan-rows';
+
+const row = (over: Record<string, unknown> = {}) => ({
+  pk: 'SHOP#shop-a',
+  sk: 'JOB#job1',
+  job_id: 'job1',
+  job_status: 'FAILED',
+  status_created_at: '2026-03-31T23:59:59.000Z',
+  completed_at: '2026-03-31T23:59:59.000Z',
+  created_at: '2026-03-31T22:00:00.000Z',
+  job_type: 'full_sync',
+  platform: 'shopify',
+  retry_count: 2,
+  is_internal: false,
+  ...over,
+});
+
+describe('classifyPlanRow', () => {
+  test('a good row is planned in the UTC month of completed_at, with its projected attributes', () => {
+    const v = classifyPlanRow(row(), 'FAILED');
+    expect(v).toEqual({
+      kind: 'plan',
+      shopId: 'shop-a',
+      month: '2026-03',
+      job: expect.objectContaining({
+        job_id: 'job1',
+        status: 'FAILED',
+        completed_at: '2026-03-31T23:59:59.000Z',
+        job_type: 'full_sync',
+        retry_count: 2,
+        is_internal: false,
+        error_message: null,
+        started_at: null,
+      }),
+    });
+  });
+
+  test('without completed_at the GSI sort key (= completion time of a terminal row) is used', () => {
+    const v = classifyPlanRow(
+      row({ completed_at: undefined, status_created_at: '2026-04-01T00:00:00.000Z' }),
+      'FAILED',
+    );
+    expect(v).toMatchObject({ kind: 'plan', month: '2026-04' });
+  });
+
+  test.each([
+    ['pk not SHOP#', { pk: 'TENANT#x' }, 'pk is not SHOP#{shop_id}'],
+    ['sk not JOB#', { sk: 'CHUNK#1' }, 'sk is not JOB#{job_id}'],
+    ['shop id with a slash', { pk: 'SHOP#a/b' }, /invalid shop id/],
+    ['job id with ..', { sk: 'JOB#a..b', job_id: 'a..b' }, /invalid job id/],
+    ['job id with a control character', { sk: 'JOB#a\u0001', job_id: 'a\u0001' }, /control character/],
+    ['job_id attribute mismatch', { job_id: 'other' }, 'job_id attribute does not match sk'],
+    ['wrong status', { job_status: 'IN_PROGRESS' }, /not the terminal status queried/],
+    ['no timestamp', { completed_at: 'soon', status_created_at: 'later' }, 'no valid completed_at'],
+    ['a non-UTC timestamp', { completed_at: '2026-03-31T23:59:59+02:00' }, 'no valid completed_at'],
+  ])('%s is quarantined with a reason', (_what, over, reason) => {
+    const v = classifyPlanRow(row(over), 'FAILED');
+    expect(v.kind).toBe('quarantine');
+    if (v.kind === 'quarantine')
+      expect(v.entry.reason).toEqual(typeof reason === 'string' ? reason : expect.stringMatching(reason));
+  });
+
+  test('quarantined unsafe ids are reported quoted-as-is but never longer than 100 characters', () => {
+    const v = classifyPlanRow(row({ sk: `JOB#${'x/'.repeat(200)}`, job_id: undefined }), 'FAILED');
+    if (v.kind !== 'quarantine') throw new Error('expected quarantine');
+    expect(v.entry.jobId.length).toBeLessThanOrEqual(100);
+    expect(v.entry.shopId).toBe('shop-a');
+  });
+
+  test('startKeyOf gives the GSI key Plan resumes after', () => {
+    expect(startKeyOf(row())).toEqual({
+      pk: 'SHOP#shop-a',
+      sk: 'JOB#job1',
+      job_status: 'FAILED',
+      status_created_at: '2026-03-31T23:59:59.000Z',
+    });
+  });
+});
+
+describe('PlanPage', () => {
+  const plan = (
+    shop: string,
+    month: string,
+    id: string,
+    completedAt = `${month}-10T00:00:00.000Z`,
+  ): RowVerdict =>
+    classifyPlanRow(
+      row({ pk: `SHOP#${shop}`, sk: `JOB#${id}`, job_id: id, completed_at: completedAt }),
+      'FAILED',
+    );
+
+  test('stops opening groups at the limit but keeps adding to open groups and quarantines', () => {
+    const page = new PlanPage(2);
+    for (const v of [plan('a', '2026-01', 'j1'), plan('b', '2026-01', 'j2')]) page.add(v);
+    expect(page.fits(plan('c', '2026-01', 'j3'))).toBe(false);
+    expect(page.fits(plan('a', '2026-01', 'j4'))).toBe(true);
+    expect(page.fits(classifyPlanRow(row({ pk: 'bad' }), 'FAILED'))).toBe(true);
+  });
+
+  test('groups come out sorted by shop then month, jobs by id, with their planned-jobs key', () => {
+    const page = new PlanPage(10);
+    for (const v of [
+      plan('b', '2026-02', 'z'),
+      plan('a', '2026-03', 'y'),
+      plan('a', '2026-01', 'x'),
+      plan('b', '2026-02', 'a'),
+    ]) {
+      page.add(v);
+    }
+    const groups = page.result('run-1', 4);
+    expect(groups.map((g) => [g.shopId, g.month, g.jobCount])).toEqual([
+      ['a', '2026-01', 1],
+      ['a', '2026-03', 1],
+      ['b', '2026-02', 2],
+    ]);
+    expect(groups[2]?.jobs.map((j) => j.job_id)).toEqual(['a', 'z']);
+    expect(groups[0]?.jobsKey).toBe(plannedJobsKey('run-1', 4, 'a', '2026-01'));
+    expect(page.jobsPlanned).toBe(4);
+  });
+
+  test('a job seen twice (status changed while reading) is planned once, with its latest completion', () => {
+    const page = new PlanPage(10);
+    page.add(plan('a', '2026-01', 'j', '2026-01-05T00:00:00.000Z'));
+    page.add(plan('a', '2026-01', 'j', '2026-01-09T00:00:00.000Z'));
+    page.add(plan('a', '2026-01', 'j', '2026-01-07T00:00:00.000Z'));
+    const [g] = page.result('r', 0);
+    expect(g?.jobs).toHaveLength(1);
+    expect(g?.jobs[0]?.completed_at).toBe('2026-01-09T00:00:00.000Z');
+    expect(page.jobsPlanned).toBe(1);
+  });
+
+  test('quarantines are all counted but only the first `cap` kept', () => {
+    const page = new PlanPage(1);
+    for (let i = 0; i < 5; i++) page.add(classifyPlanRow(row({ pk: `bad${i}` }), 'FAILED'), 3);
+    expect(page.quarantinedCount).toBe(5);
+    expect(page.quarantined).toHaveLength(3);
+  });
+});

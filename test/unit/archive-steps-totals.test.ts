@@ -1,0 +1,75 @@
+import { zeroTotals } from '../../shared/archive/steps/run';
+import { addResults, condenseCause, failuresOf, quarantinesOf } from '../../shared/archive/steps/totals';
+import type { GroupResult } from '../../shared/archive/steps/types';
+
+const group = (shopId: string) => ({ shopId, month: '2026-01', jobsKey: 'k', jobCount: 3 });
+const done = (shopId: string, partName: string | null): GroupResult => ({
+  group: group(shopId),
+  archive: {
+    planned: 3,
+    archived: 2,
+    skipped: 0,
+    changedSincePlan: 0,
+    quarantined: [{ jobId: 'q1', reason: 'bad gzip' }],
+    quarantinedCount: 1,
+    bytesIn: 100,
+    bytesOut: 40,
+    partName,
+    abandonedPartsRemoved: 0,
+    requests: { s3: 10, dynamodb: 1 },
+  },
+  delete: {
+    eligible: 2,
+    objectsDeleted: 5,
+    objectsKept: 1,
+    deleteErrors: [],
+    deleteErrorCount: 2,
+    jobsCompleted: 2,
+    requests: { s3: 7, dynamodb: 0 },
+  },
+});
+const failed: GroupResult = {
+  group: group('f'),
+  failed: true,
+  error: 'VerificationError',
+  cause: JSON.stringify({
+    errorType: 'VerificationError',
+    errorMessage: 'verification of k failed: x',
+    trace: ['a', 'b'],
+  }),
+};
+
+test('addResults sums successful groups and counts failed ones', () => {
+  const t = addResults({ ...zeroTotals(), jobsPlanned: 9, requests: { s3: 1, dynamodb: 3 } }, [
+    done('a', 'p1'),
+    done('b', null),
+    failed,
+  ]);
+  expect(t).toMatchObject({
+    jobsPlanned: 9,
+    jobsArchived: 4,
+    jobsQuarantined: 2,
+    partsWritten: 1,
+    bytesIn: 200,
+    bytesOut: 80,
+    objectsDeleted: 10,
+    objectsKept: 2,
+    deleteErrors: 4,
+    jobsDeleted: 4,
+    groupsOk: 2,
+    groupsFailed: 1,
+    requests: { s3: 1 + 2 * 17, dynamodb: 3 + 2 },
+  });
+});
+
+test('quarantines carry their shop; failures their group and the error message, not the stack', () => {
+  expect(quarantinesOf([done('a', 'p'), failed])).toEqual([{ shopId: 'a', jobId: 'q1', reason: 'bad gzip' }]);
+  expect(failuresOf([done('a', 'p'), failed])).toEqual([
+    { shopId: 'f', month: '2026-01', error: 'VerificationError', cause: 'verification of k failed: x' },
+  ]);
+});
+
+test('condenseCause keeps plain text, shortened', () => {
+  expect(condenseCause('States.Timeout')).toBe('States.Timeout');
+  expect(condenseCause('x'.repeat(1000)).length).toBeLessThanOrEqual(400);
+});

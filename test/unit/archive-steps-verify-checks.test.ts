@@ -1,0 +1,197 @@
+import { decodeMember } from '../../shared/archive/members';
+import { MemberSlicer, PartBuilder } from '../../shared/archive/part-builder';
+import type { PartRecord } from '../../shared/archive/records';
+import type { StagedPart } from '../../shared/archive/steps/staged';
+import type { PlannedJob } from '../../shared/archive/steps/types';
+import {
+  memberRanges,
+  planProblem,
+  recordProblem,
+  toVerifiedPart,
+} from '../../shared/archive/steps/verify-checks';
+
+const meta = (completedAt: string) => ({
+  status: 'FAILED',
+  created_at: null,
+  started_at: null,
+  completed_at: completedAt,
+  job_type: null,
+  platform: null,
+  total_items: 1,
+  processed_items: 0,
+  failed_items: 1,
+  skipped_items: 0,
+  conflict_items: 0,
+  retry_count: null,
+  error_message: null,
+});
+
+/** A real part built in memory, and its manifest as the archive step stages it. */
+const build = async () => {
+  const members: Buffer[] = [];
+  const b = new PartBuilder(
+    { shopId: 's', month: '2026-01', partName: 'p.jsonl.gz', partKey: 'k', runId: 'r', createdAt: 't' },
+    async (m) => {
+      members.push(m);
+    },
+  );
+  await b.writeHeader();
+  const details = { chunk_ids: ['p0'], failed: { x: ['d1'] }, skipped: {}, conflict: {} };
+  await b.addJob({
+    jobId: 'a',
+    meta: meta('2026-01-02T00:00:00.000Z'),
+    details,
+    platformData: { v: 1 },
+    sources: [{ key: 'job-details/a/f.json.gz', size: 3, etag: 'e', sha256: 'h' }],
+  });
+  await b.addJob({
+    jobId: 'b',
+    meta: meta('2026-01-03T00:00:00.000Z'),
+    details,
+    platformData: { v: 1 },
+    sources: [],
+  });
+  const staged: StagedPart = { ...b.finish(), etag: 'etag' };
+  return { bytes: Buffer.concat(members), staged };
+};
+
+const records = (bytes: Buffer, staged: StagedPart) =>
+  memberRanges(staged).map((r) => ({
+    r,
+    ...decodeMember(bytes.subarray(r.offset, r.offset + r.length), 'k'),
+  }));
+
+const plannedOf = (s: StagedPart): PlannedJob[] =>
+  Object.entries(s.jobs).map(
+    ([job_id, e]) => ({ job_id, status: e.status, completed_at: e.completed_at }) as PlannedJob,
+  );
+
+test('the ranges of a built part tile it, in byte order: header, shared platform data, jobs', async () => {
+  const { bytes, staged } = await build();
+  const ranges = memberRanges(staged);
+  expect(ranges.map((r) => r.expect.kind)).toEqual(['header', 'platform_data', 'job', 'job']);
+  expect(MemberSlicer.tilingProblem(ranges, bytes.length)).toBeNull();
+});
+
+test('every member of a good part is exactly its expected record', async () => {
+  const { bytes, staged } = await build();
+  for (const { r, record, sha256 } of records(bytes, staged))
+    expect(recordProblem(staged, r.expect, record, sha256)).toBeNull();
+});
+
+test.each<[string, (rec: PartRecord) => PartRecord, RegExp]>([
+  [
+    'another job in its place',
+    (rec) => ({ ...rec, job_id: 'zz' }) as PartRecord,
+    /expected the record of job a/,
+  ],
+  ['another shop', (rec) => ({ ...rec, shop_id: 'other' }) as PartRecord, /record names shop other/],
+  [
+    'other detail counts',
+    (rec) => ({ ...rec, details: { chunk_ids: [], failed: {}, skipped: {}, conflict: {} } }) as PartRecord,
+    /detail counts differ/,
+  ],
+  ['other sources', (rec) => ({ ...rec, sources: [] }) as PartRecord, /sources differ/],
+  [
+    'another completion',
+    (rec) => ({ ...rec, job: { ...(rec as { job: object }).job, completed_at: 'x' } }) as PartRecord,
+    /completed_at differs/,
+  ],
+])('a job record with %s is rejected', async (_what, change, reason) => {
+  const { bytes, staged } = await build();
+  const job = records(bytes, staged).find((x) => x.r.expect.kind === 'job');
+  if (!job) throw new Error('no job');
+  expect(recordProblem(staged, job.r.expect, change(job.record), job.sha256)).toMatch(reason);
+});
+
+test('a record whose digest is not the manifest’s is rejected', async () => {
+  const { bytes, staged } = await build();
+  const [header, pd, job] = records(bytes, staged);
+  if (!header || !pd || !job) throw new Error('missing');
+  expect(recordProblem(staged, job.r.expect, job.record, '0'.repeat(64))).toMatch(/record digest differs/);
+  expect(recordProblem(staged, pd.r.expect, pd.record, 'x')).toMatch(/digest differs/);
+  expect(
+    recordProblem(
+      staged,
+      pd.r.expect,
+      { type: 'platform_data', ref: (pd.record as { ref: string }).ref, data: { v: 2 } },
+      pd.sha256,
+    ),
+  ).toMatch(/does not hash to its ref/);
+  expect(
+    recordProblem(
+      staged,
+      header.r.expect,
+      { ...(header.record as object), run_id: 'other' } as PartRecord,
+      header.sha256,
+    ),
+  ).toMatch(/another run/);
+  expect(recordProblem(staged, header.r.expect, job.record, job.sha256)).toMatch(/not the part header/);
+});
+
+test('a source outside the job’s own prefix is rejected (delete must never reach another job)', async () => {
+  const { bytes, staged } = await build();
+  const evil: StagedPart = {
+    ...staged,
+    jobs: {
+      ...staged.jobs,
+      a: {
+        ...(staged.jobs.a as StagedPart['jobs'][string]),
+        sources: [{ key: 'job-details/b/f.json.gz', size: 3, etag: 'e', sha256: 'h' }],
+      },
+    },
+  };
+  const job = records(bytes, evil).find((x) => x.r.id === 'job a');
+  if (!job) throw new Error('no job');
+  const rec = { ...(job.record as object), sources: evil.jobs.a?.sources } as PartRecord;
+  expect(recordProblem(evil, job.r.expect, rec, job.sha256)).toMatch(/outside its prefix/);
+});
+
+describe('planProblem', () => {
+  test('a manifest of planned jobs with the archive’s count is fine', async () => {
+    const { staged } = await build();
+    expect(planProblem(staged, plannedOf(staged), 2)).toBeNull();
+  });
+  test('a count other than the archive reported', async () => {
+    const { staged } = await build();
+    expect(planProblem(staged, plannedOf(staged), 3)).toMatch(/manifest has 2 jobs, archive reported 3/);
+  });
+  test('an unplanned job, or one planned with another completion', async () => {
+    const { staged } = await build();
+    expect(planProblem(staged, plannedOf(staged).slice(1), 2)).toMatch(/job a was not planned/);
+    const moved = plannedOf(staged).map((j) => ({ ...j, completed_at: 'other' }));
+    expect(planProblem(staged, moved, 2)).toMatch(/differs from its plan/);
+  });
+});
+
+test('the verified part is exactly the index entries commit adds', async () => {
+  const { staged } = await build();
+  const v = toVerifiedPart(staged);
+  expect(v.part).toEqual({
+    name: 'p.jsonl.gz',
+    key: 'k',
+    size: staged.size,
+    etag: 'etag',
+    sha256: staged.sha256,
+    run_id: 'r',
+    job_count: 2,
+    bytes_in: 3,
+  });
+  const pdRef = staged.jobs.a?.platform_data_ref as string;
+  expect(v.jobs.a).toEqual({
+    part: 'p.jsonl.gz',
+    offset: staged.jobs.a?.offset,
+    length: staged.jobs.a?.length,
+    sha256: staged.jobs.a?.sha256,
+    status: 'FAILED',
+    completed_at: '2026-01-02T00:00:00.000Z',
+    counts: { chunk_ids: 1, failed: 1, skipped: 0, conflict: 0 },
+    platform_data: {
+      ref: pdRef,
+      offset: staged.platform_data[pdRef]?.offset,
+      length: staged.platform_data[pdRef]?.length,
+    },
+    sources: [{ key: 'job-details/a/f.json.gz', size: 3, etag: 'e' }],
+  });
+  expect(v.jobs.b?.platform_data?.ref).toBe(pdRef); // shared, stored once
+});
