@@ -1,0 +1,213 @@
+import { parseArgs } from 'node:util';
+import { InvalidIdError, InvalidInputError, isNamedError } from '../../shared/errors';
+
+/**
+ * Argument parsing for every command: node:util parseArgs in strict mode, its errors and every bad
+ * value turned into an InvalidInputError naming the flag, before any I/O. main.ts prints such an
+ * error as one line on stderr and exits 2.
+ */
+export interface OptionSpec {
+  readonly type: 'string' | 'boolean';
+  readonly short?: string;
+  /** Placeholder shown in --help, e.g. `N`, `ISO`. */
+  readonly value?: string;
+  readonly help: string;
+}
+
+export interface CommandSpec {
+  readonly name: string;
+  /** One line for the general help. */
+  readonly short: string;
+  readonly summary: string;
+  /** Extra lines of --help after the option list (cost notes, examples). */
+  readonly notes?: readonly string[];
+  readonly options: Readonly<Record<string, OptionSpec>>;
+}
+
+export type Flags = Readonly<Record<string, string | boolean | undefined>>;
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+/** Flags every command takes. */
+export const COMMON_OPTIONS = {
+  json: { type: 'boolean', help: 'print one JSON document on stdout instead of text' },
+  'data-dir': {
+    type: 'string',
+    value: 'DIR',
+    help: 'folder of the embedded local stack (default: .local/ at the project root)',
+  },
+  aws: {
+    type: 'boolean',
+    help: 'use real AWS (or the AWS_ENDPOINT_URL_* endpoints) instead of the embedded stack',
+  },
+  table: {
+    type: 'string',
+    value: 'NAME',
+    help: 'jobs table (default: $ECOM_JOBS_TABLE; `jobs` in the embedded stack, created if missing)',
+  },
+  bucket: {
+    type: 'string',
+    value: 'NAME',
+    help: 'details bucket (default: $ECOM_JOB_DETAILS_BUCKET; `job-details` in the embedded stack)',
+  },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+} as const satisfies Record<string, OptionSpec>;
+
+const quoted = /'([^']+)'/;
+
+/** parseArgs's TypeError (code ERR_PARSE_ARGS_*) as an InvalidInputError naming the flag. */
+const fromParseArgsError = (err: unknown): InvalidInputError => {
+  const e = err as { code?: string; message?: string };
+  const message = e.message ?? String(err);
+  const token = (quoted.exec(message)?.[1] ?? '').replace(/ <value>$/, '');
+  switch (e.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return new InvalidInputError('arguments', `unknown option ${token}`);
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return new InvalidInputError('arguments', `unexpected argument ${JSON.stringify(token)}`);
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      if (message.includes('does not take an argument'))
+        return new InvalidInputError(token, 'takes no value');
+      if (message.includes('ambiguous')) {
+        return new InvalidInputError(token, `needs a value; write ${token}=VALUE for one starting with '-'`);
+      }
+      return new InvalidInputError(token, 'needs a value');
+    default:
+      return new InvalidInputError('arguments', message.split('\n')[0] ?? message);
+  }
+};
+
+/** Parses `argv` (after the command name) against `spec` plus the common options. */
+export const parseFlags = (spec: CommandSpec, argv: readonly string[]): Flags => {
+  try {
+    const { values } = parseArgs({
+      args: [...argv],
+      options: { ...COMMON_OPTIONS, ...spec.options },
+      strict: true,
+      allowPositionals: false,
+    });
+    return values as Flags;
+  } catch (err) {
+    if (isNamedError(err, 'InvalidInputError')) throw err;
+    throw fromParseArgsError(err);
+  }
+};
+
+export const stringFlag = (flags: Flags, name: string): string | undefined => {
+  const v = flags[name];
+  return typeof v === 'string' ? v : undefined;
+};
+
+export const boolFlag = (flags: Flags, name: string): boolean => flags[name] === true;
+
+export const requiredString = (flags: Flags, name: string): string => {
+  const v = stringFlag(flags, name);
+  if (v === undefined || v.trim() === '') throw new InvalidInputError(`--${name}`, 'is required');
+  return v;
+};
+
+/** A whole number in [min, max]; `raw` undefined gives `dflt`. */
+export const wholeNumberFlag = (
+  flags: Flags,
+  name: string,
+  dflt: number,
+  { min, max }: { min: number; max: number },
+): number => {
+  const raw = stringFlag(flags, name);
+  if (raw === undefined) return dflt;
+  const n = /^[+-]?\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new InvalidInputError(
+      `--${name}`,
+      `expected a whole number in [${min}, ${max}], got ${JSON.stringify(raw)}`,
+    );
+  }
+  return n;
+};
+
+/** A non-negative decimal number in [min, max] (e.g. hours: 0.5 is fine). */
+export const numberFlag = (
+  flags: Flags,
+  name: string,
+  dflt: number,
+  { min, max }: { min: number; max: number },
+): number => {
+  const raw = stringFlag(flags, name);
+  if (raw === undefined) return dflt;
+  const n = /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(n) || n < min || n > max) {
+    throw new InvalidInputError(
+      `--${name}`,
+      `expected a number in [${min}, ${max}], got ${JSON.stringify(raw)}`,
+    );
+  }
+  return n;
+};
+
+/**
+ * An ISO-8601 date (`2026-03-01`, taken as UTC midnight) or date-time with an explicit zone
+ * (`2026-03-01T12:00:00Z`, `…+02:00`). A time without a zone is refused: it would silently depend
+ * on the operator's local timezone.
+ */
+const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+export const parseIsoDate = (field: string, raw: string): Date => {
+  const d = ISO.test(raw) ? new Date(raw) : new Date(Number.NaN);
+  // Some engines roll 2026-02-31 over to March; the calendar date must exist as written.
+  const day = new Date(`${raw.slice(0, 10)}T00:00:00Z`);
+  if (
+    Number.isNaN(d.getTime()) ||
+    Number.isNaN(day.getTime()) ||
+    day.toISOString().slice(0, 10) !== raw.slice(0, 10)
+  ) {
+    throw new InvalidInputError(
+      field,
+      `expected an ISO-8601 date or date-time with a zone (e.g. 2026-03-01T00:00:00Z), got ${JSON.stringify(raw)}`,
+    );
+  }
+  return d;
+};
+
+export const dateFlag = (flags: Flags, name: string): Date | undefined => {
+  const raw = stringFlag(flags, name);
+  return raw === undefined ? undefined : parseIsoDate(`--${name}`, raw);
+};
+
+/** True for the errors a bad command line produces (→ exit 2 with a one-line message). */
+export const isUsageError = (err: unknown): boolean =>
+  isNamedError(err, 'InvalidInputError') || isNamedError(err, 'InvalidIdError');
+
+/** `jobarchive seed: invalid --shops: … (see 'jobarchive seed --help')` — always one line. */
+export const usageLine = (command: string | undefined, err: unknown): string => {
+  const what =
+    err instanceof InvalidInputError || err instanceof InvalidIdError
+      ? err.message
+      : err instanceof Error
+        ? err.message
+        : String(err);
+  const prefix = command ? `jobarchive ${command}` : 'jobarchive';
+  const help = command ? `jobarchive ${command} --help` : 'jobarchive --help';
+  return `${prefix}: ${what.replace(/\s*\n\s*/g, ' ')} (see '${help}')`;
+};
+
+/** The --help text of one command. */
+export const helpText = (spec: CommandSpec): string => {
+  const all: Record<string, OptionSpec> = { ...spec.options, ...COMMON_OPTIONS };
+  const rows = Object.entries(all).map(([name, o]) => {
+    const flag = `${o.short ? `-${o.short}, ` : ''}--${name}${o.value ? ` ${o.value}` : ''}`;
+    return [flag, o.help] as const;
+  });
+  const width = Math.max(...rows.map(([f]) => f.length));
+  return [
+    `Usage: jobarchive ${spec.name} [options]`,
+    '',
+    spec.summary,
+    '',
+    'Options:',
+    ...rows.map(([f, h]) => `  ${f.padEnd(width)}  ${h}`),
+    ...(spec.notes && spec.notes.length > 0 ? ['', ...spec.notes] : []),
+    '',
+  ].join('\n');
+};

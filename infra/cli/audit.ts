@@ -1,0 +1,279 @@
+import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  COLD_PREFIX,
+  HOT_PREFIX,
+  INDEX_PREFIX,
+  parseMonthIndexKey,
+  parsePartKey,
+  validatePartName,
+} from '../../shared/archive/keys';
+import { type MonthIndex, parseMonthIndex } from '../../shared/archive/month-index';
+import { mapLimit } from '../../shared/concurrency';
+import { META_SHOP_ID } from '../../shared/details/store';
+import { isNamedError } from '../../shared/errors';
+import { JOB_STATUSES, JOBS_TABLE, jobIdFromSk, shopIdFromPk } from '../../shared/jobs/schema';
+import { getObjectBytes, normalizeEtag } from '../../shared/s3/objects';
+import { boolFlag, type CommandSpec, type Flags, wholeNumberFlag } from './args';
+import {
+  type AuditFindings,
+  type AuditRow,
+  type ColdPart,
+  classifyAudit,
+  type HotPrefix,
+  orphanCandidates,
+  pendingId,
+} from './audit-model';
+import type { CliContext } from './context';
+import { formatBytes, type Output, printJson, table } from './output';
+
+export const auditSpec: CommandSpec = {
+  name: 'audit',
+  short: 'per shop × month: hot, archived, orphaned jobs and mismatches',
+  summary:
+    'Per shop × month: hot jobs, archived jobs, orphans (hot prefixes with no row and in no index) and ' +
+    'mismatches (sources present past deletion, uncommitted parts, index entries pointing at missing parts).',
+  options: {
+    'max-heads': {
+      type: 'string',
+      value: 'N',
+      help: 'at most N HeadObject calls to attribute orphans to a shop (default 1000); the rest are "unknown"',
+    },
+    concurrency: { type: 'string', value: 'N', help: 'parallel GET/HEAD requests (default 8)' },
+  },
+  notes: [
+    'Reads, all paginated, none of them scans the table:',
+    '  DynamoDB  1 Query page per ≤1 MB of GSI_JobsByStatus_v2 per status (5 statuses; INCLUDE projection, ~0.5 RCU per 4 KB)',
+    '  S3 LIST   ⌈objects / 1000⌉ for each of job-details/, job-details-index/, job-details-cold/',
+    '  S3 GET    1 per month index (Standard storage, never Glacier)',
+    '  S3 HEAD   1 per orphan job prefix, capped by --max-heads',
+    'At us-east-1 list prices a million hot objects cost ~1,000 LISTs ≈ $0.005. Memory grows with the',
+    'number of hot objects and rows (~200 bytes each).',
+  ],
+};
+
+export interface AuditOptions {
+  readonly maxHeads: number;
+  readonly concurrency: number;
+  readonly json: boolean;
+}
+
+export const parseAuditOptions = (flags: Flags): AuditOptions => ({
+  maxHeads: wholeNumberFlag(flags, 'max-heads', 1000, { min: 0, max: 1_000_000 }),
+  concurrency: wholeNumberFlag(flags, 'concurrency', 8, { min: 1, max: 64 }),
+  json: boolFlag(flags, 'json'),
+});
+
+/** Requests the audit made, by kind, and DynamoDB read units consumed. */
+export interface AuditRequests {
+  s3List: number;
+  s3Get: number;
+  s3Head: number;
+  dynamodbQuery: number;
+  dynamodbReadUnits: number;
+}
+
+export interface AuditResult extends AuditFindings {
+  readonly requests: AuditRequests;
+  /** Orphan prefixes not HEADed because --max-heads was reached. */
+  readonly orphansUnattributed: number;
+}
+
+interface Listed {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+  readonly lastModified: Date | undefined;
+}
+
+/** Every object under `prefix`, page by page (no Delimiter: s3rver misses deeper keys with one). */
+async function* listPrefix(ctx: CliContext, prefix: string, req: AuditRequests): AsyncGenerator<Listed> {
+  let token: string | undefined;
+  do {
+    req.s3List++;
+    const page = await ctx.s3.send(
+      new ListObjectsV2Command({ Bucket: ctx.bucket, Prefix: prefix, ContinuationToken: token }),
+    );
+    for (const o of page.Contents ?? []) {
+      if (o.Key !== undefined) {
+        yield { key: o.Key, size: o.Size ?? 0, etag: normalizeEtag(o.ETag), lastModified: o.LastModified };
+      }
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+}
+
+/** Every row, via GSI_JobsByStatus_v2 (one Query per status; every row has a status). */
+const readRows = async (ctx: CliContext, req: AuditRequests): Promise<AuditRow[]> => {
+  const rows: AuditRow[] = [];
+  for (const status of JOB_STATUSES) {
+    let start: Record<string, unknown> | undefined;
+    do {
+      req.dynamodbQuery++;
+      const out = await ctx.ddb.send(
+        new QueryCommand({
+          TableName: ctx.table,
+          IndexName: JOBS_TABLE.gsiJobsByStatus.name,
+          KeyConditionExpression: 'job_status = :s',
+          ExpressionAttributeValues: { ':s': status },
+          ProjectionExpression: 'pk, sk, completed_at',
+          ExclusiveStartKey: start,
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      req.dynamodbReadUnits += out.ConsumedCapacity?.CapacityUnits ?? 0;
+      for (const item of out.Items ?? []) {
+        if (typeof item.pk !== 'string' || typeof item.sk !== 'string') continue;
+        rows.push({
+          shopId: shopIdFromPk(item.pk),
+          jobId: jobIdFromSk(item.sk),
+          status,
+          completedAt: typeof item.completed_at === 'string' ? item.completed_at : undefined,
+        });
+      }
+      start = out.LastEvaluatedKey;
+    } while (start);
+  }
+  return rows;
+};
+
+const readHot = async (ctx: CliContext, req: AuditRequests): Promise<Map<string, HotPrefix>> => {
+  const hot = new Map<string, { objects: Map<string, string>; bytes: number; newest: string | undefined }>();
+  for await (const o of listPrefix(ctx, HOT_PREFIX, req)) {
+    const jobId = o.key.slice(HOT_PREFIX.length).split('/')[0];
+    if (!jobId) continue;
+    let h = hot.get(jobId);
+    if (!h) {
+      h = { objects: new Map(), bytes: 0, newest: undefined };
+      hot.set(jobId, h);
+    }
+    h.objects.set(o.key, o.etag);
+    h.bytes += o.size;
+    const at = o.lastModified?.toISOString();
+    if (at && (h.newest === undefined || at > h.newest)) h.newest = at;
+  }
+  return new Map([...hot].map(([jobId, h]) => [jobId, { jobId, ...h }]));
+};
+
+export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Output): Promise<AuditResult> => {
+  const req: AuditRequests = { s3List: 0, s3Get: 0, s3Head: 0, dynamodbQuery: 0, dynamodbReadUnits: 0 };
+  io.err('audit: reading job rows, hot prefixes, month indexes and parts');
+
+  const [rows, hot] = await Promise.all([readRows(ctx, req), readHot(ctx, req)]);
+
+  const indexKeys: { key: string; shopId: string; month: string }[] = [];
+  const pending = new Set<string>();
+  for await (const o of listPrefix(ctx, INDEX_PREFIX, req)) {
+    const idx = parseMonthIndexKey(o.key);
+    if (idx) {
+      indexKeys.push({ key: o.key, ...idx });
+      continue;
+    }
+    // `job-details-index/{shop}/{month}/pending/{part}.json` (not the `.verified.json` twin).
+    const m = /^job-details-index\/([^/]+)\/(\d{4}-\d{2})\/pending\/([^/]+)\.json$/.exec(o.key);
+    if (m?.[1] && m[2] && m[3] && !m[3].endsWith('.verified')) {
+      try {
+        pending.add(pendingId(m[1], m[2], validatePartName(m[3])));
+      } catch {
+        // Not a part manifest; nothing to pair it with.
+      }
+    }
+  }
+
+  const coldParts: ColdPart[] = [];
+  for await (const o of listPrefix(ctx, COLD_PREFIX, req)) {
+    const p = parsePartKey(o.key);
+    if (p) coldParts.push({ key: o.key, ...p });
+  }
+
+  const corruptIndexes: { key: string; shopId: string; month: string; reason: string }[] = [];
+  const read = await mapLimit(indexKeys, opts.concurrency, async (k): Promise<MonthIndex | null> => {
+    req.s3Get++;
+    const got = await getObjectBytes(ctx.s3, ctx.bucket, k.key);
+    if (!got) return null; // removed since the listing
+    try {
+      return parseMonthIndex(got.bytes, k.key);
+    } catch (err) {
+      if (!isNamedError(err, 'CorruptObjectError')) throw err;
+      corruptIndexes.push({ ...k, reason: (err as Error).message });
+      return null;
+    }
+  });
+  const indexes = read.filter((i): i is MonthIndex => i !== null);
+
+  // Orphans carry their shop only in the objects' metadata: one HEAD per prefix, bounded.
+  const candidates = orphanCandidates(hot, rows, indexes);
+  const toHead = candidates.slice(0, opts.maxHeads);
+  const orphanShops = new Map<string, string | undefined>();
+  await mapLimit(toHead, opts.concurrency, async (jobId) => {
+    const key = hot.get(jobId)?.objects.keys().next().value;
+    if (key === undefined) return;
+    req.s3Head++;
+    try {
+      const head = await ctx.s3.send(new HeadObjectCommand({ Bucket: ctx.bucket, Key: key }));
+      orphanShops.set(jobId, head.Metadata?.[META_SHOP_ID]);
+    } catch (err) {
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status !== 404) throw err; // deleted since the listing: stays unattributed
+    }
+  });
+
+  const findings = classifyAudit({ rows, hot, indexes, coldParts, pending, orphanShops, corruptIndexes });
+  const result: AuditResult = {
+    ...findings,
+    requests: req,
+    orphansUnattributed: candidates.length - toHead.length,
+  };
+  if (opts.json) printJson(io, result);
+  else printAudit(io, result);
+  return result;
+};
+
+const LIST_LIMIT = 20;
+
+const printAudit = (io: Output, r: AuditResult): void => {
+  const t = r.totals;
+  io.out(
+    `audit: ${t.rows} job rows, ${t.hotPrefixes} hot job prefixes, ${t.archivedJobs} archived jobs, ${t.orphans} orphans, ${t.mismatches} mismatches`,
+  );
+  if (r.groups.length > 0) {
+    io.out('');
+    for (const line of table([
+      ['shop', 'month', 'hot', 'awaiting-delete', 'archived', 'deleted', 'orphans', 'mismatches'],
+      ...r.groups.map((g) => [
+        g.shopId,
+        g.month,
+        g.hotJobs,
+        g.awaitingDelete,
+        g.archivedJobs,
+        g.archivedDeleted,
+        g.orphans,
+        g.mismatches,
+      ]),
+    ])) {
+      io.out(`  ${line}`);
+    }
+  }
+  if (r.orphans.length > 0) {
+    io.out('');
+    io.out(
+      `orphans (hot prefixes with no job row and in no index)${r.orphans.length > LIST_LIMIT ? `, first ${LIST_LIMIT}` : ''}:`,
+    );
+    for (const o of r.orphans.slice(0, LIST_LIMIT)) {
+      io.out(`  ${o.shopId} ${o.month} job ${o.jobId}: ${o.objects} objects, ${formatBytes(o.bytes)}`);
+    }
+    if (r.orphansUnattributed > 0) io.out(`  (${r.orphansUnattributed} not attributed: --max-heads reached)`);
+  }
+  if (r.mismatches.length > 0) {
+    io.out('');
+    io.out(`mismatches${r.mismatches.length > LIST_LIMIT ? `, first ${LIST_LIMIT}` : ''}:`);
+    for (const m of r.mismatches.slice(0, LIST_LIMIT)) {
+      io.out(`  ${m.kind} ${m.shopId} ${m.month} ${m.key}${m.jobId ? ` (job ${m.jobId})` : ''}: ${m.detail}`);
+    }
+  }
+  const q = r.requests;
+  io.out('');
+  io.out(
+    `requests: S3 ${q.s3List} LIST, ${q.s3Get} GET, ${q.s3Head} HEAD; DynamoDB ${q.dynamodbQuery} Query (${q.dynamodbReadUnits} RCU)`,
+  );
+};

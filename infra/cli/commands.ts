@@ -1,0 +1,73 @@
+import { type CommandSpec, EXIT_OK, type Flags } from './args';
+import { auditCommand, auditSpec, parseAuditOptions } from './audit';
+import type { CliContext, ResourceNeeds } from './context';
+import { demoCommand, demoSpec, parseDemoOptions } from './demo';
+import { lookupCommand, lookupSpec, parseLookupOptions } from './lookup';
+import type { Output } from './output';
+import { parseRunOptions, runCommand, runSpec } from './run';
+import { parseSeedOptions, seedCommand, seedSpec } from './seed';
+
+/**
+ * The command table main.ts dispatches on. Each entry parses its flags (throwing InvalidInputError
+ * before any I/O) and runs against a context, returning the process exit code.
+ */
+export interface CommandDef {
+  readonly spec: CommandSpec;
+  /** Validates flags into the command's options; runs before any stack starts. */
+  parse(flags: Flags): unknown;
+  run(ctx: CliContext, opts: unknown, io: Output): Promise<number>;
+  /** Whether the command talks to the jobs table / details bucket at all (default both). */
+  needs(opts: unknown): ResourceNeeds;
+  /** The command only talks to AWS (no embedded stack even without --aws). */
+  awsOnly(opts: unknown): boolean;
+}
+
+const def = <O>(
+  spec: CommandSpec,
+  parse: (flags: Flags) => O,
+  run: (ctx: CliContext, opts: O, io: Output) => Promise<number>,
+  extra: { needs?: (opts: O) => ResourceNeeds; awsOnly?: (opts: O) => boolean } = {},
+): CommandDef => ({
+  spec,
+  parse,
+  run: (ctx, opts, io) => run(ctx, opts as O, io),
+  needs: (opts) => extra.needs?.(opts as O) ?? { table: true, bucket: true },
+  awsOnly: (opts) => extra.awsOnly?.(opts as O) ?? false,
+});
+
+export const COMMANDS: Readonly<Record<string, CommandDef>> = {
+  seed: def(seedSpec, parseSeedOptions, async (ctx, o, io) => {
+    await seedCommand(ctx, o, io);
+    return EXIT_OK;
+  }),
+  run: def(runSpec, parseRunOptions, async (ctx, o, io) => (await runCommand(ctx, o, io)).exitCode, {
+    // An execution in AWS reads and writes through its Lambdas: the CLI only talks to Step Functions.
+    needs: (o) => (o.stateMachineArn ? { table: false, bucket: false } : { table: true, bucket: true }),
+    awsOnly: (o) => o.stateMachineArn !== undefined,
+  }),
+  lookup: def(
+    lookupSpec,
+    parseLookupOptions,
+    async (ctx, o, io) => (await lookupCommand(ctx, o, io)).exitCode,
+  ),
+  audit: def(auditSpec, parseAuditOptions, async (ctx, o, io) => {
+    await auditCommand(ctx, o, io);
+    return EXIT_OK;
+  }),
+  demo: def(demoSpec, parseDemoOptions, async (ctx, o, io) => (await demoCommand(ctx, o, io)).exitCode),
+};
+
+export const generalHelp = (): string =>
+  [
+    'Usage: jobarchive <command> [options]',
+    '',
+    'Operator CLI of the job-details cold-tier archiver. Without --aws (or AWS_ENDPOINT_URL_* set) every',
+    'command runs against the embedded local stack in --data-dir (default .local/), started on demand',
+    'and stopped when the command ends.',
+    '',
+    'Commands:',
+    ...Object.values(COMMANDS).map((c) => `  ${c.spec.name.padEnd(8)}  ${c.spec.short}`),
+    '',
+    "Run 'jobarchive <command> --help' for a command's options. Exit codes: 0 ok, 1 failed, 2 bad arguments.",
+    '',
+  ].join('\n');

@@ -1,0 +1,138 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { INDEX_PREFIX, parseMonthIndexKey } from '../../shared/archive/keys';
+import { type MonthIndex, parseMonthIndex } from '../../shared/archive/month-index';
+import { InvalidInputError } from '../../shared/errors';
+import { getObjectBytes, listAll } from '../../shared/s3/objects';
+import { boolFlag, type CommandSpec, dateFlag, EXIT_FAILURE, EXIT_OK, type Flags } from './args';
+import type { CliContext } from './context';
+import { lookupCommand, type LookupResult } from './lookup';
+import { type Output, printJson } from './output';
+import { type RunDeps, type RunOutcome, runCommand } from './run';
+import { type SeedResult, seedCommand } from './seed';
+
+export const demoSpec: CommandSpec = {
+  name: 'demo',
+  short: 'the tour behind npm start: seed, archive, report, look one job up',
+  summary:
+    'The tour (npm start): embedded stack up, a demo fleet seeded when the table is empty, an archival run that ' +
+    'makes the old months eligible, its report, and one archived job looked up with its provenance.',
+  options: {
+    now: {
+      type: 'string',
+      value: 'ISO',
+      help: 'the simulated present for seeding and the run (default: now)',
+    },
+  },
+  notes: ['Runs on the embedded stack only (no --aws): it writes a fake fleet and deletes hot objects.'],
+};
+
+/** The demo fleet: tens of shops over a few months, so several months are old enough to archive. */
+export const DEMO_FLEET = { shops: 24, jobsPerShop: 6, months: 4, seed: 42 } as const;
+/** Run settings that make everything older than 30 days eligible and delete right after commit. */
+export const DEMO_RUN = { olderThanDays: 30, graceHours: 0 } as const;
+
+export interface DemoOptions {
+  readonly now?: Date;
+  readonly json: boolean;
+}
+
+export const parseDemoOptions = (flags: Flags): DemoOptions => {
+  if (boolFlag(flags, 'aws'))
+    throw new InvalidInputError('--aws', 'the demo runs on the embedded stack only');
+  const now = dateFlag(flags, 'now');
+  return { ...(now ? { now } : {}), json: boolFlag(flags, 'json') };
+};
+
+export interface DemoResult {
+  readonly seeded: SeedResult | null;
+  readonly run: RunOutcome;
+  readonly lookup: LookupResult | null;
+}
+
+const tableIsEmpty = async (ctx: CliContext): Promise<boolean> => {
+  const out = await ctx.ddb.send(
+    new ScanCommand({ TableName: ctx.table, Limit: 1, ProjectionExpression: 'pk' }),
+  );
+  return (out.Items ?? []).length === 0;
+};
+
+/**
+ * An archived job worth showing: from the first few month indexes, one whose hot objects are gone
+ * (so the lookup really reads the archive), preferring one with failed details.
+ */
+export const pickArchivedJob = async (
+  ctx: CliContext,
+  maxIndexes = 10,
+): Promise<{ shopId: string; jobId: string } | null> => {
+  const indexes: MonthIndex[] = [];
+  for await (const o of listAll(ctx.s3, ctx.bucket, INDEX_PREFIX)) {
+    if (!parseMonthIndexKey(o.key)) continue;
+    const got = await getObjectBytes(ctx.s3, ctx.bucket, o.key);
+    if (got) indexes.push(parseMonthIndex(got.bytes, o.key));
+    if (indexes.length >= maxIndexes) break;
+  }
+  let fallback: { shopId: string; jobId: string } | null = null;
+  for (const idx of indexes) {
+    for (const [jobId, entries] of Object.entries(idx.jobs)) {
+      const last = entries[entries.length - 1];
+      if (!last) continue;
+      fallback ??= { shopId: idx.shop_id, jobId };
+      if (last.deleted_at !== null && last.counts.failed > 0) return { shopId: idx.shop_id, jobId };
+    }
+  }
+  return fallback;
+};
+
+/** Sub-steps print their human output; with --json it goes to stderr and stdout gets one document. */
+const stepOutput = (io: Output, json: boolean): Output => (json ? { ...io, out: (t) => io.err(t) } : io);
+
+export const demoCommand = async (
+  ctx: CliContext,
+  opts: DemoOptions,
+  io: Output,
+  runDeps: RunDeps = {},
+): Promise<{ result: DemoResult; exitCode: number }> => {
+  const now = opts.now ?? ctx.now();
+  const sub = stepOutput(io, opts.json);
+  const heading = (t: string): void => {
+    sub.out('');
+    sub.out(`== ${t}`);
+  };
+
+  let seeded: SeedResult | null = null;
+  if (await tableIsEmpty(ctx)) {
+    heading(
+      `seeding a demo fleet: ${DEMO_FLEET.shops} shops × ${DEMO_FLEET.jobsPerShop} jobs over ${DEMO_FLEET.months} months`,
+    );
+    seeded = await seedCommand(ctx, { ...DEMO_FLEET, now, concurrency: 8, json: false }, sub);
+  } else {
+    heading(`table ${ctx.table} already has jobs: not seeding (delete the data dir to start over)`);
+  }
+
+  heading(
+    `archival run: now ${now.toISOString()}, older than ${DEMO_RUN.olderThanDays} days, grace ${DEMO_RUN.graceHours} h`,
+  );
+  const { outcome } = await runCommand(
+    ctx,
+    { input: { ...DEMO_RUN, now: now.toISOString() }, pollMs: 2000, json: false },
+    sub,
+    runDeps,
+  );
+  if (outcome.status !== 'SUCCEEDED') {
+    const result: DemoResult = { seeded, run: outcome, lookup: null };
+    if (opts.json) printJson(io, result);
+    return { result, exitCode: EXIT_FAILURE };
+  }
+
+  const pick = await pickArchivedJob(ctx);
+  let lookup: LookupResult | null = null;
+  if (pick) {
+    heading(`lookup of archived job ${pick.jobId} of ${pick.shopId}`);
+    ({ result: lookup } = await lookupCommand(ctx, { ...pick, searchMonths: 24, json: false }, sub));
+  } else {
+    heading('no archived job to look up (nothing was old enough)');
+  }
+  const result: DemoResult = { seeded, run: outcome, lookup };
+  if (opts.json) printJson(io, result);
+  return { result, exitCode: EXIT_OK };
+};

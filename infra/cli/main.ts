@@ -1,0 +1,162 @@
+import { relative } from 'node:path';
+import { config } from '../../shared/config';
+import { InvalidInputError } from '../../shared/errors';
+import { applyStackEnv, type LocalStack, startLocalStack } from '../local/stack';
+import {
+  EXIT_FAILURE,
+  EXIT_OK,
+  EXIT_USAGE,
+  helpText,
+  isUsageError,
+  parseFlags,
+  stringFlag,
+  usageLine,
+} from './args';
+import { COMMANDS, generalHelp } from './commands';
+import { contextFromConfig, type OwnedContext, targetKind } from './context';
+import { type Output, processOutput } from './output';
+
+/**
+ * `jobarchive <command> [options]`: parse, pick the target, run, exit. The only place that decides
+ * to start the embedded local stack — and that stops it again, also on SIGINT/SIGTERM.
+ *
+ * Exit codes: 0 ok · 1 the command failed · 2 bad arguments (one line on stderr) · 130/143 interrupted.
+ */
+export const runCli = async (argv: readonly string[], io: Output = processOutput()): Promise<number> => {
+  const [name, ...rest] = argv;
+  if (name === undefined) {
+    io.err(
+      usageLine(
+        undefined,
+        new InvalidInputError('command', `missing; one of ${Object.keys(COMMANDS).join(', ')}`),
+      ),
+    );
+    return EXIT_USAGE;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
+    const cmd = name === 'help' && rest[0] !== undefined ? COMMANDS[rest[0]] : undefined;
+    io.out(cmd ? helpText(cmd.spec) : generalHelp());
+    return EXIT_OK;
+  }
+  const cmd = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!cmd) {
+    const known = Object.keys(COMMANDS).join(', ');
+    io.err(
+      usageLine(
+        undefined,
+        new InvalidInputError('command', `unknown command ${JSON.stringify(name)}; one of ${known}`),
+      ),
+    );
+    return EXIT_USAGE;
+  }
+
+  let opts: unknown;
+  let flags: ReturnType<typeof parseFlags>;
+  try {
+    flags = parseFlags(cmd.spec, rest);
+    if (flags.help === true) {
+      io.out(helpText(cmd.spec));
+      return EXIT_OK;
+    }
+    opts = cmd.parse(flags);
+  } catch (err) {
+    if (!isUsageError(err)) throw err;
+    io.err(usageLine(name, err));
+    return EXIT_USAGE;
+  }
+
+  let stack: LocalStack | undefined;
+  let ctx: OwnedContext | undefined;
+  // Registered with `on` (not `once`) so it stays the deciding listener: the stack's own signal hook
+  // (owner-hooks) then only signals the emulators instead of re-raising the signal at us.
+  let interrupted = false;
+  const stopOnSignal = (sig: NodeJS.Signals): void => {
+    const code = sig === 'SIGINT' ? 130 : 143;
+    if (interrupted) process.exit(code); // a second Ctrl-C: stop waiting
+    interrupted = true;
+    io.err(`jobarchive ${name}: interrupted (${sig}), stopping`);
+    ctx?.close();
+    void (stack?.stop() ?? Promise.resolve()).finally(() => process.exit(code));
+  };
+  process.on('SIGINT', stopOnSignal);
+  process.on('SIGTERM', stopOnSignal);
+  try {
+    try {
+      const table = stringFlag(flags, 'table');
+      const bucket = stringFlag(flags, 'bucket');
+      if (targetKind(config(), flags.aws === true || cmd.awsOnly(opts)) === 'embedded') {
+        stack = await startLocalStack({
+          ...(stringFlag(flags, 'data-dir') !== undefined ? { dataDir: stringFlag(flags, 'data-dir') } : {}),
+          ...(table !== undefined ? { tableName: table } : {}),
+          ...(bucket !== undefined ? { bucketName: bucket } : {}),
+        });
+        applyStackEnv(stack);
+        const rel = relative(process.cwd(), stack.dataDir);
+        const where = rel === '' ? '.' : rel.startsWith('..') ? stack.dataDir : rel;
+        const { supervisor, dynamodb, s3rver } = stack.pids;
+        io.err(
+          `jobarchive: embedded stack in ${where} (${stack.owned ? '' : 'already running, reused; '}pids supervisor ${supervisor}, dynamodb ${dynamodb}, s3rver ${s3rver})`,
+        );
+        ctx = contextFromConfig(
+          config(),
+          { table: stack.tableName, bucket: stack.bucketName },
+          `embedded stack in ${where}`,
+        );
+      } else {
+        const cfg = config();
+        const target =
+          cfg.s3Endpoint || cfg.dynamoEndpoint
+            ? `endpoints ${cfg.dynamoEndpoint ?? 'AWS'} / ${cfg.s3Endpoint ?? 'AWS'}`
+            : `AWS ${cfg.region}`;
+        ctx = contextFromConfig(cfg, { table, bucket }, target, cmd.needs(opts));
+      }
+    } catch (err) {
+      if (!isUsageError(err)) throw err;
+      io.err(usageLine(name, err));
+      return EXIT_USAGE;
+    }
+    return await cmd.run(ctx, opts, io);
+  } catch (err) {
+    // Requests cut off by an interrupt fail on the way out; the interrupt is the story, not them.
+    if (interrupted) return EXIT_FAILURE;
+    const e = err as Error;
+    io.err(`jobarchive ${name}: ${e?.name ?? 'Error'}: ${(e?.message ?? String(err)).split('\n')[0]}`);
+    return EXIT_FAILURE;
+  } finally {
+    ctx?.close();
+    await stack?.stop();
+    process.off('SIGINT', stopOnSignal);
+    process.off('SIGTERM', stopOnSignal);
+  }
+};
+
+/**
+ * The SDK warns on every run under Node < 22 (support notice, not an error); operators of this CLI
+ * cannot act on it, and it would precede every command's output. Other warnings pass through.
+ */
+const muteSdkNodeVersionNotice = (): void => {
+  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const text = typeof warning === 'string' ? warning : warning.message;
+    if (text.startsWith('NodeVersionSupportWarning')) return;
+    emit(warning, ...rest);
+  }) as typeof process.emitWarning;
+};
+
+/** Runs the CLI as the process: exit once stdout has been flushed. */
+export const main = (argv: readonly string[] = process.argv.slice(2)): void => {
+  muteSdkNodeVersionNotice();
+  runCli(argv).then(
+    (code) => {
+      process.stdout.write('', () => process.exit(code));
+    },
+    (err: unknown) => {
+      process.stderr.write(
+        `jobarchive: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
+      process.exit(EXIT_FAILURE);
+    },
+  );
+};
+
+if (require.main === module) main();

@@ -1,0 +1,73 @@
+import type { RunReport } from '../../shared/archive/steps/types';
+import { formatBytes } from './output';
+
+/** The short human summary of a run report (the execution output). Pure. */
+
+const LIST_LIMIT = 10;
+
+/** Tiny jobs can come out larger (every record is its own gzip member); say which way it went. */
+const ratio = (bytesIn: number, bytesOut: number): string => {
+  if (bytesIn <= 0 || bytesOut <= 0) return '';
+  return bytesIn >= bytesOut
+    ? ` (${(bytesIn / bytesOut).toFixed(1)}× smaller)`
+    : ` (${(bytesOut / bytesIn).toFixed(1)}× larger)`;
+};
+
+/** Quarantine reasons grouped, most frequent first: `unsafe job id ×3`. */
+export const reasonCounts = (items: readonly { reason: string }[]): [string, number][] => {
+  const counts = new Map<string, number>();
+  for (const q of items) {
+    // Reasons may end in per-job detail after a colon; group by the part before it.
+    const head = q.reason.split(': ')[0] ?? q.reason;
+    counts.set(head, (counts.get(head) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+};
+
+export const summarizeRunReport = (r: RunReport, where?: string): string[] => {
+  const lines: string[] = [];
+  lines.push(`run ${r.runId}${r.dryRun ? ' (DRY RUN: nothing written or deleted)' : ''}`);
+  lines.push(`  now ${r.now}, archiving jobs completed before ${r.cutoff}; ${r.pages} plan page(s)`);
+  lines.push(
+    `  jobs:     ${r.jobsArchived} archived of ${r.jobsPlanned} planned, ${r.jobsSkipped} skipped, ${r.jobsQuarantinedCount} quarantined`,
+  );
+  lines.push(
+    `  parts:    ${r.partsWritten} written, ${formatBytes(r.bytesIn)} in → ${formatBytes(r.bytesOut)} out${ratio(r.bytesIn, r.bytesOut)}`,
+  );
+  lines.push(
+    `  deletes:  ${r.objectsDeleted} hot objects deleted (${r.jobsDeleted} jobs fully), ${r.objectsKept} kept, ${r.deleteErrors} errors`,
+  );
+  lines.push(`  groups:   ${r.groupsOk} ok, ${r.groupsFailedCount} failed`);
+  lines.push(`  requests: S3 ${r.requests.s3}, DynamoDB ${r.requests.dynamodb}`);
+  if (r.jobsQuarantinedCount > 0) {
+    lines.push(`  quarantined (${r.jobsQuarantinedCount}):`);
+    for (const [reason, n] of reasonCounts(r.jobsQuarantined)) lines.push(`    ${n} × ${reason}`);
+    for (const q of r.jobsQuarantined.slice(0, LIST_LIMIT))
+      lines.push(`    ${q.shopId} ${q.jobId}: ${q.reason}`);
+    if (r.jobsQuarantinedCount > LIST_LIMIT) lines.push(`    … ${r.jobsQuarantinedCount - LIST_LIMIT} more`);
+  }
+  if (r.groupsFailedCount > 0) {
+    lines.push(`  failed groups (${r.groupsFailedCount}):`);
+    for (const g of r.groupsFailed.slice(0, LIST_LIMIT)) {
+      lines.push(`    ${g.shopId} ${g.month}: ${g.error}${g.cause ? ` — ${g.cause.split('\n')[0]}` : ''}`);
+    }
+    if (r.groupsFailedCount > LIST_LIMIT) lines.push(`    … ${r.groupsFailedCount - LIST_LIMIT} more`);
+  }
+  lines.push(`  report:   ${where ? `${where}/` : ''}${r.reportKey}`);
+  return lines;
+};
+
+/** Whether a value looks like a RunReport (the execution output), before trusting its fields. */
+export const isRunReport = (v: unknown): v is RunReport => {
+  const o = v as Partial<RunReport> | null;
+  return (
+    typeof o === 'object' &&
+    o !== null &&
+    typeof o.runId === 'string' &&
+    typeof o.jobsPlanned === 'number' &&
+    typeof o.jobsArchived === 'number' &&
+    Array.isArray(o.jobsQuarantined) &&
+    Array.isArray(o.groupsFailed) &&
+    typeof o.requests === 'object'
+  );
+};

@@ -1,0 +1,142 @@
+import type { RunInput, RunReport } from '../../shared/archive/steps/types';
+import { InvalidInputError } from '../../shared/errors';
+import {
+  boolFlag,
+  type CommandSpec,
+  dateFlag,
+  EXIT_FAILURE,
+  EXIT_OK,
+  type Flags,
+  numberFlag,
+  stringFlag,
+} from './args';
+import type { CliContext } from './context';
+import { runLocally } from './local-run';
+import { type Output, printJson } from './output';
+import { isRunReport, summarizeRunReport } from './run-summary';
+import { type FollowOptions, startAndFollow } from './sfn-follow';
+
+export const runSpec: CommandSpec = {
+  name: 'run',
+  short: 'run the archiver (in-process on the embedded stack, or a deployed state machine)',
+  summary:
+    'Run the archiver state machine: in-process on the embedded stack (the CDK-synthesized definition with the ' +
+    'real handlers), or with --state-machine-arn as an execution in AWS, followed to the end.',
+  options: {
+    'older-than-days': {
+      type: 'string',
+      value: 'N',
+      help: 'archive jobs completed more than N days before --now (default: $JDA_OLDER_THAN_DAYS or 30)',
+    },
+    'grace-hours': {
+      type: 'string',
+      value: 'H',
+      help: 'delete hot objects only H hours after their commit (default: $JDA_GRACE_HOURS or 1)',
+    },
+    now: { type: 'string', value: 'ISO', help: "the run's logical time (default: the execution's start)" },
+    'dry-run': { type: 'boolean', help: 'plan and count only: no part written, nothing deleted' },
+    'state-machine-arn': {
+      type: 'string',
+      value: 'ARN',
+      help: 'start an execution of this deployed state machine in AWS instead (implies --aws)',
+    },
+    'poll-seconds': {
+      type: 'string',
+      value: 'S',
+      help: 'with --state-machine-arn: seconds between polls (default 2)',
+    },
+  },
+  notes: [
+    'Exit code 1 when the execution fails (or, locally, does not succeed); failed groups alone do not fail a run.',
+  ],
+};
+
+export interface RunOptions {
+  readonly input: RunInput;
+  readonly stateMachineArn?: string;
+  readonly pollMs: number;
+  readonly json: boolean;
+}
+
+const STATE_MACHINE_ARN = /^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$/;
+
+export const parseRunOptions = (flags: Flags): RunOptions => {
+  const arn = stringFlag(flags, 'state-machine-arn');
+  if (arn !== undefined && !STATE_MACHINE_ARN.test(arn)) {
+    throw new InvalidInputError(
+      '--state-machine-arn',
+      `expected arn:aws:states:REGION:ACCOUNT:stateMachine:NAME, got ${JSON.stringify(arn)}`,
+    );
+  }
+  const now = dateFlag(flags, 'now');
+  const days =
+    stringFlag(flags, 'older-than-days') !== undefined
+      ? numberFlag(flags, 'older-than-days', 0, { min: 0, max: 3650 })
+      : undefined;
+  const grace =
+    stringFlag(flags, 'grace-hours') !== undefined
+      ? numberFlag(flags, 'grace-hours', 0, { min: 0, max: 24 * 365 })
+      : undefined;
+  const input: RunInput = {
+    ...(days !== undefined ? { olderThanDays: days } : {}),
+    ...(grace !== undefined ? { graceHours: grace } : {}),
+    ...(now ? { now: now.toISOString() } : {}),
+    ...(boolFlag(flags, 'dry-run') ? { dryRun: true } : {}),
+  };
+  return {
+    input,
+    ...(arn !== undefined ? { stateMachineArn: arn } : {}),
+    pollMs: numberFlag(flags, 'poll-seconds', 2, { min: 0.1, max: 600 }) * 1000,
+    json: boolFlag(flags, 'json'),
+  };
+};
+
+/** How a run ended, wherever it ran. */
+export interface RunOutcome {
+  readonly status: string;
+  /** The execution output: the RunReport when it succeeded. */
+  readonly output: unknown;
+  readonly error?: string;
+  readonly cause?: string;
+  readonly executionArn?: string;
+}
+
+export interface RunDeps {
+  /** Runs the state machine in-process (default: infra/local/runner). */
+  readonly runLocally?: (ctx: CliContext, input: RunInput, io: Output) => Promise<RunOutcome>;
+  readonly follow?: FollowOptions;
+}
+
+export const runCommand = async (
+  ctx: CliContext,
+  opts: RunOptions,
+  io: Output,
+  deps: RunDeps = {},
+): Promise<{ outcome: RunOutcome; exitCode: number }> => {
+  const outcome: RunOutcome = opts.stateMachineArn
+    ? await startAndFollow(ctx.sfn(), opts.stateMachineArn, opts.input, io, {
+        pollMs: opts.pollMs,
+        ...deps.follow,
+      })
+    : await (deps.runLocally ?? runLocally)(ctx, opts.input, io);
+  const ok = outcome.status === 'SUCCEEDED';
+  if (opts.json) {
+    printJson(
+      io,
+      ok
+        ? outcome.output
+        : { status: outcome.status, error: outcome.error, cause: outcome.cause, output: outcome.output },
+    );
+  } else if (ok && isRunReport(outcome.output)) {
+    const where = ctx.bucket ? `s3://${ctx.bucket}` : undefined;
+    for (const line of summarizeRunReport(outcome.output as RunReport, where)) io.out(line);
+  } else if (ok) {
+    io.out(JSON.stringify(outcome.output));
+  }
+  if (!ok) {
+    io.err(
+      `run: execution ${outcome.status}${outcome.error ? `: ${outcome.error}` : ''}${outcome.cause ? ` — ${outcome.cause.split('\n')[0]}` : ''}`,
+    );
+  }
+  return { outcome, exitCode: ok ? EXIT_OK : EXIT_FAILURE };
+};

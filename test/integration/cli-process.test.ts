@@ -1,0 +1,162 @@
+/**
+ * The real CLI as a process (`node bin/jobarchive.cjs …`) with its own embedded stack in a temp data
+ * dir: exit codes, JSON on stdout, and no emulator process left behind — after a normal exit and
+ * after SIGINT. The child gets an environment without the jest stack's endpoints, so it starts its
+ * own stack like an operator's shell would.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { isAlive } from '../../infra/local/process';
+import type { RunReport } from '../../shared/archive/steps/types';
+import { DEMO_FLEET, type DemoResult } from '../../infra/cli/demo';
+import type { SeedResult } from '../../infra/cli/seed';
+
+const ROOT = resolve(__dirname, '../..');
+const BIN = join(ROOT, 'bin/jobarchive.cjs');
+
+/** The environment of a shell with no stack configured: none of AWS_ENDPOINT_URL*, ECOM_*, JDA_*. */
+const cleanEnv = (): NodeJS.ProcessEnv =>
+  Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(AWS_ENDPOINT_URL|ECOM_|JDA_)/.test(k)),
+  ) as NodeJS.ProcessEnv;
+
+interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+const collect = (child: ChildProcess): { done: Promise<Finished>; stderr: () => string } => {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const done = new Promise<Finished>((res, rej) => {
+    child.on('error', rej);
+    child.on('close', (code, signal) => res({ code, signal, stdout, stderr }));
+  });
+  return { done, stderr: () => stderr };
+};
+
+const cli = (args: string[]) => spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cleanEnv() });
+
+/** The emulator pids the CLI reported on stderr (from the stack it started). */
+const reportedPids = (stderr: string): number[] => {
+  const m = /pids supervisor (\d+), dynamodb (\d+), s3rver (\d+)/.exec(stderr);
+  if (!m) throw new Error(`no stack pids in stderr:\n${stderr}`);
+  return [Number(m[1]), Number(m[2]), Number(m[3])];
+};
+
+/** Whatever `<dir>/stack.json` still records (normally removed on stop) must be dead too. */
+const recordedPids = (dataDir: string): number[] => {
+  const file = join(dataDir, 'stack.json');
+  if (!existsSync(file)) return [];
+  const s = JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>;
+  return [s.supervisorPid, s.dynamoPid, s.s3Pid].filter((p): p is number => typeof p === 'number');
+};
+
+let dataDir: string;
+beforeEach(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'jda-cli-'));
+});
+afterEach(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+it('seed --json exits 0, prints the jobs as JSON, and leaves no emulator running', async () => {
+  const run = collect(
+    cli([
+      'seed',
+      '--shops',
+      '2',
+      '--jobs',
+      '2',
+      '--months',
+      '1',
+      '--seed',
+      '5',
+      '--json',
+      '--data-dir',
+      dataDir,
+    ]),
+  );
+  const r = await run.done;
+  expect(r.stderr).not.toMatch(/NodeVersionSupportWarning/);
+  expect({ code: r.code, signal: r.signal }).toEqual({ code: 0, signal: null });
+  const printed = JSON.parse(r.stdout) as SeedResult;
+  expect(printed.seed).toBe(5);
+  expect(printed.jobs).toHaveLength(4);
+  for (const j of printed.jobs)
+    expect(j).toEqual({
+      shopId: expect.any(String),
+      jobId: expect.stringMatching(/^[a-z2-7]{13}$/),
+      completedAt: expect.any(String),
+      status: expect.stringMatching(/^(COMPLETED|FAILED|CONFLICT)$/),
+    });
+
+  const pids = [...reportedPids(r.stderr), ...recordedPids(dataDir)];
+  expect(pids.length).toBeGreaterThanOrEqual(3);
+  expect(pids.filter(isAlive)).toEqual([]);
+});
+
+it('bad arguments exit 2 with one line and never start a stack', async () => {
+  const r = await collect(cli(['seed', '--shops', 'many', '--data-dir', dataDir])).done;
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe('');
+  expect(r.stderr.trim().split('\n')).toEqual([
+    `jobarchive seed: invalid --shops: expected a whole number in [1, 10000], got "many" (see 'jobarchive seed --help')`,
+  ]);
+  expect(existsSync(join(dataDir, 'stack.json'))).toBe(false);
+});
+
+it('SIGINT during a long seed stops the stack and exits 130', async () => {
+  const child = cli(['seed', '--shops', '40', '--jobs', '25', '--data-dir', dataDir]);
+  const run = collect(child);
+  // Interrupt once seeding has begun (its first progress line), i.e. while the stack is up.
+  await new Promise<void>((res, rej) => {
+    const onData = () => {
+      if (/seed: jobs \d+\/1000 /.test(run.stderr())) {
+        child.stderr?.off('data', onData);
+        res();
+      }
+    };
+    child.stderr?.on('data', onData);
+    child.on('close', () => rej(new Error(`exited before seeding started:\n${run.stderr()}`)));
+  });
+  child.kill('SIGINT');
+  const r = await run.done;
+  expect(r.code).toBe(130);
+  expect(r.stderr).toContain('jobarchive seed: interrupted (SIGINT), stopping');
+  const pids = [...reportedPids(r.stderr), ...recordedPids(dataDir)];
+  expect(pids.filter(isAlive)).toEqual([]);
+});
+
+it('demo (npm start) exits 0: seeds, archives, looks up an archived job, and leaves no process behind', async () => {
+  const r = await collect(cli(['demo', '--json', '--data-dir', dataDir])).done;
+  expect({ code: r.code, signal: r.signal, stderrTail: r.code === 0 ? '' : r.stderr.slice(-2000) }).toEqual({
+    code: 0,
+    signal: null,
+    stderrTail: '',
+  });
+  const printed = JSON.parse(r.stdout) as DemoResult;
+  expect(printed.seeded?.jobs.length).toBe(DEMO_FLEET.shops * DEMO_FLEET.jobsPerShop);
+  expect(printed.run.status).toBe('SUCCEEDED');
+  const report = printed.run.output as RunReport;
+  expect(report.jobsArchived).toBeGreaterThan(0);
+  expect(report.objectsDeleted).toBeGreaterThan(0);
+  expect(printed.lookup?.lookup.detailsSource).toBe('archive');
+  expect(printed.lookup?.lookup.provenance.parts.length).toBeGreaterThan(0);
+  // The human report went to stderr, so stdout stayed one JSON document.
+  expect(r.stderr).toContain('== archival run');
+  expect(r.stderr).toContain('provenance: source archive');
+
+  const pids = [...reportedPids(r.stderr), ...recordedPids(dataDir)];
+  expect(pids.filter(isAlive)).toEqual([]);
+});

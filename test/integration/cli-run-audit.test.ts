@@ -1,0 +1,121 @@
+/**
+ * `jobarchive run` (the CDK-synthesized state machine run in-process by infra/local/runner with the
+ * real handlers) against the jest stack, then `audit` and `lookup` of what it archived. The handlers
+ * take their table and bucket from the environment, as in Lambda, so this file points ECOM_* at its
+ * own fresh table and bucket (jest gives each test file its own process.env).
+ */
+import { parseConfig, resetConfig } from '../../shared/config';
+import type { RunReport } from '../../shared/archive/steps/types';
+import { resetDeps } from '../../functions/deps';
+import { auditCommand } from '../../infra/cli/audit';
+import { type CliContext, makeContext } from '../../infra/cli/context';
+import { pickArchivedJob } from '../../infra/cli/demo';
+import { lookupCommand } from '../../infra/cli/lookup';
+import { memoryOutput } from '../../infra/cli/output';
+import { runCommand } from '../../infra/cli/run';
+import { type SeedResult, seedCommand } from '../../infra/cli/seed';
+import { freshBucket, freshTable, testDdb, testS3 } from '../support/local';
+
+const NOW = new Date('2026-05-20T12:00:00.000Z');
+const CUTOFF = '2026-04-20T12:00:00.000Z'; // NOW − 30 days
+
+let ctx: CliContext;
+let seeded: SeedResult;
+let report: RunReport;
+
+beforeAll(async () => {
+  const table = await freshTable();
+  const bucket = await freshBucket();
+  process.env.ECOM_JOBS_TABLE = table;
+  process.env.ECOM_JOB_DETAILS_BUCKET = bucket;
+  resetDeps();
+  resetConfig();
+  ctx = makeContext({
+    ddb: testDdb(),
+    s3: testS3(),
+    table,
+    bucket,
+    cfg: parseConfig(process.env),
+    now: () => NOW,
+  });
+  seeded = await seedCommand(
+    ctx,
+    { shops: 4, jobsPerShop: 6, months: 3, seed: 11, concurrency: 4, json: false },
+    memoryOutput(),
+  );
+  const io = memoryOutput();
+  const { exitCode } = await runCommand(
+    ctx,
+    { input: { olderThanDays: 30, graceHours: 0, now: NOW.toISOString() }, pollMs: 1, json: true },
+    io,
+  );
+  expect(exitCode).toBe(0);
+  report = io.json<RunReport>();
+});
+
+afterAll(() => {
+  resetDeps();
+});
+
+it('--json prints the run report: every job completed before the cutoff archived and its hot objects deleted', () => {
+  const old = seeded.jobs.filter((j) => j.completedAt < CUTOFF);
+  expect(old.length).toBeGreaterThan(0);
+  expect(report).toMatchObject({
+    now: NOW.toISOString(),
+    cutoff: CUTOFF,
+    dryRun: false,
+    jobsPlanned: old.length,
+    jobsArchived: old.length,
+    jobsQuarantinedCount: 0,
+    groupsFailedCount: 0,
+    jobsDeleted: old.length,
+  });
+  expect(report.partsWritten).toBeGreaterThan(0);
+  expect(report.objectsDeleted).toBeGreaterThan(0);
+});
+
+it('audit afterwards: archived = the report, only recent jobs still hot, no orphans, no mismatches', async () => {
+  const r = await auditCommand(ctx, { maxHeads: 100, concurrency: 4, json: false }, memoryOutput());
+  expect(r.totals.archivedJobs).toBe(report.jobsArchived);
+  expect(r.orphans).toEqual([]);
+  expect(r.mismatches).toEqual([]);
+  for (const g of r.groups) {
+    // Archived months have nothing hot left; hot months are the ones after the cutoff month.
+    if (g.archivedJobs > 0) expect(g.archivedDeleted).toBe(g.archivedJobs);
+    if (g.hotJobs > 0) expect(g.month >= CUTOFF.slice(0, 7)).toBe(true);
+  }
+  const archivedByGroup = r.groups.reduce((n, g) => n + g.archivedDeleted, 0);
+  expect(archivedByGroup).toBe(report.jobsDeleted);
+});
+
+it('lookup of an archived job reads it from the archive, with the part as provenance', async () => {
+  const pick = await pickArchivedJob(ctx);
+  if (!pick) throw new Error('nothing archived');
+  const io = memoryOutput();
+  const { result, exitCode } = await lookupCommand(ctx, { ...pick, searchMonths: 24, json: false }, io);
+  expect(exitCode).toBe(0);
+  expect(result.lookup.detailsSource).toBe('archive');
+  expect(result.lookup.hotKeys).toEqual([]);
+  expect(result.lookup.provenance.parts).toHaveLength(1);
+  expect(result.lookup.provenance.parts[0]).toMatch(
+    new RegExp(`^job-details-cold/${pick.shopId.replace(/\./g, '\\.')}/`),
+  );
+  expect(io.stdout.join('\n')).toMatch(/^details: +from archive$/m);
+  expect(io.stdout.join('\n')).toMatch(/^provenance: source archive, 1 part\(s\)/m);
+});
+
+it('a dry run afterwards finds nothing left to archive', async () => {
+  const io = memoryOutput();
+  const { outcome } = await runCommand(
+    ctx,
+    {
+      input: { olderThanDays: 30, graceHours: 0, now: NOW.toISOString(), dryRun: true },
+      pollMs: 1,
+      json: false,
+    },
+    io,
+  );
+  expect(outcome.status).toBe('SUCCEEDED');
+  expect(io.stdout[0]).toMatch(/DRY RUN/);
+  expect(io.stdout.join('\n')).toMatch(/jobs: +0 archived/);
+});

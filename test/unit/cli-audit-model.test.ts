@@ -1,0 +1,254 @@
+/**
+ * `jobarchive audit`'s conclusions from what it read (pure): hot / archived / orphan counts per
+ * shop × month, and each kind of mismatch.
+ */
+import { INDEX_FORMAT, type IndexedJob, type MonthIndex } from '../../shared/archive/month-index';
+import {
+  type AuditInputs,
+  classifyAudit,
+  type HotPrefix,
+  orphanCandidates,
+} from '../../infra/cli/audit-model';
+
+const SHOP = 'acme.myshopify.com';
+const PART = 'part-20260415T030000Z-abcdefgh.jsonl.gz';
+const PART_KEY = `job-details-cold/${SHOP}/2026-03/${PART}`;
+
+const hot = (
+  jobId: string,
+  objects: Record<string, string>,
+  newest = '2026-04-02T00:00:00.000Z',
+): HotPrefix => ({
+  jobId,
+  objects: new Map(Object.entries(objects)),
+  bytes: 100 * Object.keys(objects).length,
+  newest,
+});
+
+const entry = (over: Partial<IndexedJob> = {}): IndexedJob => ({
+  part: PART,
+  offset: 0,
+  length: 10,
+  sha256: 'x',
+  status: 'COMPLETED',
+  completed_at: '2026-03-10T00:00:00.000Z',
+  committed_at: '2026-04-15T03:00:00.000Z',
+  counts: { chunk_ids: 1, failed: 0, skipped: 0, conflict: 0 },
+  platform_data: null,
+  sources: [{ key: 'job-details/arch1/f1.json.gz', size: 100, etag: '"e1"' }],
+  deleted_at: '2026-04-15T04:00:00.000Z',
+  ...over,
+});
+
+const index = (jobs: Record<string, IndexedJob[]>, parts = [PART]): MonthIndex => ({
+  format: INDEX_FORMAT,
+  shop_id: SHOP,
+  month: '2026-03',
+  updated_at: '2026-04-15T04:00:00.000Z',
+  parts: parts.map((name) => ({
+    name,
+    key: `job-details-cold/${SHOP}/2026-03/${name}`,
+    size: 10,
+    etag: 'p',
+    sha256: 's',
+    run_id: 'r',
+    committed_at: '2026-04-15T03:00:00.000Z',
+    job_count: Object.keys(jobs).length,
+    bytes_in: 100,
+  })),
+  jobs,
+});
+
+const inputs = (over: Partial<AuditInputs>): AuditInputs => ({
+  rows: [],
+  hot: new Map(),
+  indexes: [],
+  coldParts: [],
+  pending: new Set(),
+  orphanShops: new Map(),
+  corruptIndexes: [],
+  ...over,
+});
+
+describe('classifyAudit', () => {
+  it('counts hot terminal jobs by completion month, archived jobs by index, and jobs awaiting delete', () => {
+    const f = classifyAudit(
+      inputs({
+        rows: [
+          { shopId: SHOP, jobId: 'hot1', status: 'FAILED', completedAt: '2026-04-20T00:00:00.000Z' },
+          { shopId: SHOP, jobId: 'running', status: 'IN_PROGRESS', completedAt: undefined },
+          { shopId: SHOP, jobId: 'grace', status: 'COMPLETED', completedAt: '2026-03-12T00:00:00.000Z' },
+          { shopId: SHOP, jobId: 'clean', status: 'COMPLETED', completedAt: '2026-04-21T00:00:00.000Z' },
+        ],
+        hot: new Map([
+          ['hot1', hot('hot1', { 'job-details/hot1/a.json.gz': 'e' })],
+          ['running', hot('running', { 'job-details/running/a.json.gz': 'e' })],
+          ['grace', hot('grace', { 'job-details/grace/a.json.gz': 'e' })],
+        ]),
+        indexes: [index({ arch1: [entry()], grace: [entry({ deleted_at: null, sources: [] })] })],
+        coldParts: [{ key: PART_KEY, shopId: SHOP, month: '2026-03', partName: PART }],
+      }),
+    );
+    expect(f.groups).toEqual([
+      {
+        shopId: SHOP,
+        month: '2026-03',
+        hotJobs: 1,
+        awaitingDelete: 1,
+        archivedJobs: 2,
+        archivedDeleted: 1,
+        orphans: 0,
+        mismatches: 0,
+      },
+      {
+        shopId: SHOP,
+        month: '2026-04',
+        hotJobs: 1,
+        awaitingDelete: 0,
+        archivedJobs: 0,
+        archivedDeleted: 0,
+        orphans: 0,
+        mismatches: 0,
+      },
+    ]);
+    expect(f.mismatches).toEqual([]);
+    expect(f.orphans).toEqual([]);
+    expect(f.totals).toMatchObject({ rows: 4, hotPrefixes: 3, hotJobs: 2, archivedJobs: 2 });
+  });
+
+  it('reports orphans with the shop from metadata, or unknown, in the month of their newest object', () => {
+    const f = classifyAudit(
+      inputs({
+        hot: new Map([
+          [
+            'lost1',
+            hot('lost1', { 'job-details/lost1/a.json.gz': 'e', 'job-details/lost1/platform-data.json': 'p' }),
+          ],
+          ['lost2', hot('lost2', { 'job-details/lost2/a.json.gz': 'e' }, '2026-01-05T00:00:00.000Z')],
+        ]),
+        orphanShops: new Map([['lost1', SHOP]]),
+      }),
+    );
+    expect(f.orphans).toEqual([
+      { jobId: 'lost1', shopId: SHOP, month: '2026-04', objects: 2, bytes: 200 },
+      { jobId: 'lost2', shopId: 'unknown', month: '2026-01', objects: 1, bytes: 100 },
+    ]);
+    expect(f.groups.map((g) => [g.shopId, g.month, g.orphans])).toEqual([
+      [SHOP, '2026-04', 1],
+      ['unknown', '2026-01', 1],
+    ]);
+  });
+
+  it('flags a source still present (same ETag) after its entry was marked deleted, but not a newer object', () => {
+    const f = classifyAudit(
+      inputs({
+        hot: new Map([
+          ['arch1', hot('arch1', { 'job-details/arch1/f1.json.gz': 'e1' })],
+          ['arch2', hot('arch2', { 'job-details/arch2/f1.json.gz': 'newer' })],
+        ]),
+        indexes: [
+          index({
+            arch1: [entry()],
+            arch2: [entry({ sources: [{ key: 'job-details/arch2/f1.json.gz', size: 1, etag: 'old' }] })],
+          }),
+        ],
+        coldParts: [{ key: PART_KEY, shopId: SHOP, month: '2026-03', partName: PART }],
+      }),
+    );
+    expect(f.mismatches).toEqual([
+      expect.objectContaining({
+        kind: 'source-present-after-delete',
+        key: 'job-details/arch1/f1.json.gz',
+        jobId: 'arch1',
+        shopId: SHOP,
+        month: '2026-03',
+      }),
+    ]);
+  });
+
+  it('flags parts missing from their index (noting a staging manifest) and index parts whose object is gone', () => {
+    const stray = 'part-20260416T030000Z-zzzzzzzz.jsonl.gz';
+    const staged = 'part-20260416T040000Z-yyyyyyyy.jsonl.gz';
+    const f = classifyAudit(
+      inputs({
+        indexes: [index({ arch1: [entry()] })],
+        coldParts: [
+          {
+            key: `job-details-cold/${SHOP}/2026-03/${stray}`,
+            shopId: SHOP,
+            month: '2026-03',
+            partName: stray,
+          },
+          {
+            key: `job-details-cold/${SHOP}/2026-03/${staged}`,
+            shopId: SHOP,
+            month: '2026-03',
+            partName: staged,
+          },
+        ],
+        pending: new Set([`${SHOP}/2026-03/${staged}`]),
+      }),
+    );
+    const byKind = (k: string) => f.mismatches.filter((m) => m.kind === k);
+    expect(byKind('missing-part')).toEqual([expect.objectContaining({ key: PART_KEY })]);
+    expect(
+      byKind('uncommitted-part').map((m) => [m.key.endsWith(stray) ? 'stray' : 'staged', m.detail]),
+    ).toEqual([
+      ['stray', expect.stringContaining('no staging manifest')],
+      ['staged', expect.stringContaining('a staging manifest exists')],
+    ]);
+    expect(f.groups[0]?.mismatches).toBe(3);
+  });
+
+  it('reports a corrupt index once, not each of its parts as uncommitted', () => {
+    const f = classifyAudit(
+      inputs({
+        coldParts: [{ key: PART_KEY, shopId: SHOP, month: '2026-03', partName: PART }],
+        corruptIndexes: [
+          {
+            key: `job-details-index/${SHOP}/2026-03/index.json`,
+            shopId: SHOP,
+            month: '2026-03',
+            reason: 'not JSON',
+          },
+        ],
+      }),
+    );
+    expect(f.mismatches.map((m) => m.kind)).toEqual(['corrupt-index']);
+  });
+
+  it('treats ids like constructor / __proto__ as data', () => {
+    const f = classifyAudit(
+      inputs({
+        rows: [
+          {
+            shopId: SHOP,
+            jobId: 'constructor',
+            status: 'COMPLETED',
+            completedAt: '2026-04-01T00:00:00.000Z',
+          },
+        ],
+        hot: new Map([['constructor', hot('constructor', { 'job-details/constructor/a.json.gz': 'e' })]]),
+      }),
+    );
+    expect(f.totals.hotJobs).toBe(1);
+    expect(f.orphans).toEqual([]);
+  });
+});
+
+describe('orphanCandidates', () => {
+  it('is the hot prefixes known neither to a row nor to an index', () => {
+    const h = new Map([
+      ['a', hot('a', { k: 'e' })],
+      ['b', hot('b', { k: 'e' })],
+      ['c', hot('c', { k: 'e' })],
+    ]);
+    expect(
+      orphanCandidates(
+        h,
+        [{ shopId: SHOP, jobId: 'a', status: 'COMPLETED', completedAt: undefined }],
+        [index({ b: [entry()] })],
+      ),
+    ).toEqual(['c']);
+  });
+});

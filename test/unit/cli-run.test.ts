@@ -1,0 +1,255 @@
+/**
+ * `jobarchive run`: the human summary of a report, and following an execution in AWS. Step
+ * Functions has no emulator here (aws-local-stepfunctions interprets ASL, it does not serve the
+ * StartExecution / DescribeExecution / GetExecutionHistory API), so the AWS path runs against
+ * aws-sdk-client-mock.
+ */
+import {
+  DescribeExecutionCommand,
+  DescribeMapRunCommand,
+  GetExecutionHistoryCommand,
+  type HistoryEvent,
+  SFNClient,
+  StartExecutionCommand,
+} from '@aws-sdk/client-sfn';
+import { mockClient } from 'aws-sdk-client-mock';
+import type { RunReport } from '../../shared/archive/steps/types';
+import { parseConfig } from '../../shared/config';
+import { makeContext } from '../../infra/cli/context';
+import { memoryOutput } from '../../infra/cli/output';
+import { startProgress } from '../../infra/cli/progress';
+import { runCommand } from '../../infra/cli/run';
+import { summarizeRunReport } from '../../infra/cli/run-summary';
+import { executionName, startAndFollow } from '../../infra/cli/sfn-follow';
+
+const ARN = 'arn:aws:states:us-east-1:123456789012:stateMachine:jda-archiver';
+const EXEC = 'arn:aws:states:us-east-1:123456789012:execution:jda-archiver:x';
+const MAP_RUN = `${EXEC}/map:abc`;
+
+const report = (over: Partial<RunReport> = {}): RunReport => ({
+  runId: 'jobarchive-1',
+  now: '2026-05-01T00:00:00.000Z',
+  cutoff: '2026-04-01T00:00:00.000Z',
+  dryRun: false,
+  jobsPlanned: 12,
+  jobsArchived: 10,
+  jobsSkipped: 1,
+  jobsQuarantined: [
+    { shopId: 's1', jobId: 'j1', reason: 'corrupt flush object: bad gzip' },
+    { shopId: 's1', jobId: 'j2', reason: 'corrupt flush object: bad JSON' },
+  ],
+  jobsQuarantinedCount: 2,
+  partsWritten: 3,
+  bytesIn: 40_960,
+  bytesOut: 10_240,
+  objectsDeleted: 25,
+  objectsKept: 1,
+  deleteErrors: 0,
+  jobsDeleted: 9,
+  groupsOk: 3,
+  groupsFailed: [{ shopId: 's2', month: '2026-03', error: 'VerificationError', cause: 'sha256 differs' }],
+  groupsFailedCount: 1,
+  pages: 1,
+  requests: { s3: 120, dynamodb: 7 },
+  reportKey: 'job-details-runs/jobarchive-1/report.json',
+  ...over,
+});
+
+describe('summarizeRunReport', () => {
+  it('says what was archived, the bytes in → out, deletes, quarantines by reason, failed groups and requests', () => {
+    const text = summarizeRunReport(report(), 's3://b').join('\n');
+    expect(text).toContain('10 archived of 12 planned, 1 skipped, 2 quarantined');
+    expect(text).toContain('3 written, 40.0 KiB in → 10.0 KiB out (4.0× smaller)');
+    expect(text).toContain('25 hot objects deleted (9 jobs fully), 1 kept, 0 errors');
+    expect(text).toContain('2 × corrupt flush object');
+    expect(text).toContain('s2 2026-03: VerificationError — sha256 differs');
+    expect(text).toContain('S3 120, DynamoDB 7');
+    expect(text).toContain('s3://b/job-details-runs/jobarchive-1/report.json');
+  });
+
+  it('marks dry runs', () => {
+    expect(summarizeRunReport(report({ dryRun: true }))[0]).toContain('DRY RUN');
+  });
+});
+
+const event = (id: number, type: string, extra: Partial<HistoryEvent> = {}): HistoryEvent => ({
+  id,
+  type: type as HistoryEvent['type'],
+  timestamp: new Date(0),
+  ...extra,
+});
+
+describe('startAndFollow (AWS, mocked)', () => {
+  const sfnMock = mockClient(SFNClient);
+  afterEach(() => sfnMock.reset());
+
+  it('starts with the run input, prints states and map run progress, and returns the output', async () => {
+    sfnMock.on(StartExecutionCommand).resolves({ executionArn: EXEC, startDate: new Date() });
+    sfnMock
+      .on(DescribeExecutionCommand)
+      .resolvesOnce({ status: 'RUNNING', executionArn: EXEC, stateMachineArn: ARN, startDate: new Date() })
+      .resolves({
+        status: 'SUCCEEDED',
+        executionArn: EXEC,
+        stateMachineArn: ARN,
+        startDate: new Date(),
+        output: JSON.stringify(report()),
+      });
+    // Newest first, as asked (reverseOrder); the second poll sees two more events.
+    sfnMock
+      .on(GetExecutionHistoryCommand)
+      .resolvesOnce({
+        events: [
+          event(3, 'MapRunStarted', { mapRunStartedEventDetails: { mapRunArn: MAP_RUN } }),
+          event(2, 'TaskStateEntered', { stateEnteredEventDetails: { name: 'Plan' } }),
+          event(1, 'ExecutionStarted'),
+        ],
+      })
+      .resolves({
+        events: [
+          event(5, 'ExecutionSucceeded'),
+          event(4, 'TaskStateEntered', { stateEnteredEventDetails: { name: 'Report' } }),
+          event(3, 'MapRunStarted', { mapRunStartedEventDetails: { mapRunArn: MAP_RUN } }),
+        ],
+      });
+    sfnMock.on(DescribeMapRunCommand).resolves({
+      status: 'SUCCEEDED',
+      itemCounts: {
+        pending: 0,
+        running: 0,
+        succeeded: 4,
+        failed: 0,
+        timedOut: 0,
+        aborted: 0,
+        total: 4,
+        resultsWritten: 0,
+      },
+    } as never);
+
+    const io = memoryOutput();
+    const sleeps: number[] = [];
+    const r = await startAndFollow(new SFNClient({}), ARN, { olderThanDays: 30 }, io, {
+      pollMs: 1500,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+    });
+
+    const start = sfnMock.commandCalls(StartExecutionCommand)[0]?.args[0].input;
+    expect(start?.stateMachineArn).toBe(ARN);
+    expect(JSON.parse(start?.input ?? '')).toEqual({ olderThanDays: 30 });
+    expect(start?.name).toMatch(/^jobarchive-\d{8}T\d{9}Z-[0-9a-f]{6}$/);
+    expect(r).toMatchObject({ status: 'SUCCEEDED', executionArn: EXEC, output: report() });
+    expect(sleeps).toEqual([1500]);
+    expect(io.stderr).toEqual([
+      `run: started ${EXEC}`,
+      '→ Plan',
+      `  map run started: ${MAP_RUN}`,
+      '  map run SUCCEEDED: 4/4 groups done, 0 running, 0 failed',
+      '→ Report',
+      'execution succeeded',
+    ]);
+  });
+
+  it('a failed execution is exit code 1 with its error on stderr', async () => {
+    sfnMock.on(StartExecutionCommand).resolves({ executionArn: EXEC, startDate: new Date() });
+    sfnMock.on(DescribeExecutionCommand).resolves({
+      status: 'FAILED',
+      executionArn: EXEC,
+      stateMachineArn: ARN,
+      startDate: new Date(),
+      error: 'States.TaskFailed',
+      cause: 'plan: AccessDenied',
+    });
+    sfnMock.on(GetExecutionHistoryCommand).resolves({
+      events: [
+        event(2, 'ExecutionFailed', {
+          executionFailedEventDetails: { error: 'States.TaskFailed', cause: 'plan: AccessDenied' },
+        }),
+        event(1, 'ExecutionStarted'),
+      ],
+    });
+    const sfn = new SFNClient({});
+    const ctx = makeContext({
+      ddb: {} as never,
+      s3: {} as never,
+      table: 't',
+      bucket: 'b',
+      cfg: parseConfig({}),
+      sfn: () => sfn,
+    });
+    const io = memoryOutput();
+    const { exitCode } = await runCommand(
+      ctx,
+      { input: {}, stateMachineArn: ARN, pollMs: 10, json: false },
+      io,
+      { follow: { sleep: async () => undefined } },
+    );
+    expect(exitCode).toBe(1);
+    expect(io.stdout).toEqual([]);
+    expect(io.stderr).toContain('execution failed: States.TaskFailed plan: AccessDenied');
+    expect(io.stderr[io.stderr.length - 1]).toBe(
+      'run: execution FAILED: States.TaskFailed — plan: AccessDenied',
+    );
+  });
+
+  it('names executions uniquely and validly', () => {
+    expect(executionName(new Date('2026-05-01T02:03:04.005Z'), () => 0.5)).toBe(
+      'jobarchive-20260501T020304005Z-7fffff',
+    );
+  });
+});
+
+describe('runCommand with a local runner', () => {
+  const ctx = makeContext({
+    ddb: {} as never,
+    s3: {} as never,
+    table: 't',
+    bucket: 'b',
+    cfg: parseConfig({}),
+  });
+
+  it('--json prints exactly the execution output', async () => {
+    const io = memoryOutput();
+    const { exitCode } = await runCommand(ctx, { input: { dryRun: true }, pollMs: 1, json: true }, io, {
+      runLocally: async (_c, input) => ({
+        status: 'SUCCEEDED',
+        output: report({ dryRun: input.dryRun === true }),
+      }),
+    });
+    expect(exitCode).toBe(0);
+    expect(io.json()).toEqual(report({ dryRun: true }));
+  });
+});
+
+describe('progress', () => {
+  it('prints plain lines at every 10 % without a TTY', () => {
+    const io = memoryOutput();
+    const p = startProgress(io, 'seed: jobs', 20);
+    for (let i = 0; i < 20; i++) p.tick();
+    p.done();
+    expect(io.stderr).toEqual([
+      'seed: jobs 0/20 (0%)',
+      ...Array.from({ length: 10 }, (_, i) => `seed: jobs ${2 * (i + 1)}/20 (${10 * (i + 1)}%)`),
+    ]);
+  });
+
+  it('redraws one bar in place on a TTY, throttled, ending with a newline', () => {
+    const io = { ...memoryOutput(), tty: true, columns: 100 };
+    const writes: string[] = [];
+    io.errRaw = (t: string) => writes.push(t);
+    let clock = 0;
+    const p = startProgress(io, 'run: groups', 0, () => clock);
+    p.grow(4);
+    p.tick();
+    clock += 50; // within the redraw interval: no redraw
+    p.tick();
+    clock += 200;
+    p.tick();
+    p.tick();
+    p.done();
+    expect(writes.every((w) => w.startsWith('\r\x1b[2K'))).toBe(true);
+    expect(writes[writes.length - 1]).toBe('\r\x1b[2K[########################] run: groups 4/4\n');
+    expect(writes.some((w) => w.includes(' 2/4'))).toBe(false);
+  });
+});
