@@ -77,7 +77,8 @@ export const pickArchivedJob = async (
       const last = entries[entries.length - 1];
       if (!last) continue;
       fallback ??= { shopId: idx.shop_id, jobId };
-      if (last.deleted_at !== null && last.counts.failed > 0 && last.platform_data !== null) return { shopId: idx.shop_id, jobId };
+      if (last.deleted_at !== null && last.counts.failed > 0 && last.platform_data !== null)
+        return { shopId: idx.shop_id, jobId };
     }
   }
   return fallback;
