@@ -20,6 +20,57 @@ const registry = AWSAccount.registry;
 const lookup = registry.get.bind(registry);
 registry.get = (id) => lookup(id) ?? AWSAccount.DUMMY_ACCOUNT;
 
+// s3rver's putObject answers before the file is fully written (it resolves on `end()` for buffers and
+// on the transform's finish for streams, not on the file stream's 'close'), and rewrites the object,
+// its md5 (the ETag) and its metadata in place, so a GET right after or during a PUT can read a
+// truncated body or a half-written metadata file. S3 gives read-after-write consistency and the
+// archiver relies on it (commit writes the index, delete reads it back): write all three to temp
+// files, then rename them into place back to back.
+const fs = require('node:fs');
+const path = require('node:path');
+const crypto = require('node:crypto');
+const { pipeline } = require('node:stream/promises');
+const { Transform } = require('node:stream');
+const FilesystemStore = require('s3rver/lib/stores/filesystem');
+const S3Object = require('s3rver/lib/models/object');
+
+const tempName = (file) => `${file}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`;
+
+FilesystemStore.prototype.putObject = async function putObject(object) {
+  const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
+  const md5Path = this.getResourcePath(object.bucket, object.key, 'object.md5');
+  const metadataPath = this.getResourcePath(object.bucket, object.key, 'metadata.json');
+  await fs.promises.mkdir(path.dirname(objectPath), { recursive: true });
+  const md5 = crypto.createHash('md5');
+  let size = 0;
+  const count = new Transform({
+    transform(chunk, encoding, callback) {
+      md5.update(chunk, encoding);
+      size += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  const tmp = { object: tempName(objectPath), md5: tempName(md5Path), metadata: tempName(metadataPath) };
+  await pipeline(
+    Buffer.isBuffer(object.content) ? [object.content] : object.content,
+    count,
+    fs.createWriteStream(tmp.object),
+  );
+  const digest = md5.digest('hex');
+  const meta = object.metadata ?? {};
+  const json = Object.fromEntries(
+    Object.entries(meta).filter(
+      ([k]) => S3Object.ALLOWED_METADATA.includes(k) || k.startsWith('x-amz-meta-'),
+    ),
+  );
+  await fs.promises.writeFile(tmp.md5, digest);
+  await fs.promises.writeFile(tmp.metadata, JSON.stringify(json, null, 2));
+  await fs.promises.rename(tmp.object, objectPath);
+  await fs.promises.rename(tmp.md5, md5Path);
+  await fs.promises.rename(tmp.metadata, metadataPath);
+  return { size, md5: digest };
+};
+
 const server = new S3rver({ address: '127.0.0.1', port, silent: true, directory });
 server.run().then(
   (addr) => process.stdout.write(`s3rver listening on ${addr.address}:${addr.port}\n`),
