@@ -1,8 +1,10 @@
 import { parseReportEvent } from '../shared/archive/steps/events';
 import { report } from '../shared/archive/steps/report';
 import type { RunReport } from '../shared/archive/steps/types';
+import { withBoundedErrors } from './bounded-errors';
 import { getDeps } from './deps';
 
 /** `Report` Task: `{run, page, cursor: null, totals}` → the execution output. */
-export const handler = async (event: unknown): Promise<RunReport> =>
-  report(getDeps(), parseReportEvent(event));
+export const handler = withBoundedErrors(
+  async (event): Promise<RunReport> => report(getDeps(), parseReportEvent(event)),
+);

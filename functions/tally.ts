@@ -1,7 +1,10 @@
 import { parseTallyEvent } from '../shared/archive/steps/events';
 import { tally } from '../shared/archive/steps/tally';
 import type { PageState } from '../shared/archive/steps/types';
+import { withBoundedErrors } from './bounded-errors';
 import { getDeps } from './deps';
 
 /** `Tally` Task: `{run, page, cursor, totals, results}` → `{run, page: page + 1, cursor, totals}`. */
-export const handler = async (event: unknown): Promise<PageState> => tally(getDeps(), parseTallyEvent(event));
+export const handler = withBoundedErrors(
+  async (event): Promise<PageState> => tally(getDeps(), parseTallyEvent(event)),
+);

@@ -88,8 +88,9 @@ export interface ArchiverStateMachineProps {
  * Per group: ArchiveGroup → HasPart → VerifyPart → CommitPart → DeleteSources → GroupDone; a failing
  * Task in a group goes to GroupFailed, so one bad group never fails the others and is still reported.
  *
- * Contract with the handlers: Plan returns `{run, page, cursor, groups, totals}`; ArchiveGroup returns
- * `{partKey?: string, summary, …}`; Tally returns `{run, page, cursor, totals}`.
+ * Contract with the handlers: Plan returns `{run, page, cursor, groups, planQuarantined, totals}`;
+ * ArchiveGroup returns `{partKey?: string, summary, …}`; DeleteSources `{summary, …}`; Tally returns
+ * `{run, page, cursor, totals}`.
  */
 export class ArchiverStateMachine extends Construct {
   readonly stateMachine: StateMachine;
@@ -128,9 +129,16 @@ export class ArchiverStateMachine extends Construct {
     const runFailed = new Fail(this, STATE.runFailed, { errorPath: '$.Error', causePath: '$.Cause' });
 
     // --- one group (a child execution of the Distributed Map) ---
+    // Its result joins the page's results in the parent's state (256 KB, no ResultWriter locally), so
+    // only what Tally and Report read leaves the group: shop and month, the steps' count summaries,
+    // or the caught error (handlers keep their Cause short: functions/bounded-errors.ts).
+    const groupRef = {
+      shopId: JsonPath.stringAt('$.group.shopId'),
+      month: JsonPath.stringAt('$.group.month'),
+    };
     const groupFailed = new Pass(this, STATE.groupFailed, {
       parameters: {
-        group: JsonPath.objectAt('$.group'),
+        group: groupRef,
         failed: true,
         error: JsonPath.stringAt('$.error.Error'),
         cause: JsonPath.stringAt('$.error.Cause'),
@@ -145,9 +153,9 @@ export class ArchiverStateMachine extends Construct {
     const deleteSources = groupTask('delete-sources', '$.delete');
     const groupDone = new Pass(this, STATE.groupDone, {
       parameters: {
-        group: JsonPath.objectAt('$.group'),
+        group: groupRef,
         archive: JsonPath.objectAt('$.archive.summary'),
-        delete: JsonPath.objectAt('$.delete'),
+        delete: JsonPath.objectAt('$.delete.summary'),
       },
     });
     deleteSources.next(groupDone);
@@ -158,8 +166,8 @@ export class ArchiverStateMachine extends Construct {
       )
       .otherwise(deleteSources);
 
-    // Distributed: each group is its own STANDARD child execution, so the parent's history stays
-    // bounded (≤ a few hundred pages × one Map run each) while a run covers ≥ 100,000 groups.
+    // Distributed: each group is its own STANDARD child execution, so the parent's history grows with
+    // pages, not groups (~18 events a page; see PLAN_PAGE_GROUPS_MAX in shared/config.ts).
     const processGroups = new DistributedMap(this, STATE.processGroups, {
       itemsPath: '$.groups',
       itemSelector: { run: JsonPath.objectAt('$.run'), group: JsonPath.objectAt('$$.Map.Item.Value') },

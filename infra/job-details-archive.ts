@@ -23,12 +23,11 @@ import {
   createDetailsBucket,
   detailsLifecycleRules,
   type KeyPrefix,
-  PREFIX,
 } from './details-bucket';
 import { archiverEnvironment } from './env-binding';
 import { createJobsTable } from './jobs-table';
 import { acknowledge, acknowledgeWildcardResource, wildcardResources } from './nag';
-import { grantObjects, type ObjectAccess } from './object-grants';
+import { grantObjects, type ObjectAccess, objectArn } from './object-grants';
 import { resolveArchiveProps } from './props-validation';
 import { ARCHIVER_STEPS, type ArchiverStep, createStepFunction } from './step-functions';
 
@@ -122,14 +121,17 @@ export interface JobDetailsArchiveProps {
    */
   readonly maxConcurrency?: number;
   /**
-   * Longest a run may take before Step Functions stops it.
+   * Longest a run may take before Step Functions stops it; at most 29 days (a run reads its own
+   * `job-details-runs/` scratch, which the lifecycle rule expires after 30).
    * @default Duration.hours(12)
    */
   readonly executionTimeout?: Duration;
   /**
-   * Groups per plan page (one Map run). Every group's result travels in the state, which is capped at
-   * 256 KB, so lower this if per-group summaries grow.
-   * @default 500
+   * Groups per plan page (one Map run), 1 … 100 (`PLAN_PAGE_GROUPS_MAX`). Every group's item and result
+   * travel in the state, which is capped at 256 KB; at the maximum the worst case stays under 200 KB.
+   * A page costs ~18 history events of the 25,000 an execution may have, so at 100 a run covers
+   * 100,000 groups in 1,000 pages (~18,000 events).
+   * @default 100
    */
   readonly planPageGroups?: number;
   /**
@@ -167,6 +169,10 @@ const PINNED_FLAGS: Record<string, boolean> = {
 };
 
 const X_RAY_REASON = 'X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions';
+/** Under `job-details-index/`: the staging docs (`{shop}/{month}/pending/…`) and the indexes themselves. */
+const STAGING_KEYS = '*/*/pending/*';
+const INDEX_KEYS = '*/*/index.json';
+
 const PREFIX_REASON =
   'objects under this one key prefix; keys hold job/shop/month ids unknown at deploy time (exact actions, no s3:*)';
 
@@ -291,16 +297,17 @@ export class JobDetailsArchive extends Construct {
     );
   }
 
-  /** Least privilege per step: each function reaches only the prefixes and table calls its step makes. */
+  /**
+   * Least privilege per step: each function gets exactly the calls its step makes (shared/archive/steps),
+   * on the narrowest key pattern. `read` (GetObject + a prefix-scoped ListBucket) where a step lists or
+   * where a missing key is an answer rather than an error (a new month has no index yet); `get` where
+   * the object must exist anyway.
+   */
   private grantSteps(): void {
-    const s3 = (step: ArchiverStep, prefix: KeyPrefix, access: ObjectAccess[]) => {
+    const s3 = (step: ArchiverStep, prefix: KeyPrefix, access: ObjectAccess[], keys = '*') => {
       const fn = this.functions[step];
-      grantObjects(fn, this.bucket, prefix, access);
-      acknowledgeWildcardResource(
-        fn.role ?? fn,
-        this.bucket.arnForObjects(`${PREFIX[prefix]}*`),
-        PREFIX_REASON,
-      );
+      grantObjects(fn, this.bucket, prefix, access, keys);
+      acknowledgeWildcardResource(fn.role ?? fn, objectArn(this.bucket, prefix, keys), PREFIX_REASON);
     };
     const ddb = (step: ArchiverStep, actions: string[], resourceArn: string) => {
       const fn = this.functions[step];
@@ -308,25 +315,45 @@ export class JobDetailsArchive extends Construct {
       this.table.encryptionKey?.grantEncryptDecrypt(fn);
     };
 
+    // Plan: Query the status GSI; write the planned-jobs lists and the page's quarantine findings.
     ddb('plan', ['dynamodb:Query'], `${this.table.tableArn}/index/${JOBS_TABLE.gsiJobsByStatus.name}`);
-    s3('plan', 'runs', ['read', 'write']);
+    s3('plan', 'runs', ['put']);
 
-    ddb('archive-group', ['dynamodb:GetItem', 'dynamodb:UpdateItem'], this.table.tableArn);
+    // ArchiveGroup: BatchGetItem the rows; list + GET the hot objects; multipart-upload the part, HEAD
+    // it, list the group's parts and delete abandoned (or its own failed) ones; read the month index
+    // and pending docs, write the pending manifest, delete abandoned staging docs; read the planned
+    // jobs, write quarantine findings.
+    ddb('archive-group', ['dynamodb:BatchGetItem'], this.table.tableArn);
     s3('archive-group', 'hot', ['read']);
-    s3('archive-group', 'cold', ['read', 'write']);
-    s3('archive-group', 'index', ['read', 'write']);
-    s3('archive-group', 'runs', ['read']);
+    s3('archive-group', 'cold', ['read', 'write', 'delete']);
+    s3('archive-group', 'index', ['read']);
+    s3('archive-group', 'index', ['put', 'delete'], STAGING_KEYS);
+    s3('archive-group', 'runs', ['get', 'put']);
 
-    s3('verify-part', 'cold', ['read']);
-    s3('verify-part', 'index', ['read', 'write']);
+    // VerifyPart: GET the part, the pending manifest and the planned jobs; write the verified manifest.
+    s3('verify-part', 'cold', ['get']);
+    s3('verify-part', 'index', ['get', 'put'], STAGING_KEYS);
+    s3('verify-part', 'runs', ['get']);
 
-    s3('commit-part', 'index', ['read', 'write', 'delete']);
+    // CommitPart: HEAD the part; read the verified manifest (absent after a commit that got through)
+    // and the month index (absent for a new month); rewrite the index; delete the staging docs.
+    s3('commit-part', 'cold', ['get']);
+    s3('commit-part', 'index', ['read']);
+    s3('commit-part', 'index', ['put'], INDEX_KEYS);
+    s3('commit-part', 'index', ['delete'], STAGING_KEYS);
 
+    // DeleteSources: HEAD the committed parts; read and rewrite the month index; list the hot objects
+    // and delete them with DeleteObjects conditional on each ETag (S3 requires GetObject for that
+    // check as well as DeleteObject); read the planned jobs; write delete-error findings.
+    s3('delete-sources', 'cold', ['get']);
+    s3('delete-sources', 'index', ['read']);
+    s3('delete-sources', 'index', ['put'], INDEX_KEYS);
     s3('delete-sources', 'hot', ['read', 'delete']);
-    s3('delete-sources', 'index', ['read', 'write']);
+    s3('delete-sources', 'runs', ['get', 'put']);
 
-    s3('tally', 'runs', ['read', 'write']);
-    s3('report', 'runs', ['read', 'write']);
+    // Tally writes the page's results; Report reads them and the findings they name, writes the report.
+    s3('tally', 'runs', ['put']);
+    s3('report', 'runs', ['get', 'put']);
   }
 
   private acknowledgeStateMachineRole(): void {

@@ -1,6 +1,8 @@
 import { Duration, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { PLAN_PAGE_GROUPS_DEFAULT, PLAN_PAGE_GROUPS_MAX } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
+import { RUNS_EXPIRE_DAYS } from './details-bucket';
 import type { ArchiveStorageClass, JobDetailsArchiveProps } from './job-details-archive';
 import { ARCHIVER_STEPS, type ArchiverStep, defaultMemoryMb, defaultTimeout } from './step-functions';
 
@@ -163,13 +165,22 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     checkDuration(f, v, Duration.seconds(1), Duration.minutes(15)),
   );
   const maxConcurrency = checkNumber('maxConcurrency', props.maxConcurrency ?? 10, 1, 10000, true);
+  // A run reads its own scratch (planned jobs, page results) until its Report, and the lifecycle rule
+  // expires that scratch after RUNS_EXPIRE_DAYS: a run must end before its first page's files go.
   const executionTimeout = checkDuration(
     'executionTimeout',
     props.executionTimeout ?? Duration.hours(12),
     Duration.minutes(1),
-    Duration.days(365),
+    Duration.days(RUNS_EXPIRE_DAYS - 1),
   );
-  const planPageGroups = checkNumber('planPageGroups', props.planPageGroups ?? 500, 1, 2000, true);
+  // Bounded by the 256 KB state a page's items and results share (shared/config.ts).
+  const planPageGroups = checkNumber(
+    'planPageGroups',
+    props.planPageGroups ?? PLAN_PAGE_GROUPS_DEFAULT,
+    1,
+    PLAN_PAGE_GROUPS_MAX,
+    true,
+  );
 
   const schedule = {
     expression: checkScheduleExpression(

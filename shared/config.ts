@@ -31,11 +31,27 @@ export interface Config {
   readonly restoreTier: RestoreTier;
   /** `JDA_RESTORE_DAYS`, default 7: how long a restored copy stays readable. */
   readonly restoreDays: number;
-  /** `JDA_PLAN_PAGE_GROUPS`, default 500: groups per plan page (one Map run). */
+  /**
+   * `JDA_PLAN_PAGE_GROUPS`, default 100, at most PLAN_PAGE_GROUPS_MAX: groups per plan page (one Map
+   * run). Every group's item and result travel in the state (256 KB) — see PLAN_PAGE_GROUPS_MAX.
+   */
   readonly planPageGroups: number;
   /** `JDA_PLAN_PAGE_JOBS`, default 20000: jobs read from the GSI per plan page. */
   readonly planPageJobs: number;
 }
+
+/**
+ * Groups per plan page. Without a ResultWriter (the local runner cannot emulate one) the Map's results
+ * sit in the state next to `$.groups`, and a state is capped at 256 KB. A group costs up to ~1.5 KB
+ * there (its item with the planned-jobs key, plus its result: counts only, or a failure whose Cause a
+ * runtime error can make ~1 KB), so at 100 the worst page — every id at its longest, every group
+ * failed — is ~160 KB (test/infra/state-size.test.ts keeps it under 200 KB); 200 would not fit.
+ * Pages cost events instead: a page is ~18 history events (Plan, Map run, Tally, Choice) plus
+ * retries, so 100,000 groups are 1,000 pages ≈ 18,000 of the 25,000 events a STANDARD execution may
+ * have (the groups run in child executions with their own histories).
+ */
+export const PLAN_PAGE_GROUPS_DEFAULT = 100;
+export const PLAN_PAGE_GROUPS_MAX = 100;
 
 export const RESTORE_TIERS = ['Expedited', 'Standard', 'Bulk'] as const;
 export type RestoreTier = (typeof RESTORE_TIERS)[number];
@@ -78,7 +94,7 @@ export const parseConfig = (env: Env): Config => {
     readConcurrency: int(env, 'JDA_READ_CONCURRENCY', 16, 1, 256),
     restoreTier: tier as RestoreTier,
     restoreDays: int(env, 'JDA_RESTORE_DAYS', 7, 1, 365),
-    planPageGroups: int(env, 'JDA_PLAN_PAGE_GROUPS', 500, 1, 2000),
+    planPageGroups: int(env, 'JDA_PLAN_PAGE_GROUPS', PLAN_PAGE_GROUPS_DEFAULT, 1, PLAN_PAGE_GROUPS_MAX),
     planPageJobs: int(env, 'JDA_PLAN_PAGE_JOBS', 20000, 1, 1_000_000),
   };
 };

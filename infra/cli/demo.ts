@@ -20,7 +20,7 @@ export const demoSpec: CommandSpec = {
     now: {
       type: 'string',
       value: 'ISO',
-      help: 'the simulated present for seeding and the run (default: now)',
+      help: 'the simulated present for seeding and the run (default: now; not in the future: the run refuses that)',
     },
   },
   notes: ['Runs on the embedded stack only (no --aws): it writes a fake fleet and deletes hot objects.'],

@@ -33,7 +33,11 @@ export const runSpec: CommandSpec = {
       value: 'H',
       help: 'delete hot objects only H hours after their commit (default: $JDA_GRACE_HOURS or 1)',
     },
-    now: { type: 'string', value: 'ISO', help: "the run's logical time (default: the execution's start)" },
+    now: {
+      type: 'string',
+      value: 'ISO',
+      help: "the run's logical time (default: the execution's start; earlier is fine, later than start + 5 min is refused)",
+    },
     'dry-run': { type: 'boolean', help: 'plan and count only: no part written, nothing deleted' },
     'state-machine-arn': {
       type: 'string',

@@ -92,4 +92,25 @@ export const pageResultsKey = (runId: string, page: number): string =>
 
 export const reportKey = (runId: string): string => `${runPrefix(runId)}report.json`;
 
+/**
+ * Findings: the complete lists a step found (quarantined jobs, delete errors) when they are too long
+ * for the state, which carries counts and a short sample. One document per writer, so a retried step
+ * overwrites only its own.
+ */
+export const findingsPrefix = (runId: string): string => `${runPrefix(runId)}findings/`;
+
+export type GroupFindingsKind = 'quarantined' | 'delete-errors';
+
+export const groupFindingsKey = (
+  runId: string,
+  page: number,
+  shopId: string,
+  month: string,
+  kind: GroupFindingsKind,
+): string => `${findingsPrefix(runId)}${page}/${validateShopId(shopId)}/${validateMonth(month)}/${kind}.json`;
+
+/** Plan-time quarantines of one page (two segments below the page: never a group's key). */
+export const planFindingsKey = (runId: string, page: number): string =>
+  `${findingsPrefix(runId)}${page}/plan-quarantined.json`;
+
 export { validateJobId };

@@ -43,7 +43,8 @@ beforeAll(() => {
 });
 
 const G = 's3:GetObject';
-const P = ['s3:AbortMultipartUpload', 's3:PutObject'];
+const P1 = 's3:PutObject';
+const P = ['s3:AbortMultipartUpload', P1];
 const D = 's3:DeleteObject';
 
 describe('cdk-nag AwsSolutions', () => {
@@ -156,13 +157,15 @@ describe('details bucket (created)', () => {
     ]);
   });
 
-  it('aborts incomplete multipart uploads after a day', () => {
-    expect(rules()).toContainEqual(
-      expect.objectContaining({
+  it('aborts incomplete multipart uploads after a day, bucket-wide (so parts under job-details-cold/ too)', () => {
+    const aborts = rules().filter((r) => r.AbortIncompleteMultipartUpload !== undefined);
+    expect(aborts).toEqual([
+      {
+        Id: 'abort-incomplete-multipart-uploads',
         AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
         Status: 'Enabled',
-      }),
-    );
+      },
+    ]);
   });
 
   it('moves archive parts to Glacier IR after 1 day, leaving parts < 128 KB alone by default', () => {
@@ -173,10 +176,10 @@ describe('details bucket (created)', () => {
     expect(cold[0]?.ObjectSizeGreaterThan).toBeUndefined();
   });
 
-  it('expires run scratch after 30 days', () => {
-    expect(rules()).toContainEqual(
-      expect.objectContaining({ Prefix: 'job-details-runs/', ExpirationInDays: 30 }),
-    );
+  it('expires run scratch (plans, page results, findings, reports) after 30 days, and only that', () => {
+    expect(rules().filter((r) => r.ExpirationInDays !== undefined)).toEqual([
+      { Id: 'expire-run-scratch', Prefix: 'job-details-runs/', ExpirationInDays: 30, Status: 'Enabled' },
+    ]);
   });
 
   it('has no rule on hot objects or indexes (and no rule without a prefix except the multipart abort)', () => {
@@ -221,7 +224,7 @@ describe('step functions', () => {
         [ENV.olderThanDays]: '30',
         [ENV.graceHours]: '1',
         [ENV.jobTtlDays]: '90',
-        [ENV.planPageGroups]: '500',
+        [ENV.planPageGroups]: '100',
         NODE_OPTIONS: '--enable-source-maps',
       });
     }
@@ -239,50 +242,88 @@ describe('least privilege per step', () => {
   const statements = (step: ArchiverStep): Statement[] =>
     statementsOfRole(template, roleIdOf(stack.archive.functions[step], stack));
 
+  const PENDING = 'job-details-index/*/*/pending/';
+  const INDEX = 'job-details-index/*/*/index.json';
+  /**
+   * Exactly the calls each step makes (shared/archive/steps), by key pattern: `objects` (resource
+   * without its trailing `*`) → actions, `lists` → the `s3:prefix` values ListBucket is granted for.
+   */
   const expected: Record<
     ArchiverStep,
-    { objects: Record<string, string[]>; table: Record<string, string[]> }
+    { objects: Record<string, string[]>; lists: string[]; table: Record<string, string[]> }
   > = {
+    // Query the GSI; PUT planned-jobs lists and plan findings.
     plan: {
-      objects: { 'job-details-runs/': [G, ...P].sort() },
+      objects: { 'job-details-runs/': [P1] },
+      lists: [],
       table: { [`${'<T>'}/index/${JOBS_TABLE.gsiJobsByStatus.name}`]: ['dynamodb:Query'] },
     },
+    // BatchGetItem rows; list + GET hot objects; multipart upload, HEAD, list and GC parts; read the
+    // index and staging docs, PUT/DELETE staging docs; GET planned jobs, PUT findings.
     'archive-group': {
       objects: {
         'job-details/': [G],
-        'job-details-cold/': [G, ...P].sort(),
-        'job-details-index/': [G, ...P].sort(),
-        'job-details-runs/': [G],
+        'job-details-cold/': [D, G, ...P].sort(),
+        'job-details-index/': [G],
+        [PENDING]: [D, P1].sort(),
+        'job-details-runs/': [G, P1].sort(),
       },
-      table: { '<T>': ['dynamodb:GetItem', 'dynamodb:UpdateItem'] },
+      lists: ['job-details-cold/*', 'job-details-index/*', 'job-details/*'],
+      table: { '<T>': ['dynamodb:BatchGetItem'] },
     },
+    // GET the part, the pending manifest and the planned jobs; PUT the verified manifest.
     'verify-part': {
-      objects: { 'job-details-cold/': [G], 'job-details-index/': [G, ...P].sort() },
+      objects: { 'job-details-cold/': [G], [PENDING]: [G, P1].sort(), 'job-details-runs/': [G] },
+      lists: [],
       table: {},
     },
-    'commit-part': { objects: { 'job-details-index/': [D, G, ...P].sort() }, table: {} },
+    // HEAD the part; read the verified manifest and the index (either may be absent); PUT the
+    // index; DELETE the staging docs.
+    'commit-part': {
+      objects: {
+        'job-details-cold/': [G],
+        'job-details-index/': [G],
+        [INDEX]: [P1],
+        [PENDING]: [D],
+      },
+      lists: ['job-details-index/*'],
+      table: {},
+    },
+    // HEAD parts; read + PUT the index; list hot objects and delete them conditionally on their ETag
+    // (GetObject + DeleteObject); GET planned jobs, PUT findings.
     'delete-sources': {
-      objects: { 'job-details/': [D, G].sort(), 'job-details-index/': [G, ...P].sort() },
+      objects: {
+        'job-details/': [D, G].sort(),
+        'job-details-cold/': [G],
+        'job-details-index/': [G],
+        [INDEX]: [P1],
+        'job-details-runs/': [G, P1].sort(),
+      },
+      lists: ['job-details-index/*', 'job-details/*'],
       table: {},
     },
-    tally: { objects: { 'job-details-runs/': [G, ...P].sort() }, table: {} },
-    report: { objects: { 'job-details-runs/': [G, ...P].sort() }, table: {} },
+    tally: { objects: { 'job-details-runs/': [P1] }, lists: [], table: {} },
+    report: { objects: { 'job-details-runs/': [G, P1].sort() }, lists: [], table: {} },
   };
 
-  it.each(ARCHIVER_STEPS)('%s: exactly its prefixes and table calls', (step) => {
+  it.each(ARCHIVER_STEPS)('%s: exactly its key patterns, listings and table calls', (step) => {
     const st = statements(step);
     const want = expected[step];
     expect(objectAccess(st, bucketArn)).toEqual(want.objects);
-    expect(listPrefixes(st, bucketArn)).toEqual(
-      Object.entries(want.objects)
-        .filter(([, actions]) => actions.includes(G))
-        .map(([prefix]) => `${prefix}*`)
-        .sort(),
-    );
+    expect(listPrefixes(st, bucketArn)).toEqual([...want.lists].sort());
     const table = Object.fromEntries(
       Object.entries(want.table).map(([k, v]) => [k.replace('<T>', tableArn), v]),
     );
     expect(tableAccess(st)).toEqual(table);
+  });
+
+  it('the multipart upload can be aborted only where parts are written', () => {
+    for (const step of ARCHIVER_STEPS) {
+      const aborts = Object.entries(objectAccess(statements(step), bucketArn)).filter(([, a]) =>
+        a.includes('s3:AbortMultipartUpload'),
+      );
+      expect(aborts.map(([k]) => k)).toEqual(step === 'archive-group' ? ['job-details-cold/'] : []);
+    }
   });
 
   it.each(ARCHIVER_STEPS)('%s: no s3:* and no Resource "*" except X-Ray', (step) => {

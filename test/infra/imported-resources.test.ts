@@ -116,11 +116,12 @@ describe('with an imported table and bucket', () => {
       [`${IMPORTED_TABLE_ARN}/index/GSI_JobsByStatus_v2`]: ['dynamodb:Query'],
     });
     expect(tableAccess(st('archive-group'))).toEqual({
-      [IMPORTED_TABLE_ARN]: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+      [IMPORTED_TABLE_ARN]: ['dynamodb:BatchGetItem'],
     });
     expect(Object.keys(objectAccess(st('archive-group'), IMPORTED_BUCKET_ARN)).sort()).toEqual([
       'job-details-cold/',
       'job-details-index/',
+      'job-details-index/*/*/pending/',
       'job-details-runs/',
       'job-details/',
     ]);

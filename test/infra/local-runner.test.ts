@@ -30,6 +30,7 @@ const group = (shopId: string) => ({
   jobsKey: `runs/r/${shopId}.json`,
   jobCount: 2,
 });
+const ref = (g: { shopId: string; month: string }) => ({ shopId: g.shopId, month: g.month });
 const G1 = group('shop-a');
 const G2 = group('shop-b'); // archive-group returns no part for it
 const G3 = group('shop-c');
@@ -62,7 +63,7 @@ const cannedHandlers = (overrides: Partial<Record<ArchiverStep, StepHandler>> = 
     ),
     'verify-part': record('verify-part', () => ({ verified: true })),
     'commit-part': record('commit-part', () => ({ committed: true })),
-    'delete-sources': record('delete-sources', (e) => ({ deleted: e.group.jobCount })),
+    'delete-sources': record('delete-sources', (e) => ({ summary: { deleted: e.group.jobCount } })),
     tally: record('tally', (e) => ({
       run: e.run,
       page: e.page + 1,
@@ -118,10 +119,10 @@ describe('runArchiverLocally (synthesized definition, canned handlers)', () => {
     const commitForG1 = events['commit-part']?.find((e: Ev) => e.group.shopId === G1.shopId);
     expect(Object.keys(commitForG1).sort()).toEqual(['archive', 'group', 'run', 'verify']);
 
-    // Tally gets the page's GroupDone results, in item order.
+    // Tally gets the page's GroupDone results, in item order: shop and month, the steps' summaries.
     expect(events.tally?.[0].results).toEqual([
-      { group: G1, archive: { archived: 2 }, delete: { deleted: 2 } },
-      { group: G2, archive: { archived: 0 }, delete: { deleted: 2 } },
+      { group: ref(G1), archive: { archived: 2 }, delete: { deleted: 2 } },
+      { group: ref(G2), archive: { archived: 0 }, delete: { deleted: 2 } },
     ]);
   });
 
@@ -137,12 +138,12 @@ describe('runArchiverLocally (synthesized definition, canned handlers)', () => {
     expect(result.status).toBe('SUCCEEDED');
     expect(events.tally?.[0].results).toEqual([
       {
-        group: G1,
+        group: ref(G1),
         failed: true,
         error: 'VerificationError',
         cause: 'verification of part-1 failed: checksum mismatch',
       },
-      { group: G2, archive: { archived: 2 }, delete: { deleted: 2 } },
+      { group: ref(G2), archive: { archived: 2 }, delete: { deleted: 2 } },
     ]);
     expect(result.taskInvocations.DeleteSources).toBe(2); // G2 and G3, not the failed G1
     expect(result.handlerErrors).toEqual([
@@ -177,7 +178,7 @@ describe('runArchiverLocally (synthesized definition, canned handlers)', () => {
     expect(result.taskInvocations.VerifyPart).toBe(3); // G1 twice (throttled once), G3 once
     expect(result.taskInvocations.CommitPart).toBe(1 + 6); // G1 once; G3: first try + 5 retries
     expect(events.tally?.[1].results).toEqual([
-      expect.objectContaining({ group: G3, failed: true, error: 'ConcurrentModificationError' }),
+      expect.objectContaining({ group: ref(G3), failed: true, error: 'ConcurrentModificationError' }),
     ]);
     expect(result.unexpectedErrors).toEqual([]);
   });
@@ -217,15 +218,15 @@ describe('runArchiverLocally (synthesized definition, canned handlers)', () => {
         e.group.shopId = 'mutated'; // must not leak into the state
         return { partKey: undefined, summary: { at: new Date(0) } };
       },
-      'delete-sources': async () => undefined,
+      'delete-sources': async () => ({ summary: { gone: undefined, kept: 1 } }),
     });
     const result = await runArchiverLocally({ definition, handlers });
 
     expect(result.status).toBe('SUCCEEDED');
     expect(events.tally?.[0].results[0]).toEqual({
-      group: G1,
+      group: ref(G1),
       archive: { at: '1970-01-01T00:00:00.000Z' },
-      delete: null,
+      delete: { kept: 1 },
     });
     expect(result.taskInvocations.VerifyPart).toBe(0); // partKey dropped by JSON → no part
   });

@@ -38,7 +38,7 @@ describe('JobDetailsArchive props: defaults', () => {
       transitionAfterDays: 1,
       transitionSmallObjects: false,
       maxConcurrency: 10,
-      planPageGroups: 500,
+      planPageGroups: 100,
       schedule: { expression: 'cron(0 3 * * ? *)', timeZone: 'UTC', enabled: true },
     });
     expect(p.executionTimeout.toHours()).toBe(12);
@@ -144,17 +144,20 @@ describe('JobDetailsArchive props: fails when', () => {
     expectInvalid({ maxConcurrency: 2.5 }, 'maxConcurrency', /whole number/);
   });
 
-  it('executionTimeout is shorter than a minute or longer than a year', () => {
+  it('executionTimeout is shorter than a minute or outlives the run scratch (expired after 30 days)', () => {
     expectInvalid(
       { executionTimeout: Duration.seconds(10) },
       'executionTimeout',
-      /between 1 minute and 365 days/,
+      /between 1 minute and 29 days/,
     );
-    expectInvalid({ executionTimeout: Duration.days(400) }, 'executionTimeout', /365 days/);
+    expectInvalid({ executionTimeout: Duration.days(30) }, 'executionTimeout', /29 days/);
+    expect(resolveArchiveProps({ executionTimeout: Duration.days(29) }).executionTimeout.toDays()).toBe(29);
   });
 
-  it('planPageGroups is out of range', () => {
-    expectInvalid({ planPageGroups: 0 }, 'planPageGroups', /\[1, 2000\]/);
+  it('planPageGroups is out of range (the state-size bound: shared/config.ts PLAN_PAGE_GROUPS_MAX)', () => {
+    expectInvalid({ planPageGroups: 0 }, 'planPageGroups', /\[1, 100\]/);
+    expectInvalid({ planPageGroups: 101 }, 'planPageGroups', /\[1, 100\]/);
+    expect(resolveArchiveProps({ planPageGroups: 100 }).planPageGroups).toBe(100);
   });
 
   it('schedule.expression is not a recurring EventBridge Scheduler expression', () => {

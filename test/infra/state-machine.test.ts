@@ -125,16 +125,18 @@ describe('archiver definition: ProcessGroups (Distributed Map)', () => {
     for (const name of TASKS_GROUP) expect(processor.States[name]?.Parameters).toBeUndefined(); // whole state in
   });
 
-  it('reports a group as done or as failed (with error and cause), ending the child execution', () => {
+  it('reports a group as done (counts only) or as failed (with error and cause), ending the child execution', () => {
+    // Only shop and month of the group, and only the steps' summaries: results share the 256 KB state.
+    const group = { 'shopId.$': '$.group.shopId', 'month.$': '$.group.month' };
     expect(processor.States.GroupDone).toEqual({
       Type: 'Pass',
-      Parameters: { 'group.$': '$.group', 'archive.$': '$.archive.summary', 'delete.$': '$.delete' },
+      Parameters: { group, 'archive.$': '$.archive.summary', 'delete.$': '$.delete.summary' },
       End: true,
     });
     expect(processor.States.GroupFailed).toEqual({
       Type: 'Pass',
       Parameters: {
-        'group.$': '$.group',
+        group,
         failed: true,
         'error.$': '$.error.Error',
         'cause.$': '$.error.Cause',

@@ -99,8 +99,8 @@ test.each([
     const committed = await onlyIndexParts(env, 'shop-a', monthA);
     env.advance(ABANDONED_AFTER_MS + HOUR);
     const later = await runSteps(env.deps);
-    const groupA = later.results.find((r) => r.group.shopId === 'shop-a') as GroupDone;
-    expect(groupA.archive.abandonedPartsRemoved).toBe(1);
+    const groupA = later.steps.find((g) => g.group.shopId === 'shop-a');
+    expect(groupA?.archive?.abandonedPartsRemoved).toBe(1);
     expect(await listKeys(env.s3, env.bucket, `${COLD_PREFIX}shop-a/`)).toEqual(committed);
     expect(await listKeys(env.s3, env.bucket, pendingPrefix('shop-a', monthA))).toEqual([]);
     await expectConverged(env, jobs, hot);
@@ -167,12 +167,20 @@ test('per-key DeleteObjects errors are retried, then reported; those jobs stay u
   const first = await runSteps(env.deps, { stepDeps: { delete: flaky } });
   expect(attemptsOnFailing).toBe(3);
   const group = first.results.find((r) => r.group.shopId === stubborn.shopId) as GroupDone;
-  expect(group.delete).toMatchObject({
-    deleteErrors: [{ key: failing, code: 'InternalError' }],
-    deleteErrorCount: 1,
-    jobsCompleted: 1,
-  });
+  expect(group.delete).toMatchObject({ deleteErrorCount: 1, jobsCompleted: 1 });
+  const steps = first.steps.find((g) => g.group.shopId === stubborn.shopId);
+  expect(steps?.delete?.deleteErrors).toEqual([{ key: failing, code: 'InternalError' }]);
   expect(first.report?.deleteErrors).toBe(1);
+  // The full list reaches report.json through the group's findings document.
+  const full = JSON.parse((await getBytes(env.s3, env.bucket, first.report?.reportKey ?? '')).toString());
+  expect(full.deleteErrorList).toEqual([
+    {
+      shopId: stubborn.shopId,
+      month: stubborn.completedAt.slice(0, 7),
+      key: failing,
+      code: 'InternalError',
+    },
+  ]);
   const index = await readIndex(env, stubborn.shopId, stubborn.completedAt.slice(0, 7));
   expect(index?.jobs[stubborn.jobId]?.[0]?.deleted_at).toBeNull();
   expect(index?.jobs[(jobs[0] as SeededJob).jobId]?.[0]?.deleted_at).not.toBeNull();

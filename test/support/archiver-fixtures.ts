@@ -30,10 +30,11 @@ import { createRequestMeter } from '../../shared/archive/steps/meter';
 import { plan } from '../../shared/archive/steps/plan';
 import { report } from '../../shared/archive/steps/report';
 import { tally } from '../../shared/archive/steps/tally';
+import { boundError } from '../../functions/bounded-errors';
 import type {
   ArchiveResult,
   CommitResult,
-  DeleteSummary,
+  DeleteResult,
   GroupResult,
   PageState,
   PlanResult,
@@ -58,7 +59,7 @@ export const DEFAULT_SETTINGS: StepSettings = {
   olderThanDays: 30,
   graceHours: 0,
   readConcurrency: 4,
-  planPageGroups: 500,
+  planPageGroups: 100,
   planPageJobs: 20_000,
 };
 
@@ -353,21 +354,34 @@ export interface HookItem {
   readonly archive?: ArchiveResult;
 }
 
+/** What each step of a group returned (the group's own execution; only summaries reach Tally). */
+export interface GroupSteps {
+  readonly group: PlanResult['groups'][number];
+  readonly archive?: ArchiveResult;
+  readonly delete?: DeleteResult;
+}
+
 export interface RunStepsResult {
   /** null when the run "crashed". */
   readonly report: RunReport | null;
   readonly pages: PlanResult[];
+  /** The Map's results, as GroupDone / GroupFailed pass them to Tally. */
   readonly results: GroupResult[];
+  readonly steps: GroupSteps[];
   readonly crashed: boolean;
 }
 
 const viaJson = <T>(v: T): unknown => JSON.parse(JSON.stringify(v));
 
-/** Like a Catch → GroupFailed Pass: `{group, failed, error, cause}` with Lambda's Cause JSON. */
+/**
+ * Like a Catch → GroupFailed Pass: `{group: {shopId, month}, failed, error, cause}` with the Cause
+ * Lambda builds from what the handler (functions/bounded-errors.ts) let out.
+ */
 const failedResult = (group: PlanResult['groups'][number], err: unknown): GroupResult => {
   const e = err instanceof Error ? err : new Error(String(err));
+  boundError(e);
   return {
-    group,
+    group: { shopId: group.shopId, month: group.month },
     failed: true,
     error: e.name,
     cause: JSON.stringify({ errorType: e.name, errorMessage: e.message, trace: (e.stack ?? '').split('\n') }),
@@ -379,9 +393,11 @@ let runCounter = 0;
 /** Runs plan → (per group: archive → verify → commit → delete) → tally … → report, sequentially. */
 export const runSteps = async (deps: StepDeps, opts: RunStepsOptions = {}): Promise<RunStepsResult> => {
   const execution = opts.execution ?? `steps-${Date.now().toString(36)}-${runCounter++}`;
-  const startTime = opts.startTime ?? new Date().toISOString();
+  // The execution starts at the steps' (controllable) clock, like a run started at that time.
+  const startTime = opts.startTime ?? deps.clock().toISOString();
   const pages: PlanResult[] = [];
   const all: GroupResult[] = [];
+  const steps: GroupSteps[] = [];
   let planned = await plan(deps, parsePlanEvent(viaJson({ state: opts.input ?? {}, execution, startTime })));
   for (;;) {
     pages.push(planned);
@@ -391,32 +407,40 @@ export const runSteps = async (deps: StepDeps, opts: RunStepsOptions = {}): Prom
       const crashHere = (p: CrashPoint) => opts.crashBefore === p && (opts.crashGroup?.(group) ?? true);
       const hook = (step: keyof NonNullable<RunStepsOptions['hooks']>, archive?: ArchiveResult) =>
         opts.hooks?.[step]?.({ group, ...(archive ? { archive } : {}) });
+      const done: { group: typeof group; archive?: ArchiveResult; delete?: DeleteResult } = { group };
+      steps.push(done);
       try {
         await hook('archive');
         const archive = viaJson(
           await archiveGroup(opts.stepDeps?.archive ?? deps, parseGroupEvent(viaJson(item))),
         ) as ArchiveResult;
+        done.archive = archive;
         let state: Record<string, unknown> = { ...item, archive };
         if (archive.partKey !== undefined) {
-          if (crashHere('verify')) return { report: null, pages, results: all, crashed: true };
+          if (crashHere('verify')) return { report: null, pages, results: all, steps, crashed: true };
           await hook('verify', archive);
           const verify = viaJson(
             await verifyPart(opts.stepDeps?.verify ?? deps, parseVerifyEvent(viaJson(state))),
           ) as VerifyResult;
           state = { ...state, verify };
-          if (crashHere('commit')) return { report: null, pages, results: all, crashed: true };
+          if (crashHere('commit')) return { report: null, pages, results: all, steps, crashed: true };
           await hook('commit', archive);
           const commit = viaJson(
             await commitPartStep(opts.stepDeps?.commit ?? deps, parseCommitEvent(viaJson(state))),
           ) as CommitResult;
           state = { ...state, commit };
         }
-        if (crashHere('delete')) return { report: null, pages, results: all, crashed: true };
+        if (crashHere('delete')) return { report: null, pages, results: all, steps, crashed: true };
         await hook('delete', archive);
         const del = viaJson(
           await deleteSources(opts.stepDeps?.delete ?? deps, parseDeleteEvent(viaJson(state))),
-        ) as DeleteSummary;
-        results.push({ group, archive: archive.summary, delete: del });
+        ) as DeleteResult;
+        done.delete = del;
+        results.push({
+          group: { shopId: group.shopId, month: group.month },
+          archive: archive.summary,
+          delete: del.summary,
+        });
       } catch (err) {
         results.push(failedResult(group, err));
       }
@@ -427,7 +451,7 @@ export const runSteps = async (deps: StepDeps, opts: RunStepsOptions = {}): Prom
     ) as PageState;
     if (tallied.cursor === null) {
       const out = await report(deps, parseReportEvent(viaJson(tallied)));
-      return { report: viaJson(out) as RunReport, pages, results: all, crashed: false };
+      return { report: viaJson(out) as RunReport, pages, results: all, steps, crashed: false };
     }
     planned = await plan(deps, parsePlanEvent(viaJson({ state: tallied, execution, startTime })));
   }

@@ -1,5 +1,8 @@
 import {
   COLD_PREFIX,
+  findingsPrefix,
+  groupFindingsKey,
+  planFindingsKey,
   groupPrefix,
   HOT_PREFIX,
   INDEX_PREFIX,
@@ -54,6 +57,23 @@ describe('archive key layout', () => {
     );
     expect(pageResultsKey('run-1', 2)).toBe('job-details-runs/run-1/pages/2.json');
     expect(reportKey('run-1')).toBe('job-details-runs/run-1/report.json');
+  });
+
+  it('findings: one document per page × group × kind, plan findings one level up, all under the run', () => {
+    expect(findingsPrefix('run-1')).toBe('job-details-runs/run-1/findings/');
+    expect(groupFindingsKey('run-1', 3, SHOP, '2026-03', 'quarantined')).toBe(
+      `job-details-runs/run-1/findings/3/${SHOP}/2026-03/quarantined.json`,
+    );
+    expect(groupFindingsKey('run-1', 3, SHOP, '2026-03', 'delete-errors')).toBe(
+      `job-details-runs/run-1/findings/3/${SHOP}/2026-03/delete-errors.json`,
+    );
+    expect(planFindingsKey('run-1', 3)).toBe('job-details-runs/run-1/findings/3/plan-quarantined.json');
+    // A shop id can never make a group's document collide with a page's plan findings.
+    expect(groupFindingsKey('run-1', 3, 'plan-quarantined.json', '2026-03', 'quarantined')).not.toBe(
+      planFindingsKey('run-1', 3),
+    );
+    expect(() => groupFindingsKey('run-1', 0, '../x', '2026-03', 'quarantined')).toThrow(InvalidIdError);
+    expect(() => groupFindingsKey('../r', 0, SHOP, '2026-03', 'quarantined')).toThrow(InvalidIdError);
   });
 
   it('parts, indexes, hot objects and runs never share a prefix (lifecycle rules match prefixes)', () => {

@@ -1,10 +1,5 @@
 import { emptyMonthIndex, commitPart, type IndexedJob } from '../../shared/archive/month-index';
-import {
-  archivedMeta,
-  CappedList,
-  changedSincePlan,
-  classifyPlanned,
-} from '../../shared/archive/steps/classify';
+import { archivedMeta, changedSincePlan, classifyPlanned } from '../../shared/archive/steps/classify';
 import type { JobRowSnapshot } from '../../shared/archive/steps/job-rows';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 
@@ -131,11 +126,4 @@ describe('archivedMeta', () => {
       started_at: null,
     });
   });
-});
-
-test('CappedList counts everything and keeps the first `cap`', () => {
-  const l = new CappedList<number>(2);
-  for (const n of [1, 2, 3, 4]) l.add(n);
-  expect(l.items).toEqual([1, 2]);
-  expect(l.count).toBe(4);
 });

@@ -19,16 +19,12 @@ const group = {
   jobCount: 2,
 };
 const summary = {
-  planned: 2,
   archived: 2,
   skipped: 0,
-  changedSincePlan: 0,
-  quarantined: [],
   quarantinedCount: 0,
   bytesIn: 10,
   bytesOut: 5,
   partName: 'part-20260310T040000Z-abcdefgh.jsonl.gz',
-  abandonedPartsRemoved: 0,
   requests: { s3: 1, dynamodb: 1 },
 };
 const archive = {
@@ -38,10 +34,8 @@ const archive = {
   summary,
 };
 const del = {
-  eligible: 2,
   objectsDeleted: 4,
   objectsKept: 0,
-  deleteErrors: [],
   deleteErrorCount: 0,
   jobsCompleted: 2,
   requests: { s3: 3, dynamodb: 0 },
@@ -98,8 +92,9 @@ describe('group events', () => {
   test('a bad run is named too', () =>
     expect(fieldOf(() => parseGroupEvent({ run: { ...run, dryRun: 1 }, group }))).toBe('run.dryRun'));
 
-  test('verify needs partKey, partName and pendingKey together', () => {
-    expect(parseVerifyEvent({ run, group, archive }).archive).toEqual(archive);
+  test('verify needs partKey, partName and pendingKey together (the rest of $.archive is not read)', () => {
+    const extra = { planned: 2, changedSincePlan: 0, abandonedPartsRemoved: 0, quarantined: [] };
+    expect(parseVerifyEvent({ run, group, archive: { ...archive, ...extra } }).archive).toEqual(archive);
     expect(
       fieldOf(() => parseVerifyEvent({ run, group, archive: { ...archive, partName: undefined } })),
     ).toBe('archive.partKey');
@@ -133,20 +128,36 @@ describe('group events', () => {
 });
 
 describe('Tally and Report events', () => {
-  const failed = { group, failed: true, error: 'VerificationError', cause: '{}' };
+  const ref = { shopId: group.shopId, month: group.month };
+  const failed = { group: ref, failed: true, error: 'VerificationError', cause: '{}' };
   test('results of done and failed groups parse', () => {
     const t = parseTallyEvent({
       ...state,
       groups: [group],
-      results: [{ group, archive: summary, delete: del }, failed],
+      planQuarantined: 3,
+      results: [{ group: ref, archive: summary, delete: del }, failed],
     });
-    expect(t.results).toHaveLength(2);
+    expect(t.results).toEqual([
+      { group: ref, archive: summary, delete: del },
+      { ...failed, group: ref },
+    ]);
+    expect(t.planQuarantined).toBe(3);
   });
   test('a bad result is named by its position', () => {
-    const bad = { group, archive: summary, delete: { ...del, objectsDeleted: 'many' } };
-    expect(fieldOf(() => parseTallyEvent({ ...state, results: [failed, bad] }))).toBe(
+    const bad = { group: ref, archive: summary, delete: { ...del, objectsDeleted: 'many' } };
+    expect(fieldOf(() => parseTallyEvent({ ...state, planQuarantined: 0, results: [failed, bad] }))).toBe(
       'results[1].delete.objectsDeleted',
     );
+    expect(
+      fieldOf(() =>
+        parseTallyEvent({
+          ...state,
+          planQuarantined: 0,
+          results: [{ ...failed, group: { ...ref, shopId: '../x' } }],
+        }),
+      ),
+    ).toBe('results[0].group.shopId');
+    expect(fieldOf(() => parseTallyEvent({ ...state, results: [] }))).toBe('planQuarantined');
   });
   test('Report only runs with no cursor left', () => {
     expect(parseReportEvent({ ...state, cursor: null }).page).toBe(0);

@@ -1,4 +1,10 @@
 import { handler as archiveGroup } from '../../functions/archive-group';
+import {
+  boundError,
+  ERROR_MESSAGE_MAX,
+  ERROR_STACK_MAX,
+  withBoundedErrors,
+} from '../../functions/bounded-errors';
 import { handler as commitPart } from '../../functions/commit-part';
 import { handler as deleteSources } from '../../functions/delete-sources';
 import { getDeps, resetDeps } from '../../functions/deps';
@@ -10,10 +16,18 @@ import { InvalidInputError } from '../../shared/errors';
 
 /** The handlers are thin: a malformed event is a named InvalidInputError and no request is sent. */
 const saved = { ...process.env };
+let logged: unknown[][] = [];
 beforeEach(() => {
   process.env.ECOM_JOB_DETAILS_BUCKET = 'unit-bucket';
   process.env.ECOM_JOBS_TABLE = 'unit-table';
   resetDeps();
+  logged = [];
+  jest.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
+    logged.push(args);
+  });
+});
+afterEach(() => {
+  jest.restoreAllMocks();
 });
 afterAll(() => {
   process.env = saved;
@@ -55,4 +69,52 @@ test('getDeps builds once from the environment; resetDeps re-reads it', () => {
   delete process.env.ECOM_JOB_DETAILS_BUCKET;
   resetDeps();
   expect(() => getDeps()).toThrow(/ECOM_JOB_DETAILS_BUCKET/);
+});
+
+describe('what a handler error leaves behind (the Task Cause lands in the 256 KB state)', () => {
+  const longError = () => {
+    const err = new Error(`not authorized: ${'x'.repeat(2000)}`);
+    err.name = 'AccessDenied';
+    return err;
+  };
+
+  test('message and stack are cut, the name (Retry/Catch match on it) is kept, the full error is logged', async () => {
+    const thrown = longError();
+    const fullStack = thrown.stack;
+    const h = withBoundedErrors(async () => {
+      throw thrown;
+    });
+    const err = (await h({}).catch((e: unknown) => e)) as Error;
+    expect(err).toBe(thrown);
+    expect(err.name).toBe('AccessDenied');
+    expect(err.message).toHaveLength(ERROR_MESSAGE_MAX);
+    expect(err.message.startsWith('not authorized: xxx')).toBe(true);
+    expect(err.stack).toHaveLength(ERROR_STACK_MAX);
+    expect(err.stack?.split('\n')).toHaveLength(1);
+    // As Lambda builds the Cause from it: well under 1 KB.
+    const cause = JSON.stringify({
+      errorType: err.name,
+      errorMessage: err.message,
+      trace: err.stack?.split('\n'),
+    });
+    expect(cause.length).toBeLessThan(ERROR_MESSAGE_MAX + ERROR_STACK_MAX + 100);
+    expect(logged).toEqual([
+      [expect.any(String), { name: 'AccessDenied', message: expect.any(String), stack: fullStack }],
+    ]);
+    expect((logged[0]?.[1] as { message?: string } | undefined)?.message).toHaveLength(2016);
+  });
+
+  test('typed fields survive (InvalidInputError keeps `field`); a short, one-line error is left alone', () => {
+    const e = new InvalidInputError('state.now', 'too late');
+    expect(boundError(e)).toBe(true); // its stack had frames
+    expect(e).toBeInstanceOf(InvalidInputError);
+    expect(e.field).toBe('state.now');
+    expect(e.stack).toBe('InvalidInputError: invalid state.now: too late');
+    expect(boundError(e)).toBe(false);
+  });
+
+  test('a successful handler is untouched', async () => {
+    await expect(withBoundedErrors(async () => 42)({})).resolves.toBe(42);
+    expect(logged).toEqual([]);
+  });
 });

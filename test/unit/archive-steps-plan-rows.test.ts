@@ -130,10 +130,10 @@ describe('PlanPage', () => {
     expect(page.jobsPlanned).toBe(1);
   });
 
-  test('quarantines are all counted but only the first `cap` kept', () => {
+  test('every quarantine is kept (for the page findings) and none takes a group slot', () => {
     const page = new PlanPage(1);
-    for (let i = 0; i < 5; i++) page.add(classifyPlanRow(row({ pk: `bad${i}` }), 'FAILED'), 3);
-    expect(page.quarantinedCount).toBe(5);
-    expect(page.quarantined).toHaveLength(3);
+    for (let i = 0; i < 5; i++) page.add(classifyPlanRow(row({ pk: `bad${i}` }), 'FAILED'));
+    expect(page.quarantined.map((q) => q.shopId)).toEqual(['bad0', 'bad1', 'bad2', 'bad3', 'bad4']);
+    expect(page.fits(plan('a', '2026-01', 'x'))).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 import {
   buildRun,
+  MAX_NOW_AHEAD_MS,
   parseRun,
   parseRunInput,
   runIdFromExecution,
@@ -56,6 +57,23 @@ describe('execution input', () => {
       graceHours: 0,
       dryRun: true,
     });
+  });
+  test('now may be earlier than the start, or up to 5 minutes later (clock skew), never more', () => {
+    const start = '2026-03-10T04:00:00Z';
+    const at = (now: string) => buildRun(parseRunInput({ now }), 'e', start, settings).now;
+    expect(at('2025-01-01T00:00:00Z')).toBe('2025-01-01T00:00:00.000Z');
+    expect(at('2026-03-10T04:05:00Z')).toBe('2026-03-10T04:05:00.000Z');
+    expect(MAX_NOW_AHEAD_MS).toBe(5 * 60_000);
+    for (const late of ['2026-03-10T04:05:00.001Z', '2026-03-10T06:00:00Z']) {
+      try {
+        at(late);
+        throw new Error('expected a throw');
+      } catch (err) {
+        expect(err).toBeInstanceOf(InvalidInputError);
+        expect((err as InvalidInputError).field).toBe('state.now');
+        expect((err as Error).message).toMatch(/grace period/);
+      }
+    }
   });
   test.each([
     [{ dryrun: true }, 'state.dryrun'],

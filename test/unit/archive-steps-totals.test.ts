@@ -1,28 +1,22 @@
 import { zeroTotals } from '../../shared/archive/steps/run';
-import { addResults, condenseCause, failuresOf, quarantinesOf } from '../../shared/archive/steps/totals';
+import { addResults, condenseCause, failuresOf } from '../../shared/archive/steps/totals';
 import type { GroupResult } from '../../shared/archive/steps/types';
 
-const group = (shopId: string) => ({ shopId, month: '2026-01', jobsKey: 'k', jobCount: 3 });
+const group = (shopId: string) => ({ shopId, month: '2026-01' });
 const done = (shopId: string, partName: string | null): GroupResult => ({
   group: group(shopId),
   archive: {
-    planned: 3,
     archived: 2,
     skipped: 0,
-    changedSincePlan: 0,
-    quarantined: [{ jobId: 'q1', reason: 'bad gzip' }],
     quarantinedCount: 1,
     bytesIn: 100,
     bytesOut: 40,
     partName,
-    abandonedPartsRemoved: 0,
     requests: { s3: 10, dynamodb: 1 },
   },
   delete: {
-    eligible: 2,
     objectsDeleted: 5,
     objectsKept: 1,
-    deleteErrors: [],
     deleteErrorCount: 2,
     jobsCompleted: 2,
     requests: { s3: 7, dynamodb: 0 },
@@ -62,8 +56,7 @@ test('addResults sums successful groups and counts failed ones', () => {
   });
 });
 
-test('quarantines carry their shop; failures their group and the error message, not the stack', () => {
-  expect(quarantinesOf([done('a', 'p'), failed])).toEqual([{ shopId: 'a', jobId: 'q1', reason: 'bad gzip' }]);
+test('failures carry their group and the error message, not the stack', () => {
   expect(failuresOf([done('a', 'p'), failed])).toEqual([
     { shopId: 'f', month: '2026-01', error: 'VerificationError', cause: 'verification of k failed: x' },
   ]);

@@ -2,8 +2,9 @@ import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { VerificationError } from '../../errors';
 import { newPartName, partKey, pendingKey } from '../keys';
 import { PartBuilder } from '../part-builder';
-import { archivedMeta, CappedList, changedSincePlan, classifyPlanned } from './classify';
+import { archivedMeta, changedSincePlan, classifyPlanned } from './classify';
 import type { StepDeps } from './context';
+import { type QuarantineItem, writeGroupFindings } from './findings';
 import { loadMonthIndex } from './index-store';
 import { readJobRows } from './job-rows';
 import { listingProblem, listJob, readJobSources } from './job-sources';
@@ -13,7 +14,7 @@ import { collectAbandonedParts } from './pending-gc';
 import { readPlannedJobs } from './planned-jobs';
 import { CAPS } from './run';
 import { putJson, type StagedPart } from './staged';
-import type { ArchiveResult, ArchiveSummary, GroupEvent, PlannedJob } from './types';
+import type { ArchiveResult, GroupEvent, PlannedJob } from './types';
 
 /** Stored bytes of sources read ahead but not yet appended (decoded they are a few times larger). */
 const READ_AHEAD_BYTES = 16 * 1024 * 1024;
@@ -43,22 +44,20 @@ export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<A
     const abandonedPartsRemoved = await collectAbandonedParts(deps, run, shopId, month, index);
 
     const toArchive = planned.filter((j) => classifyPlanned(j, index) === 'archive').sort(byJobId);
-    const quarantined = new CappedList<{ jobId: string; reason: string }>(CAPS.groupQuarantined);
+    const quarantined: QuarantineItem[] = [];
     let skipped = planned.length - toArchive.length;
     let changed = 0;
     let archived = 0;
     let bytesIn = 0;
-    const summary = (bytesOut: number, partName: string | null): Omit<ArchiveSummary, 'requests'> => ({
+    // Every quarantine goes to the findings document (written before the part is staged); the result
+    // carries the count and a sample.
+    const findings = () => writeGroupFindings(deps, event, 'quarantined', quarantined);
+    const result = (bytesOut: number, partName: string | null) => ({
+      summary: { archived, skipped, quarantinedCount: quarantined.length, bytesIn, bytesOut, partName },
       planned: planned.length,
-      archived,
-      skipped,
       changedSincePlan: changed,
-      quarantined: quarantined.items,
-      quarantinedCount: quarantined.count,
-      bytesIn,
-      bytesOut,
-      partName,
       abandonedPartsRemoved,
+      quarantined: quarantined.slice(0, CAPS.inline),
     });
 
     // Reads run ahead (a window of jobs, one shared request gate) while records are appended one
@@ -67,7 +66,7 @@ export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<A
     const ahead = { window: deps.settings.readConcurrency, maxBytes: READ_AHEAD_BYTES };
 
     if (run.dryRun) {
-      // Classify and count from listings only: no source reads, no writes.
+      // Classify and count from listings only: no source reads, no writes but the run's findings.
       const listings = orderedPrefetch(
         toArchive,
         async (job) => ({ job, listed: await listJob(deps, job.job_id, gate) }),
@@ -75,13 +74,14 @@ export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<A
       );
       for await (const { job, listed } of listings) {
         const problem = listingProblem(listed);
-        if (problem) quarantined.add({ jobId: job.job_id, reason: problem });
+        if (problem) quarantined.push({ jobId: job.job_id, reason: problem });
         else {
           archived++;
           bytesIn += listed.reduce((n, o) => n + o.size, 0);
         }
       }
-      return { summary: summary(0, null) };
+      await findings();
+      return result(0, null);
     }
 
     const rows = await readJobRows(
@@ -108,7 +108,7 @@ export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<A
       );
       for await (const { job, read } of reads) {
         if (read.kind === 'quarantine') {
-          quarantined.add({ jobId: job.job_id, reason: read.reason });
+          quarantined.push({ jobId: job.job_id, reason: read.reason });
           continue;
         }
         part ??= await openPart(deps, event);
@@ -122,7 +122,8 @@ export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<A
         archived++;
         bytesIn += read.bytesIn;
       }
-      if (!part) return { summary: summary(0, null) };
+      await findings();
+      if (!part) return result(0, null);
 
       const manifest = part.builder.finish();
       const stored = await part.upload.finish();
@@ -137,7 +138,7 @@ export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<A
         partKey: part.key,
         partName: part.name,
         pendingKey: pending,
-        summary: summary(manifest.size, part.name),
+        ...result(manifest.size, part.name),
       };
     } catch (err) {
       // Leave nothing without a manifest behind (a crash here is what pending GC is for).
@@ -150,8 +151,8 @@ export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<A
       throw err;
     }
   });
-  const { summary, ...keys } = value;
-  return { ...keys, summary: { ...summary, requests } };
+  const { summary, ...rest } = value;
+  return { ...rest, summary: { ...summary, requests } };
 };
 
 const openPart = async (deps: StepDeps, event: GroupEvent): Promise<OpenPart> => {

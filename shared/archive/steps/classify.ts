@@ -35,14 +35,3 @@ export const archivedMeta = (job: PlannedJob, row: JobRowSnapshot | undefined): 
   retry_count: job.retry_count,
   error_message: job.error_message,
 });
-
-/** Bounded list + full count (quarantines, delete errors): results must stay small. */
-export class CappedList<T> {
-  readonly items: T[] = [];
-  count = 0;
-  constructor(private readonly cap: number) {}
-  add(item: T): void {
-    this.count++;
-    if (this.items.length < this.cap) this.items.push(item);
-  }
-}

@@ -2,16 +2,16 @@ import { mapLimit } from '../../concurrency';
 import { VerificationError } from '../../errors';
 import { addCounts, zeroCounts } from '../../metrics';
 import { latestEntry, markDeleted, partByName } from '../month-index';
-import { CappedList } from './classify';
 import { assertPartStored } from './commit-part';
 import type { StepDeps } from './context';
 import { deleteMatching } from './delete-objects';
+import { type DeleteErrorItem, writeGroupFindings } from './findings';
 import { eligibleForDelete, matchSources } from './delete-plan';
 import { loadMonthIndex, updateMonthIndex } from './index-store';
 import { listJob } from './job-sources';
 import { readPlannedJobs } from './planned-jobs';
 import { CAPS } from './run';
-import type { DeleteEvent, DeleteSummary } from './types';
+import type { DeleteEvent, DeleteResult } from './types';
 
 /**
  * DeleteSources: removes the hot objects of planned jobs whose latest archival is committed (and past
@@ -19,18 +19,18 @@ import type { DeleteEvent, DeleteSummary } from './types';
  * anything written since (a retry) is kept. An entry is marked deleted only once all its matched
  * objects are gone; otherwise a later run finishes the job.
  *
- * "Now" for the grace period is the later of the run's logical `now` and the real clock: a run may be
- * told a later `now` (to move time forward), and a job committed in this run is compared with the
- * clock that stamped it.
+ * "Now" for the grace period is the later of the run's logical `now` and the real clock: a job
+ * committed in this run is compared with the clock that stamped it, and Plan refuses a `now` more than
+ * MAX_NOW_AHEAD_MS (5 min) past the execution's start, so the input can shorten the grace by at most that.
  */
-export const deleteSources = async (deps: StepDeps, event: DeleteEvent): Promise<DeleteSummary> => {
+export const deleteSources = async (deps: StepDeps, event: DeleteEvent): Promise<DeleteResult> => {
   const { run, group } = event;
   const { value, requests } = await deps.meter.measure(async () => {
     const { index } = await loadMonthIndex(deps, group.shopId, group.month);
     const planned = await readPlannedJobs(deps, run, group);
     const asOf = Math.max(Date.parse(run.now), deps.clock().getTime());
     const eligible = eligibleForDelete(index, planned, asOf, run.graceHours);
-    const errors = new CappedList<{ key: string; code: string }>(CAPS.groupDeleteErrors);
+    const errors: DeleteErrorItem[] = [];
     if (eligible.length === 0) {
       return { eligible: 0, objectsDeleted: 0, objectsKept: 0, errors, jobsCompleted: 0 };
     }
@@ -60,7 +60,9 @@ export const deleteSources = async (deps: StepDeps, event: DeleteEvent): Promise
 
     const result = await deleteMatching(deps, toDelete);
     const failedKeys = new Set(result.errors.map((e) => e.key));
-    for (const e of result.errors) errors.add(e);
+    errors.push(...result.errors);
+    // Every error goes to the findings document; the result carries the count and a sample.
+    await writeGroupFindings(deps, event, 'delete-errors', errors);
     const done = matched
       .filter((m) => m.remove.every((o) => !failedKeys.has(o.key)))
       .map((m) => ({ jobId: m.jobId, part: m.entry.part }));
@@ -85,14 +87,17 @@ export const deleteSources = async (deps: StepDeps, event: DeleteEvent): Promise
       jobsCompleted: done.length,
     };
   });
-  const { errors, ...counts } = value;
+  const { errors, eligible, ...counts } = value;
   return {
-    ...counts,
-    deleteErrors: errors.items,
-    deleteErrorCount: errors.count,
-    requests: addCounts(
-      addCounts(addCounts(zeroCounts(), requests), event.verify?.requests),
-      event.commit?.requests,
-    ),
+    summary: {
+      ...counts,
+      deleteErrorCount: errors.length,
+      requests: addCounts(
+        addCounts(addCounts(zeroCounts(), requests), event.verify?.requests),
+        event.commit?.requests,
+      ),
+    },
+    eligible,
+    deleteErrors: errors.slice(0, CAPS.inline),
   };
 };

@@ -6,13 +6,14 @@ import { checkJobsKey } from './planned-jobs';
 import { parseRequests, parseRun, parseRunInput, parseTotals } from './run';
 import { bool, int, isObj, obj, str, validId } from './shape';
 import type {
-  ArchiveResult,
+  ArchiveStaged,
   ArchiveSummary,
   CommitEvent,
   CommitResult,
   DeleteEvent,
   DeleteSummary,
   GroupEvent,
+  GroupRef,
   GroupResult,
   PageState,
   PlannedGroup,
@@ -29,16 +30,6 @@ import type {
 
 const optStr = (v: unknown, field: string): string | undefined =>
   v === undefined ? undefined : str(v, field);
-
-const strList = <T>(v: unknown, field: string, item: (o: Record<string, unknown>, f: string) => T): T[] => {
-  if (!Array.isArray(v)) throw new InvalidInputError(field, 'expected a list');
-  return v.map((x, i) => item(obj(x, `${field}[${i}]`), `${field}[${i}]`));
-};
-
-const text = (v: unknown, field: string): string => {
-  if (typeof v !== 'string') throw new InvalidInputError(field, 'expected a string');
-  return v;
-};
 
 export const parseGroup = (v: unknown, run: RunContext, field = 'group'): PlannedGroup => {
   const o = obj(v, field);
@@ -58,24 +49,18 @@ export const parseArchiveSummary = (v: unknown, field = 'archive.summary'): Arch
   const o = obj(v, field);
   const n = (k: string) => int(o[k], `${field}.${k}`);
   return {
-    planned: n('planned'),
     archived: n('archived'),
     skipped: n('skipped'),
-    changedSincePlan: n('changedSincePlan'),
-    quarantined: strList(o.quarantined, `${field}.quarantined`, (q, f) => ({
-      jobId: text(q.jobId, `${f}.jobId`),
-      reason: text(q.reason, `${f}.reason`),
-    })),
     quarantinedCount: n('quarantinedCount'),
     bytesIn: n('bytesIn'),
     bytesOut: n('bytesOut'),
     partName: o.partName === null ? null : str(o.partName, `${field}.partName`),
-    abandonedPartsRemoved: n('abandonedPartsRemoved'),
     requests: requestsOf(o.requests, `${field}.requests`),
   };
 };
 
-export const parseArchiveResult = (v: unknown, field = 'archive'): ArchiveResult => {
+/** The part keys and summary of `$.archive` (the rest of it is for people reading the execution). */
+export const parseArchiveResult = (v: unknown, field = 'archive'): ArchiveStaged => {
   const o = obj(v, field);
   const partKey = optStr(o.partKey, `${field}.partKey`);
   const partName = optStr(o.partName, `${field}.partName`);
@@ -117,13 +102,8 @@ export const parseDeleteSummary = (v: unknown, field = 'delete'): DeleteSummary 
   const o = obj(v, field);
   const n = (k: string) => int(o[k], `${field}.${k}`);
   return {
-    eligible: n('eligible'),
     objectsDeleted: n('objectsDeleted'),
     objectsKept: n('objectsKept'),
-    deleteErrors: strList(o.deleteErrors, `${field}.deleteErrors`, (e, f) => ({
-      key: text(e.key, `${f}.key`),
-      code: text(e.code, `${f}.code`),
-    })),
     deleteErrorCount: n('deleteErrorCount'),
     jobsCompleted: n('jobsCompleted'),
     requests: requestsOf(o.requests, `${field}.requests`),
@@ -188,9 +168,18 @@ export const parseDeleteEvent = (v: unknown): DeleteEvent => {
   };
 };
 
-const parseGroupResult = (v: unknown, run: RunContext, field: string): GroupResult => {
+/** The group of a result: only shop and month travel (the Pass states copy those two fields). */
+const parseGroupRef = (v: unknown, field: string): GroupRef => {
   const o = obj(v, field);
-  const group = parseGroup(o.group, run, `${field}.group`);
+  return {
+    shopId: validId(validateShopId, o.shopId, `${field}.shopId`),
+    month: validId(validateMonth, o.month, `${field}.month`),
+  };
+};
+
+const parseGroupResult = (v: unknown, field: string): GroupResult => {
+  const o = obj(v, field);
+  const group = parseGroupRef(o.group, `${field}.group`);
   if (o.failed !== undefined) {
     if (!bool(o.failed, `${field}.failed`))
       throw new InvalidInputError(`${field}.failed`, 'expected true when present');
@@ -209,7 +198,11 @@ export const parseTallyEvent = (v: unknown): TallyEvent => {
   const o = obj(v, 'event');
   const state = parsePageState(o);
   if (!Array.isArray(o.results)) throw new InvalidInputError('results', 'expected the Map results list');
-  return { ...state, results: o.results.map((r, i) => parseGroupResult(r, state.run, `results[${i}]`)) };
+  return {
+    ...state,
+    planQuarantined: int(o.planQuarantined, 'planQuarantined'),
+    results: o.results.map((r, i) => parseGroupResult(r, `results[${i}]`)),
+  };
 };
 
 export const parseReportEvent = (v: unknown): PageState => {

@@ -2,7 +2,7 @@ import { validateJobId, validateShopId } from '../../ids';
 import { TERMINAL_STATUSES } from '../../jobs/schema';
 import { plannedJobsKey } from '../keys';
 import type { GsiStartKey } from './cursor';
-import { CAPS, reasonOf, reportableId } from './run';
+import { reasonOf, reportableId } from './run';
 import type { PlannedGroup, PlannedJob, QuarantinedJob } from './types';
 
 /**
@@ -82,14 +82,16 @@ export const classifyPlanRow = (item: Item, status: string): RowVerdict => {
 
 const groupId = (shopId: string, month: string): string => `${shopId}\u0000${month}`;
 
-/** One page being planned: groups (bounded by `maxGroups`) and quarantines (count + capped list). */
+/**
+ * One page being planned: groups (bounded by `maxGroups`) and every quarantine (a page reads at most
+ * `planPageJobs` rows; the list goes to the page's findings document, not into the state).
+ */
 export class PlanPage {
   private readonly groups = new Map<
     string,
     { shopId: string; month: string; jobs: Map<string, PlannedJob> }
   >();
   readonly quarantined: QuarantinedJob[] = [];
-  quarantinedCount = 0;
   jobsPlanned = 0;
 
   constructor(private readonly maxGroups: number) {}
@@ -103,10 +105,9 @@ export class PlanPage {
     );
   }
 
-  add(v: RowVerdict, quarantineCap: number = CAPS.report): void {
+  add(v: RowVerdict): void {
     if (v.kind === 'quarantine') {
-      this.quarantinedCount++;
-      if (this.quarantined.length < quarantineCap) this.quarantined.push(v.entry);
+      this.quarantined.push(v.entry);
       return;
     }
     const id = groupId(v.shopId, v.month);

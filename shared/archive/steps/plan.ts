@@ -6,7 +6,8 @@ import type { StepDeps } from './context';
 import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
 import { classifyPlanRow, PlanPage, startKeyOf } from './plan-rows';
 import { writePlannedJobs } from './planned-jobs';
-import { buildRun, CAPS, zeroTotals } from './run';
+import { writePlanFindings } from './findings';
+import { buildRun, zeroTotals } from './run';
 import { PLANNED_FORMAT, type PageState, type PlanResult, type RunInput } from './types';
 
 /** Items asked of one Query call (DynamoDB also stops at 1 MB). */
@@ -28,7 +29,7 @@ const after = (statusIndex: number): PlanCursor | null =>
  * Plans one page: terminal jobs completed before the cutoff, read from GSI_JobsByStatus_v2 one
  * status at a time, grouped by shop × UTC month of completion. Stops at `planPageJobs` items or before
  * the item that would open group `planPageGroups + 1`, and returns an item-level cursor; each group's
- * job list goes to S3 so the state stays small whatever the page holds.
+ * job list (and the page's quarantined rows) go to S3 so the state stays small whatever the page holds.
  */
 export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> => {
   const { settings } = deps;
@@ -81,6 +82,7 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
     }
 
     const groups = page.result(run.runId, pageNo);
+    await writePlanFindings(deps, run.runId, pageNo, page.quarantined);
     await mapLimit(groups, settings.readConcurrency, (g) =>
       writePlannedJobs(deps, {
         format: PLANNED_FORMAT,
@@ -95,17 +97,16 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
   });
 
   const { page, next, groups } = value;
-  const planQuarantined = [...before.planQuarantined, ...page.quarantined].slice(0, CAPS.report);
   return {
     run,
     page: pageNo,
     cursor: next === null ? null : encodeCursor(next),
     groups,
+    planQuarantined: page.quarantined.length,
     totals: {
       ...before,
       jobsPlanned: before.jobsPlanned + page.jobsPlanned,
-      jobsQuarantined: before.jobsQuarantined + page.quarantinedCount,
-      planQuarantined,
+      jobsQuarantined: before.jobsQuarantined + page.quarantined.length,
       requests: addCounts(before.requests, requests),
     },
   };

@@ -30,9 +30,9 @@ export const writePlannedJobs = async (deps: StepDeps, doc: PlannedJobsDoc): Pro
 
 /**
  * `group.jobsKey` must be this run's planned-jobs document of this shop × month: a step never reads
- * (let alone acts on) a list from anywhere else.
+ * (let alone acts on) a list from anywhere else. Returns the page it was planned on.
  */
-export const checkJobsKey = (run: RunContext, group: PlannedGroup, field: string): void => {
+export const jobsKeyPage = (run: RunContext, group: PlannedGroup, field: string): number => {
   const prefix = `${runPrefix(run.runId)}plan/`;
   const suffix = `/${group.shopId}/${group.month}.json`;
   const page =
@@ -45,6 +45,11 @@ export const checkJobsKey = (run: RunContext, group: PlannedGroup, field: string
   ) {
     throw new InvalidInputError(field, `not this run's planned jobs of ${group.shopId} ${group.month}`);
   }
+  return Number(page);
+};
+
+export const checkJobsKey = (run: RunContext, group: PlannedGroup, field: string): void => {
+  jobsKeyPage(run, group, field);
 };
 
 export const readPlannedJobs = async (

@@ -4,19 +4,27 @@ import { type RequestCounts, zeroCounts } from '../../metrics';
 import { validateRunId } from '../keys';
 import type { StepSettings } from './context';
 import { bool, int, isObj, isoTime, num, obj, onlyFields, truncate, validId } from './shape';
-import type { QuarantinedJob, RunContext, RunInput, RunTotals } from './types';
+import type { RunContext, RunInput, RunTotals } from './types';
 
 /** Caps that keep state payloads (256 KB) and reports bounded. */
 export const CAPS = {
-  /** Quarantined jobs listed per group result. */
-  groupQuarantined: 50,
-  /** Delete errors listed per group result. */
-  groupDeleteErrors: 50,
+  /**
+   * Quarantined jobs / delete errors a step returns as a sample (the complete lists go to findings
+   * documents). The sample stays in the group's own execution: the Map's results carry counts only.
+   */
+  inline: 5,
   /** Quarantined jobs / failed groups listed in the execution output. */
   report: 100,
   /** Characters of a reason / error cause. */
   reason: 200,
 } as const;
+
+/**
+ * How far past the execution's start an input `now` may be. `now` moves the cutoff and counts toward
+ * the grace period before sources are deleted, so a `now` in the future would delete sooner than
+ * configured; a few minutes absorb clock skew between whoever computed `now` and Step Functions.
+ */
+export const MAX_NOW_AHEAD_MS = 5 * 60_000;
 
 const DAY_MS = 86_400_000;
 const MAX_DAYS = 3650;
@@ -56,7 +64,10 @@ export const parseRunInput = (v: unknown, field = 'state'): RunInput => {
   };
 };
 
-/** The run of a new execution: input over config defaults; `now` defaults to the start time. */
+/**
+ * The run of a new execution: input over config defaults; `now` defaults to the start time and may
+ * be earlier (re-run an old day), never later than MAX_NOW_AHEAD_MS past it.
+ */
 export const buildRun = (
   input: RunInput,
   execution: string,
@@ -65,6 +76,12 @@ export const buildRun = (
 ): RunContext => {
   const startedAt = isoTime(startTime, 'startTime');
   const now = input.now ?? startedAt;
+  if (Date.parse(now) > Date.parse(startedAt) + MAX_NOW_AHEAD_MS) {
+    throw new InvalidInputError(
+      'state.now',
+      `${now} is after the execution's start ${startedAt} (+${MAX_NOW_AHEAD_MS / 60_000} min): a future now would shorten the grace period`,
+    );
+  }
   const olderThanDays = input.olderThanDays ?? settings.olderThanDays;
   return {
     runId: runIdFromExecution(execution),
@@ -98,7 +115,6 @@ export const zeroTotals = (): RunTotals => ({
   jobsArchived: 0,
   jobsSkipped: 0,
   jobsQuarantined: 0,
-  planQuarantined: [],
   partsWritten: 0,
   bytesIn: 0,
   bytesOut: 0,
@@ -136,20 +152,8 @@ export const parseTotals = (v: unknown, field = 'totals'): RunTotals => {
   const o = obj(v, field);
   const t = zeroTotals();
   for (const k of COUNT_FIELDS) t[k] = int(o[k], `${field}.${k}`);
-  if (!Array.isArray(o.planQuarantined))
-    throw new InvalidInputError(`${field}.planQuarantined`, 'expected a list');
-  t.planQuarantined = o.planQuarantined.map((q, i) => parseQuarantined(q, `${field}.planQuarantined[${i}]`));
   t.requests = parseRequests(o.requests, `${field}.requests`);
   return t;
-};
-
-const parseQuarantined = (v: unknown, field: string): QuarantinedJob => {
-  const o = obj(v, field);
-  // Plan-time entries may hold the unsafe id itself (that is why they are quarantined): strings only.
-  if (typeof o.shopId !== 'string' || typeof o.jobId !== 'string' || typeof o.reason !== 'string') {
-    throw new InvalidInputError(field, 'expected {shopId, jobId, reason} strings');
-  }
-  return { shopId: o.shopId, jobId: o.jobId, reason: o.reason };
 };
 
 /** Why something failed, short enough for a state payload. */

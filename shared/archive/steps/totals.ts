@@ -1,11 +1,12 @@
 import { addCounts } from '../../metrics';
 import { CAPS } from './run';
 import { isObj, truncate } from './shape';
-import type { GroupFailed, GroupResult, QuarantinedJob, RunTotals } from './types';
+import type { GroupDone, GroupFailed, GroupResult, RunTotals } from './types';
 
 /** Pure bookkeeping of Tally and Report. */
 
 export const isFailed = (r: GroupResult): r is GroupFailed => (r as GroupFailed).failed === true;
+export const isDone = (r: GroupResult): r is GroupDone => !isFailed(r);
 
 /** Totals after one page's group results (failed groups count only as failed: nothing of theirs was committed). */
 export const addResults = (totals: RunTotals, results: readonly GroupResult[]): RunTotals => {
@@ -32,14 +33,6 @@ export const addResults = (totals: RunTotals, results: readonly GroupResult[]): 
   }
   return t;
 };
-
-/** Archive-time quarantines of a page's results, with their shop. */
-export const quarantinesOf = (results: readonly GroupResult[]): QuarantinedJob[] =>
-  results.flatMap((r) =>
-    isFailed(r)
-      ? []
-      : r.archive.quarantined.map((q) => ({ shopId: r.group.shopId, jobId: q.jobId, reason: q.reason })),
-  );
 
 /**
  * A Lambda error's Cause is JSON (`errorType`, `errorMessage`, `trace`); the message is what an

@@ -35,15 +35,13 @@ export interface QuarantinedJob {
   readonly reason: string;
 }
 
-/** Running totals of a run, carried between pages (kept small: lists are capped). */
+/** Running totals of a run, carried between pages: counts only (lists go to findings documents). */
 export interface RunTotals {
   jobsPlanned: number;
   jobsArchived: number;
   jobsSkipped: number;
   /** Plan-time (unsafe ids, bad rows) + archive-time quarantines. */
   jobsQuarantined: number;
-  /** Plan-time quarantines only (archive-time ones are in the page result files); capped. */
-  planQuarantined: QuarantinedJob[];
   partsWritten: number;
   bytesIn: number;
   bytesOut: number;
@@ -85,6 +83,8 @@ export interface PlannedGroup {
 
 export interface PlanResult extends PageState {
   readonly groups: PlannedGroup[];
+  /** Plan-time quarantines of this page; when > 0 they are listed at `planFindingsKey(runId, page)`. */
+  readonly planQuarantined: number;
 }
 
 /** One planned job as Plan saw it in GSI_JobsByStatus_v2 (projected attributes; absent → null). */
@@ -122,16 +122,13 @@ export interface GroupEvent {
   readonly group: PlannedGroup;
 }
 
+/** What Tally sums of an archive step: counts only, so the Map's results stay small. */
 export interface ArchiveSummary {
-  readonly planned: number;
   /** Jobs written to the part (in a dry run: jobs that would be). */
   readonly archived: number;
-  /** Already committed with the same completed_at, or changed since Plan (see changedSincePlan). */
+  /** Already committed with the same completed_at, or changed since Plan (a later run archives those). */
   readonly skipped: number;
-  /** Of `skipped`: the row's status/completed_at no longer match the plan (retried); a later run archives it. */
-  readonly changedSincePlan: number;
-  /** Capped at 50; `quarantinedCount` is the full number. */
-  readonly quarantined: Array<{ jobId: string; reason: string }>;
+  /** When > 0, every one is listed at `groupFindingsKey(…, 'quarantined')`. */
   readonly quarantinedCount: number;
   /** Bytes of hot objects read (dry run: listed). */
   readonly bytesIn: number;
@@ -139,22 +136,33 @@ export interface ArchiveSummary {
   readonly bytesOut: number;
   /** The part's name when one was written (null: nothing to archive, or dry run). */
   readonly partName: string | null;
-  /** Abandoned pending parts of other runs removed from this group. */
-  readonly abandonedPartsRemoved: number;
   readonly requests: RequestCounts;
 }
 
-/** Result of `ArchiveGroup` (at `$.archive`). `partKey` absent → the Choice skips verify + commit. */
+/**
+ * Result of `ArchiveGroup` (at `$.archive`). `partKey` absent → the Choice skips verify + commit. Only
+ * `summary` leaves the group (GroupDone); the rest is visible in the group's own execution.
+ */
 export interface ArchiveResult {
   readonly partKey?: string;
   readonly partName?: string;
   readonly pendingKey?: string;
   readonly summary: ArchiveSummary;
+  readonly planned: number;
+  /** Of `skipped`: the row's status/completed_at no longer match the plan (retried). */
+  readonly changedSincePlan: number;
+  /** Abandoned pending parts of other runs removed from this group. */
+  readonly abandonedPartsRemoved: number;
+  /** The first CAPS.inline quarantined jobs (all of them: the findings document). */
+  readonly quarantined: Array<{ jobId: string; reason: string }>;
 }
+
+/** What the later steps of a group read of `$.archive`. */
+export type ArchiveStaged = Pick<ArchiveResult, 'partKey' | 'partName' | 'pendingKey' | 'summary'>;
 
 /** `VerifyPart` event: the whole item state. */
 export interface VerifyEvent extends GroupEvent {
-  readonly archive: ArchiveResult;
+  readonly archive: ArchiveStaged;
 }
 
 export interface VerifyResult {
@@ -179,20 +187,18 @@ export interface CommitResult {
 
 /** `DeleteSources` event: the whole item state; verify/commit absent when nothing was archived. */
 export interface DeleteEvent extends GroupEvent {
-  readonly archive: ArchiveResult;
+  readonly archive: ArchiveStaged;
   readonly verify?: VerifyResult;
   readonly commit?: CommitResult;
 }
 
+/** What Tally sums of a delete step: counts only. */
 export interface DeleteSummary {
-  /** Planned jobs whose latest index entry is committed, undeleted, same completed_at, past grace. */
-  readonly eligible: number;
   /** Hot objects deleted (dry run: that would be). */
   readonly objectsDeleted: number;
   /** Hot objects left because they are not what was archived (new or changed since). */
   readonly objectsKept: number;
-  /** Keys that could not be deleted after retries; capped at 50. */
-  readonly deleteErrors: Array<{ key: string; code: string }>;
+  /** Keys that could not be deleted after retries; when > 0 listed at `groupFindingsKey(…, 'delete-errors')`. */
   readonly deleteErrorCount: number;
   /** Jobs marked deleted in the index (dry run: that would be). */
   readonly jobsCompleted: number;
@@ -200,16 +206,31 @@ export interface DeleteSummary {
   readonly requests: RequestCounts;
 }
 
-/** `GroupDone` Pass output. */
+/** Result of `DeleteSources` (at `$.delete`); only `summary` leaves the group. */
+export interface DeleteResult {
+  readonly summary: DeleteSummary;
+  /** Planned jobs whose latest index entry is committed, undeleted, same completed_at, past grace. */
+  readonly eligible: number;
+  /** The first CAPS.inline delete errors (all of them: the findings document). */
+  readonly deleteErrors: Array<{ key: string; code: string }>;
+}
+
+/** A group as its result names it (the Pass states copy only these two fields of the item). */
+export interface GroupRef {
+  readonly shopId: string;
+  readonly month: string;
+}
+
+/** `GroupDone` Pass output: `{group, archive: $.archive.summary, delete: $.delete.summary}`. */
 export interface GroupDone {
-  readonly group: PlannedGroup;
+  readonly group: GroupRef;
   readonly archive: ArchiveSummary;
   readonly delete: DeleteSummary;
 }
 
 /** `GroupFailed` Pass output (Catch on any Task of the item). */
 export interface GroupFailed {
-  readonly group: PlannedGroup;
+  readonly group: GroupRef;
   readonly failed: true;
   readonly error: string;
   readonly cause: string;
@@ -217,8 +238,9 @@ export interface GroupFailed {
 
 export type GroupResult = GroupDone | GroupFailed;
 
-/** `Tally` event. */
+/** `Tally` event: Plan's result (its `groups` unused) with the Map's results. */
 export interface TallyEvent extends PageState {
+  readonly planQuarantined: number;
   readonly results: GroupResult[];
 }
 
@@ -231,7 +253,7 @@ export interface RunReport {
   readonly jobsPlanned: number;
   readonly jobsArchived: number;
   readonly jobsSkipped: number;
-  /** Capped at 100; `jobsQuarantinedCount` is the full number. */
+  /** Capped at 100; `jobsQuarantinedCount` is the full number (report.json lists them all). */
   readonly jobsQuarantined: QuarantinedJob[];
   readonly jobsQuarantinedCount: number;
   readonly partsWritten: number;
