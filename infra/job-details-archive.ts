@@ -27,7 +27,7 @@ import {
 import { archiverEnvironment } from './env-binding';
 import { createJobsTable } from './jobs-table';
 import { acknowledge, acknowledgeWildcardResource, wildcardResources } from './nag';
-import { grantObjects, type ObjectAccess, objectArn } from './object-grants';
+import { grantMissingKeysAre404, grantObjects, type ObjectAccess, objectArn } from './object-grants';
 import { resolveArchiveProps } from './props-validation';
 import { ARCHIVER_STEPS, type ArchiverStep, createStepFunction } from './step-functions';
 
@@ -287,6 +287,7 @@ export class JobDetailsArchive extends Construct {
     return grantObjects(grantee, this.bucket, 'hot', ['read'])
       .combine(grantObjects(grantee, this.bucket, 'cold', ['read', 'restore']))
       .combine(grantObjects(grantee, this.bucket, 'index', ['read']))
+      .combine(grantMissingKeysAre404(grantee, this.bucket))
       .combine(this.table.grantReadData(grantee));
   }
 
@@ -350,6 +351,12 @@ export class JobDetailsArchive extends Construct {
     s3('delete-sources', 'index', ['put'], INDEX_KEYS);
     s3('delete-sources', 'hot', ['read', 'delete']);
     s3('delete-sources', 'runs', ['get', 'put']);
+
+    // Steps that GET keys which may be absent (month index before its first commit, platform data,
+    // staging docs after a commit got through) need S3 to answer 404 rather than 403.
+    for (const step of ['archive-group', 'commit-part', 'delete-sources'] as const) {
+      grantMissingKeysAre404(this.functions[step], this.bucket);
+    }
 
     // Tally writes the page's results; Report reads them and the findings they name, writes the report.
     s3('tally', 'runs', ['put']);

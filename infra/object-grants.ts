@@ -66,3 +66,13 @@ export const grantObjects = (
   }
   return grant;
 };
+
+/**
+ * Bucket-wide `s3:ListBucket` without a prefix condition, for principals that GET keys which may
+ * legitimately be absent (a month index before its first commit, a job without platform data). S3
+ * answers such a GET with 404 only when the caller may list the bucket; a GET carries no `s3:prefix`,
+ * so the prefix-conditioned grant above does not count and S3 would answer 403 AccessDenied — which
+ * our code rightly refuses to read as "absent". Listing reveals key names, never contents.
+ */
+export const grantMissingKeysAre404 = (grantee: IGrantable, bucket: IBucket): Grant =>
+  Grant.addToPrincipal({ grantee, actions: ['s3:ListBucket'], resourceArns: [bucket.bucketArn] });

@@ -5,6 +5,7 @@ import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/step-functions';
 import { ENV } from '../../shared/config';
 import { JOBS_TABLE } from '../../shared/jobs/schema';
 import {
+  ANY_KEY,
   listPrefixes,
   logicalId,
   objectAccess,
@@ -268,7 +269,7 @@ describe('least privilege per step', () => {
         [PENDING]: [D, P1].sort(),
         'job-details-runs/': [G, P1].sort(),
       },
-      lists: ['job-details-cold/*', 'job-details-index/*', 'job-details/*'],
+      lists: [ANY_KEY, 'job-details-cold/*', 'job-details-index/*', 'job-details/*'],
       table: { '<T>': ['dynamodb:BatchGetItem'] },
     },
     // GET the part, the pending manifest and the planned jobs; PUT the verified manifest.
@@ -286,7 +287,7 @@ describe('least privilege per step', () => {
         [INDEX]: [P1],
         [PENDING]: [D],
       },
-      lists: ['job-details-index/*'],
+      lists: [ANY_KEY, 'job-details-index/*'],
       table: {},
     },
     // HEAD parts; read + PUT the index; list hot objects and delete them conditionally on their ETag
@@ -299,7 +300,7 @@ describe('least privilege per step', () => {
         [INDEX]: [P1],
         'job-details-runs/': [G, P1].sort(),
       },
-      lists: ['job-details-index/*', 'job-details/*'],
+      lists: [ANY_KEY, 'job-details-index/*', 'job-details/*'],
       table: {},
     },
     tally: { objects: { 'job-details-runs/': [P1] }, lists: [], table: {} },

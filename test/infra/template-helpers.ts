@@ -80,13 +80,17 @@ export const objectAccess = (statements: Statement[], bucketArn: string): Record
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v].sort()]));
 };
 
-/** `s3:prefix` values a role may list the bucket with. */
+/** Stands for a ListBucket grant without a prefix condition (see grantMissingKeysAre404). */
+export const ANY_KEY = '<any key: missing keys answer 404>';
+
+/** `s3:prefix` values a role may list the bucket with (`ANY_KEY` for an unconditional grant). */
 export const listPrefixes = (statements: Statement[], bucketArn: string): string[] =>
   statements
     .filter((st) => st.actions.includes('s3:ListBucket'))
     .flatMap((st) => {
-      expect(st.resources).toEqual([bucketArn]); // ListBucket is only ever granted with a prefix condition
-      const like = (st.condition?.StringLike as Record<string, unknown> | undefined)?.['s3:prefix'];
+      expect(st.resources).toEqual([bucketArn]);
+      if (!st.condition) return [ANY_KEY];
+      const like = (st.condition.StringLike as Record<string, unknown> | undefined)?.['s3:prefix'];
       expect(like).toBeDefined();
       return asArray(like as string | string[]);
     })
