@@ -41,3 +41,6 @@ export const mapLimit = async <T, R>(
   if (failed) throw firstError;
   return results;
 };
+
+/** Waits `ms` (retry backoff between attempts; never used to wait for another party's work). */
+export const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

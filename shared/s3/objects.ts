@@ -115,3 +115,19 @@ export const putConditional = async (
     throw err;
   }
 };
+
+/** PUT a JSON document (run scratch, staging manifests): plain JSON, `application/json`. */
+export const putJson = async (
+  target: { readonly s3: S3Client; readonly bucket: string },
+  key: string,
+  doc: unknown,
+): Promise<void> => {
+  await target.s3.send(
+    new PutObjectCommand({
+      Bucket: target.bucket,
+      Key: key,
+      Body: JSON.stringify(doc),
+      ContentType: 'application/json',
+    }),
+  );
+};

@@ -13,7 +13,8 @@ import { orderedPrefetch, Semaphore } from './prefetch';
 import { collectAbandonedParts } from './pending-gc';
 import { readPlannedJobs } from './planned-jobs';
 import { CAPS } from './run';
-import { putJson, type StagedPart } from './staged';
+import type { StagedPart } from './staged';
+import { putJson } from '../../s3/objects';
 import type { ArchiveResult, GroupEvent, PlannedJob } from './types';
 
 /** Stored bytes of sources read ahead but not yet appended (decoded they are a few times larger). */

@@ -1,3 +1,4 @@
+import { pause } from '../../concurrency';
 import { DeleteObjectsCommand } from '@aws-sdk/client-s3';
 import type { StepDeps } from './context';
 import { chunks } from './delete-plan';
@@ -7,8 +8,6 @@ export const DELETE_ATTEMPTS = 3;
 
 /** The object changed since it was listed: not ours to delete, and retrying cannot change that. */
 const FINAL_CODES = new Set(['PreconditionFailed', 'AccessDenied']);
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * DeleteObjects (≤ 1,000 keys per call, Quiet) conditional on each object's ETag, so an object

@@ -1,10 +1,9 @@
 import { CorruptObjectError } from '../../errors';
-import { getObjectBytes } from '../../s3/objects';
+import { getObjectBytes, putJson } from '../../s3/objects';
 import { type GroupFindingsKind, groupFindingsKey, planFindingsKey } from '../keys';
 import type { StepDeps } from './context';
 import { jobsKeyPage } from './planned-jobs';
 import { isObj } from './shape';
-import { putJson } from './staged';
 import type { GroupEvent, QuarantinedJob } from './types';
 
 /**

@@ -1,3 +1,4 @@
+import { pause } from '../../concurrency';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { JobArchiveError } from '../../errors';
 import { jobPk, jobSk } from '../../jobs/schema';
@@ -35,8 +36,6 @@ const ATTEMPTS = 6;
 
 const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const n = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Rows of the given jobs of one shop (strongly consistent); a job whose row is gone (TTL) is absent

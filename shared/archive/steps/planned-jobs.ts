@@ -1,7 +1,6 @@
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { CorruptObjectError, InvalidInputError } from '../../errors';
 import { validateJobId } from '../../ids';
-import { getObjectBytes } from '../../s3/objects';
+import { getObjectBytes, putJson } from '../../s3/objects';
 import { plannedJobsKey, runPrefix } from '../keys';
 import type { StepDeps } from './context';
 import { isObj } from './shape';
@@ -17,14 +16,7 @@ import {
 
 export const writePlannedJobs = async (deps: StepDeps, doc: PlannedJobsDoc): Promise<string> => {
   const key = plannedJobsKey(doc.run_id, doc.page, doc.shop_id, doc.month);
-  await deps.s3.send(
-    new PutObjectCommand({
-      Bucket: deps.bucket,
-      Key: key,
-      Body: JSON.stringify(doc),
-      ContentType: 'application/json',
-    }),
-  );
+  await putJson(deps, key, doc);
   return key;
 };
 

@@ -1,13 +1,12 @@
 import { mapLimit } from '../../concurrency';
 import { CorruptObjectError } from '../../errors';
 import { addCounts } from '../../metrics';
-import { getObjectBytes } from '../../s3/objects';
+import { getObjectBytes, putJson } from '../../s3/objects';
 import { findingsPrefix, groupFindingsKey, pageResultsKey, planFindingsKey, reportKey } from '../keys';
 import type { StepDeps } from './context';
 import { type DeleteErrorItem, type FindingsKind, type QuarantineItem, readFindings } from './findings';
 import { CAPS } from './run';
 import { isObj } from './shape';
-import { putJson } from './staged';
 import { PAGE_RESULTS_FORMAT } from './tally';
 import { failuresOf, isDone } from './totals';
 import type { GroupResult, PageState, QuarantinedJob, RunReport } from './types';

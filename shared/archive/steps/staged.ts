@@ -1,4 +1,3 @@
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { CorruptObjectError } from '../../errors';
 import { getObjectBytes } from '../../s3/objects';
 import { type PendingPart, parsePendingPart, parseVerifiedPart, type VerifiedPart } from '../staging';
@@ -9,17 +8,6 @@ import type { StepDeps } from './context';
  * the uploaded part (known only after the upload, so PartBuilder cannot fill it in).
  */
 export type StagedPart = PendingPart & { readonly etag: string };
-
-export const putJson = async (deps: StepDeps, key: string, doc: unknown): Promise<void> => {
-  await deps.s3.send(
-    new PutObjectCommand({
-      Bucket: deps.bucket,
-      Key: key,
-      Body: JSON.stringify(doc),
-      ContentType: 'application/json',
-    }),
-  );
-};
 
 export const readStagedPart = async (deps: StepDeps, key: string): Promise<StagedPart | null> => {
   const got = await getObjectBytes(deps.s3, deps.bucket, key);

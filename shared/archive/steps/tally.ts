@@ -1,7 +1,7 @@
 import { addCounts } from '../../metrics';
 import { pageResultsKey } from '../keys';
 import type { StepDeps } from './context';
-import { putJson } from './staged';
+import { putJson } from '../../s3/objects';
 import { addResults } from './totals';
 import type { GroupResult, PageState, TallyEvent } from './types';
 

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { GetObjectCommand, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
 import { CorruptObjectError, InvalidInputError, VerificationError } from '../../errors';
-import { isNotFound, normalizeEtag } from '../../s3/objects';
+import { isNotFound, normalizeEtag, putJson } from '../../s3/objects';
 import { partKey, pendingKey, verifiedKey } from '../keys';
 import { decodeMember } from '../members';
 import { MemberSlicer } from '../part-builder';
 import type { StepDeps } from './context';
 import { readPlannedJobs } from './planned-jobs';
-import { putJson, readStagedPart } from './staged';
+import { readStagedPart } from './staged';
 import type { VerifyEvent, VerifyResult } from './types';
 import { memberRanges, planProblem, recordProblem, toVerifiedPart } from './verify-checks';
 
