@@ -1,6 +1,7 @@
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { mapLimit } from '../concurrency';
-import { InvalidInputError, JobArchiveError } from '../errors';
+import { InvalidInputError } from '../errors';
+import { isNotFound, listAll, normalizeEtag } from '../s3/objects';
 import { validateJobId, validateShopId } from '../ids';
 import { decodeFlushBody, decodePlatformData, encodeFlushBody, encodePlatformData } from './codec';
 import type { JsonObject } from './json';
@@ -31,7 +32,7 @@ export interface JobDetailsStoreOptions {
 export interface ObjectRef {
   readonly key: string;
   readonly size: number;
-  /** As S3 returns it, quotes included; undefined only if S3 omitted it. */
+  /** Unquoted, as everywhere in this package (`normalizeEtag`); undefined only if S3 omitted it. */
   readonly etag: string | undefined;
 }
 
@@ -52,14 +53,6 @@ export interface JobDetailsWithSources {
   /** The flush objects merged into `details`, in listing (key) order, with the ETag of the GET. */
   readonly sources: readonly ObjectRef[];
 }
-
-/** S3's "no such key" (GetObject) — but not NoSuchBucket, which is a configuration error, not absence. */
-const isMissingKey = (err: unknown): boolean => {
-  const e = err as { name?: unknown; $metadata?: { httpStatusCode?: number } } | null;
-  if (!e || typeof e !== 'object') return false;
-  if (e.name === 'NoSuchKey') return true;
-  return e.$metadata?.httpStatusCode === 404 && e.name !== 'NoSuchBucket';
-};
 
 /**
  * Hot-path store for per-job details (seed Phase 1 `JobDetailsStore`). Writers take the shop id too,
@@ -105,36 +98,13 @@ export class JobDetailsStore {
     payload: JobDetailsPayload,
   ): Promise<ObjectRef> {
     const metadata = this.metadata(shopId, jobId);
-    const key = detailsKey(jobId, flushId);
-    const body = encodeFlushBody(payload);
-    const res = await this.s3.send(
-      new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        Body: body,
-        ContentType: 'application/json',
-        ContentEncoding: 'gzip',
-        Metadata: metadata,
-      }),
-    );
-    return { key, size: body.length, etag: res.ETag };
+    return this.put(detailsKey(jobId, flushId), encodeFlushBody(payload), metadata, 'gzip');
   }
 
   /** PutObject of the job's platform data (a JSON object, plain JSON); overwrites the previous one. */
   async writePlatformData(shopId: string, jobId: string, data: JsonObject): Promise<ObjectRef> {
     const metadata = this.metadata(shopId, jobId);
-    const key = platformDataKey(jobId);
-    const body = encodePlatformData(data);
-    const res = await this.s3.send(
-      new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        Body: body,
-        ContentType: 'application/json',
-        Metadata: metadata,
-      }),
-    );
-    return { key, size: body.length, etag: res.ETag };
+    return this.put(platformDataKey(jobId), encodePlatformData(data), metadata);
   }
 
   /**
@@ -142,29 +112,10 @@ export class JobDetailsStore {
    * jobs with more than 1,000 objects (and any nested keys) are listed in full.
    */
   async listJobObjects(jobId: string): Promise<JobObject[]> {
-    const prefix = jobPrefix(jobId);
     const out: JobObject[] = [];
-    let token: string | undefined;
-    do {
-      const res = await this.s3.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
-      );
-      for (const o of res.Contents ?? []) {
-        if (o.Key === undefined) continue;
-        out.push({
-          key: o.Key,
-          size: o.Size ?? 0,
-          etag: o.ETag,
-          lastModified: o.LastModified,
-          kind: classifyJobKey(jobId, o.Key),
-        });
-      }
-      if (res.IsTruncated && !res.NextContinuationToken) {
-        // Stopping here would return a silently partial listing.
-        throw new JobArchiveError(`listing ${prefix} is truncated but has no continuation token`);
-      }
-      token = res.IsTruncated ? res.NextContinuationToken : undefined;
-    } while (token !== undefined);
+    for await (const o of listAll(this.s3, this.bucket, jobPrefix(jobId))) {
+      out.push({ ...o, kind: classifyJobKey(jobId, o.key) });
+    }
     return out;
   }
 
@@ -206,7 +157,7 @@ export class JobDetailsStore {
     try {
       ({ bytes } = await this.getBytes(key));
     } catch (err) {
-      if (isMissingKey(err)) return null;
+      if (isNotFound(err)) return null;
       throw err;
     }
     return decodePlatformData(bytes, key);
@@ -216,9 +167,28 @@ export class JobDetailsStore {
     return { [META_SHOP_ID]: validateShopId(shopId), [META_JOB_ID]: validateJobId(jobId) };
   }
 
+  private async put(
+    key: string,
+    body: Uint8Array,
+    metadata: Record<string, string>,
+    contentEncoding?: 'gzip',
+  ): Promise<ObjectRef> {
+    const res = await this.s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: body,
+        ContentType: 'application/json',
+        ...(contentEncoding ? { ContentEncoding: contentEncoding } : {}),
+        Metadata: metadata,
+      }),
+    );
+    return { key, size: body.length, etag: normalizeEtag(res.ETag) };
+  }
+
   private async getBytes(key: string): Promise<{ bytes: Uint8Array; etag: string | undefined }> {
     const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
     const bytes = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
-    return { bytes, etag: res.ETag };
+    return { bytes, etag: normalizeEtag(res.ETag) };
   }
 }

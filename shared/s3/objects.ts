@@ -6,7 +6,7 @@ import {
   type PutObjectCommandInput,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { ConcurrentModificationError } from '../errors';
+import { ConcurrentModificationError, JobArchiveError } from '../errors';
 
 /** Small S3 primitives shared by the store, the archiver steps and the reader. Clients are passed in. */
 
@@ -43,6 +43,10 @@ export async function* listAll(s3: S3Client, bucket: string, prefix: string): As
     for (const o of page.Contents ?? []) {
       if (o.Key === undefined) continue;
       yield { key: o.Key, size: o.Size ?? 0, etag: normalizeEtag(o.ETag), lastModified: o.LastModified };
+    }
+    if (page.IsTruncated && !page.NextContinuationToken) {
+      // Stopping here would return a silently partial listing.
+      throw new JobArchiveError(`listing ${prefix} is truncated but has no continuation token`);
     }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
