@@ -108,43 +108,26 @@ export const requiredString = (flags: Flags, name: string): string => {
   return v;
 };
 
-/** A whole number in [min, max]; `raw` undefined gives `dflt`. */
-export const wholeNumberFlag = (
-  flags: Flags,
-  name: string,
-  dflt: number,
-  { min, max }: { min: number; max: number },
-): number => {
-  const raw = stringFlag(flags, name);
-  if (raw === undefined) return dflt;
-  const n = /^[+-]?\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new InvalidInputError(
-      `--${name}`,
-      `expected a whole number in [${min}, ${max}], got ${JSON.stringify(raw)}`,
-    );
-  }
-  return n;
-};
+const numeric =
+  (pattern: RegExp, valid: (n: number) => boolean, what: string) =>
+  (flags: Flags, name: string, dflt: number, { min, max }: { min: number; max: number }): number => {
+    const raw = stringFlag(flags, name);
+    if (raw === undefined) return dflt;
+    const n = pattern.test(raw.trim()) ? Number(raw) : Number.NaN;
+    if (!valid(n) || n < min || n > max) {
+      throw new InvalidInputError(
+        `--${name}`,
+        `expected ${what} in [${min}, ${max}], got ${JSON.stringify(raw)}`,
+      );
+    }
+    return n;
+  };
 
-/** A non-negative decimal number in [min, max] (e.g. hours: 0.5 is fine). */
-export const numberFlag = (
-  flags: Flags,
-  name: string,
-  dflt: number,
-  { min, max }: { min: number; max: number },
-): number => {
-  const raw = stringFlag(flags, name);
-  if (raw === undefined) return dflt;
-  const n = /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(raw.trim()) ? Number(raw) : Number.NaN;
-  if (!Number.isFinite(n) || n < min || n > max) {
-    throw new InvalidInputError(
-      `--${name}`,
-      `expected a number in [${min}, ${max}], got ${JSON.stringify(raw)}`,
-    );
-  }
-  return n;
-};
+/** A whole number in [min, max]; an absent flag gives `dflt`. */
+export const wholeNumberFlag = numeric(/^[+-]?\d+$/, Number.isSafeInteger, 'a whole number');
+
+/** A decimal number in [min, max] (e.g. hours: 0.5 is fine); an absent flag gives `dflt`. */
+export const numberFlag = numeric(/^[+-]?(\d+(\.\d*)?|\.\d+)$/, Number.isFinite, 'a number');
 
 /**
  * An ISO-8601 date (`2026-03-01`, taken as UTC midnight) or date-time with an explicit zone
