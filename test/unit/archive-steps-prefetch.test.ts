@@ -1,15 +1,6 @@
 import { orderedPrefetch, Semaphore } from '../../shared/archive/steps/prefetch';
+import { deferred } from '../support/deferred';
 
-/** A controllable async task: resolves when `finish` is called. */
-const deferred = <T>() => {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-};
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 test('results come in input order even when later items finish first', async () => {

@@ -1,16 +1,6 @@
 import { mapLimit } from '../../shared/concurrency';
 import { InvalidInputError } from '../../shared/errors';
-
-/** A promise whose settlement the test controls — ordering without sleeps. */
-const deferred = <T>() => {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-};
+import { deferred } from '../support/deferred';
 
 /** Lets every already-queued microtask run (several hops, to get through async function bodies). */
 const flush = async () => {
