@@ -51,11 +51,16 @@ afterAll(() => {
   resetDeps();
 });
 
-const runLocal = async (input: Record<string, unknown>): Promise<RunReport> => {
+const runLocal = async (
+  input: Record<string, unknown>,
+  expectInvocations?: Record<string, number>,
+): Promise<RunReport> => {
   const r = await runArchiverLocally({ input, definition });
   expect(r.unexpectedErrors).toEqual([]);
   expect(r.handlerErrors).toEqual([]);
   expect(r.status).toBe('SUCCEEDED');
+  // Proof that every Task really ran its handler (a Catch cannot turn a crash into this count).
+  if (expectInvocations) expect(r.taskInvocations).toEqual(expectInvocations);
   return r.output as RunReport;
 };
 
@@ -115,7 +120,10 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
     for (const k of j.keys) hotBytes.set(k, (await getBytes(env.s3, env.bucket, k)).length);
   }
 
-  const out = await runLocal({ graceHours: 0 });
+  const out = await runLocal(
+    { graceHours: 0 },
+    { Plan: 1, ArchiveGroup: 4, VerifyPart: 4, CommitPart: 4, DeleteSources: 4, Tally: 1, Report: 1 },
+  );
 
   const groups = new Set(old.map(groupKey));
   expect(groups.size).toBe(4);
