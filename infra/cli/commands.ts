@@ -20,19 +20,22 @@ export interface CommandDef {
   needs(opts: unknown): ResourceNeeds;
   /** The command only talks to AWS (no embedded stack even without --aws). */
   awsOnly(opts: unknown): boolean;
+  /** The command only runs on the embedded stack (endpoints from the environment are refused). */
+  readonly embeddedOnly: boolean;
 }
 
 const def = <O>(
   spec: CommandSpec,
   parse: (flags: Flags) => O,
   run: (ctx: CliContext, opts: O, io: Output) => Promise<number>,
-  extra: { needs?: (opts: O) => ResourceNeeds; awsOnly?: (opts: O) => boolean } = {},
+  extra: { needs?: (opts: O) => ResourceNeeds; awsOnly?: (opts: O) => boolean; embeddedOnly?: boolean } = {},
 ): CommandDef => ({
   spec,
   parse,
   run: (ctx, opts, io) => run(ctx, opts as O, io),
   needs: (opts) => extra.needs?.(opts as O) ?? { table: true, bucket: true },
   awsOnly: (opts) => extra.awsOnly?.(opts as O) ?? false,
+  embeddedOnly: extra.embeddedOnly ?? false,
 });
 
 export const COMMANDS: Readonly<Record<string, CommandDef>> = {
@@ -54,7 +57,10 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     await auditCommand(ctx, o, io);
     return EXIT_OK;
   }),
-  demo: def(demoSpec, parseDemoOptions, async (ctx, o, io) => (await demoCommand(ctx, o, io)).exitCode),
+  // It writes a fake fleet and deletes hot objects: never against endpoints from the environment.
+  demo: def(demoSpec, parseDemoOptions, async (ctx, o, io) => (await demoCommand(ctx, o, io)).exitCode, {
+    embeddedOnly: true,
+  }),
 };
 
 export const generalHelp = (): string =>

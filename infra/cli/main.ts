@@ -84,7 +84,14 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
     try {
       const table = stringFlag(flags, 'table');
       const bucket = stringFlag(flags, 'bucket');
-      if (targetKind(config(), flags.aws === true || cmd.awsOnly(opts)) === 'embedded') {
+      const kind = targetKind(config(), flags.aws === true || cmd.awsOnly(opts));
+      if (cmd.embeddedOnly && kind !== 'embedded') {
+        throw new InvalidInputError(
+          'environment',
+          `${name} runs on the embedded stack only: unset AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL_DYNAMODB`,
+        );
+      }
+      if (kind === 'embedded') {
         stack = await startLocalStack({
           ...(stringFlag(flags, 'data-dir') !== undefined ? { dataDir: stringFlag(flags, 'data-dir') } : {}),
           ...(table !== undefined ? { tableName: table } : {}),

@@ -116,6 +116,22 @@ it('bad arguments exit 2 with one line and never start a stack', async () => {
   expect(existsSync(join(dataDir, 'stack.json'))).toBe(false);
 });
 
+it('demo refuses endpoints from the environment (it writes a fake fleet and deletes hot objects)', async () => {
+  const env = {
+    ...cleanEnv(),
+    AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9',
+    AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:9',
+    ECOM_JOBS_TABLE: 'someone-elses-jobs',
+    ECOM_JOB_DETAILS_BUCKET: 'someone-elses-details',
+  };
+  const r = await collect(spawn(process.execPath, [BIN, 'demo', '--data-dir', dataDir], { cwd: ROOT, env }))
+    .done;
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe('');
+  expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  expect(r.stderr).toMatch(/^jobarchive demo: invalid environment: demo runs on the embedded stack only/);
+});
+
 it('SIGINT during a long seed stops the stack and exits 130', async () => {
   const child = cli(['seed', '--shops', '40', '--jobs', '25', '--data-dir', dataDir]);
   const run = collect(child);
