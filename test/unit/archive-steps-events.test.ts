@@ -64,8 +64,25 @@ describe('Plan event', () => {
     });
   });
   test('later calls carry the page state (extra state like `groups` is ignored)', () => {
-    const p = parsePlanEvent({ state: { ...state, groups: [] }, execution: 'e', startTime: 't' });
+    const p = parsePlanEvent({
+      state: { ...state, groups: [] },
+      execution: 'exec-1',
+      startTime: '2026-03-10T04:00:00Z',
+    });
     expect(p).toEqual({ kind: 'next', state });
+  });
+  test('a page state of another execution is refused: an input cannot choose its run id, now or cutoff', () => {
+    // An execution input shaped like a page state (a copied state, or one with a future `now`) would
+    // otherwise skip buildRun's checks: unknown fields, now ≤ start + 5 min, run id = execution.
+    const future = {
+      ...state,
+      run: { ...run, now: '2030-01-01T00:00:00.000Z', cutoff: '2030-01-01T00:00:00.000Z', graceHours: 0 },
+    };
+    const start = '2026-03-11T05:00:00Z';
+    expect(fieldOf(() => parsePlanEvent({ state, execution: 'exec-2', startTime: start }))).toBe('state.run');
+    expect(fieldOf(() => parsePlanEvent({ state: future, execution: 'exec-1', startTime: start }))).toBe(
+      'state.run',
+    );
   });
   test('a later call without a cursor is a wiring error', () => {
     expect(

@@ -3,8 +3,8 @@ import { validateMonth, validateShopId } from '../../ids';
 import type { RequestCounts } from '../../metrics';
 import type { PlanCall } from './plan';
 import { checkJobsKey } from './planned-jobs';
-import { parseRequests, parseRun, parseRunInput, parseTotals } from './run';
-import { bool, int, isObj, obj, str, validId } from './shape';
+import { parseRequests, parseRun, parseRunInput, parseTotals, runIdFromExecution } from './run';
+import { bool, int, isObj, isoTime, obj, str, validId } from './shape';
 import type {
   ArchiveStaged,
   ArchiveSummary,
@@ -121,6 +121,17 @@ export const parsePlanEvent = (v: unknown): PlanCall => {
         'state.cursor',
         'nothing left to plan (the Choice should have gone to Report)',
       );
+    // Only the run Plan built for THIS execution: an execution input shaped like a page state (copied
+    // from another run, or with a future `now`) must not skip buildRun's checks.
+    if (
+      s.run.runId !== runIdFromExecution(str(o.execution, 'execution')) ||
+      s.run.startedAt !== isoTime(o.startTime, 'startTime')
+    ) {
+      throw new InvalidInputError(
+        'state.run',
+        "not this execution's run: only Plan's own page state is accepted",
+      );
+    }
     return { kind: 'next', state: s };
   }
   return {
