@@ -1,6 +1,6 @@
 import type { DeleteObjectsCommandInput } from '@aws-sdk/client-s3';
-import { DeleteObjectsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { COLD_PREFIX, pendingPrefix } from '../../shared/archive/keys';
+import { DeleteObjectCommand, DeleteObjectsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { COLD_PREFIX, monthIndexKey, pendingPrefix } from '../../shared/archive/keys';
 import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/pending-gc';
 import type { GroupDone, GroupFailed } from '../../shared/archive/steps/types';
 import type { JobRecord } from '../../shared/archive/records';
@@ -245,3 +245,25 @@ test.each([
     await expectConverged(env, jobs, hot);
   },
 );
+
+test('a lost month index never lets garbage collection delete committed parts', async () => {
+  // Without its index a month's committed parts are indistinguishable from abandoned ones by
+  // listing alone; only staging docs prove a part was never committed. Prefer keeping data.
+  const env = await archiverEnv();
+  const { jobs } = await seedTwoGroups(env);
+  const monthA = jobs[0]?.completedAt.slice(0, 7) ?? '';
+  await runSteps(env.deps);
+  const parts = await listKeys(env.s3, env.bucket, `${COLD_PREFIX}shop-a/`);
+  expect(parts).toHaveLength(1);
+  const digests = await Promise.all(parts.map(async (k) => sha256(await getBytes(env.s3, env.bucket, k))));
+
+  await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: monthIndexKey('shop-a', monthA) }));
+  env.advance(ABANDONED_AFTER_MS + HOUR);
+  const later = await runSteps(env.deps);
+  const groupA = later.steps.find((g) => g.group.shopId === 'shop-a');
+  expect(groupA?.archive?.abandonedPartsRemoved).toBe(0);
+
+  for (const [i, k] of parts.entries()) {
+    expect(sha256(await getBytes(env.s3, env.bucket, k))).toBe(digests[i]);
+  }
+});

@@ -40,9 +40,15 @@ export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<A
   const { run, group } = event;
   const { shopId, month } = group;
   const { value, requests } = await deps.meter.measure(async () => {
-    const { index } = await loadMonthIndex(deps, shopId, month);
+    const { index, etag } = await loadMonthIndex(deps, shopId, month);
     const planned = await readPlannedJobs(deps, run, group);
-    const abandonedPartsRemoved = await collectAbandonedParts(deps, run, shopId, month, index);
+    const abandonedPartsRemoved = await collectAbandonedParts(
+      deps,
+      run,
+      shopId,
+      month,
+      etag === null ? null : index,
+    );
 
     const toArchive = planned.filter((j) => classifyPlanned(j, index) === 'archive').sort(byJobId);
     const quarantined: QuarantineItem[] = [];

@@ -1,13 +1,5 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import {
-  groupPrefix,
-  parsePartKey,
-  partKey,
-  pendingKey,
-  pendingPrefix,
-  validatePartName,
-  verifiedKey,
-} from '../keys';
+import { partKey, pendingKey, pendingPrefix, validatePartName, verifiedKey } from '../keys';
 import { partByName, type MonthIndex } from '../month-index';
 import { getObjectBytes, listAllArray, type ListedObject } from '../../s3/objects';
 import { parsePendingPart, parseVerifiedPart } from '../staging';
@@ -79,16 +71,21 @@ const del = (deps: StepDeps, key: string) =>
 /**
  * Removes what dead runs left in this group's staging area: docs of parts already in the index (a
  * commit that died before its cleanup) and, for parts NOT in the index, from another run, and older
- * than ABANDONED_AFTER_MS, the part itself and its docs (and old parts with no docs and no index
- * entry). A committed part is never deleted. Returns the number of abandoned parts removed.
+ * than ABANDONED_AFTER_MS, the part itself and its docs. Returns the number of abandoned parts removed.
+ *
+ * Only a part's own staging docs prove it was never committed (commit removes them after the index
+ * write), so nothing is collected without them, and nothing at all when the month has no index: if an
+ * index were lost, its committed parts would otherwise all look abandoned. Parts with neither (a run
+ * that died between its upload and its manifest) are left for `jobarchive audit` to report.
  */
 export const collectAbandonedParts = async (
   deps: StepDeps,
   run: RunContext,
   shopId: string,
   month: string,
-  index: MonthIndex,
+  index: MonthIndex | null,
 ): Promise<number> => {
+  if (index === null) return 0;
   const prefix = pendingPrefix(shopId, month);
   const byPart = stagedDocsByPart(prefix, await listAllArray(deps.s3, deps.bucket, prefix));
   const oldEnough = deps.clock().getTime() - ABANDONED_AFTER_MS;
@@ -108,14 +105,6 @@ export const collectAbandonedParts = async (
     await del(deps, partKey(shopId, month, name));
     if (docs.verified) await del(deps, verifiedKey(shopId, month, name));
     if (docs.pending) await del(deps, pendingKey(shopId, month, name));
-    removed++;
-  }
-  // A part whose run died after the upload but before its manifest was written has no docs at all.
-  for (const o of await listAllArray(deps.s3, deps.bucket, groupPrefix(shopId, month))) {
-    const name = parsePartKey(o.key)?.partName;
-    if (!name || partByName(index, name) || byPart.has(name)) continue;
-    if (ageStamp(o) > oldEnough || run.dryRun) continue;
-    await del(deps, o.key);
     removed++;
   }
   return removed;
