@@ -39,6 +39,10 @@ export const TRANSIENT_ERRORS = [
   'ConcurrentModificationError',
   'RequestTimeout',
   'TimeoutError',
+  // DynamoDB throttling/5xx once the SDK's own retries are spent (plan's GSI Query, archive's BatchGetItem).
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'InternalServerError',
 ] as const;
 
 /** State names (stable: the local runner, tests and dashboards refer to them). */
