@@ -15,6 +15,7 @@ import {
 import { COMMANDS, generalHelp } from './commands';
 import { contextFromConfig, type OwnedContext, targetKind } from './context';
 import { type Output, processOutput } from './output';
+import { muteSdkNodeVersionNotice } from '../local/sdk-warnings';
 
 /**
  * `jobarchive <command> [options]`: parse, pick the target, run, exit. The only place that decides
@@ -135,19 +136,6 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
     process.off('SIGINT', stopOnSignal);
     process.off('SIGTERM', stopOnSignal);
   }
-};
-
-/**
- * The SDK warns on every run under Node < 22 (support notice, not an error); operators of this CLI
- * cannot act on it, and it would precede every command's output. Other warnings pass through.
- */
-const muteSdkNodeVersionNotice = (): void => {
-  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
-  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
-    const text = typeof warning === 'string' ? warning : warning.message;
-    if (text.startsWith('NodeVersionSupportWarning')) return;
-    emit(warning, ...rest);
-  }) as typeof process.emitWarning;
 };
 
 /** Runs the CLI as the process: exit once stdout has been flushed. */

@@ -1,5 +1,6 @@
 import { readHandoff } from '../../infra/local/handoff';
 import { applyStackEnv } from '../../infra/local/env';
+import { muteSdkNodeVersionNotice } from '../../infra/local/sdk-warnings';
 
 /**
  * Runs before each test file. Workers normally inherit the endpoints the global setup put into
@@ -7,3 +8,5 @@ import { applyStackEnv } from '../../infra/local/env';
  */
 const handoff = readHandoff();
 if (handoff) applyStackEnv(handoff);
+
+muteSdkNodeVersionNotice();
