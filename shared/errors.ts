@@ -102,6 +102,14 @@ export class ArchiveNotRestoredError extends JobArchiveError {
   }
 }
 
+/** A rebuilt month index would overwrite an existing one and the caller did not force it. */
+export class IndexExistsError extends JobArchiveError {
+  override readonly name = 'IndexExistsError';
+  constructor(readonly key: string) {
+    super(`month index ${key} exists; pass --force to overwrite it with the rebuilt one`);
+  }
+}
+
 /** The local stack could not start (Java missing, port busy, emulator died). */
 export class LocalStackError extends JobArchiveError {
   override readonly name = 'LocalStackError';

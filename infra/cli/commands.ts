@@ -4,6 +4,7 @@ import type { CliContext, ResourceNeeds } from './context';
 import { demoCommand, demoSpec, parseDemoOptions } from './demo';
 import { lookupCommand, lookupSpec, parseLookupOptions } from './lookup';
 import type { Output } from './output';
+import { parseReindexOptions, reindexCommand, reindexSpec } from './reindex';
 import { parseRunOptions, runCommand, runSpec } from './run';
 import { parseSeedOptions, seedCommand, seedSpec } from './seed';
 
@@ -61,6 +62,16 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
   demo: def(demoSpec, parseDemoOptions, async (ctx, o, io) => (await demoCommand(ctx, o, io)).exitCode, {
     embeddedOnly: true,
   }),
+  // Reads parts and writes one month index: the jobs table is not involved.
+  reindex: def(
+    reindexSpec,
+    parseReindexOptions,
+    async (ctx, o, io) => {
+      await reindexCommand(ctx, o, io);
+      return EXIT_OK;
+    },
+    { needs: () => ({ table: false, bucket: true }) },
+  ),
 };
 
 export const generalHelp = (): string =>

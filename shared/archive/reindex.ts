@@ -1,0 +1,250 @@
+import { createHash } from 'node:crypto';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CorruptObjectError, IndexExistsError } from '../errors';
+import {
+  getObjectBytes,
+  type ListedObject,
+  listAllArray,
+  normalizeEtag,
+  putConditional,
+} from '../s3/objects';
+import { groupPrefix, monthIndexKey, parsePartKey, pendingPrefix } from './keys';
+import { MemberScanner } from './member-scan';
+import { decodeMember } from './members';
+import {
+  emptyMonthIndex,
+  type IndexedJob,
+  type IndexedPart,
+  type MonthIndex,
+  parseMonthIndex,
+  serializeMonthIndex,
+} from './month-index';
+import { countDetails, type JobRecord } from './records';
+import type { VerifiedPart } from './staging';
+import { applyCommit } from './steps/commit-entries';
+import { stagedDocsByPart } from './steps/pending-gc';
+
+/**
+ * Rebuilds a lost or corrupt month index from the group's parts, which are self-describing (a header
+ * record, then platform-data and job records, one gzip member each). Reads parts and staging docs,
+ * writes at most the index, deletes nothing.
+ */
+
+export interface ReindexDeps {
+  readonly s3: S3Client;
+  readonly bucket: string;
+  readonly clock: () => Date;
+}
+
+export interface ReindexOptions {
+  readonly dryRun: boolean;
+  /** Overwrite an index that exists (corrupt or not), with If-Match on its ETag. */
+  readonly force?: boolean;
+}
+
+export interface ExcludedPart {
+  readonly key: string;
+  readonly reason: string;
+}
+
+export interface ReindexResult {
+  readonly index: MonthIndex;
+  readonly partsIncluded: readonly IndexedPart[];
+  readonly partsExcluded: readonly ExcludedPart[];
+  /** The index found before the rebuild: null when there was none. */
+  readonly existing: { readonly etag: string; readonly readable: boolean } | null;
+  readonly written: boolean;
+}
+
+/** An index already exists and `force` was not given: nothing was written. */
+/**
+ * The largest member one part may hold; a member is one job's record and is held in memory while it
+ * is found and decoded (the part itself is streamed, never held whole).
+ */
+export const MAX_MEMBER_BYTES = 256 * 1024 * 1024;
+
+const readExisting = async (deps: ReindexDeps, shopId: string, month: string) => {
+  const key = monthIndexKey(shopId, month);
+  const got = await getObjectBytes(deps.s3, deps.bucket, key);
+  if (!got) return null;
+  let readable = true;
+  try {
+    const idx = parseMonthIndex(got.bytes, key);
+    readable = idx.shop_id === shopId && idx.month === month;
+  } catch (err) {
+    if (!(err instanceof CorruptObjectError)) throw err;
+    readable = false;
+  }
+  return { etag: got.etag, readable };
+};
+
+/** What one part holds, measured from its bytes: the VerifiedPart commit would have added. */
+const scanPart = async (
+  deps: ReindexDeps,
+  shopId: string,
+  month: string,
+  listed: ListedObject,
+  partName: string,
+): Promise<VerifiedPart> => {
+  const fail = (reason: string): never => {
+    throw new CorruptObjectError(listed.key, reason);
+  };
+  const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: listed.key }));
+  if (!out.Body) return fail('part has no body');
+  const stream = out.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
+  const hash = createHash('sha256');
+  const scanner = new MemberScanner(MAX_MEMBER_BYTES);
+  let size = 0;
+  let runId: string | null = null;
+  const platformData = new Map<string, { offset: number; length: number }>();
+  const jobs: Array<{ record: JobRecord; offset: number; length: number; sha256: string }> = [];
+  const take = (members: Array<{ offset: number; bytes: Buffer }>) => {
+    for (const m of members) {
+      const { record, sha256 } = decodeMember(m.bytes, `${listed.key}@${m.offset}`);
+      if (m.offset === 0) {
+        if (record.type !== 'part') fail('first record is not the part header');
+        else if (record.shop_id !== shopId || record.month !== month || record.part !== partName) {
+          fail(`header names ${record.shop_id} ${record.month} ${record.part}`);
+        } else runId = record.run_id;
+      } else if (record.type === 'platform_data') {
+        platformData.set(record.ref, { offset: m.offset, length: m.bytes.length });
+      } else if (record.type === 'job') {
+        if (record.shop_id !== shopId) fail(`job ${record.job_id} is of shop ${record.shop_id}`);
+        jobs.push({ record, offset: m.offset, length: m.bytes.length, sha256 });
+      } else fail(`second part header at byte ${m.offset}`);
+    }
+  };
+  try {
+    for await (const chunk of stream) {
+      const buf = Buffer.from(chunk);
+      size += buf.length;
+      hash.update(buf);
+      try {
+        take(scanner.push(buf));
+      } catch (err) {
+        if (err instanceof CorruptObjectError) throw err;
+        fail((err as Error).message);
+      }
+    }
+    try {
+      take(scanner.finish());
+    } catch (err) {
+      if (err instanceof CorruptObjectError) throw err;
+      fail((err as Error).message);
+    }
+  } catch (err) {
+    stream.destroy?.();
+    throw err;
+  }
+  if (runId === null) return fail('part is empty');
+  const etag = normalizeEtag(out.ETag) || listed.etag;
+  const entries: Record<string, VerifiedPart['jobs'][string]> = {};
+  for (const j of jobs) {
+    if (Object.hasOwn(entries, j.record.job_id)) fail(`job ${j.record.job_id} appears twice`);
+    const ref = j.record.platform_data_ref;
+    const pd = ref === null ? undefined : platformData.get(ref);
+    entries[j.record.job_id] = {
+      part: partName,
+      offset: j.offset,
+      length: j.length,
+      sha256: j.sha256,
+      status: j.record.job.status,
+      completed_at: j.record.job.completed_at,
+      counts: countDetails(j.record.details),
+      platform_data: pd && ref !== null ? { offset: pd.offset, length: pd.length, ref } : null,
+      sources: j.record.sources.map(({ key, size: s, etag: e }) => ({ key, size: s, etag: e })),
+    };
+  }
+  return {
+    format: 'job-details-archive/verified@1',
+    part: {
+      name: partName,
+      key: listed.key,
+      size,
+      etag,
+      sha256: hash.digest('hex'),
+      run_id: runId,
+      job_count: jobs.length,
+      bytes_in: jobs.reduce((n, j) => n + j.record.sources.reduce((m, s) => m + s.size, 0), 0),
+    },
+    jobs: entries,
+  };
+};
+
+/**
+ * Rebuilds the month index of `shopId` × `month` from its parts. Parts that still have a staging doc
+ * (pending or verified) were never committed — commit removes those docs after its index write — and
+ * are excluded, as are parts that do not decode; both are reported, neither is touched. Parts are added
+ * in name order (= creation order) with the commit step's own rule (a job whose latest entry already
+ * has this completed_at gets no second entry), committed_at = the part's LastModified, deleted_at null:
+ * the delete step re-checks every source by key, size and ETag, so a rebuilt entry deletes nothing
+ * that no longer matches.
+ *
+ * Unless `dryRun`, writes the index with If-None-Match; an existing index (corrupt or not) is only
+ * replaced with `force`, with If-Match on the ETag read at the start (a concurrent commit → 412 →
+ * ConcurrentModificationError, nothing written).
+ */
+export const rebuildMonthIndex = async (
+  deps: ReindexDeps,
+  shopId: string,
+  month: string,
+  opts: ReindexOptions,
+): Promise<ReindexResult> => {
+  const prefix = groupPrefix(shopId, month); // validates shop and month before any I/O
+  const key = monthIndexKey(shopId, month);
+  const existing = await readExisting(deps, shopId, month);
+  if (existing && !opts.dryRun && !opts.force) throw new IndexExistsError(key);
+
+  const stagingPrefix = pendingPrefix(shopId, month);
+  const staged = stagedDocsByPart(stagingPrefix, await listAllArray(deps.s3, deps.bucket, stagingPrefix));
+  const listed = (await listAllArray(deps.s3, deps.bucket, prefix)).sort((a, b) =>
+    a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
+  );
+
+  let index = emptyMonthIndex(shopId, month, deps.clock().toISOString());
+  const partsExcluded: ExcludedPart[] = [];
+  for (const obj of listed) {
+    const parsed = parsePartKey(obj.key);
+    if (!parsed || parsed.shopId !== shopId || parsed.month !== month) {
+      partsExcluded.push({ key: obj.key, reason: 'not a part key' });
+      continue;
+    }
+    const docs = staged.get(parsed.partName);
+    if (docs) {
+      const which = docs.verified ? 'verified' : 'pending';
+      partsExcluded.push({ key: obj.key, reason: `has a ${which} staging doc: never committed` });
+      continue;
+    }
+    let verified: VerifiedPart;
+    try {
+      verified = await scanPart(deps, shopId, month, obj, parsed.partName);
+    } catch (err) {
+      if (!(err instanceof CorruptObjectError)) throw err;
+      partsExcluded.push({ key: obj.key, reason: `unreadable: ${err.reason}` });
+      continue;
+    }
+    const committedAt = (obj.lastModified ?? deps.clock()).toISOString();
+    index = applyCommit(index, verified, committedAt).index ?? index;
+  }
+  index = { ...index, updated_at: deps.clock().toISOString() };
+
+  let written = false;
+  if (!opts.dryRun) {
+    await putConditional(
+      deps.s3,
+      { Bucket: deps.bucket, Key: key, Body: serializeMonthIndex(index), ContentType: 'application/json' },
+      existing?.etag ?? null,
+    );
+    written = true;
+  }
+  return { index, partsIncluded: index.parts, partsExcluded, existing, written };
+};
+
+/** Entries per part of a rebuilt index (for reports). */
+export const entriesByPart = (index: MonthIndex): Record<string, number> => {
+  const out: Record<string, number> = {};
+  for (const list of Object.values(index.jobs) as (readonly IndexedJob[])[]) {
+    for (const e of list) out[e.part] = (out[e.part] ?? 0) + 1;
+  }
+  return out;
+};

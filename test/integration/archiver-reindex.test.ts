@@ -1,0 +1,180 @@
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { gzipSync } from 'node:zlib';
+import { monthIndexKey, partKey, pendingPrefix } from '../../shared/archive/keys';
+import type { IndexedJob, MonthIndex } from '../../shared/archive/month-index';
+import { rebuildMonthIndex } from '../../shared/archive/reindex';
+import { IndexExistsError } from '../../shared/errors';
+import { parseConfig } from '../../shared/config';
+import { JobDetailsReader } from '../../shared/reader';
+import { makeContext } from '../../infra/cli/context';
+import { memoryOutput } from '../../infra/cli/output';
+import { reindexCommand } from '../../infra/cli/reindex';
+import {
+  type ArchiverEnv,
+  archiverEnv,
+  getBytes,
+  HOUR,
+  hotState,
+  inMonth,
+  listKeys,
+  monthOfDate,
+  readIndex,
+  runSteps,
+  seedTerminalJob,
+} from '../support/archiver-fixtures';
+
+/**
+ * Rebuilding a lost or corrupt month index from the group's parts (shared/archive/reindex.ts) on
+ * parts written by the real archiver steps.
+ */
+jest.setTimeout(120_000);
+
+const SHOP = 'reindex-shop.myshopify.com';
+const MONTH = monthOfDate(inMonth(2, 1));
+
+const depsOf = (env: ArchiverEnv) => ({ s3: env.s3, bucket: env.bucket, clock: env.deps.clock });
+
+const dropIndex = (env: ArchiverEnv) =>
+  env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: monthIndexKey(SHOP, MONTH) }));
+
+/** What must survive a rebuild: everything but the commit and deletion times. */
+const comparable = (index: MonthIndex) => ({
+  parts: index.parts.map(({ committed_at: _c, ...p }) => p),
+  jobs: Object.fromEntries(
+    Object.entries(index.jobs).map(([id, list]) => [
+      id,
+      list.map(({ committed_at: _c, deleted_at: _d, ...e }: IndexedJob) => e),
+    ]),
+  ),
+});
+
+describe('rebuildMonthIndex', () => {
+  it('rebuilds the same parts and entries after two runs; the reader reads every job from it', async () => {
+    const env = await archiverEnv({ graceHours: 0 });
+    const first = [
+      await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3), status: 'FAILED' }),
+      await seedTerminalJob(env, {
+        shopId: SHOP,
+        completedAt: inMonth(2, 4),
+        status: 'CONFLICT',
+        platformData: null,
+      }),
+    ];
+    const hot = new Map<string, Awaited<ReturnType<typeof hotState>>>();
+    for (const j of first) hot.set(j.jobId, await hotState(env, j.jobId));
+    expect((await runSteps(env.deps)).report?.jobsArchived).toBe(2);
+
+    env.advance(HOUR);
+    const second = [
+      await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 5), status: 'COMPLETED' }),
+      await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 6), flushes: 3 }),
+    ];
+    for (const j of second) hot.set(j.jobId, await hotState(env, j.jobId));
+    expect((await runSteps(env.deps)).report?.jobsArchived).toBe(2);
+
+    const original = await readIndex(env, SHOP, MONTH);
+    if (!original) throw new Error('no index after two runs');
+    expect(original.parts).toHaveLength(2);
+    await dropIndex(env);
+
+    const rebuilt = await rebuildMonthIndex(depsOf(env), SHOP, MONTH, { dryRun: false });
+    expect(rebuilt.written).toBe(true);
+    expect(rebuilt.existing).toBeNull();
+    expect(rebuilt.partsExcluded).toEqual([]);
+    expect(rebuilt.partsIncluded.map((p) => p.name)).toEqual(original.parts.map((p) => p.name));
+    const stored = await readIndex(env, SHOP, MONTH);
+    expect(stored).toEqual(rebuilt.index);
+    if (!stored) throw new Error('rebuilt index not stored');
+    expect(comparable(stored)).toEqual(comparable(original));
+    for (const list of Object.values(stored.jobs)) for (const e of list) expect(e.deleted_at).toBeNull();
+
+    // Hot objects are gone (grace 0): the reader finds every job through the rebuilt index alone.
+    const reader = new JobDetailsReader(env.s3, env.bucket);
+    for (const j of [...first, ...second]) {
+      const got = await reader.readAllDetails({ shopId: SHOP, jobId: j.jobId, completedAt: j.completedAt });
+      expect(got.provenance.source).toBe('archive');
+      expect(got.details).toEqual(hot.get(j.jobId)?.details);
+    }
+  });
+
+  it('leaves out parts with a staging manifest and parts that do not decode, and deletes nothing', async () => {
+    const env = await archiverEnv({ graceHours: 0 });
+    await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3) });
+    await runSteps(env.deps);
+    env.advance(HOUR);
+    await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 4) });
+    const crashed = await runSteps(env.deps, { crashBefore: 'verify' });
+    expect(crashed.crashed).toBe(true);
+    const uncommitted = crashed.steps.at(-1)?.archive?.partKey;
+    if (!uncommitted) throw new Error('the crashed run wrote no part');
+    const garbage = partKey(SHOP, MONTH, 'part-20000101T000000Z-garbage0.jsonl.gz');
+    await env.s3.send(
+      new PutObjectCommand({ Bucket: env.bucket, Key: garbage, Body: gzipSync(Buffer.from('not json\n')) }),
+    );
+    const committed = (await readIndex(env, SHOP, MONTH))?.parts.map((p) => p.key);
+    await dropIndex(env);
+    const before = await listKeys(env.s3, env.bucket, '');
+
+    const r = await rebuildMonthIndex(depsOf(env), SHOP, MONTH, { dryRun: false });
+    expect(r.partsIncluded.map((p) => p.key)).toEqual(committed);
+    expect(r.partsExcluded).toEqual([
+      { key: garbage, reason: expect.stringMatching(/^unreadable: /) },
+      { key: uncommitted, reason: 'has a pending staging doc: never committed' },
+    ]);
+    expect(
+      Object.values(r.index.jobs)
+        .flat()
+        .map((e) => e.part),
+    ).toEqual(r.partsIncluded.map((p) => p.name));
+    // Only the index was added; staging docs and both left-out parts are still there.
+    expect(await listKeys(env.s3, env.bucket, '')).toEqual([...before, monthIndexKey(SHOP, MONTH)].sort());
+    expect((await listKeys(env.s3, env.bucket, pendingPrefix(SHOP, MONTH))).length).toBeGreaterThan(0);
+  });
+
+  it('refuses to replace an existing index without force; with force replaces a corrupt one', async () => {
+    const env = await archiverEnv({ graceHours: 0 });
+    await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3) });
+    await runSteps(env.deps);
+    const key = monthIndexKey(SHOP, MONTH);
+    const good = await readIndex(env, SHOP, MONTH);
+    await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: key, Body: '{"format":"trunc' }));
+
+    await expect(rebuildMonthIndex(depsOf(env), SHOP, MONTH, { dryRun: false })).rejects.toBeInstanceOf(
+      IndexExistsError,
+    );
+    expect((await getBytes(env.s3, env.bucket, key)).toString()).toBe('{"format":"trunc');
+
+    const r = await rebuildMonthIndex(depsOf(env), SHOP, MONTH, { dryRun: false, force: true });
+    expect(r.existing).toMatchObject({ readable: false });
+    expect(r.written).toBe(true);
+    const stored = await readIndex(env, SHOP, MONTH);
+    if (!stored || !good) throw new Error('index missing');
+    expect(comparable(stored)).toEqual(comparable(good));
+  });
+
+  it('a dry run writes nothing; the CLI prints the parts', async () => {
+    const env = await archiverEnv({ graceHours: 0 });
+    await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3) });
+    await runSteps(env.deps);
+    await dropIndex(env);
+    const before = await listKeys(env.s3, env.bucket, '');
+
+    const r = await rebuildMonthIndex(depsOf(env), SHOP, MONTH, { dryRun: true });
+    expect(r.written).toBe(false);
+    expect(r.partsIncluded).toHaveLength(1);
+    expect(await listKeys(env.s3, env.bucket, '')).toEqual(before);
+
+    const ctx = makeContext({
+      ddb: env.ddb,
+      s3: env.s3,
+      table: env.table,
+      bucket: env.bucket,
+      cfg: parseConfig(process.env),
+    });
+    const io = memoryOutput();
+    await reindexCommand(ctx, { shopId: SHOP, month: MONTH, dryRun: true, force: false, json: false }, io);
+    expect(io.stdout[0]).toBe(`dry run: would rebuild index of ${SHOP} ${MONTH}: 1 parts, 1 jobs`);
+    expect(io.stdout.join('\n')).toContain(r.partsIncluded[0]?.key);
+    expect(await listKeys(env.s3, env.bucket, '')).toEqual(before);
+  });
+});
