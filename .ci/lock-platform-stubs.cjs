@@ -48,12 +48,15 @@ for (const [where, meta] of Object.entries(pkgs)) {
     if (pkgs[nested] || pkgs[top]) continue;
     const { os, cpu, libc } = platformOf(name);
     if (!os || !cpu) continue; // not a platform binary: leave it to npm
+    // Same shape and key order as npm writes for such entries, so a later `npm install` keeps the
+    // lock byte-identical.
     pkgs[top] = {
       version,
+      cpu: [cpu],
+      ...(meta.dev ? { dev: true } : {}),
+      ...(libc ? { libc: [libc] } : {}),
       optional: true,
       os: [os],
-      cpu: [cpu],
-      ...(libc ? { libc: [libc] } : {}),
     };
     added++;
   }
