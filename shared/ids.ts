@@ -50,13 +50,6 @@ export const validateMonth = (value: unknown): string => {
   return value;
 };
 
-/** Month (UTC) of an ISO timestamp, e.g. `2026-03-31T23:59:59Z` → `2026-03`. */
-export const monthOf = (iso: string): string => {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) throw new InvalidIdError('timestamp', iso, 'not an ISO-8601 date');
-  return d.toISOString().slice(0, 7);
-};
-
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
 /** 13 lower-case base32 characters carrying 64 random bits (seed Phase 3: ≥ 60 bits). */

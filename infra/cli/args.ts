@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { InvalidIdError, InvalidInputError, isNamedError } from '../../shared/errors';
+import { parseDateOrTimestamp } from '../../shared/time';
 
 /**
  * Argument parsing for every command: node:util parseArgs in strict mode, its errors and every bad
@@ -130,28 +131,10 @@ export const wholeNumberFlag = numeric(/^[+-]?\d+$/, Number.isSafeInteger, 'a wh
 export const numberFlag = numeric(/^[+-]?(\d+(\.\d*)?|\.\d+)$/, Number.isFinite, 'a number');
 
 /**
- * An ISO-8601 date (`2026-03-01`, taken as UTC midnight) or date-time with an explicit zone
- * (`2026-03-01T12:00:00Z`, `…+02:00`). A time without a zone is refused: it would silently depend
- * on the operator's local timezone.
+ * A calendar date (`2026-03-01`, UTC midnight) or a timestamp with an explicit zone (shared/time.ts).
+ * A time without a zone is refused: it would silently depend on the operator's local timezone.
  */
-const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
-
-export const parseIsoDate = (field: string, raw: string): Date => {
-  const d = ISO.test(raw) ? new Date(raw) : new Date(Number.NaN);
-  // Some engines roll 2026-02-31 over to March; the calendar date must exist as written.
-  const day = new Date(`${raw.slice(0, 10)}T00:00:00Z`);
-  if (
-    Number.isNaN(d.getTime()) ||
-    Number.isNaN(day.getTime()) ||
-    day.toISOString().slice(0, 10) !== raw.slice(0, 10)
-  ) {
-    throw new InvalidInputError(
-      field,
-      `expected an ISO-8601 date or date-time with a zone (e.g. 2026-03-01T00:00:00Z), got ${JSON.stringify(raw)}`,
-    );
-  }
-  return d;
-};
+export const parseIsoDate = (field: string, raw: string): Date => parseDateOrTimestamp(field, raw);
 
 export const dateFlag = (flags: Flags, name: string): Date | undefined => {
   const raw = stringFlag(flags, name);

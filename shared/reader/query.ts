@@ -1,7 +1,8 @@
 import { RESTORE_TIERS, type RestoreTier } from '../config';
 import { DEFAULT_READ_CONCURRENCY } from '../details';
 import { InvalidInputError } from '../errors';
-import { monthOf, validateJobId, validateMonth, validateShopId } from '../ids';
+import { validateJobId, validateMonth, validateShopId } from '../ids';
+import { parseTimestamp } from '../time';
 import type { JobDetailsReaderOptions, JobQuery } from './types';
 
 /** Pure checks of what callers pass in; everything here runs before any request. */
@@ -83,11 +84,8 @@ export const monthRange = (from: string, to: string, limit: number): string[] =>
   return out.reverse().slice(0, limit);
 };
 
-const timestamp = (field: string, value: unknown): string => {
-  if (typeof value !== 'string') throw new InvalidInputError(field, 'must be an ISO-8601 string');
-  monthOf(value); // InvalidIdError('timestamp') when it does not parse
-  return value;
-};
+const timestamp = (field: string, value: unknown): string => parseTimestamp(field, value).iso;
+const monthOf = (iso: string): string => iso.slice(0, 7); // of a normalized timestamp
 
 /**
  * Validates a query (InvalidIdError / InvalidInputError, no I/O) and decides where to look:
@@ -100,7 +98,7 @@ export const resolveQuery = (q: JobQuery, searchMonths: number): ResolvedQuery =
   const jobId = validateJobId(q.jobId);
   const completedAt = q.completedAt === undefined ? null : timestamp('completedAt', q.completedAt);
   const createdAt = q.createdAt === undefined ? null : timestamp('createdAt', q.createdAt);
-  if (createdAt !== null && completedAt !== null && Date.parse(createdAt) > Date.parse(completedAt)) {
+  if (createdAt !== null && completedAt !== null && createdAt > completedAt) {
     throw new InvalidInputError('createdAt', `${createdAt} is after completedAt ${completedAt}`);
   }
 

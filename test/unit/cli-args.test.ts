@@ -63,17 +63,17 @@ describe('bad arguments: exit 2, one line on stderr, nothing on stdout', () => {
     [
       'bad ISO date',
       ['seed', '--now', 'yesterday'],
-      /^jobarchive seed: invalid --now: expected an ISO-8601 date/,
+      /^jobarchive seed: invalid --now: "yesterday" is not an ISO-8601 timestamp/,
     ],
     [
       'impossible calendar date',
       ['run', '--now', '2026-02-30'],
-      /^jobarchive run: invalid --now: expected an ISO-8601/,
+      /^jobarchive run: invalid --now: "2026-02-30T00:00:00Z" names a date that does not exist/,
     ],
     [
       'date-time without a zone',
       ['run', '--now', '2026-03-01T10:00:00'],
-      /^jobarchive run: invalid --now: expected an ISO-8601/,
+      /^jobarchive run: invalid --now: "2026-03-01T10:00:00" has no UTC offset/,
     ],
     [
       'missing required flag',
@@ -201,7 +201,7 @@ describe('values', () => {
       '2026-02-29T10:00Z',
       '2026-04-31',
       '2026-03-01T24:30Z',
-      '2026-03-01 12:00Z',
+      '2026-03-01T12:00',
       '1712345678',
       '',
     ]) {

@@ -2,7 +2,6 @@ import { InvalidIdError } from '../../shared/errors';
 import {
   chunkIds,
   generateJobId,
-  monthOf,
   validateChunkId,
   validateFlushId,
   validateJobId,
@@ -94,12 +93,6 @@ describe('short ids (seed Phase 2 and 3)', () => {
 });
 
 describe('months', () => {
-  it('monthOf is the UTC month of an instant', () => {
-    expect(monthOf('2026-03-31T23:59:59Z')).toBe('2026-03');
-    expect(monthOf('2026-03-31T23:30:00-02:00')).toBe('2026-04');
-    expect(() => monthOf('not a date')).toThrow(InvalidIdError);
-  });
-
   it('validateMonth accepts yyyy-mm only', () => {
     expect(validateMonth('2026-12')).toBe('2026-12');
     for (const bad of ['2026-13', '2026-1', '26-01', '2026-01-01', '../x', 7]) {

@@ -48,7 +48,7 @@ describe('resolveQuery', () => {
   it('completedAt alone → its month', () => {
     expect(resolveQuery({ ...base, completedAt: '2026-03-31T23:59:59Z' }, 24)).toEqual({
       ...base,
-      completedAt: '2026-03-31T23:59:59Z',
+      completedAt: '2026-03-31T23:59:59.000Z',
       months: ['2026-03'],
       searchFrom: null,
     });
@@ -64,7 +64,7 @@ describe('resolveQuery', () => {
     const q = { ...base, completedAt: '2026-03-01T00:00:00Z', months: ['2025-01', '2026-02', '2025-01'] };
     expect(resolveQuery(q, 24)).toMatchObject({
       months: ['2026-02', '2025-01'],
-      completedAt: '2026-03-01T00:00:00Z',
+      completedAt: '2026-03-01T00:00:00.000Z',
     });
     expect(resolveQuery({ ...base, months: [] }, 24).months).toEqual([]);
     expect(() => resolveQuery({ ...base, months: ['2026-01', '2026-02', '2026-03'] }, 2)).toThrow(
@@ -84,7 +84,7 @@ describe('resolveQuery', () => {
     ['bad shop', { ...base, shopId: '../other' }, InvalidIdError],
     ['bad job', { ...base, jobId: 'a/b' }, InvalidIdError],
     ['bad month', { ...base, months: ['2026-1'] }, InvalidIdError],
-    ['bad completedAt', { ...base, completedAt: 'last week' }, InvalidIdError],
+    ['bad completedAt', { ...base, completedAt: 'last week' }, InvalidInputError],
     ['non-string completedAt', { ...base, completedAt: 5 as never }, InvalidInputError],
     ['months not a list', { ...base, months: '2026-01' as never }, InvalidInputError],
     [

@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../../errors';
+import { normalizeTimestamp } from '../../time';
 
 /** Small validators for step events: each names the offending field in an InvalidInputError. */
 export type Obj = Record<string, unknown>;
@@ -33,18 +34,8 @@ export const int = (v: unknown, field: string, min = 0, max = Number.MAX_SAFE_IN
   return n;
 };
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-
-/** An ISO-8601 date-time with a zone; returned normalized (`toISOString`), so string order = time order. */
-export const isoTime = (v: unknown, field: string): string => {
-  if (typeof v !== 'string' || !ISO.test(v) || Number.isNaN(Date.parse(v))) {
-    throw new InvalidInputError(
-      field,
-      `expected an ISO-8601 date-time with a zone, got ${JSON.stringify(v)}`,
-    );
-  }
-  return new Date(v).toISOString();
-};
+/** A timestamp (shared/time.ts), normalized so string order = time order. */
+export const isoTime = (v: unknown, field: string): string => normalizeTimestamp(field, v);
 
 /** Rejects fields outside `allowed` (typos in operator input must not silently change behaviour). */
 export const onlyFields = (o: Obj, field: string, allowed: readonly string[]): void => {
