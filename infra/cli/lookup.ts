@@ -121,6 +121,7 @@ export const lookupCommand = async (
     jobId: opts.jobId,
     ...(completedAt ? { completedAt } : {}),
     ...(row?.created_at ? { createdAt: row.created_at } : {}),
+    ...(row ? { row: row as unknown as Record<string, unknown> } : {}),
   });
   const found = row !== null || lookup.hotKeys.length > 0 || lookup.archivals.length > 0;
   const result: LookupResult = { shopId: opts.shopId, jobId: opts.jobId, row, lookup, found };
@@ -134,12 +135,20 @@ export const lookupCommand = async (
   if (row) for (const l of rowLines(row)) io.out(l);
   else io.out('row:        none (expired by TTL, or never existed)');
   const archived = lookup.archivedJob;
-  if (!row && archived) {
+  if (!row && lookup.archivedRow) {
+    io.out('archived row (every attribute as the newest archival kept it):');
+    for (const [name, value] of Object.entries(lookup.archivedRow)) {
+      const text = JSON.stringify(value);
+      io.out(`  ${name}: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`);
+    }
+  } else if (!row && archived) {
     io.out(
       `archived:   ${archived.status}, completed ${archived.completed_at}; ${archived.total_items ?? '?'} items, ${archived.failed_items ?? '?'} failed, ${archived.skipped_items ?? '?'} skipped, ${archived.conflict_items ?? '?'} conflict`,
     );
   }
-  io.out(`details:    from ${lookup.detailsSource}`);
+  io.out(
+    `details:    from ${lookup.detailsSource}${lookup.provenance.inline.length > 0 ? ` (row inline: ${lookup.provenance.inline.join(', ')})` : ''}`,
+  );
   if (lookup.details) for (const l of summarizeDetails(lookup.details)) io.out(`  ${l}`);
   io.out(`platform:   from ${lookup.platformDataSource}`);
   if (lookup.platformData !== null) {

@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import type { JobDetails } from '../details';
+import type { JobDetails, JsonObject } from '../details';
 import type { ByteRange } from './month-index';
 import { encodeMember, platformDataRef } from './members';
 import { countDetails, PART_FORMAT, type ArchivedJobMeta, type SourceObject } from './records';
@@ -59,6 +59,9 @@ export class PartBuilder {
     details: JobDetails;
     platformData: unknown | null;
     sources: readonly SourceObject[];
+    /** The whole row (null: expired before archival), see JobRecord. */
+    row?: { row: JsonObject; reduced: Readonly<Record<string, number>> } | null;
+    inline?: readonly string[];
   }): Promise<void> {
     if (!this.header) throw new Error('PartBuilder: writeHeader() first');
     let ref: string | null = null;
@@ -77,6 +80,9 @@ export class PartBuilder {
       details: job.details,
       platform_data_ref: ref,
       sources: job.sources,
+      ...(job.row !== undefined ? { row: job.row?.row ?? null } : {}),
+      ...(job.row && Object.keys(job.row.reduced).length > 0 ? { row_reduced: job.row.reduced } : {}),
+      ...(job.inline && job.inline.length > 0 ? { inline: job.inline } : {}),
     });
     const range = await this.emit(enc.member);
     this.jobs[job.jobId] = {

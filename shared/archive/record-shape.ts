@@ -1,6 +1,6 @@
-import { parseJobDetailsPayload } from '../details';
+import { type JsonObject, parseJobDetailsPayload } from '../details';
 import { CorruptObjectError } from '../errors';
-import { PART_FORMAT, type PartRecord, type SourceObject } from './records';
+import { type JobRecord, PART_FORMAT, type PartRecord, type SourceObject } from './records';
 
 /** Shape checks for records read back from a part; anything unexpected is corruption, named by `where`. */
 type Obj = Record<string, unknown>;
@@ -29,6 +29,27 @@ const source = (v: unknown, where: string): SourceObject => {
   const size = optNum(v, 'size', where);
   if (size === null) return fail(where, 'source entry needs a size');
   return { key: str(v, 'key', where), size, etag: str(v, 'etag', where), sha256: str(v, 'sha256', where) };
+};
+
+/** The optional whole-row fields (records from before them have none). */
+const rowFields = (value: Obj, where: string): Pick<JobRecord, 'row' | 'row_reduced' | 'inline'> => {
+  const out: { row?: JsonObject | null; row_reduced?: Record<string, number>; inline?: string[] } = {};
+  if (value.row !== undefined) {
+    if (value.row !== null && !isObj(value.row)) return fail(where, 'field row must be an object or null');
+    out.row = value.row as JsonObject | null;
+  }
+  if (value.row_reduced !== undefined) {
+    const r = value.row_reduced;
+    if (!isObj(r) || !Object.values(r).every((n) => typeof n === 'number'))
+      return fail(where, 'field row_reduced must map attribute names to sizes');
+    out.row_reduced = r as Record<string, number>;
+  }
+  if (value.inline !== undefined) {
+    if (!Array.isArray(value.inline) || !value.inline.every((a) => typeof a === 'string'))
+      return fail(where, 'field inline must be a list of attribute names');
+    out.inline = value.inline as string[];
+  }
+  return out;
 };
 
 export const parsePartRecord = (value: unknown, where: string): PartRecord => {
@@ -74,6 +95,7 @@ export const parsePartRecord = (value: unknown, where: string): PartRecord => {
         details: parseJobDetailsPayload(value.details, where),
         platform_data_ref: optStr(value, 'platform_data_ref', where),
         sources: value.sources.map((s) => source(s, where)),
+        ...rowFields(value, where),
       };
     }
     default:

@@ -1,4 +1,4 @@
-import type { JobDetails } from '../details';
+import type { JobDetails, JsonObject } from '../details';
 
 /**
  * The records of an archive part. A part is JSONL.gz: one JSON object per line, and every line is its
@@ -58,6 +58,16 @@ export interface JobRecord {
   readonly details: JobDetails;
   readonly platform_data_ref: string | null;
   readonly sources: readonly SourceObject[];
+  /**
+   * The whole base-table item as archived (jobs/row-json.ts: every attribute under its own name),
+   * minus `row_reduced` and `inline`. Null when the row had expired before archival (then `job`
+   * holds what the GSI projected). Absent in records written before rows were archived whole.
+   */
+  readonly row?: JsonObject | null;
+  /** Attributes kept as their size only, e.g. `{completed_chunks: 200}` (absent when none). */
+  readonly row_reduced?: Readonly<Record<string, number>>;
+  /** Pre-migration detail attributes of the row, merged into `details` / platform data (absent when none). */
+  readonly inline?: readonly string[];
 }
 
 export type PartRecord = PartHeaderRecord | PlatformDataRecord | JobRecord;

@@ -11,21 +11,31 @@ import type { ReadSource } from './types';
 export const combineDetails = (
   archived: readonly JobRecord[],
   hot: readonly JobDetailsPayload[],
+  inline: JobDetails | null = null,
 ): { details: JobDetails | null; source: ReadSource } => {
-  if (archived.length === 0 && hot.length === 0) return { details: null, source: 'none' };
+  if (archived.length === 0 && hot.length === 0) {
+    return inline ? { details: inline, source: 'row' } : { details: null, source: 'none' };
+  }
+  // Inline details first: the design's dual-read prefers them; S3 objects are merged in.
   return {
-    details: mergeAllJobDetails([...archived.map((r) => r.details), ...hot]),
+    details: mergeAllJobDetails([...(inline ? [inline] : []), ...archived.map((r) => r.details), ...hot]),
     source: sourceOf(hot.length > 0, archived.length > 0),
   };
 };
 
-/** Hot platform-data.json is overwritten in place, so when present it is the newest; else the archive's. */
+/**
+ * Inline platform_data on a pre-migration row wins (the dual-read prefers the row); otherwise hot
+ * platform-data.json, overwritten in place, is the newest when present; else the archive's.
+ */
 export const choosePlatformData = (
   hot: unknown | null,
   archived: unknown | null,
+  inline: unknown | null = null,
 ): { data: unknown | null; source: ReadSource } =>
-  hot !== null
-    ? { data: hot, source: 'hot' }
-    : archived !== null
-      ? { data: archived, source: 'archive' }
-      : { data: null, source: 'none' };
+  inline !== null
+    ? { data: inline, source: 'row' }
+    : hot !== null
+      ? { data: hot, source: 'hot' }
+      : archived !== null
+        ? { data: archived, source: 'archive' }
+        : { data: null, source: 'none' };

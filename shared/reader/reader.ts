@@ -1,6 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { JobRecord } from '../archive/records';
+import { INLINE_PLATFORM_DATA, type InlineDetails, parseInlineDetails } from '../details/inline';
 import { InvalidInputError } from '../errors';
+import { itemToJson } from '../jobs/row-json';
 import { type MonthRead, readIndexes, readMembers, recheckIndexes, searchIndexes } from './archive-reads';
 import { choosePlatformData, combineDetails } from './combine';
 import { type ArchiveEntry, hotPlan, latestWithPlatformData, orderEntries } from './entries';
@@ -58,17 +60,27 @@ export class JobDetailsReader {
   /** All details of the job, hot and archived, merged and deduplicated. */
   async readAllDetails(q: JobQuery): Promise<DetailsResult> {
     const rq = resolveQuery(q, this.settings.searchMonths);
+    const inline = inlineOf(q);
     const ctx = newReadContext(this.s3, this.bucket, this.settings);
     const { entries, hot } = await this.gather(ctx, rq, false);
     const { records } = await this.readArchived(ctx, rq, entries, undefined);
-    const { details, source } = combineDetails(records, hot?.flushes.map((f) => f.payload) ?? []);
-    return { details, provenance: ctx.tally.provenance(source) };
+    const { details, source } = combineDetails(
+      records,
+      hot?.flushes.map((f) => f.payload) ?? [],
+      inline.details,
+    );
+    return { details, provenance: ctx.tally.provenance(source, detailAttributes(inline)) };
   }
 
   /** The job's platform data: hot platform-data.json when present, else the newest archived one. */
   async readPlatformData(q: JobQuery): Promise<PlatformDataResult> {
     const rq = resolveQuery(q, this.settings.searchMonths);
+    const inline = inlineOf(q);
     const ctx = newReadContext(this.s3, this.bucket, this.settings);
+    // The dual-read prefers the row: a pre-migration row's platform_data costs no request.
+    if (inline.platformData !== null) {
+      return { data: inline.platformData, provenance: ctx.tally.provenance('row', [INLINE_PLATFORM_DATA]) };
+    }
     // Hot first: it is the newest, and reading it before the indexes means an archival committed
     // meanwhile (which precedes any delete) is in the indexes we read next.
     const hot = await readHotPlatformData(ctx, rq);
@@ -86,21 +98,25 @@ export class JobDetailsReader {
    */
   async lookup(q: JobQuery): Promise<JobLookup> {
     const rq = resolveQuery(q, this.settings.searchMonths);
+    const inline = inlineOf(q);
     const ctx = newReadContext(this.s3, this.bucket, this.settings);
     const { entries, hot } = await this.gather(ctx, rq, true);
-    const platformEntry = hot?.platformData ? undefined : latestWithPlatformData(entries);
+    const platformEntry =
+      hot?.platformData || inline.platformData !== null ? undefined : latestWithPlatformData(entries);
     const { records, platformData } = await this.readArchived(ctx, rq, entries, platformEntry);
-    const details = combineDetails(records, hot?.flushes.map((f) => f.payload) ?? []);
-    const pd = choosePlatformData(hot?.platformData ?? null, platformData);
+    const details = combineDetails(records, hot?.flushes.map((f) => f.payload) ?? [], inline.details);
+    const pd = choosePlatformData(hot?.platformData ?? null, platformData, inline.platformData);
+    const newest = records[records.length - 1];
     return {
       details: details.details,
       platformData: pd.data,
-      archivedJob: records[records.length - 1]?.job ?? null,
+      archivedJob: newest?.job ?? null,
+      archivedRow: newest?.row ?? null,
       archivals: entries.map((e) => ({ month: e.month, partKey: e.partKey, entry: e.entry })),
       hotKeys: hot?.keys ?? [],
       detailsSource: details.source,
       platformDataSource: pd.source,
-      provenance: ctx.tally.provenance(combineSources(details.source, pd.source)),
+      provenance: ctx.tally.provenance(combineSources(details.source, pd.source), inline.attributes),
     };
   }
 
@@ -156,3 +172,17 @@ export class JobDetailsReader {
 
 const entriesOf = (reads: readonly MonthRead[]): ArchiveEntry[] =>
   orderEntries(reads.flatMap((r) => r.entries));
+
+const NO_INLINE: InlineDetails = { details: null, platformData: null, attributes: [] };
+
+/** The row's inline details (checked before any I/O; InvalidInputError naming the attribute). */
+const inlineOf = (q: JobQuery): InlineDetails => {
+  if (q.row === undefined) return NO_INLINE;
+  if (typeof q.row !== 'object' || q.row === null || Array.isArray(q.row)) {
+    throw new InvalidInputError('row', 'must be the job row (an object of attributes)');
+  }
+  return parseInlineDetails(itemToJson(q.row));
+};
+
+const detailAttributes = (inline: InlineDetails): string[] =>
+  inline.attributes.filter((a) => a !== INLINE_PLATFORM_DATA);

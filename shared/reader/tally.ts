@@ -22,8 +22,14 @@ export class ReadTally {
     return this.requestCount;
   }
 
-  provenance(source: ReadSource): Provenance {
-    return { source, parts: [...this.partKeys].sort(), requests: this.requestCount, bytes: this.byteCount };
+  provenance(source: ReadSource, inline: readonly string[] = []): Provenance {
+    return {
+      source,
+      parts: [...this.partKeys].sort(),
+      requests: this.requestCount,
+      bytes: this.byteCount,
+      inline: [...inline],
+    };
   }
 }
 
@@ -33,7 +39,9 @@ export const sourceOf = (hot: boolean, archive: boolean): ReadSource =>
 
 /** Where anything in a combined result came from (e.g. details from the archive, platform data hot). */
 export const combineSources = (...sources: ReadSource[]): ReadSource =>
-  sourceOf(
-    sources.some((s) => s === 'hot' || s === 'both'),
-    sources.some((s) => s === 'archive' || s === 'both'),
-  );
+  sources.every((s) => s === 'row' || s === 'none') && sources.includes('row')
+    ? 'row'
+    : sourceOf(
+        sources.some((s) => s === 'hot' || s === 'both'),
+        sources.some((s) => s === 'archive' || s === 'both'),
+      );

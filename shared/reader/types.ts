@@ -1,10 +1,14 @@
 import type { IndexedJob } from '../archive/month-index';
 import type { ArchivedJobMeta } from '../archive/records';
 import type { RestoreTier } from '../config';
-import type { JobDetails } from '../details';
+import type { JobDetails, JsonObject } from '../details';
 
-/** Where a result came from: hot objects, archive parts, both (merged), or nowhere. */
-export type ReadSource = 'hot' | 'archive' | 'both' | 'none';
+/**
+ * Where a result came from in S3: hot objects, archive parts, both (merged), or nowhere; `row` when
+ * only the job row's inline attributes (pre-migration rows) supplied it. `provenance.inline` names
+ * the inline attributes used, whatever the S3 source.
+ */
+export type ReadSource = 'hot' | 'archive' | 'both' | 'row' | 'none';
 
 /** What one read cost and touched; every S3 call of the read is counted, misses (404) included. */
 export interface Provenance {
@@ -15,6 +19,8 @@ export interface Provenance {
   readonly requests: number;
   /** Object bytes downloaded (GET bodies; listing XML is not counted). */
   readonly bytes: number;
+  /** Inline attributes of the row passed in `JobQuery.row` that the result used (see details/inline.ts). */
+  readonly inline: readonly string[];
 }
 
 /**
@@ -37,6 +43,12 @@ export interface JobQuery {
   readonly createdAt?: string;
   /** `yyyy-mm` months to look in, overriding the above. */
   readonly months?: readonly string[];
+  /**
+   * The job's DynamoDB row, when the caller has it (as the document client returns it). Rows from
+   * before the S3 offload carry their details inline (`failed_items_details`, …, `platform_data`):
+   * the design's dual-read prefers those and merges the S3 objects in.
+   */
+  readonly row?: Readonly<Record<string, unknown>>;
 }
 
 export interface JobDetailsReaderOptions {
@@ -73,6 +85,11 @@ export interface JobLookup {
   readonly platformData: unknown | null;
   /** The job row as the newest archival saw it (useful once the DynamoDB row has expired). */
   readonly archivedJob: ArchivedJobMeta | null;
+  /**
+   * The newest archival's copy of the whole row, every attribute under its own name (null when
+   * that archival predates whole-row records or the row had already expired).
+   */
+  readonly archivedRow: JsonObject | null;
   /** Every archival of the job found, oldest first. */
   readonly archivals: readonly ArchivalSummary[];
   /** Hot objects read (flushes and platform-data.json). */

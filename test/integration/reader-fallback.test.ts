@@ -114,6 +114,7 @@ describe('JobDetailsReader against s3rver', () => {
       parts: [part.partKey],
       requests: 2,
       bytes: indexBytes + (entry?.length ?? 0),
+      inline: [],
     });
 
     // Platform data: hot GET (404), index, one ranged GET.

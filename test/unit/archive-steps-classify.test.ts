@@ -1,5 +1,10 @@
 import { emptyMonthIndex, commitPart, type IndexedJob } from '../../shared/archive/month-index';
-import { archivedMeta, changedSincePlan, classifyPlanned } from '../../shared/archive/steps/classify';
+import {
+  archivedMeta,
+  assembleJob,
+  changedSincePlan,
+  classifyPlanned,
+} from '../../shared/archive/steps/classify';
 import type { JobRowSnapshot } from '../../shared/archive/steps/job-rows';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 
@@ -67,6 +72,7 @@ const row = (over: Partial<JobRowSnapshot> = {}): JobRowSnapshot => ({
   failed_items: 3,
   skipped_items: 0,
   conflict_items: 0,
+  item: { pk: 'SHOP#shop-a', sk: 'JOB#job1', job_status: 'FAILED', total_items: 10 },
   ...over,
 });
 
@@ -125,5 +131,63 @@ describe('archivedMeta', () => {
       failed_items: null,
       started_at: null,
     });
+  });
+});
+
+describe('assembleJob', () => {
+  const hot = {
+    details: { chunk_ids: ['p0'], failed: { timeout: ['d2', 'd9'] }, skipped: {}, conflict: {} },
+    platformData: { indexer: { batch_size: 50 } },
+  };
+
+  test('the whole row is kept; completed_chunks as its size', () => {
+    const item = {
+      pk: 'SHOP#shop-a',
+      sk: 'JOB#job1',
+      completed_chunks: new Set(['p0', 'p1']),
+      retry_attribution: { first_retry_at: '2026-01-09T00:00:00+00:00' },
+      some_future_field: 7,
+    };
+    const r = assembleJob(planned(), row({ item }), hot);
+    expect(r).toMatchObject({
+      kind: 'ok',
+      row: {
+        row: {
+          pk: 'SHOP#shop-a',
+          sk: 'JOB#job1',
+          retry_attribution: { first_retry_at: '2026-01-09T00:00:00+00:00' },
+          some_future_field: 7,
+        },
+        reduced: { completed_chunks: 2 },
+      },
+      inline: [],
+      details: hot.details,
+      platformData: hot.platformData,
+    });
+  });
+
+  test('a pre-migration row: inline details first, S3 merged in, inline attributes out of the row', () => {
+    const item = {
+      pk: 'SHOP#shop-a',
+      failed_items_details: { timeout: ['d1', 'd2'] },
+      platform_data: { indexer: { batch_size: 10 } },
+    };
+    const r = assembleJob(planned(), row({ item }), hot);
+    if (r.kind !== 'ok') throw new Error(r.reason);
+    expect(r.details.failed).toEqual({ timeout: ['d1', 'd2', 'd9'] });
+    expect(r.details.chunk_ids).toEqual(['p0']);
+    expect(r.platformData).toEqual({ indexer: { batch_size: 10 } });
+    expect(r.inline).toEqual(['failed_items_details', 'platform_data']);
+    expect(r.row?.row).toEqual({ pk: 'SHOP#shop-a' });
+  });
+
+  test('an inline attribute that does not parse quarantines the job, quoting the value', () => {
+    const r = assembleJob(planned(), row({ item: { failed_items_details: 'oops' } }), hot);
+    expect(r).toEqual({ kind: 'quarantine', reason: expect.stringContaining('row.failed_items_details') });
+    expect(r.kind === 'quarantine' && r.reason).toContain('"oops"');
+  });
+
+  test('an expired row: the planned attributes only', () => {
+    expect(assembleJob(planned(), undefined, hot)).toMatchObject({ kind: 'ok', row: null, inline: [] });
   });
 });

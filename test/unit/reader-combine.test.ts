@@ -71,6 +71,12 @@ describe('provenance accounting', () => {
     t.partRead('b');
     t.partRead('a');
     t.partRead('b');
-    expect(t.provenance('archive')).toEqual({ source: 'archive', parts: ['a', 'b'], requests: 2, bytes: 15 });
+    expect(t.provenance('archive')).toEqual({
+      source: 'archive',
+      parts: ['a', 'b'],
+      requests: 2,
+      bytes: 15,
+      inline: [],
+    });
   });
 });

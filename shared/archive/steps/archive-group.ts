@@ -2,7 +2,7 @@ import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { VerificationError } from '../../errors';
 import { newPartName, partKey, pendingKey } from '../keys';
 import { PartBuilder } from '../part-builder';
-import { archivedMeta, changedSincePlan, classifyPlanned } from './classify';
+import { assembleJob, changedSincePlan, classifyPlanned } from './classify';
 import type { StepDeps } from './context';
 import { type QuarantineItem, writeGroupFindings } from './findings';
 import { loadMonthIndex } from './index-store';
@@ -118,13 +118,20 @@ export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<A
           quarantined.push({ jobId: job.job_id, reason: read.reason });
           continue;
         }
+        const record = assembleJob(job, rows.get(job.job_id), read);
+        if (record.kind === 'quarantine') {
+          quarantined.push({ jobId: job.job_id, reason: record.reason });
+          continue;
+        }
         part ??= await openPart(deps, event);
         await part.builder.addJob({
           jobId: job.job_id,
-          meta: archivedMeta(job, rows.get(job.job_id)),
-          details: read.details,
-          platformData: read.platformData,
+          meta: record.meta,
+          details: record.details,
+          platformData: record.platformData,
           sources: read.sources,
+          row: record.row,
+          inline: record.inline,
         });
         archived++;
         bytesIn += read.bytesIn;

@@ -1,6 +1,11 @@
+import { type JobDetails, type JsonObject, mergeAllJobDetails } from '../../details';
+import { type InlineDetails, parseInlineDetails } from '../../details/inline';
+import { type ArchivableRow, archivableRow, itemToJson } from '../../jobs/row-json';
+import { tryParseTimestamp } from '../../time';
 import { latestEntry, type MonthIndex } from '../month-index';
 import type { ArchivedJobMeta } from '../records';
 import type { JobRowSnapshot } from './job-rows';
+import { reasonOf } from './run';
 import type { PlannedJob } from './types';
 
 /**
@@ -19,11 +24,14 @@ export const classifyPlanned = (job: PlannedJob, index: MonthIndex): 'skip' | 'a
 export const changedSincePlan = (job: PlannedJob, row: JobRowSnapshot | undefined): boolean =>
   row !== undefined && (row.job_status !== job.status || row.completed_at !== job.completed_at);
 
+/** A timestamp as archived in `job`: normalized when it parses, else as written (the row keeps it too). */
+const time = (v: string | null): string | null => (v === null ? null : (tryParseTimestamp(v)?.iso ?? v));
+
 /** The job as archived: planned (GSI) attributes plus the row's counters (null when the row is gone). */
 export const archivedMeta = (job: PlannedJob, row: JobRowSnapshot | undefined): ArchivedJobMeta => ({
   status: job.status,
-  created_at: row?.created_at ?? job.created_at,
-  started_at: row?.started_at ?? job.started_at,
+  created_at: time(row?.created_at ?? job.created_at),
+  started_at: time(row?.started_at ?? job.started_at),
   completed_at: job.completed_at,
   job_type: job.job_type,
   platform: job.platform,
@@ -35,3 +43,44 @@ export const archivedMeta = (job: PlannedJob, row: JobRowSnapshot | undefined): 
   retry_count: job.retry_count,
   error_message: job.error_message,
 });
+
+/** Everything a job record holds besides its sources, or why the job is quarantined. */
+export type AssembledJob =
+  | {
+      readonly kind: 'ok';
+      readonly meta: ArchivedJobMeta;
+      readonly details: JobDetails;
+      readonly platformData: JsonObject | null;
+      readonly row: ArchivableRow | null;
+      readonly inline: readonly string[];
+    }
+  | { readonly kind: 'quarantine'; readonly reason: string };
+
+/**
+ * Pure: the record of one job from its planned entry, its row (undefined when expired) and its hot
+ * objects. A pre-migration row's inline details come first (the design's dual-read prefers them) and
+ * the S3 objects are merged in; an inline attribute that does not parse quarantines the job, quoting
+ * the value. The row is archived whole, less what is stored elsewhere in the record.
+ */
+export const assembleJob = (
+  job: PlannedJob,
+  row: JobRowSnapshot | undefined,
+  hot: { details: JobDetails; platformData: JsonObject | null },
+): AssembledJob => {
+  const meta = archivedMeta(job, row);
+  if (row === undefined) return { kind: 'ok', meta, ...hot, row: null, inline: [] };
+  let inline: InlineDetails;
+  try {
+    inline = parseInlineDetails(itemToJson(row.item));
+  } catch (err) {
+    return { kind: 'quarantine', reason: reasonOf(err) };
+  }
+  return {
+    kind: 'ok',
+    meta,
+    details: inline.details ? mergeAllJobDetails([inline.details, hot.details]) : hot.details,
+    platformData: inline.platformData ?? hot.platformData,
+    row: archivableRow(row.item, inline.attributes),
+    inline: inline.attributes,
+  };
+};

@@ -2,9 +2,14 @@ import { pause } from '../../concurrency';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { JobArchiveError } from '../../errors';
 import { jobPk, jobSk } from '../../jobs/schema';
+import { tryParseTimestamp } from '../../time';
 import type { StepDeps } from './context';
 
-/** What the archive needs from a job row beyond the GSI projection: the counters (and the current status). */
+/**
+ * A job's row at archive time: the whole item (archived as is, see jobs/row-json.ts) and the few
+ * fields the archive step decides with. `completed_at` is normalized (shared/time.ts; null when
+ * absent or unparsable) so it compares with the planned value.
+ */
 export interface JobRowSnapshot {
   readonly job_status: string | null;
   readonly completed_at: string | null;
@@ -15,20 +20,9 @@ export interface JobRowSnapshot {
   readonly failed_items: number | null;
   readonly skipped_items: number | null;
   readonly conflict_items: number | null;
+  /** Every attribute, as the document client returned it. */
+  readonly item: Readonly<Record<string, unknown>>;
 }
-
-const ATTRIBUTES = [
-  'sk',
-  'job_status',
-  'completed_at',
-  'created_at',
-  'started_at',
-  'total_items',
-  'processed_items',
-  'failed_items',
-  'skipped_items',
-  'conflict_items',
-] as const;
 
 /** BatchGetItem takes at most 100 keys. */
 const BATCH = 100;
@@ -47,7 +41,6 @@ export const readJobRows = async (
   jobIds: readonly string[],
 ): Promise<Map<string, JobRowSnapshot>> => {
   const out = new Map<string, JobRowSnapshot>();
-  const names = Object.fromEntries(ATTRIBUTES.map((a, i) => [`#a${i}`, a]));
   for (let i = 0; i < jobIds.length; i += BATCH) {
     let keys: Record<string, unknown>[] = jobIds
       .slice(i, i + BATCH)
@@ -61,9 +54,8 @@ export const readJobRows = async (
           RequestItems: {
             [deps.table]: {
               Keys: keys,
+              // The whole item: the archive keeps every attribute once the row expires.
               ConsistentRead: true,
-              ProjectionExpression: Object.keys(names).join(', '),
-              ExpressionAttributeNames: names,
             },
           },
         }),
@@ -73,7 +65,7 @@ export const readJobRows = async (
         if (!sk?.startsWith('JOB#')) continue;
         out.set(sk.slice(4), {
           job_status: s(item.job_status),
-          completed_at: s(item.completed_at),
+          completed_at: tryParseTimestamp(item.completed_at)?.iso ?? null,
           created_at: s(item.created_at),
           started_at: s(item.started_at),
           total_items: n(item.total_items),
@@ -81,6 +73,7 @@ export const readJobRows = async (
           failed_items: n(item.failed_items),
           skipped_items: n(item.skipped_items),
           conflict_items: n(item.conflict_items),
+          item,
         });
       }
       keys = (res.UnprocessedKeys?.[deps.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];

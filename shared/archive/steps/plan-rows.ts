@@ -1,5 +1,6 @@
 import { validateJobId, validateShopId } from '../../ids';
 import { TERMINAL_STATUSES } from '../../jobs/schema';
+import { timestampProblem, tryParseTimestamp } from '../../time';
 import { plannedJobsKey } from '../keys';
 import type { GsiStartKey } from './cursor';
 import { reasonOf, reportableId } from './run';
@@ -12,7 +13,9 @@ import type { PlannedGroup, PlannedJob, QuarantinedJob } from './types';
  */
 export type RowVerdict =
   | { readonly kind: 'plan'; readonly shopId: string; readonly month: string; readonly job: PlannedJob }
-  | { readonly kind: 'quarantine'; readonly entry: QuarantinedJob };
+  | { readonly kind: 'quarantine'; readonly entry: QuarantinedJob }
+  /** Terminal, but its completed_at is not before the cutoff yet: a later run plans it. */
+  | { readonly kind: 'later' };
 
 type Item = Record<string, unknown>;
 
@@ -20,9 +23,17 @@ const optStr = (v: unknown): string | null => (typeof v === 'string' ? v : null)
 const optNum = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const optBool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
 
-const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
-const validTime = (v: unknown): v is string =>
-  typeof v === 'string' && ISO_UTC.test(v) && !Number.isNaN(Date.parse(v));
+/**
+ * How far past the cutoff the GSI key condition reaches. `status_created_at` is at most
+ * `completed_at` (the writer sets it at completion, the Python indexer at IN_PROGRESS), so
+ * `status_created_at < cutoff` would find every due job — if every writer wrote UTC. A key written
+ * with an offset (`…+14:00`) sorts as its local time, up to 14 h away from its instant; a day of slack
+ * covers any offset, and the exact test is `completed_at < cutoff` on the parsed value.
+ */
+export const KEY_CONDITION_SLACK_MS = 24 * 3600 * 1000;
+
+export const keyConditionBound = (cutoff: string): string =>
+  new Date(Date.parse(cutoff) + KEY_CONDITION_SLACK_MS).toISOString();
 
 /** The item's GSI key: Plan's cursor resumes after it. */
 export const startKeyOf = (item: Item): GsiStartKey => ({
@@ -32,7 +43,12 @@ export const startKeyOf = (item: Item): GsiStartKey => ({
   status_created_at: String(item.status_created_at),
 });
 
-export const classifyPlanRow = (item: Item, status: string): RowVerdict => {
+/**
+ * Eligibility is the design's rule, `completed_at < cutoff`, on the parsed timestamp (shared/time.ts),
+ * whatever `status_created_at` says. A terminal row with no completed_at, or one that does not parse,
+ * is quarantined with the value quoted: never guessed from another attribute.
+ */
+export const classifyPlanRow = (item: Item, status: string, cutoff: string): RowVerdict => {
   const rawShop = typeof item.pk === 'string' && item.pk.startsWith('SHOP#') ? item.pk.slice(5) : item.pk;
   const rawJob = typeof item.sk === 'string' && item.sk.startsWith('JOB#') ? item.sk.slice(4) : item.sk;
   const quarantine = (reason: string): RowVerdict => ({
@@ -55,17 +71,23 @@ export const classifyPlanRow = (item: Item, status: string): RowVerdict => {
   if (item.job_status !== status || !(TERMINAL_STATUSES as readonly string[]).includes(status)) {
     return quarantine(`status ${String(item.job_status)} is not the terminal status queried`);
   }
-  // Terminal writes set status_created_at = completed_at; a row without completed_at uses its GSI key.
-  const completedAt = item.completed_at ?? item.status_created_at;
-  if (!validTime(completedAt)) return quarantine('no valid completed_at');
+  if (item.completed_at === undefined || item.completed_at === null) {
+    return quarantine(
+      `terminal row has no completed_at (status_created_at ${JSON.stringify(item.status_created_at)})`,
+    );
+  }
+  const problem = timestampProblem(item.completed_at);
+  const completed = tryParseTimestamp(item.completed_at);
+  if (completed === null) return quarantine(`completed_at: ${problem}`);
+  if (completed.iso >= cutoff) return { kind: 'later' };
   return {
     kind: 'plan',
     shopId,
-    month: completedAt.slice(0, 7),
+    month: completed.month,
     job: {
       job_id: jobId,
       status,
-      completed_at: completedAt,
+      completed_at: completed.iso,
       created_at: optStr(item.created_at),
       started_at: optStr(item.started_at),
       job_type: optStr(item.job_type),
@@ -99,13 +121,12 @@ export class PlanPage {
   /** False when taking this row would open a group beyond the page's limit (Plan stops before it). */
   fits(v: RowVerdict): boolean {
     return (
-      v.kind === 'quarantine' ||
-      this.groups.has(groupId(v.shopId, v.month)) ||
-      this.groups.size < this.maxGroups
+      v.kind !== 'plan' || this.groups.has(groupId(v.shopId, v.month)) || this.groups.size < this.maxGroups
     );
   }
 
   add(v: RowVerdict): void {
+    if (v.kind === 'later') return;
     if (v.kind === 'quarantine') {
       this.quarantined.push(v.entry);
       return;

@@ -4,7 +4,7 @@ import { addCounts } from '../../metrics';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../jobs/schema';
 import type { StepDeps } from './context';
 import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
-import { classifyPlanRow, PlanPage, startKeyOf } from './plan-rows';
+import { classifyPlanRow, keyConditionBound, PlanPage, startKeyOf } from './plan-rows';
 import { writePlannedJobs } from './planned-jobs';
 import { writePlanFindings } from './findings';
 import { buildRun, zeroTotals } from './run';
@@ -53,8 +53,9 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
         new QueryCommand({
           TableName: deps.table,
           IndexName: JOBS_TABLE.gsiJobsByStatus.name,
-          KeyConditionExpression: 'job_status = :s AND status_created_at < :cutoff',
-          ExpressionAttributeValues: { ':s': status, ':cutoff': run.cutoff },
+          // A superset of the due jobs (see keyConditionBound); classifyPlanRow applies the exact rule.
+          KeyConditionExpression: 'job_status = :s AND status_created_at < :bound',
+          ExpressionAttributeValues: { ':s': status, ':bound': keyConditionBound(run.cutoff) },
           ...(here.startKey ? { ExclusiveStartKey: { ...here.startKey } } : {}),
           Limit: Math.min(settings.planPageJobs - consumed, QUERY_LIMIT),
         }),
@@ -62,7 +63,7 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
       const items = out.Items ?? [];
       let last = here.startKey;
       for (const [i, item] of items.entries()) {
-        const verdict = classifyPlanRow(item, status);
+        const verdict = classifyPlanRow(item, status, run.cutoff);
         if (!page.fits(verdict)) {
           next = { statusIndex: here.statusIndex, startKey: last };
           break scan;

@@ -1,5 +1,6 @@
 import { CorruptObjectError, InvalidInputError } from '../../errors';
 import { validateJobId } from '../../ids';
+import { tryParseTimestamp } from '../../time';
 import { getObjectBytes, putJson } from '../../s3/objects';
 import { plannedJobsKey, runPrefix } from '../keys';
 import type { StepDeps } from './context';
@@ -80,7 +81,10 @@ export const readPlannedJobs = async (
     } catch (err) {
       throw new CorruptObjectError(key, `planned job id is unsafe: ${(err as Error).message}`);
     }
-    if (j.completed_at.slice(0, 7) !== group.month || Number.isNaN(Date.parse(j.completed_at))) {
+    if (
+      tryParseTimestamp(j.completed_at)?.iso !== j.completed_at ||
+      j.completed_at.slice(0, 7) !== group.month
+    ) {
       throw new CorruptObjectError(key, `job ${j.job_id} did not complete in ${group.month}`);
     }
     if (seen.has(j.job_id)) throw new CorruptObjectError(key, `job ${j.job_id} is listed twice`);
