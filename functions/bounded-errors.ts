@@ -1,3 +1,6 @@
+import type { Context } from 'aws-lambda';
+import { invocationLogger } from './observability';
+
 /**
  * Lambda turns an error a handler throws into the Task's Cause — `{errorType, errorMessage, trace}`,
  * the trace being the stack's lines — and a group's Catch copies that Cause into the Map's results,
@@ -26,16 +29,26 @@ export const boundError = (err: Error): boolean => {
   return true;
 };
 
-/** Wraps a handler so whatever it throws leaves bounded (see above). */
+/**
+ * Wraps a step handler: one structured log line per invocation (run id, and shop × month for group
+ * steps, on every line) and whatever it throws leaves bounded (see above), logged whole first.
+ */
 export const withBoundedErrors =
-  <R>(handler: (event: unknown) => Promise<R>): ((event: unknown) => Promise<R>) =>
-  async (event) => {
+  <R>(handler: (event: unknown) => Promise<R>): ((event: unknown, context?: Context) => Promise<R>) =>
+  async (event, context) => {
+    const logger = invocationLogger(event, context);
+    const started = Date.now();
     try {
-      return await handler(event);
+      const out = await handler(event);
+      logger.info('step done', { ms: Date.now() - started });
+      return out;
     } catch (err) {
       if (err instanceof Error) {
-        const full = { name: err.name, message: err.message, stack: err.stack };
-        if (boundError(err)) console.error('handler error (the Task Cause carries it shortened)', full);
+        logger.error('step failed (the Task Cause carries the error shortened)', {
+          ms: Date.now() - started,
+          error: { name: err.name, message: err.message, stack: err.stack },
+        });
+        boundError(err);
       }
       throw err;
     }

@@ -3,8 +3,14 @@ import { report } from '../shared/archive/steps/report';
 import type { RunReport } from '../shared/archive/steps/types';
 import { withBoundedErrors } from './bounded-errors';
 import { getDeps } from './deps';
+import { publishRunMetrics } from './observability';
 
-/** `Report` Task: `{run, page, cursor: null, totals}` → the execution output. */
-export const handler = withBoundedErrors(
-  async (event): Promise<RunReport> => report(getDeps(), parseReportEvent(event)),
-);
+/**
+ * `Report` Task: `{run, page, cursor: null, totals}` → the execution output, and the run's figures as
+ * metrics (the quarantine alarm watches `JobsQuarantined`).
+ */
+export const handler = withBoundedErrors(async (event): Promise<RunReport> => {
+  const r = await report(getDeps(), parseReportEvent(event));
+  publishRunMetrics(r);
+  return r;
+});

@@ -20,6 +20,7 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { RUN_INCOMPLETE_ERROR } from '../shared/archive/steps/report';
 import type { ArchiverStep } from './step-functions';
 
 /** Errors the Lambda service itself raises around an invocation. */
@@ -59,7 +60,9 @@ export const STATE = {
   tally: 'Tally',
   morePages: 'MorePages',
   report: 'Report',
+  runComplete: 'RunComplete',
   done: 'Done',
+  runIncomplete: 'RunIncomplete',
   runFailed: 'RunFailed',
 } as const;
 
@@ -88,7 +91,7 @@ export interface ArchiverStateMachineProps {
  * The archiver's one definition (JSONPath only: the local runner executes this exact ASL).
  *
  * Plan → ProcessGroups (Distributed Map over the page's groups) → Tally → MorePages ─cursor→ Plan
- *                                                                               └─ none → Report → Done
+ *                                        └─ none → Report → RunComplete → Done | RunIncomplete (Fail)
  * Per group: ArchiveGroup → HasPart → VerifyPart → CommitPart → DeleteSources → GroupDone; a failing
  * Task in a group goes to GroupFailed, so one bad group never fails the others and is still reported.
  *
@@ -196,9 +199,18 @@ export class ArchiverStateMachine extends Construct {
     const report = task('report').addCatch(runFailed, { errors: [Errors.ALL] });
     // "IsNull: false" is written as Not(IsNull: true): same meaning on AWS, and aws-local-stepfunctions
     // evaluates every type test set to false as false (the guard rejects those).
+    // A run whose groups failed has processed every other group and written its report; it still
+    // ends FAILED (ArchiveRunIncomplete, Cause = report key and the failures), so the failed-execution
+    // alarm fires. Report sets `incomplete` only then, never in a dry run.
+    const runComplete = new Choice(this, STATE.runComplete)
+      .when(
+        Condition.isPresent('$.incomplete'),
+        new Fail(this, STATE.runIncomplete, { error: RUN_INCOMPLETE_ERROR, causePath: '$.incomplete' }),
+      )
+      .otherwise(new Succeed(this, STATE.done));
     const morePages = new Choice(this, STATE.morePages)
       .when(Condition.and(Condition.isPresent('$.cursor'), Condition.not(Condition.isNull('$.cursor'))), plan)
-      .otherwise(report.next(new Succeed(this, STATE.done)));
+      .otherwise(report.next(runComplete));
 
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention,

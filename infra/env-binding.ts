@@ -1,3 +1,4 @@
+import { METRICS_NAMESPACE } from '../functions/observability';
 import { ENV } from '../shared/config';
 
 /** What the deployed steps need to know; names come from shared/config.ts `ENV`, the only reader. */
@@ -8,6 +9,8 @@ export interface ArchiverSettings {
   readonly graceHours: number;
   readonly jobTtlDays: number;
   readonly planPageGroups: number;
+  /** Powertools service name: the metrics' `service` dimension, unique per construct. */
+  readonly serviceName: string;
 }
 
 /** The one place that turns settings into Lambda environment variables. */
@@ -18,6 +21,8 @@ export const archiverEnvironment = (s: ArchiverSettings): Record<string, string>
   [ENV.graceHours]: String(s.graceHours),
   [ENV.jobTtlDays]: String(s.jobTtlDays),
   [ENV.planPageGroups]: String(s.planPageGroups),
+  POWERTOOLS_SERVICE_NAME: s.serviceName,
+  POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
   // Stack traces point into the TypeScript sources, not the bundle.
   NODE_OPTIONS: '--enable-source-maps',
 });

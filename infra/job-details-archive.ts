@@ -1,9 +1,19 @@
-import { Annotations, type CfnElement, Duration, type RemovalPolicy, Stack, TimeZone } from 'aws-cdk-lib';
+import {
+  Annotations,
+  type CfnElement,
+  Duration,
+  Names,
+  type RemovalPolicy,
+  Stack,
+  TimeZone,
+} from 'aws-cdk-lib';
 import {
   Alarm,
   ComparisonOperator,
   type IAlarmAction,
   type IMetric,
+  Metric,
+  type MetricOptions,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -16,6 +26,7 @@ import { StepFunctionsStartExecution } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { METRICS_NAMESPACE, RUN_METRICS } from '../functions/observability';
 import { JOBS_TABLE } from '../shared/jobs/schema';
 import { ArchiverStateMachine } from './archiver-state-machine';
 import {
@@ -157,6 +168,8 @@ export interface ArchiveAlarms {
   readonly executionsTimedOut: Alarm;
   readonly executionsAborted: Alarm;
   readonly deadLetters: Alarm;
+  /** A run quarantined jobs (their data is safe in place, but someone must look). */
+  readonly jobsQuarantined: Alarm;
 }
 
 /**
@@ -188,6 +201,8 @@ export class JobDetailsArchive extends Construct {
   readonly bucket: IBucket;
   readonly deadLetterQueue: Queue;
   readonly alarms: ArchiveAlarms;
+  /** The Powertools service name the functions log and publish metrics under (the `service` dimension). */
+  readonly serviceName: string;
 
   constructor(scope: Construct, id: string, props: JobDetailsArchiveProps = {}) {
     super(scope, id);
@@ -219,7 +234,10 @@ export class JobDetailsArchive extends Construct {
       acknowledge(logsBucket, 'AwsSolutions-S1', 'this is the access-log target; logging it would recurse');
     }
 
+    // Unique per construct, so two archives in one account never share a metric.
+    this.serviceName = `job-details-archive-${Names.uniqueId(this)}`;
     const environment = archiverEnvironment({
+      serviceName: this.serviceName,
       bucketName: this.bucket.bucketName,
       tableName: this.table.tableName,
       olderThanDays: p.olderThanDays,
@@ -395,6 +413,17 @@ export class JobDetailsArchive extends Construct {
     }
   }
 
+  /** Jobs an archive run left in quarantine (published by the Report step through Powertools Metrics). */
+  metricJobsQuarantined(props: MetricOptions = {}): Metric {
+    return new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: RUN_METRICS.jobsQuarantined,
+      dimensionsMap: { service: this.serviceName },
+      statistic: 'Sum',
+      ...props,
+    });
+  }
+
   private createAlarms(action: IAlarmAction | undefined): ArchiveAlarms {
     const period = Duration.minutes(5);
     // Any occurrence in a 5-minute window alarms; no data means nothing happened.
@@ -427,6 +456,11 @@ export class JobDetailsArchive extends Construct {
         'ScheduleDeadLettersAlarm',
         this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),
         'The schedule could not start an archive run (its event is in the dead-letter queue)',
+      ),
+      jobsQuarantined: alarm(
+        'JobsQuarantinedAlarm',
+        this.metricJobsQuarantined({ period }),
+        'An archive run quarantined jobs: their details stay hot until fixed (see the run report)',
       ),
     };
   }

@@ -30,6 +30,8 @@ export type Flags = Readonly<Record<string, string | boolean | undefined>>;
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
+/** The command did its work, but left jobs in quarantine: their data is safe in place, someone must look. */
+export const EXIT_QUARANTINED = 3;
 
 /** Flags every command takes. */
 export const COMMON_OPTIONS = {

@@ -1,11 +1,14 @@
 import type { RunInput, RunReport } from '../../shared/archive/steps/types';
+import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report';
 import { InvalidInputError } from '../../shared/errors';
+import { getObjectBytes } from '../../shared/s3/objects';
 import {
   boolFlag,
   type CommandSpec,
   dateFlag,
   EXIT_FAILURE,
   EXIT_OK,
+  EXIT_QUARANTINED,
   type Flags,
   numberFlag,
   stringFlag,
@@ -51,7 +54,9 @@ export const runSpec: CommandSpec = {
     },
   },
   notes: [
-    'Exit code 1 when the execution fails (or, locally, does not succeed); failed groups alone do not fail a run.',
+    'Exit codes: 0 all done; 3 the run succeeded but quarantined jobs (listed; their data stays hot); 1 the execution',
+    'failed — ArchiveRunIncomplete when groups failed (every other group was processed; the failed ones are listed',
+    'from report.json). A --dry-run exits 0 whenever its execution succeeds, and reports the same lists.',
   ],
 };
 
@@ -124,23 +129,70 @@ export const runCommand = async (
       })
     : await (deps.runLocally ?? runLocally)(ctx, opts.input, io);
   const ok = outcome.status === 'SUCCEEDED';
+  // An incomplete run's execution has no output: its report is in S3, named by the Cause.
+  const incomplete = !ok && outcome.error === RUN_INCOMPLETE_ERROR;
+  const report = ok
+    ? isRunReport(outcome.output)
+      ? outcome.output
+      : undefined
+    : incomplete
+      ? await readIncompleteReport(ctx, outcome.cause, io)
+      : undefined;
   if (opts.json) {
     printJson(
       io,
       ok
         ? outcome.output
-        : { status: outcome.status, error: outcome.error, cause: outcome.cause, output: outcome.output },
+        : {
+            status: outcome.status,
+            error: outcome.error,
+            cause: outcome.cause,
+            output: outcome.output,
+            report,
+          },
     );
-  } else if (ok && isRunReport(outcome.output)) {
+  } else if (report) {
     const where = ctx.bucket ? `s3://${ctx.bucket}` : undefined;
-    for (const line of summarizeRunReport(outcome.output as RunReport, where)) io.out(line);
+    for (const line of summarizeRunReport(report, where)) io.out(line);
   } else if (ok) {
     io.out(JSON.stringify(outcome.output));
   }
-  if (!ok) {
+  if (incomplete) {
+    io.err(
+      `run: execution FAILED: ${RUN_INCOMPLETE_ERROR} — ${report?.groupsFailedCount ?? 'some'} group(s) failed (listed above); their hot data is left in place`,
+    );
+  } else if (!ok) {
     io.err(
       `run: execution ${outcome.status}${outcome.error ? `: ${outcome.error}` : ''}${outcome.cause ? ` — ${outcome.cause.split('\n')[0]}` : ''}`,
     );
+  } else if (report && !report.dryRun && report.jobsQuarantinedCount > 0) {
+    io.err(
+      `run: ${report.jobsQuarantinedCount} job(s) quarantined (listed above): their data stays hot until fixed (exit ${EXIT_QUARANTINED})`,
+    );
+    return { outcome, exitCode: EXIT_QUARANTINED };
   }
   return { outcome, exitCode: ok ? EXIT_OK : EXIT_FAILURE };
+};
+
+/** The report.json an ArchiveRunIncomplete Cause points at (undefined, said on stderr, when unreadable). */
+const readIncompleteReport = async (
+  ctx: CliContext,
+  cause: string | undefined,
+  io: Output,
+): Promise<RunReport | undefined> => {
+  let key: unknown;
+  try {
+    key = (JSON.parse(cause ?? '') as { reportKey?: unknown }).reportKey;
+  } catch {
+    key = undefined;
+  }
+  if (typeof key !== 'string' || !ctx.bucket) return undefined;
+  try {
+    const got = await getObjectBytes(ctx.s3, ctx.bucket, key);
+    const doc: unknown = got ? JSON.parse(got.bytes.toString('utf8')) : undefined;
+    return isRunReport(doc) ? doc : undefined;
+  } catch (err) {
+    io.err(`run: could not read the report ${key}: ${(err as Error).message}`);
+    return undefined;
+  }
 };

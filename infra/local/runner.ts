@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { inspect } from 'node:util';
 import type { Context } from 'aws-lambda';
 import type { CfnElement } from 'aws-cdk-lib';
 import { handler as archiveGroup } from '../../functions/archive-group';
@@ -9,6 +10,7 @@ import { handler as plan } from '../../functions/plan';
 import { handler as report } from '../../functions/report';
 import { handler as tally } from '../../functions/tally';
 import { handler as verifyPart } from '../../functions/verify-part';
+import { resetObservability } from '../../functions/observability';
 import { JobArchiveError, UnsupportedLocallyError } from '../../shared/errors';
 import { createArchiveApp } from '../archive-stack';
 import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../archiver-state-machine';
@@ -143,6 +145,10 @@ export interface LocalRunResult {
    * A Catch may have routed them to GroupFailed and the run may still say SUCCEEDED — check this.
    */
   readonly unexpectedErrors: LocalHandlerError[];
+  /** What the handlers logged through Powertools Logger (structured, one object per line). */
+  readonly logs: Record<string, unknown>[];
+  /** What they published through Powertools Metrics (CloudWatch EMF documents). */
+  readonly metrics: Record<string, unknown>[];
 }
 
 export interface RunArchiverLocallyOptions extends SynthesisOptions {
@@ -247,6 +253,7 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
 
   const executionName = opts.executionName ?? `local-${Date.now()}-${randomBytes(4).toString('hex')}`;
   const machine = new StateMachine(definition);
+  const captured = captureObservability();
   const execution = machine.run((opts.input ?? {}) as never, {
     overrides: { taskResourceLocalHandlers: localHandlers as never, retryIntervalOverrides },
     context: {
@@ -257,7 +264,13 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
     },
   });
 
-  const base = { taskInvocations, handlerErrors, unexpectedErrors };
+  const base = {
+    taskInvocations,
+    handlerErrors,
+    unexpectedErrors,
+    logs: captured.logs,
+    metrics: captured.metrics,
+  };
   try {
     const output: unknown = await execution.result;
     return { status: 'SUCCEEDED', output, ...base };
@@ -269,5 +282,55 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
       return { status: 'FAILED', output: null, error: { error: cause.name, cause: cause.message }, ...base };
     }
     throw err;
+  } finally {
+    captured.stop();
   }
+};
+
+const CONSOLE_METHODS = ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const;
+const OBSERVABILITY_ENV = {
+  // Powertools writes to the global console in dev mode (else to its own stdout Console), so the
+  // lines can be taken here instead of mixing into the CLI's stdout. Metrics stay on: dev mode alone
+  // would disable them.
+  POWERTOOLS_DEV: 'true',
+  POWERTOOLS_METRICS_DISABLED: 'false',
+  POWERTOOLS_LOG_LEVEL: 'INFO',
+} as const;
+
+/**
+ * In Lambda, Powertools writes logs and EMF metrics to stdout, where CloudWatch takes them. In process,
+ * the runner takes them instead, parsed: logs (level, message, keys) and metrics (`_aws` documents).
+ */
+const captureObservability = () => {
+  const logs: Record<string, unknown>[] = [];
+  const metrics: Record<string, unknown>[] = [];
+  const savedEnv = Object.fromEntries(Object.keys(OBSERVABILITY_ENV).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, OBSERVABILITY_ENV);
+  resetObservability();
+  const saved = CONSOLE_METHODS.map((m) => [m, console[m]] as const);
+  const take = (...args: unknown[]) => {
+    const text = args.map((a) => (typeof a === 'string' ? a : inspect(a))).join(' ');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = { message: text };
+    }
+    const doc =
+      typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : { message: text };
+    ('_aws' in doc ? metrics : logs).push(doc);
+  };
+  for (const m of CONSOLE_METHODS) console[m] = take;
+  return {
+    logs,
+    metrics,
+    stop: () => {
+      for (const [m, fn] of saved) console[m] = fn;
+      for (const [k, v] of Object.entries(savedEnv)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      resetObservability();
+    },
+  };
 };

@@ -227,6 +227,8 @@ describe('step functions', () => {
         [ENV.jobTtlDays]: '90',
         [ENV.planPageGroups]: '100',
         NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: stack.archive.serviceName,
+        POWERTOOLS_METRICS_NAMESPACE: 'JobDetailsArchive',
       });
     }
   });
@@ -437,12 +439,25 @@ describe('alarms', () => {
     );
   });
 
+  it('watch the quarantine metric the Report step publishes, under this construct\'s service name', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'JobDetailsArchive',
+      MetricName: 'JobsQuarantined',
+      Dimensions: [{ Name: 'service', Value: stack.archive.serviceName }],
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
   it('are exposed on the construct', () => {
     expect(Object.keys(stack.archive.alarms).sort()).toEqual([
       'deadLetters',
       'executionsAborted',
       'executionsFailed',
       'executionsTimedOut',
+      'jobsQuarantined',
     ]);
   });
 });

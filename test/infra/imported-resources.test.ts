@@ -146,7 +146,7 @@ describe('with an imported table and bucket', () => {
     const fnId = logicalId(imported.archive.functions['archive-group'], imported.stack);
     expect(imported.template.findResources('AWS::Lambda::Function')[fnId]?.Properties.MemorySize).toBe(3008);
     const alarms = Object.values(imported.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(4);
+    expect(alarms).toHaveLength(5);
     for (const a of alarms)
       expect(a.Properties.AlarmActions).toEqual(['arn:aws:sns:us-east-1:111111111111:pager']);
   });

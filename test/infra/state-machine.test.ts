@@ -29,6 +29,8 @@ describe('archiver definition: shape', () => {
       Tally: 'Task',
       MorePages: 'Choice',
       Report: 'Task',
+      RunComplete: 'Choice',
+      RunIncomplete: 'Fail',
       Done: 'Succeed',
       RunFailed: 'Fail',
     });
@@ -51,11 +53,22 @@ describe('archiver definition: shape', () => {
     }
   });
 
-  it('chains Plan → ProcessGroups → Tally → MorePages → (Plan | Report → Done)', () => {
+  it('chains Plan → ProcessGroups → Tally → MorePages → (Plan | Report → RunComplete → Done | RunIncomplete)', () => {
     expect(top.States.Plan?.Next).toBe(STATE.processGroups);
     expect(top.States.ProcessGroups?.Next).toBe(STATE.tally);
     expect(top.States.Tally?.Next).toBe(STATE.morePages);
-    expect(top.States.Report?.Next).toBe(STATE.done);
+    expect(top.States.Report?.Next).toBe(STATE.runComplete);
+    expect(top.States.RunComplete).toEqual({
+      Type: 'Choice',
+      Choices: [{ Variable: '$.incomplete', IsPresent: true, Next: STATE.runIncomplete }],
+      Default: STATE.done,
+    });
+    // A run with failed groups ends FAILED with a named error, its Cause the report's summary.
+    expect(top.States.RunIncomplete).toEqual({
+      Type: 'Fail',
+      Error: 'ArchiveRunIncomplete',
+      CausePath: '$.incomplete',
+    });
     expect(top.States.MorePages).toEqual({
       Type: 'Choice',
       Choices: [

@@ -10,3 +10,7 @@ const handoff = readHandoff();
 if (handoff) applyStackEnv(handoff);
 
 muteSdkNodeVersionNotice();
+
+// Handlers called directly (outside the local runner, which captures them) stay quiet.
+process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';

@@ -144,6 +144,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     requests: addCounts(totals.requests, reads),
     reportKey: key,
   };
+  const incomplete = !run.dryRun && totals.groupsFailed > 0 ? incompleteCause(summary) : undefined;
   const { requests: write } = await deps.meter.measure(() =>
     putJson(deps, key, {
       format: REPORT_FORMAT,
@@ -158,5 +159,35 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       pageResults: Array.from({ length: state.page }, (_, p) => pageResultsKey(run.runId, p)),
     }),
   );
-  return { ...summary, requests: addCounts(summary.requests, write) };
+  return {
+    ...summary,
+    requests: addCounts(summary.requests, write),
+    ...(incomplete !== undefined ? { incomplete } : {}),
+  };
 };
+
+/** The error a run with failed groups ends with (the state machine's `RunIncomplete` Fail state). */
+export const RUN_INCOMPLETE_ERROR = 'ArchiveRunIncomplete';
+
+/** Failed groups named in the Cause (report.json lists them all). */
+const CAUSE_GROUPS = 10;
+
+/**
+ * The Cause of `ArchiveRunIncomplete`: JSON an operator reads in the console and `jobarchive run`
+ * parses — what failed, where the full report is. Bounded well under the 32 KB Cause limit.
+ */
+export const incompleteCause = (r: RunReport): string =>
+  JSON.stringify({
+    message: `${r.groupsFailedCount} of ${r.groupsFailedCount + r.groupsOk} groups failed; their hot data stays in place until a later run archives it`,
+    reportKey: r.reportKey,
+    runId: r.runId,
+    groupsFailedCount: r.groupsFailedCount,
+    groupsFailed: r.groupsFailed.slice(0, CAUSE_GROUPS).map((g) => ({
+      shopId: g.shopId,
+      month: g.month,
+      error: g.error,
+      cause: g.cause.slice(0, 300),
+    })),
+    jobsArchived: r.jobsArchived,
+    jobsQuarantinedCount: r.jobsQuarantinedCount,
+  });

@@ -270,4 +270,9 @@ export interface RunReport {
   readonly pages: number;
   readonly requests: RequestCounts;
   readonly reportKey: string;
+  /**
+   * Present when groups failed in a real run: the Cause of the `ArchiveRunIncomplete` failure the
+   * state machine ends with (JSON, see `incompleteCause`). A dry run never carries it.
+   */
+  readonly incomplete?: string;
 }
