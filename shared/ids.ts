@@ -72,4 +72,10 @@ export const chunkIds = {
   },
   preparse: 'preparse',
   timeout: 'timeout',
+  /** A chunk of redrive attempt `attempt` (record-flush.ts, redrive protocol): `r1-p0`. */
+  redrive: (attempt: number, chunkId: string): string => {
+    if (!Number.isInteger(attempt) || attempt < 1)
+      throw new InvalidIdError('redrive attempt', attempt, 'must be a whole number ≥ 1');
+    return `r${attempt}-${validateChunkId(chunkId)}`;
+  },
 } as const;

@@ -5,6 +5,7 @@ import { validateChunkId, validateJobId, validateShopId } from '../ids';
 import { flushIdForChunks, sortedUniqueIds } from '../details/helpers';
 import { detailsKey as detailsKeyFor } from '../details/keys';
 import { type ConflictItem, type JobDetailsPayload, validateJobDetailsPayload } from '../details/payload';
+import { findJsonProblem, isPlainObject, type JsonValue } from '../details/json';
 import { isConditionalCheckFailed, keyOf, type OldItem, oldItemOf, validDate, wholeNumber } from './job-repo';
 import { IN_PROGRESS_ELIGIBLE, JOB_STATUSES, type JobStatus, TERMINAL_STATUSES } from './schema';
 import { DEFAULT_JOB_TTL_DAYS, type TerminalResult, validTtlDays, writeTerminal } from './terminal';
@@ -28,6 +29,22 @@ import {
  * | ok / skipped | chunk collision | `applied: false, reason: 'already-applied'`; the S3 object is a harmless re-PUT |
  * | ok / skipped | transient | throws; the SQS retry re-PUTs the same key and retries the update |
  * | fails | not attempted | throws; clean retry on the next delivery |
+ *
+ * Redrive protocol (a FAILED or CONFLICT job whose failed / conflict items are processed again):
+ * - Every flush of redrive attempt n (n ≥ 1) passes `job.redrive = {attempt: n, failed, conflict}` —
+ *   the failed and conflict counts the row had when the redrive started, i.e. the items being retried
+ *   — and chunk ids `r{n}-{chunk}` (`chunkIds.redrive(n, 'p0')`), which never collide with the first
+ *   run's nor another attempt's; a redelivery collides with itself and is deduplicated as ever.
+ * - The flush that moves the job back to IN_PROGRESS (exactly one per attempt: its condition is
+ *   `job_status IN (FAILED, CONFLICT)`) also takes the retried items out of the counters — it ADDs
+ *   `failed − redrive.failed` and `conflict − redrive.conflict` — adds 1 to `retry_count`, and sets
+ *   `retry_attribution = if_not_exists(retry_attribution, {first_retry_at, …redrive.attribution})`, all
+ *   in the same UpdateItem. Every other flush of the attempt adds its outcomes as usual.
+ * - The job is terminal again when the counters sum to `total_items` (every retried item re-reported):
+ *   the usual conditional terminal write, with a new `completed_at` (= `status_created_at`) and `ttl`;
+ *   the archiver then archives it as a retried job (a new index entry).
+ * Without `redrive`, a FAILED/CONFLICT job that ended early (an error path, counters short of
+ * `total_items`) simply resumes: its next flush refolds IN_PROGRESS and counting goes on.
  */
 
 /**
@@ -49,10 +66,23 @@ export interface FlushInput {
   details?: FlushDetails;
 }
 
+/** This flush belongs to a redrive of a finished FAILED/CONFLICT job (protocol at the top). */
+export interface FlushRedrive {
+  /** 1 for the first redrive; chunk ids of this flush must start with `r{attempt}-`. */
+  attempt: number;
+  /** The row's `failed_items` when the redrive started: the failed items being retried. */
+  failed: number;
+  /** The row's `conflict_items` when the redrive started: the conflict items being retried. */
+  conflict: number;
+  /** Merged into `retry_attribution` with `first_retry_at` when the job has none yet. */
+  attribution?: Record<string, JsonValue>;
+}
+
 export interface FlushJob {
   shopId: string;
   jobId: string;
   totalItems: number;
+  redrive?: FlushRedrive;
   /**
    * The status the caller believes the row has. Undefined or PENDING/FAILED/CONFLICT → this flush
    * tries to move the job to IN_PROGRESS. Pass `result.jobStatus` on to the next flush: a stale
@@ -138,6 +168,35 @@ export const flushPayload = (chunkIds: string[], d: FlushDetails | undefined): J
     conflict: d?.conflict ?? {},
   });
 
+const validRedrive = (r: unknown, chunkIds: readonly string[]): FlushRedrive => {
+  if (typeof r !== 'object' || r === null) throw new InvalidInputError('redrive', 'expected an object');
+  const o = r as Record<string, unknown>;
+  const attempt = wholeNumber('redrive.attempt', o.attempt);
+  if (attempt < 1) throw new InvalidInputError('redrive.attempt', `expected ≥ 1, got ${attempt}`);
+  const prefix = `r${attempt}-`;
+  const stray = chunkIds.find((id) => !id.startsWith(prefix) || id.length === prefix.length);
+  if (stray !== undefined) {
+    throw new InvalidInputError(
+      'chunkIds',
+      `a redrive (attempt ${attempt}) uses ${prefix}{chunk} ids, got ${JSON.stringify(stray)}`,
+    );
+  }
+  let attribution: Record<string, JsonValue> | undefined;
+  if (o.attribution !== undefined) {
+    const problem = isPlainObject(o.attribution)
+      ? findJsonProblem(o.attribution, 'redrive.attribution')
+      : { path: 'redrive.attribution', reason: 'expected an object' };
+    if (problem) throw new InvalidInputError(problem.path, problem.reason);
+    attribution = o.attribution as Record<string, JsonValue>;
+  }
+  return {
+    attempt,
+    failed: wholeNumber('redrive.failed', o.failed),
+    conflict: wholeNumber('redrive.conflict', o.conflict),
+    ...(attribution ? { attribution } : {}),
+  };
+};
+
 export const foldsInProgress = (knownStatus: JobStatus | undefined): boolean =>
   knownStatus === undefined || (IN_PROGRESS_ELIGIBLE as readonly JobStatus[]).includes(knownStatus);
 
@@ -155,13 +214,16 @@ export const buildFlushUpdate = (p: {
   counts: JobCounters;
   now: Date;
   fold: boolean;
+  redrive?: FlushRedrive;
   returnConsumedCapacity?: boolean;
 }): UpdateCommandInput => {
+  // The redrive's fold takes the retried items out of the counters (protocol at the top).
+  const uncount = p.fold && p.redrive ? p.redrive : { failed: 0, conflict: 0 };
   const values: Record<string, unknown> = {
     ':processed': p.counts.processed,
-    ':failed': p.counts.failed,
+    ':failed': p.counts.failed - uncount.failed,
     ':skipped': p.counts.skipped,
-    ':conflict': p.counts.conflict,
+    ':conflict': p.counts.conflict - uncount.conflict,
     ':chunks': new Set(p.chunkIds),
     ':ts': p.now.toISOString(),
   };
@@ -174,9 +236,31 @@ export const buildFlushUpdate = (p: {
     .map((k) => `${COUNTER_ATTRIBUTES[k]} :${k}`)
     .concat('#cc :chunks')
     .join(', ');
-  let update = `ADD ${add} SET last_updated = :ts`;
+  let update = `ADD ${add}${p.fold && p.redrive ? ', retry_count :one' : ''} SET last_updated = :ts`;
   const condition = ['attribute_exists(pk)', ...noCollision];
-  if (p.fold) {
+  if (p.fold && p.redrive) {
+    update += ', job_status = :inprog, started_at = if_not_exists(started_at, :ts), status_created_at = :ts';
+    // Set once, by the first redrive ever: a later attempt finds the attribute and leaves it.
+    update += ', retry_attribution = if_not_exists(retry_attribution, :ra) REMOVE completed_at, #ttl';
+    values[':ra'] = {
+      ...p.redrive.attribution,
+      first_retry_at: p.now.toISOString(),
+      first_retry_attempt: p.redrive.attempt,
+    };
+    names['#ttl'] = 'ttl';
+    values[':inprog'] = 'IN_PROGRESS';
+    values[':one'] = 1;
+    values[':failedStatus'] = 'FAILED';
+    values[':conflictStatus'] = 'CONFLICT';
+    values[':rf'] = p.redrive.failed;
+    values[':rc'] = p.redrive.conflict;
+    // Only a finished FAILED/CONFLICT job is redriven, and never below zero.
+    condition.push(
+      'job_status IN (:failedStatus, :conflictStatus)',
+      'failed_items >= :rf',
+      'conflict_items >= :rc',
+    );
+  } else if (p.fold) {
     update +=
       ', job_status = :inprog, started_at = if_not_exists(started_at, :ts), status_created_at = :ts' +
       ' REMOVE completed_at, #ttl';
@@ -245,6 +329,7 @@ export const recordFlush = async (
     throw new InvalidInputError('knownStatus', `expected one of ${JOB_STATUSES.join(', ')}`);
   }
   const chunkIds = validChunkIds(flush.chunkIds);
+  const redrive = job.redrive === undefined ? undefined : validRedrive(job.redrive, chunkIds);
   const counts = validCounts(flush.counts);
   const payload = flushPayload(chunkIds, flush.details);
   const now = validDate('now', opts.now ?? new Date());
@@ -294,6 +379,7 @@ export const recordFlush = async (
       counts,
       now,
       fold,
+      ...(redrive ? { redrive } : {}),
       returnConsumedCapacity: withCapacity,
     });
     try {
@@ -333,8 +419,22 @@ export const recordFlush = async (
       // Status race: the row left PENDING/FAILED/CONFLICT (another flush folded first). Count anyway.
       if (!fold)
         throw new ConcurrentModificationError(`${deps.table}/${keyOf(shopId, jobId).sk}`, { cause: err });
-      fold = false;
       observed = asJobStatus(why.old.status);
+      // A redrive counts on only once its attempt's fold has landed (the row is IN_PROGRESS): anything
+      // else would add outcomes for items still counted as failed.
+      if (redrive && observed !== 'IN_PROGRESS') throw redriveRefused(redrive, why.old);
+      fold = false;
     }
   }
+};
+
+const redriveRefused = (r: FlushRedrive, old: OldItem): InvalidInputError => {
+  const status = old.status ?? 'absent';
+  if (status === 'FAILED' || status === 'CONFLICT') {
+    return new InvalidInputError(
+      'redrive',
+      `retries ${r.failed} failed and ${r.conflict} conflict items, but the row counts ${old.counters.failed} and ${old.counters.conflict}`,
+    );
+  }
+  return new InvalidInputError('redrive', `only a FAILED or CONFLICT job is redriven; the job is ${status}`);
 };

@@ -439,7 +439,7 @@ describe('alarms', () => {
     );
   });
 
-  it('watch the quarantine metric the Report step publishes, under this construct\'s service name', () => {
+  it("watch the quarantine metric the Report step publishes, under this construct's service name", () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'JobDetailsArchive',
       MetricName: 'JobsQuarantined',

@@ -141,7 +141,9 @@ test('rows with ids that are unsafe as keys are quarantined at plan time; no key
   expect(reasons['../other-shop|j1']).toMatch(/InvalidIdError: invalid shop id/);
   expect(reasons['shop-ok|../../etc']).toMatch(/InvalidIdError: invalid job id/);
   expect(reasons['shop-ok|fine-id']).toBe('job_id attribute does not match sk');
-  expect(reasons['shop-ok|no-time']).toBe('no valid completed_at');
+  expect(reasons['shop-ok|no-time']).toBe(
+    'completed_at: "yesterday" is not an ISO-8601 timestamp with a UTC offset',
+  );
   // Only the good job's keys exist outside the run scratch.
   const keys = (await listKeys(env.s3, env.bucket, '')).filter((k) => !k.startsWith('job-details-runs/'));
   expect(keys.every((k) => k.includes('shop-ok/'))).toBe(true);

@@ -5,7 +5,7 @@
  */
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { JobDetailsStore } from '../../shared/details';
+import { chunkIds, JobDetailsStore } from '../../shared/details';
 import {
   createJob,
   findJobKeyById,
@@ -228,6 +228,136 @@ describe('recordFlush', () => {
     });
     expect(row).not.toHaveProperty('completed_at');
     expect(row).not.toHaveProperty('ttl');
+  });
+
+  it('redrive protocol: the fold un-counts the retried items, sets retry_attribution once, and the job ends again', async () => {
+    const jobId = await newJob(10);
+    const job = { shopId: SHOP, jobId, totalItems: 10 };
+    // The first run finishes FAILED: 6 processed, 4 failed.
+    const first = await recordFlush(
+      deps(null),
+      job,
+      { chunkIds: ['p0'], counts: counts(6, 4) },
+      { now: at(1) },
+    );
+    expect(first.terminal).toMatchObject({
+      status: 'FAILED',
+      written: true,
+      completedAt: at(1).toISOString(),
+    });
+
+    // Redrive 1 retries the 4 failed items. Its first flush is ONE UpdateItem (fold + un-count + attribution).
+    const updates: string[] = [];
+    const counting: DdbSender = {
+      send: ((cmd: { constructor: { name: string } }) => {
+        updates.push(cmd.constructor.name);
+        return ddb.send(cmd as never);
+      }) as DdbSender['send'],
+    };
+    const redrive1 = { attempt: 1, failed: 4, conflict: 0, attribution: { reason: 'manual', by: 'u-7' } };
+    const a = await recordFlush(
+      deps(null, counting),
+      { ...job, knownStatus: 'FAILED', redrive: redrive1 },
+      { chunkIds: [chunkIds.redrive(1, 'p0')], counts: counts(2) },
+      { now: at(2) },
+    );
+    expect(updates).toEqual(['UpdateCommand']);
+    expect(a).toMatchObject({
+      applied: true,
+      statusFolded: true,
+      jobStatus: 'IN_PROGRESS',
+      counters: counts(8),
+    });
+    expect(a.terminal).toBeUndefined();
+    let row = await getJob(ddb, table, SHOP, jobId);
+    expect(row).toMatchObject({
+      job_status: 'IN_PROGRESS',
+      retry_count: 1,
+      status_created_at: at(2).toISOString(),
+    });
+    expect(row).not.toHaveProperty('completed_at');
+    const attribution = {
+      reason: 'manual',
+      by: 'u-7',
+      first_retry_at: at(2).toISOString(),
+      first_retry_attempt: 1,
+    };
+    expect((row as unknown as Record<string, unknown>).retry_attribution).toEqual(attribution);
+
+    // A redelivery of that flush changes nothing; the last retried items end the job again.
+    const again = await recordFlush(
+      deps(null),
+      { ...job, knownStatus: 'FAILED', redrive: redrive1 },
+      { chunkIds: ['r1-p0'], counts: counts(2) },
+      { now: at(2) },
+    );
+    expect(again).toMatchObject({ applied: false, reason: 'already-applied' });
+    const b = await recordFlush(
+      deps(null),
+      { ...job, knownStatus: 'IN_PROGRESS', redrive: redrive1 },
+      { chunkIds: ['r1-p1'], counts: counts(1, 1) },
+      { now: at(3) },
+    );
+    expect(b.counters).toEqual(counts(9, 1));
+    expect(b.terminal).toMatchObject({ status: 'FAILED', written: true, completedAt: at(3).toISOString() });
+
+    // Redrive 2 retries the last failed item: COMPLETED, attribution untouched, retry_count 2.
+    const c = await recordFlush(
+      deps(null),
+      {
+        ...job,
+        knownStatus: 'FAILED',
+        redrive: { attempt: 2, failed: 1, conflict: 0, attribution: { reason: 'other' } },
+      },
+      { chunkIds: ['r2-p0'], counts: counts(1) },
+      { now: at(4) },
+    );
+    expect(c).toMatchObject({
+      statusFolded: true,
+      counters: counts(10),
+      terminal: { status: 'COMPLETED', written: true },
+    });
+    row = await getJob(ddb, table, SHOP, jobId);
+    expect(row).toMatchObject({
+      job_status: 'COMPLETED',
+      completed_at: at(4).toISOString(),
+      status_created_at: at(4).toISOString(),
+      retry_count: 2,
+      processed_items: 10,
+      failed_items: 0,
+    });
+    expect(row).toHaveProperty('ttl');
+    expect((row as unknown as Record<string, unknown>).retry_attribution).toEqual(attribution);
+  });
+
+  it('a redrive is refused before any write when its ids or the row do not fit the protocol', async () => {
+    const jobId = await newJob(10);
+    const job = { shopId: SHOP, jobId, totalItems: 10 };
+    await recordFlush(deps(null), job, { chunkIds: ['p0'], counts: counts(10) }, { now: at(1) }); // COMPLETED
+    const r = { attempt: 1, failed: 0, conflict: 0 };
+    await expect(
+      recordFlush(deps(null), { ...job, redrive: r }, { chunkIds: ['p1'], counts: counts(1) }),
+    ).rejects.toThrow(/a redrive \(attempt 1\) uses r1-\{chunk\} ids, got "p1"/);
+    await expect(
+      recordFlush(
+        deps(null),
+        { ...job, knownStatus: 'FAILED', redrive: r },
+        { chunkIds: ['r1-p1'], counts: counts(1) },
+      ),
+    ).rejects.toThrow('only a FAILED or CONFLICT job is redriven; the job is COMPLETED');
+    const failedJob = await newJob(10);
+    await recordFlush(deps(null), { ...job, jobId: failedJob }, { chunkIds: ['p0'], counts: counts(8, 2) });
+    await expect(
+      recordFlush(
+        deps(null),
+        { ...job, jobId: failedJob, knownStatus: 'FAILED', redrive: { attempt: 1, failed: 5, conflict: 0 } },
+        { chunkIds: ['r1-p0'], counts: counts(5) },
+      ),
+    ).rejects.toThrow('retries 5 failed and 0 conflict items, but the row counts 2 and 0');
+    expect(await getJob(ddb, table, SHOP, failedJob)).toMatchObject({
+      job_status: 'FAILED',
+      processed_items: 8,
+    });
   });
 
   it('skips the S3 leg when the details writer is null', async () => {

@@ -402,7 +402,11 @@ describe('JobDetailsReader against s3rver', () => {
       [InvalidIdError, () => r.readPlatformData({ shopId: 's1', jobId: '' })],
       [InvalidIdError, () => r.lookup({ shopId: 's1', jobId: 'j\u0000' })],
       [InvalidIdError, () => r.readAllDetails({ shopId: 's1', jobId: 'j1', months: ['2026-13'] })],
-      [InvalidIdError, () => r.readAllDetails({ shopId: 's1', jobId: 'j1', completedAt: 'yesterday' })],
+      [InvalidInputError, () => r.readAllDetails({ shopId: 's1', jobId: 'j1', completedAt: 'yesterday' })],
+      [
+        InvalidInputError,
+        () => r.readAllDetails({ shopId: 's1', jobId: 'j1', row: { failed_items_details: 'x' } }),
+      ],
       [
         InvalidInputError,
         () =>

@@ -12,22 +12,31 @@ import { handler as plan } from '../../functions/plan';
 import { handler as report } from '../../functions/report';
 import { handler as tally } from '../../functions/tally';
 import { handler as verifyPart } from '../../functions/verify-part';
+import { resetObservability } from '../../functions/observability';
 import { InvalidInputError } from '../../shared/errors';
 
 /** The handlers are thin: a malformed event is a named InvalidInputError and no request is sent. */
 const saved = { ...process.env };
-let logged: unknown[][] = [];
+let logged: Record<string, unknown>[] = [];
 beforeEach(() => {
   process.env.ECOM_JOB_DETAILS_BUCKET = 'unit-bucket';
   process.env.ECOM_JOBS_TABLE = 'unit-table';
   resetDeps();
+  // Powertools in dev mode writes to the global console, where the test reads its JSON lines.
+  process.env.POWERTOOLS_DEV = 'true';
+  process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
+  resetObservability();
   logged = [];
-  jest.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
-    logged.push(args);
-  });
+  for (const m of ['error', 'info'] as const) {
+    jest.spyOn(console, m).mockImplementation((line?: unknown) => {
+      logged.push(JSON.parse(String(line)) as Record<string, unknown>);
+    });
+  }
 });
 afterEach(() => {
   jest.restoreAllMocks();
+  process.env = { ...saved, ECOM_JOB_DETAILS_BUCKET: 'unit-bucket', ECOM_JOBS_TABLE: 'unit-table' };
+  resetObservability();
 });
 afterAll(() => {
   process.env = saved;
@@ -84,7 +93,8 @@ describe('what a handler error leaves behind (the Task Cause lands in the 256 KB
     const h = withBoundedErrors(async () => {
       throw thrown;
     });
-    const err = (await h({}).catch((e: unknown) => e)) as Error;
+    const event = { run: { runId: 'run-1' }, group: { shopId: 'shop-a', month: '2026-03' } };
+    const err = (await h(event).catch((e: unknown) => e)) as Error;
     expect(err).toBe(thrown);
     expect(err.name).toBe('AccessDenied');
     expect(err.message).toHaveLength(ERROR_MESSAGE_MAX);
@@ -98,10 +108,17 @@ describe('what a handler error leaves behind (the Task Cause lands in the 256 KB
       trace: err.stack?.split('\n'),
     });
     expect(cause.length).toBeLessThan(ERROR_MESSAGE_MAX + ERROR_STACK_MAX + 100);
+    // One structured line, with the run and group keys, carrying the whole error.
     expect(logged).toEqual([
-      [expect.any(String), { name: 'AccessDenied', message: expect.any(String), stack: fullStack }],
+      expect.objectContaining({
+        level: 'ERROR',
+        runId: 'run-1',
+        shopId: 'shop-a',
+        month: '2026-03',
+        error: { name: 'AccessDenied', message: expect.any(String), stack: fullStack },
+      }),
     ]);
-    expect((logged[0]?.[1] as { message?: string } | undefined)?.message).toHaveLength(2016);
+    expect((logged[0]?.error as { message?: string } | undefined)?.message).toHaveLength(2016);
   });
 
   test('typed fields survive (InvalidInputError keeps `field`); a short, one-line error is left alone', () => {
@@ -113,8 +130,10 @@ describe('what a handler error leaves behind (the Task Cause lands in the 256 KB
     expect(boundError(e)).toBe(false);
   });
 
-  test('a successful handler is untouched', async () => {
-    await expect(withBoundedErrors(async () => 42)({})).resolves.toBe(42);
-    expect(logged).toEqual([]);
+  test('a successful handler is untouched (one INFO line with its run)', async () => {
+    await expect(withBoundedErrors(async () => 42)({ execution: 'exec-9' })).resolves.toBe(42);
+    expect(logged).toEqual([
+      expect.objectContaining({ level: 'INFO', message: 'step done', runId: 'exec-9' }),
+    ]);
   });
 });
