@@ -27,11 +27,11 @@ beforeEach(() => {
   process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
   resetObservability();
   logged = [];
-  for (const m of ['error', 'info'] as const) {
-    jest.spyOn(console, m).mockImplementation((line?: unknown) => {
-      logged.push(JSON.parse(String(line)) as Record<string, unknown>);
-    });
-  }
+  const take = (...args: unknown[]) => {
+    logged.push(JSON.parse(String(args[0])) as Record<string, unknown>);
+  };
+  jest.spyOn(console, 'error').mockImplementation(take);
+  jest.spyOn(console, 'info').mockImplementation(take);
 });
 afterEach(() => {
   jest.restoreAllMocks();
