@@ -1,11 +1,12 @@
 import { JobDetailsStore } from '../../shared/details/store';
 import { mapLimit } from '../../shared/concurrency';
-import { isNamedError, JobArchiveError } from '../../shared/errors';
+import { InvalidInputError, isNamedError, JobArchiveError } from '../../shared/errors';
 import { createJob } from '../../shared/jobs/create-job';
 import { isConditionalCheckFailed } from '../../shared/jobs/job-repo';
 import { recordFlush } from '../../shared/jobs/record-flush';
 import type { JobStatus } from '../../shared/jobs/schema';
-import { boolFlag, type CommandSpec, dateFlag, type Flags, wholeNumberFlag } from './args';
+import { boolFlag, type CommandSpec, dateFlag, type Flags, stringFlag, wholeNumberFlag } from './args';
+import { type IndexerRowStyle, ROW_STYLES, type RowStyle, writeIndexerJob } from './python-rows';
 import type { CliContext } from './context';
 import { fleetStats, type PlannedJob, planFleet } from './fleet';
 import { type Output, printJson, table } from './output';
@@ -28,6 +29,11 @@ export const seedSpec: CommandSpec = {
     seed: { type: 'string', value: 'N', help: 'PRNG seed (default 1)' },
     now: { type: 'string', value: 'ISO', help: 'the simulated present (default: now)' },
     concurrency: { type: 'string', value: 'N', help: 'jobs written in parallel (default 8)' },
+    'row-style': {
+      type: 'string',
+      value: 'STYLE',
+      help: `how rows are written: ${ROW_STYLES.join(' | ')} (default library; python = as the production Python indexer writes them, pre-migration = details inline on the row)`,
+    },
   },
   notes: [
     'Cost per job: 1 PutItem, 1 UpdateItem per flush (+1 terminal), 1 PutObject per flush with details (+1 platform data).',
@@ -42,6 +48,8 @@ export interface SeedOptions {
   /** Undefined: the context's clock. */
   readonly now?: Date;
   readonly concurrency: number;
+  /** @default 'library' */
+  readonly rowStyle?: RowStyle;
   readonly json: boolean;
 }
 
@@ -54,6 +62,7 @@ export const parseSeedOptions = (flags: Flags): SeedOptions => {
     seed: wholeNumberFlag(flags, 'seed', 1, { min: 0, max: 0xffff_ffff }),
     ...(now ? { now } : {}),
     concurrency: wholeNumberFlag(flags, 'concurrency', 8, { min: 1, max: 64 }),
+    rowStyle: rowStyleFlag(stringFlag(flags, 'row-style')),
     json: boolFlag(flags, 'json'),
   };
 };
@@ -73,6 +82,17 @@ export interface SeedResult {
   /** Planned jobs whose row already existed (a rerun of the same seed): left untouched. */
   readonly alreadyPresent: number;
 }
+
+const rowStyleFlag = (raw: string | undefined): RowStyle => {
+  if (raw === undefined) return 'library';
+  if (!(ROW_STYLES as readonly string[]).includes(raw)) {
+    throw new InvalidInputError(
+      '--row-style',
+      `expected one of ${ROW_STYLES.join(', ')}, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return raw as RowStyle;
+};
 
 /** Replays one planned job through the writer library, as the indexer would. */
 const writeJob = async (
@@ -116,6 +136,16 @@ const writeJob = async (
   return { shopId: job.shopId, jobId: job.jobId, completedAt, status: finalStatus };
 };
 
+/** One planned job written as the production indexer would (python-rows.ts). */
+const writeStyled = async (
+  ctx: CliContext,
+  job: PlannedJob,
+  style: IndexerRowStyle,
+): Promise<SeededJob | null> => {
+  const w = await writeIndexerJob(ctx, job, style);
+  return w && { shopId: job.shopId, jobId: w.jobId, completedAt: w.completedAt, status: job.status };
+};
+
 export const seedCommand = async (ctx: CliContext, opts: SeedOptions, io: Output): Promise<SeedResult> => {
   const now = opts.now ?? ctx.now();
   const plan = planFleet({
@@ -125,12 +155,13 @@ export const seedCommand = async (ctx: CliContext, opts: SeedOptions, io: Output
     seed: opts.seed,
     now,
   });
+  const style = opts.rowStyle ?? 'library';
   const store = new JobDetailsStore(ctx.s3, ctx.bucket, { readConcurrency: ctx.cfg.readConcurrency });
   const progress = startProgress(io, 'seed: jobs', plan.length);
   let written: (SeededJob | null)[];
   try {
     written = await mapLimit(plan, opts.concurrency, async (job) => {
-      const r = await writeJob(ctx, store, job);
+      const r = style === 'library' ? await writeJob(ctx, store, job) : await writeStyled(ctx, job, style);
       progress.tick();
       return r;
     });
