@@ -1,3 +1,4 @@
+import { tryParseTimestamp } from '../../shared/time';
 import type { MonthIndex } from '../../shared/archive/month-index';
 import { normalizeEtag } from '../../shared/s3/objects';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
@@ -202,7 +203,8 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
   for (const r of inp.rows) {
     withRow.add(r.jobId);
     if (!TERMINAL.has(r.status) || !inp.hot.has(r.jobId)) continue;
-    const month = (r.completedAt ?? '').slice(0, 7) || 'unknown';
+    // The row's own timestamp, parsed like the archiver parses it (a Python offset included).
+    const month = tryParseTimestamp(r.completedAt)?.month ?? 'unknown';
     const g = group(r.shopId, month);
     g.hotJobs++;
     hotJobs++;

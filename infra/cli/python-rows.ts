@@ -218,7 +218,7 @@ export const writeIndexerJob = async (
     new UpdateCommand({
       TableName: ctx.table,
       Key: key,
-      UpdateExpression: `SET job_status = :s, completed_at = :t, last_updated = :t, #ttl = :ttl${names.map((n, i) => `, #d${i} = :d${i}`).join('')}`,
+      UpdateExpression: `SET job_status = :s, completed_at = :t, last_updated = :t, #ttl = :ttl${names.map((_n, i) => `, #d${i} = :d${i}`).join('')}`,
       ExpressionAttributeNames: { '#ttl': 'ttl', ...Object.fromEntries(names.map((n, i) => [`#d${i}`, n])) },
       ExpressionAttributeValues: {
         ':s': job.status,

@@ -328,9 +328,10 @@ describe('eligibility, timestamps and loud failures', () => {
     });
     expect(r.metrics).toHaveLength(1);
     expect(r.metrics[0]).toMatchObject({ JobsQuarantined: 1, JobsArchived: 1, GroupsFailed: 0 });
-    const [directive] = (
-      r.metrics[0]?._aws as { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] }
-    ).CloudWatchMetrics;
+    const aws = r.metrics[0]?._aws as
+      | { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] }
+      | undefined;
+    const directive = aws?.CloudWatchMetrics[0];
     expect(directive).toMatchObject({ Namespace: 'JobDetailsArchive', Dimensions: [['service']] });
   });
 });

@@ -1,6 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { sha256Hex } from '../../shared/archive/canonical-json';
 import { decodeMember, encodeMember, platformDataRef } from '../../shared/archive/members';
+import { parsePartRecord } from '../../shared/archive/record-shape';
 import type { PartRecord } from '../../shared/archive/records';
 import { CorruptObjectError } from '../../shared/errors';
 import { details, jobMeta } from '../support/archive-fixture';
@@ -62,5 +63,46 @@ describe('platformDataRef', () => {
     expect(platformDataRef({ a: 1, b: [1, 2] })).toBe(platformDataRef({ b: [1, 2], a: 1 }));
     expect(platformDataRef({ a: 1 })).not.toBe(platformDataRef({ a: 2 }));
     expect(platformDataRef({ a: 1 })).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+});
+
+describe('job records from before whole rows were archived', () => {
+  it('parse as before: no row, no row_reduced, no inline', () => {
+    const v1 = {
+      type: 'job',
+      shop_id: 's',
+      job_id: 'j',
+      job: { status: 'FAILED', completed_at: '2026-03-01T00:00:00.000Z' },
+      details: { chunk_ids: [], failed: {}, skipped: {}, conflict: {} },
+      platform_data_ref: null,
+      sources: [],
+    };
+    const r = parsePartRecord(v1, 'part');
+    expect(r).toMatchObject({ type: 'job', job_id: 'j' });
+    expect(r).not.toHaveProperty('row');
+    expect(r).not.toHaveProperty('inline');
+  });
+
+  it('a whole-row record keeps the row, and malformed row fields are corruption', () => {
+    const base = {
+      type: 'job',
+      shop_id: 's',
+      job_id: 'j',
+      job: { status: 'FAILED', completed_at: '2026-03-01T00:00:00.000Z' },
+      details: { chunk_ids: [], failed: {}, skipped: {}, conflict: {} },
+      platform_data_ref: null,
+      sources: [],
+    };
+    const r = parsePartRecord(
+      { ...base, row: { x: [1] }, row_reduced: { completed_chunks: 3 }, inline: ['platform_data'] },
+      'p',
+    );
+    expect(r).toMatchObject({
+      row: { x: [1] },
+      row_reduced: { completed_chunks: 3 },
+      inline: ['platform_data'],
+    });
+    expect(() => parsePartRecord({ ...base, row: 'x' }, 'p')).toThrow(/field row must be an object or null/);
+    expect(() => parsePartRecord({ ...base, inline: [1] }, 'p')).toThrow(/field inline/);
   });
 });

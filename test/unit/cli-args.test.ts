@@ -152,8 +152,13 @@ describe('values', () => {
       months: 3,
       seed: 1,
       concurrency: 8,
+      rowStyle: 'library',
       json: false,
     });
+    expect(parseSeedOptions(parseFlags(seedSpec, ['--row-style', 'python'])).rowStyle).toBe('python');
+    expect(() => parseSeedOptions(parseFlags(seedSpec, ['--row-style', 'boto']))).toThrow(
+      'invalid --row-style: expected one of library, python, pre-migration, got "boto"',
+    );
     const o = parseSeedOptions(
       parseFlags(seedSpec, [
         '--shops',
