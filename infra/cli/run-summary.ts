@@ -39,6 +39,8 @@ export const summarizeRunReport = (r: RunReport, where?: string): string[] => {
   );
   lines.push(`  groups:   ${r.groupsOk} ok, ${r.groupsFailedCount} failed`);
   lines.push(`  requests: S3 ${r.requests.s3}, DynamoDB ${r.requests.dynamodb}`);
+  const types = Object.entries(r.requests.byType ?? {});
+  if (types.length > 0) lines.push(`            ${types.map(([t, n]) => `${t} ${n}`).join(', ')}`);
   if (r.jobsQuarantinedCount > 0) {
     lines.push(`  quarantined (${r.jobsQuarantinedCount}):`);
     for (const [reason, n] of reasonCounts(r.jobsQuarantined)) lines.push(`    ${n} × ${reason}`);

@@ -64,7 +64,7 @@ test.each([
   );
   expect(err).toBeInstanceOf(InvalidInputError);
   expect((err as InvalidInputError).field).toBe(field);
-  expect(getDeps().meter.total).toEqual({ s3: 0, dynamodb: 0 });
+  expect(getDeps().meter.total).toEqual({ s3: 0, dynamodb: 0, byType: {} });
 });
 
 test('getDeps builds once from the environment; resetDeps re-reads it', () => {

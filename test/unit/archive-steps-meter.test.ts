@@ -1,8 +1,8 @@
 import { createRequestMeter } from '../../shared/archive/steps/meter';
 
-/** The counting middleware does `into[kind] += 1`; simulate it on the sink. */
-const request = (sink: { s3: number; dynamodb: number }, kind: 's3' | 'dynamodb') => {
-  sink[kind] += 1;
+/** What the counting middleware calls for each request. */
+const request = (sink: (kind: 's3' | 'dynamodb', type: string) => void, kind: 's3' | 'dynamodb') => {
+  sink(kind, kind === 's3' ? 's3.GetObject' : 'dynamodb.Query');
 };
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -22,10 +22,10 @@ test('concurrent measured calls each see only their own requests', async () => {
       await work(1, 'dynamodb');
     }),
   ]);
-  expect(a.requests).toEqual({ s3: 5, dynamodb: 0 });
-  expect(b.requests).toEqual({ s3: 0, dynamodb: 3 });
-  expect(c.requests).toEqual({ s3: 2, dynamodb: 1 });
-  expect(meter.total).toEqual({ s3: 7, dynamodb: 4 });
+  expect(a.requests).toEqual({ s3: 5, dynamodb: 0, byType: { 's3.GetObject': 5 } });
+  expect(b.requests).toEqual({ s3: 0, dynamodb: 3, byType: { 'dynamodb.Query': 3 } });
+  expect(c.requests).toEqual({ s3: 2, dynamodb: 1, byType: { 's3.GetObject': 2, 'dynamodb.Query': 1 } });
+  expect(meter.total).toEqual({ s3: 7, dynamodb: 4, byType: { 's3.GetObject': 7, 'dynamodb.Query': 4 } });
 });
 
 test('nested scopes count into their parents; requests outside any scope only into the total', async () => {
@@ -37,8 +37,12 @@ test('nested scopes count into their parents; requests outside any scope only in
       request(meter.sink, 'dynamodb');
       return 'v';
     });
-    expect(inner).toEqual({ value: 'v', requests: { s3: 0, dynamodb: 1 } });
+    expect(inner).toEqual({ value: 'v', requests: { s3: 0, dynamodb: 1, byType: { 'dynamodb.Query': 1 } } });
   });
-  expect(outer.requests).toEqual({ s3: 1, dynamodb: 1 });
-  expect(meter.total).toEqual({ s3: 2, dynamodb: 1 });
+  expect(outer.requests).toMatchObject({ s3: 1, dynamodb: 1 });
+  expect(meter.total).toMatchObject({
+    s3: 2,
+    dynamodb: 1,
+    byType: { 's3.GetObject': 2, 'dynamodb.Query': 1 },
+  });
 });

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { type RequestCounts, zeroCounts } from '../../metrics';
+import { countInto, type RequestCounts, type RequestKind, zeroCounts } from '../../metrics';
 
 /**
  * Attributes counted requests to the step call that sent them. Clients are built once per process
@@ -9,7 +9,7 @@ import { type RequestCounts, zeroCounts } from '../../metrics';
  */
 export interface RequestMeter {
   /** Pass as `into` to `countRequests(client, kind, sink)`. */
-  readonly sink: RequestCounts;
+  readonly sink: (kind: RequestKind, type: string) => void;
   /** Everything counted in this process. */
   readonly total: RequestCounts;
   /** Runs `fn` and returns what its requests (and only its) counted. */
@@ -19,27 +19,16 @@ export interface RequestMeter {
 export const createRequestMeter = (): RequestMeter => {
   const scopes = new AsyncLocalStorage<readonly RequestCounts[]>();
   const total = zeroCounts();
-  // countRequests does `into[kind] += 1`: a read then a write; the write carries the increment.
-  const counter = (kind: keyof RequestCounts) => ({
-    get: (): number => total[kind],
-    set: (value: number): void => {
-      const delta = value - total[kind];
-      total[kind] = value;
-      for (const scope of scopes.getStore() ?? []) scope[kind] += delta;
-    },
-    enumerable: true,
-  });
-  const sink = Object.defineProperties({} as RequestCounts, {
-    s3: counter('s3'),
-    dynamodb: counter('dynamodb'),
-  });
   return {
-    sink,
+    sink: (kind, type) => {
+      countInto(total, kind, type);
+      for (const scope of scopes.getStore() ?? []) countInto(scope, kind, type);
+    },
     total,
     async measure<T>(fn: () => Promise<T>) {
       const mine = zeroCounts();
       const value = await scopes.run([...(scopes.getStore() ?? []), mine], fn);
-      return { value, requests: { ...mine } };
+      return { value, requests: { ...mine, byType: { ...mine.byType } } };
     },
   };
 };

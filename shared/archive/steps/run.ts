@@ -145,7 +145,19 @@ const COUNT_FIELDS = [
 
 export const parseRequests = (v: unknown, field: string): RequestCounts => {
   const o = obj(v, field);
-  return { s3: int(o.s3, `${field}.s3`), dynamodb: int(o.dynamodb, `${field}.dynamodb`) };
+  const byType: Record<string, number> = {};
+  if (o.byType !== undefined) {
+    for (const [k, n] of Object.entries(obj(o.byType, `${field}.byType`))) {
+      if (!/^(s3|dynamodb)\.[A-Za-z0-9]+$/.test(k))
+        throw new InvalidInputError(`${field}.byType`, `unknown request type ${JSON.stringify(k)}`);
+      byType[k] = int(n, `${field}.byType.${k}`);
+    }
+  }
+  return {
+    s3: int(o.s3, `${field}.s3`),
+    dynamodb: int(o.dynamodb, `${field}.dynamodb`),
+    ...(o.byType !== undefined ? { byType } : {}),
+  };
 };
 
 export const parseTotals = (v: unknown, field = 'totals'): RunTotals => {
