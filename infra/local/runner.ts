@@ -138,6 +138,13 @@ export interface LocalRunResult {
   readonly error?: { readonly error: string; readonly cause: string };
   /** Invocations per Task state name (retries count). */
   readonly taskInvocations: Record<string, number>;
+  /** Seconds spent inside handlers, summed over every invocation (Lambda bills duration like this). */
+  readonly taskSeconds: number;
+  /**
+   * State transitions as a STANDARD workflow is billed for them: every state entered (Map item
+   * states included) and every retry, from the interpreter's event log.
+   */
+  readonly stateTransitions: number;
   /** Every error a handler threw, whether retried, caught or fatal. */
   readonly handlerErrors: LocalHandlerError[];
   /**
@@ -232,6 +239,7 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
   if (taskStates.size === 0)
     throw new UnsupportedLocallyError('(top level)', 'no Task bound to an archiver step');
 
+  const timing = { seconds: 0 };
   for (const [state, step] of taskStates) {
     taskInvocations[state] = 0;
     retryIntervalOverrides[state] = opts.retryDelayMs ?? 0;
@@ -239,8 +247,13 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
       taskInvocations[state] = (taskInvocations[state] ?? 0) + 1;
       try {
         const context = lambdaContext(step, timeouts[step].toMilliseconds(), memoryMb[step]);
-        const out = await handlers[step](JSON.parse(JSON.stringify(input)), context);
-        return JSON.parse(JSON.stringify(out ?? null));
+        const t0 = performance.now();
+        try {
+          const out = await handlers[step](JSON.parse(JSON.stringify(input)), context);
+          return JSON.parse(JSON.stringify(out ?? null));
+        } finally {
+          timing.seconds += (performance.now() - t0) / 1000;
+        }
       } catch (thrown) {
         const err = thrown instanceof Error ? thrown : new Error(String(thrown));
         const record = { state, step, name: err.name, message: err.message };
@@ -264,27 +277,48 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
     },
   });
 
-  const base = {
-    taskInvocations,
-    handlerErrors,
-    unexpectedErrors,
-    logs: captured.logs,
-    metrics: captured.metrics,
+  const transitions = countTransitions(execution.eventLogs);
+  // Read once the execution is over and its event log drained (the log ends with the execution).
+  const base = async () => {
+    await transitions.done;
+    return {
+      taskSeconds: timing.seconds,
+      stateTransitions: transitions.count,
+      taskInvocations,
+      handlerErrors,
+      unexpectedErrors,
+      logs: captured.logs,
+      metrics: captured.metrics,
+    };
   };
   try {
     const output: unknown = await execution.result;
-    return { status: 'SUCCEEDED', output, ...base };
+    return { status: 'SUCCEEDED', output, ...(await base()) };
   } catch (err) {
-    if (err instanceof ExecutionTimeoutError) return { status: 'TIMED_OUT', output: null, ...base };
-    if (err instanceof ExecutionAbortedError) return { status: 'ABORTED', output: null, ...base };
+    if (err instanceof ExecutionTimeoutError) return { status: 'TIMED_OUT', output: null, ...(await base()) };
+    if (err instanceof ExecutionAbortedError) return { status: 'ABORTED', output: null, ...(await base()) };
     if (err instanceof ExecutionError) {
       const cause = err.cause instanceof Error ? err.cause : new Error(String(err.cause));
-      return { status: 'FAILED', output: null, error: { error: cause.name, cause: cause.message }, ...base };
+      return {
+        status: 'FAILED',
+        output: null,
+        error: { error: cause.name, cause: cause.message },
+        ...(await base()),
+      };
     }
     throw err;
   } finally {
     captured.stop();
   }
+};
+
+/** Consumes the execution's event log as it is produced, counting billed transitions. */
+const countTransitions = (events: AsyncGenerator<{ type: string }>) => {
+  const t = { count: 0, done: Promise.resolve() };
+  t.done = (async () => {
+    for await (const e of events) if (e.type === 'StateEntered' || e.type === 'StateRetried') t.count++;
+  })().catch(() => undefined);
+  return t;
 };
 
 const CONSOLE_METHODS = ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const;

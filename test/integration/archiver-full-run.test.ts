@@ -228,11 +228,19 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
   });
   const lateHot = await hotState(env, late.jobId);
 
-  const counted = { ...getDeps().meter.total };
+  const total = getDeps().meter.total;
+  const counted = { ...total, byType: { ...total.byType } };
   const second = await runLocal({ graceHours: 0 });
+  const now = getDeps().meter.total;
+  const byType = Object.fromEntries(
+    Object.entries(now.byType ?? {})
+      .map(([k, n]) => [k, n - (counted.byType[k] ?? 0)] as const)
+      .filter(([, n]) => n > 0),
+  );
   expect(second.requests).toEqual({
-    s3: getDeps().meter.total.s3 - counted.s3,
-    dynamodb: getDeps().meter.total.dynamodb - counted.dynamodb,
+    s3: now.s3 - counted.s3,
+    dynamodb: now.dynamodb - counted.dynamodb,
+    byType,
   });
   expect(second).toMatchObject({
     jobsPlanned: old.length + 1,

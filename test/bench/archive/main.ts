@@ -1,0 +1,526 @@
+/**
+ * `npm run bench:archive [-- --quick | --smoke] [--seed N]` — what the cold tier costs and how fast it
+ * runs, measured on a private embedded stack (started in a temp dir, always stopped):
+ *
+ * - throughput: the archiver (the CDK-synthesized state machine, real handlers, in process) against
+ *   the I/O floor on the same objects in the same store (floor.ts), per scenario;
+ * - request mix: S3 requests by API call per hot object, Task invocations per job, DynamoDB read
+ *   units per job, bytes at rest after / before;
+ * - lookup: S3 requests and bytes to read one archived job, month known and unknown, against a
+ *   whole-part GET;
+ * - memory: peak RSS of the ArchiveGroup and VerifyPart steps, each run in its own process
+ *   (step-child.ts) on one detail-heavy shop-month;
+ * - codec: fflate and node:zlib on the same 64 KB blocks of JSONL.
+ *
+ * Prints a table per part and, as its LAST line, one JSON object (see `BenchResult`). Absolute times
+ * are noisy on shared machines; compare ratios within one run. Workload: workload.ts.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { CreateBucketCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { CreateTableCommand, DynamoDBClient, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { gunzipSync as fflateGunzip, gzipSync as fflateGzip } from 'fflate';
+import { getDeps, resetDeps } from '../../../functions/deps';
+import { applyStackEnv, type LocalStack, startLocalStack } from '../../../infra/local/stack';
+import { runArchiverLocally, type StepHandler, synthesizedDefinition } from '../../../infra/local/runner';
+import type { RunReport } from '../../../shared/archive/steps/types';
+import { dynamoClientFrom, s3ClientFrom } from '../../../shared/clients';
+import { config } from '../../../shared/config';
+import { GZIP_LEVEL } from '../../../shared/details';
+import { createTableInput } from '../../../shared/jobs/schema';
+import { JobDetailsReader } from '../../../shared/reader';
+import { ioFloor } from './floor';
+import { type BenchJob, makeJob, prng, shopMonth, smallFleet, writeJobs } from './workload';
+
+const MONTH = '2026-01';
+const NOW = '2026-03-15T00:00:00.000Z';
+const RUN_INPUT = { olderThanDays: 30, graceHours: 0, now: NOW };
+const MB = 1024 * 1024;
+
+interface Options {
+  readonly mode: 'full' | 'quick' | 'smoke';
+  readonly seed: number;
+}
+
+const parseOptions = (argv: readonly string[]): Options => {
+  let mode: Options['mode'] = 'full';
+  let seed = 1;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--quick') mode = 'quick';
+    else if (a === '--smoke') mode = 'smoke';
+    else if (a === '--seed') seed = Number(argv[++i]);
+    else throw new Error(`bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N)`);
+  }
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new Error('bench:archive: --seed takes a whole number');
+  return { mode, seed };
+};
+
+/** Scenario sizes per mode: the full run is the issue's; quick is minutes; smoke is seconds (CI). */
+const SIZES = {
+  full: { months: [100, 1500, 15000], fleetShops: 300, memoryMb: [100, 1024], lookupSample: 20 },
+  quick: { months: [100], fleetShops: 300, memoryMb: [100], lookupSample: 20 },
+  smoke: { months: [12], fleetShops: 8, memoryMb: [2], lookupSample: 3 },
+} as const;
+
+export interface ScenarioResult {
+  name: string;
+  jobs: number;
+  hotObjects: number;
+  hotBytes: number;
+  archiveBytes: number;
+  s3Requests: number;
+  s3RequestsByType: Record<string, number>;
+  taskInvocations: number;
+  wallSeconds: number;
+  floorSeconds: number;
+  lookupRequests: number;
+  lookupBytes: number;
+  lookupRequestsMonthUnknown: number;
+  lookupBytesMonthUnknown: number;
+  wholePartBytes: number;
+  dynamodbReadUnits: number;
+  parts: number;
+  /** Bytes at rest under job-details-index/ (Standard, never transitioned). */
+  indexBytes: number;
+  shopMonths: number;
+  /** Billed transitions had the run been a STANDARD execution (every state entered, retries). */
+  stateTransitions: number;
+  /** Seconds inside handlers, summed (Lambda duration). */
+  taskSeconds: number;
+}
+
+interface Ctx {
+  readonly stack: LocalStack;
+  readonly s3: S3Client;
+  readonly ddb: DynamoDBDocumentClient;
+  readonly admin: DynamoDBClient;
+  readonly definition: ReturnType<typeof synthesizedDefinition>;
+  readonly tmp: string;
+}
+
+let names = 0;
+const freshStores = async (c: Ctx, buckets: number) => {
+  const id = `bench-${Date.now().toString(36)}-${names++}`;
+  await c.admin.send(new CreateTableCommand(createTableInput(id)));
+  await waitUntilTableExists({ client: c.admin, maxWaitTime: 60 }, { TableName: id });
+  const out: string[] = [];
+  for (let i = 0; i < buckets; i++) {
+    const b = `${id}-${i}`;
+    await c.s3.send(new CreateBucketCommand({ Bucket: b }));
+    out.push(b);
+  }
+  return { table: id, buckets: out };
+};
+
+const listAll = async (s3: S3Client, bucket: string, prefix = '') => {
+  const out: { key: string; size: number }[] = [];
+  let token: string | undefined;
+  do {
+    const p = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+    );
+    for (const o of p.Contents ?? []) out.push({ key: o.Key ?? '', size: o.Size ?? 0 });
+    token = p.IsTruncated ? p.NextContinuationToken : undefined;
+  } while (token);
+  return out;
+};
+
+/** Points the in-process handlers at `table` / `bucket` and sums the DynamoDB read units they use. */
+const pointHandlers = (table: string, bucket: string) => {
+  process.env.ECOM_JOBS_TABLE = table;
+  process.env.ECOM_JOB_DETAILS_BUCKET = bucket;
+  resetDeps();
+  const units = { read: 0 };
+  // biome-ignore lint/suspicious/noExplicitAny: generic pass-through middleware
+  const stack = (getDeps().ddb as unknown as { middlewareStack: any }).middlewareStack;
+  stack.add(
+    // biome-ignore lint/suspicious/noExplicitAny: generic pass-through middleware
+    (next: any) => async (args: any) => {
+      args.input.ReturnConsumedCapacity ??= 'TOTAL';
+      const out = await next(args);
+      const cc = out.output?.ConsumedCapacity;
+      for (const c of Array.isArray(cc) ? cc : cc ? [cc] : []) units.read += c.CapacityUnits ?? 0;
+      return out;
+    },
+    { step: 'initialize', name: 'benchConsumedCapacity' },
+  );
+  return units;
+};
+
+const runScenario = async (c: Ctx, name: string, jobs: Iterable<BenchJob>, lookupSample: number) => {
+  const { table, buckets } = await freshStores(c, 2);
+  const [floorBucket, archiveBucket] = buckets as [string, string];
+  const listed: BenchJob[] = [];
+  const remember = function* () {
+    for (const j of jobs) {
+      listed.push({ ...j, flushes: [] }); // keep ids and times, not the details
+      yield j;
+    }
+  };
+  const hot = await writeJobs(c.ddb, c.s3, table, [floorBucket, archiveBucket], remember());
+  const floor = await ioFloor(c.s3, floorBucket, 'job-details/', config().readConcurrency);
+
+  const units = pointHandlers(table, archiveBucket);
+  const t0 = performance.now();
+  const r = await runArchiverLocally({ definition: c.definition, input: RUN_INPUT });
+  const wallSeconds = (performance.now() - t0) / 1000;
+  if (r.status !== 'SUCCEEDED') throw new Error(`${name}: run ${r.status} ${JSON.stringify(r.error)}`);
+  const report = r.output as RunReport;
+  if (report.jobsArchived !== listed.length || report.jobsQuarantinedCount > 0) {
+    throw new Error(
+      `${name}: archived ${report.jobsArchived} of ${listed.length} jobs (${report.jobsQuarantinedCount} quarantined)`,
+    );
+  }
+  const after = await listAll(c.s3, archiveBucket);
+  const left = after.filter((o) => o.key.startsWith('job-details/'));
+  if (left.length > 0) throw new Error(`${name}: ${left.length} hot objects left after the run`);
+  const kept = after.filter((o) => !o.key.startsWith('job-details-runs/'));
+  const parts = kept.filter((o) => o.key.startsWith('job-details-cold/'));
+
+  // Lookups of a deterministic sample, month known (completedAt) and unknown (bounded search).
+  const reader = new JobDetailsReader(c.s3, archiveBucket);
+  const pick = prng(listed.length);
+  const sample = Array.from(
+    { length: Math.min(lookupSample, listed.length) },
+    () => listed[pick.int(0, listed.length - 1)] as BenchJob,
+  );
+  const known = { requests: 0, bytes: 0 };
+  const unknown = { requests: 0, bytes: 0 };
+  for (const j of sample) {
+    const a = await reader.readAllDetails({ shopId: j.shopId, jobId: j.jobId, completedAt: j.completedAt });
+    const b = await reader.readAllDetails({ shopId: j.shopId, jobId: j.jobId });
+    if (a.provenance.source !== 'archive' || b.provenance.source !== 'archive')
+      throw new Error(`${name}: ${j.jobId} not read from the archive`);
+    known.requests += a.provenance.requests;
+    known.bytes += a.provenance.bytes;
+    unknown.requests += b.provenance.requests;
+    unknown.bytes += b.provenance.bytes;
+  }
+  const n = Math.max(1, sample.length);
+  const shopMonths = new Set(listed.map((j) => `${j.shopId} ${j.completedAt.slice(0, 7)}`)).size;
+  const result: ScenarioResult = {
+    name,
+    jobs: listed.length,
+    hotObjects: hot.objects,
+    hotBytes: hot.bytes,
+    archiveBytes: kept.reduce((s, o) => s + o.size, 0),
+    s3Requests: report.requests.s3,
+    s3RequestsByType: Object.fromEntries(
+      Object.entries(report.requests.byType ?? {})
+        .filter(([k]) => k.startsWith('s3.'))
+        .map(([k, v]) => [k.slice(3), v]),
+    ),
+    taskInvocations: Object.values(r.taskInvocations).reduce((s, x) => s + x, 0),
+    wallSeconds,
+    floorSeconds: floor.seconds,
+    lookupRequests: known.requests / n,
+    lookupBytes: Math.round(known.bytes / n),
+    lookupRequestsMonthUnknown: unknown.requests / n,
+    lookupBytesMonthUnknown: Math.round(unknown.bytes / n),
+    wholePartBytes: Math.round(parts.reduce((s, o) => s + o.size, 0) / Math.max(1, parts.length)),
+    dynamodbReadUnits: units.read,
+    parts: parts.length,
+    indexBytes: kept.filter((o) => o.key.startsWith('job-details-index/')).reduce((s, o) => s + o.size, 0),
+    shopMonths,
+    stateTransitions: r.stateTransitions,
+    taskSeconds: r.taskSeconds,
+  };
+  return result;
+};
+
+/** A detail-heavy shop-month of at least `mb` MB of uncompressed details. */
+function* heavyMonth(seed: number, mb: number) {
+  const r = prng(seed);
+  let bytes = 0;
+  while (bytes < mb * MB) {
+    const j = makeJob(r, 'heavy.myshopify.com', MONTH, { chunks: 200, detailRate: 15 });
+    for (const f of j.flushes) bytes += Buffer.byteLength(JSON.stringify(f));
+    yield j;
+  }
+}
+
+const TSX = resolve(__dirname, '../../../node_modules/.bin/tsx');
+const CHILD = resolve(__dirname, 'step-child.ts');
+
+/** Runs a step in its own process (the parent's env points it at the stack). */
+const inChild = async (c: Ctx, step: string, event: unknown) => {
+  const id = `${step}-${names++}`;
+  const eventFile = join(c.tmp, `${id}.event.json`);
+  const outFile = join(c.tmp, `${id}.out.json`);
+  writeFileSync(eventFile, JSON.stringify(event));
+  await new Promise<void>((ok, fail) => {
+    const p = spawn(TSX, [CHILD, step, eventFile, outFile], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true' },
+    });
+    p.on('error', fail);
+    p.on('exit', (code) => (code === 0 ? ok() : fail(new Error(`${step} child exited ${code}`))));
+  });
+  const out = JSON.parse(readFileSync(outFile, 'utf8')) as {
+    result?: unknown;
+    error?: { name: string; message: string };
+    maxRssMb: number;
+    seconds: number;
+  };
+  if (out.error) {
+    const e = new Error(out.error.message);
+    e.name = out.error.name;
+    throw e;
+  }
+  return out;
+};
+
+const runMemory = async (c: Ctx, mb: number, seed: number) => {
+  const { table, buckets } = await freshStores(c, 1);
+  const bucket = buckets[0] as string;
+  const hot = await writeJobs(c.ddb, c.s3, table, [bucket], heavyMonth(seed, mb));
+  pointHandlers(table, bucket);
+  const rss: Record<string, number> = {};
+  const seconds: Record<string, number> = {};
+  const child =
+    (step: string): StepHandler =>
+    async (event) => {
+      const out = await inChild(c, step, event);
+      rss[step] = Math.max(rss[step] ?? 0, out.maxRssMb);
+      seconds[step] = (seconds[step] ?? 0) + out.seconds;
+      return out.result;
+    };
+  const r = await runArchiverLocally({
+    definition: c.definition,
+    input: RUN_INPUT,
+    handlers: { 'archive-group': child('archive-group'), 'verify-part': child('verify-part') },
+  });
+  if (r.status !== 'SUCCEEDED' || (r.output as RunReport).jobsArchived !== hot.jobs) {
+    throw new Error(`memory ${mb} MB: run ${r.status}, ${JSON.stringify(r.output ?? r.error)}`);
+  }
+  return {
+    uncompressedMb: hot.uncompressed / MB,
+    storedMb: hot.bytes / MB,
+    jobs: hot.jobs,
+    archiveRssMb: rss['archive-group'] ?? 0,
+    verifyRssMb: rss['verify-part'] ?? 0,
+    archiveSeconds: seconds['archive-group'] ?? 0,
+    verifySeconds: seconds['verify-part'] ?? 0,
+  };
+};
+
+/** fflate and node:zlib on the same 64 KB blocks of JSONL (level = the archive's). */
+const codecBench = (seed: number, mb: number) => {
+  const r = prng(seed);
+  const lines: string[] = [];
+  let size = 0;
+  while (size < mb * MB) {
+    const j = makeJob(r, 'codec.myshopify.com', MONTH);
+    for (const f of j.flushes) {
+      const line = `${JSON.stringify({ job_id: j.jobId, details: f })}\n`;
+      lines.push(line);
+      size += line.length;
+    }
+  }
+  const all = Buffer.from(lines.join(''));
+  const blocks: Buffer[] = [];
+  for (let i = 0; i < all.length; i += 64 * 1024) blocks.push(all.subarray(i, i + 64 * 1024));
+  const time = (fn: () => void) => {
+    const t0 = performance.now();
+    fn();
+    return (performance.now() - t0) / 1000;
+  };
+  let fz: Uint8Array[] = [];
+  let zz: Buffer[] = [];
+  const fflateS = time(() => {
+    fz = blocks.map((b) => fflateGzip(b, { level: GZIP_LEVEL as 9 }));
+  });
+  const zlibS = time(() => {
+    zz = blocks.map((b) => gzipSync(b, { level: GZIP_LEVEL }));
+  });
+  const fflateInflateS = time(() => fz.forEach((b) => fflateGunzip(b)));
+  const zlibInflateS = time(() => zz.forEach((b) => gunzipSync(b)));
+  const inMb = all.length / MB;
+  return {
+    inputMb: inMb,
+    fflateMBps: inMb / fflateS,
+    zlibMBps: inMb / zlibS,
+    fflateInflateMBps: inMb / fflateInflateS,
+    zlibInflateMBps: inMb / zlibInflateS,
+    fflateRatio: all.length / fz.reduce((s, b) => s + b.length, 0),
+    zlibRatio: all.length / zz.reduce((s, b) => s + b.length, 0),
+  };
+};
+
+const f1 = (x: number) => x.toFixed(1);
+const f2 = (x: number) => x.toFixed(2);
+const pad = (rows: (string | number)[][]): string[] => {
+  const w = rows[0]?.map((_, i) => Math.max(...rows.map((r) => String(r[i] ?? '').length))) ?? [];
+  return rows.map((r) => r.map((c, i) => String(c).padStart(w[i] ?? 0)).join('  '));
+};
+
+const main = async () => {
+  const opts = parseOptions(process.argv.slice(2));
+  const sizes = SIZES[opts.mode];
+  const tmp = mkdtempSync(join(tmpdir(), 'jda-bench-archive-'));
+  let stack: LocalStack | undefined;
+  const out = console.log;
+  try {
+    const s0 = performance.now();
+    stack = await startLocalStack({ dataDir: join(tmp, 'stack'), fresh: true });
+    applyStackEnv(stack);
+    const stackSeconds = (performance.now() - s0) / 1000;
+    const cfg = config();
+    const s1 = performance.now();
+    const definition = synthesizedDefinition();
+    const synthSeconds = (performance.now() - s1) / 1000;
+    const c: Ctx = {
+      stack,
+      s3: s3ClientFrom(cfg),
+      ddb: dynamoClientFrom(cfg),
+      admin: new DynamoDBClient({ region: cfg.region, endpoint: cfg.dynamoEndpoint }),
+      definition,
+      tmp,
+    };
+    out(
+      `archive benchmark (${opts.mode}, seed ${opts.seed}); start-up excluded from wall times: stack ${f1(stackSeconds)} s, CDK synth ${f1(synthSeconds)} s`,
+    );
+
+    const scenarios: ScenarioResult[] = [];
+    for (const n of sizes.months) {
+      scenarios.push(
+        await runScenario(
+          c,
+          `month-${n}`,
+          shopMonth(opts.seed + n, 'big.myshopify.com', MONTH, n),
+          sizes.lookupSample,
+        ),
+      );
+      out(`  done: month-${n}`);
+    }
+    scenarios.push(
+      await runScenario(
+        c,
+        `fleet-${sizes.fleetShops}`,
+        smallFleet(opts.seed, sizes.fleetShops, MONTH),
+        sizes.lookupSample,
+      ),
+    );
+    out(`  done: fleet-${sizes.fleetShops}`);
+
+    // The step process's own floor (runtime, SDK, handler modules), to read the figures against.
+    const baseline = await inChild(c, 'noop', {});
+    const memory: Record<string, Awaited<ReturnType<typeof runMemory>>> = {};
+    for (const mb of sizes.memoryMb) memory[`${mb}MB`] = await runMemory(c, mb, opts.seed);
+    const codec = codecBench(opts.seed, opts.mode === 'smoke' ? 1 : 16);
+
+    out('');
+    out('Throughput and cost per scenario (one shop-month, or a fleet of small shops, all in one month)');
+    for (const line of pad([
+      [
+        'scenario',
+        'jobs',
+        'hot obj',
+        'hot KB',
+        'archive KB',
+        'index KB',
+        'at rest',
+        'S3 req',
+        'req/obj',
+        'tasks/job',
+        'transitions',
+        'RCU/job',
+        'parts/shop-mo',
+        'wall s',
+        'floor s',
+        'x floor',
+        'obj/s',
+      ],
+      ...scenarios.map((s) => [
+        s.name,
+        s.jobs,
+        s.hotObjects,
+        f1(s.hotBytes / 1024),
+        f1(s.archiveBytes / 1024),
+        f1(s.indexBytes / 1024),
+        f2(s.archiveBytes / s.hotBytes),
+        s.s3Requests,
+        f2(s.s3Requests / s.hotObjects),
+        f2(s.taskInvocations / s.jobs),
+        s.stateTransitions,
+        f2(s.dynamodbReadUnits / s.jobs),
+        f2(s.parts / s.shopMonths),
+        f1(s.wallSeconds),
+        f1(s.floorSeconds),
+        f2(s.wallSeconds / s.floorSeconds),
+        Math.round(s.hotObjects / s.wallSeconds),
+      ]),
+    ]))
+      out(`  ${line}`);
+    out('');
+    out('S3 requests by API call, per hot object archived');
+    for (const s of scenarios) {
+      out(
+        `  ${s.name}: ${Object.entries(s.s3RequestsByType)
+          .map(([k, v]) => `${k} ${f2(v / s.hotObjects)}`)
+          .join(', ')}`,
+      );
+    }
+    out('');
+    out('Lookup of one archived job (average over the sample)');
+    for (const line of pad([
+      ['scenario', 'month known: req', 'KB', 'month unknown: req', 'KB', 'whole-part GET KB'],
+      ...scenarios.map((s) => [
+        s.name,
+        f1(s.lookupRequests),
+        f1(s.lookupBytes / 1024),
+        f1(s.lookupRequestsMonthUnknown),
+        f1(s.lookupBytesMonthUnknown / 1024),
+        f1(s.wholePartBytes / 1024),
+      ]),
+    ]))
+      out(`  ${line}`);
+    out('');
+    out(
+      `Memory: peak RSS of each step in its own process (one detail-heavy shop-month); an idle step process: ${f1(baseline.maxRssMb)} MB`,
+    );
+    for (const [k, m] of Object.entries(memory)) {
+      out(
+        `  ${k} uncompressed (${f1(m.uncompressedMb)} MB, ${m.jobs} jobs, ${f1(m.storedMb)} MB stored): ArchiveGroup ${f1(m.archiveRssMb)} MB in ${f1(m.archiveSeconds)} s, VerifyPart ${f1(m.verifyRssMb)} MB in ${f1(m.verifySeconds)} s`,
+      );
+    }
+    out('');
+    out(
+      `Codec on ${f1(codec.inputMb)} MB of JSONL in 64 KB blocks, level ${GZIP_LEVEL}: fflate ${f1(codec.fflateMBps)} MB/s (inflate ${f1(codec.fflateInflateMBps)}), node:zlib ${f1(codec.zlibMBps)} MB/s (inflate ${f1(codec.zlibInflateMBps)}); ratio ${f2(codec.fflateRatio)} vs ${f2(codec.zlibRatio)}`,
+    );
+    out(
+      JSON.stringify({
+        mode: opts.mode,
+        seed: opts.seed,
+        startupSeconds: { stack: stackSeconds, synth: synthSeconds },
+        scenarios,
+        peakRssMb: Object.fromEntries(Object.entries(memory).map(([k, m]) => [k, m.archiveRssMb])),
+        idleStepRssMb: baseline.maxRssMb,
+        verifyPeakRssMb: Object.fromEntries(Object.entries(memory).map(([k, m]) => [k, m.verifyRssMb])),
+        codec: {
+          fflateMBps: codec.fflateMBps,
+          zlibMBps: codec.zlibMBps,
+          fflateInflateMBps: codec.fflateInflateMBps,
+          zlibInflateMBps: codec.zlibInflateMBps,
+        },
+      }),
+    );
+    c.s3.destroy();
+    c.ddb.destroy();
+    c.admin.destroy();
+  } finally {
+    resetDeps();
+    await stack?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+};
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,58 @@
+/**
+ * `npm run bench:archive` stays out of `npm test` (minutes to hours); this proves the script runs end
+ * to end on its smallest sizes (`--smoke`, its own embedded stack) and that its last line is the
+ * documented JSON object. No figure is asserted here: targets live in the benchmark's output.
+ */
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+
+jest.setTimeout(180_000);
+
+const ROOT = resolve(__dirname, '../..');
+
+test('bench:archive --smoke runs and ends with one JSON object of every documented figure', async () => {
+  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+    (done) => {
+      const p = spawn(resolve(ROOT, 'node_modules/.bin/tsx'), ['test/bench/archive/main.ts', '--smoke'], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      p.stdout.on('data', (d) => {
+        stdout += String(d);
+      });
+      p.stderr.on('data', (d) => {
+        stderr += String(d);
+      });
+      p.on('exit', (c) => done({ code: c, stdout, stderr }));
+    },
+  );
+  expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+  const last = JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Record<string, unknown>;
+  expect(Object.keys(last)).toEqual(expect.arrayContaining(['scenarios', 'peakRssMb', 'codec']));
+  const scenarios = last.scenarios as Record<string, unknown>[];
+  expect(scenarios.map((s) => s.name)).toEqual(['month-12', 'fleet-8']);
+  for (const s of scenarios) {
+    for (const k of [
+      'jobs',
+      'hotObjects',
+      'hotBytes',
+      'archiveBytes',
+      's3Requests',
+      'taskInvocations',
+      'wallSeconds',
+      'floorSeconds',
+      'lookupRequests',
+      'lookupBytes',
+    ]) {
+      expect(typeof s[k]).toBe('number');
+    }
+    expect(s.s3RequestsByType).toEqual(expect.objectContaining({ GetObject: expect.any(Number) }));
+  }
+  expect(last.peakRssMb).toEqual({ '2MB': expect.any(Number) });
+  expect(last.codec).toEqual(
+    expect.objectContaining({ fflateMBps: expect.any(Number), zlibMBps: expect.any(Number) }),
+  );
+  expect(stdout).toMatch(/^Throughput and cost per scenario/m);
+});
