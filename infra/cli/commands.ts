@@ -1,6 +1,7 @@
 import { type CommandSpec, EXIT_OK, type Flags } from './args';
 import { auditCommand, auditSpec, parseAuditOptions } from './audit';
 import type { CliContext, ResourceNeeds } from './context';
+import { costSpec, parseCostOptions, runCost } from './cost';
 import { demoCommand, demoSpec, parseDemoOptions } from './demo';
 import { lookupCommand, lookupSpec, parseLookupOptions } from './lookup';
 import type { Output } from './output';
@@ -23,6 +24,8 @@ export interface CommandDef {
   awsOnly(opts: unknown): boolean;
   /** The command only runs on the embedded stack (endpoints from the environment are refused). */
   readonly embeddedOnly: boolean;
+  /** Set for commands that need no stack and no AWS at all (they get no context). */
+  readonly offline?: (opts: unknown, io: Output) => Promise<number>;
 }
 
 const def = <O>(
@@ -37,6 +40,16 @@ const def = <O>(
   needs: (opts) => extra.needs?.(opts as O) ?? { table: true, bucket: true },
   awsOnly: (opts) => extra.awsOnly?.(opts as O) ?? false,
   embeddedOnly: extra.embeddedOnly ?? false,
+});
+
+/** A command that talks to nothing (no stack is started, no AWS client built). */
+const offline = <O>(
+  spec: CommandSpec,
+  parse: (flags: Flags) => O,
+  run: (opts: O, io: Output) => Promise<number>,
+): CommandDef => ({
+  ...def(spec, parse, async () => EXIT_OK, { needs: () => ({ table: false, bucket: false }) }),
+  offline: (opts, io) => run(opts as O, io),
 });
 
 export const COMMANDS: Readonly<Record<string, CommandDef>> = {
@@ -72,6 +85,7 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     },
     { needs: () => ({ table: false, bucket: true }) },
   ),
+  cost: offline(costSpec, parseCostOptions, runCost),
 };
 
 export const generalHelp = (): string =>
@@ -85,6 +99,6 @@ export const generalHelp = (): string =>
     'Commands:',
     ...Object.values(COMMANDS).map((c) => `  ${c.spec.name.padEnd(8)}  ${c.spec.short}`),
     '',
-    "Run 'jobarchive <command> --help' for a command's options. Exit codes: 0 ok, 1 failed, 2 bad arguments.",
+    "Run 'jobarchive <command> --help' for a command's options. Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 done with quarantined jobs (run).",
     '',
   ].join('\n');

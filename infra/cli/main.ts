@@ -66,6 +66,19 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
     return EXIT_USAGE;
   }
 
+  if (cmd.offline) {
+    try {
+      return await cmd.offline(opts, io);
+    } catch (err) {
+      if (isUsageError(err)) {
+        io.err(usageLine(name, err));
+        return EXIT_USAGE;
+      }
+      io.err(`jobarchive ${name}: ${(err as Error).name}: ${(err as Error).message.split('\n')[0]}`);
+      return EXIT_FAILURE;
+    }
+  }
+
   let stack: LocalStack | undefined;
   let ctx: OwnedContext | undefined;
   // Registered with `on` (not `once`) so it stays the deciding listener: the stack's own signal hook

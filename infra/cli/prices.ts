@@ -1,0 +1,75 @@
+/**
+ * Published list prices the cost model uses: AWS us-east-1, as listed on the S3, Lambda, Step
+ * Functions and DynamoDB pricing pages in November 2026 (`PRICES_TAKEN`). The only figures in the
+ * model that are not measured; override any of them with `jobarchive cost --prices FILE` (a JSON
+ * object with the same keys), e.g. for another region.
+ */
+export const PRICES_TAKEN = '2026-11 (us-east-1 list prices)';
+
+export const STORAGE_CLASSES = ['GLACIER_IR', 'GLACIER', 'DEEP_ARCHIVE'] as const;
+export type StorageClass = (typeof STORAGE_CLASSES)[number];
+
+export interface Prices {
+  /** $ per GB-month. */
+  readonly standardGbMonth: number;
+  readonly classGbMonth: Readonly<Record<StorageClass, number>>;
+  /** $ per request: PUT, COPY, POST, LIST (and multipart calls) on Standard. */
+  readonly putRequest: number;
+  /** $ per request: GET, HEAD (and all other) on Standard. */
+  readonly getRequest: number;
+  /** $ per GET of an object in the class (Glacier IR bills GETs higher). */
+  readonly classGetRequest: Readonly<Record<StorageClass, number>>;
+  /** $ per GB retrieved (Glacier IR on read; the others on restore, Standard tier). */
+  readonly classRetrievalGb: Readonly<Record<StorageClass, number>>;
+  /** $ per restore request (Standard tier); 0 where reads need no restore. */
+  readonly classRestoreRequest: Readonly<Record<StorageClass, number>>;
+  /** $ per object moved into the class by a lifecycle rule. */
+  readonly transitionRequest: Readonly<Record<StorageClass, number>>;
+  /** Bytes billed at least per object (Glacier IR: 128 KB). */
+  readonly classMinObjectBytes: Readonly<Record<StorageClass, number>>;
+  /** Per-object overhead the classes bill (Flexible / Deep Archive: 32 KB in the class + 8 KB in Standard). */
+  readonly classOverheadBytes: Readonly<Record<StorageClass, { inClass: number; inStandard: number }>>;
+  /** Days billed at least (deleting earlier bills the rest). */
+  readonly classMinDays: Readonly<Record<StorageClass, number>>;
+  /** Lambda (Arm): $ per request, $ per GB-second. */
+  readonly lambdaRequest: number;
+  readonly lambdaGbSecond: number;
+  /** Step Functions STANDARD: $ per state transition. */
+  readonly stateTransition: number;
+  /** DynamoDB on-demand: $ per read request unit. */
+  readonly dynamodbReadUnit: number;
+}
+
+const KB = 1024;
+
+export const DEFAULT_PRICES: Prices = {
+  standardGbMonth: 0.023,
+  classGbMonth: { GLACIER_IR: 0.004, GLACIER: 0.0036, DEEP_ARCHIVE: 0.00099 },
+  putRequest: 0.005 / 1000,
+  getRequest: 0.0004 / 1000,
+  classGetRequest: { GLACIER_IR: 0.01 / 1000, GLACIER: 0.0004 / 1000, DEEP_ARCHIVE: 0.0004 / 1000 },
+  classRetrievalGb: { GLACIER_IR: 0.03, GLACIER: 0.01, DEEP_ARCHIVE: 0.02 },
+  classRestoreRequest: { GLACIER_IR: 0, GLACIER: 0.05 / 1000, DEEP_ARCHIVE: 0.1 / 1000 },
+  transitionRequest: { GLACIER_IR: 0.02 / 1000, GLACIER: 0.03 / 1000, DEEP_ARCHIVE: 0.05 / 1000 },
+  classMinObjectBytes: { GLACIER_IR: 128 * KB, GLACIER: 0, DEEP_ARCHIVE: 0 },
+  classOverheadBytes: {
+    GLACIER_IR: { inClass: 0, inStandard: 0 },
+    GLACIER: { inClass: 32 * KB, inStandard: 8 * KB },
+    DEEP_ARCHIVE: { inClass: 32 * KB, inStandard: 8 * KB },
+  },
+  classMinDays: { GLACIER_IR: 90, GLACIER: 90, DEEP_ARCHIVE: 180 },
+  lambdaRequest: 0.2 / 1_000_000,
+  lambdaGbSecond: 0.0000133334,
+  stateTransition: 0.025 / 1000,
+  dynamodbReadUnit: 0.125 / 1_000_000,
+};
+
+/**
+ * S3 API calls → the price class they bill in. DELETE (and multi-object delete) is free; everything
+ * that writes or lists is a PUT-class request; the rest GET-class.
+ */
+export const requestPrice = (call: string, p: Prices): number => {
+  if (call === 'DeleteObject' || call === 'DeleteObjects') return 0;
+  if (/^(Put|Copy|List|Create|Upload|Complete|Abort|Restore)/.test(call)) return p.putRequest;
+  return p.getRequest;
+};
