@@ -161,7 +161,9 @@ describe('jobarchive cost', () => {
     const json = memoryOutput();
     await costCommand(parseCostOptions(parseFlags(costSpec, ['--from-report', bench, '--json'])), json);
     const doc = json.json<Record<string, unknown>>();
-    expect(doc).toEqual(expect.objectContaining({ months: expect.any(Array), pricesTaken: expect.any(String) }));
+    expect(doc).toEqual(
+      expect.objectContaining({ months: expect.any(Array), pricesTaken: expect.any(String) }),
+    );
     expect(doc).toHaveProperty('breakEvenVsHot');
   });
 
