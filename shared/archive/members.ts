@@ -1,5 +1,7 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
+import { gunzipSync as inflateGzip, gzipSync as deflateGzip } from 'fflate';
 import { CorruptObjectError } from '../errors';
+import type { ByteRange } from './month-index';
 import { canonicalJson, sha256Hex } from './canonical-json';
 import type { PartRecord } from './records';
 import { parsePartRecord } from './record-shape';
@@ -27,18 +29,38 @@ export const encodeMember = (record: PartRecord): EncodedMember => {
 
 const isGzip = (b: Uint8Array): boolean => b.length >= 18 && b[0] === 0x1f && b[1] === 0x8b;
 
-/** Decompress ONE member (a ranged GET's bytes) into its record; `where` names it in errors. */
-export const decodeMember = (bytes: Uint8Array, where: string): { record: PartRecord; sha256: string } => {
+/**
+ * Blocks (part@2): many records' lines share one gzip member of about BLOCK_BYTES uncompressed, so
+ * the archive compresses across jobs, yet a record is still one ranged GET of one block away. A
+ * line longer than that is a block of its own. The part stays a standard JSONL.gz.
+ */
+export const BLOCK_BYTES = 64 * 1024;
+
+/** A block: one gzip member (fflate, deterministic: mtime 0, no name) of whole JSONL lines. */
+export const encodeBlock = (lines: Uint8Array): Uint8Array =>
+  deflateGzip(lines, { level: GZIP_LEVEL, mtime: 0 });
+
+/** The line of one record, and its digest (kept in the index and the manifest). */
+export const encodeLine = (record: PartRecord): { line: Buffer; sha256: string } => {
+  const line = Buffer.from(`${canonicalJson(record)}\n`, 'utf8');
+  return { line, sha256: sha256Hex(line) };
+};
+
+/** Inflates one member (a ranged GET's bytes); `where` names it in errors. */
+export const inflateMember = (bytes: Uint8Array, where: string): Buffer => {
   if (!isGzip(bytes)) throw new CorruptObjectError(where, 'not a gzip member');
-  let line: Buffer;
   try {
-    line = gunzipSync(bytes);
+    return Buffer.from(inflateGzip(bytes));
   } catch (err) {
     throw new CorruptObjectError(where, 'gzip member does not decompress', { cause: err });
   }
+};
+
+/** The record on one line (exactly one JSONL line, newline-terminated). */
+export const decodeLine = (line: Buffer, where: string): { record: PartRecord; sha256: string } => {
   const text = line.toString('utf8');
   if (!text.endsWith('\n') || text.indexOf('\n') !== text.length - 1) {
-    throw new CorruptObjectError(where, 'a member must hold exactly one JSONL line');
+    throw new CorruptObjectError(where, 'a record must be exactly one JSONL line');
   }
   let value: unknown;
   try {
@@ -47,6 +69,34 @@ export const decodeMember = (bytes: Uint8Array, where: string): { record: PartRe
     throw new CorruptObjectError(where, 'member is not JSON', { cause: err });
   }
   return { record: parsePartRecord(value, where), sha256: sha256Hex(line) };
+};
+
+/**
+ * The record at `line` of a member (part@2), or the member's only line when `line` is absent
+ * (part@1, where every member held exactly one record).
+ */
+export const decodeMember = (
+  bytes: Uint8Array,
+  where: string,
+  line?: ByteRange,
+): { record: PartRecord; sha256: string } => {
+  const inflated = inflateMember(bytes, where);
+  if (line === undefined) {
+    if (inflated.indexOf(0x0a) !== inflated.length - 1) {
+      throw new CorruptObjectError(where, 'a member must hold exactly one JSONL line');
+    }
+    return decodeLine(inflated, where);
+  }
+  if (line.offset < 0 || line.length <= 0 || line.offset + line.length > inflated.length) {
+    throw new CorruptObjectError(
+      where,
+      `line ${line.offset}+${line.length} is outside the ${inflated.length}-byte block`,
+    );
+  }
+  return decodeLine(
+    inflated.subarray(line.offset, line.offset + line.length),
+    `${where} line ${line.offset}`,
+  );
 };
 
 /** Content reference of a platform-data payload: equal payloads share one record in a part. */

@@ -14,6 +14,14 @@ export interface ByteRange {
   readonly length: number;
 }
 
+/**
+ * Where a record sits: the byte range of the gzip member (block) holding it in the part, and its line
+ * inside the member once inflated. `line` absent: the member holds exactly this one line (part@1).
+ */
+export interface Located extends ByteRange {
+  readonly line?: ByteRange;
+}
+
 export interface IndexedPart {
   readonly name: string;
   readonly key: string;
@@ -34,7 +42,7 @@ export interface IndexedSource {
 }
 
 /** One archival of one job. A job retried after archival and archived again has two entries. */
-export interface IndexedJob extends ByteRange {
+export interface IndexedJob extends Located {
   readonly part: string;
   /** sha256 of the uncompressed record line. */
   readonly sha256: string;
@@ -42,7 +50,7 @@ export interface IndexedJob extends ByteRange {
   readonly completed_at: string;
   readonly committed_at: string;
   readonly counts: DetailCounts;
-  readonly platform_data: (ByteRange & { readonly ref: string }) | null;
+  readonly platform_data: (Located & { readonly ref: string }) | null;
   /** The hot objects this entry covers; delete removes only objects that still match these. */
   readonly sources: readonly IndexedSource[];
   /** Set once the delete step removed the matching hot objects. */

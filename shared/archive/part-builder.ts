@@ -1,22 +1,33 @@
 import { createHash, type Hash } from 'node:crypto';
-import type { JobDetails, JsonObject } from '../details';
-import type { ByteRange } from './month-index';
-import { encodeMember, platformDataRef } from './members';
+import type { JobDetails } from '../details';
+import type { JsonObject } from '../details';
+import type { ByteRange, Located } from './month-index';
+import { BLOCK_BYTES, encodeBlock, encodeLine, platformDataRef } from './members';
 import { countDetails, PART_FORMAT, type ArchivedJobMeta, type SourceObject } from './records';
-import type { PendingPart } from './staging';
+import { PENDING_FORMAT, type PendingPart } from './staging';
 
 /**
- * Lays out a part: header, then for each job its platform-data record (first time the payload is seen)
- * and its job record. Emits member bytes through `sink` as it goes (the archive step pipes them into a
- * multipart upload) and keeps only offsets and digests, so memory stays bounded by one record.
+ * Lays out a part (part@2): header, then for each job its platform-data record (first time the payload
+ * is seen) and its job record, as JSONL lines packed into blocks — gzip members of about BLOCK_BYTES
+ * uncompressed, so jobs compress together. Emits each block through `sink` as it closes (the archive
+ * step pipes them into a multipart upload) and keeps only locators and digests: memory is bounded by
+ * one block plus one record.
  */
 export class PartBuilder {
   private offset = 0;
   private readonly hash: Hash = createHash('sha256');
-  private header: ByteRange | undefined;
-  private readonly platformData: Record<string, ByteRange & { sha256: string }> = {};
-  private readonly jobs: Record<string, PendingPart['jobs'][string]> = {};
+  /** Byte range of each closed block, by block number. */
+  private readonly blocks: ByteRange[] = [];
+  private open: Buffer[] = [];
+  private openBytes = 0;
+  private header: Pending | undefined;
+  private readonly platformData: Record<string, Pending & { sha256: string }> = {};
+  private readonly jobs: Record<
+    string,
+    Omit<PendingPart['jobs'][string], 'offset' | 'length' | 'line'> & Pending
+  > = {};
   private bytesIn = 0;
+  private finished = false;
 
   constructor(
     private readonly meta: {
@@ -30,17 +41,40 @@ export class PartBuilder {
     private readonly sink: (member: Buffer) => Promise<void>,
   ) {}
 
-  private async emit(member: Buffer): Promise<ByteRange> {
-    const range = { offset: this.offset, length: member.length };
+  /**
+   * Adds a line to the open block. A block holds at most BLOCK_BYTES of lines unless one line alone
+   * is longer (then it is a block of its own), so a lookup inflates at most that much beside its record.
+   */
+  private async append(line: Buffer): Promise<Pending> {
+    if (this.finished) throw new Error('PartBuilder: finished');
+    if (this.openBytes > 0 && this.openBytes + line.length > BLOCK_BYTES) await this.closeBlock();
+    const at: Pending = { block: this.blocks.length, line: { offset: this.openBytes, length: line.length } };
+    this.open.push(line);
+    this.openBytes += line.length;
+    if (this.openBytes >= BLOCK_BYTES) await this.closeBlock();
+    return at;
+  }
+
+  private async closeBlock(): Promise<void> {
+    if (this.open.length === 0) return;
+    const member = Buffer.from(encodeBlock(Buffer.concat(this.open)));
+    this.open = [];
+    this.openBytes = 0;
+    this.blocks.push({ offset: this.offset, length: member.length });
     this.offset += member.length;
     this.hash.update(member);
     await this.sink(member);
-    return range;
+  }
+
+  private located(p: Pending): Located {
+    const b = this.blocks[p.block];
+    if (!b) throw new Error(`PartBuilder: block ${p.block} is not closed`);
+    return { offset: b.offset, length: b.length, line: p.line };
   }
 
   async writeHeader(): Promise<void> {
     const m = this.meta;
-    const { member } = encodeMember({
+    const { line } = encodeLine({
       type: 'part',
       format: PART_FORMAT,
       shop_id: m.shopId,
@@ -49,7 +83,7 @@ export class PartBuilder {
       run_id: m.runId,
       created_at: m.createdAt,
     });
-    this.header = await this.emit(member);
+    this.header = await this.append(line);
   }
 
   /** Appends one job; its platform data is written once per distinct payload. */
@@ -68,11 +102,11 @@ export class PartBuilder {
     if (job.platformData !== null && job.platformData !== undefined) {
       ref = platformDataRef(job.platformData);
       if (!this.platformData[ref]) {
-        const enc = encodeMember({ type: 'platform_data', ref, data: job.platformData });
-        this.platformData[ref] = { ...(await this.emit(enc.member)), sha256: enc.sha256 };
+        const enc = encodeLine({ type: 'platform_data', ref, data: job.platformData });
+        this.platformData[ref] = { ...(await this.append(enc.line)), sha256: enc.sha256 };
       }
     }
-    const enc = encodeMember({
+    const enc = encodeLine({
       type: 'job',
       shop_id: this.meta.shopId,
       job_id: job.jobId,
@@ -84,9 +118,8 @@ export class PartBuilder {
       ...(job.row && Object.keys(job.row.reduced).length > 0 ? { row_reduced: job.row.reduced } : {}),
       ...(job.inline && job.inline.length > 0 ? { inline: job.inline } : {}),
     });
-    const range = await this.emit(enc.member);
     this.jobs[job.jobId] = {
-      ...range,
+      ...(await this.append(enc.line)),
       sha256: enc.sha256,
       status: job.meta.status,
       completed_at: job.meta.completed_at,
@@ -101,16 +134,19 @@ export class PartBuilder {
     return Object.keys(this.jobs).length;
   }
 
+  /** Bytes emitted so far (the whole part once `finish` returned). */
   get size(): number {
     return this.offset;
   }
 
-  /** The staging manifest verify checks the stored part against. */
-  finish(): PendingPart {
+  /** Closes the last block and returns the staging manifest verify checks the stored part against. */
+  async finish(): Promise<PendingPart> {
     if (!this.header) throw new Error('PartBuilder: nothing written');
+    await this.closeBlock();
+    this.finished = true;
     const m = this.meta;
     return {
-      format: 'job-details-archive/pending@1',
+      format: PENDING_FORMAT,
       shop_id: m.shopId,
       month: m.month,
       part: m.partName,
@@ -120,11 +156,27 @@ export class PartBuilder {
       size: this.offset,
       sha256: this.hash.digest('hex'),
       bytes_in: this.bytesIn,
-      header: this.header,
-      platform_data: this.platformData,
-      jobs: this.jobs,
+      header: this.located(this.header),
+      platform_data: Object.fromEntries(
+        Object.entries(this.platformData).map(([ref, { sha256, ...p }]) => [
+          ref,
+          { ...this.located(p), sha256 },
+        ]),
+      ),
+      jobs: Object.fromEntries(
+        Object.entries(this.jobs).map(([id, { block, line, ...e }]) => [
+          id,
+          { ...e, ...this.located({ block, line }) },
+        ]),
+      ),
     };
   }
+}
+
+/** A record's place before its block is closed: block number and line inside the block. */
+interface Pending {
+  readonly block: number;
+  readonly line: ByteRange;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { type JsonObject, parseJobDetailsPayload } from '../details';
 import { CorruptObjectError } from '../errors';
-import { type JobRecord, PART_FORMAT, type PartRecord, type SourceObject } from './records';
+import { type JobRecord, PART_FORMAT, PART_FORMAT_V1, type PartRecord, type SourceObject } from './records';
 
 /** Shape checks for records read back from a part; anything unexpected is corruption, named by `where`. */
 type Obj = Record<string, unknown>;
@@ -56,10 +56,11 @@ export const parsePartRecord = (value: unknown, where: string): PartRecord => {
   if (!isObj(value)) return fail(where, 'record must be a JSON object');
   switch (value.type) {
     case 'part':
-      if (value.format !== PART_FORMAT) return fail(where, `unknown part format ${String(value.format)}`);
+      if (value.format !== PART_FORMAT && value.format !== PART_FORMAT_V1)
+        return fail(where, `unknown part format ${String(value.format)}`);
       return {
         type: 'part',
-        format: PART_FORMAT,
+        format: value.format,
         shop_id: str(value, 'shop_id', where),
         month: str(value, 'month', where),
         part: str(value, 'part', where),

@@ -5,12 +5,14 @@ import type { JobDetails, JsonObject } from '../details';
  * own gzip member, so `gzip -dc part | jq .` reads the whole part and a ranged GET of one member
  * decompresses alone.
  */
-export const PART_FORMAT = 'job-details-archive/part@1';
+export const PART_FORMAT = 'job-details-archive/part@2';
+/** Parts written before blocks (one gzip member per record); still read. */
+export const PART_FORMAT_V1 = 'job-details-archive/part@1';
 
 /** First record of every part: what it is, for humans and tools. */
 export interface PartHeaderRecord {
   readonly type: 'part';
-  readonly format: typeof PART_FORMAT;
+  readonly format: typeof PART_FORMAT | typeof PART_FORMAT_V1;
   readonly shop_id: string;
   readonly month: string;
   readonly part: string;

@@ -10,16 +10,17 @@ import {
 } from '../s3/objects';
 import { groupPrefix, monthIndexKey, parsePartKey, pendingPrefix } from './keys';
 import { MemberScanner } from './member-scan';
-import { decodeMember } from './members';
+import { decodeLine, inflateMember } from './members';
 import {
   emptyMonthIndex,
   type IndexedJob,
   type IndexedPart,
+  type Located,
   type MonthIndex,
   parseMonthIndex,
   serializeMonthIndex,
 } from './month-index';
-import { countDetails, type JobRecord } from './records';
+import { countDetails, type JobRecord, PART_FORMAT_V1 } from './records';
 import type { VerifiedPart } from './staging';
 import { applyCommit } from './steps/commit-entries';
 import { stagedDocsByPart } from './steps/pending-gc';
@@ -96,22 +97,41 @@ const scanPart = async (
   const scanner = new MemberScanner(MAX_MEMBER_BYTES);
   let size = 0;
   let runId: string | null = null;
-  const platformData = new Map<string, { offset: number; length: number }>();
-  const jobs: Array<{ record: JobRecord; offset: number; length: number; sha256: string }> = [];
+  const platformData = new Map<string, Located>();
+  const jobs: Array<{ record: JobRecord; at: Located; sha256: string }> = [];
+  let v1 = false;
   const take = (members: Array<{ offset: number; bytes: Buffer }>) => {
     for (const m of members) {
-      const { record, sha256 } = decodeMember(m.bytes, `${listed.key}@${m.offset}`);
-      if (m.offset === 0) {
-        if (record.type !== 'part') fail('first record is not the part header');
-        else if (record.shop_id !== shopId || record.month !== month || record.part !== partName) {
-          fail(`header names ${record.shop_id} ${record.month} ${record.part}`);
-        } else runId = record.run_id;
-      } else if (record.type === 'platform_data') {
-        platformData.set(record.ref, { offset: m.offset, length: m.bytes.length });
-      } else if (record.type === 'job') {
-        if (record.shop_id !== shopId) fail(`job ${record.job_id} is of shop ${record.shop_id}`);
-        jobs.push({ record, offset: m.offset, length: m.bytes.length, sha256 });
-      } else fail(`second part header at byte ${m.offset}`);
+      // A member is a block of whole lines (part@2); in a part@1 every member holds one line.
+      const where = `${listed.key}@${m.offset}`;
+      const inflated = inflateMember(m.bytes, where);
+      let start = 0;
+      while (start < inflated.length) {
+        const end = inflated.indexOf(0x0a, start);
+        if (end < 0) fail(`${where}: a block ends inside a line`);
+        const line = { offset: start, length: end + 1 - start };
+        const { record, sha256 } = decodeLine(inflated.subarray(start, end + 1), where);
+        const at: Located = v1
+          ? { offset: m.offset, length: m.bytes.length }
+          : { offset: m.offset, length: m.bytes.length, line };
+        if (m.offset === 0 && start === 0) {
+          if (record.type !== 'part') fail('first record is not the part header');
+          else if (record.shop_id !== shopId || record.month !== month || record.part !== partName) {
+            fail(`header names ${record.shop_id} ${record.month} ${record.part}`);
+          } else {
+            runId = record.run_id;
+            v1 = record.format === PART_FORMAT_V1;
+          }
+        } else if (v1 && start > 0) {
+          fail(`${where}: a part@1 member holds more than one line`);
+        } else if (record.type === 'platform_data') {
+          platformData.set(record.ref, v1 ? { offset: m.offset, length: m.bytes.length } : at);
+        } else if (record.type === 'job') {
+          if (record.shop_id !== shopId) fail(`job ${record.job_id} is of shop ${record.shop_id}`);
+          jobs.push({ record, at: v1 ? { offset: m.offset, length: m.bytes.length } : at, sha256 });
+        } else fail(`second part header at byte ${m.offset}`);
+        start = end + 1;
+      }
     }
   };
   try {
@@ -145,13 +165,12 @@ const scanPart = async (
     const pd = ref === null ? undefined : platformData.get(ref);
     entries[j.record.job_id] = {
       part: partName,
-      offset: j.offset,
-      length: j.length,
+      ...j.at,
       sha256: j.sha256,
       status: j.record.job.status,
       completed_at: j.record.job.completed_at,
       counts: countDetails(j.record.details),
-      platform_data: pd && ref !== null ? { offset: pd.offset, length: pd.length, ref } : null,
+      platform_data: pd && ref !== null ? { ...pd, ref } : null,
       sources: j.record.sources.map(({ key, size: s, etag: e }) => ({ key, size: s, etag: e })),
     };
   }

@@ -1,5 +1,5 @@
 import { CorruptObjectError } from '../errors';
-import type { ByteRange, IndexedJob, IndexedPart } from './month-index';
+import type { IndexedJob, IndexedPart, Located } from './month-index';
 import type { DetailCounts, SourceObject } from './records';
 
 /**
@@ -7,7 +7,7 @@ import type { DetailCounts, SourceObject } from './records';
  * (Standard storage) and are removed at commit. A part with a pending manifest but no index entry was
  * never committed: readers ignore it and a later run garbage-collects it.
  */
-export const PENDING_FORMAT = 'job-details-archive/pending@1';
+export const PENDING_FORMAT = 'job-details-archive/pending@2';
 export const VERIFIED_FORMAT = 'job-details-archive/verified@1';
 
 /** What the archive step wrote and expects verify to find. */
@@ -22,12 +22,12 @@ export interface PendingPart {
   readonly size: number;
   readonly sha256: string;
   readonly bytes_in: number;
-  readonly header: ByteRange;
-  readonly platform_data: Readonly<Record<string, ByteRange & { readonly sha256: string }>>;
+  readonly header: Located;
+  readonly platform_data: Readonly<Record<string, Located & { readonly sha256: string }>>;
   readonly jobs: Readonly<
     Record<
       string,
-      ByteRange & {
+      Located & {
         readonly sha256: string;
         readonly status: string;
         readonly completed_at: string;

@@ -30,7 +30,7 @@ export const checkJobMember = (
   const e = a.entry;
   const at = where(a.partKey, e.offset, e.length);
   checkLength(bytes, at, e.length);
-  const { record, sha256 } = decodeMember(bytes, at);
+  const { record, sha256 } = decodeMember(bytes, at, e.line);
   if (sha256 !== e.sha256) {
     throw new CorruptObjectError(at, `sha256 ${sha256} does not match the index entry's ${e.sha256}`);
   }
@@ -54,7 +54,7 @@ export const checkPlatformMember = (bytes: Uint8Array, a: ArchiveEntry): unknown
   if (pd === null) throw new CorruptObjectError(a.indexKey, 'entry has no platform data');
   const at = where(a.partKey, pd.offset, pd.length);
   checkLength(bytes, at, pd.length);
-  const { record } = decodeMember(bytes, at);
+  const { record } = decodeMember(bytes, at, pd.line);
   if (record.type !== 'platform_data') {
     throw new CorruptObjectError(at, `expected a platform_data record, found a ${record.type} record`);
   }

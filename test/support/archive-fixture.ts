@@ -101,13 +101,14 @@ export const buildPart = async (opts: {
       sources: j.sources ?? [],
     });
   }
+  const pending = await builder.finish(); // closes the last block
   return {
     shopId: opts.shopId,
     month: opts.month,
     partName,
     partKey: key,
     bytes: Buffer.concat(members),
-    pending: builder.finish(),
+    pending,
   };
 };
 
@@ -127,6 +128,7 @@ export const indexEntries = (
       part: part.partName,
       offset: j.offset,
       length: j.length,
+      ...(j.line ? { line: j.line } : {}),
       sha256: j.sha256,
       status: j.status,
       completed_at: j.completed_at,
@@ -134,7 +136,12 @@ export const indexEntries = (
       counts: j.counts,
       platform_data:
         j.platform_data_ref !== null && pd
-          ? { ref: j.platform_data_ref, offset: pd.offset, length: pd.length }
+          ? {
+              ref: j.platform_data_ref,
+              offset: pd.offset,
+              length: pd.length,
+              ...(pd.line ? { line: pd.line } : {}),
+            }
           : null,
       sources: j.sources.map((s) => ({ key: s.key, size: s.size, etag: s.etag })),
       deleted_at: null,

@@ -12,7 +12,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { monthIndexKey } from '../../shared/archive/keys';
 import { decodeMember } from '../../shared/archive/members';
 import type { PartRecord } from '../../shared/archive/records';
-import { type MonthIndex, parseMonthIndex } from '../../shared/archive/month-index';
+import { type Located, type MonthIndex, parseMonthIndex } from '../../shared/archive/month-index';
 import { archiveGroup } from '../../shared/archive/steps/archive-group';
 import { commitPartStep } from '../../shared/archive/steps/commit-part';
 import { makeStepDeps, type StepDeps, type StepSettings } from '../../shared/archive/steps/context';
@@ -323,9 +323,13 @@ export const partLines = async (env: ArchiverEnv, key: string): Promise<PartReco
     .map((line) => JSON.parse(line) as PartRecord);
 };
 
-/** One member fetched alone by its byte range and decompressed alone. */
-export const memberAt = async (env: ArchiverEnv, key: string, r: { offset: number; length: number }) =>
-  decodeMember(await getBytes(env.s3, env.bucket, key, `bytes=${r.offset}-${r.offset + r.length - 1}`), key);
+/** One record: its block fetched alone by its byte range, decompressed alone, its line taken. */
+export const memberAt = async (env: ArchiverEnv, key: string, r: Located) =>
+  decodeMember(
+    await getBytes(env.s3, env.bucket, key, `bytes=${r.offset}-${r.offset + r.length - 1}`),
+    key,
+    r.line,
+  );
 
 export const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 

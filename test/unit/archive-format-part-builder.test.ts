@@ -28,38 +28,75 @@ const sample = () =>
     ],
   });
 
-const allRanges = (p: Awaited<ReturnType<typeof sample>>['pending']) =>
-  [
-    { id: 'header', ...p.header },
-    ...Object.entries(p.platform_data).map(([ref, r]) => ({ id: ref, offset: r.offset, length: r.length })),
-    ...Object.entries(p.jobs).map(([id, r]) => ({ id, offset: r.offset, length: r.length })),
-  ].sort((a, b) => a.offset - b.offset);
+/** The distinct blocks the manifest names (several records share one). */
+const allRanges = (p: Awaited<ReturnType<typeof sample>>['pending']) => {
+  const blocks = new Map<number, { id: string; offset: number; length: number }>();
+  for (const r of [p.header, ...Object.values(p.platform_data), ...Object.values(p.jobs)]) {
+    blocks.set(r.offset, { id: `block@${r.offset}`, offset: r.offset, length: r.length });
+  }
+  return [...blocks.values()].sort((a, b) => a.offset - b.offset);
+};
+
+/** A job whose record is `kb` KB of doc ids. */
+const bigJob = (i: number, kb: number) => ({
+  jobId: `big${i}`,
+  details: details({
+    chunk_ids: ['p0'],
+    failed: {
+      r: Array.from(
+        { length: Math.ceil((kb * 1024) / 40) },
+        (_, d) => `gid://shopify/Product/${7e12 + i * 1e6 + d}`,
+      ),
+    },
+  }),
+});
 
 describe('PartBuilder', () => {
-  it('lays out header, then per job its (first-seen) platform data and its record; ranges tile the part', async () => {
+  it('lays out header, then per job its (first-seen) platform data and its record, as lines of blocks that tile the part', async () => {
     const { bytes, pending } = await sample();
-    expect(pending.header.offset).toBe(0);
+    expect(pending.header).toMatchObject({ offset: 0, line: { offset: 0 } });
     expect(Object.keys(pending.platform_data)).toHaveLength(1);
     const ref = Object.keys(pending.platform_data)[0];
     expect(pending.jobs.j1?.platform_data_ref).toBe(ref);
     expect(pending.jobs.j2?.platform_data_ref).toBe(ref);
     expect(pending.jobs.j3?.platform_data_ref).toBeNull();
     expect(MemberSlicer.tilingProblem(allRanges(pending), bytes.length)).toBeNull();
-    // j1's platform data sits right before j1's record.
+    // A small part is one block; j1's platform data is the line right before j1's record.
+    expect(allRanges(pending)).toHaveLength(1);
     const pd = ref ? pending.platform_data[ref] : undefined;
-    expect((pd?.offset ?? 0) + (pd?.length ?? 0)).toBe(pending.jobs.j1?.offset);
+    expect((pd?.line?.offset ?? 0) + (pd?.line?.length ?? 0)).toBe(pending.jobs.j1?.line?.offset);
+  });
+
+  it('packs lines into blocks of about 64 KB, compressed across jobs; a bigger record is a block of its own', async () => {
+    const { bytes, pending } = await buildPart({
+      shopId: SHOP,
+      month: '2026-01',
+      jobs: [...Array.from({ length: 40 }, (_, i) => bigJob(i, 4)), bigJob(99, 200)],
+    });
+    const blocks = allRanges(pending);
+    expect(blocks.length).toBeGreaterThanOrEqual(3);
+    expect(MemberSlicer.tilingProblem(blocks, bytes.length)).toBeNull();
+    const big = pending.jobs.big99;
+    expect(big?.line).toEqual({ offset: 0, length: expect.any(Number) });
+    expect(big?.line?.length).toBeGreaterThan(64 * 1024);
+    // Every record still decodes from its block alone.
+    for (const [jobId, r] of Object.entries(pending.jobs)) {
+      expect(decodeMember(bytes.subarray(r.offset, r.offset + r.length), jobId, r.line).record).toMatchObject(
+        { job_id: jobId },
+      );
+    }
   });
 
   it('every range decodes alone to the record it names, with the digest the manifest recorded', async () => {
     const { bytes, pending } = await sample();
     const at = (r: { offset: number; length: number }) => bytes.subarray(r.offset, r.offset + r.length);
-    expect(decodeMember(at(pending.header), 'h').record).toMatchObject({
+    expect(decodeMember(at(pending.header), 'h', pending.header.line).record).toMatchObject({
       type: 'part',
       shop_id: SHOP,
       month: '2026-01',
     });
     for (const [jobId, r] of Object.entries(pending.jobs)) {
-      const { record, sha256 } = decodeMember(at(r), jobId);
+      const { record, sha256 } = decodeMember(at(r), jobId, r.line);
       expect(record).toMatchObject({
         type: 'job',
         job_id: jobId,
@@ -69,7 +106,7 @@ describe('PartBuilder', () => {
       expect(sha256).toBe(r.sha256);
     }
     for (const [ref, r] of Object.entries(pending.platform_data)) {
-      const { record, sha256 } = decodeMember(at(r), ref);
+      const { record, sha256 } = decodeMember(at(r), ref, r.line);
       expect(record).toEqual({ type: 'platform_data', ref, data: { a: 1, b: 2 } });
       expect(sha256).toBe(r.sha256);
     }
@@ -87,7 +124,7 @@ describe('PartBuilder', () => {
   it('refuses jobs before the header, and finish without anything written', async () => {
     const meta = { shopId: SHOP, month: '2026-01', partName: 'p', partKey: 'k', runId: 'r', createdAt: 't' };
     const b = new PartBuilder(meta, async () => {});
-    expect(() => b.finish()).toThrow(/nothing written/);
+    await expect(b.finish()).rejects.toThrow(/nothing written/);
     await expect(
       b.addJob({
         jobId: 'j',
@@ -99,6 +136,8 @@ describe('PartBuilder', () => {
     ).rejects.toThrow(/writeHeader/);
     await b.writeHeader();
     expect(b.jobCount).toBe(0);
+    expect(b.size).toBe(0); // the header waits in the open block
+    await b.finish();
     expect(b.size).toBeGreaterThan(0);
   });
 });

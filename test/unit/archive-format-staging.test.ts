@@ -25,9 +25,9 @@ describe('staging manifests', () => {
 
   it.each([
     ['not JSON', '{', /not JSON/],
-    ['no format', '{}', /not a job-details-archive\/pending@1/],
-    ['the other manifest', JSON.stringify({ format: VERIFIED_FORMAT }), /pending@1/],
-    ['null', 'null', /pending@1/],
+    ['no format', '{}', /not a job-details-archive\/pending@2/],
+    ['the other manifest', JSON.stringify({ format: VERIFIED_FORMAT }), /pending@2/],
+    ['null', 'null', /pending@2/],
   ])('%s → CorruptObjectError naming the key', (_name, text, reason) => {
     expect(() => parsePendingPart(Buffer.from(text), 'job-details-index/s/m/pending/x.json')).toThrow(
       CorruptObjectError,

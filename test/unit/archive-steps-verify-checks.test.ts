@@ -1,9 +1,10 @@
-import { decodeMember } from '../../shared/archive/members';
+import { decodeLine, inflateMember } from '../../shared/archive/members';
 import { MemberSlicer, PartBuilder } from '../../shared/archive/part-builder';
 import type { PartRecord } from '../../shared/archive/records';
 import type { StagedPart } from '../../shared/archive/steps/staged';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 import {
+  linesProblem,
   memberRanges,
   planProblem,
   recordProblem,
@@ -51,26 +52,44 @@ const build = async () => {
     platformData: { v: 1 },
     sources: [],
   });
-  const staged: StagedPart = { ...b.finish(), etag: 'etag' };
+  const staged: StagedPart = { ...(await b.finish()), etag: 'etag' };
   return { bytes: Buffer.concat(members), staged };
 };
 
+/** Every record of the part: each block inflated alone, each declared line decoded. */
 const records = (bytes: Buffer, staged: StagedPart) =>
-  memberRanges(staged).map((r) => ({
-    r,
-    ...decodeMember(bytes.subarray(r.offset, r.offset + r.length), 'k'),
-  }));
+  memberRanges(staged).flatMap((b) => {
+    const inflated = inflateMember(bytes.subarray(b.offset, b.offset + b.length), 'k');
+    return b.lines.map((r) => ({
+      r,
+      ...decodeLine(inflated.subarray(r.line.offset, r.line.offset + r.line.length), 'k'),
+    }));
+  });
 
 const plannedOf = (s: StagedPart): PlannedJob[] =>
   Object.entries(s.jobs).map(
     ([job_id, e]) => ({ job_id, status: e.status, completed_at: e.completed_at }) as PlannedJob,
   );
 
-test('the ranges of a built part tile it, in byte order: header, shared platform data, jobs', async () => {
+test('the blocks of a built part tile it; its lines, in order: header, shared platform data, jobs', async () => {
   const { bytes, staged } = await build();
   const ranges = memberRanges(staged);
-  expect(ranges.map((r) => r.expect.kind)).toEqual(['header', 'platform_data', 'job', 'job']);
+  expect(ranges).toHaveLength(1);
+  expect(ranges.flatMap((r) => r.lines.map((l) => l.expect.kind))).toEqual([
+    'header',
+    'platform_data',
+    'job',
+    'job',
+  ]);
   expect(MemberSlicer.tilingProblem(ranges, bytes.length)).toBeNull();
+  const [block] = ranges;
+  if (!block) throw new Error('no block');
+  const inflated = inflateMember(bytes.subarray(block.offset, block.offset + block.length), 'k');
+  expect(linesProblem(block, inflated.length, true)).toBeNull();
+  expect(linesProblem(block, inflated.length + 1, true)).toMatch(/lines end at byte/);
+  expect(linesProblem(block, inflated.length, false)).toMatch(/header must be the first line/);
+  const gap = { ...block, lines: block.lines.slice(1) };
+  expect(linesProblem(gap, inflated.length, false)).toMatch(/expected a line at byte 0/);
 });
 
 test('every member of a good part is exactly its expected record', async () => {
@@ -182,6 +201,7 @@ test('the verified part is exactly the index entries commit adds', async () => {
     part: 'p.jsonl.gz',
     offset: staged.jobs.a?.offset,
     length: staged.jobs.a?.length,
+    line: staged.jobs.a?.line,
     sha256: staged.jobs.a?.sha256,
     status: 'FAILED',
     completed_at: '2026-01-02T00:00:00.000Z',
@@ -190,6 +210,7 @@ test('the verified part is exactly the index entries commit adds', async () => {
       ref: pdRef,
       offset: staged.platform_data[pdRef]?.offset,
       length: staged.platform_data[pdRef]?.length,
+      line: staged.platform_data[pdRef]?.line,
     },
     sources: [{ key: 'job-details/a/f.json.gz', size: 3, etag: 'e' }],
   });

@@ -94,7 +94,7 @@ describe('entriesFromIndex', () => {
       parts: [{ ...part, key: part.key.replace(SHOP, 'evil.myshopify.com') }],
     };
     expect(() => entriesFromIndex(otherShopPart, AT, 'j1')).toThrow(/not a part of this shop/);
-    const past = { ...index, jobs: { j1: [{ ...e, length: part.size }] } };
+    const past = { ...index, jobs: { j1: [{ ...e, offset: 1, length: part.size }] } };
     expect(() => entriesFromIndex(past, AT, 'j1')).toThrow(/inside its part/);
     const empty = { ...index, jobs: { j1: [{ ...e, length: 0 }] } };
     expect(() => entriesFromIndex(empty, AT, 'j1')).toThrow(CorruptObjectError);

@@ -89,7 +89,9 @@ describe('checkPlatformMember', () => {
     const pd = a.entry.platform_data;
     if (!pd) throw new Error('fixture');
     const forged = encodeMember({ type: 'platform_data', ref: pd.ref, data: { x: 2 } }).member;
-    const entry = { ...a, entry: { ...a.entry, platform_data: { ...pd, length: forged.length } } };
+    // A one-record member (part@1 layout): the entry has no line inside it.
+    const { line: _line, ...member } = pd;
+    const entry = { ...a, entry: { ...a.entry, platform_data: { ...member, length: forged.length } } };
     expect(() => checkPlatformMember(forged, entry)).toThrow(/does not match ref/);
   });
 
@@ -106,7 +108,8 @@ describe('checkPlatformMember', () => {
     }).member;
     const pd = a.entry.platform_data;
     if (!pd) throw new Error('fixture');
-    const entry = { ...a, entry: { ...a.entry, platform_data: { ...pd, length: rec.length } } };
+    const { line: _line, ...member } = pd;
+    const entry = { ...a, entry: { ...a.entry, platform_data: { ...member, length: rec.length } } };
     expect(() => checkPlatformMember(rec, entry)).toThrow(/expected a platform_data record/);
   });
 });

@@ -139,7 +139,7 @@ export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<A
       await findings();
       if (!part) return result(0, null);
 
-      const manifest = part.builder.finish();
+      const manifest = await part.builder.finish();
       const stored = await part.upload.finish();
       uploaded = true;
       if (stored.size !== manifest.size) {

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { jobPrefix } from '../../details';
 import { platformDataRef } from '../members';
-import type { ByteRange } from '../month-index';
+import type { ByteRange, Located } from '../month-index';
 import { countDetails, type PartRecord } from '../records';
 import { VERIFIED_FORMAT, type VerifiedPart } from '../staging';
 import type { StagedPart } from './staged';
@@ -17,28 +17,55 @@ export type Expected =
   | { readonly kind: 'platform_data'; readonly ref: string; readonly sha256: string }
   | { readonly kind: 'job'; readonly jobId: string; readonly entry: StagedPart['jobs'][string] };
 
-export type MemberRange = ByteRange & { readonly id: string; readonly expect: Expected };
+/** One record the manifest puts in a block: its line there and what it must be. */
+export interface LineCheck {
+  readonly id: string;
+  readonly line: ByteRange;
+  readonly expect: Expected;
+}
 
-/** Every member the manifest declares, in byte order. */
+/** One block (gzip member) of the part and the records it must hold, in line order. */
+export type MemberRange = ByteRange & { readonly id: string; readonly lines: readonly LineCheck[] };
+
+/** Every block the manifest declares, in byte order, each with its records in line order. */
 export const memberRanges = (m: StagedPart): MemberRange[] => {
-  const out: MemberRange[] = [{ ...m.header, id: 'header', expect: { kind: 'header' } }];
+  const blocks = new Map<number, { offset: number; length: number; lines: LineCheck[] }>();
+  const add = (r: Located, id: string, expect: Expected) => {
+    const b = blocks.get(r.offset) ?? { offset: r.offset, length: r.length, lines: [] };
+    blocks.set(r.offset, b);
+    if (b.length !== r.length) b.length = -1; // two lengths for one block: tilingProblem refuses it
+    b.lines.push({ id, line: r.line ?? { offset: -1, length: 0 }, expect });
+  };
+  add(m.header, 'header', { kind: 'header' });
   for (const [ref, r] of Object.entries(m.platform_data)) {
-    out.push({
-      offset: r.offset,
-      length: r.length,
-      id: `platform_data ${ref}`,
-      expect: { kind: 'platform_data', ref, sha256: r.sha256 },
-    });
+    add(r, `platform_data ${ref}`, { kind: 'platform_data', ref, sha256: r.sha256 });
   }
-  for (const [jobId, entry] of Object.entries(m.jobs)) {
-    out.push({
-      offset: entry.offset,
-      length: entry.length,
-      id: `job ${jobId}`,
-      expect: { kind: 'job', jobId, entry },
-    });
+  for (const [jobId, entry] of Object.entries(m.jobs))
+    add(entry, `job ${jobId}`, { kind: 'job', jobId, entry });
+  return [...blocks.values()]
+    .sort((a, b) => a.offset - b.offset)
+    .map((b) => ({
+      offset: b.offset,
+      length: b.length,
+      id: `block@${b.offset}`,
+      lines: b.lines.sort((x, y) => x.line.offset - y.line.offset),
+    }));
+};
+
+/** Why a block's declared lines do not tile its inflated bytes exactly (no gap, no overlap), or null. */
+export const linesProblem = (b: MemberRange, inflatedLength: number, first: boolean): string | null => {
+  let at = 0;
+  for (const l of b.lines) {
+    if (l.line.offset !== at)
+      return `${b.id}: expected a line at byte ${at}, found ${l.id} at ${l.line.offset}`;
+    if (l.line.length <= 0) return `${b.id}: empty line for ${l.id}`;
+    at += l.line.length;
   }
-  return out.sort((a, b) => a.offset - b.offset);
+  if (at !== inflatedLength)
+    return `${b.id}: lines end at byte ${at} but the block inflates to ${inflatedLength}`;
+  if (first !== (b.lines[0]?.expect.kind === 'header'))
+    return 'the part header must be the first line of the first block';
+  return null;
 };
 
 /** Why the manifest does not match the run's plan, or null. */
@@ -101,8 +128,11 @@ export const recordProblem = (
         return `job ${jobId}: platform data ref differs`;
       if (entry.platform_data_ref !== null) {
         const pd = m.platform_data[entry.platform_data_ref];
-        if (!pd || pd.offset >= entry.offset)
-          return `job ${jobId}: its platform data is not stored before it`;
+        const before =
+          pd !== undefined &&
+          (pd.offset < entry.offset ||
+            (pd.offset === entry.offset && (pd.line?.offset ?? 0) < (entry.line?.offset ?? 0)));
+        if (!before) return `job ${jobId}: its platform data is not stored before it`;
       }
       const norm = (s: readonly { key: string; size: number; etag: string; sha256: string }[]) =>
         s.map(({ key, size, etag, sha256: digest }) => ({ key, size, etag, sha256: digest }));
@@ -138,13 +168,19 @@ export const toVerifiedPart = (m: StagedPart): VerifiedPart => ({
           part: m.part,
           offset: e.offset,
           length: e.length,
+          ...(e.line ? { line: e.line } : {}),
           sha256: e.sha256,
           status: e.status,
           completed_at: e.completed_at,
           counts: e.counts,
           platform_data:
             pd && e.platform_data_ref
-              ? { offset: pd.offset, length: pd.length, ref: e.platform_data_ref }
+              ? {
+                  offset: pd.offset,
+                  length: pd.length,
+                  ...(pd.line ? { line: pd.line } : {}),
+                  ref: e.platform_data_ref,
+                }
               : null,
           sources: e.sources.map(({ key, size, etag }) => ({ key, size, etag })),
         },

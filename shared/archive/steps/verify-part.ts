@@ -3,13 +3,13 @@ import { GetObjectCommand, type GetObjectCommandOutput } from '@aws-sdk/client-s
 import { CorruptObjectError, InvalidInputError, VerificationError } from '../../errors';
 import { isNotFound, normalizeEtag, putJson } from '../../s3/objects';
 import { partKey, pendingKey, verifiedKey } from '../keys';
-import { decodeMember } from '../members';
+import { decodeLine, inflateMember } from '../members';
 import { MemberSlicer } from '../part-builder';
 import type { StepDeps } from './context';
 import { readPlannedJobs } from './planned-jobs';
 import { readStagedPart } from './staged';
 import type { VerifyEvent, VerifyResult } from './types';
-import { memberRanges, planProblem, recordProblem, toVerifiedPart } from './verify-checks';
+import { linesProblem, memberRanges, planProblem, recordProblem, toVerifiedPart } from './verify-checks';
 
 /** The part and manifest keys of an archive result, re-derived so a step never trusts a passed-in key. */
 export const stagedKeys = (
@@ -91,15 +91,28 @@ export const verifyPart = async (deps: StepDeps, event: VerifyEvent): Promise<Ve
         for (const member of slicer.push(buf)) {
           const range = byId.get(member.id);
           if (!range) return fail(`unexpected member ${member.id}`);
-          let decoded: ReturnType<typeof decodeMember>;
+          // Each block inflates alone, its lines tile it exactly, and each line is the expected record.
+          const where = `${keys.part}@${range.offset}`;
+          let inflated: Buffer;
           try {
-            decoded = decodeMember(member.bytes, `${keys.part}@${range.offset}`);
+            inflated = inflateMember(member.bytes, where);
           } catch (err) {
             if (err instanceof CorruptObjectError) fail(`${member.id}: ${err.reason}`);
             throw err;
           }
-          const problem = recordProblem(m, range.expect, decoded.record, decoded.sha256);
-          if (problem) fail(problem);
+          const tiles = linesProblem(range, inflated.length, range.offset === 0);
+          if (tiles) fail(tiles);
+          for (const l of range.lines) {
+            let decoded: ReturnType<typeof decodeLine>;
+            try {
+              decoded = decodeLine(inflated.subarray(l.line.offset, l.line.offset + l.line.length), where);
+            } catch (err) {
+              if (err instanceof CorruptObjectError) fail(`${l.id}: ${err.reason}`);
+              throw err;
+            }
+            const problem = recordProblem(m, l.expect, decoded.record, decoded.sha256);
+            if (problem) fail(problem);
+          }
         }
       }
     } catch (err) {
