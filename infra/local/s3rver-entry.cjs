@@ -71,6 +71,59 @@ FilesystemStore.prototype.putObject = async function putObject(object) {
   return { size, md5: digest };
 };
 
+// s3rver walks the bucket directory by directory, so a listing comes out in directory order, not in
+// S3's key order: `job-details/a/x` before `job-details/a-b/x`, although `-` sorts before `/`. With
+// StartAfter and MaxKeys that returns the wrong page. S3 lists in UTF-8 binary key order; so does this
+// replacement: it walks the prefix (pruning what lies wholly before StartAfter, as s3rver does), sorts
+// the keys, and reads metadata for the page only.
+const { walk } = require('s3rver/lib/utils');
+const OBJECT_SUFFIX = '._S3rver_object';
+const byKey = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+FilesystemStore.prototype.listObjects = async function listObjects(bucket, options) {
+  const { delimiter = '', startAfter = '', prefix = '', maxKeys = Number.POSITIVE_INFINITY } = options;
+  const bucketPath = this.getBucketPath(bucket);
+  const startAfterPath = [bucketPath, FilesystemStore.encodeKeyPath(startAfter)].join('/');
+  const prefixPath = [bucketPath, FilesystemStore.encodeKeyPath(prefix)].join('/');
+  const it = walk(bucketPath, (dirPath) => {
+    if (dirPath < startAfterPath && startAfterPath.indexOf(dirPath) === -1) return false;
+    return dirPath.startsWith(prefixPath) || prefixPath.startsWith(dirPath);
+  });
+  const found = [];
+  const commonPrefixes = new Set();
+  for (const keyPath of it) {
+    if (!keyPath.endsWith(OBJECT_SUFFIX)) continue;
+    const key = FilesystemStore.decodeKeyPath(keyPath.slice(bucketPath.length + 1, -OBJECT_SUFFIX.length));
+    if (!key.startsWith(prefix) || byKey(key, startAfter) <= 0) continue;
+    if (delimiter) {
+      const idx = key.slice(prefix.length).indexOf(delimiter);
+      if (idx !== -1) {
+        commonPrefixes.add(key.slice(0, prefix.length + idx + delimiter.length));
+        continue;
+      }
+    }
+    found.push(key);
+  }
+  found.sort(byKey);
+  const keys = found.slice(0, maxKeys);
+  const metadata = await Promise.all(
+    keys.map((key) =>
+      this.getMetadata(bucket, key).catch((err) => {
+        if (err.code === 'ENOENT') return undefined;
+        throw err;
+      }),
+    ),
+  );
+  return {
+    objects: keys
+      .map((key, i) => [key, metadata[i]])
+      .filter(([, m]) => m !== undefined)
+      .map(([key, m]) => new S3Object(bucket, key, null, m)),
+    commonPrefixes: [...commonPrefixes].sort(byKey),
+    isTruncated: found.length > keys.length,
+  };
+};
+
 const server = new S3rver({ address: '127.0.0.1', port, silent: true, directory });
 server.run().then(
   (addr) => process.stdout.write(`s3rver listening on ${addr.address}:${addr.port}\n`),

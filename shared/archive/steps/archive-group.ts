@@ -7,7 +7,8 @@ import type { StepDeps } from './context';
 import { type QuarantineItem, writeGroupFindings } from './findings';
 import { loadMonthIndex } from './index-store';
 import { readJobRows } from './job-rows';
-import { listingProblem, listJob, readJobSources } from './job-sources';
+import { listJobsObjects } from '../../details/hot-listing';
+import { listingProblem, readJobSources } from './job-sources';
 import { PartUpload } from './part-upload';
 import { orderedPrefetch, Semaphore } from './prefetch';
 import { collectAbandonedParts } from './pending-gc';
@@ -74,12 +75,13 @@ export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<A
 
     if (run.dryRun) {
       // Classify and count from listings only: no source reads, no writes but the run's findings.
-      const listings = orderedPrefetch(
-        toArchive,
-        async (job) => ({ job, listed: await listJob(deps, job.job_id, gate) }),
-        { ...ahead, sizeOf: () => 0 },
+      const { objects } = await listJobsObjects(
+        deps.s3,
+        deps.bucket,
+        toArchive.map((j) => j.job_id),
       );
-      for await (const { job, listed } of listings) {
+      for (const job of toArchive) {
+        const listed = objects.get(job.job_id) ?? [];
         const problem = listingProblem(listed);
         if (problem) quarantined.push({ jobId: job.job_id, reason: problem });
         else {
@@ -102,15 +104,18 @@ export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<A
       changed++;
       return false;
     });
+    // One walk over the hot prefix for all of them (hot-listing.ts), not a LIST per job.
+    const { objects: listed } = await listJobsObjects(
+      deps.s3,
+      deps.bucket,
+      current.map((j) => j.job_id),
+    );
     let part: OpenPart | undefined;
     let uploaded = false;
     try {
       const reads = orderedPrefetch(
         current,
-        async (job) => ({
-          job,
-          read: await readJobSources(deps, await listJob(deps, job.job_id, gate), gate),
-        }),
+        async (job) => ({ job, read: await readJobSources(deps, listed.get(job.job_id) ?? [], gate) }),
         { ...ahead, sizeOf: (r) => (r.read.kind === 'ok' ? r.read.bytesIn : 0) },
       );
       for await (const { job, read } of reads) {

@@ -1,4 +1,3 @@
-import { mapLimit } from '../../concurrency';
 import { VerificationError } from '../../errors';
 import { addCounts, zeroCounts } from '../../metrics';
 import { latestEntry, markDeleted, partByName } from '../month-index';
@@ -8,7 +7,7 @@ import { deleteMatching } from './delete-objects';
 import { type DeleteErrorItem, writeGroupFindings } from './findings';
 import { eligibleForDelete, matchSources } from './delete-plan';
 import { loadMonthIndex, updateMonthIndex } from './index-store';
-import { listJob } from './job-sources';
+import { listJobsObjects } from '../../details/hot-listing';
 import { readPlannedJobs } from './planned-jobs';
 import { CAPS } from './run';
 import type { DeleteEvent, DeleteResult } from './types';
@@ -42,10 +41,12 @@ export const deleteSources = async (deps: StepDeps, event: DeleteEvent): Promise
       await assertPartStored(deps, part.key, part);
     }
 
-    const matched = await mapLimit(eligible, deps.settings.readConcurrency, async (e) => ({
-      ...e,
-      ...matchSources(e.entry, await listJob(deps, e.jobId)),
-    }));
+    const { objects: listed } = await listJobsObjects(
+      deps.s3,
+      deps.bucket,
+      eligible.map((e) => e.jobId),
+    );
+    const matched = eligible.map((e) => ({ ...e, ...matchSources(e.entry, listed.get(e.jobId) ?? []) }));
     const objectsKept = matched.reduce((n, m) => n + m.kept, 0);
     const toDelete = matched.flatMap((m) => m.remove);
     if (run.dryRun) {

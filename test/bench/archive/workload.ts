@@ -58,6 +58,12 @@ const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 const DOCS_PER_CHUNK = 100;
 const CHUNKS_PER_FLUSH = 50;
 
+const push = <T>(m: Record<string, T[]>, reason: string, v: T): void => {
+  const list = m[reason];
+  if (list) list.push(v);
+  else m[reason] = [v];
+};
+
 const jobIdOf = (r: Prng): string => Array.from({ length: 13 }, () => BASE32[r.int(0, 31)]).join('');
 
 export interface JobShape {
@@ -88,11 +94,11 @@ export const makeJob = (r: Prng, shopId: string, month: string, shape: JobShape 
       {};
     for (let d = 0; d < ids.length * DOCS_PER_CHUNK; d++) {
       const x = r.next();
-      if (x < fr) (failed[FAILED[r.int(0, FAILED.length - 1)] as string] ??= []).push(product());
-      else if (x < fr + sr) (skipped[SKIPPED[r.int(0, SKIPPED.length - 1)] as string] ??= []).push(product());
+      if (x < fr) push(failed, FAILED[r.int(0, FAILED.length - 1)] as string, product());
+      else if (x < fr + sr) push(skipped, SKIPPED[r.int(0, SKIPPED.length - 1)] as string, product());
       else if (x < fr + sr + cr) {
         const v = r.int(1, 40);
-        (conflict.version_conflict ??= []).push({
+        push(conflict, 'version_conflict', {
           doc_id: product(),
           existing_version: v + 1,
           incoming_version: v,
