@@ -74,27 +74,41 @@ FilesystemStore.prototype.putObject = async function putObject(object) {
 // s3rver walks the bucket directory by directory, so a listing comes out in directory order, not in
 // S3's key order: `job-details/a/x` before `job-details/a-b/x`, although `-` sorts before `/`. With
 // StartAfter and MaxKeys that returns the wrong page. S3 lists in UTF-8 binary key order; so does this
-// replacement: it walks the prefix (pruning what lies wholly before StartAfter, as s3rver does), sorts
-// the keys, and reads metadata for the page only.
-const { walk } = require('s3rver/lib/utils');
+// replacement: it walks each directory's entries in key order (a subdirectory `d` sorts as `d/`),
+// skips what lies wholly before StartAfter, stops once it has a page, and reads metadata for the page.
 const OBJECT_SUFFIX = '._S3rver_object';
 const byKey = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
+function* keysInOrder(dirPath, keyPrefix, prefix, startAfter) {
+  const entries = [];
+  for (const name of fs.readdirSync(dirPath)) {
+    const full = path.posix.join(dirPath, name);
+    if (fs.statSync(full).isDirectory()) {
+      entries.push({ sortKey: `${keyPrefix}${FilesystemStore.decodeKeyPath(name)}/`, full, dir: true });
+    } else if (name.endsWith(OBJECT_SUFFIX)) {
+      const key = `${keyPrefix}${FilesystemStore.decodeKeyPath(name.slice(0, -OBJECT_SUFFIX.length))}`;
+      entries.push({ sortKey: key, full, dir: false });
+    }
+  }
+  entries.sort((a, b) => byKey(a.sortKey, b.sortKey));
+  for (const e of entries) {
+    if (e.dir) {
+      const k = e.sortKey; // every key below starts with it
+      const intersectsPrefix = k.startsWith(prefix) || prefix.startsWith(k);
+      const whollyBefore = byKey(k, startAfter) < 0 && !startAfter.startsWith(k);
+      if (intersectsPrefix && !whollyBefore) yield* keysInOrder(e.full, k, prefix, startAfter);
+    } else if (e.sortKey.startsWith(prefix) && byKey(e.sortKey, startAfter) > 0) {
+      yield e.sortKey;
+    }
+  }
+}
+
 FilesystemStore.prototype.listObjects = async function listObjects(bucket, options) {
   const { delimiter = '', startAfter = '', prefix = '', maxKeys = Number.POSITIVE_INFINITY } = options;
-  const bucketPath = this.getBucketPath(bucket);
-  const startAfterPath = [bucketPath, FilesystemStore.encodeKeyPath(startAfter)].join('/');
-  const prefixPath = [bucketPath, FilesystemStore.encodeKeyPath(prefix)].join('/');
-  const it = walk(bucketPath, (dirPath) => {
-    if (dirPath < startAfterPath && startAfterPath.indexOf(dirPath) === -1) return false;
-    return dirPath.startsWith(prefixPath) || prefixPath.startsWith(dirPath);
-  });
-  const found = [];
+  const keys = [];
   const commonPrefixes = new Set();
-  for (const keyPath of it) {
-    if (!keyPath.endsWith(OBJECT_SUFFIX)) continue;
-    const key = FilesystemStore.decodeKeyPath(keyPath.slice(bucketPath.length + 1, -OBJECT_SUFFIX.length));
-    if (!key.startsWith(prefix) || byKey(key, startAfter) <= 0) continue;
+  let isTruncated = false;
+  for (const key of keysInOrder(this.getBucketPath(bucket), '', prefix, startAfter)) {
     if (delimiter) {
       const idx = key.slice(prefix.length).indexOf(delimiter);
       if (idx !== -1) {
@@ -102,10 +116,12 @@ FilesystemStore.prototype.listObjects = async function listObjects(bucket, optio
         continue;
       }
     }
-    found.push(key);
+    if (keys.length >= maxKeys) {
+      isTruncated = true;
+      break;
+    }
+    keys.push(key);
   }
-  found.sort(byKey);
-  const keys = found.slice(0, maxKeys);
   const metadata = await Promise.all(
     keys.map((key) =>
       this.getMetadata(bucket, key).catch((err) => {
@@ -120,7 +136,7 @@ FilesystemStore.prototype.listObjects = async function listObjects(bucket, optio
       .filter(([, m]) => m !== undefined)
       .map(([key, m]) => new S3Object(bucket, key, null, m)),
     commonPrefixes: [...commonPrefixes].sort(byKey),
-    isTruncated: found.length > keys.length,
+    isTruncated,
   };
 };
 

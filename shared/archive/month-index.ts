@@ -1,3 +1,4 @@
+import { gunzipSync, gzipSync } from 'fflate';
 import { CorruptObjectError } from '../errors';
 import type { DetailCounts } from './records';
 
@@ -122,15 +123,25 @@ export const markDeleted = (
 export const partByName = (index: MonthIndex, name: string): IndexedPart | undefined =>
   index.parts.find((p) => p.name === name);
 
-export const serializeMonthIndex = (index: MonthIndex): Buffer => Buffer.from(JSON.stringify(index), 'utf8');
+/**
+ * The index as stored: gzipped JSON (`Content-Encoding: gzip`), about a tenth of the plain text, since
+ * every lookup reads it whole and it stays in Standard storage for good. Indexes written plain (v1)
+ * are still read.
+ */
+export const serializeMonthIndex = (index: MonthIndex): Buffer =>
+  Buffer.from(gzipSync(Buffer.from(JSON.stringify(index), 'utf8'), { level: 9, mtime: 0 }));
+
+/** Object headers of a stored index. */
+export const MONTH_INDEX_HEADERS = { ContentType: 'application/json', ContentEncoding: 'gzip' } as const;
 
 /** Parses and checks an index read back from S3; malformed → CorruptObjectError naming the key. */
 export const parseMonthIndex = (bytes: Uint8Array, key: string): MonthIndex => {
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.from(bytes).toString('utf8'));
+    const text = bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes;
+    value = JSON.parse(Buffer.from(text).toString('utf8'));
   } catch (err) {
-    throw new CorruptObjectError(key, 'index is not JSON', { cause: err });
+    throw new CorruptObjectError(key, 'index is not (gzipped) JSON', { cause: err });
   }
   const v = value as Partial<MonthIndex> | null;
   if (!v || typeof v !== 'object' || v.format !== INDEX_FORMAT) {

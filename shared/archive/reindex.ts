@@ -16,6 +16,7 @@ import {
   type IndexedJob,
   type IndexedPart,
   type Located,
+  MONTH_INDEX_HEADERS,
   type MonthIndex,
   parseMonthIndex,
   serializeMonthIndex,
@@ -251,7 +252,7 @@ export const rebuildMonthIndex = async (
   if (!opts.dryRun) {
     await putConditional(
       deps.s3,
-      { Bucket: deps.bucket, Key: key, Body: serializeMonthIndex(index), ContentType: 'application/json' },
+      { Bucket: deps.bucket, Key: key, Body: serializeMonthIndex(index), ...MONTH_INDEX_HEADERS },
       existing?.etag ?? null,
     );
     written = true;

@@ -21,6 +21,7 @@ import {
   synthesizedDefinition,
 } from '../../infra/local/runner';
 import { monthIndexKey } from '../../shared/archive/keys';
+import { parseMonthIndex } from '../../shared/archive/month-index';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { parseConfig, resetConfig } from '../../shared/config';
 import { INLINE_ATTRIBUTES } from '../../shared/details/inline';
@@ -441,7 +442,10 @@ it('a redriven job ends again with the right counters and is archived again as a
       Key: monthIndexKey(shopId, ago(45).toISOString().slice(0, 7)),
     }),
   );
-  const index = JSON.parse(String(await got.Body?.transformToString())) as {
+  const index = parseMonthIndex(
+    (await got.Body?.transformToByteArray()) ?? new Uint8Array(),
+    'index',
+  ) as unknown as {
     jobs: Record<string, { status: string; completed_at: string }[]>;
   };
   expect(index.jobs[jobId]?.at(-1)).toMatchObject({

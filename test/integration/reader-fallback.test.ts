@@ -6,6 +6,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { monthIndexKey, pendingKey } from '../../shared/archive/keys';
+import { serializeMonthIndex } from '../../shared/archive/month-index';
 import {
   flushIdForChunks,
   generateJobId,
@@ -104,7 +105,7 @@ describe('JobDetailsReader against s3rver', () => {
       ],
       deletedAt: '2026-02-15T04:00:00.000Z',
     });
-    const indexBytes = Buffer.byteLength(JSON.stringify(index));
+    const indexBytes = serializeMonthIndex(index).length;
     const entry = index.jobs[jobId]?.[0];
 
     const r = await reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED });
@@ -172,7 +173,7 @@ describe('JobDetailsReader against s3rver', () => {
     expect(r.details).toEqual(MERGED);
     // index, List, 1 flush GET, index re-check (304 unchanged: no body), 1 member.
     expect(r.provenance).toMatchObject({ source: 'both', requests: 5 });
-    expect(r.provenance.bytes).toBe(Buffer.byteLength(JSON.stringify(index)) + flush.size + member);
+    expect(r.provenance.bytes).toBe(serializeMonthIndex(index).length + flush.size + member);
   });
 
   it('an archival committed (and its hot objects deleted) while the hot side is read is not missed', async () => {

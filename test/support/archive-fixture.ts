@@ -7,6 +7,7 @@ import {
   type IndexedJob,
   type IndexedPart,
   markDeleted,
+  MONTH_INDEX_HEADERS,
   type MonthIndex,
   parseMonthIndex,
   serializeMonthIndex,
@@ -186,7 +187,7 @@ export const putIndex = async (s3: S3Client, bucket: string, index: MonthIndex):
       Bucket: bucket,
       Key: monthIndexKey(index.shop_id, index.month),
       Body: serializeMonthIndex(index),
-      ContentType: 'application/json',
+      ...MONTH_INDEX_HEADERS,
     }),
   );
 };

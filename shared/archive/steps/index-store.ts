@@ -1,7 +1,13 @@
 import { ConcurrentModificationError, CorruptObjectError } from '../../errors';
 import { getObjectBytes, putConditional } from '../../s3/objects';
 import { monthIndexKey } from '../keys';
-import { emptyMonthIndex, type MonthIndex, parseMonthIndex, serializeMonthIndex } from '../month-index';
+import {
+  emptyMonthIndex,
+  MONTH_INDEX_HEADERS,
+  type MonthIndex,
+  parseMonthIndex,
+  serializeMonthIndex,
+} from '../month-index';
 import type { StepDeps } from './context';
 
 /** Reads and conditionally rewrites a month index (the commit record). */
@@ -51,7 +57,7 @@ export const updateMonthIndex = async <T>(
           Bucket: deps.bucket,
           Key: key,
           Body: serializeMonthIndex(next.index),
-          ContentType: 'application/json',
+          ...MONTH_INDEX_HEADERS,
         },
         etag,
       );
