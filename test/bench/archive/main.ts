@@ -44,20 +44,29 @@ const MB = 1024 * 1024;
 interface Options {
   readonly mode: 'full' | 'quick' | 'smoke';
   readonly seed: number;
+  /** `--memory-only MB`: just the memory scenario of that size (to study one step's footprint). */
+  readonly memoryOnly?: number;
 }
 
 const parseOptions = (argv: readonly string[]): Options => {
   let mode: Options['mode'] = 'full';
   let seed = 1;
+  let memoryOnly: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') mode = 'quick';
     else if (a === '--smoke') mode = 'smoke';
     else if (a === '--seed') seed = Number(argv[++i]);
-    else throw new Error(`bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N)`);
+    else if (a === '--memory-only') memoryOnly = Number(argv[++i]);
+    else
+      throw new Error(
+        `bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N, --memory-only MB)`,
+      );
   }
   if (!Number.isSafeInteger(seed) || seed < 0) throw new Error('bench:archive: --seed takes a whole number');
-  return { mode, seed };
+  if (memoryOnly !== undefined && !(memoryOnly > 0))
+    throw new Error('bench:archive: --memory-only takes a size in MB');
+  return { mode, seed, ...(memoryOnly !== undefined ? { memoryOnly } : {}) };
 };
 
 /** Scenario sizes per mode: the full run is the issue's; quick is minutes; smoke is seconds (CI). */
@@ -256,7 +265,14 @@ const inChild = async (c: Ctx, step: string, event: unknown) => {
   await new Promise<void>((ok, fail) => {
     const p = spawn(TSX, [CHILD, step, eventFile, outFile], {
       stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true' },
+      env: {
+        ...process.env,
+        POWERTOOLS_LOG_LEVEL: 'SILENT',
+        POWERTOOLS_METRICS_DISABLED: 'true',
+        ...(process.env.BENCH_STEP_HEAP_MB
+          ? { NODE_OPTIONS: `--max-old-space-size=${process.env.BENCH_STEP_HEAP_MB}` }
+          : {}),
+      },
     });
     p.on('error', fail);
     p.on('exit', (code) => (code === 0 ? ok() : fail(new Error(`${step} child exited ${code}`))));
@@ -390,6 +406,11 @@ const main = async () => {
       `archive benchmark (${opts.mode}, seed ${opts.seed}); start-up excluded from wall times: stack ${f1(stackSeconds)} s, CDK synth ${f1(synthSeconds)} s`,
     );
 
+    if (opts.memoryOnly !== undefined) {
+      const m = await runMemory(c, opts.memoryOnly, opts.seed);
+      out(JSON.stringify({ memoryMb: opts.memoryOnly, ...m }));
+      return;
+    }
     const scenarios: ScenarioResult[] = [];
     for (const n of sizes.months) {
       scenarios.push(
