@@ -99,3 +99,16 @@ export const parseDateOrTimestamp = (field: string, value: string): Date => {
   if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return new Date(parseTimestamp(field, `${value}T00:00:00Z`).ms);
   return new Date(parseTimestamp(field, value).ms);
 };
+
+/** A `Date` argument the writer stamps rows with; an invalid one is an InvalidInputError naming `field`. */
+export const validDate = (field: string, v: unknown): Date => {
+  if (!(v instanceof Date) || Number.isNaN(v.getTime()))
+    throw new InvalidInputError(field, 'expected a valid Date');
+  return v;
+};
+
+/**
+ * How this package writes a timestamp: the normalized form above (UTC, milliseconds, `Z`). Rows
+ * written by other writers keep theirs; readers parse both with `parseTimestamp`.
+ */
+export const formatTimestamp = (d: Date): string => validDate('timestamp', d).toISOString();

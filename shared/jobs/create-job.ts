@@ -1,7 +1,8 @@
+import { formatTimestamp, validDate } from '../time';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError, JobArchiveError } from '../errors';
 import { generateJobId, validateJobId, validateShopId } from '../ids';
-import { isConditionalCheckFailed, keyOf, validDate, wholeNumber } from './job-repo';
+import { isConditionalCheckFailed, keyOf, wholeNumber } from './job-repo';
 import type { DdbSender, JobRow } from './types';
 
 export interface CreateJobInput {
@@ -46,7 +47,7 @@ const text = (field: string, v: unknown, required: boolean): string | undefined 
  * the row — and the GSI_JobsByStatus_v2 entry that projects several of them — small.
  */
 export const newJobRow = (input: CreateJobInput, jobId: string, now: Date): JobRow => {
-  const ts = now.toISOString();
+  const ts = formatTimestamp(now);
   const row: JobRow = {
     ...keyOf(input.shopId, jobId),
     job_id: jobId,

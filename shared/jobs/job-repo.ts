@@ -1,5 +1,6 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError, isNamedError } from '../errors';
+export { validDate } from '../time';
 import { validateJobId, validateShopId } from '../ids';
 import { JOBS_TABLE, jobIdFromSk, jobPk, jobSk, shopIdFromPk } from './schema';
 import type { DdbSender, JobCounters, JobKey, JobRow } from './types';
@@ -57,12 +58,6 @@ export const wholeNumber = (field: string, v: unknown): number => {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
     throw new InvalidInputError(field, `expected a whole number ≥ 0, got ${JSON.stringify(v)}`);
   }
-  return v;
-};
-
-export const validDate = (field: string, v: unknown): Date => {
-  if (!(v instanceof Date) || Number.isNaN(v.getTime()))
-    throw new InvalidInputError(field, 'expected a valid Date');
   return v;
 };
 

@@ -1,3 +1,4 @@
+import { formatTimestamp, validDate } from '../time';
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConcurrentModificationError, InvalidInputError, JobNotFoundError } from '../errors';
@@ -6,7 +7,7 @@ import { flushIdForChunks, sortedUniqueIds } from '../details/helpers';
 import { detailsKey as detailsKeyFor } from '../details/keys';
 import { type ConflictItem, type JobDetailsPayload, validateJobDetailsPayload } from '../details/payload';
 import { findJsonProblem, isPlainObject, type JsonValue } from '../details/json';
-import { isConditionalCheckFailed, keyOf, type OldItem, oldItemOf, validDate, wholeNumber } from './job-repo';
+import { isConditionalCheckFailed, keyOf, type OldItem, oldItemOf, wholeNumber } from './job-repo';
 import { IN_PROGRESS_ELIGIBLE, JOB_STATUSES, type JobStatus, TERMINAL_STATUSES } from './schema';
 import { DEFAULT_JOB_TTL_DAYS, type TerminalResult, validTtlDays, writeTerminal } from './terminal';
 import {
@@ -225,7 +226,7 @@ export const buildFlushUpdate = (p: {
     ':skipped': p.counts.skipped,
     ':conflict': p.counts.conflict - uncount.conflict,
     ':chunks': new Set(p.chunkIds),
-    ':ts': p.now.toISOString(),
+    ':ts': formatTimestamp(p.now),
   };
   const names: Record<string, string> = { '#cc': 'completed_chunks' };
   const noCollision = p.chunkIds.map((id, i) => {
@@ -244,7 +245,7 @@ export const buildFlushUpdate = (p: {
     update += ', retry_attribution = if_not_exists(retry_attribution, :ra) REMOVE completed_at, #ttl';
     values[':ra'] = {
       ...p.redrive.attribution,
-      first_retry_at: p.now.toISOString(),
+      first_retry_at: formatTimestamp(p.now),
       first_retry_attempt: p.redrive.attempt,
     };
     names['#ttl'] = 'ttl';

@@ -1,8 +1,9 @@
+import { formatTimestamp, validDate } from '../time';
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError } from '../errors';
 import { validateJobId, validateShopId } from '../ids';
-import { isConditionalCheckFailed, keyOf, oldItemOf, validDate } from './job-repo';
+import { isConditionalCheckFailed, keyOf, oldItemOf } from './job-repo';
 import type { TerminalStatus } from './schema';
 import { type DdbSender, type JobCounters, terminalStatusFor } from './types';
 
@@ -59,7 +60,7 @@ export const buildTerminalUpdate = (p: {
   ExpressionAttributeNames: { '#ttl': 'ttl' },
   ExpressionAttributeValues: {
     ':terminal': p.status,
-    ':ts': p.now.toISOString(),
+    ':ts': formatTimestamp(p.now),
     ':ttl': ttlFor(p.now, p.ttlDays),
     ':inprog': 'IN_PROGRESS',
   },
@@ -82,7 +83,7 @@ export const writeTerminal = async (
   const now = validDate('now', opts.now ?? new Date());
   const ttlDays = validTtlDays(opts.ttlDays ?? DEFAULT_JOB_TTL_DAYS);
   const status = terminalStatusFor(job.counters);
-  const completedAt = now.toISOString();
+  const completedAt = formatTimestamp(now);
   const input = buildTerminalUpdate({
     table,
     shopId: job.shopId,
