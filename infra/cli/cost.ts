@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { InvalidInputError } from '../../shared/errors';
 import {
   boolFlag,
@@ -143,7 +143,7 @@ export const measuredFrom = (file: string, scenarioName?: string): Measured => {
     const objects = Math.max(1, num(s, 'hotObjects'));
     const byType = (s.s3RequestsByType ?? {}) as Record<string, number>;
     return {
-      source: `${file}, scenario ${want} (${jobs} jobs, ${objects} hot objects)`,
+      source: `${relative(process.cwd(), file) || file}, scenario ${want} (${jobs} jobs, ${objects} hot objects)`,
       objectsPerJob: objects / jobs,
       bytesPerJob: num(s, 'hotBytes') / jobs,
       s3RequestsPerObject: Object.fromEntries(Object.entries(byType).map(([k, n]) => [k, n / objects])),
@@ -165,7 +165,7 @@ export const measuredFrom = (file: string, scenarioName?: string): Measured => {
     const objects = Math.max(1, num(d, 'objectsDeleted') + num(d, 'objectsKept'));
     const byType = ((d.requests as Obj).byType ?? {}) as Record<string, number>;
     return {
-      source: `${file}, run report (${jobs} jobs; no Lambda or transition figures in a report: counted as 0)`,
+      source: `${relative(process.cwd(), file) || file}, run report (${jobs} jobs; no Lambda or transition figures in a report: counted as 0)`,
       objectsPerJob: objects / jobs,
       bytesPerJob: num(d, 'bytesIn') / jobs,
       s3RequestsPerObject: Object.fromEntries(
