@@ -41,7 +41,10 @@ export async function* orderedPrefetch<T, R>(
   if (!Number.isInteger(opts.window) || opts.window < 1) {
     throw new InvalidInputError('window', `expected a whole number ≥ 1, got ${opts.window}`);
   }
-  const started: Array<Promise<Outcome<R>>> = [];
+  // Started and not yet consumed, by index. A consumed promise is dropped at once: a settled promise
+  // holds its value, so keeping them all would keep every result of the month in memory.
+  const started = new Map<number, Promise<Outcome<R>>>();
+  let startedCount = 0;
   const sizes = new Map<number, number>();
   let buffered = 0;
   let consumed = 0;
@@ -49,12 +52,13 @@ export async function* orderedPrefetch<T, R>(
   const fill = (): void => {
     while (
       !stop &&
-      started.length < items.length &&
-      started.length - consumed < opts.window &&
+      startedCount < items.length &&
+      startedCount - consumed < opts.window &&
       buffered < opts.maxBytes
     ) {
-      const i = started.length;
-      started.push(
+      const i = startedCount++;
+      started.set(
+        i,
         fn(items[i] as T).then(
           (value): Outcome<R> => {
             const size = opts.sizeOf(value);
@@ -75,7 +79,8 @@ export async function* orderedPrefetch<T, R>(
     while (consumed < items.length) {
       // fill() always leaves the next unconsumed item started (the window and budget count only
       // items ahead of it), so this index exists.
-      const outcome = await (started[consumed] as Promise<Outcome<R>>);
+      const outcome = await (started.get(consumed) as Promise<Outcome<R>>);
+      started.delete(consumed);
       if (!outcome.ok) throw outcome.err;
       buffered -= sizes.get(consumed) ?? 0;
       sizes.delete(consumed);
@@ -85,6 +90,6 @@ export async function* orderedPrefetch<T, R>(
     }
   } finally {
     stop = true;
-    await Promise.all(started.slice(consumed));
+    await Promise.all(started.values());
   }
 }
