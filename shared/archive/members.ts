@@ -19,7 +19,8 @@ export interface EncodedMember {
   readonly lineBytes: number;
 }
 
-// Fixed level and Node's zero mtime make members byte-identical for identical records.
+// part@1 encoding (one member per record), kept for tests that build v1 members. Fixed level and
+// Node's zero mtime make members byte-identical for identical records.
 const GZIP_LEVEL = 9; // parts are written once and kept for years: spend the CPU
 
 export const encodeMember = (record: PartRecord): EncodedMember => {

@@ -67,16 +67,18 @@ describe('platformDataRef', () => {
 });
 
 describe('job records from before whole rows were archived', () => {
+  const v1Record = {
+    type: 'job',
+    shop_id: 's',
+    job_id: 'j',
+    job: { status: 'FAILED', completed_at: '2026-03-01T00:00:00.000Z' },
+    details: { chunk_ids: [], failed: {}, skipped: {}, conflict: {} },
+    platform_data_ref: null,
+    sources: [],
+  };
+
   it('parse as before: no row, no row_reduced, no inline', () => {
-    const v1 = {
-      type: 'job',
-      shop_id: 's',
-      job_id: 'j',
-      job: { status: 'FAILED', completed_at: '2026-03-01T00:00:00.000Z' },
-      details: { chunk_ids: [], failed: {}, skipped: {}, conflict: {} },
-      platform_data_ref: null,
-      sources: [],
-    };
+    const v1 = v1Record;
     const r = parsePartRecord(v1, 'part');
     expect(r).toMatchObject({ type: 'job', job_id: 'j' });
     expect(r).not.toHaveProperty('row');
@@ -84,15 +86,7 @@ describe('job records from before whole rows were archived', () => {
   });
 
   it('a whole-row record keeps the row, and malformed row fields are corruption', () => {
-    const base = {
-      type: 'job',
-      shop_id: 's',
-      job_id: 'j',
-      job: { status: 'FAILED', completed_at: '2026-03-01T00:00:00.000Z' },
-      details: { chunk_ids: [], failed: {}, skipped: {}, conflict: {} },
-      platform_data_ref: null,
-      sources: [],
-    };
+    const base = v1Record;
     const r = parsePartRecord(
       { ...base, row: { x: [1] }, row_reduced: { completed_chunks: 3 }, inline: ['platform_data'] },
       'p',

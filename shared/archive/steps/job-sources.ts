@@ -73,9 +73,6 @@ const readOne = async (deps: StepDeps, o: JobObject, gate: Semaphore): Promise<R
   };
 };
 
-export const listJob = (deps: StepDeps, jobId: string, gate?: Semaphore): Promise<JobObject[]> =>
-  gate ? gate.run(() => deps.store.listJobObjects(jobId)) : deps.store.listJobObjects(jobId);
-
 /**
  * GETs (at most `gate.size` requests in flight across every job sharing the gate), hashes the stored
  * bytes, decodes and merges in key order.
