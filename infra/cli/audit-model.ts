@@ -21,6 +21,8 @@ export interface HotPrefix {
   readonly jobId: string;
   /** key → unquoted ETag. */
   readonly objects: Map<string, string>;
+  /** key → LastModified (ISO), where the listing gave one. */
+  readonly modified?: Map<string, string>;
   readonly bytes: number;
   /** Newest LastModified (ISO) of the prefix: the orphan's month. */
   readonly newest: string | undefined;
@@ -160,6 +162,21 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
       const hot = inp.hot.get(jobId);
       for (const e of entries) {
         if (e.deleted_at === null || !hot) continue;
+        // The delete step drops a deleted entry's manifest: an object of the job written no later than
+        // the entry's commit existed when it was archived, so the delete should have removed it.
+        if (e.sources.length === 0) {
+          for (const [key, at] of hot.modified ?? []) {
+            if (at > e.committed_at) continue; // written later: a retry's object, not a mismatch
+            mismatch({
+              kind: 'source-present-after-delete',
+              shopId: idx.shop_id,
+              month: idx.month,
+              key,
+              jobId,
+              detail: `entry in ${e.part} marked deleted at ${e.deleted_at}, an object from before its commit is still present`,
+            });
+          }
+        }
         for (const s of e.sources) {
           // Same key and same bytes: the delete step said it removed this object, yet it is there.
           // (A different ETag is a newer write — a retried job — and is not a mismatch.)

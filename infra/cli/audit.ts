@@ -138,18 +138,22 @@ const readRows = async (ctx: CliContext, req: AuditRequests): Promise<AuditRow[]
 };
 
 const readHot = async (ctx: CliContext, req: AuditRequests): Promise<Map<string, HotPrefix>> => {
-  const hot = new Map<string, { objects: Map<string, string>; bytes: number; newest: string | undefined }>();
+  const hot = new Map<
+    string,
+    { objects: Map<string, string>; modified: Map<string, string>; bytes: number; newest: string | undefined }
+  >();
   for await (const o of listPrefix(ctx, HOT_PREFIX, req)) {
     const jobId = o.key.slice(HOT_PREFIX.length).split('/')[0];
     if (!jobId) continue;
     let h = hot.get(jobId);
     if (!h) {
-      h = { objects: new Map(), bytes: 0, newest: undefined };
+      h = { objects: new Map(), modified: new Map(), bytes: 0, newest: undefined };
       hot.set(jobId, h);
     }
     h.objects.set(o.key, o.etag);
     h.bytes += o.size;
     const at = o.lastModified?.toISOString();
+    if (at) h.modified.set(o.key, at);
     if (at && (h.newest === undefined || at > h.newest)) h.newest = at;
   }
   return new Map([...hot].map(([jobId, h]) => [jobId, { jobId, ...h }]));

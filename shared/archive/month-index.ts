@@ -52,7 +52,11 @@ export interface IndexedJob extends Located {
   readonly committed_at: string;
   readonly counts: DetailCounts;
   readonly platform_data: (Located & { readonly ref: string }) | null;
-  /** The hot objects this entry covers; delete removes only objects that still match these. */
+  /**
+   * The hot objects this entry covers; delete removes only objects that still match these. Emptied
+   * once they are deleted: the index stays in Standard for good and every lookup reads it, while the
+   * part's own record keeps the manifest for anyone tracing an archived byte to its object.
+   */
   readonly sources: readonly IndexedSource[];
   /** Set once the delete step removed the matching hot objects. */
   readonly deleted_at: string | null;
@@ -104,7 +108,7 @@ export const latestEntry = (index: MonthIndex, jobId: string): IndexedJob | unde
   return entries[entries.length - 1];
 };
 
-/** Marks the given entries (by part) of each job as deleted. */
+/** Marks the given entries (by part) of each job as deleted and drops their source manifests. */
 export const markDeleted = (
   index: MonthIndex,
   done: ReadonlyArray<{ jobId: string; part: string }>,
@@ -114,7 +118,7 @@ export const markDeleted = (
   const jobs: Record<string, readonly IndexedJob[]> = { ...index.jobs };
   for (const { jobId, part } of done) {
     jobs[jobId] = jobEntries(jobs, jobId).map((e) =>
-      e.part === part && e.deleted_at === null ? { ...e, deleted_at: at } : e,
+      e.part === part && e.deleted_at === null ? { ...e, deleted_at: at, sources: [] } : e,
     );
   }
   return { ...index, updated_at: at, jobs };

@@ -37,13 +37,14 @@ const depsOf = (env: ArchiverEnv) => ({ s3: env.s3, bucket: env.bucket, clock: e
 const dropIndex = (env: ArchiverEnv) =>
   env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: monthIndexKey(SHOP, MONTH) }));
 
-/** What must survive a rebuild: everything but the commit and deletion times. */
+/** What must survive a rebuild: everything but the commit and deletion state (times, dropped manifests). */
 const comparable = (index: MonthIndex) => ({
   parts: index.parts.map(({ committed_at: _c, ...p }) => p),
   jobs: Object.fromEntries(
     Object.entries(index.jobs).map(([id, list]) => [
       id,
-      list.map(({ committed_at: _c, deleted_at: _d, ...e }: IndexedJob) => e),
+      // A rebuilt entry is undeleted and carries its manifest again (the next run re-checks and deletes).
+      list.map(({ committed_at: _c, deleted_at: _d, sources: _s, ...e }: IndexedJob) => e),
     ]),
   ),
 });

@@ -60,7 +60,8 @@ beforeAll(async () => {
     new PutObjectCommand({ Bucket: ctx.bucket, Key: partKey(SHOP, '2026-03', STRAY), Body: 'x' }),
   );
 
-  const at = '2026-04-15T03:00:00.000Z';
+  // Committed after the flush object was written (as an archival of it would be), deleted after that.
+  const at = new Date(Date.now() + 60_000).toISOString();
   let index = commitPart(
     emptyMonthIndex(SHOP, '2026-03', at),
     {
@@ -91,7 +92,11 @@ beforeAll(async () => {
     },
     at,
   );
-  index = markDeleted(index, [{ jobId: 'archivedjob01', part: GONE }], '2026-04-15T04:00:00.000Z');
+  index = markDeleted(
+    index,
+    [{ jobId: 'archivedjob01', part: GONE }],
+    new Date(Date.now() + 120_000).toISOString(),
+  );
   await s3.send(
     new PutObjectCommand({
       Bucket: ctx.bucket,

@@ -166,6 +166,29 @@ describe('classifyAudit', () => {
     ]);
   });
 
+  it('a deleted entry whose manifest was dropped: flags objects from before its commit, not later ones', () => {
+    const committed = entry().committed_at;
+    const before = new Date(Date.parse(committed) - 60_000).toISOString();
+    const after = new Date(Date.parse(committed) + 60_000).toISOString();
+    const h = {
+      ...hot('arch1', { 'job-details/arch1/f1.json.gz': 'e1', 'job-details/arch1/f2.json.gz': 'e2' }),
+      modified: new Map([
+        ['job-details/arch1/f1.json.gz', before],
+        ['job-details/arch1/f2.json.gz', after],
+      ]),
+    };
+    const f = classifyAudit(
+      inputs({
+        hot: new Map([['arch1', h]]),
+        indexes: [index({ arch1: [entry({ sources: [] })] })],
+        coldParts: [{ key: PART_KEY, shopId: SHOP, month: '2026-03', partName: PART }],
+      }),
+    );
+    expect(f.mismatches).toEqual([
+      expect.objectContaining({ kind: 'source-present-after-delete', key: 'job-details/arch1/f1.json.gz' }),
+    ]);
+  });
+
   it('flags parts missing from their index (noting a staging manifest) and index parts whose object is gone', () => {
     const stray = 'part-20260416T030000Z-zzzzzzzz.jsonl.gz';
     const staged = 'part-20260416T040000Z-yyyyyyyy.jsonl.gz';
