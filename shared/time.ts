@@ -30,6 +30,11 @@ export interface UtcTime {
 /** Why `value` is not an accepted timestamp, or null when it is. Pure, no throw. */
 export const timestampProblem = (value: unknown): string | null => parse(value).problem;
 
+/** Both answers of one parse: the time, or why there is none. */
+export const checkTimestamp = (
+  value: unknown,
+): { time: UtcTime; problem: null } | { time: null; problem: string } => parse(value);
+
 const parse = (value: unknown): { time: UtcTime; problem: null } | { time: null; problem: string } => {
   const fail = (problem: string) => ({ time: null, problem });
   if (typeof value !== 'string') return fail(`expected an ISO-8601 timestamp string, got ${quote(value)}`);

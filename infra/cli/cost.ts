@@ -160,12 +160,13 @@ export const measuredFrom = (file: string, scenarioName?: string): Measured => {
     };
   }
   if (typeof d.jobsArchived === 'number' && typeof d.requests === 'object') {
-    // A run report: S3 figures only (Lambda time and transitions are not in it: counted as 0).
+    // A run report: S3 figures only. Lambda time, transitions, index bytes and lookups are not in it
+    // and are counted as 0 (said in `source`), never guessed.
     const jobs = Math.max(1, num(d, 'jobsArchived'));
     const objects = Math.max(1, num(d, 'objectsDeleted') + num(d, 'objectsKept'));
     const byType = ((d.requests as Obj).byType ?? {}) as Record<string, number>;
     return {
-      source: `${relative(process.cwd(), file) || file}, run report (${jobs} jobs; no Lambda or transition figures in a report: counted as 0)`,
+      source: `${relative(process.cwd(), file) || file}, run report (${jobs} jobs; no Lambda, transition, index or lookup figures in a report: counted as 0 — use bench:archive output for them)`,
       objectsPerJob: objects / jobs,
       bytesPerJob: num(d, 'bytesIn') / jobs,
       s3RequestsPerObject: Object.fromEntries(
@@ -181,8 +182,8 @@ export const measuredFrom = (file: string, scenarioName?: string): Measured => {
       indexShare: 0,
       partsPerJob: num(d, 'partsWritten') / jobs,
       averagePartBytes: num(d, 'bytesOut') / Math.max(1, num(d, 'partsWritten')),
-      lookupRequests: 2,
-      lookupBytes: num(d, 'bytesOut') / jobs,
+      lookupRequests: 0,
+      lookupBytes: 0,
     };
   }
   throw new InvalidInputError('--from-report', `${file} is neither bench:archive output nor a run report`);

@@ -1,20 +1,13 @@
-/**
- * `jobarchive run` (the CDK-synthesized state machine run in-process by infra/local/runner with the
- * real handlers) against the jest stack, then `audit` and `lookup` of what it archived. The handlers
- * take their table and bucket from the environment, as in Lambda, so this file points ECOM_* at its
- * own fresh table and bucket (jest gives each test file its own process.env).
- */
-import { parseConfig, resetConfig } from '../../shared/config';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { resetDeps } from '../../functions/deps';
 import { auditCommand } from '../../infra/cli/audit';
-import { type CliContext, makeContext } from '../../infra/cli/context';
+import type { CliContext } from '../../infra/cli/context';
 import { pickArchivedJob } from '../../infra/cli/demo';
 import { lookupCommand } from '../../infra/cli/lookup';
 import { memoryOutput } from '../../infra/cli/output';
 import { runCommand } from '../../infra/cli/run';
 import { type SeedResult, seedCommand } from '../../infra/cli/seed';
-import { freshBucket, freshTable, testDdb, testS3 } from '../support/local';
+import { freshCliContext } from '../support/local';
 
 const NOW = new Date('2026-05-20T12:00:00.000Z');
 const CUTOFF = '2026-04-20T12:00:00.000Z'; // NOW − 30 days
@@ -24,20 +17,7 @@ let seeded: SeedResult;
 let report: RunReport;
 
 beforeAll(async () => {
-  const table = await freshTable();
-  const bucket = await freshBucket();
-  process.env.ECOM_JOBS_TABLE = table;
-  process.env.ECOM_JOB_DETAILS_BUCKET = bucket;
-  resetDeps();
-  resetConfig();
-  ctx = makeContext({
-    ddb: testDdb(),
-    s3: testS3(),
-    table,
-    bucket,
-    cfg: parseConfig(process.env),
-    now: () => NOW,
-  });
+  ctx = await freshCliContext(() => NOW);
   seeded = await seedCommand(
     ctx,
     { shops: 4, jobsPerShop: 6, months: 3, seed: 11, concurrency: 4, json: false },

@@ -9,7 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { resetDeps } from '../../functions/deps';
-import { type CliContext, makeContext } from '../../infra/cli/context';
+import type { CliContext } from '../../infra/cli/context';
 import { lookupCommand } from '../../infra/cli/lookup';
 import { memoryOutput } from '../../infra/cli/output';
 import { pythonFlushId, pythonIsoformat, pythonJsonDumps, type RowStyle } from '../../infra/cli/python-rows';
@@ -23,13 +23,12 @@ import {
 import { monthIndexKey } from '../../shared/archive/keys';
 import { parseMonthIndex } from '../../shared/archive/month-index';
 import type { RunReport } from '../../shared/archive/steps/types';
-import { parseConfig, resetConfig } from '../../shared/config';
 import { INLINE_ATTRIBUTES } from '../../shared/details/inline';
 import { JobDetailsReader } from '../../shared/reader';
 import { archivableRow } from '../../shared/jobs/row-json';
 import { createJob, getJob, recordFlush } from '../../shared/jobs';
 import { parseTimestamp } from '../../shared/time';
-import { freshBucket, freshTable, testDdb, testS3 } from '../support/local';
+import { freshCliContext } from '../support/local';
 
 jest.setTimeout(240_000);
 
@@ -39,23 +38,7 @@ const ago = (days: number) => new Date(NOW.getTime() - days * DAY);
 const savedEnv = { ...process.env };
 let definition: StateMachineDefinition;
 
-/** A fresh table and bucket, the handlers pointed at them (they read ECOM_* like in Lambda). */
-const freshContext = async (): Promise<CliContext> => {
-  const table = await freshTable();
-  const bucket = await freshBucket();
-  process.env.ECOM_JOBS_TABLE = table;
-  process.env.ECOM_JOB_DETAILS_BUCKET = bucket;
-  resetDeps();
-  resetConfig();
-  return makeContext({
-    ddb: testDdb(),
-    s3: testS3(),
-    table,
-    bucket,
-    cfg: parseConfig(process.env),
-    now: () => NOW,
-  });
-};
+const freshContext = (): Promise<CliContext> => freshCliContext(() => NOW);
 
 beforeAll(() => {
   definition = synthesizedDefinition();

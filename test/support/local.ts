@@ -4,7 +4,9 @@ import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { readHandoff, type StackHandoff } from '../../infra/local/handoff';
 import { dynamoClientFrom, s3ClientFrom } from '../../shared/clients';
-import { type Config, parseConfig } from '../../shared/config';
+import { type CliContext, makeContext } from '../../infra/cli/context';
+import { resetDeps } from '../../functions/deps';
+import { type Config, parseConfig, resetConfig } from '../../shared/config';
 import { LocalStackError } from '../../shared/errors';
 import { createTableInput } from '../../shared/jobs/schema';
 
@@ -66,4 +68,18 @@ export const sharedStack = (): StackHandoff => {
   const h = readHandoff();
   if (!h) throw new LocalStackError('no local stack handoff found: run integration tests through jest');
   return h;
+};
+
+/**
+ * A CLI context on a fresh table and bucket, with the in-process handlers pointed at them too (they
+ * read ECOM_JOBS_TABLE / ECOM_JOB_DETAILS_BUCKET through config(), as in Lambda).
+ */
+export const freshCliContext = async (now: () => Date): Promise<CliContext> => {
+  const table = await freshTable();
+  const bucket = await freshBucket();
+  process.env.ECOM_JOBS_TABLE = table;
+  process.env.ECOM_JOB_DETAILS_BUCKET = bucket;
+  resetDeps();
+  resetConfig();
+  return makeContext({ ddb: testDdb(), s3: testS3(), table, bucket, cfg: parseConfig(process.env), now });
 };

@@ -148,6 +148,37 @@ describe('jobarchive cost', () => {
     expect(() => measuredFrom(bench, 'nope')).toThrow(/"nope" is not in/);
   });
 
+  it('reads a run report: its S3 figures; what a report lacks counts 0 and the source says so', () => {
+    const report = join(tmpdir(), `jda-cost-report-${process.pid}.json`);
+    writeFileSync(
+      report,
+      JSON.stringify({
+        jobsArchived: 10,
+        objectsDeleted: 30,
+        objectsKept: 0,
+        bytesIn: 30_000,
+        bytesOut: 21_000,
+        partsWritten: 1,
+        requests: {
+          s3: 45,
+          dynamodb: 2,
+          byType: { 's3.GetObject': 30, 's3.ListObjectsV2': 1, 'dynamodb.Query': 1 },
+        },
+      }),
+    );
+    const m = measuredFrom(report);
+    expect(m).toMatchObject({
+      objectsPerJob: 3,
+      bytesPerJob: 3000,
+      s3RequestsPerObject: { GetObject: 1, ListObjectsV2: 1 / 30 },
+      bytesAtRestRatio: 0.7,
+      taskInvocationsPerJob: 0,
+      lookupRequests: 0,
+      lookupBytes: 0,
+    });
+    expect(m.source).toMatch(/no Lambda, transition, index or lookup figures in a report: counted as 0/);
+  });
+
   it('prints the table and the verdicts; --json the whole result', async () => {
     const io = memoryOutput();
     await costCommand(

@@ -1,6 +1,6 @@
 import { validateJobId, validateShopId } from '../../ids';
 import { TERMINAL_STATUSES } from '../../jobs/schema';
-import { timestampProblem, tryParseTimestamp } from '../../time';
+import { checkTimestamp } from '../../time';
 import { plannedJobsKey } from '../keys';
 import type { GsiStartKey } from './cursor';
 import { reasonOf, reportableId } from './run';
@@ -76,8 +76,7 @@ export const classifyPlanRow = (item: Item, status: string, cutoff: string): Row
       `terminal row has no completed_at (status_created_at ${JSON.stringify(item.status_created_at)})`,
     );
   }
-  const problem = timestampProblem(item.completed_at);
-  const completed = tryParseTimestamp(item.completed_at);
+  const { time: completed, problem } = checkTimestamp(item.completed_at);
   if (completed === null) return quarantine(`completed_at: ${problem}`);
   if (completed.iso >= cutoff) return { kind: 'later' };
   return {
