@@ -1,10 +1,10 @@
-import { deleteSources } from '../shared/archive/steps/delete-sources';
-import { parseDeleteEvent } from '../shared/archive/steps/events';
-import type { DeleteResult } from '../shared/archive/steps/types';
+import { deleteBatchSources } from '../shared/archive/steps/batch-steps';
+import { parseBatchState } from '../shared/archive/steps/events';
+import type { BatchResult } from '../shared/archive/steps/types';
 import { withBoundedErrors } from './bounded-errors';
 import { getDeps } from './deps';
 
-/** `DeleteSources` Task: the item state `{run, group, archive, verify?, commit?}` → `$.delete`. */
+/** `DeleteSources` Task (a batch's last step): the batch state → the child's output `{results, overhead}`. */
 export const handler = withBoundedErrors(
-  async (event): Promise<DeleteResult> => deleteSources(getDeps(), parseDeleteEvent(event)),
+  async (event): Promise<BatchResult> => deleteBatchSources(getDeps(), parseBatchState(event)),
 );

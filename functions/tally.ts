@@ -4,7 +4,7 @@ import type { PageState } from '../shared/archive/steps/types';
 import { withBoundedErrors } from './bounded-errors';
 import { getDeps } from './deps';
 
-/** `Tally` Task: `{run, page, cursor, totals, results}` → `{run, page: page + 1, cursor, totals}`. */
+/** `Tally` Task: `{run, page, cursor, totals, mapRun?}` → `{run, page: page + 1, cursor, totals}`. */
 export const handler = withBoundedErrors(
   async (event): Promise<PageState> => tally(getDeps(), parseTallyEvent(event)),
 );

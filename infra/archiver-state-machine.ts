@@ -1,5 +1,7 @@
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import * as cxapi from 'aws-cdk-lib/cx-api';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
   Choice,
@@ -11,7 +13,8 @@ import {
   JitterType,
   JsonPath,
   LogLevel,
-  Pass,
+  ResultWriterV2,
+  S3JsonLItemReader,
   StateMachine,
   StateMachineType,
   Succeed,
@@ -49,14 +52,12 @@ export const TRANSIENT_ERRORS = [
 /** State names (stable: the local runner, tests and dashboards refer to them). */
 export const STATE = {
   plan: 'Plan',
-  processGroups: 'ProcessGroups',
-  archiveGroup: 'ArchiveGroup',
-  hasPart: 'HasPart',
-  verifyPart: 'VerifyPart',
-  commitPart: 'CommitPart',
+  hasBatches: 'HasBatches',
+  processBatches: 'ProcessBatches',
+  archiveParts: 'ArchiveParts',
+  verifyParts: 'VerifyParts',
+  commitParts: 'CommitParts',
   deleteSources: 'DeleteSources',
-  groupDone: 'GroupDone',
-  groupFailed: 'GroupFailed',
   tally: 'Tally',
   morePages: 'MorePages',
   report: 'Report',
@@ -69,18 +70,27 @@ export const STATE = {
 /** The Task state each step runs in. */
 export const TASK_STATE_OF: Readonly<Record<ArchiverStep, string>> = {
   plan: STATE.plan,
-  'archive-group': STATE.archiveGroup,
-  'verify-part': STATE.verifyPart,
-  'commit-part': STATE.commitPart,
+  'archive-parts': STATE.archiveParts,
+  'verify-parts': STATE.verifyParts,
+  'commit-parts': STATE.commitParts,
   'delete-sources': STATE.deleteSources,
   tally: STATE.tally,
   report: STATE.report,
 };
 
+/**
+ * Every batch is attempted; a child that fails (after its Tasks' retries) is recorded by the
+ * ResultWriter and its groups are reported failed by Tally, so the run ends ArchiveRunIncomplete
+ * rather than the Map aborting the other batches.
+ */
+export const TOLERATED_FAILURE_PERCENTAGE = 100;
+
 export interface ArchiverStateMachineProps {
   readonly functions: Readonly<Record<ArchiverStep, IFunction>>;
   /** Each function's own timeout; the Task waits a minute longer so the Lambda's timeout fires first. */
   readonly functionTimeouts: Readonly<Record<ArchiverStep, Duration>>;
+  /** Holds the plan files the Map reads and the results it writes (`job-details-runs/`). */
+  readonly bucket: IBucket;
   readonly maxConcurrency: number;
   readonly timeout: Duration;
   readonly logRetention: RetentionDays;
@@ -88,16 +98,22 @@ export interface ArchiverStateMachineProps {
 }
 
 /**
- * The archiver's one definition (JSONPath only: the local runner executes this exact ASL).
+ * The archiver's one definition (JSONPath: the local runner executes this exact ASL, emulating the
+ * Distributed Map's ItemReader and ResultWriter: infra/local/distributed-map.ts).
  *
- * Plan → ProcessGroups (Distributed Map over the page's groups) → Tally → MorePages ─cursor→ Plan
- *                                        └─ none → Report → RunComplete → Done | RunIncomplete (Fail)
- * Per group: ArchiveGroup → HasPart → VerifyPart → CommitPart → DeleteSources → GroupDone; a failing
- * Task in a group goes to GroupFailed, so one bad group never fails the others and is still reported.
+ * Plan → HasBatches → ProcessBatches (Distributed Map over the page's batches) → Tally → MorePages
+ *   ─cursor→ Plan; none → Report → RunComplete → Done | RunIncomplete (Fail)
+ * Per batch (a STANDARD child): ArchiveParts → VerifyParts → CommitParts → DeleteSources, each Task
+ * working on every shop-month of the batch; a group's failure is carried in its slot, never thrown.
  *
- * Contract with the handlers: Plan returns `{run, page, cursor, groups, planQuarantined, totals}`;
- * ArchiveGroup returns `{partKey?: string, summary, …}`; DeleteSources `{summary, …}`; Tally returns
- * `{run, page, cursor, totals}`.
+ * The Map reads its items from the page's plan file in S3 (ItemReader, JSONL) and writes its results
+ * there (ResultWriter), so neither the page's size nor its results touch the 256 KB state. Children
+ * are STANDARD: a batch holding a large shop-month runs longer than EXPRESS's 5 minutes, and at
+ * ~5 transitions per batch of up to 50 shop-months they cost ~$0.000003 a shop-month.
+ *
+ * Contract with the handlers: Plan returns `{run, page, cursor, totals, batches, groups, batchesKey,
+ * resultsPrefix, planQuarantined}`; the Map adds `mapRun` (`{MapRunArn, ResultWriterDetails}`);
+ * Tally returns `{run, page, cursor, totals}`.
  */
 export class ArchiverStateMachine extends Construct {
   readonly stateMachine: StateMachine;
@@ -105,8 +121,11 @@ export class ArchiverStateMachine extends Construct {
 
   constructor(scope: Construct, id: string, props: ArchiverStateMachineProps) {
     super(scope, id);
+    // DistributedMap renders `resultWriterV2` only under this feature flag; set on this construct (before
+    // any child exists) so the definition does not depend on the consuming app's cdk.json.
+    this.node.setContext(cxapi.STEPFUNCTIONS_USE_DISTRIBUTED_MAP_RESULT_WRITER_V2, true);
 
-    const task = (step: ArchiverStep, extra: { payload?: TaskInput; resultPath?: string } = {}) => {
+    const task = (step: ArchiverStep, extra: { payload?: TaskInput } = {}) => {
       const t = new LambdaInvoke(this, TASK_STATE_OF[step], {
         lambdaFunction: props.functions[step],
         payloadResponseOnly: true, // Resource = the function ARN, Parameters = the payload as is
@@ -135,59 +154,26 @@ export class ArchiverStateMachine extends Construct {
 
     const runFailed = new Fail(this, STATE.runFailed, { errorPath: '$.Error', causePath: '$.Cause' });
 
-    // --- one group (a child execution of the Distributed Map) ---
-    // Its result joins the page's results in the parent's state (256 KB, no ResultWriter locally), so
-    // only what Tally and Report read leaves the group: shop and month, the steps' count summaries,
-    // or the caught error (handlers keep their Cause short: functions/bounded-errors.ts).
-    const groupRef = {
-      shopId: JsonPath.stringAt('$.group.shopId'),
-      month: JsonPath.stringAt('$.group.month'),
-    };
-    const groupFailed = new Pass(this, STATE.groupFailed, {
-      parameters: {
-        group: groupRef,
-        failed: true,
-        error: JsonPath.stringAt('$.error.Error'),
-        cause: JsonPath.stringAt('$.error.Cause'),
-      },
-    });
-    const groupTask = (step: ArchiverStep, resultPath: string) =>
-      task(step, { resultPath }).addCatch(groupFailed, { errors: [Errors.ALL], resultPath: '$.error' });
+    // --- one batch (a child execution): its output is DeleteSources' `{results, overhead}` ---
+    const batch = task('archive-parts')
+      .next(task('verify-parts'))
+      .next(task('commit-parts'))
+      .next(task('delete-sources'));
 
-    const archiveGroup = groupTask('archive-group', '$.archive');
-    const verifyPart = groupTask('verify-part', '$.verify');
-    const commitPart = groupTask('commit-part', '$.commit');
-    const deleteSources = groupTask('delete-sources', '$.delete');
-    const groupDone = new Pass(this, STATE.groupDone, {
-      parameters: {
-        group: groupRef,
-        archive: JsonPath.objectAt('$.archive.summary'),
-        delete: JsonPath.objectAt('$.delete.summary'),
-      },
-    });
-    deleteSources.next(groupDone);
-    const hasPart = new Choice(this, STATE.hasPart)
-      .when(
-        Condition.and(Condition.isPresent('$.archive.partKey'), Condition.isString('$.archive.partKey')),
-        verifyPart.next(commitPart).next(deleteSources),
-      )
-      .otherwise(deleteSources);
-
-    // Distributed: each group is its own STANDARD child execution, so the parent's history grows with
-    // pages, not groups (~18 events a page; see PLAN_PAGE_GROUPS_MAX in shared/config.ts).
-    const processGroups = new DistributedMap(this, STATE.processGroups, {
-      itemsPath: '$.groups',
-      itemSelector: { run: JsonPath.objectAt('$.run'), group: JsonPath.objectAt('$$.Map.Item.Value') },
-      resultPath: '$.results',
+    const processBatches = new DistributedMap(this, STATE.processBatches, {
+      itemReader: new S3JsonLItemReader({ bucket: props.bucket, key: JsonPath.stringAt('$.batchesKey') }),
+      itemSelector: { run: JsonPath.objectAt('$.run'), batch: JsonPath.objectAt('$$.Map.Item.Value') },
+      resultWriterV2: new ResultWriterV2({ bucket: props.bucket, prefix: JsonPath.stringAt('$.resultsPrefix') }),
+      resultPath: '$.mapRun',
       maxConcurrency: props.maxConcurrency,
       mapExecutionType: StateMachineType.STANDARD,
+      toleratedFailurePercentage: TOLERATED_FAILURE_PERCENTAGE,
     });
-    processGroups.itemProcessor(archiveGroup.next(hasPart));
-    // Groups catch their own failures; what reaches here is the Map itself failing (e.g. its results
-    // outgrowing the 256 KB state limit), which ends the run with that error, like any run-level Task.
-    processGroups.addCatch(runFailed, { errors: [Errors.ALL] });
+    processBatches.itemProcessor(batch);
+    // What reaches here is the Map run itself failing (its reader or writer), which ends the run.
+    processBatches.addCatch(runFailed, { errors: [Errors.ALL] });
 
-    // --- the run: pages of groups until the plan has no cursor ---
+    // --- the run: pages until the plan has no cursor ---
     const plan = task('plan', {
       payload: TaskInput.fromObject({
         state: JsonPath.entirePayload,
@@ -211,13 +197,17 @@ export class ArchiverStateMachine extends Construct {
     const morePages = new Choice(this, STATE.morePages)
       .when(Condition.and(Condition.isPresent('$.cursor'), Condition.not(Condition.isNull('$.cursor'))), plan)
       .otherwise(report.next(runComplete));
+    tally.next(morePages);
+    const hasBatches = new Choice(this, STATE.hasBatches)
+      .when(Condition.numberGreaterThan('$.batches', 0), processBatches.next(tally))
+      .otherwise(tally);
 
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
     this.stateMachine = new StateMachine(this, 'StateMachine', {
-      definitionBody: DefinitionBody.fromChainable(plan.next(processGroups).next(tally).next(morePages)),
+      definitionBody: DefinitionBody.fromChainable(plan.next(hasBatches)),
       stateMachineType: StateMachineType.STANDARD,
       timeout: props.timeout,
       tracingEnabled: true,

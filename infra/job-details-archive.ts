@@ -262,6 +262,7 @@ export class JobDetailsArchive extends Construct {
 
     const machine = new ArchiverStateMachine(this, 'Archiver', {
       functions,
+      bucket: this.bucket,
       functionTimeouts: p.timeout,
       maxConcurrency: p.maxConcurrency,
       timeout: p.executionTimeout,
@@ -334,32 +335,32 @@ export class JobDetailsArchive extends Construct {
       this.table.encryptionKey?.grantEncryptDecrypt(fn);
     };
 
-    // Plan: Query the status GSI; write the planned-jobs lists and the page's quarantine findings.
+    // Plan: Query the status GSI; write the page's planned jobs, batches and quarantine findings.
     ddb('plan', ['dynamodb:Query'], `${this.table.tableArn}/index/${JOBS_TABLE.gsiJobsByStatus.name}`);
     s3('plan', 'runs', ['put']);
 
-    // ArchiveGroup: BatchGetItem the rows; list + GET the hot objects; multipart-upload the part, HEAD
-    // it, list the group's parts and delete abandoned (or its own failed) ones; read the month index
-    // and pending docs, write the pending manifest, delete abandoned staging docs; read the planned
-    // jobs, write quarantine findings.
-    ddb('archive-group', ['dynamodb:BatchGetItem'], this.table.tableArn);
-    s3('archive-group', 'hot', ['read']);
-    s3('archive-group', 'cold', ['read', 'write', 'delete']);
-    s3('archive-group', 'index', ['read']);
-    s3('archive-group', 'index', ['put', 'delete'], STAGING_KEYS);
-    s3('archive-group', 'runs', ['get', 'put']);
+    // ArchiveParts (per group of the batch): BatchGetItem the rows; list + GET the hot objects;
+    // multipart-upload the part, HEAD it, list the group's parts and delete abandoned (or its own
+    // failed) ones; read the month index and pending docs, write the pending manifest, delete abandoned
+    // staging docs; read the batch's planned jobs, write quarantine findings.
+    ddb('archive-parts', ['dynamodb:BatchGetItem'], this.table.tableArn);
+    s3('archive-parts', 'hot', ['read']);
+    s3('archive-parts', 'cold', ['read', 'write', 'delete']);
+    s3('archive-parts', 'index', ['read']);
+    s3('archive-parts', 'index', ['put', 'delete'], STAGING_KEYS);
+    s3('archive-parts', 'runs', ['get', 'put']);
 
-    // VerifyPart: GET the part, the pending manifest and the planned jobs; write the verified manifest.
-    s3('verify-part', 'cold', ['get']);
-    s3('verify-part', 'index', ['get', 'put'], STAGING_KEYS);
-    s3('verify-part', 'runs', ['get']);
+    // VerifyParts: GET the part, the pending manifest and the planned jobs; write the verified manifest.
+    s3('verify-parts', 'cold', ['get']);
+    s3('verify-parts', 'index', ['get', 'put'], STAGING_KEYS);
+    s3('verify-parts', 'runs', ['get']);
 
-    // CommitPart: HEAD the part; read the verified manifest (absent after a commit that got through)
+    // CommitParts: HEAD the part; read the verified manifest (absent after a commit that got through)
     // and the month index (absent for a new month); rewrite the index; delete the staging docs.
-    s3('commit-part', 'cold', ['get']);
-    s3('commit-part', 'index', ['read']);
-    s3('commit-part', 'index', ['put'], INDEX_KEYS);
-    s3('commit-part', 'index', ['delete'], STAGING_KEYS);
+    s3('commit-parts', 'cold', ['get']);
+    s3('commit-parts', 'index', ['read']);
+    s3('commit-parts', 'index', ['put'], INDEX_KEYS);
+    s3('commit-parts', 'index', ['delete'], STAGING_KEYS);
 
     // DeleteSources: HEAD the committed parts; read and rewrite the month index; list the hot objects
     // and delete them with DeleteObjects conditional on each ETag (S3 requires GetObject for that
@@ -372,12 +373,13 @@ export class JobDetailsArchive extends Construct {
 
     // Steps that GET keys which may be absent (month index before its first commit, platform data,
     // staging docs after a commit got through) need S3 to answer 404 rather than 403.
-    for (const step of ['archive-group', 'commit-part', 'delete-sources'] as const) {
+    for (const step of ['archive-parts', 'commit-parts', 'delete-sources'] as const) {
       grantMissingKeysAre404(this.functions[step], this.bucket);
     }
 
-    // Tally writes the page's results; Report reads them and the findings they name, writes the report.
-    s3('tally', 'runs', ['put']);
+    // Tally reads the page's Map run results and writes the page's results; Report reads them and the
+    // findings they name, writes the report.
+    s3('tally', 'runs', ['get', 'put']);
     s3('report', 'runs', ['get', 'put']);
   }
 

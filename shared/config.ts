@@ -31,27 +31,30 @@ export interface Config {
   readonly restoreTier: RestoreTier;
   /** `JDA_RESTORE_DAYS`, default 7: how long a restored copy stays readable. */
   readonly restoreDays: number;
-  /**
-   * `JDA_PLAN_PAGE_GROUPS`, default 100, at most PLAN_PAGE_GROUPS_MAX: groups per plan page (one Map
-   * run). Every group's item and result travel in the state (256 KB) — see PLAN_PAGE_GROUPS_MAX.
-   */
+  /** `JDA_PLAN_PAGE_GROUPS`, default 10,000: shop-months per plan page (one Map run over its plan file). */
   readonly planPageGroups: number;
-  /** `JDA_PLAN_PAGE_JOBS`, default 20000: jobs read from the GSI per plan page. */
+  /** `JDA_PLAN_PAGE_JOBS`, default 100,000: jobs read from the GSI per plan page. */
   readonly planPageJobs: number;
+  /** `JDA_BATCH_GROUPS`, default 50: shop-months one batch (one child execution, one invocation per step) may hold. */
+  readonly batchGroups: number;
+  /** `JDA_BATCH_JOBS`, default 2,000: jobs one batch may hold (a larger shop-month is a batch alone). */
+  readonly batchJobs: number;
+  /**
+   * `JDA_WHOLE_MONTHS`, default true: archive a month only once all of it is older than
+   * `olderThanDays` (the cutoff is rounded down to a month start), so a month is archived in one run,
+   * as one part per shop, at most `olderThanDays` + 1 day after it ends (daily schedule).
+   */
+  readonly wholeMonths: boolean;
 }
 
 /**
- * Groups per plan page. Without a ResultWriter (the local runner cannot emulate one) the Map's results
- * sit in the state next to `$.groups`, and a state is capped at 256 KB. A group costs up to ~1.5 KB
- * there (its item with the planned-jobs key, plus its result: counts only, or a failure whose Cause a
- * runtime error can make ~1 KB), so at 100 the worst page — every id at its longest, every group
- * failed — is ~160 KB (test/infra/state-size.test.ts keeps it under 200 KB); 200 would not fit.
- * Pages cost events instead: a page is ~18 history events (Plan, Map run, Tally, Choice) plus
- * retries, so 100,000 groups are 1,000 pages ≈ 18,000 of the 25,000 events a STANDARD execution may
- * have (the groups run in child executions with their own histories).
+ * Plan pages: the page's plan (batches of shop-months) and its planned jobs are files in S3, read by
+ * the Distributed Map's ItemReader and the batch steps, so a page is bounded by Plan's own time and
+ * memory, not by the 256 KB state. A page costs ~10 history events of the 25,000 a STANDARD execution
+ * may have.
  */
-export const PLAN_PAGE_GROUPS_DEFAULT = 100;
-export const PLAN_PAGE_GROUPS_MAX = 100;
+export const PLAN_PAGE_GROUPS_DEFAULT = 10_000;
+export const PLAN_PAGE_GROUPS_MAX = 100_000;
 
 export const RESTORE_TIERS = ['Expedited', 'Standard', 'Bulk'] as const;
 export type RestoreTier = (typeof RESTORE_TIERS)[number];
@@ -77,6 +80,14 @@ const int = (env: Env, name: string, dflt: number, min: number, max: number): nu
   return n;
 };
 
+const bool = (env: Env, name: string, dflt: boolean): boolean => {
+  const raw = str(env, name);
+  if (raw === undefined) return dflt;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(name, `expected true or false, got ${JSON.stringify(raw)}`);
+};
+
 export const parseConfig = (env: Env): Config => {
   const tier = str(env, 'JDA_RESTORE_TIER') ?? 'Standard';
   if (!(RESTORE_TIERS as readonly string[]).includes(tier)) {
@@ -95,7 +106,10 @@ export const parseConfig = (env: Env): Config => {
     restoreTier: tier as RestoreTier,
     restoreDays: int(env, 'JDA_RESTORE_DAYS', 7, 1, 365),
     planPageGroups: int(env, 'JDA_PLAN_PAGE_GROUPS', PLAN_PAGE_GROUPS_DEFAULT, 1, PLAN_PAGE_GROUPS_MAX),
-    planPageJobs: int(env, 'JDA_PLAN_PAGE_JOBS', 20000, 1, 1_000_000),
+    planPageJobs: int(env, 'JDA_PLAN_PAGE_JOBS', 100_000, 1, 1_000_000),
+    batchGroups: int(env, 'JDA_BATCH_GROUPS', 50, 1, 1000),
+    batchJobs: int(env, 'JDA_BATCH_JOBS', 2000, 1, 1_000_000),
+    wholeMonths: bool(env, 'JDA_WHOLE_MONTHS', true),
   };
 };
 
@@ -128,4 +142,7 @@ export const ENV = {
   restoreTier: 'JDA_RESTORE_TIER',
   planPageGroups: 'JDA_PLAN_PAGE_GROUPS',
   planPageJobs: 'JDA_PLAN_PAGE_JOBS',
+  batchGroups: 'JDA_BATCH_GROUPS',
+  batchJobs: 'JDA_BATCH_JOBS',
+  wholeMonths: 'JDA_WHOLE_MONTHS',
 } as const;

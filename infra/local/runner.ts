@@ -3,13 +3,16 @@ import { rmSync } from 'node:fs';
 import { inspect } from 'node:util';
 import type { Context } from 'aws-lambda';
 import type { CfnElement } from 'aws-cdk-lib';
-import { handler as archiveGroup } from '../../functions/archive-group';
-import { handler as commitPart } from '../../functions/commit-part';
+import { handler as archiveParts } from '../../functions/archive-parts';
+import { handler as commitParts } from '../../functions/commit-parts';
 import { handler as deleteSources } from '../../functions/delete-sources';
 import { handler as plan } from '../../functions/plan';
 import { handler as report } from '../../functions/report';
 import { handler as tally } from '../../functions/tally';
-import { handler as verifyPart } from '../../functions/verify-part';
+import { handler as verifyParts } from '../../functions/verify-parts';
+import { s3ClientFrom } from '../../shared/clients';
+import { config } from '../../shared/config';
+import { countRequests, type RequestCounts, zeroCounts } from '../../shared/metrics';
 import { resetObservability } from '../../functions/observability';
 import { JobArchiveError, UnsupportedLocallyError } from '../../shared/errors';
 import { createArchiveApp } from '../archive-stack';
@@ -18,7 +21,14 @@ import type { JobDetailsArchiveProps } from '../job-details-archive';
 import { resolveArchiveProps } from '../props-validation';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../step-functions';
 import { assertLocallyExecutable } from './asl-guard';
-import { LOCAL_ACCOUNT, LOCAL_REGION, localFunctionArn, resolveDefinitionString } from './asl-resolve';
+import {
+  LOCAL_ACCOUNT,
+  LOCAL_BUCKET_PLACEHOLDER,
+  LOCAL_REGION,
+  localFunctionArn,
+  resolveDefinitionString,
+} from './asl-resolve';
+import { type ChildOutcome, mapEmulatorArn, replaceDistributedMaps, runDistributedMap } from './distributed-map';
 
 // The package's typings are ESM-only, but it ships a CommonJS build (exports.require), which is what
 // this CommonJS project (and jest) can load synchronously.
@@ -36,9 +46,9 @@ const bind = (h: (event: never, context: Context) => unknown): StepHandler => h 
 /** The real handlers, in process. */
 export const STEP_HANDLERS: Readonly<Record<ArchiverStep, StepHandler>> = {
   plan: bind(plan),
-  'archive-group': bind(archiveGroup),
-  'verify-part': bind(verifyPart),
-  'commit-part': bind(commitPart),
+  'archive-parts': bind(archiveParts),
+  'verify-parts': bind(verifyParts),
+  'commit-parts': bind(commitParts),
   'delete-sources': bind(deleteSources),
   tally: bind(tally),
   report: bind(report),
@@ -75,10 +85,15 @@ const resolvedDefinitionString = (bundling: boolean, opts: DeployedSynthesisOpti
     for (const step of ARCHIVER_STEPS) {
       stepOf.set(stack.getLogicalId(archive.functions[step].node.defaultChild as CfnElement), step);
     }
-    return resolveDefinitionString(template.Resources[machineId]?.Properties?.DefinitionString, (id) => {
-      const step = stepOf.get(id);
-      return step === undefined ? undefined : localFunctionArn(step);
-    });
+    const bucketId = stack.getLogicalId(archive.bucket.node.defaultChild as CfnElement);
+    return resolveDefinitionString(
+      template.Resources[machineId]?.Properties?.DefinitionString,
+      (id) => {
+        const step = stepOf.get(id);
+        return step === undefined ? undefined : localFunctionArn(step);
+      },
+      (id) => (id === bucketId ? LOCAL_BUCKET_PLACEHOLDER : undefined),
+    );
   } finally {
     rmSync(assembly.directory, { recursive: true, force: true });
   }
@@ -141,10 +156,14 @@ export interface LocalRunResult {
   /** Seconds spent inside handlers, summed over every invocation (Lambda bills duration like this). */
   readonly taskSeconds: number;
   /**
-   * State transitions as a STANDARD workflow is billed for them: every state entered (Map item
-   * states included) and every retry, from the interpreter's event log.
+   * State transitions as STANDARD workflows are billed for them: every state entered and every retry,
+   * in the run and in every child execution of its Distributed Map, from the interpreter's event logs.
    */
   readonly stateTransitions: number;
+  /** Requests the emulated Distributed Map made (ItemReader GETs, ResultWriter PUTs): S3 bills them too. */
+  readonly mapRequests: RequestCounts;
+  /** Child executions the Distributed Map started (one per batch). */
+  readonly childExecutions: number;
   /** Every error a handler threw, whether retried, caught or fatal. */
   readonly handlerErrors: LocalHandlerError[];
   /**
@@ -223,10 +242,12 @@ const lambdaContext = (step: ArchiverStep, timeoutMs: number, memoryMb: number):
 export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): Promise<LocalRunResult> => {
   ensurePromiseWithResolvers();
   const definition = opts.definition ?? synthesizedDefinition(opts);
-  assertLocallyExecutable(
-    definition,
-    ARCHIVER_STEPS.map((s) => localFunctionArn(s)),
-  );
+  // Distributed Maps become Tasks bound to the emulation (distributed-map.ts); their processors run
+  // as child executions of their own. Both are checked for what the interpreter cannot run.
+  const { definition: runnable, maps } = replaceDistributedMaps(definition as unknown as Record<string, unknown>);
+  const boundArns = [...ARCHIVER_STEPS.map((s) => localFunctionArn(s)), ...maps.map((m) => mapEmulatorArn(m.state))];
+  assertLocallyExecutable(runnable, boundArns);
+  for (const m of maps) assertLocallyExecutable(m.processor, boundArns);
   const { timeout: timeouts, memoryMb } = resolveArchiveProps(opts.archive ?? {});
   const handlers = { ...STEP_HANDLERS, ...opts.handlers };
 
@@ -265,7 +286,43 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
   }
 
   const executionName = opts.executionName ?? `local-${Date.now()}-${randomBytes(4).toString('hex')}`;
-  const machine = new StateMachine(definition);
+  const stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:jda-archiver`;
+  const children = { count: 0, transitions: 0 };
+  const mapRequests = zeroCounts();
+  const runChild = async (processor: Record<string, unknown>, input: unknown, name: string): Promise<ChildOutcome> => {
+    children.count++;
+    const child = new StateMachine(processor as unknown as StateMachineDefinition).run(input as never, {
+      overrides: { taskResourceLocalHandlers: localHandlers as never, retryIntervalOverrides },
+      context: { Execution: { Id: `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`, Name: name } },
+    });
+    const counted = countTransitions(child.eventLogs);
+    try {
+      return { status: 'SUCCEEDED', output: await child.result };
+    } catch (err) {
+      if (!(err instanceof ExecutionError)) throw err;
+      const cause = err.cause instanceof Error ? err.cause : new Error(String(err.cause));
+      return { status: 'FAILED', error: cause.name, cause: cause.message };
+    } finally {
+      await counted.done;
+      children.transitions += counted.count;
+    }
+  };
+  if (maps.length > 0) {
+    const cfg = config();
+    const s3 = s3ClientFrom(cfg);
+    countRequests(s3, 's3', mapRequests);
+    const resolveBucket = (bucket: string): string => {
+      const actual = requireBucket(cfg.detailsBucket);
+      if (bucket !== LOCAL_BUCKET_PLACEHOLDER && bucket !== actual)
+        throw new UnsupportedLocallyError('(definition)', `the bucket ${bucket}, which is not the steps' bucket`);
+      return actual;
+    };
+    for (const spec of maps) {
+      localHandlers[spec.state] = (input) =>
+        runDistributedMap(spec, input, { s3, resolveBucket, stateMachineArn, executionName, runChild });
+    }
+  }
+  const machine = new StateMachine(runnable as unknown as StateMachineDefinition);
   const captured = captureObservability();
   const execution = machine.run((opts.input ?? {}) as never, {
     overrides: { taskResourceLocalHandlers: localHandlers as never, retryIntervalOverrides },
@@ -283,7 +340,9 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
     await transitions.done;
     return {
       taskSeconds: timing.seconds,
-      stateTransitions: transitions.count,
+      stateTransitions: transitions.count + children.transitions,
+      mapRequests,
+      childExecutions: children.count,
       taskInvocations,
       handlerErrors,
       unexpectedErrors,
@@ -310,6 +369,12 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
   } finally {
     captured.stop();
   }
+};
+
+const requireBucket = (bucket: string | undefined): string => {
+  if (bucket === undefined)
+    throw new UnsupportedLocallyError('(definition)', 'a Distributed Map without ECOM_JOB_DETAILS_BUCKET set');
+  return bucket;
 };
 
 /** Consumes the execution's event log as it is produced, counting billed transitions. */

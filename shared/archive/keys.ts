@@ -84,8 +84,15 @@ export const validateRunId = (runId: unknown): string => {
 
 export const runPrefix = (runId: string): string => `${RUNS_PREFIX}${validateRunId(runId)}/`;
 
-export const plannedJobsKey = (runId: string, page: number, shopId: string, month: string): string =>
-  `${runPrefix(runId)}plan/${page}/${validateShopId(shopId)}/${validateMonth(month)}.json`;
+/** A plan page's planned jobs: JSONL, one job per line, each shop-month's lines contiguous. */
+export const plannedJobsKey = (runId: string, page: number): string => `${runPrefix(runId)}plan/${page}/jobs.jsonl`;
+
+/** A plan page's batches: JSONL, one batch of shop-months per line (the Distributed Map's ItemReader). */
+export const planBatchesKey = (runId: string, page: number): string =>
+  `${runPrefix(runId)}plan/${page}/batches.jsonl`;
+
+/** Where the page's Map run writes its results (ResultWriter Prefix; AWS adds `/{map run id}/…`). */
+export const mapResultsPrefix = (runId: string, page: number): string => `${runPrefix(runId)}results/${page}`;
 
 export const pageResultsKey = (runId: string, page: number): string =>
   `${runPrefix(runId)}pages/${page}.json`;

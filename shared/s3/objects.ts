@@ -135,3 +135,15 @@ export const putJson = async (
     }),
   );
 };
+
+/** PUT bytes as they are (run scratch such as a plan page's JSONL files). */
+export const putBytes = async (
+  target: { readonly s3: S3Client; readonly bucket: string },
+  key: string,
+  body: Uint8Array,
+  contentType: string,
+): Promise<void> => {
+  await target.s3.send(
+    new PutObjectCommand({ Bucket: target.bucket, Key: key, Body: body, ContentType: contentType }),
+  );
+};

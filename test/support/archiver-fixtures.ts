@@ -37,6 +37,8 @@ import type {
   DeleteResult,
   GroupResult,
   PageState,
+  PlannedBatch,
+  PlannedGroup,
   PlanResult,
   RunInput,
   RunReport,
@@ -45,7 +47,8 @@ import type {
 import { verifyPart } from '../../shared/archive/steps/verify-part';
 import { JobDetailsStore, type JsonObject } from '../../shared/details';
 import { createJob, type FlushDetails, getJob, recordFlush } from '../../shared/jobs';
-import { countRequests } from '../../shared/metrics';
+import { countRequests, zeroCounts } from '../../shared/metrics';
+import { type ResultEntry, writeMapResults } from '../../infra/local/distributed-map';
 import { freshBucket, freshTable, testDdb, testS3 } from './local';
 
 /**
@@ -61,6 +64,10 @@ export const DEFAULT_SETTINGS: StepSettings = {
   readConcurrency: 4,
   planPageGroups: 100,
   planPageJobs: 20_000,
+  batchGroups: 50,
+  batchJobs: 2000,
+  // Most tests archive jobs of a few days past the cutoff; whole months are tested on their own.
+  wholeMonths: false,
 };
 
 export interface ArchiverEnv {
@@ -353,14 +360,17 @@ export interface RunStepsOptions {
   >;
 }
 
+/** A planned group as the batch steps see it. */
+export type StepGroup = PlannedGroup;
+
 export interface HookItem {
-  readonly group: PlanResult['groups'][number];
+  readonly group: StepGroup;
   readonly archive?: ArchiveResult;
 }
 
 /** What each step of a group returned (the group's own execution; only summaries reach Tally). */
 export interface GroupSteps {
-  readonly group: PlanResult['groups'][number];
+  readonly group: StepGroup;
   readonly archive?: ArchiveResult;
   readonly delete?: DeleteResult;
 }
@@ -381,7 +391,7 @@ const viaJson = <T>(v: T): unknown => JSON.parse(JSON.stringify(v));
  * Like a Catch → GroupFailed Pass: `{group: {shopId, month}, failed, error, cause}` with the Cause
  * Lambda builds from what the handler (functions/bounded-errors.ts) let out.
  */
-const failedResult = (group: PlanResult['groups'][number], err: unknown): GroupResult => {
+const failedResult = (group: StepGroup, err: unknown): GroupResult => {
   const e = err instanceof Error ? err : new Error(String(err));
   boundError(e);
   return {
@@ -394,7 +404,42 @@ const failedResult = (group: PlanResult['groups'][number], err: unknown): GroupR
 
 let runCounter = 0;
 
-/** Runs plan → (per group: archive → verify → commit → delete) → tally … → report, sequentially. */
+/** Each group's result as the Map's ResultWriter would keep a child's output (a batch of one). */
+const writeResults = async (deps: StepDeps, planned: PlanResult, results: readonly GroupResult[]) => {
+  const id = `steps-${runCounter++}`;
+  const arn = `arn:aws:states:us-east-1:123456789012:mapRun:steps/ProcessBatches:${id}`;
+  const entries: ResultEntry[] = results.map((r, i) => ({
+    ExecutionArn: `${arn}:${i}`,
+    Name: `${id}_${i}`,
+    StateMachineArn: arn,
+    Status: 'SUCCEEDED',
+    Input: '{}',
+    InputDetails: { Included: true },
+    Output: JSON.stringify({ results: [r], overhead: zeroCounts() }),
+    OutputDetails: { Included: true },
+    StartDate: new Date().toISOString(),
+    RedriveCount: 0,
+    RedriveStatus: 'NOT_REDRIVABLE',
+  }));
+  const key = await writeMapResults(deps.s3, deps.bucket, planned.resultsPrefix, id, arn, entries);
+  return { MapRunArn: arn, ResultWriterDetails: { Bucket: deps.bucket, Key: key } };
+};
+
+/** The page's groups, from the plan file the Distributed Map's ItemReader reads. */
+const plannedGroups = async (deps: StepDeps, planned: PlanResult): Promise<StepGroup[]> => {
+  if (planned.batches === 0) return [];
+  const text = (await getBytes(deps.s3, deps.bucket, planned.batchesKey)).toString('utf8');
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .flatMap((l) => (JSON.parse(l) as PlannedBatch).groups);
+};
+
+/**
+ * Runs plan → (per group: archive → verify → commit → delete) → tally … → report, sequentially, one
+ * group at a time (so a crash can stop between any two of a group's steps); each group's result goes
+ * to Tally through the ResultWriter layout, as a batch of one.
+ */
 export const runSteps = async (deps: StepDeps, opts: RunStepsOptions = {}): Promise<RunStepsResult> => {
   const execution = opts.execution ?? `steps-${Date.now().toString(36)}-${runCounter++}`;
   // The execution starts at the steps' (controllable) clock, like a run started at that time.
@@ -406,7 +451,7 @@ export const runSteps = async (deps: StepDeps, opts: RunStepsOptions = {}): Prom
   for (;;) {
     pages.push(planned);
     const results: GroupResult[] = [];
-    for (const group of planned.groups) {
+    for (const group of await plannedGroups(deps, planned)) {
       const item = { run: planned.run, group };
       const crashHere = (p: CrashPoint) => opts.crashBefore === p && (opts.crashGroup?.(group) ?? true);
       const hook = (step: keyof NonNullable<RunStepsOptions['hooks']>, archive?: ArchiveResult) =>
@@ -450,8 +495,9 @@ export const runSteps = async (deps: StepDeps, opts: RunStepsOptions = {}): Prom
       }
     }
     all.push(...results);
+    const mapRun = planned.batches > 0 ? await writeResults(deps, planned, results) : undefined;
     const tallied = viaJson(
-      await tally(deps, parseTallyEvent(viaJson({ ...planned, results }))),
+      await tally(deps, parseTallyEvent(viaJson({ ...planned, ...(mapRun ? { mapRun } : {}) }))),
     ) as PageState;
     if (tallied.cursor === null) {
       const out = await report(deps, parseReportEvent(viaJson(tallied)));

@@ -37,12 +37,17 @@ const byJobId = (a: PlannedJob, b: PlannedJob): number =>
  * against. Nothing here is visible to readers (only the index is) and nothing is deleted but
  * abandoned, uncommitted parts of dead runs.
  */
-export const archiveGroup = async (deps: StepDeps, event: GroupEvent): Promise<ArchiveResult> => {
+export const archiveGroup = async (
+  deps: StepDeps,
+  event: GroupEvent,
+  plannedJobs?: readonly PlannedJob[],
+): Promise<ArchiveResult> => {
   const { run, group } = event;
   const { shopId, month } = group;
   const { value, requests } = await deps.meter.measure(async () => {
     const { index, etag } = await loadMonthIndex(deps, shopId, month);
-    const planned = await readPlannedJobs(deps, run, group);
+    // A batch step passes the jobs it read once for all its groups.
+    const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
     const abandonedPartsRemoved = await collectAbandonedParts(
       deps,
       run,

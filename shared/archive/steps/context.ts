@@ -8,7 +8,14 @@ import type { RequestMeter } from './meter';
 /** The settings the steps use (a subset of shared/config.ts `Config`). */
 export type StepSettings = Pick<
   Config,
-  'olderThanDays' | 'graceHours' | 'readConcurrency' | 'planPageGroups' | 'planPageJobs'
+  | 'olderThanDays'
+  | 'graceHours'
+  | 'readConcurrency'
+  | 'planPageGroups'
+  | 'planPageJobs'
+  | 'batchGroups'
+  | 'batchJobs'
+  | 'wholeMonths'
 >;
 
 /**

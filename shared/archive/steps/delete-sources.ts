@@ -10,7 +10,7 @@ import { loadMonthIndex, updateMonthIndex } from './index-store';
 import { listJobsObjects } from '../../details/hot-listing';
 import { readPlannedJobs } from './planned-jobs';
 import { CAPS } from './run';
-import type { DeleteEvent, DeleteResult } from './types';
+import type { DeleteEvent, DeleteResult, PlannedJob } from './types';
 
 /**
  * DeleteSources: removes the hot objects of planned jobs whose latest archival is committed (and past
@@ -22,11 +22,16 @@ import type { DeleteEvent, DeleteResult } from './types';
  * committed in this run is compared with the clock that stamped it, and Plan refuses a `now` more than
  * MAX_NOW_AHEAD_MS (5 min) past the execution's start, so the input can shorten the grace by at most that.
  */
-export const deleteSources = async (deps: StepDeps, event: DeleteEvent): Promise<DeleteResult> => {
+export const deleteSources = async (
+  deps: StepDeps,
+  event: DeleteEvent,
+  plannedJobs?: readonly PlannedJob[],
+): Promise<DeleteResult> => {
   const { run, group } = event;
   const { value, requests } = await deps.meter.measure(async () => {
     const { index } = await loadMonthIndex(deps, group.shopId, group.month);
-    const planned = await readPlannedJobs(deps, run, group);
+    // A batch step passes the jobs it read once for all its groups.
+    const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
     const asOf = Math.max(Date.parse(run.now), deps.clock().getTime());
     const eligible = eligibleForDelete(index, planned, asOf, run.graceHours);
     const errors: DeleteErrorItem[] = [];

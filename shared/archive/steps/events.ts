@@ -7,6 +7,11 @@ import { parseRequests, parseRun, parseRunInput, parseTotals, runIdFromExecution
 import { bool, int, isObj, isoTime, obj, str, validId } from './shape';
 import type {
   ArchiveStaged,
+  BatchEvent,
+  BatchState,
+  GroupSlot,
+  MapRunOutput,
+  PlannedBatch,
   ArchiveSummary,
   CommitEvent,
   CommitResult,
@@ -31,12 +36,21 @@ import type {
 const optStr = (v: unknown, field: string): string | undefined =>
   v === undefined ? undefined : str(v, field);
 
+const parseRange = (v: unknown, field: string): [number, number] => {
+  if (!Array.isArray(v) || v.length !== 2) throw new InvalidInputError(field, 'expected [start, end]');
+  const start = int(v[0], `${field}[0]`);
+  const end = int(v[1], `${field}[1]`);
+  if (end < start) throw new InvalidInputError(field, 'end before start');
+  return [start, end];
+};
+
 export const parseGroup = (v: unknown, run: RunContext, field = 'group'): PlannedGroup => {
   const o = obj(v, field);
   const group: PlannedGroup = {
     shopId: validId(validateShopId, o.shopId, `${field}.shopId`),
     month: validId(validateMonth, o.month, `${field}.month`),
     jobsKey: str(o.jobsKey, `${field}.jobsKey`),
+    jobsRange: parseRange(o.jobsRange, `${field}.jobsRange`),
     jobCount: int(o.jobCount, `${field}.jobCount`),
   };
   checkJobsKey(run, group, `${field}.jobsKey`);
@@ -77,7 +91,7 @@ export const parseArchiveResult = (v: unknown, field = 'archive'): ArchiveStaged
   };
 };
 
-const parseVerifyResult = (v: unknown, field = 'verify'): VerifyResult => {
+export const parseVerifyResult = (v: unknown, field = 'verify'): VerifyResult => {
   const o = obj(v, field);
   if (o.verified !== true) throw new InvalidInputError(`${field}.verified`, 'expected true');
   return {
@@ -87,7 +101,7 @@ const parseVerifyResult = (v: unknown, field = 'verify'): VerifyResult => {
   };
 };
 
-const parseCommitResult = (v: unknown, field = 'commit'): CommitResult => {
+export const parseCommitResult = (v: unknown, field = 'commit'): CommitResult => {
   const o = obj(v, field);
   if (o.committed !== true) throw new InvalidInputError(`${field}.committed`, 'expected true');
   return {
@@ -188,7 +202,7 @@ const parseGroupRef = (v: unknown, field: string): GroupRef => {
   };
 };
 
-const parseGroupResult = (v: unknown, field: string): GroupResult => {
+export const parseGroupResult = (v: unknown, field: string): GroupResult => {
   const o = obj(v, field);
   const group = parseGroupRef(o.group, `${field}.group`);
   if (o.failed !== undefined) {
@@ -205,14 +219,84 @@ const parseGroupResult = (v: unknown, field: string): GroupResult => {
   };
 };
 
+/** Batches hold at most this many groups whatever the settings say (a state stays far under 256 KB). */
+export const BATCH_GROUPS_MAX = 1000;
+
+/** A batch of this run: its groups, each with this run's planned-jobs key. */
+export const parseBatch = (v: unknown, run: RunContext, field = 'batch'): PlannedBatch => {
+  const o = obj(v, field);
+  if (!Array.isArray(o.groups) || o.groups.length === 0 || o.groups.length > BATCH_GROUPS_MAX)
+    throw new InvalidInputError(`${field}.groups`, `expected 1 to ${BATCH_GROUPS_MAX} groups`);
+  return {
+    page: int(o.page, `${field}.page`),
+    batch: int(o.batch, `${field}.batch`),
+    groups: o.groups.map((g, i) => parseGroup(g, run, `${field}.groups[${i}]`)),
+  };
+};
+
+/** Child execution input / ArchiveParts event: `{run, batch}`. */
+export const parseBatchEvent = (v: unknown): BatchEvent => {
+  const o = obj(v, 'event');
+  const run = parseRun(o.run);
+  return { run, batch: parseBatch(o.batch, run) };
+};
+
+const parseSlot = (v: unknown, run: RunContext, field: string): GroupSlot => {
+  const o = obj(v, field);
+  const group = parseGroup(o.group, run, `${field}.group`);
+  if (o.failed !== undefined) {
+    const f = obj(o.failed, `${field}.failed`);
+    return { group, failed: { error: str(f.error, `${field}.failed.error`), cause: String(f.cause ?? '') } };
+  }
+  return {
+    group,
+    ...(o.archive !== undefined ? { archive: parseArchiveResult(o.archive, `${field}.archive`) } : {}),
+    ...(o.verify !== undefined ? { verify: parseVerifyResult(o.verify, `${field}.verify`) } : {}),
+    ...(o.commit !== undefined ? { commit: parseCommitResult(o.commit, `${field}.commit`) } : {}),
+  };
+};
+
+/** The state between a batch's steps: the batch and one slot per group, in the batch's order. */
+export const parseBatchState = (v: unknown): BatchState => {
+  const { run, batch } = parseBatchEvent(v);
+  const o = obj(v, 'event');
+  if (!Array.isArray(o.slots) || o.slots.length !== batch.groups.length)
+    throw new InvalidInputError('slots', `expected one slot per group (${batch.groups.length})`);
+  const slots = o.slots.map((s, i) => parseSlot(s, run, `slots[${i}]`));
+  slots.forEach((s, i) => {
+    const g = batch.groups[i];
+    if (!g || g.shopId !== s.group.shopId || g.month !== s.group.month)
+      throw new InvalidInputError(`slots[${i}].group`, 'not the batch group at this position');
+  });
+  return {
+    run,
+    batch,
+    slots,
+    ...(o.overhead !== undefined ? { overhead: parseRequests(o.overhead, 'overhead') } : {}),
+  };
+};
+
 export const parseTallyEvent = (v: unknown): TallyEvent => {
   const o = obj(v, 'event');
   const state = parsePageState(o);
-  if (!Array.isArray(o.results)) throw new InvalidInputError('results', 'expected the Map results list');
+  let mapRun: MapRunOutput | undefined;
+  if (o.mapRun !== undefined) {
+    const m = obj(o.mapRun, 'mapRun');
+    const d = obj(m.ResultWriterDetails, 'mapRun.ResultWriterDetails');
+    mapRun = {
+      MapRunArn: str(m.MapRunArn, 'mapRun.MapRunArn'),
+      ResultWriterDetails: {
+        Bucket: str(d.Bucket, 'mapRun.ResultWriterDetails.Bucket'),
+        Key: str(d.Key, 'mapRun.ResultWriterDetails.Key'),
+      },
+    };
+  }
   return {
     ...state,
     planQuarantined: int(o.planQuarantined, 'planQuarantined'),
-    results: o.results.map((r, i) => parseGroupResult(r, `results[${i}]`)),
+    groups: int(o.groups, 'groups'),
+    resultsPrefix: str(o.resultsPrefix, 'resultsPrefix'),
+    ...(mapRun ? { mapRun } : {}),
   };
 };
 

@@ -1,10 +1,9 @@
 import { validateJobId, validateShopId } from '../../ids';
 import { TERMINAL_STATUSES } from '../../jobs/schema';
 import { checkTimestamp } from '../../time';
-import { plannedJobsKey } from '../keys';
 import type { GsiStartKey } from './cursor';
 import { reasonOf, reportableId } from './run';
-import type { PlannedGroup, PlannedJob, QuarantinedJob } from './types';
+import type { PlannedJob, QuarantinedJob } from './types';
 
 /**
  * Pure part of Plan: what one GSI_JobsByStatus_v2 item becomes (a planned job in a shop × month
@@ -144,15 +143,19 @@ export class PlanPage {
   }
 
   /** Groups sorted by shop then month, jobs by id: the same input plans the same page. */
-  result(runId: string, page: number): Array<PlannedGroup & { jobs: PlannedJob[] }> {
+  result(): PageGroup[] {
     return [...this.groups.values()]
       .sort((a, b) => (a.shopId === b.shopId ? a.month.localeCompare(b.month) : a.shopId < b.shopId ? -1 : 1))
       .map((g) => ({
         shopId: g.shopId,
         month: g.month,
-        jobsKey: plannedJobsKey(runId, page, g.shopId, g.month),
-        jobCount: g.jobs.size,
         jobs: [...g.jobs.values()].sort((a, b) => (a.job_id < b.job_id ? -1 : a.job_id > b.job_id ? 1 : 0)),
       }));
   }
+}
+
+export interface PageGroup {
+  readonly shopId: string;
+  readonly month: string;
+  readonly jobs: PlannedJob[];
 }

@@ -1,14 +1,15 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { mapLimit } from '../../concurrency';
 import { addCounts } from '../../metrics';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../jobs/schema';
 import type { StepDeps } from './context';
 import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
 import { classifyPlanRow, keyConditionBound, PlanPage, startKeyOf } from './plan-rows';
-import { writePlannedJobs } from './planned-jobs';
+import { layoutPlanFiles } from './plan-files';
+import { putBytes } from '../../s3/objects';
+import { mapResultsPrefix } from '../keys';
 import { writePlanFindings } from './findings';
 import { buildRun, zeroTotals } from './run';
-import { PLANNED_FORMAT, type PageState, type PlanResult, type RunInput } from './types';
+import type { PageState, PlanResult, RunInput } from './types';
 
 /** Items asked of one Query call (DynamoDB also stops at 1 MB). */
 const QUERY_LIMIT = 1000;
@@ -82,27 +83,26 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
         : after(here.statusIndex);
     }
 
-    const groups = page.result(run.runId, pageNo);
+    const groups = page.result();
+    const files = layoutPlanFiles(run.runId, pageNo, groups, settings);
     await writePlanFindings(deps, run.runId, pageNo, page.quarantined);
-    await mapLimit(groups, settings.readConcurrency, (g) =>
-      writePlannedJobs(deps, {
-        format: PLANNED_FORMAT,
-        run_id: run.runId,
-        page: pageNo,
-        shop_id: g.shopId,
-        month: g.month,
-        jobs: g.jobs,
-      }),
-    );
-    return { page, next, groups: groups.map(({ jobs: _jobs, ...g }) => g) };
+    if (files.batches.length > 0) {
+      // The jobs first: a batches file only ever names ranges that exist.
+      await putBytes(deps, files.jobsKey, files.jobsBody, 'application/x-ndjson');
+      await putBytes(deps, files.batchesKey, files.batchesBody, 'application/x-ndjson');
+    }
+    return { page, next, files, groupCount: groups.length };
   });
 
-  const { page, next, groups } = value;
+  const { page, next, files, groupCount } = value;
   return {
     run,
     page: pageNo,
     cursor: next === null ? null : encodeCursor(next),
-    groups,
+    batches: files.batches.length,
+    groups: groupCount,
+    batchesKey: files.batchesKey,
+    resultsPrefix: mapResultsPrefix(run.runId, pageNo),
     planQuarantined: page.quarantined.length,
     totals: {
       ...before,

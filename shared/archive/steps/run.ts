@@ -47,7 +47,7 @@ export const runIdFromExecution = (execution: string): string => {
   return validateRunId(id);
 };
 
-const RUN_INPUT_FIELDS = ['olderThanDays', 'graceHours', 'now', 'dryRun'] as const;
+const RUN_INPUT_FIELDS = ['olderThanDays', 'graceHours', 'now', 'dryRun', 'wholeMonths'] as const;
 
 export const parseRunInput = (v: unknown, field = 'state'): RunInput => {
   const o = v === undefined || v === null ? {} : obj(v, field);
@@ -61,7 +61,14 @@ export const parseRunInput = (v: unknown, field = 'state'): RunInput => {
       : {}),
     ...(o.now !== undefined ? { now: isoTime(o.now, `${field}.now`) } : {}),
     ...(o.dryRun !== undefined ? { dryRun: bool(o.dryRun, `${field}.dryRun`) } : {}),
+    ...(o.wholeMonths !== undefined ? { wholeMonths: bool(o.wholeMonths, `${field}.wholeMonths`) } : {}),
   };
+};
+
+/** The first instant of `t`'s UTC month. */
+export const monthStartOf = (t: number): string => {
+  const d = new Date(t);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)).toISOString();
 };
 
 /**
@@ -72,7 +79,7 @@ export const buildRun = (
   input: RunInput,
   execution: string,
   startTime: string,
-  settings: Pick<StepSettings, 'olderThanDays' | 'graceHours'>,
+  settings: Pick<StepSettings, 'olderThanDays' | 'graceHours' | 'wholeMonths'>,
 ): RunContext => {
   const startedAt = isoTime(startTime, 'startTime');
   const now = input.now ?? startedAt;
@@ -83,10 +90,12 @@ export const buildRun = (
     );
   }
   const olderThanDays = input.olderThanDays ?? settings.olderThanDays;
+  const due = Date.parse(now) - olderThanDays * DAY_MS;
   return {
     runId: runIdFromExecution(execution),
     now,
-    cutoff: new Date(Date.parse(now) - olderThanDays * DAY_MS).toISOString(),
+    // Whole months: a month waits until all of it is due, then goes in one run (one part per shop).
+    cutoff: (input.wholeMonths ?? settings.wholeMonths) ? monthStartOf(due) : new Date(due).toISOString(),
     olderThanDays,
     graceHours: input.graceHours ?? settings.graceHours,
     dryRun: input.dryRun ?? false,

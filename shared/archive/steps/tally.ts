@@ -2,6 +2,7 @@ import { addCounts } from '../../metrics';
 import { pageResultsKey } from '../keys';
 import type { StepDeps } from './context';
 import { putJson } from '../../s3/objects';
+import { readPageMapResults } from './map-results';
 import { addResults } from './totals';
 import type { GroupResult, PageState, TallyEvent } from './types';
 
@@ -16,10 +17,15 @@ export interface PageResultsDoc {
   readonly results: GroupResult[];
 }
 
-/** Tally: keeps the page's group results (Report reads them) and folds them into the run's totals. */
+/**
+ * Tally: reads the page's Map run results (ResultWriter), keeps them as the page's group results
+ * (Report reads those) and folds them into the run's totals.
+ */
 export const tally = async (deps: StepDeps, event: TallyEvent): Promise<PageState> => {
-  const { run, page, cursor, results, planQuarantined } = event;
-  const { requests } = await deps.meter.measure(async () => {
+  const { run, page, cursor, planQuarantined } = event;
+  const { value: found, requests } = await deps.meter.measure(async () => {
+    const found = await readPageMapResults(deps, event);
+    const results = found.results;
     const doc: PageResultsDoc = {
       format: PAGE_RESULTS_FORMAT,
       run_id: run.runId,
@@ -28,12 +34,13 @@ export const tally = async (deps: StepDeps, event: TallyEvent): Promise<PageStat
       results,
     };
     await putJson(deps, pageResultsKey(run.runId, page), doc);
+    return found;
   });
-  const totals = addResults(event.totals, results);
+  const totals = addResults(event.totals, found.results);
   return {
     run,
     page: page + 1,
     cursor,
-    totals: { ...totals, requests: addCounts(totals.requests, requests) },
+    totals: { ...totals, requests: addCounts(addCounts(totals.requests, found.overhead), requests) },
   };
 };

@@ -12,6 +12,8 @@ export interface RunInput {
   /** ISO-8601; defaults to the execution's start time. */
   readonly now?: string;
   readonly dryRun?: boolean;
+  /** Overrides the `wholeMonths` setting for this run (false: archive up to the exact cutoff). */
+  readonly wholeMonths?: boolean;
 }
 
 /** Fixed for the whole run; built by the first Plan call and carried through every state. */
@@ -19,7 +21,10 @@ export interface RunContext {
   readonly runId: string;
   /** The run's logical time (ISO). */
   readonly now: string;
-  /** `now − olderThanDays`: jobs completed strictly before this are archived. */
+  /**
+   * `now − olderThanDays`, rounded down to its month's start with `wholeMonths`: jobs completed
+   * strictly before this are archived.
+   */
   readonly cutoff: string;
   readonly olderThanDays: number;
   readonly graceHours: number;
@@ -72,17 +77,36 @@ export interface PlanEvent {
   readonly startTime: string;
 }
 
-/** One shop × month of a page; the Map's item (with the run). */
+/** One shop × month of a page. */
 export interface PlannedGroup {
   readonly shopId: string;
   readonly month: string;
-  /** `plannedJobsKey(runId, page, shopId, month)`. */
+  /** The page's planned jobs, `plannedJobsKey(runId, page)`. */
   readonly jobsKey: string;
+  /** Byte range `[start, end)` of this group's lines in `jobsKey`. */
+  readonly jobsRange: readonly [number, number];
   readonly jobCount: number;
 }
 
-export interface PlanResult extends PageState {
+/**
+ * One line of the page's plan (`planBatchesKey`), one Distributed Map item: shop-months one child
+ * execution archives together. Plan packs them by jobs (`batchJobs`) and count (`batchGroups`): the
+ * cost of a shop-month is its jobs, which only Plan knows (an ItemBatcher cuts by items and bytes).
+ */
+export interface PlannedBatch {
+  readonly page: number;
+  readonly batch: number;
   readonly groups: PlannedGroup[];
+}
+
+export interface PlanResult extends PageState {
+  /** Batches on this page (0: the Map is skipped). */
+  readonly batches: number;
+  /** Shop-months on this page. */
+  readonly groups: number;
+  /** The page's plan file (ItemReader) and where its Map run writes results (ResultWriter). */
+  readonly batchesKey: string;
+  readonly resultsPrefix: string;
   /** Plan-time quarantines of this page; when > 0 they are listed at `planFindingsKey(runId, page)`. */
   readonly planQuarantined: number;
 }
@@ -104,19 +128,9 @@ export interface PlannedJob {
   readonly ttl: number | null;
 }
 
-export const PLANNED_FORMAT = 'job-details-archive/planned@1';
+export const PLANNED_FORMAT = 'job-details-archive/planned@2';
 
-/** The object at `group.jobsKey`. */
-export interface PlannedJobsDoc {
-  readonly format: typeof PLANNED_FORMAT;
-  readonly run_id: string;
-  readonly page: number;
-  readonly shop_id: string;
-  readonly month: string;
-  readonly jobs: PlannedJob[];
-}
-
-/** `ArchiveGroup` event (the Map item). */
+/** What each per-group step works on. */
 export interface GroupEvent {
   readonly run: RunContext;
   readonly group: PlannedGroup;
@@ -239,9 +253,46 @@ export interface GroupFailed {
 export type GroupResult = GroupDone | GroupFailed;
 
 /** `Tally` event: Plan's result (its `groups` unused) with the Map's results. */
+/** Child execution input (the Map's ItemSelector): the run and one batch. */
+export interface BatchEvent {
+  readonly run: RunContext;
+  readonly batch: PlannedBatch;
+}
+
+/** One group's way through a batch's steps; a failed group is carried, never retried in the batch. */
+export interface GroupSlot {
+  readonly group: PlannedGroup;
+  readonly archive?: ArchiveStaged;
+  readonly verify?: VerifyResult;
+  readonly commit?: CommitResult;
+  readonly failed?: { readonly error: string; readonly cause: string };
+}
+
+/** The state between a batch's steps (ArchiveParts → VerifyParts → CommitParts → DeleteSources). */
+export interface BatchState extends BatchEvent {
+  readonly slots: GroupSlot[];
+  /** Requests of the batch itself (reading its planned jobs), not of any one group. */
+  readonly overhead?: RequestCounts;
+}
+
+/** The child execution's output (DeleteSources): what the ResultWriter keeps of the batch. */
+export interface BatchResult {
+  readonly results: GroupResult[];
+  readonly overhead: RequestCounts;
+}
+
+/** Where the page's Map run wrote its results (the Map's output: `{MapRunArn, ResultWriterDetails}`). */
+export interface MapRunOutput {
+  readonly MapRunArn: string;
+  readonly ResultWriterDetails: { readonly Bucket: string; readonly Key: string };
+}
+
+/** `Tally` event: Plan's result with the Map run's output at `mapRun` (absent when the page had no batches). */
 export interface TallyEvent extends PageState {
   readonly planQuarantined: number;
-  readonly results: GroupResult[];
+  readonly groups: number;
+  readonly resultsPrefix: string;
+  readonly mapRun?: MapRunOutput;
 }
 
 /** `Report` event = PageState. The execution's output: */

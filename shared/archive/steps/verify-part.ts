@@ -8,7 +8,7 @@ import { MemberSlicer } from '../part-builder';
 import type { StepDeps } from './context';
 import { readPlannedJobs } from './planned-jobs';
 import { readStagedPart } from './staged';
-import type { VerifyEvent, VerifyResult } from './types';
+import type { PlannedJob, VerifyEvent, VerifyResult } from './types';
 import { linesProblem, memberRanges, planProblem, recordProblem, toVerifiedPart } from './verify-checks';
 
 /** The part and manifest keys of an archive result, re-derived so a step never trusts a passed-in key. */
@@ -39,7 +39,11 @@ export const stagedKeys = (
  * each job's sources are exactly what was read, and size, sha256 and ETag match — then writes the
  * VerifiedPart commit will add. Any mismatch throws VerificationError: the part is never committed.
  */
-export const verifyPart = async (deps: StepDeps, event: VerifyEvent): Promise<VerifyResult> => {
+export const verifyPart = async (
+  deps: StepDeps,
+  event: VerifyEvent,
+  plannedJobs?: readonly PlannedJob[],
+): Promise<VerifyResult> => {
   const { run, group, archive } = event;
   const keys = stagedKeys(event);
   const fail = (reason: string): never => {
@@ -56,7 +60,8 @@ export const verifyPart = async (deps: StepDeps, event: VerifyEvent): Promise<Ve
       fail('manifest describes another part');
     }
     if (m.run_id !== run.runId) fail(`manifest belongs to run ${m.run_id}`);
-    const planned = await readPlannedJobs(deps, run, group);
+    // A batch step passes the jobs it read once for all its groups.
+    const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
     const badPlan = planProblem(m, planned, archive.summary.archived);
     if (badPlan) fail(badPlan);
 
