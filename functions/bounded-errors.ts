@@ -1,4 +1,5 @@
 import type { Context } from 'aws-lambda';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { invocationLogger } from './observability';
 
 /**
@@ -34,12 +35,14 @@ export const boundError = (err: Error): boolean => {
  * steps, on every line) and whatever it throws leaves bounded (see above), logged whole first.
  */
 export const withBoundedErrors =
-  <R>(handler: (event: unknown) => Promise<R>): ((event: unknown, context?: Context) => Promise<R>) =>
+  <R>(
+    handler: (event: unknown, logger: Logger) => Promise<R>,
+  ): ((event: unknown, context?: Context) => Promise<R>) =>
   async (event, context) => {
     const logger = invocationLogger(event, context);
     const started = Date.now();
     try {
-      const out = await handler(event);
+      const out = await handler(event, logger);
       logger.info('step done', { ms: Date.now() - started });
       return out;
     } catch (err) {

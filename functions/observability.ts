@@ -54,7 +54,8 @@ const field = (o: unknown, ...path: string[]): string | undefined => {
 };
 
 /**
- * The keys every log line of one invocation carries: the run, and the shop × month for group steps.
+ * The keys every log line of one invocation carries: the run, and the batch (`page/batch`) or the
+ * shop × month.
  * Read leniently from the raw event (logging must not depend on the event being valid).
  */
 export const invocationKeys = (event: unknown): Record<string, string> => {
@@ -62,8 +63,14 @@ export const invocationKeys = (event: unknown): Record<string, string> => {
     field(event, 'run', 'runId') ?? field(event, 'state', 'run', 'runId') ?? field(event, 'execution');
   const shopId = field(event, 'group', 'shopId');
   const month = field(event, 'group', 'month');
+  const b = typeof event === 'object' && event !== null ? (event as { batch?: unknown }).batch : undefined;
+  const batch =
+    typeof b === 'object' && b !== null && 'page' in b && 'batch' in b
+      ? `${String((b as { page: unknown }).page)}/${String((b as { batch: unknown }).batch)}`
+      : undefined;
   return {
     ...(runId !== undefined ? { runId } : {}),
+    ...(batch !== undefined ? { batch } : {}),
     ...(shopId !== undefined ? { shopId } : {}),
     ...(month !== undefined ? { month } : {}),
   };
@@ -94,4 +101,18 @@ export const publishRunMetrics = (r: RunReport): void => {
   const { metrics } = observability();
   for (const m of runMetrics(r)) metrics.addMetric(m.name, m.unit, m.value);
   metrics.publishStoredMetrics();
+};
+
+/** One line per group of a batch step: which shop-month, and how it went (batch steps carry failures). */
+export const logGroups = (
+  logger: Logger,
+  step: string,
+  groups: ReadonlyArray<{ group: { shopId: string; month: string }; failed?: unknown; error?: unknown }>,
+): void => {
+  for (const g of groups) {
+    const failed = g.failed === true ? g.error : typeof g.failed === 'object' ? g.failed : undefined;
+    const keys = { shopId: g.group.shopId, month: g.group.month };
+    if (failed !== undefined) logger.warn(`${step}: group failed`, { ...keys, failure: failed });
+    else logger.info(`${step}: group done`, keys);
+  }
 };

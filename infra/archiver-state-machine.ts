@@ -22,6 +22,8 @@ import {
   Timeout,
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { RUNS_PREFIX } from '../shared/archive/keys';
 import { Construct } from 'constructs';
 import { RUN_INCOMPLETE_ERROR } from '../shared/archive/steps/report';
 import type { ArchiverStep } from './step-functions';
@@ -48,6 +50,35 @@ export const TRANSIENT_ERRORS = [
   'RequestLimitExceeded',
   'InternalServerError',
 ] as const;
+
+/**
+ * The Map's reader and writer, granted only the run scratch prefix: CDK's own grant every object of
+ * the bucket (`bucket/*`) when the key is a JSONPath, which would let the state machine read hot
+ * objects and archives it never touches.
+ */
+class RunScratchReader extends S3JsonLItemReader {
+  constructor(private readonly scratch: IBucket, key: string) {
+    super({ bucket: scratch, key });
+  }
+  override providePolicyStatements(): PolicyStatement[] {
+    return [new PolicyStatement({ actions: ['s3:GetObject'], resources: [this.scratch.arnForObjects(`${RUNS_PREFIX}*`)] })];
+  }
+}
+
+class RunScratchWriter extends ResultWriterV2 {
+  constructor(private readonly scratch: IBucket, prefix: string) {
+    super({ bucket: scratch, prefix });
+  }
+  override providePolicyStatements(): PolicyStatement[] {
+    return [
+      new PolicyStatement({
+        // What the ResultWriter needs (CDK's list), on the scratch prefix only.
+        actions: ['s3:PutObject', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:AbortMultipartUpload'],
+        resources: [this.scratch.arnForObjects(`${RUNS_PREFIX}*`)],
+      }),
+    ];
+  }
+}
 
 /** State names (stable: the local runner, tests and dashboards refer to them). */
 export const STATE = {
@@ -161,9 +192,9 @@ export class ArchiverStateMachine extends Construct {
       .next(task('delete-sources'));
 
     const processBatches = new DistributedMap(this, STATE.processBatches, {
-      itemReader: new S3JsonLItemReader({ bucket: props.bucket, key: JsonPath.stringAt('$.batchesKey') }),
+      itemReader: new RunScratchReader(props.bucket, JsonPath.stringAt('$.batchesKey')),
       itemSelector: { run: JsonPath.objectAt('$.run'), batch: JsonPath.objectAt('$$.Map.Item.Value') },
-      resultWriterV2: new ResultWriterV2({ bucket: props.bucket, prefix: JsonPath.stringAt('$.resultsPrefix') }),
+      resultWriterV2: new RunScratchWriter(props.bucket, JsonPath.stringAt('$.resultsPrefix')),
       resultPath: '$.mapRun',
       maxConcurrency: props.maxConcurrency,
       mapExecutionType: StateMachineType.STANDARD,

@@ -9,6 +9,9 @@ export interface ArchiverSettings {
   readonly graceHours: number;
   readonly jobTtlDays: number;
   readonly planPageGroups: number;
+  readonly batchGroups: number;
+  readonly batchJobs: number;
+  readonly wholeMonths: boolean;
   /** Powertools service name: the metrics' `service` dimension, unique per construct. */
   readonly serviceName: string;
 }
@@ -21,6 +24,9 @@ export const archiverEnvironment = (s: ArchiverSettings): Record<string, string>
   [ENV.graceHours]: String(s.graceHours),
   [ENV.jobTtlDays]: String(s.jobTtlDays),
   [ENV.planPageGroups]: String(s.planPageGroups),
+  [ENV.batchGroups]: String(s.batchGroups),
+  [ENV.batchJobs]: String(s.batchJobs),
+  [ENV.wholeMonths]: String(s.wholeMonths),
   POWERTOOLS_SERVICE_NAME: s.serviceName,
   POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
   // Stack traces point into the TypeScript sources, not the bundle.

@@ -118,12 +118,12 @@ export interface JobDetailsArchiveProps {
   readonly transitionSmallObjects?: boolean;
   /**
    * Memory (MB) of every step, or per step.
-   * @default 1024 for archive-group and verify-part, 512 for the others
+   * @default 1024 for archive-parts and verify-parts, 512 for the others
    */
   readonly lambdaMemoryMb?: number | Partial<Record<ArchiverStep, number>>;
   /**
    * Timeout of every step, or per step (1 s … 15 min).
-   * @default 15 minutes for archive-group and verify-part, 5 minutes for the others
+   * @default 15 minutes for archive-parts and verify-parts, 5 minutes for the others
    */
   readonly lambdaTimeout?: Duration | Partial<Record<ArchiverStep, Duration>>;
   /**
@@ -138,13 +138,27 @@ export interface JobDetailsArchiveProps {
    */
   readonly executionTimeout?: Duration;
   /**
-   * Groups per plan page (one Map run), 1 … 100 (`PLAN_PAGE_GROUPS_MAX`). Every group's item and result
-   * travel in the state, which is capped at 256 KB; at the maximum the worst case stays under 200 KB.
-   * A page costs ~18 history events of the 25,000 an execution may have, so at 100 a run covers
-   * 100,000 groups in 1,000 pages (~18,000 events).
-   * @default 100
+   * Shop-months per plan page (one Map run over the page's plan file in S3), 1 … 100,000.
+   * @default 10000
    */
   readonly planPageGroups?: number;
+  /**
+   * Shop-months per batch (one STANDARD child execution; one invocation of each batch step), 1 … 50.
+   * @default 50
+   */
+  readonly batchGroups?: number;
+  /**
+   * Jobs per batch; a shop-month with more jobs is a batch of its own.
+   * @default 2000
+   */
+  readonly batchJobs?: number;
+  /**
+   * Archive a month only once all of it is older than `olderThanDays`: one run (and one part per
+   * shop) per month, at most `olderThanDays` + 1 day after the month ends with the daily schedule.
+   * `false` archives each job as soon as it is old enough (a part per run per shop-month).
+   * @default true
+   */
+  readonly wholeMonths?: boolean;
   /**
    * Retention of the functions' and the state machine's log groups.
    * @default RetentionDays.THREE_MONTHS
@@ -244,6 +258,9 @@ export class JobDetailsArchive extends Construct {
       graceHours: p.graceHours,
       jobTtlDays: p.jobTtlDays,
       planPageGroups: p.planPageGroups,
+      batchGroups: p.batchGroups,
+      batchJobs: p.batchJobs,
+      wholeMonths: p.wholeMonths,
     });
     const functions = {} as Record<ArchiverStep, NodejsFunction>;
     for (const step of ARCHIVER_STEPS) {
@@ -397,6 +414,8 @@ export class JobDetailsArchive extends Construct {
         'qualified ARNs (versions/aliases) of this one function, as granted by LambdaInvoke',
       );
     }
+    // The Distributed Map reads the page plans and writes its results under the run scratch prefix.
+    acknowledgeWildcardResource(role, objectArn(this.bucket, 'runs', '*'), PREFIX_REASON);
     // The Distributed Map starts, describes, stops and redrives child executions of this very state
     // machine; their names are generated per run, so only a wildcard can name them.
     const mapPolicy = this.stateMachine.node.tryFindChild('DistributedMapPolicy');

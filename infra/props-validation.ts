@@ -1,6 +1,11 @@
 import { Duration, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { PLAN_PAGE_GROUPS_DEFAULT, PLAN_PAGE_GROUPS_MAX } from '../shared/config';
+import {
+  BATCH_GROUPS_MAX,
+  BATCH_JOBS_DEFAULT,
+  PLAN_PAGE_GROUPS_DEFAULT,
+  PLAN_PAGE_GROUPS_MAX,
+} from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
 import { RUNS_EXPIRE_DAYS } from './details-bucket';
 import type { ArchiveStorageClass, JobDetailsArchiveProps } from './job-details-archive';
@@ -27,6 +32,9 @@ export interface ResolvedArchiveProps {
   readonly maxConcurrency: number;
   readonly executionTimeout: Duration;
   readonly planPageGroups: number;
+  readonly batchGroups: number;
+  readonly batchJobs: number;
+  readonly wholeMonths: boolean;
   readonly logRetention: RetentionDays;
   readonly schedule: { readonly expression: string; readonly timeZone: string; readonly enabled: boolean };
 }
@@ -173,7 +181,6 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     Duration.minutes(1),
     Duration.days(RUNS_EXPIRE_DAYS - 1),
   );
-  // Bounded by the 256 KB state a page's items and results share (shared/config.ts).
   const planPageGroups = checkNumber(
     'planPageGroups',
     props.planPageGroups ?? PLAN_PAGE_GROUPS_DEFAULT,
@@ -181,6 +188,11 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     PLAN_PAGE_GROUPS_MAX,
     true,
   );
+  // A batch's slots share one 256 KB state (shared/config.ts BATCH_GROUPS_MAX).
+  const batchGroups = checkNumber('batchGroups', props.batchGroups ?? BATCH_GROUPS_MAX, 1, BATCH_GROUPS_MAX, true);
+  const batchJobs = checkNumber('batchJobs', props.batchJobs ?? BATCH_JOBS_DEFAULT, 1, 1_000_000, true);
+  const wholeMonths = props.wholeMonths ?? true;
+  if (typeof wholeMonths !== 'boolean') fail('wholeMonths', 'expected a boolean');
 
   const schedule = {
     expression: checkScheduleExpression(
@@ -204,6 +216,9 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     maxConcurrency,
     executionTimeout,
     planPageGroups,
+    batchGroups,
+    batchJobs,
+    wholeMonths,
     logRetention: props.logRetention ?? RetentionDays.THREE_MONTHS,
     schedule,
   };

@@ -35,7 +35,7 @@ export interface Config {
   readonly planPageGroups: number;
   /** `JDA_PLAN_PAGE_JOBS`, default 100,000: jobs read from the GSI per plan page. */
   readonly planPageJobs: number;
-  /** `JDA_BATCH_GROUPS`, default 50: shop-months one batch (one child execution, one invocation per step) may hold. */
+  /** `JDA_BATCH_GROUPS`, default and at most 50 (BATCH_GROUPS_MAX): shop-months one batch (one child execution, one invocation per step) may hold. */
   readonly batchGroups: number;
   /** `JDA_BATCH_JOBS`, default 2,000: jobs one batch may hold (a larger shop-month is a batch alone). */
   readonly batchJobs: number;
@@ -54,6 +54,13 @@ export interface Config {
  * may have.
  */
 export const PLAN_PAGE_GROUPS_DEFAULT = 10_000;
+/**
+ * Shop-months per batch, at most. A batch's state between its steps carries a slot per group (keys,
+ * summaries, request counts by type: ~2 KB at the longest ids), and a state is capped at 256 KB;
+ * test/infra/state-size.test.ts keeps the worst case at this size under 200 KB.
+ */
+export const BATCH_GROUPS_MAX = 50;
+export const BATCH_JOBS_DEFAULT = 2000;
 export const PLAN_PAGE_GROUPS_MAX = 100_000;
 
 export const RESTORE_TIERS = ['Expedited', 'Standard', 'Bulk'] as const;
@@ -107,8 +114,8 @@ export const parseConfig = (env: Env): Config => {
     restoreDays: int(env, 'JDA_RESTORE_DAYS', 7, 1, 365),
     planPageGroups: int(env, 'JDA_PLAN_PAGE_GROUPS', PLAN_PAGE_GROUPS_DEFAULT, 1, PLAN_PAGE_GROUPS_MAX),
     planPageJobs: int(env, 'JDA_PLAN_PAGE_JOBS', 100_000, 1, 1_000_000),
-    batchGroups: int(env, 'JDA_BATCH_GROUPS', 50, 1, 1000),
-    batchJobs: int(env, 'JDA_BATCH_JOBS', 2000, 1, 1_000_000),
+    batchGroups: int(env, 'JDA_BATCH_GROUPS', BATCH_GROUPS_MAX, 1, BATCH_GROUPS_MAX),
+    batchJobs: int(env, 'JDA_BATCH_JOBS', BATCH_JOBS_DEFAULT, 1, 1_000_000),
     wholeMonths: bool(env, 'JDA_WHOLE_MONTHS', true),
   };
 };

@@ -168,7 +168,7 @@ export interface LocalRunResult {
   readonly handlerErrors: LocalHandlerError[];
   /**
    * Handler errors that are neither one of ours (shared/errors.ts) nor a retriable one: a crash.
-   * A Catch may have routed them to GroupFailed and the run may still say SUCCEEDED — check this.
+   * A batch step may have carried them as a failed group and the run may still say SUCCEEDED — check this.
    */
   readonly unexpectedErrors: LocalHandlerError[];
   /** What the handlers logged through Powertools Logger (structured, one object per line). */

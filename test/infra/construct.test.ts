@@ -204,7 +204,7 @@ describe('step functions', () => {
     expect(fn.Architectures).toEqual(['arm64']);
     expect(fn.Handler).toBe('index.handler');
     expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
-    const heavy = step === 'archive-group' || step === 'verify-part';
+    const heavy = step === 'archive-parts' || step === 'verify-parts';
     expect(fn.MemorySize).toBe(heavy ? 1024 : 512);
     expect(fn.Timeout).toBe(heavy ? 900 : 300);
     const logGroupId = (fn.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
@@ -225,7 +225,10 @@ describe('step functions', () => {
         [ENV.olderThanDays]: '30',
         [ENV.graceHours]: '1',
         [ENV.jobTtlDays]: '90',
-        [ENV.planPageGroups]: '100',
+        [ENV.planPageGroups]: '10000',
+        [ENV.batchGroups]: '50',
+        [ENV.batchJobs]: '2000',
+        [ENV.wholeMonths]: 'true',
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: stack.archive.serviceName,
         POWERTOOLS_METRICS_NAMESPACE: 'JobDetailsArchive',
@@ -263,7 +266,7 @@ describe('least privilege per step', () => {
     },
     // BatchGetItem rows; list + GET hot objects; multipart upload, HEAD, list and GC parts; read the
     // index and staging docs, PUT/DELETE staging docs; GET planned jobs, PUT findings.
-    'archive-group': {
+    'archive-parts': {
       objects: {
         'job-details/': [G],
         'job-details-cold/': [D, G, ...P].sort(),
@@ -275,14 +278,14 @@ describe('least privilege per step', () => {
       table: { '<T>': ['dynamodb:BatchGetItem'] },
     },
     // GET the part, the pending manifest and the planned jobs; PUT the verified manifest.
-    'verify-part': {
+    'verify-parts': {
       objects: { 'job-details-cold/': [G], [PENDING]: [G, P1].sort(), 'job-details-runs/': [G] },
       lists: [],
       table: {},
     },
     // HEAD the part; read the verified manifest and the index (either may be absent); PUT the
     // index; DELETE the staging docs.
-    'commit-part': {
+    'commit-parts': {
       objects: {
         'job-details-cold/': [G],
         'job-details-index/': [G],
@@ -305,7 +308,8 @@ describe('least privilege per step', () => {
       lists: [ANY_KEY, 'job-details-index/*', 'job-details/*'],
       table: {},
     },
-    tally: { objects: { 'job-details-runs/': [P1] }, lists: [], table: {} },
+    // GET the Map run's manifest and result files; PUT the page results.
+    tally: { objects: { 'job-details-runs/': [G, P1].sort() }, lists: [], table: {} },
     report: { objects: { 'job-details-runs/': [G, P1].sort() }, lists: [], table: {} },
   };
 
@@ -325,7 +329,7 @@ describe('least privilege per step', () => {
       const aborts = Object.entries(objectAccess(statements(step), bucketArn)).filter(([, a]) =>
         a.includes('s3:AbortMultipartUpload'),
       );
-      expect(aborts.map(([k]) => k)).toEqual(step === 'archive-group' ? ['job-details-cold/'] : []);
+      expect(aborts.map(([k]) => k)).toEqual(step === 'archive-parts' ? ['job-details-cold/'] : []);
     }
   });
 

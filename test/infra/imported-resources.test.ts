@@ -56,7 +56,7 @@ beforeAll(() => {
       alarmAction: new SnsAction(
         Topic.fromTopicArn(stack, 'Pager', 'arn:aws:sns:us-east-1:111111111111:pager'),
       ),
-      lambdaMemoryMb: { 'archive-group': 3008 },
+      lambdaMemoryMb: { 'archive-parts': 3008 },
     });
     let nagError: unknown;
     try {
@@ -111,15 +111,15 @@ describe('with an imported table and bucket', () => {
   });
 
   it('scopes permissions to the imported ARNs', () => {
-    const st = (step: 'plan' | 'archive-group') =>
+    const st = (step: 'plan' | 'archive-parts') =>
       statementsOfRole(imported.template, roleIdOf(imported.archive.functions[step], imported.stack));
     expect(tableAccess(st('plan'))).toEqual({
       [`${IMPORTED_TABLE_ARN}/index/GSI_JobsByStatus_v2`]: ['dynamodb:Query'],
     });
-    expect(tableAccess(st('archive-group'))).toEqual({
+    expect(tableAccess(st('archive-parts'))).toEqual({
       [IMPORTED_TABLE_ARN]: ['dynamodb:BatchGetItem'],
     });
-    expect(Object.keys(objectAccess(st('archive-group'), IMPORTED_BUCKET_ARN)).sort()).toEqual([
+    expect(Object.keys(objectAccess(st('archive-parts'), IMPORTED_BUCKET_ARN)).sort()).toEqual([
       'job-details-cold/',
       'job-details-index/',
       'job-details-index/*/*/pending/',
@@ -143,7 +143,7 @@ describe('with an imported table and bucket', () => {
     });
     const [machine] = Object.values(imported.template.findResources('AWS::StepFunctions::StateMachine'));
     expect(JSON.stringify(machine?.Properties.DefinitionString)).toContain('\\"MaxConcurrency\\":25');
-    const fnId = logicalId(imported.archive.functions['archive-group'], imported.stack);
+    const fnId = logicalId(imported.archive.functions['archive-parts'], imported.stack);
     expect(imported.template.findResources('AWS::Lambda::Function')[fnId]?.Properties.MemorySize).toBe(3008);
     const alarms = Object.values(imported.template.findResources('AWS::CloudWatch::Alarm'));
     expect(alarms).toHaveLength(5);

@@ -5,7 +5,10 @@ import {
   type StepHandler,
   synthesizedDefinition,
 } from '../../infra/local/runner';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { ArchiverStep } from '../../infra/step-functions';
+import { resetConfig } from '../../shared/config';
+import { freshBucket, testS3 } from '../support/local';
 import {
   ConcurrentModificationError,
   InvalidInputError,
@@ -14,30 +17,47 @@ import {
 } from '../../shared/errors';
 
 /**
- * The REAL synthesized archiver definition, executed by the local runner with canned handlers.
+ * The REAL synthesized archiver definition, executed by the local runner with canned handlers. The
+ * Distributed Map's ItemReader and ResultWriter are emulated against s3rver, so the canned Plan
+ * writes a real plan file and the canned Tally reads the real results.
  * (The end-to-end run with the real handlers and emulators is the archiver's test.)
  */
 let definition: StateMachineDefinition;
-beforeAll(() => {
+let bucket: string;
+const s3 = testS3();
+const savedEnv = { ...process.env };
+beforeAll(async () => {
   definition = synthesizedDefinition();
+  bucket = await freshBucket();
+  process.env.ECOM_JOB_DETAILS_BUCKET = bucket;
+  resetConfig();
+});
+afterAll(() => {
+  process.env = savedEnv;
+  resetConfig();
 });
 
 // biome-ignore lint/suspicious/noExplicitAny: events are asserted field by field
 type Ev = any;
-const group = (shopId: string) => ({
-  shopId,
-  month: '2026-01',
-  jobsKey: `runs/r/${shopId}.json`,
-  jobCount: 2,
-});
-const ref = (g: { shopId: string; month: string }) => ({ shopId: g.shopId, month: g.month });
+const group = (shopId: string) => ({ shopId, month: '2026-01', jobCount: 2 });
 const G1 = group('shop-a');
-const G2 = group('shop-b'); // archive-group returns no part for it
+const G2 = group('shop-b'); // archive-parts stages no part for it
 const G3 = group('shop-c');
 
-/** Two pages (G1, G2 then G3); records every event each step received. */
+const putText = (key: string, body: string) =>
+  s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+const getJson = async (key: string): Promise<Ev> => {
+  const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return JSON.parse((await out.Body?.transformToString()) ?? 'null');
+};
+
+/**
+ * Two pages: page 0 plans two batches ([G1, G2], [G3]), page 1 plans nothing. Records every event
+ * each step received; Tally returns the Map run's results it read through the ResultWriter manifest.
+ */
 const cannedHandlers = (overrides: Partial<Record<ArchiverStep, StepHandler>> = {}) => {
   const events: Record<string, Ev[]> = {};
+  const tallied: Ev[][] = [];
   const record =
     (step: ArchiverStep, fn: (e: Ev) => unknown): StepHandler =>
     async (e) => {
@@ -45,39 +65,60 @@ const cannedHandlers = (overrides: Partial<Record<ArchiverStep, StepHandler>> = 
       const override = overrides[step];
       return override ? override(e, undefined as never) : fn(e);
     };
+  const slotsOf = (e: Ev, f: (slot: Ev) => Ev) => ({ ...e, slots: e.slots.map(f) });
   const handlers: Record<ArchiverStep, StepHandler> = {
-    plan: record('plan', (e) => {
+    plan: record('plan', async (e) => {
       const first = e.state.run === undefined;
+      const run = first ? { runId: e.execution, startedAt: e.startTime } : e.state.run;
+      const page = first ? 0 : e.state.page;
+      const batchesKey = `job-details-runs/${run.runId}/plan/${page}/batches.jsonl`;
+      const batches = first ? [{ page, batch: 0, groups: [G1, G2] }, { page, batch: 1, groups: [G3] }] : [];
+      await putText(batchesKey, batches.map((b) => `${JSON.stringify(b)}\n`).join(''));
       return {
-        run: first ? { runId: e.execution, startedAt: e.startTime } : e.state.run,
-        page: first ? 0 : e.state.page,
-        cursor: first ? 'after-shop-b' : null,
-        groups: first ? [G1, G2] : [G3],
+        run,
+        page,
+        cursor: first ? 'more' : null,
+        batches: batches.length,
+        groups: first ? 3 : 0,
+        batchesKey,
+        resultsPrefix: `job-details-runs/${run.runId}/results/${page}`,
         totals: first ? { groups: 0 } : e.state.totals,
       };
     }),
-    'archive-group': record('archive-group', (e) =>
-      e.group.shopId === G2.shopId
-        ? { summary: { archived: 0 } }
-        : { partKey: `job-details-cold/${e.group.shopId}/2026-01/part-1.jsonl.gz`, summary: { archived: 2 } },
-    ),
-    'verify-part': record('verify-part', () => ({ verified: true })),
-    'commit-part': record('commit-part', () => ({ committed: true })),
-    'delete-sources': record('delete-sources', (e) => ({ summary: { deleted: e.group.jobCount } })),
-    tally: record('tally', (e) => ({
-      run: e.run,
-      page: e.page + 1,
-      cursor: e.cursor,
-      totals: { groups: e.totals.groups + e.results.length },
+    'archive-parts': record('archive-parts', (e) => ({
+      ...e,
+      slots: e.batch.groups.map((g: Ev) =>
+        g.shopId === G2.shopId ? { group: g, archive: { archived: 0 } } : { group: g, archive: { archived: 2, partKey: 'p' } },
+      ),
     })),
+    'verify-parts': record('verify-parts', (e) => slotsOf(e, (s) => (s.archive.partKey ? { ...s, verify: true } : s))),
+    'commit-parts': record('commit-parts', (e) => slotsOf(e, (s) => (s.verify ? { ...s, commit: true } : s))),
+    'delete-sources': record('delete-sources', (e) => ({
+      results: e.slots.map((s: Ev) => ({ group: { shopId: s.group.shopId, month: s.group.month }, archive: s.archive, committed: s.commit === true })),
+    })),
+    tally: record('tally', async (e) => {
+      const results: Ev[] = [];
+      if (e.mapRun) {
+        const manifest = await getJson(e.mapRun.ResultWriterDetails.Key);
+        for (const f of manifest.ResultFiles.SUCCEEDED) {
+          for (const child of await getJson(f.Key)) results.push(...JSON.parse(child.Output).results);
+        }
+        for (const f of manifest.ResultFiles.FAILED) {
+          for (const child of await getJson(f.Key))
+            results.push({ failedBatch: JSON.parse(child.Input).batch.batch, error: child.Error, cause: child.Cause });
+        }
+      }
+      tallied.push(results);
+      return { run: e.run, page: e.page + 1, cursor: e.cursor, totals: { groups: e.totals.groups + results.length } };
+    }),
     report: record('report', (e) => ({ report: `${e.totals.groups} groups`, run: e.run.runId })),
   };
-  return { handlers, events };
+  return { handlers, events, tallied };
 };
 
-describe('runArchiverLocally (synthesized definition, canned handlers)', () => {
-  it('runs every page through Plan → groups → Tally until the cursor is null, then Report', async () => {
-    const { handlers, events } = cannedHandlers();
+describe('runArchiverLocally (synthesized definition, canned handlers, emulated Distributed Map)', () => {
+  it('runs every page through Plan → batches → Tally until the cursor is null, then Report', async () => {
+    const { handlers, events, tallied } = cannedHandlers();
     const result = await runArchiverLocally({
       definition,
       handlers,
@@ -87,110 +128,102 @@ describe('runArchiverLocally (synthesized definition, canned handlers)', () => {
 
     expect(result.status).toBe('SUCCEEDED');
     expect(result.output).toEqual({ report: '3 groups', run: 'nightly-1' });
+    // One invocation per batch step per batch; page 1 had no batches (HasBatches skipped the Map).
     expect(result.taskInvocations).toEqual({
       Plan: 2,
-      ArchiveGroup: 3,
-      VerifyPart: 2, // G2 had no part: HasPart skipped verify and commit
-      CommitPart: 2,
-      DeleteSources: 3,
+      ArchiveParts: 2,
+      VerifyParts: 2,
+      CommitParts: 2,
+      DeleteSources: 2,
       Tally: 2,
       Report: 1,
     });
+    expect(result.childExecutions).toBe(2);
     expect(result.handlerErrors).toEqual([]);
     expect(result.unexpectedErrors).toEqual([]);
 
     // $$.Execution.Name / StartTime resolve; the first Plan sees the execution input as its state.
     const [first, second] = events.plan ?? [];
     expect(first).toEqual({ state: { dryRun: true }, execution: 'nightly-1', startTime: expect.any(String) });
-    expect(Number.isNaN(Date.parse(first.startTime))).toBe(false);
-    expect(second.state).toEqual({
-      run: { runId: 'nightly-1', startedAt: first.startTime },
-      page: 1,
-      cursor: 'after-shop-b',
-      totals: { groups: 2 },
-    });
+    expect(second.state).toMatchObject({ run: { runId: 'nightly-1' }, page: 1, cursor: 'more', totals: { groups: 3 } });
 
-    // Map items are {run, group}; later steps get the whole item state.
-    expect(events['archive-group']?.map((e: Ev) => Object.keys(e).sort())).toEqual(
-      Array(3).fill(['group', 'run']),
-    );
-    const deleteForG2 = events['delete-sources']?.find((e: Ev) => e.group.shopId === G2.shopId);
-    expect(Object.keys(deleteForG2).sort()).toEqual(['archive', 'group', 'run']);
-    const commitForG1 = events['commit-part']?.find((e: Ev) => e.group.shopId === G1.shopId);
-    expect(Object.keys(commitForG1).sort()).toEqual(['archive', 'group', 'run', 'verify']);
-
-    // Tally gets the page's GroupDone results, in item order: shop and month, the steps' summaries.
-    expect(events.tally?.[0].results).toEqual([
-      { group: ref(G1), archive: { archived: 2 }, delete: { deleted: 2 } },
-      { group: ref(G2), archive: { archived: 0 }, delete: { deleted: 2 } },
+    // ItemSelector: each child gets {run, batch} with the batch line read from the plan file.
+    expect(events['archive-parts']?.map((e: Ev) => e.batch.groups.map((g: Ev) => g.shopId)).sort()).toEqual([
+      ['shop-a', 'shop-b'],
+      ['shop-c'],
     ]);
+    expect(events['archive-parts']?.[0].run).toEqual({ runId: 'nightly-1', startedAt: first.startTime });
+    // Later steps get the whole batch state.
+    expect(Object.keys(events['commit-parts']?.[0]).sort()).toEqual(['batch', 'run', 'slots']);
+
+    // Tally found every child's output through the ResultWriter manifest; page 1 ran no Map.
+    expect(tallied[0]?.map((r: Ev) => [r.group.shopId, r.committed]).sort()).toEqual([
+      ['shop-a', true],
+      ['shop-b', false],
+      ['shop-c', true],
+    ]);
+    expect(tallied[1]).toEqual([]);
+    expect(events.tally?.[1].mapRun).toBeUndefined();
+    // The Map's own S3 requests: one GET of the plan, the result file and the manifest.
+    expect(result.mapRequests.byType).toEqual({ 's3.GetObject': 1, 's3.PutObject': 2 });
   });
 
-  it('routes a throwing group to GroupFailed, reported with its error, while the others succeed', async () => {
-    const { handlers, events } = cannedHandlers({
-      'archive-group': async (e: Ev) => {
-        if (e.group.shopId === G1.shopId) throw new VerificationError('part-1', 'checksum mismatch');
-        return { partKey: 'p', summary: { archived: 2 } };
+  it('writes a child that fails after its retries to FAILED_0.json; the run goes on (ToleratedFailurePercentage 100)', async () => {
+    const { handlers, tallied } = cannedHandlers({
+      'verify-parts': async (e: Ev) => {
+        if (e.batch.batch === 1) throw new VerificationError('part-1', 'checksum mismatch');
+        return e;
       },
     });
     const result = await runArchiverLocally({ definition, handlers });
 
     expect(result.status).toBe('SUCCEEDED');
-    expect(events.tally?.[0].results).toEqual([
-      {
-        group: ref(G1),
-        failed: true,
-        error: 'VerificationError',
-        cause: 'verification of part-1 failed: checksum mismatch',
-      },
-      { group: ref(G2), archive: { archived: 2 }, delete: { deleted: 2 } },
-    ]);
-    expect(result.taskInvocations.DeleteSources).toBe(2); // G2 and G3, not the failed G1
+    expect(tallied[0]).toEqual(
+      expect.arrayContaining([
+        { failedBatch: 1, error: 'VerificationError', cause: 'verification of part-1 failed: checksum mismatch' },
+      ]),
+    );
+    expect(result.taskInvocations.DeleteSources).toBe(1); // batch 0 only
     expect(result.handlerErrors).toEqual([
-      {
-        state: 'ArchiveGroup',
-        step: 'archive-group',
-        name: 'VerificationError',
-        message: expect.any(String),
-      },
+      { state: 'VerifyParts', step: 'verify-parts', name: 'VerificationError', message: expect.any(String) },
     ]);
     expect(result.unexpectedErrors).toEqual([]); // one of ours: a reported failure, not a crash
   });
 
-  it('retries transient errors: a throttled call succeeds on retry, a lasting race exhausts its retries', async () => {
+  it('retries transient errors in a child: a throttled call succeeds on retry, a lasting race exhausts its retries', async () => {
     let throttled = false;
-    const { handlers, events } = cannedHandlers({
-      'verify-part': async () => {
+    const { handlers, tallied } = cannedHandlers({
+      'verify-parts': async (e: Ev) => {
         if (!throttled) {
           throttled = true;
           throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
         }
-        return { verified: true };
+        return e;
       },
-      'commit-part': async (e: Ev) => {
-        if (e.group.shopId === G3.shopId) throw new ConcurrentModificationError('index.json');
-        return { committed: true };
+      'commit-parts': async (e: Ev) => {
+        if (e.batch.batch === 1) throw new ConcurrentModificationError('index.json');
+        return e;
       },
     });
     const result = await runArchiverLocally({ definition, handlers });
 
     expect(result.status).toBe('SUCCEEDED');
-    expect(result.taskInvocations.VerifyPart).toBe(3); // G1 twice (throttled once), G3 once
-    expect(result.taskInvocations.CommitPart).toBe(1 + 6); // G1 once; G3: first try + 5 retries
-    expect(events.tally?.[1].results).toEqual([
-      expect.objectContaining({ group: ref(G3), failed: true, error: 'ConcurrentModificationError' }),
-    ]);
+    expect(result.taskInvocations.VerifyParts).toBe(3); // one batch throttled once
+    expect(result.taskInvocations.CommitParts).toBe(1 + 6); // batch 0 once; batch 1: first try + 5 retries
+    expect(tallied[0]).toEqual(
+      expect.arrayContaining([expect.objectContaining({ failedBatch: 1, error: 'ConcurrentModificationError' })]),
+    );
     expect(result.unexpectedErrors).toEqual([]);
   });
 
-  it('surfaces a crash that a Catch turned into a failed group (the run still says SUCCEEDED)', async () => {
+  it('surfaces a crash inside a child (the run still says SUCCEEDED; the child is a failed result)', async () => {
     const { handlers } = cannedHandlers({
-      'delete-sources': async (e: Ev) => e.group.nothing.here, // TypeError
+      'delete-sources': async (e: Ev) => e.batch.nothing.here, // TypeError
     });
     const result = await runArchiverLocally({ definition, handlers });
 
     expect(result.status).toBe('SUCCEEDED');
-    expect(result.unexpectedErrors).toHaveLength(3);
+    expect(result.unexpectedErrors).toHaveLength(2);
     expect(result.unexpectedErrors[0]).toEqual(
       expect.objectContaining({ state: 'DeleteSources', step: 'delete-sources', name: 'TypeError' }),
     );
@@ -207,34 +240,37 @@ describe('runArchiverLocally (synthesized definition, canned handlers)', () => {
     expect(result.status).toBe('FAILED');
     expect(result.error).toEqual({ error: 'InvalidInputError', cause: 'invalid dryrun: unknown field' });
     expect(result.output).toBeNull();
-    expect(result.taskInvocations).toEqual(
-      expect.objectContaining({ Plan: 1, ArchiveGroup: 0, Tally: 0, Report: 0 }),
-    );
+    expect(result.taskInvocations).toEqual(expect.objectContaining({ Plan: 1, ArchiveParts: 0, Tally: 0, Report: 0 }));
   });
 
-  it('passes events and results through JSON, as Lambda does', async () => {
-    const { handlers, events } = cannedHandlers({
-      'archive-group': async (e: Ev) => {
-        e.group.shopId = 'mutated'; // must not leak into the state
-        return { partKey: undefined, summary: { at: new Date(0) } };
-      },
-      'delete-sources': async () => ({ summary: { gone: undefined, kept: 1 } }),
+  it('fails the run when the ItemReader cannot read the plan (States.ItemReaderFailed → RunFailed)', async () => {
+    const { handlers } = cannedHandlers({
+      plan: async (e: Ev) => ({
+        run: { runId: e.execution },
+        page: 0,
+        cursor: null,
+        batches: 1,
+        groups: 1,
+        batchesKey: 'job-details-runs/nowhere/batches.jsonl',
+        resultsPrefix: 'job-details-runs/nowhere/results/0',
+        totals: {},
+      }),
     });
     const result = await runArchiverLocally({ definition, handlers });
-
-    expect(result.status).toBe('SUCCEEDED');
-    expect(events.tally?.[0].results[0]).toEqual({
-      group: ref(G1),
-      archive: { at: '1970-01-01T00:00:00.000Z' },
-      delete: { kept: 1 },
-    });
-    expect(result.taskInvocations.VerifyPart).toBe(0); // partKey dropped by JSON → no part
+    expect(result.status).toBe('FAILED');
+    expect(result.error?.error).toBe('States.ItemReaderFailed');
   });
 
   it('refuses a definition the interpreter would not run like AWS', async () => {
     const bad = JSON.parse(JSON.stringify(definition));
-    bad.States.ProcessGroups.ItemReader = { Resource: 'arn:aws:states:::s3:getObject' };
-    await expect(runArchiverLocally({ definition: bad })).rejects.toThrow(UnsupportedLocallyError);
+    bad.States.ProcessBatches.ItemBatcher = { MaxItemsPerBatch: 10 };
+    await expect(runArchiverLocally({ definition: bad })).rejects.toThrow(/ItemBatcher on a Distributed Map/);
+    const csv = JSON.parse(JSON.stringify(definition));
+    csv.States.ProcessBatches.ItemReader.ReaderConfig = { InputType: 'CSV' };
+    await expect(runArchiverLocally({ definition: csv })).rejects.toThrow(UnsupportedLocallyError);
+    const express = JSON.parse(JSON.stringify(definition));
+    express.States.ProcessBatches.ItemProcessor.ProcessorConfig.ExecutionType = 'EXPRESS';
+    await expect(runArchiverLocally({ definition: express })).rejects.toThrow(/EXPRESS/);
   });
 });
 

@@ -38,21 +38,24 @@ describe('JobDetailsArchive props: defaults', () => {
       transitionAfterDays: 1,
       transitionSmallObjects: false,
       maxConcurrency: 10,
-      planPageGroups: 100,
+      planPageGroups: 10_000,
+      batchGroups: 50,
+      batchJobs: 2000,
+      wholeMonths: true,
       schedule: { expression: 'cron(0 3 * * ? *)', timeZone: 'UTC', enabled: true },
     });
     expect(p.executionTimeout.toHours()).toBe(12);
     expect(p.memoryMb).toEqual({
       plan: 512,
-      'archive-group': 1024,
-      'verify-part': 1024,
-      'commit-part': 512,
+      'archive-parts': 1024,
+      'verify-parts': 1024,
+      'commit-parts': 512,
       'delete-sources': 512,
       tally: 512,
       report: 512,
     });
-    expect(p.timeout['archive-group'].toMinutes()).toBe(15);
-    expect(p.timeout['verify-part'].toMinutes()).toBe(15);
+    expect(p.timeout['archive-parts'].toMinutes()).toBe(15);
+    expect(p.timeout['verify-parts'].toMinutes()).toBe(15);
     expect(p.timeout.plan.toMinutes()).toBe(5);
   });
 
@@ -65,7 +68,7 @@ describe('JobDetailsArchive props: defaults', () => {
       lambdaTimeout: { plan: Duration.minutes(2) },
     });
     expect(p.memoryMb.tally).toBe(256);
-    expect(p.memoryMb['archive-group']).toBe(1024);
+    expect(p.memoryMb['archive-parts']).toBe(1024);
     expect(p.timeout.plan.toMinutes()).toBe(2);
     expect(p.timeout.report.toMinutes()).toBe(5);
   });
@@ -123,8 +126,8 @@ describe('JobDetailsArchive props: fails when', () => {
   it('lambdaMemoryMb is out of Lambda range, or names an unknown step', () => {
     expectInvalid({ lambdaMemoryMb: 64 }, 'lambdaMemoryMb', /\[128, 10240\]/);
     expectInvalid(
-      { lambdaMemoryMb: { 'archive-group': 20000 } },
-      'lambdaMemoryMb.archive-group',
+      { lambdaMemoryMb: { 'archive-parts': 20000 } },
+      'lambdaMemoryMb.archive-parts',
       /\[128, 10240\]/,
     );
     expectInvalid({ lambdaMemoryMb: { plann: 512 } as never }, 'lambdaMemoryMb', /unknown step "plann"/);
@@ -154,10 +157,18 @@ describe('JobDetailsArchive props: fails when', () => {
     expect(resolveArchiveProps({ executionTimeout: Duration.days(29) }).executionTimeout.toDays()).toBe(29);
   });
 
-  it('planPageGroups is out of range (the state-size bound: shared/config.ts PLAN_PAGE_GROUPS_MAX)', () => {
-    expectInvalid({ planPageGroups: 0 }, 'planPageGroups', /\[1, 100\]/);
-    expectInvalid({ planPageGroups: 101 }, 'planPageGroups', /\[1, 100\]/);
+  it('planPageGroups, batchGroups (the state-size bound: BATCH_GROUPS_MAX) or batchJobs is out of range', () => {
+    expectInvalid({ planPageGroups: 0 }, 'planPageGroups', /\[1, 100000\]/);
+    expectInvalid({ planPageGroups: 100_001 }, 'planPageGroups', /\[1, 100000\]/);
     expect(resolveArchiveProps({ planPageGroups: 100 }).planPageGroups).toBe(100);
+    expectInvalid({ batchGroups: 51 }, 'batchGroups', /\[1, 50\]/);
+    expectInvalid({ batchJobs: 0 }, 'batchJobs', /\[1, 1000000\]/);
+    expectInvalid({ wholeMonths: 'yes' as unknown as boolean }, 'wholeMonths', /boolean/);
+    expect(resolveArchiveProps({ batchGroups: 10, batchJobs: 500, wholeMonths: false })).toMatchObject({
+      batchGroups: 10,
+      batchJobs: 500,
+      wholeMonths: false,
+    });
   });
 
   it('schedule.expression is not a recurring EventBridge Scheduler expression', () => {

@@ -1,5 +1,5 @@
 import { LAMBDA_SERVICE_ERRORS, STATE, TRANSIENT_ERRORS } from '../../infra/archiver-state-machine';
-import { localFunctionArn } from '../../infra/local/asl-resolve';
+import { LOCAL_BUCKET_PLACEHOLDER, localFunctionArn } from '../../infra/local/asl-resolve';
 import { synthesizedDefinition } from '../../infra/local/runner';
 
 /**
@@ -13,11 +13,11 @@ let processor: { StartAt: string; States: Record<string, State>; ProcessorConfig
 
 beforeAll(() => {
   top = synthesizedDefinition() as unknown as typeof top;
-  processor = top.States[STATE.processGroups]?.ItemProcessor;
+  processor = top.States[STATE.processBatches]?.ItemProcessor;
 });
 
 const TASKS_TOP = [STATE.plan, STATE.tally, STATE.report];
-const TASKS_GROUP = [STATE.archiveGroup, STATE.verifyPart, STATE.commitPart, STATE.deleteSources];
+const TASKS_BATCH = [STATE.archiveParts, STATE.verifyParts, STATE.commitParts, STATE.deleteSources];
 
 describe('archiver definition: shape', () => {
   it('has exactly the designed states with their types', () => {
@@ -25,7 +25,8 @@ describe('archiver definition: shape', () => {
     expect(top.TimeoutSeconds).toBe(12 * 3600);
     expect(Object.fromEntries(Object.entries(top.States).map(([n, s]) => [n, s.Type]))).toEqual({
       Plan: 'Task',
-      ProcessGroups: 'Map',
+      HasBatches: 'Choice',
+      ProcessBatches: 'Map',
       Tally: 'Task',
       MorePages: 'Choice',
       Report: 'Task',
@@ -34,28 +35,30 @@ describe('archiver definition: shape', () => {
       Done: 'Succeed',
       RunFailed: 'Fail',
     });
-    expect(processor.StartAt).toBe(STATE.archiveGroup);
+    expect(processor.StartAt).toBe(STATE.archiveParts);
     expect(Object.fromEntries(Object.entries(processor.States).map(([n, s]) => [n, s.Type]))).toEqual({
-      ArchiveGroup: 'Task',
-      HasPart: 'Choice',
-      VerifyPart: 'Task',
-      CommitPart: 'Task',
+      ArchiveParts: 'Task',
+      VerifyParts: 'Task',
+      CommitParts: 'Task',
       DeleteSources: 'Task',
-      GroupDone: 'Pass',
-      GroupFailed: 'Pass',
     });
   });
 
   it('is JSONPath only: no QueryLanguage, Assign, Arguments, Output anywhere', () => {
     const text = JSON.stringify(top);
-    for (const field of ['QueryLanguage', 'Assign', 'Arguments', 'Output', 'JSONata']) {
-      expect(text).not.toContain(`"${field}"`);
+    for (const field of ['QueryLanguage', 'Assign', 'Arguments', '"Output"', 'JSONata']) {
+      expect(text).not.toContain(field.startsWith('"') ? field : `"${field}"`);
     }
   });
 
-  it('chains Plan → ProcessGroups → Tally → MorePages → (Plan | Report → RunComplete → Done | RunIncomplete)', () => {
-    expect(top.States.Plan?.Next).toBe(STATE.processGroups);
-    expect(top.States.ProcessGroups?.Next).toBe(STATE.tally);
+  it('chains Plan → HasBatches → (ProcessBatches →) Tally → MorePages → (Plan | Report → RunComplete)', () => {
+    expect(top.States.Plan?.Next).toBe(STATE.hasBatches);
+    expect(top.States.HasBatches).toEqual({
+      Type: 'Choice',
+      Choices: [{ Variable: '$.batches', NumericGreaterThan: 0, Next: STATE.processBatches }],
+      Default: STATE.tally,
+    });
+    expect(top.States.ProcessBatches?.Next).toBe(STATE.tally);
     expect(top.States.Tally?.Next).toBe(STATE.morePages);
     expect(top.States.Report?.Next).toBe(STATE.runComplete);
     expect(top.States.RunComplete).toEqual({
@@ -94,90 +97,63 @@ describe('archiver definition: shape', () => {
   });
 });
 
-describe('archiver definition: ProcessGroups (Distributed Map)', () => {
-  it('runs each group as a STANDARD child execution, over $.groups, into $.results', () => {
-    const map = top.States.ProcessGroups as State;
+describe('archiver definition: ProcessBatches (Distributed Map)', () => {
+  it('reads the page plan (ItemReader, JSONL), runs each batch as a STANDARD child, writes results to S3', () => {
+    const map = top.States.ProcessBatches as State;
     expect(processor.ProcessorConfig).toEqual({ Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' });
-    expect(map.ItemsPath).toBe('$.groups');
-    expect(map.ItemSelector).toEqual({ 'run.$': '$.run', 'group.$': '$$.Map.Item.Value' });
-    expect(map.ResultPath).toBe('$.results');
+    expect(map.ItemReader).toEqual({
+      Resource: 'arn:aws:states:::s3:getObject',
+      ReaderConfig: { InputType: 'JSONL' },
+      Parameters: { Bucket: LOCAL_BUCKET_PLACEHOLDER, 'Key.$': '$.batchesKey' },
+    });
+    expect(map.ResultWriter).toEqual({
+      Resource: 'arn:aws:states:::s3:putObject',
+      Parameters: { Bucket: LOCAL_BUCKET_PLACEHOLDER, 'Prefix.$': '$.resultsPrefix' },
+    });
+    expect(map.ItemSelector).toEqual({ 'run.$': '$.run', 'batch.$': '$$.Map.Item.Value' });
+    expect(map.ResultPath).toBe('$.mapRun');
     expect(map.MaxConcurrency).toBe(10);
+    expect(map.ToleratedFailurePercentage).toBe(100);
     expect(map.Catch).toEqual([{ ErrorEquals: ['States.ALL'], Next: STATE.runFailed }]);
   });
 
-  it('has no ItemReader, ItemBatcher or ResultWriter (the local interpreter ignores them)', () => {
-    const map = top.States.ProcessGroups as State;
-    for (const field of ['ItemReader', 'ItemBatcher', 'ResultWriter']) expect(map[field]).toBeUndefined();
+  it('has no ItemsPath, ItemBatcher or ResultSelector (Plan packs the batches; results stay in S3)', () => {
+    const map = top.States.ProcessBatches as State;
+    for (const field of ['ItemsPath', 'ItemBatcher', 'ResultSelector']) expect(map[field]).toBeUndefined();
   });
 
-  it('verifies and commits only when ArchiveGroup returned a part key', () => {
-    expect(processor.States.ArchiveGroup?.Next).toBe(STATE.hasPart);
-    expect(processor.States.HasPart).toEqual({
-      Type: 'Choice',
-      Choices: [
-        {
-          And: [
-            { Variable: '$.archive.partKey', IsPresent: true },
-            { Variable: '$.archive.partKey', IsString: true },
-          ],
-          Next: STATE.verifyPart,
-        },
-      ],
-      Default: STATE.deleteSources,
-    });
-    expect(processor.States.VerifyPart?.Next).toBe(STATE.commitPart);
-    expect(processor.States.CommitPart?.Next).toBe(STATE.deleteSources);
-    expect(processor.States.DeleteSources?.Next).toBe(STATE.groupDone);
-  });
-
-  it('keeps every step result in its own field of the item state', () => {
-    expect(processor.States.ArchiveGroup?.ResultPath).toBe('$.archive');
-    expect(processor.States.VerifyPart?.ResultPath).toBe('$.verify');
-    expect(processor.States.CommitPart?.ResultPath).toBe('$.commit');
-    expect(processor.States.DeleteSources?.ResultPath).toBe('$.delete');
-    for (const name of TASKS_GROUP) expect(processor.States[name]?.Parameters).toBeUndefined(); // whole state in
-  });
-
-  it('reports a group as done (counts only) or as failed (with error and cause), ending the child execution', () => {
-    // Only shop and month of the group, and only the steps' summaries: results share the 256 KB state.
-    const group = { 'shopId.$': '$.group.shopId', 'month.$': '$.group.month' };
-    expect(processor.States.GroupDone).toEqual({
-      Type: 'Pass',
-      Parameters: { group, 'archive.$': '$.archive.summary', 'delete.$': '$.delete.summary' },
-      End: true,
-    });
-    expect(processor.States.GroupFailed).toEqual({
-      Type: 'Pass',
-      Parameters: {
-        group,
-        failed: true,
-        'error.$': '$.error.Error',
-        'cause.$': '$.error.Cause',
-      },
-      End: true,
-    });
+  it('chains the batch steps, each taking the whole batch state, the last one ending the child', () => {
+    expect(processor.States.ArchiveParts?.Next).toBe(STATE.verifyParts);
+    expect(processor.States.VerifyParts?.Next).toBe(STATE.commitParts);
+    expect(processor.States.CommitParts?.Next).toBe(STATE.deleteSources);
+    expect(processor.States.DeleteSources?.End).toBe(true);
+    for (const name of TASKS_BATCH) {
+      expect(processor.States[name]?.Parameters).toBeUndefined(); // whole state in
+      expect(processor.States[name]?.ResultPath).toBeUndefined(); // whole state out
+      expect(processor.States[name]?.Catch).toBeUndefined(); // groups carry their failures; a batch fault fails the child
+    }
   });
 });
 
 describe('archiver definition: every Task', () => {
   const all = (): [string, State][] => [
     ...TASKS_TOP.map((n) => [n, top.States[n] as State] as [string, State]),
-    ...TASKS_GROUP.map((n) => [n, processor.States[n] as State] as [string, State]),
+    ...TASKS_BATCH.map((n) => [n, processor.States[n] as State] as [string, State]),
   ];
   const stepOf: Record<string, string> = {
     Plan: 'plan',
     Tally: 'tally',
     Report: 'report',
-    ArchiveGroup: 'archive-group',
-    VerifyPart: 'verify-part',
-    CommitPart: 'commit-part',
+    ArchiveParts: 'archive-parts',
+    VerifyParts: 'verify-parts',
+    CommitParts: 'commit-parts',
     DeleteSources: 'delete-sources',
   };
 
   it('invokes its own function by ARN (payloadResponseOnly) with a timeout above the function timeout', () => {
     for (const [name, state] of all()) {
       expect(state.Resource).toBe(localFunctionArn(stepOf[name] as Parameters<typeof localFunctionArn>[0]));
-      const heavy = name === 'ArchiveGroup' || name === 'VerifyPart';
+      const heavy = name === 'ArchiveParts' || name === 'VerifyParts';
       expect(state.TimeoutSeconds).toBe(heavy ? 960 : 360);
     }
   });
@@ -203,14 +179,10 @@ describe('archiver definition: every Task', () => {
     }
   });
 
-  it('catches everything: run-level Tasks → RunFailed, group Tasks → GroupFailed with the error at $.error', () => {
+  it('catches everything at run level (→ RunFailed); a batch fault fails only its child execution', () => {
     for (const name of TASKS_TOP) {
       expect(top.States[name]?.Catch).toEqual([{ ErrorEquals: ['States.ALL'], Next: STATE.runFailed }]);
     }
-    for (const name of TASKS_GROUP) {
-      expect(processor.States[name]?.Catch).toEqual([
-        { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: STATE.groupFailed },
-      ]);
-    }
+    for (const name of TASKS_BATCH) expect(processor.States[name]?.Catch).toBeUndefined();
   });
 });

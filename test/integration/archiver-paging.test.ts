@@ -34,12 +34,12 @@ test('small page limits: many pages, each within its limits, every job archived 
   const { report, pages, results } = await runSteps(env.deps);
   expect(pages.length).toBeGreaterThan(3);
   for (const p of pages) {
-    expect(p.groups.length).toBeLessThanOrEqual(2);
-    expect(p.groups.reduce((n, g) => n + g.jobCount, 0)).toBeLessThanOrEqual(3);
+    expect(p.planned.length).toBeLessThanOrEqual(2);
+    expect(p.planned.reduce((n, g) => n + g.jobCount, 0)).toBeLessThanOrEqual(3);
     if (p.cursor !== null) expect(decodeCursor(p.cursor).statusIndex).toBeGreaterThanOrEqual(0);
   }
   expect(pages.at(-1)?.cursor).toBeNull();
-  expect(pages.reduce((n, p) => n + p.groups.reduce((m, g) => m + g.jobCount, 0), 0)).toBe(jobs.length);
+  expect(pages.reduce((n, p) => n + p.planned.reduce((m, g) => m + g.jobCount, 0), 0)).toBe(jobs.length);
   expect(report).toMatchObject({
     pages: pages.length,
     jobsPlanned: jobs.length,

@@ -375,10 +375,13 @@ export interface GroupSteps {
   readonly delete?: DeleteResult;
 }
 
+export type PlannedPage = PlanResult & { readonly planned: StepGroup[] };
+
 export interface RunStepsResult {
   /** null when the run "crashed". */
   readonly report: RunReport | null;
-  readonly pages: PlanResult[];
+  /** Plan's results, each with the groups its plan file lists. */
+  readonly pages: PlannedPage[];
   /** The Map's results, as GroupDone / GroupFailed pass them to Tally. */
   readonly results: GroupResult[];
   readonly steps: GroupSteps[];
@@ -444,14 +447,15 @@ export const runSteps = async (deps: StepDeps, opts: RunStepsOptions = {}): Prom
   const execution = opts.execution ?? `steps-${Date.now().toString(36)}-${runCounter++}`;
   // The execution starts at the steps' (controllable) clock, like a run started at that time.
   const startTime = opts.startTime ?? deps.clock().toISOString();
-  const pages: PlanResult[] = [];
+  const pages: PlannedPage[] = [];
   const all: GroupResult[] = [];
   const steps: GroupSteps[] = [];
   let planned = await plan(deps, parsePlanEvent(viaJson({ state: opts.input ?? {}, execution, startTime })));
   for (;;) {
-    pages.push(planned);
+    const groups = await plannedGroups(deps, planned);
+    pages.push({ ...planned, planned: groups });
     const results: GroupResult[] = [];
-    for (const group of await plannedGroups(deps, planned)) {
+    for (const group of groups) {
       const item = { run: planned.run, group };
       const crashHere = (p: CrashPoint) => opts.crashBefore === p && (opts.crashGroup?.(group) ?? true);
       const hook = (step: keyof NonNullable<RunStepsOptions['hooks']>, archive?: ArchiveResult) =>

@@ -14,6 +14,8 @@ import {
   partKey,
   pendingKey,
   pendingPrefix,
+  mapResultsPrefix,
+  planBatchesKey,
   plannedJobsKey,
   reportKey,
   RUNS_PREFIX,
@@ -52,9 +54,9 @@ describe('archive key layout', () => {
       `job-details-index/${SHOP}/2026-03/pending/${NAME}.verified.json`,
     );
     expect(runPrefix('run-1')).toBe('job-details-runs/run-1/');
-    expect(plannedJobsKey('run-1', 0, SHOP, '2026-03')).toBe(
-      `job-details-runs/run-1/plan/0/${SHOP}/2026-03.json`,
-    );
+    expect(plannedJobsKey('run-1', 0)).toBe('job-details-runs/run-1/plan/0/jobs.jsonl');
+    expect(planBatchesKey('run-1', 0)).toBe('job-details-runs/run-1/plan/0/batches.jsonl');
+    expect(mapResultsPrefix('run-1', 3)).toBe('job-details-runs/run-1/results/3');
     expect(pageResultsKey('run-1', 2)).toBe('job-details-runs/run-1/pages/2.json');
     expect(reportKey('run-1')).toBe('job-details-runs/run-1/report.json');
   });
@@ -89,7 +91,7 @@ describe('archive key layout', () => {
     ['part name with a slash', () => pendingKey(SHOP, '2026-03', `a/${NAME}`)],
     ['run id', () => runPrefix('../r')],
     ['empty run id', () => validateRunId('')],
-    ['shop in a plan key', () => plannedJobsKey('r', 0, 'a/b', '2026-03')],
+    ['run id in a plan key', () => plannedJobsKey('../r', 0)],
   ])('bad %s → InvalidIdError', (_name, make) => {
     expect(make).toThrow(InvalidIdError);
   });

@@ -1,6 +1,8 @@
 import { plannedJobsKey } from '../../shared/archive/keys';
 import {
   parseDeleteEvent,
+  parseBatchEvent,
+  parseBatchState,
   parseGroupEvent,
   parsePlanEvent,
   parseReportEvent,
@@ -11,11 +13,12 @@ import { buildRun, zeroTotals } from '../../shared/archive/steps/run';
 import { stagedKeys } from '../../shared/archive/steps/verify-part';
 import { InvalidInputError } from '../../shared/errors';
 
-const run = buildRun({}, 'exec-1', '2026-03-10T04:00:00Z', { olderThanDays: 30, graceHours: 1 });
+const run = buildRun({}, 'exec-1', '2026-03-10T04:00:00Z', { olderThanDays: 30, graceHours: 1, wholeMonths: false });
 const group = {
   shopId: 'shop-a',
   month: '2026-01',
-  jobsKey: plannedJobsKey('exec-1', 0, 'shop-a', '2026-01'),
+  jobsKey: plannedJobsKey('exec-1', 0),
+  jobsRange: [0, 120] as [number, number],
   jobCount: 2,
 };
 const summary = {
@@ -102,8 +105,10 @@ describe('group events', () => {
     ['group.shopId', { ...group, shopId: '../x' }],
     ['group.month', { ...group, month: '2026-13' }],
     ['group.jobCount', { ...group, jobCount: -1 }],
-    ['group.jobsKey', { ...group, jobsKey: plannedJobsKey('other-run', 0, 'shop-a', '2026-01') }],
-    ['group.jobsKey', { ...group, jobsKey: plannedJobsKey('exec-1', 0, 'shop-b', '2026-01') }],
+    ['group.jobsKey', { ...group, jobsKey: plannedJobsKey('other-run', 0) }],
+    ['group.jobsKey', { ...group, jobsKey: 'job-details-runs/exec-1/plan/0/../../x/jobs.jsonl' }],
+    ['group.jobsRange', { ...group, jobsRange: [5, 2] }],
+    ['group.jobsRange', { ...group, jobsRange: [0] }],
     ['group.jobsKey', { ...group, jobsKey: 'job-details/x/secret.json' }],
   ])('rejects a bad %s', (field, g) => expect(fieldOf(() => parseGroupEvent({ run, group: g }))).toBe(field));
   test('a bad run is named too', () =>
@@ -144,37 +149,30 @@ describe('group events', () => {
   });
 });
 
-describe('Tally and Report events', () => {
-  const ref = { shopId: group.shopId, month: group.month };
-  const failed = { group: ref, failed: true, error: 'VerificationError', cause: '{}' };
-  test('results of done and failed groups parse', () => {
-    const t = parseTallyEvent({
-      ...state,
-      groups: [group],
-      planQuarantined: 3,
-      results: [{ group: ref, archive: summary, delete: del }, failed],
-    });
-    expect(t.results).toEqual([
-      { group: ref, archive: summary, delete: del },
-      { ...failed, group: ref },
-    ]);
-    expect(t.planQuarantined).toBe(3);
-  });
-  test('a bad result is named by its position', () => {
-    const bad = { group: ref, archive: summary, delete: { ...del, objectsDeleted: 'many' } };
-    expect(fieldOf(() => parseTallyEvent({ ...state, planQuarantined: 0, results: [failed, bad] }))).toBe(
-      'results[1].delete.objectsDeleted',
+describe('batch, Tally and Report events', () => {
+  const batch = { page: 0, batch: 0, groups: [group] };
+  test('a batch parses; its slots follow its groups', () => {
+    expect(parseBatchEvent({ run, batch })).toEqual({ run, batch });
+    const slots = [{ group, archive }];
+    expect(parseBatchState({ run, batch, slots }).slots).toEqual(slots);
+    expect(fieldOf(() => parseBatchState({ run, batch, slots: [] }))).toBe('slots');
+    const other = { ...group, shopId: 'shop-b' };
+    expect(fieldOf(() => parseBatchState({ run, batch, slots: [{ group: other, archive }] }))).toBe(
+      'slots[0].group',
     );
+    expect(fieldOf(() => parseBatchEvent({ run, batch: { ...batch, groups: [] } }))).toBe('batch.groups');
+  });
+  test('Tally takes the page state, its counts and the Map run output', () => {
+    const mapRun = {
+      MapRunArn: 'arn:aws:states:us-east-1:123456789012:mapRun:m/ProcessBatches:1',
+      ResultWriterDetails: { Bucket: 'b', Key: 'job-details-runs/exec-1/results/0/1/manifest.json' },
+    };
+    const t = parseTallyEvent({ ...state, groups: 1, planQuarantined: 3, resultsPrefix: 'p', mapRun });
+    expect(t).toMatchObject({ groups: 1, planQuarantined: 3, mapRun });
+    expect(fieldOf(() => parseTallyEvent({ ...state, groups: 1, resultsPrefix: 'p' }))).toBe('planQuarantined');
     expect(
-      fieldOf(() =>
-        parseTallyEvent({
-          ...state,
-          planQuarantined: 0,
-          results: [{ ...failed, group: { ...ref, shopId: '../x' } }],
-        }),
-      ),
-    ).toBe('results[0].group.shopId');
-    expect(fieldOf(() => parseTallyEvent({ ...state, results: [] }))).toBe('planQuarantined');
+      fieldOf(() => parseTallyEvent({ ...state, groups: 1, planQuarantined: 0, resultsPrefix: 'p', mapRun: {} })),
+    ).toBe('mapRun.ResultWriterDetails');
   });
   test('Report only runs with no cursor left', () => {
     expect(parseReportEvent({ ...state, cursor: null }).page).toBe(0);

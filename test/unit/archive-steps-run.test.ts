@@ -8,7 +8,7 @@ import {
 } from '../../shared/archive/steps/run';
 import { InvalidIdError, InvalidInputError, VerificationError } from '../../shared/errors';
 
-const settings = { olderThanDays: 30, graceHours: 1 };
+const settings = { olderThanDays: 30, graceHours: 1, wholeMonths: false };
 
 describe('run ids from execution names', () => {
   test('a key-safe name is kept as is', () => {

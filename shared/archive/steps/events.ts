@@ -1,3 +1,4 @@
+import { BATCH_GROUPS_MAX } from '../../config';
 import { InvalidInputError } from '../../errors';
 import { validateMonth, validateShopId } from '../../ids';
 import type { RequestCounts } from '../../metrics';
@@ -219,8 +220,6 @@ export const parseGroupResult = (v: unknown, field: string): GroupResult => {
   };
 };
 
-/** Batches hold at most this many groups whatever the settings say (a state stays far under 256 KB). */
-export const BATCH_GROUPS_MAX = 1000;
 
 /** A batch of this run: its groups, each with this run's planned-jobs key. */
 export const parseBatch = (v: unknown, run: RunContext, field = 'batch'): PlannedBatch => {

@@ -154,8 +154,8 @@ export interface ArchiveSummary {
 }
 
 /**
- * Result of `ArchiveGroup` (at `$.archive`). `partKey` absent → the Choice skips verify + commit. Only
- * `summary` leaves the group (GroupDone); the rest is visible in the group's own execution.
+ * Result of a group's archive step (its slot's `archive`). `partKey` absent → nothing to verify or commit. Only
+ * `summary` leaves the batch (in its results); the rest is visible in the batch's own execution.
  */
 export interface ArchiveResult {
   readonly partKey?: string;
@@ -229,20 +229,20 @@ export interface DeleteResult {
   readonly deleteErrors: Array<{ key: string; code: string }>;
 }
 
-/** A group as its result names it (the Pass states copy only these two fields of the item). */
+/** A group as its result names it (shop and month only). */
 export interface GroupRef {
   readonly shopId: string;
   readonly month: string;
 }
 
-/** `GroupDone` Pass output: `{group, archive: $.archive.summary, delete: $.delete.summary}`. */
+/** A group done: its archive and delete summaries (counts only), in its batch's output. */
 export interface GroupDone {
   readonly group: GroupRef;
   readonly archive: ArchiveSummary;
   readonly delete: DeleteSummary;
 }
 
-/** `GroupFailed` Pass output (Catch on any Task of the item). */
+/** A group that failed in one of its batch's steps (the step caught it). */
 export interface GroupFailed {
   readonly group: GroupRef;
   readonly failed: true;

@@ -1,0 +1,58 @@
+import { plannedJobsKey, planBatchesKey } from '../../shared/archive/keys';
+import { layoutPlanFiles } from '../../shared/archive/steps/plan-files';
+import type { PageGroup } from '../../shared/archive/steps/plan-rows';
+import type { PlannedJob } from '../../shared/archive/steps/types';
+
+const job = (id: string, month: string): PlannedJob => ({
+  job_id: id,
+  status: 'COMPLETED',
+  completed_at: `${month}-05T00:00:00.000Z`,
+  created_at: null,
+  started_at: null,
+  job_type: null,
+  platform: null,
+  error_message: null,
+  retry_count: null,
+  is_internal: null,
+  initiator_user_id: null,
+  estimated_time_minutes: null,
+  ttl: null,
+});
+const group = (shopId: string, n: number, month = '2026-01'): PageGroup => ({
+  shopId,
+  month,
+  jobs: Array.from({ length: n }, (_, i) => job(`${shopId}-j${i}`, month)),
+});
+
+describe('plan page files', () => {
+  test("each group's jobs are one byte range of the jobs file, one JSON line per job", () => {
+    const files = layoutPlanFiles('run-1', 2, [group('a', 2), group('b', 3)], { batchGroups: 50, batchJobs: 100 });
+    expect(files.jobsKey).toBe(plannedJobsKey('run-1', 2));
+    expect(files.batchesKey).toBe(planBatchesKey('run-1', 2));
+    const groups = files.batches.flatMap((b) => b.groups);
+    for (const g of groups) {
+      const [start, end] = g.jobsRange;
+      const lines = files.jobsBody.subarray(start, end).toString('utf8').split('\n').slice(0, -1);
+      expect(lines.map((l) => (JSON.parse(l) as PlannedJob).job_id)).toEqual(
+        Array.from({ length: g.jobCount }, (_, i) => `${g.shopId}-j${i}`),
+      );
+      expect(g.jobsKey).toBe(files.jobsKey);
+    }
+    expect(groups.at(-1)?.jobsRange[1]).toBe(files.jobsBody.length);
+  });
+
+  test('batches hold at most batchGroups groups and batchJobs jobs; a larger group is a batch alone', () => {
+    const groups = [group('a', 1), group('b', 1), group('c', 1), group('big', 9), group('d', 2), group('e', 2)];
+    const { batches, batchesBody } = layoutPlanFiles('r', 0, groups, { batchGroups: 2, batchJobs: 4 });
+    expect(batches.map((b) => b.groups.map((g) => g.shopId))).toEqual([['a', 'b'], ['c'], ['big'], ['d', 'e']]);
+    expect(batches.map((b) => b.batch)).toEqual([0, 1, 2, 3]);
+    // The ItemReader's input: one batch per line.
+    expect(batchesBody.toString('utf8').split('\n').slice(0, -1).map((l) => JSON.parse(l))).toEqual(batches);
+  });
+
+  test('an empty page has no batches and empty files', () => {
+    const files = layoutPlanFiles('r', 0, [], { batchGroups: 2, batchJobs: 4 });
+    expect(files.batches).toEqual([]);
+    expect(files.jobsBody.length).toBe(0);
+  });
+});
