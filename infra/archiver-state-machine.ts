@@ -57,16 +57,27 @@ export const TRANSIENT_ERRORS = [
  * objects and archives it never touches.
  */
 class RunScratchReader extends S3JsonLItemReader {
-  constructor(private readonly scratch: IBucket, key: string) {
+  constructor(
+    private readonly scratch: IBucket,
+    key: string,
+  ) {
     super({ bucket: scratch, key });
   }
   override providePolicyStatements(): PolicyStatement[] {
-    return [new PolicyStatement({ actions: ['s3:GetObject'], resources: [this.scratch.arnForObjects(`${RUNS_PREFIX}*`)] })];
+    return [
+      new PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [this.scratch.arnForObjects(`${RUNS_PREFIX}*`)],
+      }),
+    ];
   }
 }
 
 class RunScratchWriter extends ResultWriterV2 {
-  constructor(private readonly scratch: IBucket, prefix: string) {
+  constructor(
+    private readonly scratch: IBucket,
+    prefix: string,
+  ) {
     super({ bucket: scratch, prefix });
   }
   override providePolicyStatements(): PolicyStatement[] {
@@ -85,10 +96,7 @@ export const STATE = {
   plan: 'Plan',
   hasBatches: 'HasBatches',
   processBatches: 'ProcessBatches',
-  archiveParts: 'ArchiveParts',
-  verifyParts: 'VerifyParts',
-  commitParts: 'CommitParts',
-  deleteSources: 'DeleteSources',
+  archiveBatch: 'ArchiveBatch',
   tally: 'Tally',
   morePages: 'MorePages',
   report: 'Report',
@@ -101,10 +109,7 @@ export const STATE = {
 /** The Task state each step runs in. */
 export const TASK_STATE_OF: Readonly<Record<ArchiverStep, string>> = {
   plan: STATE.plan,
-  'archive-parts': STATE.archiveParts,
-  'verify-parts': STATE.verifyParts,
-  'commit-parts': STATE.commitParts,
-  'delete-sources': STATE.deleteSources,
+  'archive-batch': STATE.archiveBatch,
   tally: STATE.tally,
   report: STATE.report,
 };
@@ -134,13 +139,13 @@ export interface ArchiverStateMachineProps {
  *
  * Plan → HasBatches → ProcessBatches (Distributed Map over the page's batches) → Tally → MorePages
  *   ─cursor→ Plan; none → Report → RunComplete → Done | RunIncomplete (Fail)
- * Per batch (a STANDARD child): ArchiveParts → VerifyParts → CommitParts → DeleteSources, each Task
- * working on every shop-month of the batch; a group's failure is carried in its slot, never thrown.
+ * Per batch (a STANDARD child): one ArchiveBatch Task archives, verifies, commits and deletes the
+ * sources of every shop-month of the batch; a group's failure is reported in its result, never thrown.
  *
  * The Map reads its items from the page's plan file in S3 (ItemReader, JSONL) and writes its results
  * there (ResultWriter), so neither the page's size nor its results touch the 256 KB state. Children
  * are STANDARD: a batch holding a large shop-month runs longer than EXPRESS's 5 minutes, and at
- * ~5 transitions per batch of up to 50 shop-months they cost ~$0.000003 a shop-month.
+ * 2 transitions per batch of up to 50 shop-months they cost ~$0.000001 a shop-month.
  *
  * Contract with the handlers: Plan returns `{run, page, cursor, totals, batches, groups, batchesKey,
  * resultsPrefix, planQuarantined}`; the Map adds `mapRun` (`{MapRunArn, ResultWriterDetails}`);
@@ -185,11 +190,8 @@ export class ArchiverStateMachine extends Construct {
 
     const runFailed = new Fail(this, STATE.runFailed, { errorPath: '$.Error', causePath: '$.Cause' });
 
-    // --- one batch (a child execution): its output is DeleteSources' `{results, overhead}` ---
-    const batch = task('archive-parts')
-      .next(task('verify-parts'))
-      .next(task('commit-parts'))
-      .next(task('delete-sources'));
+    // --- one batch (a child execution): its output is ArchiveBatch's `{results, overhead}` ---
+    const batch = task('archive-batch');
 
     const processBatches = new DistributedMap(this, STATE.processBatches, {
       itemReader: new RunScratchReader(props.bucket, JsonPath.stringAt('$.batchesKey')),

@@ -356,43 +356,22 @@ export class JobDetailsArchive extends Construct {
     ddb('plan', ['dynamodb:Query'], `${this.table.tableArn}/index/${JOBS_TABLE.gsiJobsByStatus.name}`);
     s3('plan', 'runs', ['put']);
 
-    // ArchiveParts (per group of the batch): BatchGetItem the rows; list + GET the hot objects;
-    // multipart-upload the part, HEAD it, list the group's parts and delete abandoned (or its own
-    // failed) ones; read the month index and pending docs, write the pending manifest, delete abandoned
-    // staging docs; read the batch's planned jobs, write quarantine findings.
-    ddb('archive-parts', ['dynamodb:BatchGetItem'], this.table.tableArn);
-    s3('archive-parts', 'hot', ['read']);
-    s3('archive-parts', 'cold', ['read', 'write', 'delete']);
-    s3('archive-parts', 'index', ['read']);
-    s3('archive-parts', 'index', ['put', 'delete'], STAGING_KEYS);
-    s3('archive-parts', 'runs', ['get', 'put']);
-
-    // VerifyParts: GET the part, the pending manifest and the planned jobs; write the verified manifest.
-    s3('verify-parts', 'cold', ['get']);
-    s3('verify-parts', 'index', ['get', 'put'], STAGING_KEYS);
-    s3('verify-parts', 'runs', ['get']);
-
-    // CommitParts: HEAD the part; read the verified manifest (absent after a commit that got through)
-    // and the month index (absent for a new month); rewrite the index; delete the staging docs.
-    s3('commit-parts', 'cold', ['get']);
-    s3('commit-parts', 'index', ['read']);
-    s3('commit-parts', 'index', ['put'], INDEX_KEYS);
-    s3('commit-parts', 'index', ['delete'], STAGING_KEYS);
-
-    // DeleteSources: HEAD the committed parts; read and rewrite the month index; list the hot objects
-    // and delete them with DeleteObjects conditional on each ETag (S3 requires GetObject for that
-    // check as well as DeleteObject); read the planned jobs; write delete-error findings.
-    s3('delete-sources', 'cold', ['get']);
-    s3('delete-sources', 'index', ['read']);
-    s3('delete-sources', 'index', ['put'], INDEX_KEYS);
-    s3('delete-sources', 'hot', ['read', 'delete']);
-    s3('delete-sources', 'runs', ['get', 'put']);
-
-    // Steps that GET keys which may be absent (month index before its first commit, platform data,
-    // staging docs after a commit got through) need S3 to answer 404 rather than 403.
-    for (const step of ['archive-parts', 'commit-parts', 'delete-sources'] as const) {
-      grantMissingKeysAre404(this.functions[step], this.bucket);
-    }
+    // ArchiveBatch, per group of its batch: BatchGetItem the rows; list + GET the hot objects; upload
+    // the part (multipart for large ones), list the group's parts and delete abandoned (or its own
+    // failed) ones; read the month index and pending docs, write the pending manifest, GET the part
+    // back to verify it, rewrite the index (commit, then mark deleted), delete the staging docs; delete
+    // hot objects with DeleteObjects conditional on each ETag (S3 requires GetObject for that check as
+    // well as DeleteObject); read the batch's planned jobs, write quarantine and delete-error findings.
+    ddb('archive-batch', ['dynamodb:BatchGetItem'], this.table.tableArn);
+    s3('archive-batch', 'hot', ['read', 'delete']);
+    s3('archive-batch', 'cold', ['read', 'write', 'delete']);
+    s3('archive-batch', 'index', ['read']);
+    s3('archive-batch', 'index', ['put'], INDEX_KEYS);
+    s3('archive-batch', 'index', ['put', 'delete'], STAGING_KEYS);
+    s3('archive-batch', 'runs', ['get', 'put']);
+    // GETs of keys which may be absent (month index before its first commit, platform data, staging
+    // docs after a commit got through) need S3 to answer 404 rather than 403.
+    grantMissingKeysAre404(this.functions['archive-batch'], this.bucket);
 
     // Tally reads the page's Map run results and writes the page's results; Report reads them and the
     // findings they name, writes the report.

@@ -189,7 +189,13 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     true,
   );
   // A batch's slots share one 256 KB state (shared/config.ts BATCH_GROUPS_MAX).
-  const batchGroups = checkNumber('batchGroups', props.batchGroups ?? BATCH_GROUPS_MAX, 1, BATCH_GROUPS_MAX, true);
+  const batchGroups = checkNumber(
+    'batchGroups',
+    props.batchGroups ?? BATCH_GROUPS_MAX,
+    1,
+    BATCH_GROUPS_MAX,
+    true,
+  );
   const batchJobs = checkNumber('batchJobs', props.batchJobs ?? BATCH_JOBS_DEFAULT, 1, 1_000_000, true);
   const wholeMonths = props.wholeMonths ?? true;
   if (typeof wholeMonths !== 'boolean') fail('wholeMonths', 'expected a boolean');

@@ -7,24 +7,16 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 
 /** The archiver's steps; each is `functions/<step>.ts` exporting `handler`. Order is the run's order. */
-export const ARCHIVER_STEPS = [
-  'plan',
-  'archive-parts',
-  'verify-parts',
-  'commit-parts',
-  'delete-sources',
-  'tally',
-  'report',
-] as const;
+export const ARCHIVER_STEPS = ['plan', 'archive-batch', 'tally', 'report'] as const;
 export type ArchiverStep = (typeof ARCHIVER_STEPS)[number];
 
 /** Steps that read/write whole batches of objects get more memory and time by default. */
-const HEAVY_STEPS: readonly ArchiverStep[] = ['archive-parts', 'verify-parts'];
+const HEAVY_STEPS: readonly ArchiverStep[] = ['archive-batch'];
 export const defaultMemoryMb = (step: ArchiverStep): number => (HEAVY_STEPS.includes(step) ? 1024 : 512);
 export const defaultTimeout = (step: ArchiverStep): Duration =>
   HEAVY_STEPS.includes(step) ? Duration.minutes(15) : Duration.minutes(5);
 
-/** `archive-parts` → `ArchiveParts`: construct ids and state names. */
+/** `archive-batch` → `ArchiveBatch`: construct ids and state names. */
 export const pascalStep = (step: ArchiverStep): string =>
   step
     .split('-')

@@ -55,8 +55,8 @@ export interface Config {
  */
 export const PLAN_PAGE_GROUPS_DEFAULT = 10_000;
 /**
- * Shop-months per batch, at most. A batch's state between its steps carries a slot per group (keys,
- * summaries, request counts by type: ~2 KB at the longest ids), and a state is capped at 256 KB;
+ * Shop-months per batch, at most. A batch's input and output carry an entry per group (keys,
+ * summaries, request counts by type: ~1.5 KB at the longest ids), and a state is capped at 256 KB;
  * test/infra/state-size.test.ts keeps the worst case at this size under 200 KB.
  */
 export const BATCH_GROUPS_MAX = 50;

@@ -39,12 +39,15 @@ export const runLocally = async (ctx: CliContext, input: RunInput, io: Output): 
   let pages = 0;
   const handlers: Partial<Record<ArchiverStep, StepHandler>> = {
     plan: wrap('plan', (out) => {
-      const groups = (out as { groups?: unknown[] } | null)?.groups;
+      const groups = (out as { groups?: unknown } | null)?.groups;
       pages++;
-      progress.grow(Array.isArray(groups) ? groups.length : 0);
+      progress.grow(typeof groups === 'number' ? groups : 0);
       progress.tick(0, `(page ${pages})`);
     }),
-    'delete-sources': wrap('delete-sources', () => progress.tick()),
+    'archive-batch': wrap('archive-batch', (out) => {
+      const results = (out as { results?: unknown } | null)?.results;
+      progress.tick(Array.isArray(results) ? results.length : 1);
+    }),
   };
 
   let result: Awaited<ReturnType<typeof runArchiverLocally>>;

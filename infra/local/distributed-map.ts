@@ -102,12 +102,14 @@ export const parseDistributedMap = (name: string, state: Json, path: string): Di
     if (!['Resource', 'Parameters'].includes(k)) refuse(path, `ResultWriter.${k}`);
   const wp = isObject(w.Parameters) ? w.Parameters : refuse(path, 'ResultWriter without Parameters');
   for (const k of Object.keys(wp))
-    if (!['Bucket', 'Bucket.$', 'Prefix', 'Prefix.$'].includes(k)) refuse(path, `ResultWriter.Parameters.${k}`);
+    if (!['Bucket', 'Bucket.$', 'Prefix', 'Prefix.$'].includes(k))
+      refuse(path, `ResultWriter.Parameters.${k}`);
 
   const processor = state.ItemProcessor;
   if (!isObject(processor)) return refuse(path, 'a Map without ItemProcessor');
   const pc = processor.ProcessorConfig;
-  if (!isObject(pc) || pc.Mode !== 'DISTRIBUTED') refuse(path, 'ItemProcessor.ProcessorConfig.Mode other than DISTRIBUTED');
+  if (!isObject(pc) || pc.Mode !== 'DISTRIBUTED')
+    refuse(path, 'ItemProcessor.ProcessorConfig.Mode other than DISTRIBUTED');
   if ((pc as Json).ExecutionType !== 'STANDARD')
     refuse(path, 'a child ExecutionType other than STANDARD (EXPRESS limits are not emulated)');
   const { ProcessorConfig: _pc, ...definition } = processor;
@@ -115,7 +117,8 @@ export const parseDistributedMap = (name: string, state: Json, path: string): Di
   const maxConcurrency = state.MaxConcurrency ?? 0;
   const tolerated = state.ToleratedFailurePercentage ?? 0;
   if (typeof maxConcurrency !== 'number' || maxConcurrency < 0) refuse(path, 'MaxConcurrency');
-  if (typeof tolerated !== 'number' || tolerated < 0 || tolerated > 100) refuse(path, 'ToleratedFailurePercentage');
+  if (typeof tolerated !== 'number' || tolerated < 0 || tolerated > 100)
+    refuse(path, 'ToleratedFailurePercentage');
   if (state.ItemSelector !== undefined && !isObject(state.ItemSelector)) refuse(path, 'ItemSelector');
   return {
     state: name,
@@ -132,15 +135,18 @@ export const parseDistributedMap = (name: string, state: Json, path: string): Di
  * The definition with every top-level Distributed Map replaced by a Task calling `mapEmulatorArn`,
  * and the maps found. Distributed Maps nested inside other states are refused.
  */
-export const replaceDistributedMaps = (definition: Json): { definition: Json; maps: DistributedMapSpec[] } => {
+export const replaceDistributedMaps = (
+  definition: Json,
+): { definition: Json; maps: DistributedMapSpec[] } => {
   const states = isObject(definition.States) ? definition.States : {};
   const maps: DistributedMapSpec[] = [];
   const out: Json = {};
   for (const [name, state] of Object.entries(states)) {
     const s = isObject(state) ? state : {};
-    const mode = isObject(s.ItemProcessor) && isObject(s.ItemProcessor.ProcessorConfig)
-      ? s.ItemProcessor.ProcessorConfig.Mode
-      : undefined;
+    const mode =
+      isObject(s.ItemProcessor) && isObject(s.ItemProcessor.ProcessorConfig)
+        ? s.ItemProcessor.ProcessorConfig.Mode
+        : undefined;
     if (s.Type !== 'Map' || mode !== 'DISTRIBUTED') {
       out[name] = state;
       continue;
@@ -170,7 +176,8 @@ export const evaluatePath = (path: string, ctx: PathContext, where: string): unk
     if (!/^(\.[A-Za-z0-9_]+)+$/.test(rest)) return refuse(where, `the path ${path}`);
     let v = root;
     for (const k of rest.slice(1).split('.')) v = isObject(v) ? v[k] : undefined;
-    if (v === undefined) throw Object.assign(new Error(`${where}: ${path} matches nothing`), { name: 'States.Runtime' });
+    if (v === undefined)
+      throw Object.assign(new Error(`${where}: ${path} matches nothing`), { name: 'States.Runtime' });
     return v;
   };
   if (path.startsWith('$$.Map.Item.')) {
@@ -261,7 +268,9 @@ export const runDistributedMap = async (
   const where = spec.state;
   const readerBucket = deps.resolveBucket(resolveParam(spec.reader.bucket, { input }, `${where}.ItemReader`));
   const readerKey = resolveParam(spec.reader.key, { input }, `${where}.ItemReader`);
-  const writerBucket = deps.resolveBucket(resolveParam(spec.writer.bucket, { input }, `${where}.ResultWriter`));
+  const writerBucket = deps.resolveBucket(
+    resolveParam(spec.writer.bucket, { input }, `${where}.ResultWriter`),
+  );
   const prefix = resolveParam(spec.writer.prefix, { input }, `${where}.ResultWriter`);
 
   let text: string;
@@ -269,34 +278,53 @@ export const runDistributedMap = async (
     const got = await deps.s3.send(new GetObjectCommand({ Bucket: readerBucket, Key: readerKey }));
     text = (await got.Body?.transformToString('utf8')) ?? '';
   } catch (err) {
-    throw errorOf('States.ItemReaderFailed', `${where}: s3://${readerBucket}/${readerKey}: ${(err as Error).message}`);
+    throw errorOf(
+      'States.ItemReaderFailed',
+      `${where}: s3://${readerBucket}/${readerKey}: ${(err as Error).message}`,
+    );
   }
   const items = parseJsonLines(text, `${where} ItemReader`);
 
   const mapRunId = randomUUID();
   const mapRunArn = `${deps.stateMachineArn.replace(':stateMachine:', ':mapRun:')}/${spec.state}:${mapRunId}`;
   const childMachineArn = `${deps.stateMachineArn}/${spec.state}`;
-  const entries = await mapLimit(items, spec.maxConcurrency > 0 ? spec.maxConcurrency : items.length || 1, async (value, index) => {
-    const childInput = spec.itemSelector
-      ? applyTemplate(spec.itemSelector, { input, item: { value, index } }, `${where}.ItemSelector`)
-      : value;
-    const name = `${mapRunId}_${index}`;
-    const base = {
-      ExecutionArn: `${childMachineArn.replace(':stateMachine:', ':execution:')}:${name}`,
-      Name: name,
-      StateMachineArn: childMachineArn,
-      Input: JSON.stringify(childInput),
-      InputDetails: { Included: true as const },
-      StartDate: new Date().toISOString(),
-      RedriveCount: 0 as const,
-      RedriveStatus: 'NOT_REDRIVABLE' as const,
-    };
-    const outcome = await deps.runChild(spec.processor, childInput, name);
-    const StopDate = new Date().toISOString();
-    return outcome.status === 'SUCCEEDED'
-      ? ({ ...base, Status: 'SUCCEEDED', Output: JSON.stringify(outcome.output), OutputDetails: { Included: true }, StopDate } satisfies ResultEntry)
-      : ({ ...base, Status: 'FAILED', Error: outcome.error, Cause: outcome.cause, StopDate } satisfies ResultEntry);
-  });
+  const entries = await mapLimit(
+    items,
+    spec.maxConcurrency > 0 ? spec.maxConcurrency : items.length || 1,
+    async (value, index) => {
+      const childInput = spec.itemSelector
+        ? applyTemplate(spec.itemSelector, { input, item: { value, index } }, `${where}.ItemSelector`)
+        : value;
+      const name = `${mapRunId}_${index}`;
+      const base = {
+        ExecutionArn: `${childMachineArn.replace(':stateMachine:', ':execution:')}:${name}`,
+        Name: name,
+        StateMachineArn: childMachineArn,
+        Input: JSON.stringify(childInput),
+        InputDetails: { Included: true as const },
+        StartDate: new Date().toISOString(),
+        RedriveCount: 0 as const,
+        RedriveStatus: 'NOT_REDRIVABLE' as const,
+      };
+      const outcome = await deps.runChild(spec.processor, childInput, name);
+      const StopDate = new Date().toISOString();
+      return outcome.status === 'SUCCEEDED'
+        ? ({
+            ...base,
+            Status: 'SUCCEEDED',
+            Output: JSON.stringify(outcome.output),
+            OutputDetails: { Included: true },
+            StopDate,
+          } satisfies ResultEntry)
+        : ({
+            ...base,
+            Status: 'FAILED',
+            Error: outcome.error,
+            Cause: outcome.cause,
+            StopDate,
+          } satisfies ResultEntry);
+    },
+  );
 
   const manifestKey = await writeMapResults(deps.s3, writerBucket, prefix, mapRunId, mapRunArn, entries);
   const failed = entries.filter((e) => e.Status === 'FAILED').length;
@@ -329,13 +357,20 @@ export const writeMapResults = async (
     if (of.length === 0) continue;
     const body = Buffer.from(JSON.stringify(of), 'utf8');
     const key = `${dir}${status}_0.json`;
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/json' }));
+    await s3.send(
+      new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/json' }),
+    );
     files[status].push({ Key: key, Size: body.length });
   }
   const manifestKey = `${dir}manifest.json`;
   const manifest = { DestinationBucket: bucket, MapRunArn: mapRunArn, ResultFiles: files };
   await s3.send(
-    new PutObjectCommand({ Bucket: bucket, Key: manifestKey, Body: JSON.stringify(manifest), ContentType: 'application/json' }),
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: manifestKey,
+      Body: JSON.stringify(manifest),
+      ContentType: 'application/json',
+    }),
   );
   return manifestKey;
 };

@@ -3,13 +3,10 @@ import { rmSync } from 'node:fs';
 import { inspect } from 'node:util';
 import type { Context } from 'aws-lambda';
 import type { CfnElement } from 'aws-cdk-lib';
-import { handler as archiveParts } from '../../functions/archive-parts';
-import { handler as commitParts } from '../../functions/commit-parts';
-import { handler as deleteSources } from '../../functions/delete-sources';
+import { handler as archiveBatch } from '../../functions/archive-batch';
 import { handler as plan } from '../../functions/plan';
 import { handler as report } from '../../functions/report';
 import { handler as tally } from '../../functions/tally';
-import { handler as verifyParts } from '../../functions/verify-parts';
 import { s3ClientFrom } from '../../shared/clients';
 import { config } from '../../shared/config';
 import { countRequests, type RequestCounts, zeroCounts } from '../../shared/metrics';
@@ -28,7 +25,12 @@ import {
   localFunctionArn,
   resolveDefinitionString,
 } from './asl-resolve';
-import { type ChildOutcome, mapEmulatorArn, replaceDistributedMaps, runDistributedMap } from './distributed-map';
+import {
+  type ChildOutcome,
+  mapEmulatorArn,
+  replaceDistributedMaps,
+  runDistributedMap,
+} from './distributed-map';
 
 // The package's typings are ESM-only, but it ships a CommonJS build (exports.require), which is what
 // this CommonJS project (and jest) can load synchronously.
@@ -46,10 +48,7 @@ const bind = (h: (event: never, context: Context) => unknown): StepHandler => h 
 /** The real handlers, in process. */
 export const STEP_HANDLERS: Readonly<Record<ArchiverStep, StepHandler>> = {
   plan: bind(plan),
-  'archive-parts': bind(archiveParts),
-  'verify-parts': bind(verifyParts),
-  'commit-parts': bind(commitParts),
-  'delete-sources': bind(deleteSources),
+  'archive-batch': bind(archiveBatch),
   tally: bind(tally),
   report: bind(report),
 };
@@ -244,8 +243,13 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
   const definition = opts.definition ?? synthesizedDefinition(opts);
   // Distributed Maps become Tasks bound to the emulation (distributed-map.ts); their processors run
   // as child executions of their own. Both are checked for what the interpreter cannot run.
-  const { definition: runnable, maps } = replaceDistributedMaps(definition as unknown as Record<string, unknown>);
-  const boundArns = [...ARCHIVER_STEPS.map((s) => localFunctionArn(s)), ...maps.map((m) => mapEmulatorArn(m.state))];
+  const { definition: runnable, maps } = replaceDistributedMaps(
+    definition as unknown as Record<string, unknown>,
+  );
+  const boundArns = [
+    ...ARCHIVER_STEPS.map((s) => localFunctionArn(s)),
+    ...maps.map((m) => mapEmulatorArn(m.state)),
+  ];
   assertLocallyExecutable(runnable, boundArns);
   for (const m of maps) assertLocallyExecutable(m.processor, boundArns);
   const { timeout: timeouts, memoryMb } = resolveArchiveProps(opts.archive ?? {});
@@ -289,11 +293,17 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
   const stateMachineArn = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:jda-archiver`;
   const children = { count: 0, transitions: 0 };
   const mapRequests = zeroCounts();
-  const runChild = async (processor: Record<string, unknown>, input: unknown, name: string): Promise<ChildOutcome> => {
+  const runChild = async (
+    processor: Record<string, unknown>,
+    input: unknown,
+    name: string,
+  ): Promise<ChildOutcome> => {
     children.count++;
     const child = new StateMachine(processor as unknown as StateMachineDefinition).run(input as never, {
       overrides: { taskResourceLocalHandlers: localHandlers as never, retryIntervalOverrides },
-      context: { Execution: { Id: `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`, Name: name } },
+      context: {
+        Execution: { Id: `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`, Name: name },
+      },
     });
     const counted = countTransitions(child.eventLogs);
     try {
@@ -314,7 +324,10 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
     const resolveBucket = (bucket: string): string => {
       const actual = requireBucket(cfg.detailsBucket);
       if (bucket !== LOCAL_BUCKET_PLACEHOLDER && bucket !== actual)
-        throw new UnsupportedLocallyError('(definition)', `the bucket ${bucket}, which is not the steps' bucket`);
+        throw new UnsupportedLocallyError(
+          '(definition)',
+          `the bucket ${bucket}, which is not the steps' bucket`,
+        );
       return actual;
     };
     for (const spec of maps) {
@@ -373,7 +386,10 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
 
 const requireBucket = (bucket: string | undefined): string => {
   if (bucket === undefined)
-    throw new UnsupportedLocallyError('(definition)', 'a Distributed Map without ECOM_JOB_DETAILS_BUCKET set');
+    throw new UnsupportedLocallyError(
+      '(definition)',
+      'a Distributed Map without ECOM_JOB_DETAILS_BUCKET set',
+    );
   return bucket;
 };
 

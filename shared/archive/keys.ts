@@ -85,7 +85,8 @@ export const validateRunId = (runId: unknown): string => {
 export const runPrefix = (runId: string): string => `${RUNS_PREFIX}${validateRunId(runId)}/`;
 
 /** A plan page's planned jobs: JSONL, one job per line, each shop-month's lines contiguous. */
-export const plannedJobsKey = (runId: string, page: number): string => `${runPrefix(runId)}plan/${page}/jobs.jsonl`;
+export const plannedJobsKey = (runId: string, page: number): string =>
+  `${runPrefix(runId)}plan/${page}/jobs.jsonl`;
 
 /** A plan page's batches: JSONL, one batch of shop-months per line (the Distributed Map's ItemReader). */
 export const planBatchesKey = (runId: string, page: number): string =>

@@ -204,7 +204,7 @@ describe('step functions', () => {
     expect(fn.Architectures).toEqual(['arm64']);
     expect(fn.Handler).toBe('index.handler');
     expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
-    const heavy = step === 'archive-parts' || step === 'verify-parts';
+    const heavy = step === 'archive-batch';
     expect(fn.MemorySize).toBe(heavy ? 1024 : 512);
     expect(fn.Timeout).toBe(heavy ? 900 : 300);
     const logGroupId = (fn.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
@@ -264,49 +264,20 @@ describe('least privilege per step', () => {
       lists: [],
       table: { [`${'<T>'}/index/${JOBS_TABLE.gsiJobsByStatus.name}`]: ['dynamodb:Query'] },
     },
-    // BatchGetItem rows; list + GET hot objects; multipart upload, HEAD, list and GC parts; read the
-    // index and staging docs, PUT/DELETE staging docs; GET planned jobs, PUT findings.
-    'archive-parts': {
+    // Per group of its batch: BatchGetItem rows; list + GET hot objects; multipart upload, GET back,
+    // list and GC parts; read + PUT the index; PUT/DELETE staging docs; delete hot objects
+    // conditionally on their ETag (GetObject + DeleteObject); GET planned jobs, PUT findings.
+    'archive-batch': {
       objects: {
-        'job-details/': [G],
+        'job-details/': [D, G].sort(),
         'job-details-cold/': [D, G, ...P].sort(),
         'job-details-index/': [G],
+        [INDEX]: [P1],
         [PENDING]: [D, P1].sort(),
         'job-details-runs/': [G, P1].sort(),
       },
       lists: [ANY_KEY, 'job-details-cold/*', 'job-details-index/*', 'job-details/*'],
       table: { '<T>': ['dynamodb:BatchGetItem'] },
-    },
-    // GET the part, the pending manifest and the planned jobs; PUT the verified manifest.
-    'verify-parts': {
-      objects: { 'job-details-cold/': [G], [PENDING]: [G, P1].sort(), 'job-details-runs/': [G] },
-      lists: [],
-      table: {},
-    },
-    // HEAD the part; read the verified manifest and the index (either may be absent); PUT the
-    // index; DELETE the staging docs.
-    'commit-parts': {
-      objects: {
-        'job-details-cold/': [G],
-        'job-details-index/': [G],
-        [INDEX]: [P1],
-        [PENDING]: [D],
-      },
-      lists: [ANY_KEY, 'job-details-index/*'],
-      table: {},
-    },
-    // HEAD parts; read + PUT the index; list hot objects and delete them conditionally on their ETag
-    // (GetObject + DeleteObject); GET planned jobs, PUT findings.
-    'delete-sources': {
-      objects: {
-        'job-details/': [D, G].sort(),
-        'job-details-cold/': [G],
-        'job-details-index/': [G],
-        [INDEX]: [P1],
-        'job-details-runs/': [G, P1].sort(),
-      },
-      lists: [ANY_KEY, 'job-details-index/*', 'job-details/*'],
-      table: {},
     },
     // GET the Map run's manifest and result files; PUT the page results.
     tally: { objects: { 'job-details-runs/': [G, P1].sort() }, lists: [], table: {} },
@@ -329,7 +300,7 @@ describe('least privilege per step', () => {
       const aborts = Object.entries(objectAccess(statements(step), bucketArn)).filter(([, a]) =>
         a.includes('s3:AbortMultipartUpload'),
       );
-      expect(aborts.map(([k]) => k)).toEqual(step === 'archive-parts' ? ['job-details-cold/'] : []);
+      expect(aborts.map(([k]) => k)).toEqual(step === 'archive-batch' ? ['job-details-cold/'] : []);
     }
   });
 

@@ -56,7 +56,7 @@ beforeAll(() => {
       alarmAction: new SnsAction(
         Topic.fromTopicArn(stack, 'Pager', 'arn:aws:sns:us-east-1:111111111111:pager'),
       ),
-      lambdaMemoryMb: { 'archive-parts': 3008 },
+      lambdaMemoryMb: { 'archive-batch': 3008 },
     });
     let nagError: unknown;
     try {
@@ -111,17 +111,18 @@ describe('with an imported table and bucket', () => {
   });
 
   it('scopes permissions to the imported ARNs', () => {
-    const st = (step: 'plan' | 'archive-parts') =>
+    const st = (step: 'plan' | 'archive-batch') =>
       statementsOfRole(imported.template, roleIdOf(imported.archive.functions[step], imported.stack));
     expect(tableAccess(st('plan'))).toEqual({
       [`${IMPORTED_TABLE_ARN}/index/GSI_JobsByStatus_v2`]: ['dynamodb:Query'],
     });
-    expect(tableAccess(st('archive-parts'))).toEqual({
+    expect(tableAccess(st('archive-batch'))).toEqual({
       [IMPORTED_TABLE_ARN]: ['dynamodb:BatchGetItem'],
     });
-    expect(Object.keys(objectAccess(st('archive-parts'), IMPORTED_BUCKET_ARN)).sort()).toEqual([
+    expect(Object.keys(objectAccess(st('archive-batch'), IMPORTED_BUCKET_ARN)).sort()).toEqual([
       'job-details-cold/',
       'job-details-index/',
+      'job-details-index/*/*/index.json',
       'job-details-index/*/*/pending/',
       'job-details-runs/',
       'job-details/',
@@ -143,7 +144,7 @@ describe('with an imported table and bucket', () => {
     });
     const [machine] = Object.values(imported.template.findResources('AWS::StepFunctions::StateMachine'));
     expect(JSON.stringify(machine?.Properties.DefinitionString)).toContain('\\"MaxConcurrency\\":25');
-    const fnId = logicalId(imported.archive.functions['archive-parts'], imported.stack);
+    const fnId = logicalId(imported.archive.functions['archive-batch'], imported.stack);
     expect(imported.template.findResources('AWS::Lambda::Function')[fnId]?.Properties.MemorySize).toBe(3008);
     const alarms = Object.values(imported.template.findResources('AWS::CloudWatch::Alarm'));
     expect(alarms).toHaveLength(5);

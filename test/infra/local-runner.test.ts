@@ -65,14 +65,18 @@ const cannedHandlers = (overrides: Partial<Record<ArchiverStep, StepHandler>> = 
       const override = overrides[step];
       return override ? override(e, undefined as never) : fn(e);
     };
-  const slotsOf = (e: Ev, f: (slot: Ev) => Ev) => ({ ...e, slots: e.slots.map(f) });
   const handlers: Record<ArchiverStep, StepHandler> = {
     plan: record('plan', async (e) => {
       const first = e.state.run === undefined;
       const run = first ? { runId: e.execution, startedAt: e.startTime } : e.state.run;
       const page = first ? 0 : e.state.page;
       const batchesKey = `job-details-runs/${run.runId}/plan/${page}/batches.jsonl`;
-      const batches = first ? [{ page, batch: 0, groups: [G1, G2] }, { page, batch: 1, groups: [G3] }] : [];
+      const batches = first
+        ? [
+            { page, batch: 0, groups: [G1, G2] },
+            { page, batch: 1, groups: [G3] },
+          ]
+        : [];
       await putText(batchesKey, batches.map((b) => `${JSON.stringify(b)}\n`).join(''));
       return {
         run,
@@ -85,16 +89,11 @@ const cannedHandlers = (overrides: Partial<Record<ArchiverStep, StepHandler>> = 
         totals: first ? { groups: 0 } : e.state.totals,
       };
     }),
-    'archive-parts': record('archive-parts', (e) => ({
-      ...e,
-      slots: e.batch.groups.map((g: Ev) =>
-        g.shopId === G2.shopId ? { group: g, archive: { archived: 0 } } : { group: g, archive: { archived: 2, partKey: 'p' } },
-      ),
-    })),
-    'verify-parts': record('verify-parts', (e) => slotsOf(e, (s) => (s.archive.partKey ? { ...s, verify: true } : s))),
-    'commit-parts': record('commit-parts', (e) => slotsOf(e, (s) => (s.verify ? { ...s, commit: true } : s))),
-    'delete-sources': record('delete-sources', (e) => ({
-      results: e.slots.map((s: Ev) => ({ group: { shopId: s.group.shopId, month: s.group.month }, archive: s.archive, committed: s.commit === true })),
+    'archive-batch': record('archive-batch', (e) => ({
+      results: e.batch.groups.map((g: Ev) => ({
+        group: { shopId: g.shopId, month: g.month },
+        archived: g.shopId === G2.shopId ? 0 : 2,
+      })),
     })),
     tally: record('tally', async (e) => {
       const results: Ev[] = [];
@@ -105,11 +104,20 @@ const cannedHandlers = (overrides: Partial<Record<ArchiverStep, StepHandler>> = 
         }
         for (const f of manifest.ResultFiles.FAILED) {
           for (const child of await getJson(f.Key))
-            results.push({ failedBatch: JSON.parse(child.Input).batch.batch, error: child.Error, cause: child.Cause });
+            results.push({
+              failedBatch: JSON.parse(child.Input).batch.batch,
+              error: child.Error,
+              cause: child.Cause,
+            });
         }
       }
       tallied.push(results);
-      return { run: e.run, page: e.page + 1, cursor: e.cursor, totals: { groups: e.totals.groups + results.length } };
+      return {
+        run: e.run,
+        page: e.page + 1,
+        cursor: e.cursor,
+        totals: { groups: e.totals.groups + results.length },
+      };
     }),
     report: record('report', (e) => ({ report: `${e.totals.groups} groups`, run: e.run.runId })),
   };
@@ -128,16 +136,8 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
 
     expect(result.status).toBe('SUCCEEDED');
     expect(result.output).toEqual({ report: '3 groups', run: 'nightly-1' });
-    // One invocation per batch step per batch; page 1 had no batches (HasBatches skipped the Map).
-    expect(result.taskInvocations).toEqual({
-      Plan: 2,
-      ArchiveParts: 2,
-      VerifyParts: 2,
-      CommitParts: 2,
-      DeleteSources: 2,
-      Tally: 2,
-      Report: 1,
-    });
+    // One invocation per batch; page 1 had no batches (HasBatches skipped the Map).
+    expect(result.taskInvocations).toEqual({ Plan: 2, ArchiveBatch: 2, Tally: 2, Report: 1 });
     expect(result.childExecutions).toBe(2);
     expect(result.handlerErrors).toEqual([]);
     expect(result.unexpectedErrors).toEqual([]);
@@ -145,22 +145,26 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
     // $$.Execution.Name / StartTime resolve; the first Plan sees the execution input as its state.
     const [first, second] = events.plan ?? [];
     expect(first).toEqual({ state: { dryRun: true }, execution: 'nightly-1', startTime: expect.any(String) });
-    expect(second.state).toMatchObject({ run: { runId: 'nightly-1' }, page: 1, cursor: 'more', totals: { groups: 3 } });
+    expect(second.state).toMatchObject({
+      run: { runId: 'nightly-1' },
+      page: 1,
+      cursor: 'more',
+      totals: { groups: 3 },
+    });
 
     // ItemSelector: each child gets {run, batch} with the batch line read from the plan file.
-    expect(events['archive-parts']?.map((e: Ev) => e.batch.groups.map((g: Ev) => g.shopId)).sort()).toEqual([
+    expect(events['archive-batch']?.map((e: Ev) => e.batch.groups.map((g: Ev) => g.shopId)).sort()).toEqual([
       ['shop-a', 'shop-b'],
       ['shop-c'],
     ]);
-    expect(events['archive-parts']?.[0].run).toEqual({ runId: 'nightly-1', startedAt: first.startTime });
-    // Later steps get the whole batch state.
-    expect(Object.keys(events['commit-parts']?.[0]).sort()).toEqual(['batch', 'run', 'slots']);
+    expect(events['archive-batch']?.[0].run).toEqual({ runId: 'nightly-1', startedAt: first.startTime });
+    expect(Object.keys(events['archive-batch']?.[0]).sort()).toEqual(['batch', 'run']);
 
     // Tally found every child's output through the ResultWriter manifest; page 1 ran no Map.
-    expect(tallied[0]?.map((r: Ev) => [r.group.shopId, r.committed]).sort()).toEqual([
-      ['shop-a', true],
-      ['shop-b', false],
-      ['shop-c', true],
+    expect(tallied[0]?.map((r: Ev) => [r.group.shopId, r.archived]).sort()).toEqual([
+      ['shop-a', 2],
+      ['shop-b', 0],
+      ['shop-c', 2],
     ]);
     expect(tallied[1]).toEqual([]);
     expect(events.tally?.[1].mapRun).toBeUndefined();
@@ -170,9 +174,9 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
 
   it('writes a child that fails after its retries to FAILED_0.json; the run goes on (ToleratedFailurePercentage 100)', async () => {
     const { handlers, tallied } = cannedHandlers({
-      'verify-parts': async (e: Ev) => {
+      'archive-batch': async (e: Ev) => {
         if (e.batch.batch === 1) throw new VerificationError('part-1', 'checksum mismatch');
-        return e;
+        return { results: [] };
       },
     });
     const result = await runArchiverLocally({ definition, handlers });
@@ -180,12 +184,21 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
     expect(result.status).toBe('SUCCEEDED');
     expect(tallied[0]).toEqual(
       expect.arrayContaining([
-        { failedBatch: 1, error: 'VerificationError', cause: 'verification of part-1 failed: checksum mismatch' },
+        {
+          failedBatch: 1,
+          error: 'VerificationError',
+          cause: 'verification of part-1 failed: checksum mismatch',
+        },
       ]),
     );
-    expect(result.taskInvocations.DeleteSources).toBe(1); // batch 0 only
+    expect(result.taskInvocations.ArchiveBatch).toBe(2); // not retried: ours, not transient
     expect(result.handlerErrors).toEqual([
-      { state: 'VerifyParts', step: 'verify-parts', name: 'VerificationError', message: expect.any(String) },
+      {
+        state: 'ArchiveBatch',
+        step: 'archive-batch',
+        name: 'VerificationError',
+        message: expect.any(String),
+      },
     ]);
     expect(result.unexpectedErrors).toEqual([]); // one of ours: a reported failure, not a crash
   });
@@ -193,39 +206,38 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
   it('retries transient errors in a child: a throttled call succeeds on retry, a lasting race exhausts its retries', async () => {
     let throttled = false;
     const { handlers, tallied } = cannedHandlers({
-      'verify-parts': async (e: Ev) => {
-        if (!throttled) {
+      'archive-batch': async (e: Ev) => {
+        if (e.batch.batch === 0 && !throttled) {
           throttled = true;
           throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
         }
-        return e;
-      },
-      'commit-parts': async (e: Ev) => {
         if (e.batch.batch === 1) throw new ConcurrentModificationError('index.json');
-        return e;
+        return { results: [] };
       },
     });
     const result = await runArchiverLocally({ definition, handlers });
 
     expect(result.status).toBe('SUCCEEDED');
-    expect(result.taskInvocations.VerifyParts).toBe(3); // one batch throttled once
-    expect(result.taskInvocations.CommitParts).toBe(1 + 6); // batch 0 once; batch 1: first try + 5 retries
+    // Batch 0: throttled once, then through; batch 1: first try + 5 retries.
+    expect(result.taskInvocations.ArchiveBatch).toBe(2 + 6);
     expect(tallied[0]).toEqual(
-      expect.arrayContaining([expect.objectContaining({ failedBatch: 1, error: 'ConcurrentModificationError' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ failedBatch: 1, error: 'ConcurrentModificationError' }),
+      ]),
     );
     expect(result.unexpectedErrors).toEqual([]);
   });
 
   it('surfaces a crash inside a child (the run still says SUCCEEDED; the child is a failed result)', async () => {
     const { handlers } = cannedHandlers({
-      'delete-sources': async (e: Ev) => e.batch.nothing.here, // TypeError
+      'archive-batch': async (e: Ev) => e.batch.nothing.here, // TypeError
     });
     const result = await runArchiverLocally({ definition, handlers });
 
     expect(result.status).toBe('SUCCEEDED');
     expect(result.unexpectedErrors).toHaveLength(2);
     expect(result.unexpectedErrors[0]).toEqual(
-      expect.objectContaining({ state: 'DeleteSources', step: 'delete-sources', name: 'TypeError' }),
+      expect.objectContaining({ state: 'ArchiveBatch', step: 'archive-batch', name: 'TypeError' }),
     );
   });
 
@@ -240,7 +252,9 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
     expect(result.status).toBe('FAILED');
     expect(result.error).toEqual({ error: 'InvalidInputError', cause: 'invalid dryrun: unknown field' });
     expect(result.output).toBeNull();
-    expect(result.taskInvocations).toEqual(expect.objectContaining({ Plan: 1, ArchiveParts: 0, Tally: 0, Report: 0 }));
+    expect(result.taskInvocations).toEqual(
+      expect.objectContaining({ Plan: 1, ArchiveBatch: 0, Tally: 0, Report: 0 }),
+    );
   });
 
   it('fails the run when the ItemReader cannot read the plan (States.ItemReaderFailed → RunFailed)', async () => {

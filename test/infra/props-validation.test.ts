@@ -47,28 +47,24 @@ describe('JobDetailsArchive props: defaults', () => {
     expect(p.executionTimeout.toHours()).toBe(12);
     expect(p.memoryMb).toEqual({
       plan: 512,
-      'archive-parts': 1024,
-      'verify-parts': 1024,
-      'commit-parts': 512,
-      'delete-sources': 512,
+      'archive-batch': 1024,
       tally: 512,
       report: 512,
     });
-    expect(p.timeout['archive-parts'].toMinutes()).toBe(15);
-    expect(p.timeout['verify-parts'].toMinutes()).toBe(15);
+    expect(p.timeout['archive-batch'].toMinutes()).toBe(15);
     expect(p.timeout.plan.toMinutes()).toBe(5);
   });
 
   it('take one value for all steps or a per-step record over the defaults', () => {
     expect(Object.values(resolveArchiveProps({ lambdaMemoryMb: 2048 }).memoryMb)).toEqual(
-      Array(7).fill(2048),
+      Array(4).fill(2048),
     );
     const p = resolveArchiveProps({
       lambdaMemoryMb: { tally: 256 },
       lambdaTimeout: { plan: Duration.minutes(2) },
     });
     expect(p.memoryMb.tally).toBe(256);
-    expect(p.memoryMb['archive-parts']).toBe(1024);
+    expect(p.memoryMb['archive-batch']).toBe(1024);
     expect(p.timeout.plan.toMinutes()).toBe(2);
     expect(p.timeout.report.toMinutes()).toBe(5);
   });
@@ -126,8 +122,8 @@ describe('JobDetailsArchive props: fails when', () => {
   it('lambdaMemoryMb is out of Lambda range, or names an unknown step', () => {
     expectInvalid({ lambdaMemoryMb: 64 }, 'lambdaMemoryMb', /\[128, 10240\]/);
     expectInvalid(
-      { lambdaMemoryMb: { 'archive-parts': 20000 } },
-      'lambdaMemoryMb.archive-parts',
+      { lambdaMemoryMb: { 'archive-batch': 20000 } },
+      'lambdaMemoryMb.archive-batch',
       /\[128, 10240\]/,
     );
     expectInvalid({ lambdaMemoryMb: { plann: 512 } as never }, 'lambdaMemoryMb', /unknown step "plann"/);

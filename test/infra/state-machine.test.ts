@@ -17,7 +17,7 @@ beforeAll(() => {
 });
 
 const TASKS_TOP = [STATE.plan, STATE.tally, STATE.report];
-const TASKS_BATCH = [STATE.archiveParts, STATE.verifyParts, STATE.commitParts, STATE.deleteSources];
+const TASKS_BATCH = [STATE.archiveBatch];
 
 describe('archiver definition: shape', () => {
   it('has exactly the designed states with their types', () => {
@@ -35,12 +35,9 @@ describe('archiver definition: shape', () => {
       Done: 'Succeed',
       RunFailed: 'Fail',
     });
-    expect(processor.StartAt).toBe(STATE.archiveParts);
+    expect(processor.StartAt).toBe(STATE.archiveBatch);
     expect(Object.fromEntries(Object.entries(processor.States).map(([n, s]) => [n, s.Type]))).toEqual({
-      ArchiveParts: 'Task',
-      VerifyParts: 'Task',
-      CommitParts: 'Task',
-      DeleteSources: 'Task',
+      ArchiveBatch: 'Task',
     });
   });
 
@@ -122,16 +119,12 @@ describe('archiver definition: ProcessBatches (Distributed Map)', () => {
     for (const field of ['ItemsPath', 'ItemBatcher', 'ResultSelector']) expect(map[field]).toBeUndefined();
   });
 
-  it('chains the batch steps, each taking the whole batch state, the last one ending the child', () => {
-    expect(processor.States.ArchiveParts?.Next).toBe(STATE.verifyParts);
-    expect(processor.States.VerifyParts?.Next).toBe(STATE.commitParts);
-    expect(processor.States.CommitParts?.Next).toBe(STATE.deleteSources);
-    expect(processor.States.DeleteSources?.End).toBe(true);
-    for (const name of TASKS_BATCH) {
-      expect(processor.States[name]?.Parameters).toBeUndefined(); // whole state in
-      expect(processor.States[name]?.ResultPath).toBeUndefined(); // whole state out
-      expect(processor.States[name]?.Catch).toBeUndefined(); // groups carry their failures; a batch fault fails the child
-    }
+  it('runs one Task per batch: the item in, its result out as the child output', () => {
+    const t = processor.States.ArchiveBatch as State;
+    expect(t.End).toBe(true);
+    expect(t.Parameters).toBeUndefined(); // the item {run, batch} as is
+    expect(t.ResultPath).toBeUndefined(); // {results, overhead} is the child's output
+    expect(t.Catch).toBeUndefined(); // groups report their own failures; a batch fault fails the child
   });
 });
 
@@ -144,16 +137,13 @@ describe('archiver definition: every Task', () => {
     Plan: 'plan',
     Tally: 'tally',
     Report: 'report',
-    ArchiveParts: 'archive-parts',
-    VerifyParts: 'verify-parts',
-    CommitParts: 'commit-parts',
-    DeleteSources: 'delete-sources',
+    ArchiveBatch: 'archive-batch',
   };
 
   it('invokes its own function by ARN (payloadResponseOnly) with a timeout above the function timeout', () => {
     for (const [name, state] of all()) {
       expect(state.Resource).toBe(localFunctionArn(stepOf[name] as Parameters<typeof localFunctionArn>[0]));
-      const heavy = name === 'ArchiveParts' || name === 'VerifyParts';
+      const heavy = name === 'ArchiveBatch';
       expect(state.TimeoutSeconds).toBe(heavy ? 960 : 360);
     }
   });

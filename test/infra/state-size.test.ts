@@ -1,17 +1,14 @@
 import { withBoundedErrors } from '../../functions/bounded-errors';
 import { plannedJobsKey } from '../../shared/archive/keys';
 import { encodeCursor } from '../../shared/archive/steps/cursor';
-import { parseBatchState, parseGroupResult, parseTallyEvent } from '../../shared/archive/steps/events';
+import { parseBatchEvent, parseGroupResult, parseTallyEvent } from '../../shared/archive/steps/events';
 import { buildRun } from '../../shared/archive/steps/run';
 import type {
   ArchiveStaged,
   BatchResult,
-  BatchState,
-  CommitResult,
   GroupResult,
   PlannedGroup,
   RunTotals,
-  VerifyResult,
 } from '../../shared/archive/steps/types';
 import { BATCH_GROUPS_MAX } from '../../shared/config';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
@@ -19,7 +16,8 @@ import type { RequestCounts } from '../../shared/metrics';
 
 /**
  * A state is capped at 256 KB. The page's items and results live in S3 (ItemReader, ResultWriter), so
- * the largest states are a batch's: the state between its steps (a slot per group) and its output.
+ * the largest states are a batch's: its input (the run and its groups) and its output (a result per
+ * group).
  * This builds both for the largest allowed batch with every id at its longest and every count and
  * sample at its largest, and requires < 200 KB. A field added to a slot shows up here.
  */
@@ -85,8 +83,6 @@ const archive = (g: PlannedGroup): ArchiveStaged => ({
     requests,
   },
 });
-const verify: VerifyResult = { verified: true, jobs: BIG, requests };
-const commit: CommitResult = { committed: true, part: PART, jobs: BIG, requests };
 
 const size = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8');
 
@@ -104,26 +100,24 @@ const handlerCause = async (): Promise<string> => {
 };
 
 describe(`worst-case batch states at the largest batch (${N} groups)`, () => {
-  it('between steps: every group archived, verified and committed, every count at its largest', () => {
-    const state: BatchState = {
-      run,
-      batch,
-      slots: groups.map((g) => ({ group: g, archive: archive(g), verify, commit })),
-      overhead: requests,
-    };
-    expect(parseBatchState(JSON.parse(JSON.stringify(state))).slots).toHaveLength(N); // a valid state
-    expect(size(state)).toBeLessThan(LIMIT);
+  it('the batch input: the run and the batch, every id at its longest', () => {
+    const input = { run, batch };
+    expect(parseBatchEvent(JSON.parse(JSON.stringify(input))).batch.groups).toHaveLength(N);
+    expect(size(input)).toBeLessThan(LIMIT);
   });
 
-  it('between steps: every group failed with a bounded cause', async () => {
-    const cause = await handlerCause();
-    const state: BatchState = {
-      run,
-      batch,
-      slots: groups.map((g) => ({ group: g, failed: { error: 'AccessDenied', cause: cause.slice(0, 400) } })),
+  it('the batch output with every group failed with a bounded cause', async () => {
+    const cause = (await handlerCause()).slice(0, 400);
+    const out: BatchResult = {
+      results: groups.map((g) => ({
+        group: { shopId: g.shopId, month: MONTH },
+        failed: true,
+        error: 'AccessDenied',
+        cause,
+      })),
+      overhead: requests,
     };
-    expect(parseBatchState(JSON.parse(JSON.stringify(state))).slots).toHaveLength(N);
-    expect(size(state)).toBeLessThan(LIMIT);
+    expect(size(out)).toBeLessThan(LIMIT);
   });
 
   it('the batch output (what the ResultWriter keeps of a child): counts only', () => {
@@ -178,7 +172,10 @@ describe(`worst-case batch states at the largest batch (${N} groups)`, () => {
       planQuarantined: BIG,
       mapRun: {
         MapRunArn: `arn:aws:states:us-east-1:123456789012:mapRun:${'m'.repeat(80)}/ProcessBatches:${'u'.repeat(36)}`,
-        ResultWriterDetails: { Bucket: 'b'.repeat(63), Key: `job-details-runs/${run.runId}/results/${PAGE}/${'u'.repeat(36)}/manifest.json` },
+        ResultWriterDetails: {
+          Bucket: 'b'.repeat(63),
+          Key: `job-details-runs/${run.runId}/results/${PAGE}/${'u'.repeat(36)}/manifest.json`,
+        },
       },
     };
     expect(parseTallyEvent(JSON.parse(JSON.stringify(event))).groups).toBe(BIG);

@@ -122,8 +122,8 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
 
   const out = await runLocal(
     { graceHours: 0 },
-    // The four groups go in one batch: one child execution, one invocation per batch step.
-    { Plan: 1, ArchiveParts: 1, VerifyParts: 1, CommitParts: 1, DeleteSources: 1, Tally: 1, Report: 1 },
+    // The four groups go in one batch: one child execution, one invocation.
+    { Plan: 1, ArchiveBatch: 1, Tally: 1, Report: 1 },
   );
 
   const groups = new Set(old.map(groupKey));

@@ -2,7 +2,6 @@ import { plannedJobsKey } from '../../shared/archive/keys';
 import {
   parseDeleteEvent,
   parseBatchEvent,
-  parseBatchState,
   parseGroupEvent,
   parsePlanEvent,
   parseReportEvent,
@@ -13,7 +12,11 @@ import { buildRun, zeroTotals } from '../../shared/archive/steps/run';
 import { stagedKeys } from '../../shared/archive/steps/verify-part';
 import { InvalidInputError } from '../../shared/errors';
 
-const run = buildRun({}, 'exec-1', '2026-03-10T04:00:00Z', { olderThanDays: 30, graceHours: 1, wholeMonths: false });
+const run = buildRun({}, 'exec-1', '2026-03-10T04:00:00Z', {
+  olderThanDays: 30,
+  graceHours: 1,
+  wholeMonths: false,
+});
 const group = {
   shopId: 'shop-a',
   month: '2026-01',
@@ -151,16 +154,12 @@ describe('group events', () => {
 
 describe('batch, Tally and Report events', () => {
   const batch = { page: 0, batch: 0, groups: [group] };
-  test('a batch parses; its slots follow its groups', () => {
+  test('a batch parses; every group is checked', () => {
     expect(parseBatchEvent({ run, batch })).toEqual({ run, batch });
-    const slots = [{ group, archive }];
-    expect(parseBatchState({ run, batch, slots }).slots).toEqual(slots);
-    expect(fieldOf(() => parseBatchState({ run, batch, slots: [] }))).toBe('slots');
-    const other = { ...group, shopId: 'shop-b' };
-    expect(fieldOf(() => parseBatchState({ run, batch, slots: [{ group: other, archive }] }))).toBe(
-      'slots[0].group',
-    );
     expect(fieldOf(() => parseBatchEvent({ run, batch: { ...batch, groups: [] } }))).toBe('batch.groups');
+    expect(
+      fieldOf(() => parseBatchEvent({ run, batch: { ...batch, groups: [{ ...group, month: 'x' }] } })),
+    ).toBe('batch.groups[0].month');
   });
   test('Tally takes the page state, its counts and the Map run output', () => {
     const mapRun = {
@@ -169,9 +168,13 @@ describe('batch, Tally and Report events', () => {
     };
     const t = parseTallyEvent({ ...state, groups: 1, planQuarantined: 3, resultsPrefix: 'p', mapRun });
     expect(t).toMatchObject({ groups: 1, planQuarantined: 3, mapRun });
-    expect(fieldOf(() => parseTallyEvent({ ...state, groups: 1, resultsPrefix: 'p' }))).toBe('planQuarantined');
+    expect(fieldOf(() => parseTallyEvent({ ...state, groups: 1, resultsPrefix: 'p' }))).toBe(
+      'planQuarantined',
+    );
     expect(
-      fieldOf(() => parseTallyEvent({ ...state, groups: 1, planQuarantined: 0, resultsPrefix: 'p', mapRun: {} })),
+      fieldOf(() =>
+        parseTallyEvent({ ...state, groups: 1, planQuarantined: 0, resultsPrefix: 'p', mapRun: {} }),
+      ),
     ).toBe('mapRun.ResultWriterDetails');
   });
   test('Report only runs with no cursor left', () => {

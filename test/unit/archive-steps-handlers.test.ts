@@ -1,17 +1,14 @@
-import { handler as archiveParts } from '../../functions/archive-parts';
+import { handler as archiveBatch } from '../../functions/archive-batch';
 import {
   boundError,
   ERROR_MESSAGE_MAX,
   ERROR_STACK_MAX,
   withBoundedErrors,
 } from '../../functions/bounded-errors';
-import { handler as commitParts } from '../../functions/commit-parts';
-import { handler as deleteSources } from '../../functions/delete-sources';
 import { getDeps, resetDeps } from '../../functions/deps';
 import { handler as plan } from '../../functions/plan';
 import { handler as report } from '../../functions/report';
 import { handler as tally } from '../../functions/tally';
-import { handler as verifyParts } from '../../functions/verify-parts';
 import { resetObservability } from '../../functions/observability';
 import { InvalidInputError } from '../../shared/errors';
 
@@ -51,10 +48,8 @@ test.each([
     'state.dryRun',
   ],
   ['plan', plan, { state: {}, startTime: '2026-01-01T00:00:00Z' }, 'execution'],
-  ['archive-parts', archiveParts, { batch: {} }, 'run'],
-  ['verify-parts', verifyParts, {}, 'run'],
-  ['commit-parts', commitParts, null, 'event'],
-  ['delete-sources', deleteSources, [], 'event'],
+  ['archive-batch', archiveBatch, { batch: {} }, 'run'],
+  ['archive-batch', archiveBatch, null, 'event'],
   ['tally', tally, { run: {}, page: 0 }, 'run.runId'],
   ['report', report, 'x', 'event'],
 ])('%s rejects a malformed event naming %s, before any request', async (_step, h, event, field) => {

@@ -26,7 +26,10 @@ const group = (shopId: string, n: number, month = '2026-01'): PageGroup => ({
 
 describe('plan page files', () => {
   test("each group's jobs are one byte range of the jobs file, one JSON line per job", () => {
-    const files = layoutPlanFiles('run-1', 2, [group('a', 2), group('b', 3)], { batchGroups: 50, batchJobs: 100 });
+    const files = layoutPlanFiles('run-1', 2, [group('a', 2), group('b', 3)], {
+      batchGroups: 50,
+      batchJobs: 100,
+    });
     expect(files.jobsKey).toBe(plannedJobsKey('run-1', 2));
     expect(files.batchesKey).toBe(planBatchesKey('run-1', 2));
     const groups = files.batches.flatMap((b) => b.groups);
@@ -42,12 +45,30 @@ describe('plan page files', () => {
   });
 
   test('batches hold at most batchGroups groups and batchJobs jobs; a larger group is a batch alone', () => {
-    const groups = [group('a', 1), group('b', 1), group('c', 1), group('big', 9), group('d', 2), group('e', 2)];
+    const groups = [
+      group('a', 1),
+      group('b', 1),
+      group('c', 1),
+      group('big', 9),
+      group('d', 2),
+      group('e', 2),
+    ];
     const { batches, batchesBody } = layoutPlanFiles('r', 0, groups, { batchGroups: 2, batchJobs: 4 });
-    expect(batches.map((b) => b.groups.map((g) => g.shopId))).toEqual([['a', 'b'], ['c'], ['big'], ['d', 'e']]);
+    expect(batches.map((b) => b.groups.map((g) => g.shopId))).toEqual([
+      ['a', 'b'],
+      ['c'],
+      ['big'],
+      ['d', 'e'],
+    ]);
     expect(batches.map((b) => b.batch)).toEqual([0, 1, 2, 3]);
     // The ItemReader's input: one batch per line.
-    expect(batchesBody.toString('utf8').split('\n').slice(0, -1).map((l) => JSON.parse(l))).toEqual(batches);
+    expect(
+      batchesBody
+        .toString('utf8')
+        .split('\n')
+        .slice(0, -1)
+        .map((l) => JSON.parse(l)),
+    ).toEqual(batches);
   });
 
   test('an empty page has no batches and empty files', () => {

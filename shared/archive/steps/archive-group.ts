@@ -5,9 +5,10 @@ import { PartBuilder } from '../part-builder';
 import { assembleJob, changedSincePlan, classifyPlanned } from './classify';
 import type { StepDeps } from './context';
 import { type QuarantineItem, writeGroupFindings } from './findings';
-import { loadMonthIndex } from './index-store';
+import { type LoadedIndex, loadMonthIndex } from './index-store';
 import { readJobRows } from './job-rows';
 import { listJobsObjects } from '../../details/hot-listing';
+import type { JobObject } from '../../details';
 import { listingProblem, readJobSources } from './job-sources';
 import { PartUpload } from './part-upload';
 import { orderedPrefetch, Semaphore } from './prefetch';
@@ -41,11 +42,32 @@ export const archiveGroup = async (
   deps: StepDeps,
   event: GroupEvent,
   plannedJobs?: readonly PlannedJob[],
-): Promise<ArchiveResult> => {
+): Promise<ArchiveResult> => (await archiveGroupInMemory(deps, event, plannedJobs)).result;
+
+/** What the archive step saw and built, for the steps after it in the same invocation. */
+export interface ArchiveHandoff {
+  readonly result: ArchiveResult;
+  /** The month index as read (its ETag for the commit's conditional write). */
+  readonly index: LoadedIndex;
+  /** The staged part's manifest, as written to its pending doc (absent: no part). */
+  readonly staged?: StagedPart;
+  /** The hot objects listed for the jobs it archived (what delete may remove of them). */
+  readonly listed?: ReadonlyMap<string, readonly JobObject[]>;
+}
+
+export const archiveGroupInMemory = async (
+  deps: StepDeps,
+  event: GroupEvent,
+  plannedJobs?: readonly PlannedJob[],
+): Promise<ArchiveHandoff> => {
   const { run, group } = event;
   const { shopId, month } = group;
+  let loaded: LoadedIndex | undefined;
+  let stagedOut: StagedPart | undefined;
+  let listedOut: ReadonlyMap<string, readonly JobObject[]> | undefined;
   const { value, requests } = await deps.meter.measure(async () => {
-    const { index, etag } = await loadMonthIndex(deps, shopId, month);
+    loaded = await loadMonthIndex(deps, shopId, month);
+    const { index, etag } = loaded;
     // A batch step passes the jobs it read once for all its groups.
     const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
     const abandonedPartsRemoved = await collectAbandonedParts(
@@ -115,6 +137,7 @@ export const archiveGroup = async (
       deps.bucket,
       current.map((j) => j.job_id),
     );
+    listedOut = listed;
     let part: OpenPart | undefined;
     let uploaded = false;
     try {
@@ -158,6 +181,7 @@ export const archiveGroup = async (
       const pending = pendingKey(shopId, month, part.name);
       const staged: StagedPart = { ...manifest, etag: stored.etag };
       await putJson(deps, pending, staged);
+      stagedOut = staged;
       return {
         partKey: part.key,
         partName: part.name,
@@ -176,7 +200,13 @@ export const archiveGroup = async (
     }
   });
   const { summary, ...rest } = value;
-  return { ...rest, summary: { ...summary, requests } };
+  if (!loaded) throw new VerificationError(`${shopId}/${month}`, 'the month index was not read');
+  return {
+    result: { ...rest, summary: { ...summary, requests } },
+    index: loaded,
+    ...(stagedOut ? { staged: stagedOut } : {}),
+    ...(listedOut ? { listed: listedOut } : {}),
+  };
 };
 
 const openPart = async (deps: StepDeps, event: GroupEvent): Promise<OpenPart> => {

@@ -1,21 +1,37 @@
+import { DeleteObjectsCommand } from '@aws-sdk/client-s3';
 import { mapLimit } from '../../concurrency';
-import { addCounts, type RequestCounts, zeroCounts } from '../../metrics';
-import { archiveGroup } from './archive-group';
-import { commitPartStep } from './commit-part';
+import { addCounts } from '../../metrics';
+import { archiveGroupInMemory } from './archive-group';
+import { commitPartInMemory } from './commit-part';
 import type { StepDeps } from './context';
+import { chunks } from './delete-plan';
 import { deleteSources } from './delete-sources';
-import { type BatchJobs, readBatchJobs } from './planned-jobs';
+import { readBatchJobs } from './planned-jobs';
 import { CAPS } from './run';
 import { truncate } from './shape';
-import type { ArchiveStaged, BatchEvent, BatchResult, BatchState, GroupResult, GroupSlot } from './types';
-import { verifyPart } from './verify-part';
+import type {
+  ArchiveStaged,
+  BatchEvent,
+  BatchResult,
+  CommitResult,
+  GroupResult,
+  VerifyResult,
+} from './types';
+import { verifyPartInMemory } from './verify-part';
 
 /**
- * The four steps of one batch (a child execution of the page's Distributed Map): each runs its
- * per-group step for every group of the batch still in play. A group's failure is caught and carried
- * in its slot (its later steps skip it, Tally reports it), so one bad shop-month never fails its batch;
- * what escapes is a batch-level fault (bad event, unreadable plan), retried by the Task and, if it
- * persists, recorded by the ResultWriter as a failed child whose groups Tally counts as failed.
+ * ArchiveBatch: one child execution of the page's Distributed Map, one invocation for a batch of
+ * shop-months. Each group goes through the same steps as ever — archive (stage a part), verify (read
+ * it back whole), commit (conditional index write), delete (hot objects of committed jobs past the
+ * grace period) — in one process, so what a step learned is handed to the next instead of re-read:
+ * the index the archive step read is the commit's starting point (its ETag guards the write), the
+ * manifest it staged is what verify checks the stored bytes against, the part verify read back is not
+ * HEADed again, and the listing of the archived jobs is what delete removes from. A crash anywhere
+ * leaves what a crash between the old separate steps left; the next run converges the same way.
+ *
+ * A group's failure is caught and reported (its hot data stays); one bad shop-month never fails its
+ * batch. What escapes is a batch-level fault (bad event, unreadable plan): the Task retries it and,
+ * if it persists, the ResultWriter records the child as failed and Tally counts its groups failed.
  */
 
 /** Groups of a batch worked on at once (each streams its own part; memory stays a few groups' worth). */
@@ -26,104 +42,70 @@ const failure = (err: unknown): { error: string; cause: string } => {
   return { error: truncate(e.name, 100), cause: truncate(e.message, CAPS.reason * 2) };
 };
 
-/** The batch's planned jobs, read once per step (one ranged GET), counted as batch overhead. */
-const withJobs = async (deps: StepDeps, event: BatchEvent) =>
-  deps.meter.measure(() => readBatchJobs(deps, event.run, event.batch.groups));
-
-const overheadOf = (state: BatchEvent | BatchState): RequestCounts =>
-  'overhead' in state && state.overhead ? state.overhead : zeroCounts();
-
-const eachSlot = async (
-  deps: StepDeps,
-  slots: readonly GroupSlot[],
-  work: (slot: GroupSlot) => Promise<GroupSlot>,
-): Promise<GroupSlot[]> =>
-  mapLimit(slots, BATCH_GROUP_CONCURRENCY, async (slot) => {
-    if (slot.failed) return slot;
-    try {
-      return await work(slot);
-    } catch (err) {
-      return { group: slot.group, failed: failure(err) };
-    }
-  });
-
-/** ArchiveParts: one new part per group (ArchiveGroup), streamed and staged. */
-export const archiveParts = async (deps: StepDeps, event: BatchEvent): Promise<BatchState> => {
-  const { value: jobs, requests } = await withJobs(deps, event);
-  const slots = await eachSlot(
-    deps,
-    event.batch.groups.map((group) => ({ group })),
-    async ({ group }) => {
-      const r = await archiveGroup(deps, { run: event.run, group }, jobs.get(group));
-      const archive: ArchiveStaged = {
-        ...(r.partKey ? { partKey: r.partKey, partName: r.partName, pendingKey: r.pendingKey } : {}),
-        summary: r.summary,
-      };
-      return { group, archive };
+export const archiveBatch = async (deps: StepDeps, event: BatchEvent): Promise<BatchResult> => {
+  const { run } = event;
+  // The batch's planned jobs in one ranged GET: batch overhead, not any one group's.
+  const { value: jobs, requests: readPlan } = await deps.meter.measure(() =>
+    readBatchJobs(deps, run, event.batch.groups),
+  );
+  const staging: string[] = [];
+  const results = await mapLimit(
+    event.batch.groups,
+    BATCH_GROUP_CONCURRENCY,
+    async (group): Promise<GroupResult> => {
+      const ref = { shopId: group.shopId, month: group.month };
+      try {
+        const planned = jobs.get(group);
+        const item = { run, group };
+        const a = await archiveGroupInMemory(deps, item, planned);
+        const r = a.result;
+        const archive: ArchiveStaged = {
+          ...(r.partKey ? { partKey: r.partKey, partName: r.partName, pendingKey: r.pendingKey } : {}),
+          summary: r.summary,
+        };
+        let index = a.index;
+        let verify: VerifyResult | undefined;
+        let commit: CommitResult | undefined;
+        const checkedParts = new Set<string>();
+        if (a.staged && archive.partName) {
+          const v = await verifyPartInMemory(deps, { ...item, archive }, planned, {
+            staged: a.staged,
+            persist: false,
+          });
+          verify = v.result;
+          const c = await commitPartInMemory(
+            deps,
+            { ...item, archive, verify },
+            { verified: v.verified, index: a.index },
+          );
+          commit = c.result;
+          index = c.index;
+          staging.push(...c.staging);
+          checkedParts.add(archive.partName);
+        }
+        const d = await deleteSources(
+          deps,
+          { ...item, archive, ...(verify ? { verify } : {}), ...(commit ? { commit } : {}) },
+          planned,
+          { index, checkedParts, ...(a.listed ? { listed: a.listed } : {}) },
+        );
+        return { group: ref, archive: archive.summary, delete: d.summary };
+      } catch (err) {
+        return { group: ref, failed: true, ...failure(err) };
+      }
     },
   );
-  return { run: event.run, batch: event.batch, slots, overhead: addCounts(overheadOf(event), requests) };
-};
-
-const partOf = (slot: GroupSlot) => (slot.archive?.partKey ? slot.archive : undefined);
-
-/** VerifyParts: every staged part checked against its manifest before anything is committed. */
-export const verifyParts = async (deps: StepDeps, state: BatchState): Promise<BatchState> => {
-  const staged = state.slots.some((s) => !s.failed && partOf(s));
-  const read = staged ? await withJobs(deps, state) : null;
-  const jobs = read?.value as BatchJobs | undefined;
-  const slots = await eachSlot(deps, state.slots, async (slot) => {
-    const archive = partOf(slot);
-    if (!archive || !jobs) return slot;
-    const verify = await verifyPart(deps, { run: state.run, group: slot.group, archive }, jobs.get(slot.group));
-    return { ...slot, verify };
-  });
-  return { ...state, slots, overhead: addCounts(overheadOf(state), read?.requests) };
-};
-
-/** CommitParts: each verified part into its month index (the conditional write readers see). */
-export const commitParts = async (deps: StepDeps, state: BatchState): Promise<BatchState> => {
-  const slots = await eachSlot(deps, state.slots, async (slot) => {
-    const archive = partOf(slot);
-    if (!archive || !slot.verify) return slot;
-    const commit = await commitPartStep(deps, {
-      run: state.run,
-      group: slot.group,
-      archive,
-      verify: slot.verify,
-    });
-    return { ...slot, commit };
-  });
-  return { ...state, slots };
-};
-
-/**
- * DeleteSources: the hot objects of committed, verified jobs past the grace period. Its output is
- * the child execution's output: per group, counts only (or the failure), plus the batch's overhead.
- */
-export const deleteBatchSources = async (deps: StepDeps, state: BatchState): Promise<BatchResult> => {
-  const { value: jobs, requests } = await withJobs(deps, state);
-  const results = await mapLimit(state.slots, BATCH_GROUP_CONCURRENCY, async (slot): Promise<GroupResult> => {
-    const ref = { shopId: slot.group.shopId, month: slot.group.month };
-    if (slot.failed) return { group: ref, failed: true, ...slot.failed };
-    const archive = slot.archive;
-    if (!archive) return { group: ref, failed: true, error: 'InvalidInputError', cause: 'no archive step result' };
-    try {
-      const d = await deleteSources(
-        deps,
-        {
-          run: state.run,
-          group: slot.group,
-          archive,
-          ...(slot.verify ? { verify: slot.verify } : {}),
-          ...(slot.commit ? { commit: slot.commit } : {}),
-        },
-        jobs.get(slot.group),
+  // The pending docs of the parts committed above, all of the batch at once (a leftover one is
+  // removed by the next archive of its group: its part is in the index).
+  const { requests: cleanup } = await deps.meter.measure(async () => {
+    for (const keys of chunks(staging)) {
+      await deps.s3.send(
+        new DeleteObjectsCommand({
+          Bucket: deps.bucket,
+          Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
+        }),
       );
-      return { group: ref, archive: archive.summary, delete: d.summary };
-    } catch (err) {
-      return { group: ref, failed: true, ...failure(err) };
     }
   });
-  return { results, overhead: addCounts(overheadOf(state), requests) };
+  return { results, overhead: addCounts(readPlan, cleanup) };
 };

@@ -4,7 +4,8 @@ import { isNotFound, normalizeEtag } from '../../s3/objects';
 import { partByName } from '../month-index';
 import { applyCommit, entriesOf } from './commit-entries';
 import type { StepDeps } from './context';
-import { loadMonthIndex, updateMonthIndex } from './index-store';
+import { type LoadedIndex, loadMonthIndex, updateMonthIndex } from './index-store';
+import type { VerifiedPart } from '../staging';
 import { readVerifiedPart } from './staged';
 import type { CommitEvent, CommitResult } from './types';
 import { stagedKeys } from './verify-part';
@@ -39,16 +40,35 @@ export const assertPartStored = async (
  * part becomes visible to readers here), then removes the staging docs. Idempotent: a retried commit
  * finds its part already in the index and adds nothing.
  */
-export const commitPartStep = async (deps: StepDeps, event: CommitEvent): Promise<CommitResult> => {
+export const commitPartStep = async (deps: StepDeps, event: CommitEvent): Promise<CommitResult> =>
+  (await commitPartInMemory(deps, event)).result;
+
+/**
+ * What the verify step of this invocation handed over: the VerifiedPart (it read the whole part back
+ * a moment ago, so the part is not HEADed again) and the index the archive step read. The staging
+ * docs are left for the caller to delete with the rest of its batch.
+ */
+export interface CommitHandoff {
+  readonly verified: VerifiedPart;
+  readonly index: LoadedIndex;
+}
+
+export const commitPartInMemory = async (
+  deps: StepDeps,
+  event: CommitEvent,
+  known?: CommitHandoff,
+): Promise<{ result: CommitResult; index: LoadedIndex; staging: string[] }> => {
   const { run, group } = event;
   if (run.dryRun) throw new InvalidInputError('run.dryRun', 'a dry run commits nothing');
   const keys = stagedKeys(event);
+  let after: LoadedIndex | undefined;
   const { value: jobs, requests } = await deps.meter.measure(async () => {
-    const verified = await readVerifiedPart(deps, keys.verified);
+    const verified = known?.verified ?? (await readVerifiedPart(deps, keys.verified));
     if (!verified) {
       // A retry after a commit that got through: its cleanup removed the docs.
-      const { index } = await loadMonthIndex(deps, group.shopId, group.month);
-      if (partByName(index, keys.name)) return entriesOf(index, keys.name);
+      const loaded = await loadMonthIndex(deps, group.shopId, group.month);
+      after = loaded;
+      if (partByName(loaded.index, keys.name)) return entriesOf(loaded.index, keys.name);
       throw new VerificationError(keys.part, 'no verified manifest: the part was not verified');
     }
     if (
@@ -58,19 +78,34 @@ export const commitPartStep = async (deps: StepDeps, event: CommitEvent): Promis
     ) {
       throw new VerificationError(keys.part, 'verified manifest describes another part or run');
     }
-    await assertPartStored(deps, keys.part, verified.part);
+    if (!known) await assertPartStored(deps, keys.part, verified.part);
     const at = deps.clock().toISOString();
-    const { result: added } = await updateMonthIndex(deps, group.shopId, group.month, (current) => {
-      const c = applyCommit(current, verified, at);
-      return { index: c.index, result: c.added };
-    });
-    await deps.s3.send(
-      new DeleteObjectsCommand({
-        Bucket: deps.bucket,
-        Delete: { Objects: [{ Key: keys.verified }, { Key: keys.pending }], Quiet: true },
-      }),
+    const written = await updateMonthIndex(
+      deps,
+      group.shopId,
+      group.month,
+      (current) => {
+        const c = applyCommit(current, verified, at);
+        return { index: c.index, result: c.added };
+      },
+      undefined,
+      known?.index,
     );
-    return added;
+    after = { index: written.index, etag: written.etag };
+    if (!known) {
+      await deps.s3.send(
+        new DeleteObjectsCommand({
+          Bucket: deps.bucket,
+          Delete: { Objects: [{ Key: keys.verified }, { Key: keys.pending }], Quiet: true },
+        }),
+      );
+    }
+    return written.result;
   });
-  return { committed: true, part: keys.name, jobs, requests };
+  if (!after) throw new VerificationError(keys.part, 'the month index was not read');
+  return {
+    result: { committed: true, part: keys.name, jobs, requests },
+    index: after,
+    staging: known ? [keys.pending] : [],
+  };
 };

@@ -6,11 +6,23 @@ import type { StepDeps } from './context';
 import { deleteMatching } from './delete-objects';
 import { type DeleteErrorItem, writeGroupFindings } from './findings';
 import { eligibleForDelete, matchSources } from './delete-plan';
-import { loadMonthIndex, updateMonthIndex } from './index-store';
+import { type LoadedIndex, loadMonthIndex, updateMonthIndex } from './index-store';
+import type { JobObject } from '../../details';
 import { listJobsObjects } from '../../details/hot-listing';
 import { readPlannedJobs } from './planned-jobs';
 import { CAPS } from './run';
 import type { DeleteEvent, DeleteResult, PlannedJob } from './types';
+
+/**
+ * What the steps before this one in the same invocation know: the index as the commit wrote it (with
+ * its ETag), the parts verify read back whole a moment ago (not HEADed again), and the hot objects the
+ * archive step listed (used when they cover every eligible job; otherwise the prefix is listed).
+ */
+export interface DeleteHandoff {
+  readonly index: LoadedIndex;
+  readonly checkedParts: ReadonlySet<string>;
+  readonly listed?: ReadonlyMap<string, readonly JobObject[]>;
+}
 
 /**
  * DeleteSources: removes the hot objects of planned jobs whose latest archival is committed (and past
@@ -26,10 +38,12 @@ export const deleteSources = async (
   deps: StepDeps,
   event: DeleteEvent,
   plannedJobs?: readonly PlannedJob[],
+  known?: DeleteHandoff,
 ): Promise<DeleteResult> => {
   const { run, group } = event;
   const { value, requests } = await deps.meter.measure(async () => {
-    const { index } = await loadMonthIndex(deps, group.shopId, group.month);
+    const loaded = known?.index ?? (await loadMonthIndex(deps, group.shopId, group.month));
+    const { index } = loaded;
     // A batch step passes the jobs it read once for all its groups.
     const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
     const asOf = Math.max(Date.parse(run.now), deps.clock().getTime());
@@ -43,14 +57,20 @@ export const deleteSources = async (
     for (const name of new Set(eligible.map((e) => e.entry.part))) {
       const part = partByName(index, name);
       if (!part) throw new VerificationError(name, 'index entry points at a part the index does not list');
-      await assertPartStored(deps, part.key, part);
+      if (!known?.checkedParts.has(name)) await assertPartStored(deps, part.key, part);
     }
 
-    const { objects: listed } = await listJobsObjects(
-      deps.s3,
-      deps.bucket,
-      eligible.map((e) => e.jobId),
-    );
+    const handedOver = known?.listed;
+    const listed =
+      handedOver && eligible.every((e) => handedOver.has(e.jobId))
+        ? handedOver
+        : (
+            await listJobsObjects(
+              deps.s3,
+              deps.bucket,
+              eligible.map((e) => e.jobId),
+            )
+          ).objects;
     const matched = eligible.map((e) => ({ ...e, ...matchSources(e.entry, listed.get(e.jobId) ?? []) }));
     const objectsKept = matched.reduce((n, m) => n + m.kept, 0);
     const toDelete = matched.flatMap((m) => m.remove);
@@ -74,16 +94,23 @@ export const deleteSources = async (
       .map((m) => ({ jobId: m.jobId, part: m.entry.part }));
     if (done.length > 0) {
       const at = deps.clock().toISOString();
-      await updateMonthIndex(deps, group.shopId, group.month, (current) => {
-        // Re-read on every attempt: mark only entries that are still the latest and undeleted.
-        const still = done.filter((d) => {
-          const latest = latestEntry(current, d.jobId);
-          return latest?.part === d.part && latest.deleted_at === null;
-        });
-        return still.length > 0
-          ? { index: markDeleted(current, still, at), result: null }
-          : { index: null, result: null };
-      });
+      await updateMonthIndex(
+        deps,
+        group.shopId,
+        group.month,
+        (current) => {
+          // Re-read on every attempt: mark only entries that are still the latest and undeleted.
+          const still = done.filter((d) => {
+            const latest = latestEntry(current, d.jobId);
+            return latest?.part === d.part && latest.deleted_at === null;
+          });
+          return still.length > 0
+            ? { index: markDeleted(current, still, at), result: null }
+            : { index: null, result: null };
+        },
+        undefined,
+        known?.index,
+      );
     }
     return {
       eligible: eligible.length,

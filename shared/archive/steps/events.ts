@@ -9,8 +9,6 @@ import { bool, int, isObj, isoTime, obj, str, validId } from './shape';
 import type {
   ArchiveStaged,
   BatchEvent,
-  BatchState,
-  GroupSlot,
   MapRunOutput,
   PlannedBatch,
   ArchiveSummary,
@@ -220,7 +218,6 @@ export const parseGroupResult = (v: unknown, field: string): GroupResult => {
   };
 };
 
-
 /** A batch of this run: its groups, each with this run's planned-jobs key. */
 export const parseBatch = (v: unknown, run: RunContext, field = 'batch'): PlannedBatch => {
   const o = obj(v, field);
@@ -238,41 +235,6 @@ export const parseBatchEvent = (v: unknown): BatchEvent => {
   const o = obj(v, 'event');
   const run = parseRun(o.run);
   return { run, batch: parseBatch(o.batch, run) };
-};
-
-const parseSlot = (v: unknown, run: RunContext, field: string): GroupSlot => {
-  const o = obj(v, field);
-  const group = parseGroup(o.group, run, `${field}.group`);
-  if (o.failed !== undefined) {
-    const f = obj(o.failed, `${field}.failed`);
-    return { group, failed: { error: str(f.error, `${field}.failed.error`), cause: String(f.cause ?? '') } };
-  }
-  return {
-    group,
-    ...(o.archive !== undefined ? { archive: parseArchiveResult(o.archive, `${field}.archive`) } : {}),
-    ...(o.verify !== undefined ? { verify: parseVerifyResult(o.verify, `${field}.verify`) } : {}),
-    ...(o.commit !== undefined ? { commit: parseCommitResult(o.commit, `${field}.commit`) } : {}),
-  };
-};
-
-/** The state between a batch's steps: the batch and one slot per group, in the batch's order. */
-export const parseBatchState = (v: unknown): BatchState => {
-  const { run, batch } = parseBatchEvent(v);
-  const o = obj(v, 'event');
-  if (!Array.isArray(o.slots) || o.slots.length !== batch.groups.length)
-    throw new InvalidInputError('slots', `expected one slot per group (${batch.groups.length})`);
-  const slots = o.slots.map((s, i) => parseSlot(s, run, `slots[${i}]`));
-  slots.forEach((s, i) => {
-    const g = batch.groups[i];
-    if (!g || g.shopId !== s.group.shopId || g.month !== s.group.month)
-      throw new InvalidInputError(`slots[${i}].group`, 'not the batch group at this position');
-  });
-  return {
-    run,
-    batch,
-    slots,
-    ...(o.overhead !== undefined ? { overhead: parseRequests(o.overhead, 'overhead') } : {}),
-  };
 };
 
 export const parseTallyEvent = (v: unknown): TallyEvent => {

@@ -35,7 +35,9 @@ export const INDEX_WRITE_ATTEMPTS = 5;
 /**
  * Read-modify-write with If-Match (If-None-Match for a new index). `change` gets the current index and
  * returns the new one, or null for "nothing to write"; on a 412 the index is re-read and `change`
- * re-applied, so it must be a pure function of the index it is given.
+ * re-applied, so it must be a pure function of the index it is given. `known` is an index this
+ * invocation read or wrote itself: the first attempt starts from it instead of a GET (the conditional
+ * PUT still fails if anyone changed it since). Returns the index as written and its ETag.
  */
 export const updateMonthIndex = async <T>(
   deps: StepDeps,
@@ -43,15 +45,17 @@ export const updateMonthIndex = async <T>(
   month: string,
   change: (current: MonthIndex) => { index: MonthIndex; result: T } | { index: null; result: T },
   attempts = INDEX_WRITE_ATTEMPTS,
-): Promise<{ result: T; written: boolean; index: MonthIndex }> => {
+  known?: LoadedIndex,
+): Promise<{ result: T; written: boolean; index: MonthIndex; etag: string | null }> => {
   const key = monthIndexKey(shopId, month);
   let lastError: ConcurrentModificationError | undefined;
   for (let attempt = 1; attempt <= attempts; attempt++) {
-    const { index: current, etag } = await loadMonthIndex(deps, shopId, month);
+    const { index: current, etag } =
+      attempt === 1 && known ? known : await loadMonthIndex(deps, shopId, month);
     const next = change(current);
-    if (next.index === null) return { result: next.result, written: false, index: current };
+    if (next.index === null) return { result: next.result, written: false, index: current, etag };
     try {
-      await putConditional(
+      const written = await putConditional(
         deps.s3,
         {
           Bucket: deps.bucket,
@@ -61,7 +65,7 @@ export const updateMonthIndex = async <T>(
         },
         etag,
       );
-      return { result: next.result, written: true, index: next.index };
+      return { result: next.result, written: true, index: next.index, etag: written };
     } catch (err) {
       if (!(err instanceof ConcurrentModificationError)) throw err;
       lastError = err;

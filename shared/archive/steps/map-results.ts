@@ -44,12 +44,20 @@ const jsonField = (entry: Record<string, unknown>, field: string, key: string): 
 
 export const readPageMapResults = async (deps: StepDeps, event: TallyEvent): Promise<PageMapResults> => {
   if (!event.mapRun) {
-    if (event.groups > 0) throw new InvalidInputError('mapRun', `the page planned ${event.groups} groups but ran no Map`);
+    if (event.groups > 0)
+      throw new InvalidInputError('mapRun', `the page planned ${event.groups} groups but ran no Map`);
     return { results: [], overhead: zeroCounts() };
   }
   const { Bucket, Key } = event.mapRun.ResultWriterDetails;
-  if (Bucket !== deps.bucket || !Key.startsWith(`${event.resultsPrefix}/`) || !Key.endsWith('/manifest.json')) {
-    throw new InvalidInputError('mapRun.ResultWriterDetails', `not this page's results: s3://${Bucket}/${Key}`);
+  if (
+    Bucket !== deps.bucket ||
+    !Key.startsWith(`${event.resultsPrefix}/`) ||
+    !Key.endsWith('/manifest.json')
+  ) {
+    throw new InvalidInputError(
+      'mapRun.ResultWriterDetails',
+      `not this page's results: s3://${Bucket}/${Key}`,
+    );
   }
   const manifest = await readJson(deps, Key, 'Map run manifest');
   if (!isObj(manifest) || !isObj(manifest.ResultFiles))
@@ -62,7 +70,8 @@ export const readPageMapResults = async (deps: StepDeps, event: TallyEvent): Pro
     if (!Array.isArray(files)) throw new CorruptObjectError(Key, `ResultFiles.${status} is not a list`);
     for (const f of files) {
       const fileKey = isObj(f) && typeof f.Key === 'string' ? f.Key : '';
-      if (!fileKey.startsWith(dir)) throw new CorruptObjectError(Key, `result file outside the run: ${fileKey}`);
+      if (!fileKey.startsWith(dir))
+        throw new CorruptObjectError(Key, `result file outside the run: ${fileKey}`);
       const entries = await readJson(deps, fileKey, 'Map run result file');
       if (!Array.isArray(entries)) throw new CorruptObjectError(fileKey, 'not a list of child executions');
       for (const entry of entries) {

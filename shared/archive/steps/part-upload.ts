@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { JobArchiveError } from '../../errors';
 import { normalizeEtag } from '../../s3/objects';
@@ -9,7 +9,7 @@ import { normalizeEtag } from '../../s3/objects';
 const PART_SIZE = 8 * 1024 * 1024;
 const QUEUE = 2;
 
-type Settled = { ok: true } | { ok: false; err: unknown };
+type Settled = { ok: true; etag: string | undefined } | { ok: false; err: unknown };
 
 /**
  * Streams a part into S3 as it is built: members go into a PassThrough that `lib-storage` Upload
@@ -21,10 +21,11 @@ export class PartUpload {
   private readonly upload: Upload;
   private readonly settled: Promise<Settled>;
   private ended = false;
+  private written = 0;
 
   constructor(
-    private readonly s3: S3Client,
-    private readonly bucket: string,
+    s3: S3Client,
+    bucket: string,
     readonly key: string,
   ) {
     this.upload = new Upload({
@@ -41,7 +42,7 @@ export class PartUpload {
       leavePartsOnError: false,
     });
     this.settled = this.upload.done().then(
-      (): Settled => ({ ok: true }),
+      (out): Settled => ({ ok: true, etag: (out as { ETag?: string }).ETag }),
       (err: unknown): Settled => ({ ok: false, err }),
     );
   }
@@ -49,6 +50,7 @@ export class PartUpload {
   /** PartBuilder's sink: resolves once the bytes are accepted (after 'drain' when the buffer is full). */
   readonly write = async (member: Buffer): Promise<void> => {
     if (this.ended) throw new JobArchiveError(`part ${this.key}: write after end`);
+    this.written += member.length;
     if (this.body.write(member)) return;
     await Promise.race([
       once(this.body, 'drain'),
@@ -60,17 +62,17 @@ export class PartUpload {
     ]);
   };
 
-  /** Ends the body, waits for the upload and reads back what S3 stored. */
+  /**
+   * Ends the body and waits for the upload: the ETag S3 answered and the bytes sent. No read-back here:
+   * verify GETs the whole part next and checks both against the manifest.
+   */
   async finish(): Promise<{ etag: string; size: number }> {
     this.ended = true;
     this.body.end();
     const s = await this.settled;
     if (!s.ok) throw s.err;
-    const head = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key }));
-    if (head.ContentLength === undefined || !head.ETag) {
-      throw new JobArchiveError(`part ${this.key}: HeadObject returned no size or ETag`);
-    }
-    return { etag: normalizeEtag(head.ETag), size: head.ContentLength };
+    if (!s.etag) throw new JobArchiveError(`part ${this.key}: the upload returned no ETag`);
+    return { etag: normalizeEtag(s.etag), size: this.written };
   }
 
   /** Stops an unfinished upload (a multipart upload is aborted, so no parts linger). */

@@ -35,7 +35,8 @@ const groupKey = (g: { shopId: string; month: string }): string => `${g.shopId}\
 /** One group's lines, checked: ids safe, completed in the group's month, none twice, as many as planned. */
 const parseGroupJobs = (key: string, group: PlannedGroup, text: string): PlannedJob[] => {
   const lines = text.split('\n');
-  if (lines.pop() !== '') throw new CorruptObjectError(key, `${group.shopId} ${group.month}: range does not end a line`);
+  if (lines.pop() !== '')
+    throw new CorruptObjectError(key, `${group.shopId} ${group.month}: range does not end a line`);
   const seen = new Set<string>();
   const jobs = lines.map((line) => {
     let j: unknown;
@@ -102,7 +103,9 @@ export const readBatchJobs = async (
     const start = Math.min(...groups.map((g) => g.jobsRange[0]));
     const end = Math.max(...groups.map((g) => g.jobsRange[1]));
     const got =
-      end > start ? await getObjectBytes(deps.s3, deps.bucket, key, { offset: start, length: end - start }) : null;
+      end > start
+        ? await getObjectBytes(deps.s3, deps.bucket, key, { offset: start, length: end - start })
+        : null;
     if (end > start && (!got || got.bytes.length !== end - start)) {
       throw new CorruptObjectError(key, `planned jobs bytes ${start}-${end} are missing`);
     }

@@ -259,23 +259,7 @@ export interface BatchEvent {
   readonly batch: PlannedBatch;
 }
 
-/** One group's way through a batch's steps; a failed group is carried, never retried in the batch. */
-export interface GroupSlot {
-  readonly group: PlannedGroup;
-  readonly archive?: ArchiveStaged;
-  readonly verify?: VerifyResult;
-  readonly commit?: CommitResult;
-  readonly failed?: { readonly error: string; readonly cause: string };
-}
-
-/** The state between a batch's steps (ArchiveParts → VerifyParts → CommitParts → DeleteSources). */
-export interface BatchState extends BatchEvent {
-  readonly slots: GroupSlot[];
-  /** Requests of the batch itself (reading its planned jobs), not of any one group. */
-  readonly overhead?: RequestCounts;
-}
-
-/** The child execution's output (DeleteSources): what the ResultWriter keeps of the batch. */
+/** The child execution's output (ArchiveBatch): what the ResultWriter keeps of the batch. */
 export interface BatchResult {
   readonly results: GroupResult[];
   readonly overhead: RequestCounts;

@@ -7,7 +7,8 @@ import { decodeLine, inflateMember } from '../members';
 import { MemberSlicer } from '../part-builder';
 import type { StepDeps } from './context';
 import { readPlannedJobs } from './planned-jobs';
-import { readStagedPart } from './staged';
+import { readStagedPart, type StagedPart } from './staged';
+import type { VerifiedPart } from '../staging';
 import type { PlannedJob, VerifyEvent, VerifyResult } from './types';
 import { linesProblem, memberRanges, planProblem, recordProblem, toVerifiedPart } from './verify-checks';
 
@@ -43,14 +44,28 @@ export const verifyPart = async (
   deps: StepDeps,
   event: VerifyEvent,
   plannedJobs?: readonly PlannedJob[],
-): Promise<VerifyResult> => {
+): Promise<VerifyResult> => (await verifyPartInMemory(deps, event, plannedJobs)).result;
+
+/**
+ * The same check. `staged` is the manifest the archive step of this invocation just wrote (no GET of
+ * it); with `persist: false` the VerifiedPart is returned to the caller instead of written as a doc
+ * (the commit that follows in the same invocation takes it from memory).
+ */
+export const verifyPartInMemory = async (
+  deps: StepDeps,
+  event: VerifyEvent,
+  plannedJobs?: readonly PlannedJob[],
+  opts: { staged?: StagedPart; persist?: boolean } = {},
+): Promise<{ result: VerifyResult; verified: VerifiedPart }> => {
   const { run, group, archive } = event;
+  let verifiedOut: VerifiedPart | undefined;
   const keys = stagedKeys(event);
   const fail = (reason: string): never => {
     throw new VerificationError(keys.part, reason);
   };
   const { value: jobs, requests } = await deps.meter.measure(async () => {
-    const m = (await readStagedPart(deps, keys.pending)) ?? fail('pending manifest is missing');
+    const m =
+      opts.staged ?? (await readStagedPart(deps, keys.pending)) ?? fail('pending manifest is missing');
     if (
       m.shop_id !== group.shopId ||
       m.month !== group.month ||
@@ -130,8 +145,10 @@ export const verifyPart = async (
     if (hash.digest('hex') !== m.sha256) fail('sha256 of the part differs from the manifest');
 
     const verified = toVerifiedPart(m);
-    await putJson(deps, keys.verified, verified);
+    if (opts.persist ?? true) await putJson(deps, keys.verified, verified);
+    verifiedOut = verified;
     return verified.part.job_count;
   });
-  return { verified: true, jobs, requests };
+  if (!verifiedOut) throw new VerificationError(keys.part, 'verification did not complete');
+  return { result: { verified: true, jobs, requests }, verified: verifiedOut };
 };

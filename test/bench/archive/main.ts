@@ -8,7 +8,7 @@
  *   units per job, bytes at rest after / before;
  * - lookup: S3 requests and bytes to read one archived job, month known and unknown, against a
  *   whole-part GET;
- * - memory: peak RSS of the ArchiveGroup and VerifyPart steps, each run in its own process
+ * - memory: peak RSS of the ArchiveBatch step (archive, verify, commit, delete), in its own process
  *   (step-child.ts) on one detail-heavy shop-month;
  * - codec: fflate and node:zlib on the same 64 KB blocks of JSONL.
  *
@@ -30,6 +30,7 @@ import { runArchiverLocally, type StepHandler, synthesizedDefinition } from '../
 import type { RunReport } from '../../../shared/archive/steps/types';
 import { dynamoClientFrom, s3ClientFrom } from '../../../shared/clients';
 import { config } from '../../../shared/config';
+import { addCounts } from '../../../shared/metrics';
 import { GZIP_LEVEL } from '../../../shared/details';
 import { createTableInput } from '../../../shared/jobs/schema';
 import { JobDetailsReader } from '../../../shared/reader';
@@ -218,9 +219,10 @@ const runScenario = async (c: Ctx, name: string, jobs: Iterable<BenchJob>, looku
     hotObjects: hot.objects,
     hotBytes: hot.bytes,
     archiveBytes: kept.reduce((s, o) => s + o.size, 0),
-    s3Requests: report.requests.s3,
+    // The handlers' requests plus the Distributed Map's own (ItemReader GET, ResultWriter PUTs).
+    s3Requests: report.requests.s3 + r.mapRequests.s3,
     s3RequestsByType: Object.fromEntries(
-      Object.entries(report.requests.byType ?? {})
+      Object.entries(addCounts(report.requests, r.mapRequests).byType ?? {})
         .filter(([k]) => k.startsWith('s3.'))
         .map(([k, v]) => [k.slice(3), v]),
     ),
@@ -309,7 +311,7 @@ const runMemory = async (c: Ctx, mb: number, seed: number) => {
   const r = await runArchiverLocally({
     definition: c.definition,
     input: RUN_INPUT,
-    handlers: { 'archive-group': child('archive-group'), 'verify-part': child('verify-part') },
+    handlers: { 'archive-batch': child('archive-batch') },
   });
   if (r.status !== 'SUCCEEDED' || (r.output as RunReport).jobsArchived !== hot.jobs) {
     throw new Error(`memory ${mb} MB: run ${r.status}, ${JSON.stringify(r.output ?? r.error)}`);
@@ -318,10 +320,8 @@ const runMemory = async (c: Ctx, mb: number, seed: number) => {
     uncompressedMb: hot.uncompressed / MB,
     storedMb: hot.bytes / MB,
     jobs: hot.jobs,
-    archiveRssMb: rss['archive-group'] ?? 0,
-    verifyRssMb: rss['verify-part'] ?? 0,
-    archiveSeconds: seconds['archive-group'] ?? 0,
-    verifySeconds: seconds['verify-part'] ?? 0,
+    archiveRssMb: rss['archive-batch'] ?? 0,
+    archiveSeconds: seconds['archive-batch'] ?? 0,
   };
 };
 
@@ -511,7 +511,7 @@ const main = async () => {
     );
     for (const [k, m] of Object.entries(memory)) {
       out(
-        `  ${k} uncompressed (${f1(m.uncompressedMb)} MB, ${m.jobs} jobs, ${f1(m.storedMb)} MB stored): ArchiveGroup ${f1(m.archiveRssMb)} MB in ${f1(m.archiveSeconds)} s, VerifyPart ${f1(m.verifyRssMb)} MB in ${f1(m.verifySeconds)} s`,
+        `  ${k} uncompressed (${f1(m.uncompressedMb)} MB, ${m.jobs} jobs, ${f1(m.storedMb)} MB stored): ArchiveBatch ${f1(m.archiveRssMb)} MB in ${f1(m.archiveSeconds)} s`,
       );
     }
     out('');
@@ -526,7 +526,6 @@ const main = async () => {
         scenarios,
         peakRssMb: Object.fromEntries(Object.entries(memory).map(([k, m]) => [k, m.archiveRssMb])),
         idleStepRssMb: baseline.maxRssMb,
-        verifyPeakRssMb: Object.fromEntries(Object.entries(memory).map(([k, m]) => [k, m.verifyRssMb])),
         codec: {
           fflateMBps: codec.fflateMBps,
           zlibMBps: codec.zlibMBps,

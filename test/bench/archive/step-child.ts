@@ -12,17 +12,13 @@ const [step, eventFile, outFile] = process.argv.slice(2) as [string, string, str
 
 const load = async (s: string): Promise<(event: unknown) => Promise<unknown>> => {
   switch (s) {
-    case 'archive-group':
+    case 'archive-batch':
       return (
-        require('../../../functions/archive-group') as typeof import('../../../functions/archive-group')
+        require('../../../functions/archive-batch') as typeof import('../../../functions/archive-batch')
       ).handler;
-    case 'verify-part':
-      return (require('../../../functions/verify-part') as typeof import('../../../functions/verify-part'))
-        .handler;
     case 'noop':
       // The same imports, no work: the process's own floor.
-      require('../../../functions/archive-group');
-      require('../../../functions/verify-part');
+      require('../../../functions/archive-batch');
       return async () => null;
     default:
       throw new Error(`unknown step ${s}`);
