@@ -140,6 +140,97 @@ FilesystemStore.prototype.listObjects = async function listObjects(bucket, optio
   };
 };
 
+// s3rver's DeleteObjects deletes its keys concurrently, and each delete then removes its now empty
+// parent directories with a readdir + rmdir that races the others' (ENOENT / ENOTEMPTY): the request
+// fails with InternalError after deleting some keys, and the SDK's retry deletes the rest. S3 answers
+// once. Same files removed; the directory cleanup tolerates the race.
+FilesystemStore.prototype.deleteObject = async function deleteObject(bucket, key) {
+  await Promise.all(
+    ['object', 'object.md5', 'metadata.json'].map((kind) =>
+      fs.promises.unlink(this.getResourcePath(bucket, key, kind)).catch((err) => {
+        if (err.code !== 'ENOENT') throw err;
+      }),
+    ),
+  );
+  const bucketPath = this.getBucketPath(bucket);
+  const parts = key.split('/');
+  parts.pop();
+  while (parts.length) {
+    const dir = path.join(bucketPath, ...parts);
+    try {
+      if ((await fs.promises.readdir(dir)).length > 0) return;
+      await fs.promises.rmdir(dir);
+    } catch (err) {
+      if (err.code === 'ENOENT' || err.code === 'ENOTEMPTY') return;
+      throw err;
+    }
+    parts.pop();
+  }
+};
+
+// S3 conditional writes, which s3rver ignores: PutObject with `If-None-Match: *` fails with 412
+// PreconditionFailed when the key exists; with `If-Match: "<etag>"` it fails with 412 when the ETag
+// differs and 404 NoSuchKey when there is no object. The check and the write run under a per-key
+// lock (every PUT takes it), so of two racing conditional PUTs one wins and the other gets 412, as
+// in S3. The month index commit relies on exactly this.
+const objectCtrl = require('s3rver/lib/controllers/object');
+const S3Error = require('s3rver/lib/models/error');
+const unconditionalPutObject = objectCtrl.putObject;
+const keyLocks = new Map();
+const withKeyLock = async (id, fn) => {
+  const previous = keyLocks.get(id) ?? Promise.resolve();
+  let release;
+  const mine = new Promise((resolve) => {
+    release = resolve;
+  });
+  const tail = previous.then(() => mine);
+  keyLocks.set(id, tail);
+  await previous;
+  try {
+    return await fn();
+  } finally {
+    release();
+    if (keyLocks.get(id) === tail) keyLocks.delete(id);
+  }
+};
+const unquote = (etag) => String(etag).trim().replace(/^W\//, '').replace(/^"|"$/g, '');
+objectCtrl.putObject = async function conditionalPutObject(ctx) {
+  const { bucket, key } = ctx.params;
+  return withKeyLock(`${bucket}/${key}`, async () => {
+    const ifNoneMatch = ctx.headers['if-none-match'];
+    const ifMatch = ctx.headers['if-match'];
+    if (ifNoneMatch !== undefined || ifMatch !== undefined) {
+      let current = null;
+      try {
+        current = unquote((await ctx.store.getMetadata(bucket, key)).etag);
+      } catch (err) {
+        if (err.code !== 'ENOENT') throw err;
+      }
+      if (ifNoneMatch !== undefined) {
+        if (ifNoneMatch.trim() !== '*') {
+          throw new S3Error('NotImplemented', 'If-None-Match on PutObject accepts only *', {
+            Header: 'If-None-Match',
+          });
+        }
+        if (current !== null) {
+          throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', {
+            Condition: 'If-None-Match',
+          });
+        }
+      }
+      if (ifMatch !== undefined) {
+        if (current === null) throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: key });
+        if (current !== unquote(ifMatch)) {
+          throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', {
+            Condition: 'If-Match',
+          });
+        }
+      }
+    }
+    return unconditionalPutObject(ctx);
+  });
+};
+
 const server = new S3rver({ address: '127.0.0.1', port, silent: true, directory });
 server.run().then(
   (addr) => process.stdout.write(`s3rver listening on ${addr.address}:${addr.port}\n`),

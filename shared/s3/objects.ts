@@ -96,8 +96,9 @@ export const getObjectBytes = async (
 
 /**
  * PutObject that only succeeds if the object is still at `expectEtag` (or absent when null).
- * S3 enforces If-Match / If-None-Match; a 412 becomes ConcurrentModificationError so callers re-read
- * and retry. (s3rver ignores both headers; tests cover the 412 path with a mock.)
+ * S3 enforces If-Match / If-None-Match (the local s3rver too: infra/local/s3rver-entry.cjs); a 412, or
+ * a 404 for an If-Match whose object is gone, becomes ConcurrentModificationError so callers re-read
+ * and retry.
  */
 export const putConditional = async (
   s3: S3Client,
@@ -113,7 +114,12 @@ export const putConditional = async (
     );
     return normalizeEtag(out.ETag);
   } catch (err) {
-    if (isPreconditionFailed(err) || nameOf(err) === 'ConditionalRequestConflict' || statusOf(err) === 409) {
+    if (
+      isPreconditionFailed(err) ||
+      nameOf(err) === 'ConditionalRequestConflict' ||
+      statusOf(err) === 409 ||
+      (expectEtag !== null && isNotFound(err))
+    ) {
       throw new ConcurrentModificationError(input.Key, { cause: err });
     }
     throw err;
