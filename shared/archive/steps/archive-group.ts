@@ -59,6 +59,8 @@ export const archiveGroupInMemory = async (
   deps: StepDeps,
   event: GroupEvent,
   plannedJobs?: readonly PlannedJob[],
+  /** The hot objects of (at least) the planned jobs, listed by the caller for its whole batch. */
+  batchListing?: ReadonlyMap<string, readonly JobObject[]>,
 ): Promise<ArchiveHandoff> => {
   const { run, group } = event;
   const { shopId, month } = group;
@@ -102,11 +104,15 @@ export const archiveGroupInMemory = async (
 
     if (run.dryRun) {
       // Classify and count from listings only: no source reads, no writes but the run's findings.
-      const { objects } = await listJobsObjects(
-        deps.s3,
-        deps.bucket,
-        toArchive.map((j) => j.job_id),
-      );
+      const objects =
+        batchListing ??
+        (
+          await listJobsObjects(
+            deps.s3,
+            deps.bucket,
+            toArchive.map((j) => j.job_id),
+          )
+        ).objects;
       for (const job of toArchive) {
         const listed = objects.get(job.job_id) ?? [];
         const problem = listingProblem(listed);
@@ -132,11 +138,15 @@ export const archiveGroupInMemory = async (
       return false;
     });
     // One walk over the hot prefix for all of them (hot-listing.ts), not a LIST per job.
-    const { objects: listed } = await listJobsObjects(
-      deps.s3,
-      deps.bucket,
-      current.map((j) => j.job_id),
-    );
+    const listed =
+      batchListing ??
+      (
+        await listJobsObjects(
+          deps.s3,
+          deps.bucket,
+          current.map((j) => j.job_id),
+        )
+      ).objects;
     listedOut = listed;
     let part: OpenPart | undefined;
     let uploaded = false;

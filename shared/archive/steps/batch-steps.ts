@@ -7,6 +7,7 @@ import type { StepDeps } from './context';
 import { chunks } from './delete-plan';
 import { deleteSources } from './delete-sources';
 import { readBatchJobs } from './planned-jobs';
+import { listJobsObjects } from '../../details/hot-listing';
 import { CAPS } from './run';
 import { truncate } from './shape';
 import type {
@@ -44,10 +45,16 @@ const failure = (err: unknown): { error: string; cause: string } => {
 
 export const archiveBatch = async (deps: StepDeps, event: BatchEvent): Promise<BatchResult> => {
   const { run } = event;
-  // The batch's planned jobs in one ranged GET: batch overhead, not any one group's.
-  const { value: jobs, requests: readPlan } = await deps.meter.measure(() =>
-    readBatchJobs(deps, run, event.batch.groups),
-  );
+  // The batch's planned jobs in one ranged GET, and their hot objects in one walk over the hot
+  // prefix (a LIST per 1,000 keys, jumping over others' keys), not a LIST per shop-month: batch
+  // overhead, not any one group's.
+  const { value: batchInput, requests: readPlan } = await deps.meter.measure(async () => {
+    const jobs = await readBatchJobs(deps, run, event.batch.groups);
+    const ids = event.batch.groups.flatMap((g) => jobs.get(g).map((j) => j.job_id));
+    const listing = ids.length > 0 ? (await listJobsObjects(deps.s3, deps.bucket, ids)).objects : new Map();
+    return { jobs, listing };
+  });
+  const { jobs, listing } = batchInput;
   const staging: string[] = [];
   const results = await mapLimit(
     event.batch.groups,
@@ -57,7 +64,7 @@ export const archiveBatch = async (deps: StepDeps, event: BatchEvent): Promise<B
       try {
         const planned = jobs.get(group);
         const item = { run, group };
-        const a = await archiveGroupInMemory(deps, item, planned);
+        const a = await archiveGroupInMemory(deps, item, planned, listing);
         const r = a.result;
         const archive: ArchiveStaged = {
           ...(r.partKey ? { partKey: r.partKey, partName: r.partName, pendingKey: r.pendingKey } : {}),
