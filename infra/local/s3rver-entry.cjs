@@ -213,17 +213,26 @@ objectCtrl.putObject = async function conditionalPutObject(ctx) {
           });
         }
         if (current !== null) {
-          throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', {
-            Condition: 'If-None-Match',
-          });
+          throw new S3Error(
+            'PreconditionFailed',
+            'At least one of the pre-conditions you specified did not hold',
+            {
+              Condition: 'If-None-Match',
+            },
+          );
         }
       }
       if (ifMatch !== undefined) {
-        if (current === null) throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: key });
+        if (current === null)
+          throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: key });
         if (current !== unquote(ifMatch)) {
-          throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', {
-            Condition: 'If-Match',
-          });
+          throw new S3Error(
+            'PreconditionFailed',
+            'At least one of the pre-conditions you specified did not hold',
+            {
+              Condition: 'If-Match',
+            },
+          );
         }
       }
     }

@@ -3,7 +3,7 @@ import { gunzipSync as inflateGzip, gzipSync as deflateGzip } from 'fflate';
 import { CorruptObjectError } from '../errors';
 import type { ByteRange } from './month-index';
 import { canonicalJson, sha256Hex } from './canonical-json';
-import type { PartRecord } from './records';
+import type { PartRecord, StoredJobRecord } from './records';
 import { parsePartRecord } from './record-shape';
 
 /**
@@ -42,7 +42,7 @@ export const encodeBlock = (lines: Uint8Array): Uint8Array =>
   deflateGzip(lines, { level: GZIP_LEVEL, mtime: 0 });
 
 /** The line of one record, and its digest (kept in the index and the manifest). */
-export const encodeLine = (record: PartRecord): { line: Buffer; sha256: string } => {
+export const encodeLine = (record: PartRecord | StoredJobRecord): { line: Buffer; sha256: string } => {
   const line = Buffer.from(`${canonicalJson(record)}\n`, 'utf8');
   return { line, sha256: sha256Hex(line) };
 };

@@ -3,7 +3,7 @@ import type { JobDetails } from '../details';
 import type { JsonObject } from '../details';
 import type { ByteRange, Located } from './month-index';
 import { BLOCK_BYTES, encodeBlock, encodeLine, platformDataRef } from './members';
-import { countDetails, PART_FORMAT, type ArchivedJobMeta, type SourceObject } from './records';
+import { countDetails, metaDiff, PART_FORMAT, type ArchivedJobMeta, type SourceObject } from './records';
 import { PENDING_FORMAT, type PendingPart } from './staging';
 
 /**
@@ -110,10 +110,11 @@ export class PartBuilder {
       type: 'job',
       shop_id: this.meta.shopId,
       job_id: job.jobId,
-      job: job.meta,
+      // With the row kept, only what the row does not already say (shared/archive/records.ts).
+      job: job.row ? metaDiff(job.meta, job.row.row) : job.meta,
       details: job.details,
       platform_data_ref: ref,
-      sources: job.sources,
+      sources: job.sources.map((s) => ({ key: s.key, size: s.size })),
       ...(job.row !== undefined ? { row: job.row?.row ?? null } : {}),
       ...(job.row && Object.keys(job.row.reduced).length > 0 ? { row_reduced: job.row.reduced } : {}),
       ...(job.inline && job.inline.length > 0 ? { inline: job.inline } : {}),

@@ -1,6 +1,13 @@
 import { type JsonObject, parseJobDetailsPayload } from '../details';
 import { CorruptObjectError } from '../errors';
-import { type JobRecord, PART_FORMAT, PART_FORMAT_V1, type PartRecord, type SourceObject } from './records';
+import {
+  type ArchivedJobMeta,
+  type JobRecord,
+  metaFromRow,
+  PART_FORMATS,
+  type PartRecord,
+  type RecordSource,
+} from './records';
 
 /** Shape checks for records read back from a part; anything unexpected is corruption, named by `where`. */
 type Obj = Record<string, unknown>;
@@ -24,11 +31,43 @@ const optNum = (o: Obj, f: string, where: string): number | null =>
       ? (o[f] as number)
       : fail(where, `field ${f} must be a number`);
 
-const source = (v: unknown, where: string): SourceObject => {
+const source = (v: unknown, where: string): RecordSource => {
   if (!isObj(v)) return fail(where, 'source entry must be an object');
   const size = optNum(v, 'size', where);
   if (size === null) return fail(where, 'source entry needs a size');
-  return { key: str(v, 'key', where), size, etag: str(v, 'etag', where), sha256: str(v, 'sha256', where) };
+  const etag = optStr(v, 'etag', where);
+  const sha256 = optStr(v, 'sha256', where);
+  return {
+    key: str(v, 'key', where),
+    size,
+    ...(etag !== null ? { etag } : {}),
+    ...(sha256 !== null ? { sha256 } : {}),
+  };
+};
+
+/** A record's job meta: whole (part@1/2, or a record without a row) or its difference from the row's. */
+const jobMeta = (job: Obj, row: unknown, where: string): ArchivedJobMeta => {
+  const base = isObj(row) ? metaFromRow(row) : null;
+  const has = (f: string) => job[f] !== undefined;
+  const pickStr = (f: keyof ArchivedJobMeta, required: boolean) =>
+    has(f) || !base ? (required ? str(job, f, where) : optStr(job, f, where)) : (base[f] as string | null);
+  const pickNum = (f: keyof ArchivedJobMeta) =>
+    has(f) || !base ? optNum(job, f, where) : (base[f] as number | null);
+  return {
+    status: pickStr('status', true) as string,
+    created_at: pickStr('created_at', false),
+    started_at: pickStr('started_at', false),
+    completed_at: pickStr('completed_at', true) as string,
+    job_type: pickStr('job_type', false),
+    platform: pickStr('platform', false),
+    total_items: pickNum('total_items'),
+    processed_items: pickNum('processed_items'),
+    failed_items: pickNum('failed_items'),
+    skipped_items: pickNum('skipped_items'),
+    conflict_items: pickNum('conflict_items'),
+    retry_count: pickNum('retry_count'),
+    error_message: pickStr('error_message', false),
+  };
 };
 
 /** The optional whole-row fields (records from before them have none). */
@@ -56,11 +95,11 @@ export const parsePartRecord = (value: unknown, where: string): PartRecord => {
   if (!isObj(value)) return fail(where, 'record must be a JSON object');
   switch (value.type) {
     case 'part':
-      if (value.format !== PART_FORMAT && value.format !== PART_FORMAT_V1)
+      if (!PART_FORMATS.includes(value.format as (typeof PART_FORMATS)[number]))
         return fail(where, `unknown part format ${String(value.format)}`);
       return {
         type: 'part',
-        format: value.format,
+        format: value.format as (typeof PART_FORMATS)[number],
         shop_id: str(value, 'shop_id', where),
         month: str(value, 'month', where),
         part: str(value, 'part', where),
@@ -78,21 +117,7 @@ export const parsePartRecord = (value: unknown, where: string): PartRecord => {
         type: 'job',
         shop_id: str(value, 'shop_id', where),
         job_id: str(value, 'job_id', where),
-        job: {
-          status: str(job, 'status', where),
-          created_at: optStr(job, 'created_at', where),
-          started_at: optStr(job, 'started_at', where),
-          completed_at: str(job, 'completed_at', where),
-          job_type: optStr(job, 'job_type', where),
-          platform: optStr(job, 'platform', where),
-          total_items: optNum(job, 'total_items', where),
-          processed_items: optNum(job, 'processed_items', where),
-          failed_items: optNum(job, 'failed_items', where),
-          skipped_items: optNum(job, 'skipped_items', where),
-          conflict_items: optNum(job, 'conflict_items', where),
-          retry_count: optNum(job, 'retry_count', where),
-          error_message: optStr(job, 'error_message', where),
-        },
+        job: jobMeta(job, value.row, where),
         details: parseJobDetailsPayload(value.details, where),
         platform_data_ref: optStr(value, 'platform_data_ref', where),
         sources: value.sources.map((s) => source(s, where)),

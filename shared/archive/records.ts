@@ -1,3 +1,4 @@
+import { tryParseTimestamp } from '../time';
 import type { JobDetails, JsonObject } from '../details';
 
 /**
@@ -5,14 +6,17 @@ import type { JobDetails, JsonObject } from '../details';
  * own gzip member, so `gzip -dc part | jq .` reads the whole part and a ranged GET of one member
  * decompresses alone.
  */
-export const PART_FORMAT = 'job-details-archive/part@2';
+export const PART_FORMAT = 'job-details-archive/part@3';
+/** Blocks as part@3, job records as before the slimming below (full meta, sources with digests); still read. */
+export const PART_FORMAT_V2 = 'job-details-archive/part@2';
 /** Parts written before blocks (one gzip member per record); still read. */
 export const PART_FORMAT_V1 = 'job-details-archive/part@1';
+export const PART_FORMATS = [PART_FORMAT, PART_FORMAT_V2, PART_FORMAT_V1] as const;
 
 /** First record of every part: what it is, for humans and tools. */
 export interface PartHeaderRecord {
   readonly type: 'part';
-  readonly format: typeof PART_FORMAT | typeof PART_FORMAT_V1;
+  readonly format: (typeof PART_FORMATS)[number];
   readonly shop_id: string;
   readonly month: string;
   readonly part: string;
@@ -34,6 +38,14 @@ export interface SourceObject {
   readonly etag: string;
   readonly sha256: string;
 }
+
+/**
+ * A source as a job record names it. part@3 keeps key and size: the ETag (what delete matches) lives
+ * in the month index until the objects are gone, and digests of bytes that no longer exist cost ~50
+ * incompressible bytes each at rest forever. part@2 records carry all four.
+ */
+export type RecordSource = Pick<SourceObject, 'key' | 'size'> &
+  Partial<Pick<SourceObject, 'etag' | 'sha256'>>;
 
 /** The job row as it was when archived (the row itself expires by TTL). */
 export interface ArchivedJobMeta {
@@ -59,7 +71,7 @@ export interface JobRecord {
   readonly job: ArchivedJobMeta;
   readonly details: JobDetails;
   readonly platform_data_ref: string | null;
-  readonly sources: readonly SourceObject[];
+  readonly sources: readonly RecordSource[];
   /**
    * The whole base-table item as archived (jobs/row-json.ts: every attribute under its own name),
    * minus `row_reduced` and `inline`. Null when the row had expired before archival (then `job`
@@ -73,6 +85,9 @@ export interface JobRecord {
 }
 
 export type PartRecord = PartHeaderRecord | PlatformDataRecord | JobRecord;
+
+/** A job record as part@3 stores it: `job` holds only what differs from its row (see metaDiff). */
+export type StoredJobRecord = Omit<JobRecord, 'job'> & { readonly job: Partial<ArchivedJobMeta> };
 
 /** Per-job counts kept in the index so audits need not open parts. */
 export interface DetailCounts {
@@ -90,4 +105,42 @@ export const countDetails = (d: JobDetails): DetailCounts => {
     skipped: sum(d.skipped),
     conflict: sum(d.conflict),
   };
+};
+
+type Row = Readonly<Record<string, unknown>>;
+const rowStr = (row: Row, f: string): string | null =>
+  typeof row[f] === 'string' ? (row[f] as string) : null;
+const rowNum = (row: Row, f: string): number | null =>
+  typeof row[f] === 'number' && Number.isFinite(row[f]) ? (row[f] as number) : null;
+const rowTime = (row: Row, f: string): string | null => {
+  const v = rowStr(row, f);
+  return v === null ? null : (tryParseTimestamp(v)?.iso ?? v);
+};
+
+/** The job meta a row implies (timestamps normalized as the archiver normalizes them). */
+export const metaFromRow = (row: Row): ArchivedJobMeta => ({
+  status: rowStr(row, 'job_status') ?? '',
+  created_at: rowTime(row, 'created_at'),
+  started_at: rowTime(row, 'started_at'),
+  completed_at: rowTime(row, 'completed_at') ?? '',
+  job_type: rowStr(row, 'job_type'),
+  platform: rowStr(row, 'platform'),
+  total_items: rowNum(row, 'total_items'),
+  processed_items: rowNum(row, 'processed_items'),
+  failed_items: rowNum(row, 'failed_items'),
+  skipped_items: rowNum(row, 'skipped_items'),
+  conflict_items: rowNum(row, 'conflict_items'),
+  retry_count: rowNum(row, 'retry_count'),
+  error_message: rowStr(row, 'error_message'),
+});
+
+/**
+ * part@3 stores a job's meta as its difference from `metaFromRow(row)` when the record keeps the row
+ * (usually `{}`): the row already holds every one of those values.
+ */
+export const metaDiff = (meta: ArchivedJobMeta, row: Row): Partial<ArchivedJobMeta> => {
+  const implied = metaFromRow(row) as unknown as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(meta).filter(([k, v]) => implied[k] !== v),
+  ) as Partial<ArchivedJobMeta>;
 };

@@ -172,7 +172,11 @@ const scanPart = async (
       completed_at: j.record.job.completed_at,
       counts: countDetails(j.record.details),
       platform_data: pd && ref !== null ? { ...pd, ref } : null,
-      sources: j.record.sources.map(({ key, size: s, etag: e }) => ({ key, size: s, etag: e })),
+      // part@3 records name their sources without ETags (the index keeps them until deletion): a
+      // rebuilt entry then lists none, and delete never removes objects it cannot match.
+      sources: j.record.sources.flatMap(({ key, size: s, etag: e }) =>
+        e === undefined ? [] : [{ key, size: s, etag: e }],
+      ),
     };
   }
   return {

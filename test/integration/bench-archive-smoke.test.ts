@@ -32,7 +32,16 @@ test('bench:archive --smoke runs and ends with one JSON object of every document
   const last = JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Record<string, unknown>;
   expect(Object.keys(last)).toEqual(expect.arrayContaining(['scenarios', 'peakRssMb', 'codec']));
   const scenarios = last.scenarios as Record<string, unknown>[];
-  expect(scenarios.map((s) => s.name)).toEqual(['month-12', 'fleet-8']);
+  expect(scenarios.map((s) => s.name)).toEqual(['month-12', 'seeded-20', 'fleet-8']);
+  expect(last.daily).toEqual(
+    expect.objectContaining({
+      name: 'daily-3x4',
+      parts: 3,
+      shopMonths: 3,
+      hotObjectsLeft: 0,
+      archivedDay: 14,
+    }),
+  );
   for (const s of scenarios) {
     for (const k of [
       'jobs',

@@ -39,7 +39,7 @@ const archive = {
   pendingKey: 'job-details-index/shop-a/2026-01/pending/part-20260310T040000Z-abcdefgh.jsonl.gz.json',
   summary,
 };
-const del = {
+const _del = {
   objectsDeleted: 4,
   objectsKept: 0,
   deleteErrorCount: 0,

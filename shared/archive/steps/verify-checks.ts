@@ -134,8 +134,8 @@ export const recordProblem = (
             (pd.offset === entry.offset && (pd.line?.offset ?? 0) < (entry.line?.offset ?? 0)));
         if (!before) return `job ${jobId}: its platform data is not stored before it`;
       }
-      const norm = (s: readonly { key: string; size: number; etag: string; sha256: string }[]) =>
-        s.map(({ key, size, etag, sha256: digest }) => ({ key, size, etag, sha256: digest }));
+      // part@3 records name each source by key and size (the manifest keeps ETag and digest).
+      const norm = (s: readonly { key: string; size: number }[]) => s.map(({ key, size }) => ({ key, size }));
       if (!isDeepStrictEqual(norm(record.sources), norm(entry.sources)))
         return `job ${jobId}: sources differ from what was read`;
       const prefix = jobPrefix(jobId);

@@ -35,7 +35,7 @@ import { GZIP_LEVEL } from '../../../shared/details';
 import { createTableInput } from '../../../shared/jobs/schema';
 import { JobDetailsReader } from '../../../shared/reader';
 import { ioFloor } from './floor';
-import { type BenchJob, makeJob, prng, shopMonth, smallFleet, writeJobs } from './workload';
+import { type BenchJob, makeJob, prng, seededMonth, shopMonth, smallFleet, writeJobs } from './workload';
 
 const MONTH = '2026-01';
 const NOW = '2026-03-15T00:00:00.000Z';
@@ -72,9 +72,23 @@ const parseOptions = (argv: readonly string[]): Options => {
 
 /** Scenario sizes per mode: the full run is the issue's; quick is minutes; smoke is seconds (CI). */
 const SIZES = {
-  full: { months: [100, 1500, 15000], fleetShops: 300, memoryMb: [100, 1024], lookupSample: 20 },
-  quick: { months: [100], fleetShops: 300, memoryMb: [100], lookupSample: 20 },
-  smoke: { months: [12], fleetShops: 8, memoryMb: [2], lookupSample: 3 },
+  full: {
+    months: [100, 1500, 15000],
+    seeded: [1500],
+    fleetShops: 300,
+    daily: [20, 30],
+    memoryMb: [100, 1024],
+    lookupSample: 20,
+  },
+  quick: {
+    months: [100],
+    seeded: [1500],
+    fleetShops: 300,
+    daily: [20, 30],
+    memoryMb: [100],
+    lookupSample: 20,
+  },
+  smoke: { months: [12], seeded: [20], fleetShops: 8, daily: [3, 4], memoryMb: [2], lookupSample: 3 },
 } as const;
 
 export interface ScenarioResult {
@@ -102,6 +116,11 @@ export interface ScenarioResult {
   stateTransitions: number;
   /** Seconds inside handlers, summed (Lambda duration). */
   taskSeconds: number;
+  /**
+   * The payloads alone (flush details + platform data, no keys, rows or index) as JSONL in 64 KB
+   * blocks at gzip level 9, over the hot bytes: about the least any JSONL.gz archive of them can keep.
+   */
+  blockFloorRatio: number;
 }
 
 interface Ctx {
@@ -162,13 +181,36 @@ const pointHandlers = (table: string, bucket: string) => {
   return units;
 };
 
+/** Gzip level 9 of lines in blocks of up to 64 KB, fed one line at a time. */
+class BlockFloor {
+  private block: string[] = [];
+  private size = 0;
+  private total = 0;
+  add(line: string): void {
+    if (this.size + line.length > 64 * 1024) this.flush();
+    this.block.push(line);
+    this.size += line.length + 1;
+  }
+  private flush(): void {
+    if (this.block.length > 0) this.total += gzipSync(`${this.block.join('\n')}\n`, { level: 9 }).length;
+    this.block = [];
+    this.size = 0;
+  }
+  bytes(): number {
+    this.flush();
+    return this.total;
+  }
+}
+
 const runScenario = async (c: Ctx, name: string, jobs: Iterable<BenchJob>, lookupSample: number) => {
   const { table, buckets } = await freshStores(c, 2);
   const [floorBucket, archiveBucket] = buckets as [string, string];
   const listed: BenchJob[] = [];
+  const blockFloor = new BlockFloor();
   const remember = function* () {
     for (const j of jobs) {
       listed.push({ ...j, flushes: [] }); // keep ids and times, not the details
+      blockFloor.add(JSON.stringify({ flushes: j.flushes, platform_data: j.platformData }));
       yield j;
     }
   };
@@ -218,6 +260,7 @@ const runScenario = async (c: Ctx, name: string, jobs: Iterable<BenchJob>, looku
     jobs: listed.length,
     hotObjects: hot.objects,
     hotBytes: hot.bytes,
+    blockFloorRatio: blockFloor.bytes() / hot.bytes,
     archiveBytes: kept.reduce((s, o) => s + o.size, 0),
     // The handlers' requests plus the Distributed Map's own (ItemReader GET, ResultWriter PUTs).
     s3Requests: report.requests.s3 + r.mapRequests.s3,
@@ -242,6 +285,67 @@ const runScenario = async (c: Ctx, name: string, jobs: Iterable<BenchJob>, looku
     taskSeconds: r.taskSeconds,
   };
   return result;
+};
+
+export interface DailyResult {
+  readonly name: string;
+  readonly shopMonths: number;
+  readonly jobs: number;
+  readonly runs: number;
+  readonly olderThanDays: number;
+  readonly parts: number;
+  /** Days after the month's end of the run that archived its last job (null: never). */
+  readonly archivedDay: number | null;
+  readonly hotObjectsLeft: number;
+}
+
+const DAILY_OLDER_THAN = 14;
+const DAILY_RUNS = 20;
+
+/**
+ * A daily schedule after a month ends, as deployed (whole months on): `shops` × `jobs` small jobs
+ * completed over the month, one run a day for DAILY_RUNS days with olderThanDays 14. Counts the
+ * parts each shop-month ends in and the day its last job was archived.
+ */
+const runDaily = async (c: Ctx, shops: number, jobsPerShop: number): Promise<DailyResult> => {
+  const { table, buckets } = await freshStores(c, 1);
+  const bucket = buckets[0] as string;
+  const r = prng(shops * 1000 + jobsPerShop);
+  const jobs: BenchJob[] = [];
+  for (let s = 0; s < shops; s++) {
+    for (let j = 0; j < jobsPerShop; j++)
+      jobs.push(
+        makeJob(r, `daily-${String(s).padStart(3, '0')}.myshopify.com`, MONTH, { chunks: r.int(1, 20) }),
+      );
+  }
+  await writeJobs(c.ddb, c.s3, table, [bucket], jobs);
+  pointHandlers(table, bucket);
+  const [y, m] = MONTH.split('-').map(Number) as [number, number];
+  const monthEnd = Date.UTC(y, m, 1); // the first instant after the month
+  let archivedDay: number | null = null;
+  let archived = 0;
+  for (let day = 1; day <= DAILY_RUNS; day++) {
+    const now = new Date(monthEnd + day * 86_400_000 + 3 * 3_600_000).toISOString();
+    const run = await runArchiverLocally({
+      definition: c.definition,
+      input: { olderThanDays: DAILY_OLDER_THAN, graceHours: 0, now, wholeMonths: true },
+    });
+    if (run.status !== 'SUCCEEDED')
+      throw new Error(`daily run ${day}: ${run.status} ${JSON.stringify(run.error)}`);
+    archived += (run.output as RunReport).jobsArchived;
+    if (archivedDay === null && archived >= jobs.length) archivedDay = day;
+  }
+  const kept = await listAll(c.s3, bucket);
+  return {
+    name: `daily-${shops}x${jobsPerShop}`,
+    shopMonths: shops,
+    jobs: jobs.length,
+    runs: DAILY_RUNS,
+    olderThanDays: DAILY_OLDER_THAN,
+    parts: kept.filter((o) => o.key.startsWith('job-details-cold/')).length,
+    archivedDay,
+    hotObjectsLeft: kept.filter((o) => o.key.startsWith('job-details/')).length,
+  };
 };
 
 /** A detail-heavy shop-month of at least `mb` MB of uncompressed details. */
@@ -423,6 +527,12 @@ const main = async () => {
       );
       out(`  done: month-${n}`);
     }
+    for (const n of sizes.seeded) {
+      scenarios.push(
+        await runScenario(c, `seeded-${n}`, seededMonth(opts.seed, MONTH, n), sizes.lookupSample),
+      );
+      out(`  done: seeded-${n}`);
+    }
     scenarios.push(
       await runScenario(
         c,
@@ -432,6 +542,9 @@ const main = async () => {
       ),
     );
     out(`  done: fleet-${sizes.fleetShops}`);
+
+    const daily = await runDaily(c, sizes.daily[0], sizes.daily[1]);
+    out(`  done: ${daily.name}`);
 
     // The step process's own floor (runtime, SDK, handler modules), to read the figures against.
     const baseline = await inChild(c, 'noop', {});
@@ -450,6 +563,7 @@ const main = async () => {
         'archive KB',
         'index KB',
         'at rest',
+        'gz floor',
         'S3 req',
         'req/obj',
         'tasks/job',
@@ -469,6 +583,7 @@ const main = async () => {
         f1(s.archiveBytes / 1024),
         f1(s.indexBytes / 1024),
         f2(s.archiveBytes / s.hotBytes),
+        f2(s.blockFloorRatio),
         s.s3Requests,
         f2(s.s3Requests / s.hotObjects),
         f2(s.taskInvocations / s.jobs),
@@ -507,6 +622,13 @@ const main = async () => {
       out(`  ${line}`);
     out('');
     out(
+      `Daily schedule (whole months): ${daily.shopMonths} shops × ${daily.jobs / daily.shopMonths} jobs in ${MONTH}, a run a day for ${daily.runs} days after the month with olderThanDays ${daily.olderThanDays}`,
+    );
+    out(
+      `  ${daily.name}: ${f2(daily.parts / daily.shopMonths)} parts per shop-month (${daily.parts} parts); every job archived by the run ${daily.archivedDay ?? 'never'} days after the month ended (deadline: ${daily.olderThanDays + 5}); hot objects left ${daily.hotObjectsLeft}`,
+    );
+    out('');
+    out(
       `Memory: peak RSS of each step in its own process (one detail-heavy shop-month); an idle step process: ${f1(baseline.maxRssMb)} MB`,
     );
     for (const [k, m] of Object.entries(memory)) {
@@ -524,6 +646,7 @@ const main = async () => {
         seed: opts.seed,
         startupSeconds: { stack: stackSeconds, synth: synthSeconds },
         scenarios,
+        daily,
         peakRssMb: Object.fromEntries(Object.entries(memory).map(([k, m]) => [k, m.archiveRssMb])),
         idleStepRssMb: baseline.maxRssMb,
         codec: {

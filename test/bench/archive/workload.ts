@@ -5,6 +5,8 @@ import { encodeFlushBody, encodePlatformData, flushIdForChunks } from '../../../
 import { detailsKey, platformDataKey } from '../../../shared/details/keys';
 import type { JobDetailsPayload } from '../../../shared/details/payload';
 import { jobPk, jobSk } from '../../../shared/jobs/schema';
+import { hasDetails } from '../../../shared/jobs/record-flush';
+import { planFleet } from '../../../infra/cli/fleet';
 
 /**
  * The archive benchmark's workload: terminal jobs as the hot path leaves them (rows + flush objects +
@@ -261,3 +263,45 @@ export const smallFleet = (seed: number, shops: number, month: string): BenchJob
   }
   return out;
 };
+
+/**
+ * `n` jobs of one shop in one month as `jobarchive seed` plans them (infra/cli/fleet.ts: the CLI's
+ * simulated indexer, ~1 KB flush objects, the workload of the economics issue's 1,500-job example),
+ * converted to what the stores hold. Beside the design mix above (bigger, detail-heavy jobs whose
+ * random doc ids leave little for compression across jobs), it shows the cold tier where per-object
+ * overhead dominates.
+ */
+export function* seededMonth(seed: number, month: string, n: number): Generator<BenchJob> {
+  const [y, m] = month.split('-').map(Number) as [number, number];
+  const now = new Date(Date.UTC(y, m, 0, 23, 0)); // the month's last day: every job completes in it
+  for (const p of planFleet({ shops: 1, jobsPerShop: n, months: 1, seed, now })) {
+    const counts = { processed: 0, failed: 0, skipped: 0, conflict: 0 };
+    const flushes: JobDetailsPayload[] = [];
+    for (const f of p.flushes) {
+      counts.processed += f.counts.processed;
+      counts.failed += f.counts.failed;
+      counts.skipped += f.counts.skipped;
+      counts.conflict += f.counts.conflict;
+      if (!hasDetails(f.details)) continue;
+      flushes.push({
+        chunk_ids: [...f.chunkIds].sort(),
+        failed: f.details?.failed ?? {},
+        skipped: f.details?.skipped ?? {},
+        conflict: f.details?.conflict ?? {},
+      });
+    }
+    const status = p.status === 'COMPLETED' || p.status === 'FAILED' ? p.status : 'CONFLICT';
+    yield {
+      shopId: p.shopId,
+      jobId: p.jobId,
+      completedAt: p.completedAt.toISOString(),
+      createdAt: p.createdAt.toISOString(),
+      status,
+      totalItems: p.input.totalItems,
+      counts,
+      chunkIds: p.flushes.flatMap((f) => f.chunkIds),
+      flushes,
+      platformData: p.platformData,
+    };
+  }
+}
