@@ -8,7 +8,9 @@ import type { DetailCounts } from './records';
  * stay instant even when parts sit in Glacier Flexible Retrieval. Parts are never rewritten; this small
  * file is, with a conditional write (If-Match / If-None-Match) so concurrent runs cannot lose entries.
  */
-export const INDEX_FORMAT = 'job-details-archive/index@1';
+export const INDEX_FORMAT = 'job-details-archive/index@2';
+/** Entries with their record digest, platform data ref and commit time each; still read. */
+export const INDEX_FORMAT_V1 = 'job-details-archive/index@1';
 
 export interface ByteRange {
   readonly offset: number;
@@ -45,13 +47,18 @@ export interface IndexedSource {
 /** One archival of one job. A job retried after archival and archived again has two entries. */
 export interface IndexedJob extends Located {
   readonly part: string;
-  /** sha256 of the uncompressed record line. */
-  readonly sha256: string;
+  /**
+   * sha256 of the uncompressed record line: index@1 only. index@2 keeps it out (every lookup reads the
+   * index, and a digest is ~33 incompressible bytes a job): a block's gzip CRC-32 catches corruption,
+   * and the reader checks the record names the job it asked for.
+   */
+  readonly sha256?: string;
   readonly status: string;
   readonly completed_at: string;
   readonly committed_at: string;
   readonly counts: DetailCounts;
-  readonly platform_data: (Located & { readonly ref: string }) | null;
+  /** Where the job's platform data record is; index@1 also names its ref (the job record does). */
+  readonly platform_data: (Located & { readonly ref?: string }) | null;
   /**
    * The hot objects this entry covers; delete removes only objects that still match these. Emptied
    * once they are deleted: the index stays in Standard for good and every lookup reads it, while the
@@ -63,7 +70,7 @@ export interface IndexedJob extends Located {
 }
 
 export interface MonthIndex {
-  readonly format: typeof INDEX_FORMAT;
+  readonly format: typeof INDEX_FORMAT | typeof INDEX_FORMAT_V1;
   readonly shop_id: string;
   readonly month: string;
   readonly updated_at: string;
@@ -127,13 +134,33 @@ export const markDeleted = (
 export const partByName = (index: MonthIndex, name: string): IndexedPart | undefined =>
   index.parts.find((p) => p.name === name);
 
+/** An entry as index@2 stores it: no digest, no platform ref, no commit time when it is its part's. */
+const slimEntry = (e: IndexedJob, partCommittedAt: string | undefined): Record<string, unknown> => {
+  const { sha256: _digest, platform_data, committed_at, ...rest } = e;
+  return {
+    ...rest,
+    platform_data: platform_data === null ? null : stripRef(platform_data),
+    ...(committed_at === partCommittedAt ? {} : { committed_at }),
+  };
+};
+const stripRef = ({ ref: _ref, ...located }: Located & { ref?: string }): Located => located;
+
 /**
- * The index as stored: gzipped JSON (`Content-Encoding: gzip`), about a tenth of the plain text, since
- * every lookup reads it whole and it stays in Standard storage for good. Indexes written plain (v1)
- * are still read.
+ * The index as stored: gzipped JSON (`Content-Encoding: gzip`) in the index@2 shape, since every lookup
+ * reads it whole and it stays in Standard storage for good. Indexes written before (index@1, plain or
+ * gzipped) are still read.
  */
-export const serializeMonthIndex = (index: MonthIndex): Buffer =>
-  Buffer.from(gzipSync(Buffer.from(JSON.stringify(index), 'utf8'), { level: 9, mtime: 0 }));
+export const serializeMonthIndex = (index: MonthIndex): Buffer => {
+  const committed = new Map(index.parts.map((p) => [p.name, p.committed_at]));
+  const jobs = Object.fromEntries(
+    Object.entries(index.jobs).map(([id, entries]) => [
+      id,
+      entries.map((e) => slimEntry(e, committed.get(e.part))),
+    ]),
+  );
+  const stored = { ...index, format: INDEX_FORMAT, jobs };
+  return Buffer.from(gzipSync(Buffer.from(JSON.stringify(stored), 'utf8'), { level: 9, mtime: 0 }));
+};
 
 /** Object headers of a stored index. */
 export const MONTH_INDEX_HEADERS = { ContentType: 'application/json', ContentEncoding: 'gzip' } as const;
@@ -148,8 +175,8 @@ export const parseMonthIndex = (bytes: Uint8Array, key: string): MonthIndex => {
     throw new CorruptObjectError(key, 'index is not (gzipped) JSON', { cause: err });
   }
   const v = value as Partial<MonthIndex> | null;
-  if (!v || typeof v !== 'object' || v.format !== INDEX_FORMAT) {
-    throw new CorruptObjectError(key, `not a ${INDEX_FORMAT} document`);
+  if (!v || typeof v !== 'object' || (v.format !== INDEX_FORMAT && v.format !== INDEX_FORMAT_V1)) {
+    throw new CorruptObjectError(key, `not a ${INDEX_FORMAT} (or @1) document`);
   }
   if (typeof v.shop_id !== 'string' || typeof v.month !== 'string' || !Array.isArray(v.parts)) {
     throw new CorruptObjectError(key, 'index needs shop_id, month and parts');
@@ -157,14 +184,17 @@ export const parseMonthIndex = (bytes: Uint8Array, key: string): MonthIndex => {
   if (!v.jobs || typeof v.jobs !== 'object' || Array.isArray(v.jobs)) {
     throw new CorruptObjectError(key, 'index needs a jobs map');
   }
-  const names = new Set(v.parts.map((p) => p?.name));
+  const committed = new Map(v.parts.map((p) => [p?.name, p?.committed_at]));
+  const jobs: Record<string, IndexedJob[]> = {};
   for (const [jobId, entries] of Object.entries(v.jobs)) {
     if (!Array.isArray(entries)) throw new CorruptObjectError(key, `entries of job ${jobId} must be a list`);
-    for (const e of entries) {
-      if (!e || typeof e.offset !== 'number' || typeof e.length !== 'number' || !names.has(e.part)) {
+    jobs[jobId] = entries.map((e: IndexedJob) => {
+      if (!e || typeof e.offset !== 'number' || typeof e.length !== 'number' || !committed.has(e.part)) {
         throw new CorruptObjectError(key, `entry of job ${jobId} points at no committed part`);
       }
-    }
+      // index@2 leaves out a commit time equal to its part's.
+      return e.committed_at === undefined ? { ...e, committed_at: committed.get(e.part) as string } : e;
+    });
   }
-  return v as MonthIndex;
+  return { ...(v as MonthIndex), jobs };
 };

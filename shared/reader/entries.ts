@@ -52,18 +52,12 @@ export const entriesFromIndex = (
     if (!part || parsed?.shopId !== shopId || parsed.partName !== entry.part) {
       throw new CorruptObjectError(indexKey, `${what}: part ${entry.part} is not a part of this shop`);
     }
-    if (typeof entry.sha256 !== 'string' || !rangeInside(entry, part.size)) {
-      throw new CorruptObjectError(indexKey, `${what}: needs a sha256 and a byte range inside its part`);
+    if (!rangeInside(entry, part.size)) {
+      throw new CorruptObjectError(indexKey, `${what}: needs a byte range inside its part`);
     }
     const pd = entry.platform_data;
-    if (
-      pd !== null &&
-      (typeof pd !== 'object' || typeof pd.ref !== 'string' || !rangeInside(pd, part.size))
-    ) {
-      throw new CorruptObjectError(
-        indexKey,
-        `${what}: platform_data needs a ref and a byte range inside its part`,
-      );
+    if (pd !== null && (typeof pd !== 'object' || !rangeInside(pd, part.size))) {
+      throw new CorruptObjectError(indexKey, `${what}: platform_data needs a byte range inside its part`);
     }
     return { month, indexKey, partKey: part.key, position, entry };
   });

@@ -88,7 +88,9 @@ export class JobDetailsReader {
     const reads = rq.months !== null ? await readIndexes(ctx, rq, rq.months) : await searchIndexes(ctx, rq);
     const latest = latestWithPlatformData(entriesOf(reads));
     if (!latest) return { data: null, provenance: ctx.tally.provenance('none') };
-    const { platformData } = await this.readArchived(ctx, rq, [], latest);
+    // With its job record: index@2 entries leave the platform data's ref to the record (usually the
+    // same block, fetched once).
+    const { platformData } = await this.readArchived(ctx, rq, [latest], latest);
     return { data: platformData, provenance: ctx.tally.provenance('archive') };
   }
 
@@ -163,9 +165,21 @@ export class JobDetailsReader {
 
     const bytes = await readMembers(ctx, wanted);
     const member = (id: string): Uint8Array => bytes.get(id) ?? new Uint8Array(0);
+    const records = entries.map((e, i) => checkJobMember(member(`job:${i}`), e, rq.shopId, rq.jobId));
+    // index@2 entries name no platform ref: the job record of the same entry does.
+    const at = platformEntry
+      ? entries.findIndex(
+          (e) =>
+            e.partKey === platformEntry.partKey &&
+            e.entry.offset === platformEntry.entry.offset &&
+            e.entry.line?.offset === platformEntry.entry.line?.offset,
+        )
+      : -1;
+    const jobRef = records[at]?.platform_data_ref ?? null;
     return {
-      records: entries.map((e, i) => checkJobMember(member(`job:${i}`), e, rq.shopId, rq.jobId)),
-      platformData: platformEntry && pd ? checkPlatformMember(member('platform'), platformEntry) : null,
+      records,
+      platformData:
+        platformEntry && pd ? checkPlatformMember(member('platform'), platformEntry, jobRef) : null,
     };
   }
 }

@@ -31,7 +31,8 @@ export const checkJobMember = (
   const at = where(a.partKey, e.offset, e.length);
   checkLength(bytes, at, e.length);
   const { record, sha256 } = decodeMember(bytes, at, e.line);
-  if (sha256 !== e.sha256) {
+  // index@1 entries carry the record's digest; index@2 ones rely on the block's CRC-32 and the ids below.
+  if (e.sha256 !== undefined && sha256 !== e.sha256) {
     throw new CorruptObjectError(at, `sha256 ${sha256} does not match the index entry's ${e.sha256}`);
   }
   if (record.type !== 'job')
@@ -46,10 +47,11 @@ export const checkJobMember = (
 };
 
 /**
- * The platform data at `a.entry.platform_data`. The index keeps no digest for it, but its ref is the
- * content hash (`sha256:` of the canonical JSON), so the data is checked against that.
+ * The platform data at `a.entry.platform_data`. Its ref is the content hash (`sha256:` of the
+ * canonical JSON), so the data is checked against the ref the job record names (index@2) or the
+ * entry names (index@1).
  */
-export const checkPlatformMember = (bytes: Uint8Array, a: ArchiveEntry): unknown => {
+export const checkPlatformMember = (bytes: Uint8Array, a: ArchiveEntry, jobRef: string | null): unknown => {
   const pd = a.entry.platform_data;
   if (pd === null) throw new CorruptObjectError(a.indexKey, 'entry has no platform data');
   const at = where(a.partKey, pd.offset, pd.length);
@@ -58,8 +60,9 @@ export const checkPlatformMember = (bytes: Uint8Array, a: ArchiveEntry): unknown
   if (record.type !== 'platform_data') {
     throw new CorruptObjectError(at, `expected a platform_data record, found a ${record.type} record`);
   }
-  if (record.ref !== pd.ref || platformDataRef(record.data) !== pd.ref) {
-    throw new CorruptObjectError(at, `platform data does not match ref ${pd.ref}`);
+  const ref = pd.ref ?? jobRef;
+  if (ref === null || record.ref !== ref || platformDataRef(record.data) !== ref) {
+    throw new CorruptObjectError(at, `platform data does not match ref ${ref}`);
   }
   return record.data;
 };

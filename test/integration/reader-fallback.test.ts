@@ -339,9 +339,9 @@ describe('JobDetailsReader against s3rver', () => {
       CorruptObjectError,
     );
 
-    // Intact part, but the index records another digest.
+    // Intact part, but an index@1 (which recorded digests) records another digest.
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: part.partKey, Body: part.bytes }));
-    await putIndex(s3, bucket, { ...index, jobs: { [jobId]: [{ ...entry, sha256: '0'.repeat(64) }] } });
+    await putIndex(s3, bucket, { ...index, jobs: { [jobId]: [{ ...entry, sha256: '0'.repeat(64) }] } }, 'v1');
     await expect(reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED })).rejects.toThrow(/sha256/);
   });
 

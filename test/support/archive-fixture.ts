@@ -11,6 +11,7 @@ import {
   type MonthIndex,
   parseMonthIndex,
   serializeMonthIndex,
+  INDEX_FORMAT_V1,
 } from '../../shared/archive/month-index';
 import { PartBuilder } from '../../shared/archive/part-builder';
 import type { ArchivedJobMeta, SourceObject } from '../../shared/archive/records';
@@ -181,13 +182,20 @@ export const readIndex = async (
   return got ? parseMonthIndex(got.bytes, key) : emptyMonthIndex(shopId, month, new Date(0).toISOString());
 };
 
-export const putIndex = async (s3: S3Client, bucket: string, index: MonthIndex): Promise<void> => {
+export const putIndex = async (
+  s3: S3Client,
+  bucket: string,
+  index: MonthIndex,
+  /** `v1`: as index@1 wrote it (every entry with its digest and refs), plain JSON. */
+  as: 'current' | 'v1' = 'current',
+): Promise<void> => {
   await s3.send(
     new PutObjectCommand({
       Bucket: bucket,
       Key: monthIndexKey(index.shop_id, index.month),
-      Body: serializeMonthIndex(index),
-      ...MONTH_INDEX_HEADERS,
+      ...(as === 'v1'
+        ? { Body: JSON.stringify({ ...index, format: INDEX_FORMAT_V1 }), ContentType: 'application/json' }
+        : { Body: serializeMonthIndex(index), ...MONTH_INDEX_HEADERS }),
     }),
   );
 };

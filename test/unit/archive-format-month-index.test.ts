@@ -2,6 +2,7 @@ import {
   commitPart,
   emptyMonthIndex,
   INDEX_FORMAT,
+  INDEX_FORMAT_V1,
   type IndexedJob,
   type IndexedPart,
   jobEntries,
@@ -11,6 +12,7 @@ import {
   partByName,
   serializeMonthIndex,
 } from '../../shared/archive/month-index';
+import { gunzipSync } from 'node:zlib';
 import { CorruptObjectError } from '../../shared/errors';
 
 const part = (name: string): IndexedPart => ({
@@ -86,9 +88,34 @@ describe('month index', () => {
     expect(markDeleted(del, [], 't5')).toBe(del);
   });
 
-  it('serialize → parse round-trips', () => {
+  it('serialize → parse round-trips, as index@2: no record digests or platform refs stored', () => {
     const idx = commitPart(empty, part(P1), { j1: entry(P1) }, 't1');
-    expect(parseMonthIndex(serializeMonthIndex(idx), 'k')).toEqual(idx);
+    const back = parseMonthIndex(serializeMonthIndex(idx), 'k');
+    const { sha256: _digest, ...slim } = entry(P1);
+    const pd = slim.platform_data;
+    expect(back).toEqual({
+      ...idx,
+      format: INDEX_FORMAT,
+      jobs: {
+        j1: [
+          {
+            ...slim,
+            platform_data: pd
+              ? { offset: pd.offset, length: pd.length, ...(pd.line ? { line: pd.line } : {}) }
+              : null,
+          },
+        ],
+      },
+    });
+    expect(
+      JSON.parse(Buffer.from(gunzipSync(serializeMonthIndex(idx))).toString()).jobs.j1[0],
+    ).not.toHaveProperty('committed_at');
+  });
+
+  it('reads index@1 (digests, refs and commit times in every entry)', () => {
+    const idx = commitPart(empty, part(P1), { j1: entry(P1) }, 't1');
+    const v1 = Buffer.from(JSON.stringify({ ...idx, format: INDEX_FORMAT_V1 }));
+    expect(parseMonthIndex(v1, 'k')).toEqual({ ...idx, format: INDEX_FORMAT_V1 });
   });
 
   it.each([

@@ -59,7 +59,7 @@ describe('checkJobMember', () => {
     const { a, slice } = await setup();
     const pd = a.entry.platform_data;
     if (!pd) throw new Error('fixture');
-    const enc = encodeMember({ type: 'platform_data', ref: pd.ref, data: { x: 1 } });
+    const enc = encodeMember({ type: 'platform_data', ref: pd.ref ?? '', data: { x: 1 } });
     const pointed = { ...a, entry: { ...a.entry, ...pd, sha256: enc.sha256 } };
     expect(() => checkJobMember(slice(pd), pointed, SHOP, 'j1')).toThrow(/expected a job record/);
   });
@@ -81,18 +81,29 @@ describe('checkPlatformMember', () => {
     const { a, slice } = await setup();
     const pd = a.entry.platform_data;
     if (!pd) throw new Error('fixture');
-    expect(checkPlatformMember(slice(pd), a)).toEqual({ x: 1 });
+    expect(checkPlatformMember(slice(pd), a, null)).toEqual({ x: 1 });
+  });
+
+  it("index@2 entries name no ref: the job record's ref is checked instead", async () => {
+    const { a, slice } = await setup();
+    const pd = a.entry.platform_data;
+    if (!pd?.ref) throw new Error('fixture');
+    const { ref, ...located } = pd;
+    const slim = { ...a, entry: { ...a.entry, platform_data: located } };
+    expect(checkPlatformMember(slice(pd), slim, ref)).toEqual({ x: 1 });
+    expect(() => checkPlatformMember(slice(pd), slim, 'sha256:0000')).toThrow(/does not match ref/);
+    expect(() => checkPlatformMember(slice(pd), slim, null)).toThrow(/does not match ref/);
   });
 
   it('data that does not hash to the ref → CorruptObjectError', async () => {
     const { a } = await setup();
     const pd = a.entry.platform_data;
     if (!pd) throw new Error('fixture');
-    const forged = encodeMember({ type: 'platform_data', ref: pd.ref, data: { x: 2 } }).member;
+    const forged = encodeMember({ type: 'platform_data', ref: pd.ref ?? '', data: { x: 2 } }).member;
     // A one-record member (part@1 layout): the entry has no line inside it.
     const { line: _line, ...member } = pd;
     const entry = { ...a, entry: { ...a.entry, platform_data: { ...member, length: forged.length } } };
-    expect(() => checkPlatformMember(forged, entry)).toThrow(/does not match ref/);
+    expect(() => checkPlatformMember(forged, entry, null)).toThrow(/does not match ref/);
   });
 
   it('a job record where platform data was expected → CorruptObjectError', async () => {
@@ -110,6 +121,6 @@ describe('checkPlatformMember', () => {
     if (!pd) throw new Error('fixture');
     const { line: _line, ...member } = pd;
     const entry = { ...a, entry: { ...a.entry, platform_data: { ...member, length: rec.length } } };
-    expect(() => checkPlatformMember(rec, entry)).toThrow(/expected a platform_data record/);
+    expect(() => checkPlatformMember(rec, entry, null)).toThrow(/expected a platform_data record/);
   });
 });
