@@ -1,5 +1,6 @@
 import { gunzipSync, gzipSync } from 'fflate';
 import { CorruptObjectError } from '../errors';
+import { partKey } from './keys';
 import type { DetailCounts } from './records';
 
 /**
@@ -27,10 +28,12 @@ export interface Located extends ByteRange {
 
 export interface IndexedPart {
   readonly name: string;
+  /** Its key; index@2 stores none (it is `job-details-cold/{shop}/{month}/{name}`). */
   readonly key: string;
   readonly size: number;
   readonly etag: string;
-  readonly sha256: string;
+  /** sha256 of the part's bytes: index@1 only (verify checks it before the commit; size + ETag name it after). */
+  readonly sha256?: string;
   readonly run_id: string;
   readonly committed_at: string;
   readonly job_count: number;
@@ -158,7 +161,8 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
       entries.map((e) => slimEntry(e, committed.get(e.part))),
     ]),
   );
-  const stored = { ...index, format: INDEX_FORMAT, jobs };
+  const parts = index.parts.map(({ key: _key, sha256: _digest, ...p }) => p);
+  const stored = { ...index, format: INDEX_FORMAT, parts, jobs };
   return Buffer.from(gzipSync(Buffer.from(JSON.stringify(stored), 'utf8'), { level: 9, mtime: 0 }));
 };
 
@@ -184,7 +188,13 @@ export const parseMonthIndex = (bytes: Uint8Array, key: string): MonthIndex => {
   if (!v.jobs || typeof v.jobs !== 'object' || Array.isArray(v.jobs)) {
     throw new CorruptObjectError(key, 'index needs a jobs map');
   }
-  const committed = new Map(v.parts.map((p) => [p?.name, p?.committed_at]));
+  // index@2 stores no part keys: they follow from shop, month and name.
+  const parts = v.parts.map((p) =>
+    p && typeof p === 'object' && p.key === undefined && typeof p.name === 'string'
+      ? { ...p, key: partKey(v.shop_id as string, v.month as string, p.name) }
+      : p,
+  );
+  const committed = new Map(parts.map((p) => [p?.name, p?.committed_at]));
   const jobs: Record<string, IndexedJob[]> = {};
   for (const [jobId, entries] of Object.entries(v.jobs)) {
     if (!Array.isArray(entries)) throw new CorruptObjectError(key, `entries of job ${jobId} must be a list`);
@@ -196,5 +206,5 @@ export const parseMonthIndex = (bytes: Uint8Array, key: string): MonthIndex => {
       return e.committed_at === undefined ? { ...e, committed_at: committed.get(e.part) as string } : e;
     });
   }
-  return { ...(v as MonthIndex), jobs };
+  return { ...(v as MonthIndex), parts, jobs };
 };

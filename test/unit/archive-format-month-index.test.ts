@@ -93,9 +93,11 @@ describe('month index', () => {
     const back = parseMonthIndex(serializeMonthIndex(idx), 'k');
     const { sha256: _digest, ...slim } = entry(P1);
     const pd = slim.platform_data;
+    const { sha256: _partDigest, ...storedPart } = part(P1);
     expect(back).toEqual({
       ...idx,
       format: INDEX_FORMAT,
+      parts: [storedPart], // its key derived again from shop, month and name
       jobs: {
         j1: [
           {
