@@ -3,7 +3,14 @@ import type { JobDetails } from '../details';
 import type { JsonObject } from '../details';
 import type { ByteRange, Located } from './month-index';
 import { BLOCK_BYTES, encodeBlock, encodeLine, platformDataRef } from './members';
-import { countDetails, metaDiff, PART_FORMAT, type ArchivedJobMeta, type SourceObject } from './records';
+import {
+  compactRow,
+  countDetails,
+  metaDiff,
+  PART_FORMAT,
+  type ArchivedJobMeta,
+  type SourceObject,
+} from './records';
 import { PENDING_FORMAT, type PendingPart } from './staging';
 
 /**
@@ -106,6 +113,7 @@ export class PartBuilder {
         this.platformData[ref] = { ...(await this.append(enc.line)), sha256: enc.sha256 };
       }
     }
+    const compact = job.row ? compactRow(job.row.row, this.meta.shopId, job.jobId) : null;
     const enc = encodeLine({
       type: 'job',
       shop_id: this.meta.shopId,
@@ -115,7 +123,8 @@ export class PartBuilder {
       details: job.details,
       platform_data_ref: ref,
       sources: job.sources.map((s) => ({ key: s.key, size: s.size })),
-      ...(job.row !== undefined ? { row: job.row?.row ?? null } : {}),
+      ...(job.row !== undefined ? { row: compact?.row ?? null } : {}),
+      ...(compact && compact.omitted.length > 0 ? { row_omitted: compact.omitted } : {}),
       ...(job.row && Object.keys(job.row.reduced).length > 0 ? { row_reduced: job.row.reduced } : {}),
       ...(job.inline && job.inline.length > 0 ? { inline: job.inline } : {}),
     });

@@ -3,6 +3,7 @@ import { CorruptObjectError } from '../errors';
 import {
   type ArchivedJobMeta,
   type JobRecord,
+  expandRow,
   metaFromRow,
   PART_FORMATS,
   type PartRecord,
@@ -75,7 +76,18 @@ const rowFields = (value: Obj, where: string): Pick<JobRecord, 'row' | 'row_redu
   const out: { row?: JsonObject | null; row_reduced?: Record<string, number>; inline?: string[] } = {};
   if (value.row !== undefined) {
     if (value.row !== null && !isObj(value.row)) return fail(where, 'field row must be an object or null');
-    out.row = value.row as JsonObject | null;
+    const omitted = value.row_omitted ?? [];
+    if (!Array.isArray(omitted) || !omitted.every((a) => typeof a === 'string'))
+      return fail(where, 'field row_omitted must be a list of attribute names');
+    out.row =
+      value.row === null
+        ? null
+        : expandRow(
+            value.row as JsonObject,
+            str(value, 'shop_id', where),
+            str(value, 'job_id', where),
+            omitted,
+          );
   }
   if (value.row_reduced !== undefined) {
     const r = value.row_reduced;
@@ -111,17 +123,18 @@ export const parsePartRecord = (value: unknown, where: string): PartRecord => {
       return { type: 'platform_data', ref: str(value, 'ref', where), data: value.data };
     case 'job': {
       const job = value.job;
+      const rows = rowFields(value, where);
       if (!isObj(job)) return fail(where, 'job record needs a job object');
       if (!Array.isArray(value.sources)) return fail(where, 'job record needs sources');
       return {
         type: 'job',
         shop_id: str(value, 'shop_id', where),
         job_id: str(value, 'job_id', where),
-        job: jobMeta(job, value.row, where),
+        job: jobMeta(job, rows.row, where),
         details: parseJobDetailsPayload(value.details, where),
         platform_data_ref: optStr(value, 'platform_data_ref', where),
         sources: value.sources.map((s) => source(s, where)),
-        ...rowFields(value, where),
+        ...rows,
       };
     }
     default:

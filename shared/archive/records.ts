@@ -87,7 +87,11 @@ export interface JobRecord {
 export type PartRecord = PartHeaderRecord | PlatformDataRecord | JobRecord;
 
 /** A job record as part@3 stores it: `job` holds only what differs from its row (see metaDiff). */
-export type StoredJobRecord = Omit<JobRecord, 'job'> & { readonly job: Partial<ArchivedJobMeta> };
+export type StoredJobRecord = Omit<JobRecord, 'job'> & {
+  readonly job: Partial<ArchivedJobMeta>;
+  /** Row attributes left out as implied (see compactRow). */
+  readonly row_omitted?: readonly string[];
+};
 
 /** Per-job counts kept in the index so audits need not open parts. */
 export interface DetailCounts {
@@ -143,4 +147,50 @@ export const metaDiff = (meta: ArchivedJobMeta, row: Row): Partial<ArchivedJobMe
   return Object.fromEntries(
     Object.entries(meta).filter(([k, v]) => implied[k] !== v),
   ) as Partial<ArchivedJobMeta>;
+};
+
+/**
+ * part@3 stores a row without what the record already says, naming each left-out attribute in
+ * `row_omitted`: `pk`, `sk` and `job_id` when they are `SHOP#{shop_id}`, `JOB#{job_id}` and the job
+ * id, and any attribute whose value is the row's own `completed_at` string (writers set
+ * `last_updated`, often `status_created_at`, at completion). `expandRow` restores the row exactly.
+ */
+const IDENTITY: Readonly<Record<string, (shopId: string, jobId: string) => string>> = {
+  pk: (shopId) => `SHOP#${shopId}`,
+  sk: (_shopId, jobId) => `JOB#${jobId}`,
+  job_id: (_shopId, jobId) => jobId,
+};
+
+export const compactRow = (
+  row: JsonObject,
+  shopId: string,
+  jobId: string,
+): { row: JsonObject; omitted: string[] } => {
+  const out: Record<string, unknown> = {};
+  const omitted: string[] = [];
+  for (const [k, v] of Object.entries(row)) {
+    const identity = IDENTITY[k];
+    const implied = identity ? identity(shopId, jobId) : k !== 'completed_at' ? row.completed_at : undefined;
+    if (typeof implied === 'string' && v === implied) omitted.push(k);
+    else out[k] = v;
+  }
+  return { row: out as JsonObject, omitted };
+};
+
+export const expandRow = (
+  row: JsonObject,
+  shopId: string,
+  jobId: string,
+  omitted: readonly string[],
+): JsonObject => {
+  if (omitted.length === 0) return row;
+  const out: Record<string, unknown> = { ...row };
+  for (const k of omitted) {
+    const identity = IDENTITY[k];
+    out[k] = identity ? identity(shopId, jobId) : row.completed_at;
+  }
+  // Keys in the writer's order (canonical JSON sorts them).
+  return Object.fromEntries(
+    Object.entries(out).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  ) as JsonObject;
 };

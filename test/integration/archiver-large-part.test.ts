@@ -11,7 +11,6 @@ import {
   memberAt,
   readIndex,
   runSteps,
-  sha256,
 } from '../support/archiver-fixtures';
 
 /**
@@ -70,7 +69,7 @@ test('a multi-megabyte month goes through a multipart upload and verifies member
   const index = await readIndex(env, shopId, inMonth(2, 1).toISOString().slice(0, 7));
   const part = index?.parts[0];
   if (!index || !part) throw new Error('no part');
-  expect(sha256(await getBytes(env.s3, env.bucket, part.key))).toBe(part.sha256);
+  expect((await getBytes(env.s3, env.bucket, part.key)).length).toBe(part.size); // index@2: size + ETag name a part
   for (const j of jobs) {
     const e = index.jobs[j.jobId]?.[0];
     if (!e) throw new Error('missing entry');
