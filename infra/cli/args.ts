@@ -32,6 +32,8 @@ export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 /** The command did its work, but left jobs in quarantine: their data is safe in place, someone must look. */
 export const EXIT_QUARANTINED = 3;
+/** `audit` found orphans or mismatches: data that is neither safely hot nor safely archived. */
+export const EXIT_FINDINGS = 4;
 
 /** Flags every command takes. */
 export const COMMON_OPTIONS = {

@@ -1,3 +1,4 @@
+import { EXIT_FINDINGS, EXIT_OK } from './args';
 import { tryParseTimestamp } from '../../shared/time';
 import type { MonthIndex } from '../../shared/archive/month-index';
 import { normalizeEtag } from '../../shared/s3/objects';
@@ -103,6 +104,10 @@ export interface AuditFindings {
 }
 
 export const UNKNOWN_SHOP = 'unknown';
+
+/** `audit`'s exit code: 0 when clean, EXIT_FINDINGS (4) when it found orphans or mismatches. */
+export const auditExitCode = (f: Pick<AuditFindings, 'totals'>): number =>
+  f.totals.orphans > 0 || f.totals.mismatches > 0 ? EXIT_FINDINGS : EXIT_OK;
 const TERMINAL = new Set<string>(TERMINAL_STATUSES);
 
 export const pendingId = (shopId: string, month: string, partName: string): string =>

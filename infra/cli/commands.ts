@@ -1,5 +1,6 @@
 import { type CommandSpec, EXIT_OK, type Flags } from './args';
 import { auditCommand, auditSpec, parseAuditOptions } from './audit';
+import { auditExitCode } from './audit-model';
 import type { CliContext, ResourceNeeds } from './context';
 import { costSpec, parseCostOptions, runCost } from './cost';
 import { demoCommand, demoSpec, parseDemoOptions } from './demo';
@@ -67,10 +68,7 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     parseLookupOptions,
     async (ctx, o, io) => (await lookupCommand(ctx, o, io)).exitCode,
   ),
-  audit: def(auditSpec, parseAuditOptions, async (ctx, o, io) => {
-    await auditCommand(ctx, o, io);
-    return EXIT_OK;
-  }),
+  audit: def(auditSpec, parseAuditOptions, async (ctx, o, io) => auditExitCode(await auditCommand(ctx, o, io))),
   // It writes a fake fleet and deletes hot objects: never against endpoints from the environment.
   demo: def(demoSpec, parseDemoOptions, async (ctx, o, io) => (await demoCommand(ctx, o, io)).exitCode, {
     embeddedOnly: true,

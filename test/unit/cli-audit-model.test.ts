@@ -3,8 +3,10 @@
  * shop × month, and each kind of mismatch.
  */
 import { INDEX_FORMAT, type IndexedJob, type MonthIndex } from '../../shared/archive/month-index';
+import { EXIT_FINDINGS } from '../../infra/cli/args';
 import {
   type AuditInputs,
+  auditExitCode,
   classifyAudit,
   type HotPrefix,
   orphanCandidates,
@@ -273,5 +275,15 @@ describe('orphanCandidates', () => {
         [index({ b: [entry()] })],
       ),
     ).toEqual(['c']);
+  });
+});
+
+describe('auditExitCode', () => {
+  const totals = { rows: 1, hotPrefixes: 1, hotJobs: 1, archivedJobs: 1, orphans: 0, mismatches: 0 };
+  it('is 0 when audit finds nothing, 4 (EXIT_FINDINGS) for any orphan or mismatch', () => {
+    expect(auditExitCode({ totals })).toBe(0);
+    expect(auditExitCode({ totals: { ...totals, orphans: 1 } })).toBe(EXIT_FINDINGS);
+    expect(auditExitCode({ totals: { ...totals, mismatches: 2 } })).toBe(EXIT_FINDINGS);
+    expect(EXIT_FINDINGS).toBe(4);
   });
 });
