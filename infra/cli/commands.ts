@@ -68,7 +68,9 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     parseLookupOptions,
     async (ctx, o, io) => (await lookupCommand(ctx, o, io)).exitCode,
   ),
-  audit: def(auditSpec, parseAuditOptions, async (ctx, o, io) => auditExitCode(await auditCommand(ctx, o, io))),
+  audit: def(auditSpec, parseAuditOptions, async (ctx, o, io) =>
+    auditExitCode(await auditCommand(ctx, o, io)),
+  ),
   // It writes a fake fleet and deletes hot objects: never against endpoints from the environment.
   demo: def(demoSpec, parseDemoOptions, async (ctx, o, io) => (await demoCommand(ctx, o, io)).exitCode, {
     embeddedOnly: true,

@@ -102,17 +102,21 @@ export const archiveGroupInMemory = async (
     const gate = new Semaphore(deps.settings.readConcurrency);
     const ahead = { window: deps.settings.readConcurrency, maxBytes: READ_AHEAD_BYTES };
 
+    // The caller's listing of its whole batch, or one walk over the hot prefix for these jobs
+    // (hot-listing.ts), never a LIST per job.
+    const listJobs = async (jobs: readonly PlannedJob[]) =>
+      batchListing ??
+      (
+        await listJobsObjects(
+          deps.s3,
+          deps.bucket,
+          jobs.map((j) => j.job_id),
+        )
+      ).objects;
+
     if (run.dryRun) {
       // Classify and count from listings only: no source reads, no writes but the run's findings.
-      const objects =
-        batchListing ??
-        (
-          await listJobsObjects(
-            deps.s3,
-            deps.bucket,
-            toArchive.map((j) => j.job_id),
-          )
-        ).objects;
+      const objects = await listJobs(toArchive);
       for (const job of toArchive) {
         const listed = objects.get(job.job_id) ?? [];
         const problem = listingProblem(listed);
@@ -137,16 +141,7 @@ export const archiveGroupInMemory = async (
       changed++;
       return false;
     });
-    // One walk over the hot prefix for all of them (hot-listing.ts), not a LIST per job.
-    const listed =
-      batchListing ??
-      (
-        await listJobsObjects(
-          deps.s3,
-          deps.bucket,
-          current.map((j) => j.job_id),
-        )
-      ).objects;
+    const listed = await listJobs(current);
     listedOut = listed;
     let part: OpenPart | undefined;
     let uploaded = false;

@@ -5,7 +5,8 @@ import { archiveGroupInMemory } from './archive-group';
 import { commitPartInMemory } from './commit-part';
 import type { StepDeps } from './context';
 import { chunks } from './delete-plan';
-import { deleteSources } from './delete-sources';
+import { deleteMatching } from './delete-objects';
+import { type PreparedDelete, prepareDelete } from './delete-sources';
 import { readBatchJobs } from './planned-jobs';
 import { listJobsObjects } from '../../details/hot-listing';
 import { CAPS } from './run';
@@ -27,7 +28,8 @@ import { verifyPartInMemory } from './verify-part';
  * grace period) — in one process, so what a step learned is handed to the next instead of re-read:
  * the index the archive step read is the commit's starting point (its ETag guards the write), the
  * manifest it staged is what verify checks the stored bytes against, the part verify read back is not
- * HEADed again, and the listing of the archived jobs is what delete removes from. A crash anywhere
+ * HEADed again, and the listing of the archived jobs is what delete removes from; the hot objects of
+ * all the batch's groups go in shared DeleteObjects calls (1,000 keys each). A crash anywhere
  * leaves what a crash between the old separate steps left; the next run converges the same way.
  *
  * A group's failure is caught and reported (its hot data stays); one bad shop-month never fails its
@@ -56,52 +58,75 @@ export const archiveBatch = async (deps: StepDeps, event: BatchEvent): Promise<B
   });
   const { jobs, listing } = batchInput;
   const staging: string[] = [];
-  const results = await mapLimit(
-    event.batch.groups,
-    BATCH_GROUP_CONCURRENCY,
-    async (group): Promise<GroupResult> => {
-      const ref = { shopId: group.shopId, month: group.month };
-      try {
-        const planned = jobs.get(group);
-        const item = { run, group };
-        const a = await archiveGroupInMemory(deps, item, planned, listing);
-        const r = a.result;
-        const archive: ArchiveStaged = {
-          ...(r.partKey ? { partKey: r.partKey, partName: r.partName, pendingKey: r.pendingKey } : {}),
-          summary: r.summary,
-        };
-        let index = a.index;
-        let verify: VerifyResult | undefined;
-        let commit: CommitResult | undefined;
-        const checkedParts = new Set<string>();
-        if (a.staged && archive.partName) {
-          const v = await verifyPartInMemory(deps, { ...item, archive }, planned, {
-            staged: a.staged,
-            persist: false,
-          });
-          verify = v.result;
-          const c = await commitPartInMemory(
-            deps,
-            { ...item, archive, verify },
-            { verified: v.verified, index: a.index },
-          );
-          commit = c.result;
-          index = c.index;
-          staging.push(...c.staging);
-          checkedParts.add(archive.partName);
-        }
-        const d = await deleteSources(
+  type Prepared = { ref: GroupResult['group']; archive: ArchiveStaged; del: PreparedDelete };
+  const fail = (ref: GroupResult['group'], err: unknown): GroupResult => ({
+    group: ref,
+    failed: true,
+    ...failure(err),
+  });
+
+  // Archive, verify and commit every group, and work out which hot objects each may delete.
+  const prepared = await mapLimit(event.batch.groups, BATCH_GROUP_CONCURRENCY, async (group) => {
+    const ref = { shopId: group.shopId, month: group.month };
+    try {
+      const planned = jobs.get(group);
+      const item = { run, group };
+      const a = await archiveGroupInMemory(deps, item, planned, listing);
+      const r = a.result;
+      const archive: ArchiveStaged = {
+        ...(r.partKey ? { partKey: r.partKey, partName: r.partName, pendingKey: r.pendingKey } : {}),
+        summary: r.summary,
+      };
+      let index = a.index;
+      let verify: VerifyResult | undefined;
+      let commit: CommitResult | undefined;
+      const checkedParts = new Set<string>();
+      if (a.staged && archive.partName) {
+        const v = await verifyPartInMemory(deps, { ...item, archive }, planned, {
+          staged: a.staged,
+          persist: false,
+        });
+        verify = v.result;
+        const c = await commitPartInMemory(
           deps,
-          { ...item, archive, ...(verify ? { verify } : {}), ...(commit ? { commit } : {}) },
-          planned,
-          { index, checkedParts, ...(a.listed ? { listed: a.listed } : {}) },
+          { ...item, archive, verify },
+          { verified: v.verified, index: a.index },
         );
-        return { group: ref, archive: archive.summary, delete: d.summary };
-      } catch (err) {
-        return { group: ref, failed: true, ...failure(err) };
+        commit = c.result;
+        index = c.index;
+        staging.push(...c.staging);
+        checkedParts.add(archive.partName);
       }
-    },
+      const del = await prepareDelete(
+        deps,
+        { ...item, archive, ...(verify ? { verify } : {}), ...(commit ? { commit } : {}) },
+        planned,
+        { index, checkedParts, ...(a.listed ? { listed: a.listed } : {}) },
+      );
+      return { ref, archive, del } satisfies Prepared;
+    } catch (err) {
+      return fail(ref, err);
+    }
+  });
+
+  // The hot objects of every group in as few DeleteObjects calls as the batch allows (1,000 keys a
+  // call, each conditional on its ETag), then each group marks what is gone.
+  const ready = prepared.filter((p): p is Prepared => 'del' in p);
+  const { value: outcome, requests: deletion } = await deps.meter.measure(() =>
+    deleteMatching(
+      deps,
+      ready.flatMap((p) => p.del.toDelete),
+    ),
   );
+  const results = await mapLimit(prepared, BATCH_GROUP_CONCURRENCY, async (p): Promise<GroupResult> => {
+    if (!('del' in p)) return p;
+    try {
+      const d = await p.del.finish(outcome);
+      return { group: p.ref, archive: p.archive.summary, delete: d.summary };
+    } catch (err) {
+      return fail(p.ref, err);
+    }
+  });
   // The pending docs of the parts committed above, all of the batch at once (a leftover one is
   // removed by the next archive of its group: its part is in the index).
   const { requests: cleanup } = await deps.meter.measure(async () => {
@@ -114,5 +139,5 @@ export const archiveBatch = async (deps: StepDeps, event: BatchEvent): Promise<B
       );
     }
   });
-  return { results, overhead: addCounts(readPlan, cleanup) };
+  return { results, overhead: addCounts(addCounts(readPlan, deletion), cleanup) };
 };

@@ -1,5 +1,5 @@
 import { VerificationError } from '../../errors';
-import { addCounts, zeroCounts } from '../../metrics';
+import { addCounts, type RequestCounts, zeroCounts } from '../../metrics';
 import { latestEntry, markDeleted, partByName } from '../month-index';
 import { assertPartStored } from './commit-part';
 import type { StepDeps } from './context';
@@ -40,18 +40,39 @@ export const deleteSources = async (
   plannedJobs?: readonly PlannedJob[],
   known?: DeleteHandoff,
 ): Promise<DeleteResult> => {
+  const prepared = await prepareDelete(deps, event, plannedJobs, known);
+  const { value: result, requests } = await deps.meter.measure(() => deleteMatching(deps, prepared.toDelete));
+  return prepared.finish(result, requests);
+};
+
+export type DeleteOutcome = Awaited<ReturnType<typeof deleteMatching>>;
+
+/**
+ * The delete step in two halves, so a batch can delete the sources of all its groups in one
+ * DeleteObjects call: `toDelete` are the objects to remove (conditional on their ETags), `finish`
+ * takes what the deletion did to them, marks the entries whose objects are all gone and builds the
+ * result (`deletion` = the requests of the deletion, whoever made it).
+ */
+export interface PreparedDelete {
+  readonly toDelete: ReadonlyArray<{ key: string; etag: string }>;
+  finish(outcome: DeleteOutcome, deletion?: RequestCounts): Promise<DeleteResult>;
+}
+
+export const prepareDelete = async (
+  deps: StepDeps,
+  event: DeleteEvent,
+  plannedJobs?: readonly PlannedJob[],
+  known?: DeleteHandoff,
+): Promise<PreparedDelete> => {
   const { run, group } = event;
-  const { value, requests } = await deps.meter.measure(async () => {
+  const { value: plan, requests: before } = await deps.meter.measure(async () => {
     const loaded = known?.index ?? (await loadMonthIndex(deps, group.shopId, group.month));
     const { index } = loaded;
     // A batch step passes the jobs it read once for all its groups.
     const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
     const asOf = Math.max(Date.parse(run.now), deps.clock().getTime());
     const eligible = eligibleForDelete(index, planned, asOf, run.graceHours);
-    const errors: DeleteErrorItem[] = [];
-    if (eligible.length === 0) {
-      return { eligible: 0, objectsDeleted: 0, objectsKept: 0, errors, jobsCompleted: 0 };
-    }
+    if (eligible.length === 0) return { eligible, matched: [], objectsKept: 0 };
 
     // Last line of defence: never delete sources whose archive is not stored as committed.
     for (const name of new Set(eligible.map((e) => e.entry.part))) {
@@ -72,65 +93,69 @@ export const deleteSources = async (
             )
           ).objects;
     const matched = eligible.map((e) => ({ ...e, ...matchSources(e.entry, listed.get(e.jobId) ?? []) }));
-    const objectsKept = matched.reduce((n, m) => n + m.kept, 0);
-    const toDelete = matched.flatMap((m) => m.remove);
-    if (run.dryRun) {
-      return {
-        eligible: eligible.length,
-        objectsDeleted: toDelete.length,
-        objectsKept,
-        errors,
-        jobsCompleted: eligible.length,
-      };
-    }
-
-    const result = await deleteMatching(deps, toDelete);
-    const failedKeys = new Set(result.errors.map((e) => e.key));
-    errors.push(...result.errors);
-    // Every error goes to the findings document; the result carries the count and a sample.
-    await writeGroupFindings(deps, event, 'delete-errors', errors);
-    const done = matched
-      .filter((m) => m.remove.every((o) => !failedKeys.has(o.key)))
-      .map((m) => ({ jobId: m.jobId, part: m.entry.part }));
-    if (done.length > 0) {
-      const at = deps.clock().toISOString();
-      await updateMonthIndex(
-        deps,
-        group.shopId,
-        group.month,
-        (current) => {
-          // Re-read on every attempt: mark only entries that are still the latest and undeleted.
-          const still = done.filter((d) => {
-            const latest = latestEntry(current, d.jobId);
-            return latest?.part === d.part && latest.deleted_at === null;
-          });
-          return still.length > 0
-            ? { index: markDeleted(current, still, at), result: null }
-            : { index: null, result: null };
-        },
-        undefined,
-        known?.index,
-      );
-    }
-    return {
-      eligible: eligible.length,
-      objectsDeleted: result.deleted.length,
-      objectsKept,
-      errors,
-      jobsCompleted: done.length,
-    };
+    return { eligible, matched, objectsKept: matched.reduce((n, m) => n + m.kept, 0) };
   });
-  const { errors, eligible, ...counts } = value;
-  return {
-    summary: {
-      ...counts,
-      deleteErrorCount: errors.length,
-      requests: addCounts(
-        addCounts(addCounts(zeroCounts(), requests), event.verify?.requests),
-        event.commit?.requests,
-      ),
-    },
-    eligible,
-    deleteErrors: errors.slice(0, CAPS.inline),
+  const { eligible, matched, objectsKept } = plan;
+  const toDelete = run.dryRun ? [] : matched.flatMap((m) => m.remove);
+
+  const finish = async (outcome: DeleteOutcome, deletion?: RequestCounts): Promise<DeleteResult> => {
+    const { value, requests: after } = await deps.meter.measure(async () => {
+      if (run.dryRun || eligible.length === 0) {
+        const wouldDelete = matched.reduce((n, m) => n + m.remove.length, 0);
+        return {
+          objectsDeleted: wouldDelete,
+          errors: [] as DeleteErrorItem[],
+          jobsCompleted: eligible.length,
+        };
+      }
+      const mine = new Set(toDelete.map((o) => o.key));
+      const deleted = outcome.deleted.filter((k) => mine.has(k));
+      const errors: DeleteErrorItem[] = outcome.errors.filter((e) => mine.has(e.key));
+      const failedKeys = new Set(errors.map((e) => e.key));
+      // Every error goes to the findings document; the result carries the count and a sample.
+      await writeGroupFindings(deps, event, 'delete-errors', errors);
+      const done = matched
+        .filter((m) => m.remove.every((o) => !failedKeys.has(o.key)))
+        .map((m) => ({ jobId: m.jobId, part: m.entry.part }));
+      if (done.length > 0) {
+        const at = deps.clock().toISOString();
+        await updateMonthIndex(
+          deps,
+          group.shopId,
+          group.month,
+          (current) => {
+            // Re-read on every attempt: mark only entries that are still the latest and undeleted.
+            const still = done.filter((d) => {
+              const latest = latestEntry(current, d.jobId);
+              return latest?.part === d.part && latest.deleted_at === null;
+            });
+            return still.length > 0
+              ? { index: markDeleted(current, still, at), result: null }
+              : { index: null, result: null };
+          },
+          undefined,
+          known?.index,
+        );
+      }
+      return { objectsDeleted: deleted.length, errors, jobsCompleted: done.length };
+    });
+    const { errors, ...counts } = value;
+    return {
+      summary: {
+        ...counts,
+        objectsKept,
+        deleteErrorCount: errors.length,
+        requests: addCounts(
+          addCounts(
+            addCounts(addCounts(addCounts(zeroCounts(), before), deletion), after),
+            event.verify?.requests,
+          ),
+          event.commit?.requests,
+        ),
+      },
+      eligible: eligible.length,
+      deleteErrors: errors.slice(0, CAPS.inline),
+    };
   };
+  return { toDelete, finish };
 };

@@ -213,8 +213,8 @@ const runScenario = async (c: Ctx, name: string, jobs: Iterable<BenchJob>, looku
     for (const j of jobs) {
       listed.push({ ...j, flushes: [] }); // keep ids and times, not the details
       const group = `${j.shopId} ${j.completedAt.slice(0, 7)}`;
-      let f = floors.get(group);
-      if (!f) floors.set(group, (f = new BlockFloor()));
+      const f = floors.get(group) ?? new BlockFloor();
+      floors.set(group, f);
       f.add(JSON.stringify({ flushes: j.flushes, platform_data: j.platformData }));
       yield j;
     }
