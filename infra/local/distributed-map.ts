@@ -52,6 +52,9 @@ const MAP_FIELDS = new Set([
 /** Fields the replacing Task keeps: the interpreter applies them exactly as to the Map. */
 const KEPT_ON_TASK = ['Comment', 'InputPath', 'OutputPath', 'ResultPath', 'Retry', 'Catch', 'Next', 'End'];
 
+/** 2^31 − 1 ms: longer and Node's timer fires at once. */
+export const MAP_TASK_TIMEOUT_SECONDS = 2_147_483;
+
 /** The ARN the replacing Task calls (a Lambda ARN shape, which the interpreter accepts). */
 export const mapEmulatorArn = (stateName: string): string =>
   `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:jda-local-map-${stateName}`;
@@ -155,7 +158,13 @@ export const replaceDistributedMaps = (
     const nested = JSON.stringify(spec.processor);
     if (nested.includes('"DISTRIBUTED"')) refuse(name, 'a Distributed Map inside a Distributed Map');
     maps.push(spec);
-    const task: Json = { Type: 'Task', Resource: mapEmulatorArn(name) };
+    // A Map state has no timeout of its own (the execution's bounds it). The interpreter gives a Task
+    // without TimeoutSeconds 60 s; this is the longest its timer (a Node setTimeout) can hold.
+    const task: Json = {
+      Type: 'Task',
+      Resource: mapEmulatorArn(name),
+      TimeoutSeconds: MAP_TASK_TIMEOUT_SECONDS,
+    };
     for (const k of KEPT_ON_TASK) if (s[k] !== undefined) task[k] = s[k];
     out[name] = task;
   }
