@@ -45,6 +45,13 @@ export interface Config {
    * as one part per shop, at most `olderThanDays` + 1 day after it ends (daily schedule).
    */
   readonly wholeMonths: boolean;
+  /**
+   * `JDA_MAX_SOURCE_MB`: the largest hot object (stored, gzipped) a job may have to be archived; a
+   * larger one quarantines its job with its size in the reason, before it is read. Default: the
+   * function's memory (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`, 1024 outside Lambda) / 40 — a flush
+   * object's decoded JSON takes ~20× its gzip size, and a batch reads a few groups at once.
+   */
+  readonly maxSourceMb: number;
 }
 
 /**
@@ -117,6 +124,13 @@ export const parseConfig = (env: Env): Config => {
     batchGroups: int(env, 'JDA_BATCH_GROUPS', BATCH_GROUPS_MAX, 1, BATCH_GROUPS_MAX),
     batchJobs: int(env, 'JDA_BATCH_JOBS', BATCH_JOBS_DEFAULT, 1, 1_000_000),
     wholeMonths: bool(env, 'JDA_WHOLE_MONTHS', true),
+    maxSourceMb: num(
+      env,
+      'JDA_MAX_SOURCE_MB',
+      num(env, 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', 1024, 128, 10240) / 40,
+      0.001,
+      10240,
+    ),
   };
 };
 
@@ -152,4 +166,5 @@ export const ENV = {
   batchGroups: 'JDA_BATCH_GROUPS',
   batchJobs: 'JDA_BATCH_JOBS',
   wholeMonths: 'JDA_WHOLE_MONTHS',
+  maxSourceMb: 'JDA_MAX_SOURCE_MB',
 } as const;

@@ -68,6 +68,7 @@ export const DEFAULT_SETTINGS: StepSettings = {
   batchJobs: 2000,
   // Most tests archive jobs of a few days past the cutoff; whole months are tested on their own.
   wholeMonths: false,
+  maxSourceMb: 25.6,
 };
 
 export interface ArchiverEnv {

@@ -16,6 +16,7 @@ export type StepSettings = Pick<
   | 'batchGroups'
   | 'batchJobs'
   | 'wholeMonths'
+  | 'maxSourceMb'
 >;
 
 /**

@@ -31,11 +31,19 @@ export type SourceRead =
     }
   | { readonly kind: 'quarantine'; readonly reason: string };
 
-/** What the listing alone already rules out (the dry run stops here). */
-export const listingProblem = (listed: readonly JobObject[]): string | null => {
+/**
+ * What the listing alone already rules out (the dry run stops here), before a byte is read: a key the
+ * writer never writes, an empty object, or one larger than `maxSourceBytes` — a flush object is
+ * decoded whole, and decoded JSON takes ~20× its gzip size in memory, so one giant object must not
+ * decide whether the function fits in its memory (settings: `maxSourceMb`).
+ */
+export const listingProblem = (listed: readonly JobObject[], maxSourceBytes: number): string | null => {
   for (const o of listed) {
     if (o.kind === 'other') return `unexpected key ${o.key}`;
     if (o.size === 0) return `empty object ${o.key} (0 bytes)`;
+    if (o.size > maxSourceBytes) {
+      return `oversize object ${o.key}: ${o.size} bytes, over the limit of ${maxSourceBytes} (JDA_MAX_SOURCE_MB)`;
+    }
   }
   return null;
 };
@@ -82,7 +90,7 @@ export const readJobSources = async (
   listed: readonly JobObject[],
   gate: Semaphore,
 ): Promise<SourceRead> => {
-  const problem = listingProblem(listed);
+  const problem = listingProblem(listed, deps.settings.maxSourceMb * 1024 * 1024);
   if (problem) return { kind: 'quarantine', reason: problem };
   let read: ReadObject[];
   try {
