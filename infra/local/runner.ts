@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { inspect } from 'node:util';
@@ -337,15 +338,17 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
   }
   const machine = new StateMachine(runnable as unknown as StateMachineDefinition);
   const captured = captureObservability();
-  const execution = machine.run((opts.input ?? {}) as never, {
-    overrides: { taskResourceLocalHandlers: localHandlers as never, retryIntervalOverrides },
-    context: {
-      Execution: {
-        Id: `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:jda-archiver:${executionName}`,
-        Name: executionName,
+  const execution = captured.within(() =>
+    machine.run((opts.input ?? {}) as never, {
+      overrides: { taskResourceLocalHandlers: localHandlers as never, retryIntervalOverrides },
+      context: {
+        Execution: {
+          Id: `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:jda-archiver:${executionName}`,
+          Name: executionName,
+        },
       },
-    },
-  });
+    }),
+  );
 
   const transitions = countTransitions(execution.eventLogs);
   // Read once the execution is over and its event log drained (the log ends with the execution).
@@ -412,40 +415,63 @@ const OBSERVABILITY_ENV = {
   POWERTOOLS_LOG_LEVEL: 'INFO',
 } as const;
 
+interface Capture {
+  readonly logs: Record<string, unknown>[];
+  readonly metrics: Record<string, unknown>[];
+}
+
+/** Which run a log line belongs to: the run whose execution the writing code was started from. */
+const captureScope = new AsyncLocalStorage<Capture>();
+const active = new Set<Capture>();
+let restore: (() => void) | undefined;
+
+const take = (...args: unknown[]) => {
+  const text = args.map((a) => (typeof a === 'string' ? a : inspect(a))).join(' ');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = { message: text };
+  }
+  const doc =
+    typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : { message: text };
+  const owner = captureScope.getStore();
+  for (const c of owner ? [owner] : active) ('_aws' in doc ? c.metrics : c.logs).push(doc);
+};
+
 /**
  * In Lambda, Powertools writes logs and EMF metrics to stdout, where CloudWatch takes them. In process,
  * the runner takes them instead, parsed: logs (level, message, keys) and metrics (`_aws` documents).
+ * Runs may overlap in one process (two executions at once): the console and environment are patched
+ * while any run is active, and each line goes to the run it was written from (AsyncLocalStorage).
  */
 const captureObservability = () => {
-  const logs: Record<string, unknown>[] = [];
-  const metrics: Record<string, unknown>[] = [];
-  const savedEnv = Object.fromEntries(Object.keys(OBSERVABILITY_ENV).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, OBSERVABILITY_ENV);
-  resetObservability();
-  const saved = CONSOLE_METHODS.map((m) => [m, console[m]] as const);
-  const take = (...args: unknown[]) => {
-    const text = args.map((a) => (typeof a === 'string' ? a : inspect(a))).join(' ');
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = { message: text };
-    }
-    const doc =
-      typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : { message: text };
-    ('_aws' in doc ? metrics : logs).push(doc);
-  };
-  for (const m of CONSOLE_METHODS) console[m] = take;
-  return {
-    logs,
-    metrics,
-    stop: () => {
+  const c: Capture = { logs: [], metrics: [] };
+  if (active.size === 0) {
+    const savedEnv = Object.fromEntries(Object.keys(OBSERVABILITY_ENV).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, OBSERVABILITY_ENV);
+    resetObservability();
+    const saved = CONSOLE_METHODS.map((m) => [m, console[m]] as const);
+    for (const m of CONSOLE_METHODS) console[m] = take;
+    restore = () => {
       for (const [m, fn] of saved) console[m] = fn;
       for (const [k, v] of Object.entries(savedEnv)) {
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;
       }
       resetObservability();
+    };
+  }
+  active.add(c);
+  return {
+    ...c,
+    within: <T>(fn: () => T): T => captureScope.run(c, fn),
+    stop: () => {
+      active.delete(c);
+      if (active.size === 0) {
+        restore?.();
+        restore = undefined;
+      }
     },
   };
 };
