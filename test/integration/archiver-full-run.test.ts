@@ -13,6 +13,7 @@ import { createJob, recordFlush } from '../../shared/jobs';
 import {
   type ArchiverEnv,
   archiverEnv,
+  pointHandlersAt,
   daysAgo,
   getBytes,
   hotState,
@@ -35,21 +36,15 @@ jest.setTimeout(240_000);
 
 let env: ArchiverEnv;
 let definition: StateMachineDefinition;
-const savedEnv = { ...process.env };
+let restoreEnv: () => void;
 
 beforeAll(async () => {
   definition = synthesizedDefinition();
   env = await archiverEnv();
-  // The handlers build their clients from config(); point them at this test's bucket and table.
-  process.env.ECOM_JOB_DETAILS_BUCKET = env.bucket;
-  process.env.ECOM_JOBS_TABLE = env.table;
-  resetDeps();
+  restoreEnv = pointHandlersAt(env);
 });
 
-afterAll(() => {
-  process.env = savedEnv;
-  resetDeps();
-});
+afterAll(() => restoreEnv());
 
 const runLocal = async (
   input: Record<string, unknown>,

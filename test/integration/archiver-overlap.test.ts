@@ -1,4 +1,3 @@
-import { resetDeps } from '../../functions/deps';
 import {
   runArchiverLocally,
   type StateMachineDefinition,
@@ -10,6 +9,7 @@ import { JobDetailsReader } from '../../shared/reader';
 import {
   type ArchiverEnv,
   archiverEnv,
+  pointHandlersAt,
   daysAgo,
   hotState,
   listKeys,
@@ -30,20 +30,15 @@ jest.setTimeout(240_000);
 
 let env: ArchiverEnv;
 let definition: StateMachineDefinition;
-const savedEnv = { ...process.env };
+let restoreEnv: () => void;
 
 beforeAll(async () => {
   definition = synthesizedDefinition();
   env = await archiverEnv();
-  process.env.ECOM_JOB_DETAILS_BUCKET = env.bucket;
-  process.env.ECOM_JOBS_TABLE = env.table;
-  resetDeps();
+  restoreEnv = pointHandlersAt(env);
 });
 
-afterAll(() => {
-  process.env = savedEnv;
-  resetDeps();
-});
+afterAll(() => restoreEnv());
 
 const seedFleet = async (): Promise<SeededJob[]> => {
   const jobs: SeededJob[] = [];

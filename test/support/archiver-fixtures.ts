@@ -31,6 +31,7 @@ import { plan } from '../../shared/archive/steps/plan';
 import { report } from '../../shared/archive/steps/report';
 import { tally } from '../../shared/archive/steps/tally';
 import { boundError } from '../../functions/bounded-errors';
+import { resetDeps } from '../../functions/deps';
 import type {
   ArchiveResult,
   CommitResult,
@@ -117,6 +118,21 @@ export const archiverEnv = async (settings: Partial<StepSettings> = {}): Promise
     withDeps: build,
   };
   return env;
+};
+
+/**
+ * Points the real handlers (functions/deps.ts builds its clients from config()) at this env's bucket
+ * and table, for runs of the synthesized state machine; returns what puts the environment back.
+ */
+export const pointHandlersAt = (env: ArchiverEnv): (() => void) => {
+  const saved = { ...process.env };
+  process.env.ECOM_JOB_DETAILS_BUCKET = env.bucket;
+  process.env.ECOM_JOBS_TABLE = env.table;
+  resetDeps();
+  return () => {
+    process.env = saved;
+    resetDeps();
+  };
 };
 
 export const DAY = 86_400_000;
