@@ -1,5 +1,5 @@
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { getDeps, resetDeps } from '../../functions/deps';
+import { getDeps } from '../../functions/deps';
 import {
   runArchiverLocally,
   type StateMachineDefinition,
