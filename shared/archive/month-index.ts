@@ -1,4 +1,5 @@
-import { gunzipSync, gzipSync } from 'fflate';
+import { gunzipSync as gunzipAll } from 'node:zlib';
+import { gzipSync } from 'fflate';
 import { CorruptObjectError } from '../errors';
 import { partKey } from './keys';
 import type { DetailCounts } from './records';
@@ -148,36 +149,125 @@ const slimEntry = (e: IndexedJob, partCommittedAt: string | undefined): Record<s
 };
 const stripRef = ({ ref: _ref, ...located }: Located & { ref?: string }): Located => located;
 
+/** Uncompressed JSON per block of job entries: a lookup reads one block, not the whole month. */
+export const INDEX_BLOCK_BYTES = 16 * 1024;
+
+/** Where a block of job entries sits: offset from the end of the header member, and its job id range. */
+export interface IndexBlock {
+  readonly first: string;
+  readonly last: string;
+  readonly offset: number;
+  readonly length: number;
+}
+
+const gzipLine = (value: unknown): Buffer =>
+  Buffer.from(gzipSync(Buffer.from(`${JSON.stringify(value)}\n`, 'utf8'), { level: 9, mtime: 0 }));
+
+const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /**
- * The index as stored: gzipped JSON (`Content-Encoding: gzip`) in the index@2 shape, since every lookup
- * reads it whole and it stays in Standard storage for good. Indexes written before (index@1, plain or
- * gzipped) are still read.
+ * The index as stored (index@2, `Content-Encoding: gzip`): JSONL in gzip members. The first member is
+ * the header — format, shop, month, parts — and either the jobs themselves (a month whose entries fit
+ * in one block) or `blocks`: the byte range and job id range of each further member, each holding
+ * the entries of a run of job ids in code-point order, ≤ INDEX_BLOCK_BYTES of JSON. `gzip -dc` reads
+ * it all; a lookup reads the header and one block (shared/reader/archive-reads.ts). Indexes written
+ * before (index@1, plain or gzipped JSON) are still read.
  */
 export const serializeMonthIndex = (index: MonthIndex): Buffer => {
   const committed = new Map(index.parts.map((p) => [p.name, p.committed_at]));
-  const jobs = Object.fromEntries(
-    Object.entries(index.jobs).map(([id, entries]) => [
-      id,
-      entries.map((e) => slimEntry(e, committed.get(e.part))),
-    ]),
-  );
   const parts = index.parts.map(({ key: _key, sha256: _digest, ...p }) => p);
-  const stored = { ...index, format: INDEX_FORMAT, parts, jobs };
-  return Buffer.from(gzipSync(Buffer.from(JSON.stringify(stored), 'utf8'), { level: 9, mtime: 0 }));
+  const { jobs: _jobs, ...head } = index;
+  const ids = Object.keys(index.jobs).sort(byCodePoint);
+  const chunks: Array<Record<string, unknown>> = [];
+  let current: Record<string, unknown> = {};
+  let size = 0;
+  for (const id of ids) {
+    const entries = jobEntries(index.jobs, id).map((e) => slimEntry(e, committed.get(e.part)));
+    const bytes = JSON.stringify(id).length + JSON.stringify(entries).length + 2;
+    if (size > 0 && size + bytes > INDEX_BLOCK_BYTES) {
+      chunks.push(current);
+      current = {};
+      size = 0;
+    }
+    current[id] = entries;
+    size += bytes;
+  }
+  if (size > 0 || chunks.length === 0) chunks.push(current);
+  if (chunks.length === 1) return gzipLine({ ...head, format: INDEX_FORMAT, parts, jobs: chunks[0] });
+  const members = chunks.map((jobs) => gzipLine({ jobs }));
+  let offset = 0;
+  const blocks: IndexBlock[] = chunks.map((jobs, i) => {
+    const keys = Object.keys(jobs);
+    const length = (members[i] as Buffer).length;
+    const b = { first: keys[0] as string, last: keys[keys.length - 1] as string, offset, length };
+    offset += length;
+    return b;
+  });
+  return Buffer.concat([gzipLine({ ...head, format: INDEX_FORMAT, parts, blocks }), ...members]);
 };
+
+/** The block of `blocks` that would hold `jobId` (by id range), if any. */
+export const blockOf = (blocks: readonly IndexBlock[], jobId: string): IndexBlock | undefined =>
+  blocks.find((b) => b.first <= jobId && jobId <= b.last);
 
 /** Object headers of a stored index. */
 export const MONTH_INDEX_HEADERS = { ContentType: 'application/json', ContentEncoding: 'gzip' } as const;
 
-/** Parses and checks an index read back from S3; malformed → CorruptObjectError naming the key. */
+/**
+ * Parses and checks an index read back from S3 — whole, or (a lookup) its header plus the blocks
+ * read; malformed → CorruptObjectError naming the key.
+ */
 export const parseMonthIndex = (bytes: Uint8Array, key: string): MonthIndex => {
   let value: unknown;
   try {
-    const text = bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes;
-    value = JSON.parse(Buffer.from(text).toString('utf8'));
+    if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+      // Every member: the header line, then one line per block of jobs.
+      const lines = gunzipAll(bytes)
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '');
+      const [header, ...blocks] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      value = mergeBlocks(header, blocks);
+    } else value = JSON.parse(Buffer.from(bytes).toString('utf8'));
   } catch (err) {
     throw new CorruptObjectError(key, 'index is not (gzipped) JSON', { cause: err });
   }
+  return checkIndex(value, key);
+};
+
+/** The header of a blocked index with the jobs of the blocks given (a lookup's partial view). */
+export const mergeBlocks = (
+  header: Record<string, unknown> | undefined,
+  blocks: readonly Record<string, unknown>[],
+): unknown => {
+  if (!header) return header;
+  const { blocks: _directory, ...rest } = header;
+  const jobs: Record<string, unknown> = { ...((header.jobs as Record<string, unknown> | undefined) ?? {}) };
+  for (const b of blocks) Object.assign(jobs, b.jobs as Record<string, unknown>);
+  return { ...rest, jobs };
+};
+
+/** The header member of a blocked index (what a lookup reads first). */
+export const parseIndexHeader = (
+  member: Uint8Array,
+  key: string,
+): { header: Record<string, unknown>; blocks: IndexBlock[] } => {
+  let header: unknown;
+  try {
+    header = JSON.parse(gunzipAll(member).toString('utf8'));
+  } catch (err) {
+    throw new CorruptObjectError(key, 'index header is not gzipped JSON', { cause: err });
+  }
+  if (!header || typeof header !== 'object')
+    throw new CorruptObjectError(key, 'index header is not an object');
+  const h = header as Record<string, unknown>;
+  const blocks = (h.blocks ?? []) as IndexBlock[];
+  if (!Array.isArray(blocks)) throw new CorruptObjectError(key, 'index blocks must be a list');
+  return { header: h, blocks };
+};
+
+/** Checks a parsed index value (whole, or a lookup's header + blocks). */
+export const checkIndex = (value: unknown, key: string): MonthIndex => {
   const v = value as Partial<MonthIndex> | null;
   if (!v || typeof v !== 'object' || (v.format !== INDEX_FORMAT && v.format !== INDEX_FORMAT_V1)) {
     throw new CorruptObjectError(key, `not a ${INDEX_FORMAT} (or @1) document`);

@@ -1,9 +1,18 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { monthIndexKey, shopIndexPrefix } from '../archive/keys';
-import { parseMonthIndex } from '../archive/month-index';
+import { gunzipSync } from 'node:zlib';
+import { gzipMemberLength } from '../archive/member-scan';
+import {
+  blockOf,
+  checkIndex,
+  type MonthIndex,
+  mergeBlocks,
+  parseIndexHeader,
+  parseMonthIndex,
+} from '../archive/month-index';
 import { mapLimit } from '../concurrency';
 import { ArchiveNotRestoredError, CorruptObjectError } from '../errors';
-import { isNotFound, listAll, normalizeEtag } from '../s3/objects';
+import { isNotFound, isPreconditionFailed, listAll, normalizeEtag } from '../s3/objects';
 import { type ArchiveEntry, entriesFromIndex, newestIndexMonths } from './entries';
 import { isInvalidObjectState, restoreOnce } from './glacier';
 import type { ResolvedQuery } from './query';
@@ -24,6 +33,71 @@ export interface MonthRead {
 const statusOf = (err: unknown): number | undefined =>
   (err as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
 
+/**
+ * Bytes of an index a lookup asks for first: a month whose whole index fits (most: ~45 bytes a job
+ * once compressed) costs one GET; a larger one is read as its header member plus the one block that
+ * can hold the job — one more ranged GET, whatever the month's size.
+ */
+export const INDEX_PREFIX_BYTES = 32 * 1024;
+
+const getRange = async (
+  ctx: ReadContext,
+  key: string,
+  range: string | undefined,
+  cond: { ifNoneMatch?: string; ifMatch?: string } = {},
+) => {
+  const out = await ctx.s3.send(
+    new GetObjectCommand({
+      Bucket: ctx.bucket,
+      Key: key,
+      ...(range ? { Range: range } : {}),
+      ...(cond.ifNoneMatch ? { IfNoneMatch: `"${cond.ifNoneMatch}"` } : {}),
+      ...(cond.ifMatch ? { IfMatch: `"${cond.ifMatch}"` } : {}),
+    }),
+  );
+  const bytes = out.Body ? await out.Body.transformToByteArray() : new Uint8Array(0);
+  ctx.tally.received(bytes.length);
+  const total = Number(/\/(\d+)$/.exec(out.ContentRange ?? '')?.[1] ?? bytes.length);
+  return { bytes, etag: normalizeEtag(out.ETag), total };
+};
+
+/** The index as a lookup of `jobId` needs it: whole when it fits the first read, else header + one block. */
+const lookupIndex = async (
+  ctx: ReadContext,
+  key: string,
+  jobId: string,
+  first: { bytes: Uint8Array; total: number; etag: string },
+): Promise<MonthIndex> => {
+  if (first.bytes.length >= first.total) return parseMonthIndex(first.bytes, key);
+  // Later reads are of the same version (If-Match): offsets from one version never index another.
+  const same = { ifMatch: first.etag };
+  const whole = async () => parseMonthIndex((await getRange(ctx, key, undefined, same)).bytes, key);
+  const head = gzipMemberLength(Buffer.from(first.bytes));
+  if (!('length' in head)) {
+    if ('bad' in head) throw new CorruptObjectError(key, `index header: ${head.bad}`);
+    return whole(); // a header longer than the first read (a very long parts list)
+  }
+  const { header, blocks } = parseIndexHeader(first.bytes.subarray(0, head.length), key);
+  if (blocks.length === 0) return whole();
+  const block = blockOf(blocks, jobId);
+  if (!block) return checkIndex(mergeBlocks(header, []), key);
+  const start = head.length + block.offset;
+  const end = start + block.length;
+  const bytes =
+    end <= first.bytes.length
+      ? first.bytes.subarray(start, end)
+      : (await getRange(ctx, key, `bytes=${start}-${end - 1}`, same)).bytes;
+  let jobs: Record<string, unknown>;
+  try {
+    jobs = JSON.parse(Buffer.from(gunzipSync(bytes)).toString('utf8')) as Record<string, unknown>;
+  } catch (err) {
+    throw new CorruptObjectError(key, `index block ${block.first}…${block.last} is not gzipped JSON`, {
+      cause: err,
+    });
+  }
+  return checkIndex(mergeBlocks(header, [jobs]), key);
+};
+
 /** GET one month index; with `ifNoneMatch`, an unchanged index answers 304 and 'unchanged' is returned. */
 const readMonthIndex = async (
   ctx: ReadContext,
@@ -32,29 +106,34 @@ const readMonthIndex = async (
   ifNoneMatch?: string,
 ): Promise<MonthRead | 'unchanged'> => {
   const key = monthIndexKey(q.shopId, month);
-  let bytes: Uint8Array;
-  let etag: string;
-  try {
-    const out = await ctx.s3.send(
-      new GetObjectCommand({
-        Bucket: ctx.bucket,
-        Key: key,
-        ...(ifNoneMatch ? { IfNoneMatch: `"${ifNoneMatch}"` } : {}),
-      }),
-    );
-    bytes = out.Body ? await out.Body.transformToByteArray() : new Uint8Array(0);
-    etag = normalizeEtag(out.ETag);
-  } catch (err) {
-    if (ifNoneMatch && statusOf(err) === 304) return 'unchanged';
-    if (isNotFound(err)) return { month, key, etag: null, entries: [] };
-    throw err;
+  let first: { bytes: Uint8Array; etag: string; total: number };
+  let index: MonthIndex;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      first = await getRange(
+        ctx,
+        key,
+        `bytes=0-${INDEX_PREFIX_BYTES - 1}`,
+        ifNoneMatch ? { ifNoneMatch } : {},
+      );
+    } catch (err) {
+      if (ifNoneMatch && statusOf(err) === 304) return 'unchanged';
+      if (isNotFound(err)) return { month, key, etag: null, entries: [] };
+      throw err;
+    }
+    try {
+      index = await lookupIndex(ctx, key, q.jobId, first);
+      break;
+    } catch (err) {
+      // Rewritten between the header read and the block read: read the new version.
+      if (attempt < 3 && isPreconditionFailed(err)) continue;
+      throw err;
+    }
   }
-  ctx.tally.received(bytes.length);
-  const index = parseMonthIndex(bytes, key);
   return {
     month,
     key,
-    etag,
+    etag: first.etag,
     entries: entriesFromIndex(index, { indexKey: key, shopId: q.shopId, month }, q.jobId),
   };
 };

@@ -5,7 +5,10 @@ import {
   INDEX_FORMAT_V1,
   type IndexedJob,
   type IndexedPart,
+  blockOf,
   jobEntries,
+  type MonthIndex,
+  parseIndexHeader,
   latestEntry,
   markDeleted,
   parseMonthIndex,
@@ -13,6 +16,7 @@ import {
   serializeMonthIndex,
 } from '../../shared/archive/month-index';
 import { gunzipSync } from 'node:zlib';
+import { gzipMemberLength } from '../../shared/archive/member-scan';
 import { CorruptObjectError } from '../../shared/errors';
 
 const part = (name: string): IndexedPart => ({
@@ -145,5 +149,43 @@ describe('month index', () => {
     expect(() => parseMonthIndex(Buffer.from(text), 'job-details-index/s/m/index.json')).toThrow(
       'job-details-index/s/m/index.json',
     );
+  });
+});
+
+describe('blocked index@2 (a month too large for one block)', () => {
+  const many = (n: number): MonthIndex => {
+    const jobs: Record<string, IndexedJob> = {};
+    for (let i = 0; i < n; i++) jobs[`job-${String(i).padStart(5, '0')}`] = entry(P1, { offset: i * 10 });
+    return commitPart(emptyMonthIndex('s', '2026-01', 't0'), part(P1), jobs, 't1');
+  };
+
+  it('stores a header member with the block directory, then one member per block of ≤ 16 KB of JSON', () => {
+    const idx = many(2000);
+    const bytes = serializeMonthIndex(idx);
+    const head = gzipMemberLength(bytes);
+    if (!('length' in head)) throw new Error('no header member');
+    const { header, blocks } = parseIndexHeader(bytes.subarray(0, head.length), 'k');
+    expect(header.jobs).toBeUndefined();
+    expect(blocks.length).toBeGreaterThan(5);
+    // Blocks tile the rest of the object, in job id order.
+    expect(blocks.reduce((n, b) => n + b.length, 0)).toBe(bytes.length - head.length);
+    for (const [i, b] of blocks.entries()) {
+      if (i > 0) expect(b.first > (blocks[i - 1]?.last ?? '')).toBe(true);
+      const json = gunzipSync(bytes.subarray(head.length + b.offset, head.length + b.offset + b.length));
+      expect(json.length).toBeLessThanOrEqual(16 * 1024 + 64); // the block's entries + its {"jobs":…} line
+      const ids = Object.keys(JSON.parse(json.toString()).jobs);
+      expect([ids[0], ids.at(-1)]).toEqual([b.first, b.last]);
+    }
+    // The block a job id falls in holds it; an id outside every range has none.
+    expect((blockOf(blocks, 'job-01234')?.first ?? 'z') <= 'job-01234').toBe(true);
+    expect(blockOf(blocks, 'zzz')).toBeUndefined();
+  });
+
+  it('reads back whole (gzip -dc gives every member) to the same index', () => {
+    const idx = many(2000);
+    const back = parseMonthIndex(serializeMonthIndex(idx), 'k');
+    expect(Object.keys(back.jobs)).toHaveLength(2000);
+    expect(back.jobs['job-01999']?.[0]).toMatchObject({ offset: 19990, part: P1, committed_at: 't' });
+    expect(back.parts).toEqual(parseMonthIndex(serializeMonthIndex(many(1)), 'k').parts);
   });
 });
