@@ -150,7 +150,7 @@ const slimEntry = (e: IndexedJob, partCommittedAt: string | undefined): Record<s
 const stripRef = ({ ref: _ref, ...located }: Located & { ref?: string }): Located => located;
 
 /** Uncompressed JSON per block of job entries: a lookup reads one block, not the whole month. */
-export const INDEX_BLOCK_BYTES = 16 * 1024;
+export const INDEX_BLOCK_BYTES = 64 * 1024;
 
 /** Where a block of job entries sits: offset from the end of the header member, and its job id range. */
 export interface IndexBlock {
