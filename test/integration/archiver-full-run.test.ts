@@ -1,19 +1,13 @@
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { getDeps } from '../../functions/deps';
-import {
-  runArchiverLocally,
-  type StateMachineDefinition,
-  synthesizedDefinition,
-} from '../../infra/local/runner';
+import { runArchiverLocally } from '../../infra/local/runner';
 import { HOT_PREFIX, INDEX_PREFIX, COLD_PREFIX } from '../../shared/archive/keys';
 import type { JobRecord, PartRecord, PlatformDataRecord } from '../../shared/archive/records';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { jobPrefix } from '../../shared/details';
 import { createJob, recordFlush } from '../../shared/jobs';
 import {
-  type ArchiverEnv,
-  archiverEnv,
-  pointHandlersAt,
+  setUpMachineRuns,
   daysAgo,
   getBytes,
   hotState,
@@ -34,23 +28,13 @@ import {
  */
 jest.setTimeout(240_000);
 
-let env: ArchiverEnv;
-let definition: StateMachineDefinition;
-let restoreEnv: () => void;
-
-beforeAll(async () => {
-  definition = synthesizedDefinition();
-  env = await archiverEnv();
-  restoreEnv = pointHandlersAt(env);
-});
-
-afterAll(() => restoreEnv());
+const runs = setUpMachineRuns();
 
 const runLocal = async (
   input: Record<string, unknown>,
   expectInvocations?: Record<string, number>,
 ): Promise<RunReport> => {
-  const r = await runArchiverLocally({ input, definition });
+  const r = await runArchiverLocally({ input, definition: runs.definition });
   expect(r.unexpectedErrors).toEqual([]);
   expect(r.handlerErrors).toEqual([]);
   expect(r.status).toBe('SUCCEEDED');
@@ -65,24 +49,24 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
   const m2 = inMonth(2, 10);
   const m3 = inMonth(3, 12);
   const old: SeededJob[] = [
-    await seedTerminalJob(env, { shopId: 'shop-a', completedAt: m2, status: 'FAILED', flushes: 3 }),
-    await seedTerminalJob(env, { shopId: 'shop-a', completedAt: inMonth(2, 11), status: 'CONFLICT' }),
-    await seedTerminalJob(env, {
+    await seedTerminalJob(runs.env, { shopId: 'shop-a', completedAt: m2, status: 'FAILED', flushes: 3 }),
+    await seedTerminalJob(runs.env, { shopId: 'shop-a', completedAt: inMonth(2, 11), status: 'CONFLICT' }),
+    await seedTerminalJob(runs.env, {
       shopId: 'shop-a',
       completedAt: m3,
       status: 'COMPLETED',
       platformData: { indexer: { v: 2 } },
     }),
-    await seedTerminalJob(env, { shopId: 'shop-b', completedAt: inMonth(2, 3), status: 'FAILED' }),
+    await seedTerminalJob(runs.env, { shopId: 'shop-b', completedAt: inMonth(2, 3), status: 'FAILED' }),
     // No hot objects at all: it still gets a record documenting the job.
-    await seedTerminalJob(env, {
+    await seedTerminalJob(runs.env, {
       shopId: 'shop-b',
       completedAt: inMonth(2, 4),
       status: 'COMPLETED',
       platformData: null,
       withDetails: false,
     }),
-    await seedTerminalJob(env, {
+    await seedTerminalJob(runs.env, {
       shopId: 'shop-c.myshopify.com',
       completedAt: inMonth(3, 20),
       status: 'FAILED',
@@ -90,15 +74,15 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
     }),
   ];
   // Not eligible: completed yesterday, and one still running.
-  const recent = await seedTerminalJob(env, { shopId: 'shop-a', completedAt: daysAgo(1) });
+  const recent = await seedTerminalJob(runs.env, { shopId: 'shop-a', completedAt: daysAgo(1) });
   const running = await createJob(
-    env.ddb,
-    env.table,
+    runs.env.ddb,
+    runs.env.table,
     { shopId: 'shop-a', jobType: 'full_sync', platform: 'shopify', totalItems: 100 },
     { now: inMonth(3, 1) },
   );
   const runningFlush = await recordFlush(
-    { ddb: env.ddb, table: env.table, detailsWriter: env.store },
+    { ddb: runs.env.ddb, table: runs.env.table, detailsWriter: runs.env.store },
     { shopId: 'shop-a', jobId: running.jobId, totalItems: 100 },
     {
       chunkIds: ['p0'],
@@ -111,8 +95,8 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
   const before = new Map<string, Awaited<ReturnType<typeof hotState>>>();
   const hotBytes = new Map<string, number>();
   for (const j of old) {
-    before.set(j.jobId, await hotState(env, j.jobId));
-    for (const k of j.keys) hotBytes.set(k, (await getBytes(env.s3, env.bucket, k)).length);
+    before.set(j.jobId, await hotState(runs.env, j.jobId));
+    for (const k of j.keys) hotBytes.set(k, (await getBytes(runs.env.s3, runs.env.bucket, k)).length);
   }
 
   const out = await runLocal(
@@ -146,14 +130,14 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
   expect(out.requests).toEqual(getDeps().meter.total);
   expect(out.requests.dynamodb).toBe(3 + 4); // a Query per terminal status + a BatchGetItem per group
   // The stored report is the same run.
-  const stored = JSON.parse((await getBytes(env.s3, env.bucket, out.reportKey)).toString('utf8'));
+  const stored = JSON.parse((await getBytes(runs.env.s3, runs.env.bucket, out.reportKey)).toString('utf8'));
   expect(stored).toMatchObject({ runId: out.runId, jobsArchived: old.length, partsWritten: 4 });
 
   let bytesOut = 0;
   for (const g of groups) {
     const [shopId, month] = g.split(' ') as [string, string];
     const jobs = old.filter((j) => groupKey(j) === g);
-    const index = await readIndex(env, shopId, month);
+    const index = await readIndex(runs.env, shopId, month);
     expect(index?.parts).toHaveLength(1);
     const part = index?.parts[0];
     if (!index || !part) throw new Error('no index');
@@ -162,10 +146,10 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
     expect(Object.keys(index.jobs).sort()).toEqual(jobs.map((j) => j.jobId).sort());
 
     // The part as a whole: `gzip -dc` gives the header, then platform data before the jobs using it.
-    const whole = await getBytes(env.s3, env.bucket, part.key);
+    const whole = await getBytes(runs.env.s3, runs.env.bucket, part.key);
     expect(whole.length).toBe(part.size); // index@2 names a part by size + ETag (verify checked its digest)
     expect(part.sha256).toBeUndefined();
-    const lines = await partLines(env, part.key);
+    const lines = await partLines(runs.env, part.key);
     expect(lines[0]).toMatchObject({
       type: 'part',
       shop_id: shopId,
@@ -185,7 +169,7 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
       expect(e.deleted_at).not.toBeNull();
       expect(e.sources).toEqual([]); // deleted: the manifest stays in the part record only
       // Each member alone, by its range.
-      const member = await memberAt(env, part.key, e);
+      const member = await memberAt(runs.env, part.key, e);
       expect(e.sha256).toBeUndefined(); // index@2 keeps no record digest (the block's CRC-32 guards it)
       const rec = member.record as JobRecord;
       expect(rec).toMatchObject({ type: 'job', job_id: j.jobId, shop_id: shopId });
@@ -194,7 +178,7 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
       expect(rec.sources.map((s) => [s.key, s.size])).toEqual(j.keys.map((k) => [k, hotBytes.get(k)]));
       if (hot?.platformData) {
         expect(e.platform_data).not.toBeNull();
-        const pd = await memberAt(env, part.key, e.platform_data ?? { offset: 0, length: 0 });
+        const pd = await memberAt(runs.env, part.key, e.platform_data ?? { offset: 0, length: 0 });
         expect((pd.record as PlatformDataRecord).data).toEqual(hot.platformData);
         expect(rec.platform_data_ref).toBe((pd.record as PlatformDataRecord).ref);
       } else {
@@ -202,28 +186,30 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
         expect(rec.platform_data_ref).toBeNull();
       }
       // The hot prefix is gone.
-      expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual([]);
+      expect(await listKeys(runs.env.s3, runs.env.bucket, jobPrefix(j.jobId))).toEqual([]);
     }
   }
   expect(out.bytesOut).toBe(bytesOut);
 
   // Untouched: the recent job, the running job; and no staging docs are left.
-  expect(await listKeys(env.s3, env.bucket, jobPrefix(recent.jobId))).toEqual(recent.keys);
-  expect(await listKeys(env.s3, env.bucket, jobPrefix(running.jobId))).toEqual([runningFlush.detailsKey]);
-  const index = await listKeys(env.s3, env.bucket, INDEX_PREFIX);
+  expect(await listKeys(runs.env.s3, runs.env.bucket, jobPrefix(recent.jobId))).toEqual(recent.keys);
+  expect(await listKeys(runs.env.s3, runs.env.bucket, jobPrefix(running.jobId))).toEqual([
+    runningFlush.detailsKey,
+  ]);
+  const index = await listKeys(runs.env.s3, runs.env.bucket, INDEX_PREFIX);
   expect(index.filter((k) => k.includes('/pending/'))).toEqual([]);
 
   // ----- a second run after new jobs appear: a NEW part; the first part's bytes are untouched -----
-  const first = await readIndex(env, 'shop-a', monthOfDate(m2));
+  const first = await readIndex(runs.env, 'shop-a', monthOfDate(m2));
   const firstPart = first?.parts[0];
   if (!firstPart) throw new Error('no first part');
-  const firstBytes = await getBytes(env.s3, env.bucket, firstPart.key);
-  const late = await seedTerminalJob(env, {
+  const firstBytes = await getBytes(runs.env.s3, runs.env.bucket, firstPart.key);
+  const late = await seedTerminalJob(runs.env, {
     shopId: 'shop-a',
     completedAt: inMonth(2, 20),
     status: 'FAILED',
   });
-  const lateHot = await hotState(env, late.jobId);
+  const lateHot = await hotState(runs.env, late.jobId);
 
   const total = getDeps().meter.total;
   const counted = { ...total, byType: { ...total.byType } };
@@ -247,39 +233,39 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
     objectsDeleted: late.keys.length,
     groupsOk: 4,
   });
-  const after = await readIndex(env, 'shop-a', monthOfDate(m2));
+  const after = await readIndex(runs.env, 'shop-a', monthOfDate(m2));
   expect(after?.parts.map((p) => p.name)).toEqual([firstPart.name, expect.any(String)]);
   expect(after?.parts[0]).toEqual(firstPart);
-  const head = await env.s3.send(new HeadObjectCommand({ Bucket: env.bucket, Key: firstPart.key }));
+  const head = await runs.env.s3.send(new HeadObjectCommand({ Bucket: runs.env.bucket, Key: firstPart.key }));
   expect(head.ETag?.replace(/"/g, '')).toBe(firstPart.etag);
-  expect(sha256(await getBytes(env.s3, env.bucket, firstPart.key))).toBe(sha256(firstBytes));
+  expect(sha256(await getBytes(runs.env.s3, runs.env.bucket, firstPart.key))).toBe(sha256(firstBytes));
   for (const j of old.filter((o) => groupKey(o) === `shop-a ${monthOfDate(m2)}`)) {
     expect(after?.jobs[j.jobId]).toEqual(first?.jobs[j.jobId]);
   }
   const newPart = after?.parts[1];
   if (!newPart) throw new Error('no second part');
-  const newRecords = (await partLines(env, newPart.key)).filter((r: PartRecord) => r.type === 'job');
+  const newRecords = (await partLines(runs.env, newPart.key)).filter((r: PartRecord) => r.type === 'job');
   expect(newRecords.map((r) => (r as JobRecord).job_id)).toEqual([late.jobId]);
   const lateEntry = after?.jobs[late.jobId]?.[0];
   if (!lateEntry) throw new Error('no entry');
-  expect(((await memberAt(env, newPart.key, lateEntry)).record as JobRecord).details).toEqual(
+  expect(((await memberAt(runs.env, newPart.key, lateEntry)).record as JobRecord).details).toEqual(
     lateHot.details,
   );
   // Exactly one part per group and run: groups with nothing new got none.
-  expect((await listKeys(env.s3, env.bucket, COLD_PREFIX)).length).toBe(5);
-  expect((await listKeys(env.s3, env.bucket, HOT_PREFIX)).sort()).toEqual(
+  expect((await listKeys(runs.env.s3, runs.env.bucket, COLD_PREFIX)).length).toBe(5);
+  expect((await listKeys(runs.env.s3, runs.env.bucket, HOT_PREFIX)).sort()).toEqual(
     [...recent.keys, runningFlush.detailsKey].sort(),
   );
 });
 
 test('a dry run through the state machine writes nothing but its own run scratch', async () => {
-  await seedTerminalJob(env, { shopId: 'shop-d', completedAt: inMonth(2, 5) });
+  await seedTerminalJob(runs.env, { shopId: 'shop-d', completedAt: inMonth(2, 5) });
   const outside = async () =>
-    (await listKeys(env.s3, env.bucket, '')).filter((k) => !k.startsWith('job-details-runs/'));
+    (await listKeys(runs.env.s3, runs.env.bucket, '')).filter((k) => !k.startsWith('job-details-runs/'));
   const snapshot = await outside();
   const etags = await Promise.all(
     snapshot.map(
-      async (k) => (await env.s3.send(new HeadObjectCommand({ Bucket: env.bucket, Key: k }))).ETag,
+      async (k) => (await runs.env.s3.send(new HeadObjectCommand({ Bucket: runs.env.bucket, Key: k }))).ETag,
     ),
   );
 
@@ -288,7 +274,7 @@ test('a dry run through the state machine writes nothing but its own run scratch
   expect(await outside()).toEqual(snapshot);
   const etagsAfter = await Promise.all(
     snapshot.map(
-      async (k) => (await env.s3.send(new HeadObjectCommand({ Bucket: env.bucket, Key: k }))).ETag,
+      async (k) => (await runs.env.s3.send(new HeadObjectCommand({ Bucket: runs.env.bucket, Key: k }))).ETag,
     ),
   );
   expect(etagsAfter).toEqual(etags);

@@ -1,15 +1,9 @@
-import {
-  runArchiverLocally,
-  type StateMachineDefinition,
-  synthesizedDefinition,
-} from '../../infra/local/runner';
+import { runArchiverLocally } from '../../infra/local/runner';
 import { parsePartKey } from '../../shared/archive/keys';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { JobDetailsReader } from '../../shared/reader';
 import {
-  type ArchiverEnv,
-  archiverEnv,
-  pointHandlersAt,
+  setUpMachineRuns,
   daysAgo,
   hotState,
   listKeys,
@@ -28,40 +22,30 @@ import {
  */
 jest.setTimeout(240_000);
 
-let env: ArchiverEnv;
-let definition: StateMachineDefinition;
-let restoreEnv: () => void;
-
-beforeAll(async () => {
-  definition = synthesizedDefinition();
-  env = await archiverEnv();
-  restoreEnv = pointHandlersAt(env);
-});
-
-afterAll(() => restoreEnv());
+const machine = setUpMachineRuns();
 
 const seedFleet = async (): Promise<SeededJob[]> => {
   const jobs: SeededJob[] = [];
   for (const shopId of ['ov-a', 'ov-b', 'ov-c']) {
     for (const days of [40, 50, 70])
-      jobs.push(await seedTerminalJob(env, { shopId, completedAt: daysAgo(days), flushes: 2 }));
+      jobs.push(await seedTerminalJob(machine.env, { shopId, completedAt: daysAgo(days), flushes: 2 }));
   }
   return jobs;
 };
 
 /** Every part stored is in its month index, and each job has exactly one (undeleted or deleted) entry. */
 const expectConsistent = async (jobs: readonly SeededJob[]) => {
-  for (const key of await listKeys(env.s3, env.bucket, 'job-details-cold/')) {
+  for (const key of await listKeys(machine.env.s3, machine.env.bucket, 'job-details-cold/')) {
     const p = parsePartKey(key);
     if (!p) throw new Error(`not a part key: ${key}`);
-    const index = await readIndex(env, p.shopId, p.month);
+    const index = await readIndex(machine.env, p.shopId, p.month);
     expect(index?.parts.map((x) => x.name)).toContain(p.partName);
   }
-  expect(await listKeys(env.s3, env.bucket, 'job-details-index/')).not.toEqual(
+  expect(await listKeys(machine.env.s3, machine.env.bucket, 'job-details-index/')).not.toEqual(
     expect.arrayContaining([expect.stringMatching(/\/pending\//)]),
   );
   for (const j of jobs) {
-    const index = await readIndex(env, j.shopId, j.completedAt.slice(0, 7));
+    const index = await readIndex(machine.env, j.shopId, j.completedAt.slice(0, 7));
     expect(index?.jobs[j.jobId]).toHaveLength(1);
   }
 };
@@ -69,15 +53,15 @@ const expectConsistent = async (jobs: readonly SeededJob[]) => {
 test('two runs at once, same and different cutoffs: every part committed, every job once, readers see each job as before', async () => {
   const jobs = await seedFleet();
   const before = new Map<string, Awaited<ReturnType<typeof hotState>>>();
-  for (const j of jobs) before.set(j.jobId, await hotState(env, j.jobId));
+  for (const j of jobs) before.set(j.jobId, await hotState(machine.env, j.jobId));
 
   // Same cutoff, the default grace period: both may archive and commit the same groups. (Deletes wait
   // for the grace period, which is why it must outlast a run: a delete racing another run's read of
   // the same objects would make that run quarantine or fail the job — loudly, and the next run
   // converges — but there is no reason to provoke it.)
   const same = await Promise.all([
-    runArchiverLocally({ definition, input: { olderThanDays: 30, graceHours: 1 } }),
-    runArchiverLocally({ definition, input: { olderThanDays: 30, graceHours: 1 } }),
+    runArchiverLocally({ definition: machine.definition, input: { olderThanDays: 30, graceHours: 1 } }),
+    runArchiverLocally({ definition: machine.definition, input: { olderThanDays: 30, graceHours: 1 } }),
   ]);
   for (const r of same) {
     expect(r.unexpectedErrors).toEqual([]);
@@ -89,10 +73,10 @@ test('two runs at once, same and different cutoffs: every part committed, every 
 
   // Different cutoffs, after more jobs came due.
   const more = await seedFleet();
-  for (const j of more) before.set(j.jobId, await hotState(env, j.jobId));
+  for (const j of more) before.set(j.jobId, await hotState(machine.env, j.jobId));
   const runs = await Promise.all([
-    runArchiverLocally({ definition, input: { olderThanDays: 30, graceHours: 1 } }),
-    runArchiverLocally({ definition, input: { olderThanDays: 60, graceHours: 1 } }),
+    runArchiverLocally({ definition: machine.definition, input: { olderThanDays: 30, graceHours: 1 } }),
+    runArchiverLocally({ definition: machine.definition, input: { olderThanDays: 60, graceHours: 1 } }),
   ]);
   for (const r of runs) {
     expect(r.unexpectedErrors).toEqual([]);
@@ -102,11 +86,14 @@ test('two runs at once, same and different cutoffs: every part committed, every 
 
   // A run with no grace period deletes the sources of everything committed: nothing is left hot,
   // and each job reads back from the archive exactly as it was.
-  const last = await runArchiverLocally({ definition, input: { olderThanDays: 30, graceHours: 0 } });
+  const last = await runArchiverLocally({
+    definition: machine.definition,
+    input: { olderThanDays: 30, graceHours: 0 },
+  });
   expect(last.status).toBe('SUCCEEDED');
-  const reader = new JobDetailsReader(env.s3, env.bucket);
+  const reader = new JobDetailsReader(machine.env.s3, machine.env.bucket);
   for (const j of [...jobs, ...more]) {
-    expect(await listKeys(env.s3, env.bucket, `job-details/${j.jobId}/`)).toEqual([]);
+    expect(await listKeys(machine.env.s3, machine.env.bucket, `job-details/${j.jobId}/`)).toEqual([]);
     const read = await reader.readAllDetails({
       shopId: j.shopId,
       jobId: j.jobId,

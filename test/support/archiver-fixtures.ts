@@ -32,6 +32,7 @@ import { report } from '../../shared/archive/steps/report';
 import { tally } from '../../shared/archive/steps/tally';
 import { boundError } from '../../functions/bounded-errors';
 import { resetDeps } from '../../functions/deps';
+import { type StateMachineDefinition, synthesizedDefinition } from '../../infra/local/runner';
 import type {
   ArchiveResult,
   CommitResult,
@@ -133,6 +134,23 @@ export const pointHandlersAt = (env: ArchiverEnv): (() => void) => {
     process.env = saved;
     resetDeps();
   };
+};
+
+/**
+ * For a test file that runs the synthesized state machine over the real handlers: synthesizes the
+ * definition once, makes a fresh env, points the handlers at it, and puts the environment back after.
+ * The returned object is filled in `beforeAll`.
+ */
+export const setUpMachineRuns = (): { env: ArchiverEnv; definition: StateMachineDefinition } => {
+  const ctx = {} as { env: ArchiverEnv; definition: StateMachineDefinition };
+  let restore: (() => void) | undefined;
+  beforeAll(async () => {
+    ctx.definition = synthesizedDefinition();
+    ctx.env = await archiverEnv();
+    restore = pointHandlersAt(ctx.env);
+  });
+  afterAll(() => restore?.());
+  return ctx;
 };
 
 export const DAY = 86_400_000;
