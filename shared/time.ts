@@ -93,6 +93,13 @@ export const parseTimestamp = (field: string, value: unknown): UtcTime => {
 /** Parses when accepted, else null (for callers that report the problem themselves). */
 export const tryParseTimestamp = (value: unknown): UtcTime | null => parse(value).time;
 
+/**
+ * An archived attribute's time: normalized when it parses, else kept as written (the row keeps the
+ * original either way; the archiver and the part reader must agree on this one rule).
+ */
+export const normalizedOrAsIs = (value: string | null): string | null =>
+  value === null ? null : (tryParseTimestamp(value)?.iso ?? value);
+
 /** The normalized form of an accepted timestamp (throws like parseTimestamp). */
 export const normalizeTimestamp = (field: string, value: unknown): string => parseTimestamp(field, value).iso;
 

@@ -1,4 +1,4 @@
-import { tryParseTimestamp } from '../time';
+import { normalizedOrAsIs } from '../time';
 import type { JobDetails, JsonObject } from '../details';
 
 /**
@@ -116,10 +116,7 @@ const rowStr = (row: Row, f: string): string | null =>
   typeof row[f] === 'string' ? (row[f] as string) : null;
 const rowNum = (row: Row, f: string): number | null =>
   typeof row[f] === 'number' && Number.isFinite(row[f]) ? (row[f] as number) : null;
-const rowTime = (row: Row, f: string): string | null => {
-  const v = rowStr(row, f);
-  return v === null ? null : (tryParseTimestamp(v)?.iso ?? v);
-};
+const rowTime = (row: Row, f: string): string | null => normalizedOrAsIs(rowStr(row, f));
 
 /** The job meta a row implies (timestamps normalized as the archiver normalizes them). */
 export const metaFromRow = (row: Row): ArchivedJobMeta => ({

@@ -1,7 +1,7 @@
 import { type JobDetails, type JsonObject, mergeAllJobDetails } from '../../details';
 import { type InlineDetails, parseInlineDetails } from '../../details/inline';
 import { type ArchivableRow, archivableRow, itemToJson } from '../../jobs/row-json';
-import { tryParseTimestamp } from '../../time';
+import { normalizedOrAsIs } from '../../time';
 import { latestEntry, type MonthIndex } from '../month-index';
 import type { ArchivedJobMeta } from '../records';
 import type { JobRowSnapshot } from './job-rows';
@@ -25,7 +25,7 @@ export const changedSincePlan = (job: PlannedJob, row: JobRowSnapshot | undefine
   row !== undefined && (row.job_status !== job.status || row.completed_at !== job.completed_at);
 
 /** A timestamp as archived in `job`: normalized when it parses, else as written (the row keeps it too). */
-const time = (v: string | null): string | null => (v === null ? null : (tryParseTimestamp(v)?.iso ?? v));
+const time = normalizedOrAsIs;
 
 /** The job as archived: planned (GSI) attributes plus the row's counters (null when the row is gone). */
 export const archivedMeta = (job: PlannedJob, row: JobRowSnapshot | undefined): ArchivedJobMeta => ({
