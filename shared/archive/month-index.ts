@@ -1,5 +1,4 @@
-import { gunzipSync as gunzipAll } from 'node:zlib';
-import { gzipSync } from 'fflate';
+import { deflateBlock, inflateBlocks as gunzipAll } from './codec';
 import { CorruptObjectError } from '../errors';
 import { partKey } from './keys';
 import type { DetailCounts } from './records';
@@ -10,9 +9,12 @@ import type { DetailCounts } from './records';
  * stay instant even when parts sit in Glacier Flexible Retrieval. Parts are never rewritten; this small
  * file is, with a conditional write (If-Match / If-None-Match) so concurrent runs cannot lose entries.
  */
-export const INDEX_FORMAT = 'job-details-archive/index@2';
+export const INDEX_FORMAT = 'job-details-archive/index@3';
+/** Entries with byte ranges and line ranges of their own, objects for counts, parts with ETags; still read. */
+export const INDEX_FORMAT_V2 = 'job-details-archive/index@2';
 /** Entries with their record digest, platform data ref and commit time each; still read. */
 export const INDEX_FORMAT_V1 = 'job-details-archive/index@1';
+const INDEX_FORMATS: readonly string[] = [INDEX_FORMAT, INDEX_FORMAT_V2, INDEX_FORMAT_V1];
 
 export interface ByteRange {
   readonly offset: number;
@@ -32,7 +34,8 @@ export interface IndexedPart {
   /** Its key; index@2 stores none (it is `job-details-cold/{shop}/{month}/{name}`). */
   readonly key: string;
   readonly size: number;
-  readonly etag: string;
+  /** The part's ETag when committed: index@1/2 only (parts are written once, If-None-Match, so the name pins them). */
+  readonly etag?: string;
   /** sha256 of the part's bytes: index@1 only (verify checks it before the commit; size + ETag name it after). */
   readonly sha256?: string;
   readonly run_id: string;
@@ -74,7 +77,7 @@ export interface IndexedJob extends Located {
 }
 
 export interface MonthIndex {
-  readonly format: typeof INDEX_FORMAT | typeof INDEX_FORMAT_V1;
+  readonly format: typeof INDEX_FORMAT | typeof INDEX_FORMAT_V2 | typeof INDEX_FORMAT_V1;
   readonly shop_id: string;
   readonly month: string;
   readonly updated_at: string;
@@ -138,17 +141,6 @@ export const markDeleted = (
 export const partByName = (index: MonthIndex, name: string): IndexedPart | undefined =>
   index.parts.find((p) => p.name === name);
 
-/** An entry as index@2 stores it: no digest, no platform ref, no commit time when it is its part's. */
-const slimEntry = (e: IndexedJob, partCommittedAt: string | undefined): Record<string, unknown> => {
-  const { sha256: _digest, platform_data, committed_at, ...rest } = e;
-  return {
-    ...rest,
-    platform_data: platform_data === null ? null : stripRef(platform_data),
-    ...(committed_at === partCommittedAt ? {} : { committed_at }),
-  };
-};
-const stripRef = ({ ref: _ref, ...located }: Located & { ref?: string }): Located => located;
-
 /** Uncompressed JSON per block of job entries: a lookup reads one block, not the whole month. */
 export const INDEX_BLOCK_BYTES = 64 * 1024;
 
@@ -160,29 +152,112 @@ export interface IndexBlock {
   readonly length: number;
 }
 
-const gzipLine = (value: unknown): Buffer =>
-  Buffer.from(gzipSync(Buffer.from(`${JSON.stringify(value)}\n`, 'utf8'), { level: 9, mtime: 0 }));
+const gzipLine = (value: unknown): Buffer => deflateBlock(Buffer.from(`${JSON.stringify(value)}\n`, 'utf8'));
 
 const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
+const COUNT_ORDER = ['chunk_ids', 'failed', 'skipped', 'conflict'] as const;
+
 /**
- * The index as stored (index@2, `Content-Encoding: gzip`): JSONL in gzip members. The first member is
- * the header — format, shop, month, parts — and either the jobs themselves (a month whose entries fit
- * in one block) or `blocks`: the byte range and job id range of each further member, each holding
- * the entries of a run of job ids in code-point order, ≤ INDEX_BLOCK_BYTES of JSON. `gzip -dc` reads
- * it all; a lookup reads the header and one block (shared/reader/archive-reads.ts). Indexes written
- * before (index@1, plain or gzipped JSON) are still read.
+ * The blocks of one part the entries point at, as index@3 stores them: the compressed length of each
+ * member from byte 0 on, in order (a gap no entry points into is one unnamed member's length), so an
+ * entry names its block by number. Returns the lengths and each pointed-at offset's block number.
+ */
+const partBlocks = (ranges: Iterable<ByteRange>): { lengths: number[]; numbers: Map<number, number> } => {
+  const byOffset = new Map<number, number>();
+  for (const r of ranges) {
+    const seen = byOffset.get(r.offset);
+    if (seen !== undefined && seen !== r.length)
+      throw new Error(`index: two entries give the block at ${r.offset} lengths ${seen} and ${r.length}`);
+    byOffset.set(r.offset, r.length);
+  }
+  const lengths: number[] = [];
+  const numbers = new Map<number, number>();
+  let at = 0;
+  for (const [offset, length] of [...byOffset].sort(([a], [b]) => a - b)) {
+    if (offset < at) throw new Error(`index: blocks at ${offset} and before it overlap`);
+    if (offset > at) lengths.push(offset - at);
+    numbers.set(offset, lengths.length);
+    lengths.push(length);
+    at = offset + length;
+  }
+  return { lengths, numbers };
+};
+
+/**
+ * An entry as index@3 stores it: its part by position in `parts`, its block (and its platform data's)
+ * by number in that part's `block_bytes`, counts as [chunk_ids, failed, skipped, conflict]; no line
+ * ranges (a lookup finds the record in the block by id), no digest, no platform ref; commit and
+ * delete times only when they differ from the part's; sources only until they are deleted.
+ */
+const storedEntry = (
+  e: IndexedJob,
+  part: { ordinal: number; committed_at: string; deleted_at: string | null; numbers: Map<number, number> },
+): Record<string, unknown> => ({
+  part: part.ordinal,
+  block: part.numbers.get(e.offset),
+  ...(e.platform_data !== null ? { pd_block: part.numbers.get(e.platform_data.offset) } : {}),
+  status: e.status,
+  completed_at: e.completed_at,
+  counts: COUNT_ORDER.map((k) => e.counts[k]),
+  ...(e.sources.length > 0 ? { sources: e.sources } : {}),
+  ...(e.deleted_at !== part.deleted_at ? { deleted_at: e.deleted_at } : {}),
+  ...(e.committed_at !== part.committed_at ? { committed_at: e.committed_at } : {}),
+});
+
+/** The delete time most of a part's entries share (null when none is deleted): entries omit it. */
+const commonDeletedAt = (entries: readonly IndexedJob[]): string | null => {
+  const tally = new Map<string, number>();
+  for (const e of entries) if (e.deleted_at) tally.set(e.deleted_at, (tally.get(e.deleted_at) ?? 0) + 1);
+  let best: string | null = null;
+  for (const [at, n] of tally) if (best === null || n > (tally.get(best) ?? 0)) best = at;
+  return best;
+};
+
+/**
+ * The index as stored (index@3, `Content-Encoding: gzip`): JSONL in gzip members. The first member is
+ * the header — format, shop, month, parts (each with its blocks' lengths) — and either the jobs
+ * themselves (a month whose entries fit in one block) or `blocks`: the byte range and job id range of
+ * each further member, each holding the entries of a run of job ids in code-point order, ≤
+ * INDEX_BLOCK_BYTES of JSON. `gzip -dc` reads it all; a lookup reads the header and one block
+ * (shared/reader/archive-reads.ts). Indexes written before (index@1/2) are still read.
  */
 export const serializeMonthIndex = (index: MonthIndex): Buffer => {
-  const committed = new Map(index.parts.map((p) => [p.name, p.committed_at]));
-  const parts = index.parts.map(({ key: _key, sha256: _digest, ...p }) => p);
-  const { jobs: _jobs, ...head } = index;
+  const all = Object.values(index.jobs).flat();
+  const byPart = new Map<string, IndexedJob[]>();
+  for (const e of all) byPart.set(e.part, [...(byPart.get(e.part) ?? []), e]);
+  const parts = index.parts.map((p, ordinal) => {
+    const entries = byPart.get(p.name) ?? [];
+    const { lengths, numbers } = partBlocks(
+      entries.flatMap((e) => (e.platform_data ? [e, e.platform_data] : [e])),
+    );
+    return {
+      stored: {
+        name: p.name,
+        size: p.size,
+        run_id: p.run_id,
+        committed_at: p.committed_at,
+        job_count: p.job_count,
+        bytes_in: p.bytes_in,
+        deleted_at: commonDeletedAt(entries),
+        block_bytes: lengths,
+      },
+      numbers,
+      ordinal,
+    };
+  });
+  const partOf = new Map(parts.map((p) => [p.stored.name, p]));
+  const { jobs: _jobs, parts: _parts, ...head } = index;
   const ids = Object.keys(index.jobs).sort(byCodePoint);
   const chunks: Array<Record<string, unknown>> = [];
   let current: Record<string, unknown> = {};
   let size = 0;
   for (const id of ids) {
-    const entries = jobEntries(index.jobs, id).map((e) => slimEntry(e, committed.get(e.part)));
+    const entries = jobEntries(index.jobs, id).map((e) => {
+      const p = partOf.get(e.part);
+      if (!p) throw new Error(`index: entry of job ${id} names part ${e.part}, which is not in the index`);
+      return storedEntry(e, { ...p.stored, ...p });
+    });
     const bytes = JSON.stringify(id).length + JSON.stringify(entries).length + 2;
     if (size > 0 && size + bytes > INDEX_BLOCK_BYTES) {
       chunks.push(current);
@@ -193,7 +268,8 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     size += bytes;
   }
   if (size > 0 || chunks.length === 0) chunks.push(current);
-  if (chunks.length === 1) return gzipLine({ ...head, format: INDEX_FORMAT, parts, jobs: chunks[0] });
+  const header = { ...head, format: INDEX_FORMAT, parts: parts.map((p) => p.stored) };
+  if (chunks.length === 1) return gzipLine({ ...header, jobs: chunks[0] });
   const members = chunks.map((jobs) => gzipLine({ jobs }));
   let offset = 0;
   const blocks: IndexBlock[] = chunks.map((jobs, i) => {
@@ -203,7 +279,7 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     offset += length;
     return b;
   });
-  return Buffer.concat([gzipLine({ ...head, format: INDEX_FORMAT, parts, blocks }), ...members]);
+  return Buffer.concat([gzipLine({ ...header, blocks }), ...members]);
 };
 
 /** The block of `blocks` that would hold `jobId` (by id range), if any. */
@@ -269,8 +345,8 @@ export const parseIndexHeader = (
 /** Checks a parsed index value (whole, or a lookup's header + blocks). */
 export const checkIndex = (value: unknown, key: string): MonthIndex => {
   const v = value as Partial<MonthIndex> | null;
-  if (!v || typeof v !== 'object' || (v.format !== INDEX_FORMAT && v.format !== INDEX_FORMAT_V1)) {
-    throw new CorruptObjectError(key, `not a ${INDEX_FORMAT} (or @1) document`);
+  if (!v || typeof v !== 'object' || !INDEX_FORMATS.includes(v.format as string)) {
+    throw new CorruptObjectError(key, `not a ${INDEX_FORMAT} (or @2, @1) document`);
   }
   if (typeof v.shop_id !== 'string' || typeof v.month !== 'string' || !Array.isArray(v.parts)) {
     throw new CorruptObjectError(key, 'index needs shop_id, month and parts');
@@ -278,10 +354,11 @@ export const checkIndex = (value: unknown, key: string): MonthIndex => {
   if (!v.jobs || typeof v.jobs !== 'object' || Array.isArray(v.jobs)) {
     throw new CorruptObjectError(key, 'index needs a jobs map');
   }
+  if (v.format === INDEX_FORMAT) return fromStored(v as unknown as StoredIndex, key);
   // index@2 stores no part keys: they follow from shop, month and name.
   const parts = v.parts.map((p) =>
     p && typeof p === 'object' && p.key === undefined && typeof p.name === 'string'
-      ? { ...p, key: partKey(v.shop_id as string, v.month as string, p.name) }
+      ? { ...p, key: keyOf(v as { shop_id: string; month: string }, p.name, key) }
       : p,
   );
   const committed = new Map(parts.map((p) => [p?.name, p?.committed_at]));
@@ -297,4 +374,74 @@ export const checkIndex = (value: unknown, key: string): MonthIndex => {
     });
   }
   return { ...(v as MonthIndex), parts, jobs };
+};
+
+/** A part's key from the index's shop and month (ids the index got wrong are its corruption). */
+const keyOf = (v: { shop_id: string; month: string }, name: string, key: string): string => {
+  try {
+    return partKey(v.shop_id, v.month, name);
+  } catch (err) {
+    throw new CorruptObjectError(key, `part ${name}: ${(err as Error).message}`, { cause: err });
+  }
+};
+
+/** index@3 as stored (see serializeMonthIndex). */
+interface StoredPart extends Omit<IndexedPart, 'key'> {
+  readonly deleted_at?: string | null;
+  readonly block_bytes: readonly number[];
+}
+interface StoredIndex extends Omit<MonthIndex, 'parts' | 'jobs'> {
+  readonly parts: readonly StoredPart[];
+  readonly jobs: Readonly<Record<string, readonly Record<string, unknown>[]>>;
+}
+
+const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+
+/** index@3 → the in-memory model: parts get their keys, entries their byte ranges and defaults. */
+const fromStored = (v: StoredIndex, key: string): MonthIndex => {
+  const bad = (what: string): never => {
+    throw new CorruptObjectError(key, what);
+  };
+  const parts = v.parts.map((p, i) => {
+    if (!p || typeof p.name !== 'string' || !isCount(p.size)) return bad(`part ${i} needs a name and a size`);
+    if (!Array.isArray(p.block_bytes) || !p.block_bytes.every((n) => isCount(n) && n > 0))
+      return bad(`part ${p.name} needs block_bytes, a list of lengths`);
+    let at = 0;
+    const ranges = p.block_bytes.map((length) => {
+      const r = { offset: at, length };
+      at += length;
+      return r;
+    });
+    if (at > p.size) return bad(`blocks of part ${p.name} run past its ${p.size} bytes`);
+    const { block_bytes: _b, deleted_at, ...rest } = p;
+    return { part: { ...rest, key: keyOf(v, p.name, key) }, ranges, deletedAt: deleted_at ?? null };
+  });
+  const jobs: Record<string, IndexedJob[]> = {};
+  for (const [jobId, entries] of Object.entries(v.jobs)) {
+    if (!Array.isArray(entries)) return bad(`entries of job ${jobId} must be a list`);
+    jobs[jobId] = entries.map((e) => {
+      const p = typeof e?.part === 'number' ? parts[e.part] : undefined;
+      if (!p) return bad(`entry of job ${jobId} points at no committed part`);
+      const block = (n: unknown) =>
+        (typeof n === 'number' ? p.ranges[n] : undefined) ??
+        bad(`entry of job ${jobId} names no block of part ${p.part.name}`);
+      const counts = e.counts;
+      if (!Array.isArray(counts) || counts.length !== COUNT_ORDER.length || !counts.every(isCount))
+        return bad(`entry of job ${jobId} needs counts [chunk_ids, failed, skipped, conflict]`);
+      if (typeof e.status !== 'string' || typeof e.completed_at !== 'string')
+        return bad(`entry of job ${jobId} needs status and completed_at`);
+      return {
+        part: p.part.name,
+        ...block(e.block),
+        status: e.status,
+        completed_at: e.completed_at,
+        committed_at: (e.committed_at as string | undefined) ?? p.part.committed_at,
+        counts: Object.fromEntries(COUNT_ORDER.map((k, i) => [k, counts[i]])) as unknown as DetailCounts,
+        platform_data: e.pd_block === undefined ? null : block(e.pd_block),
+        sources: (e.sources as IndexedSource[] | undefined) ?? [],
+        deleted_at: e.deleted_at === undefined ? p.deletedAt : (e.deleted_at as string | null),
+      };
+    });
+  }
+  return { ...v, parts: parts.map((p) => p.part), jobs };
 };

@@ -3,8 +3,10 @@ import type { JobDetails } from '../details';
 import type { JsonObject } from '../details';
 import type { ByteRange, Located } from './month-index';
 import { BLOCK_BYTES, encodeBlock, encodeLine, platformDataRef } from './members';
+import { DETAILS_ROOT } from '../details';
 import {
   compactRow,
+  compactSources,
   countDetails,
   metaDiff,
   PART_FORMAT,
@@ -14,7 +16,7 @@ import {
 import { PENDING_FORMAT, type PendingPart } from './staging';
 
 /**
- * Lays out a part (part@2): header, then for each job its platform-data record (first time the payload
+ * Lays out a part (part@4): header, then for each job its platform-data record (first time the payload
  * is seen) and its job record, as JSONL lines packed into blocks — gzip members of about BLOCK_BYTES
  * uncompressed, so jobs compress together. Emits each block through `sink` as it closes (the archive
  * step pipes them into a multipart upload) and keeps only locators and digests: memory is bounded by
@@ -28,7 +30,8 @@ export class PartBuilder {
   private open: Buffer[] = [];
   private openBytes = 0;
   private header: Pending | undefined;
-  private readonly platformData: Record<string, Pending & { sha256: string }> = {};
+  /** By content hash: the part-local ref given to the payload, and where its record is. */
+  private readonly platformData = new Map<string, Pending & { ref: string; sha256: string }>();
   private readonly jobs: Record<
     string,
     Omit<PendingPart['jobs'][string], 'offset' | 'length' | 'line'> & Pending
@@ -86,9 +89,7 @@ export class PartBuilder {
       format: PART_FORMAT,
       shop_id: m.shopId,
       month: m.month,
-      part: m.partName,
       run_id: m.runId,
-      created_at: m.createdAt,
     });
     this.header = await this.append(line);
   }
@@ -107,22 +108,26 @@ export class PartBuilder {
     if (!this.header) throw new Error('PartBuilder: writeHeader() first');
     let ref: string | null = null;
     if (job.platformData !== null && job.platformData !== undefined) {
-      ref = platformDataRef(job.platformData);
-      if (!this.platformData[ref]) {
-        const enc = encodeLine({ type: 'platform_data', ref, data: job.platformData });
-        this.platformData[ref] = { ...(await this.append(enc.line)), sha256: enc.sha256 };
+      const hash = platformDataRef(job.platformData);
+      let seen = this.platformData.get(hash);
+      if (!seen) {
+        const local = String(this.platformData.size + 1);
+        const enc = encodeLine({ type: 'platform_data', ref: local, data: job.platformData });
+        seen = { ...(await this.append(enc.line)), ref: local, sha256: enc.sha256 };
+        this.platformData.set(hash, seen);
       }
+      ref = seen.ref;
     }
     const compact = job.row ? compactRow(job.row.row, this.meta.shopId, job.jobId) : null;
+    // With the row kept, only what the row does not already say (shared/archive/records.ts).
+    const meta = job.row ? metaDiff(job.meta, job.row.row) : job.meta;
     const enc = encodeLine({
       type: 'job',
-      shop_id: this.meta.shopId,
       job_id: job.jobId,
-      // With the row kept, only what the row does not already say (shared/archive/records.ts).
-      job: job.row ? metaDiff(job.meta, job.row.row) : job.meta,
+      ...(Object.keys(meta).length > 0 ? { job: meta } : {}),
       details: job.details,
-      platform_data_ref: ref,
-      sources: job.sources.map((s) => ({ key: s.key, size: s.size })),
+      ...(ref !== null ? { platform_data_ref: ref } : {}),
+      sources: compactSources(`${DETAILS_ROOT}${job.jobId}/`, job.sources),
       ...(job.row !== undefined ? { row: compact?.row ?? null } : {}),
       ...(compact && compact.omitted.length > 0 ? { row_omitted: compact.omitted } : {}),
       ...(job.row && Object.keys(job.row.reduced).length > 0 ? { row_reduced: job.row.reduced } : {}),
@@ -168,10 +173,7 @@ export class PartBuilder {
       bytes_in: this.bytesIn,
       header: this.located(this.header),
       platform_data: Object.fromEntries(
-        Object.entries(this.platformData).map(([ref, { sha256, ...p }]) => [
-          ref,
-          { ...this.located(p), sha256 },
-        ]),
+        [...this.platformData.values()].map(({ ref, sha256, ...p }) => [ref, { ...this.located(p), sha256 }]),
       ),
       jobs: Object.fromEntries(
         Object.entries(this.jobs).map(([id, { block, line, ...e }]) => [

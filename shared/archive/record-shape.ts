@@ -1,4 +1,4 @@
-import { type JsonObject, parseJobDetailsPayload } from '../details';
+import { DETAILS_ROOT, type JsonObject, parseJobDetailsPayload } from '../details';
 import { CorruptObjectError } from '../errors';
 import {
   type ArchivedJobMeta,
@@ -71,8 +71,24 @@ const jobMeta = (job: Obj, row: unknown, where: string): ArchivedJobMeta => {
   };
 };
 
+/** A record's sources: a list (part@1–3), or part@4's `{name: size}` under the job's hot prefix. */
+const sources = (value: Obj, jobId: string, where: string): RecordSource[] => {
+  const v = value.sources;
+  if (Array.isArray(v)) return v.map((s) => source(s, where));
+  if (!isObj(v)) return fail(where, 'job record needs sources');
+  return Object.entries(v).map(([name, size]) =>
+    typeof size === 'number' && Number.isSafeInteger(size) && size >= 0
+      ? { key: `${DETAILS_ROOT}${jobId}/${name}`, size }
+      : fail(where, `source ${name} needs a size`),
+  );
+};
+
 /** The optional whole-row fields (records from before them have none). */
-const rowFields = (value: Obj, where: string): Pick<JobRecord, 'row' | 'row_reduced' | 'inline'> => {
+const rowFields = (
+  value: Obj,
+  shopId: string,
+  where: string,
+): Pick<JobRecord, 'row' | 'row_reduced' | 'inline'> => {
   const out: { row?: JsonObject | null; row_reduced?: Record<string, number>; inline?: string[] } = {};
   if (value.row !== undefined) {
     if (value.row !== null && !isObj(value.row)) return fail(where, 'field row must be an object or null');
@@ -82,12 +98,7 @@ const rowFields = (value: Obj, where: string): Pick<JobRecord, 'row' | 'row_redu
     out.row =
       value.row === null
         ? null
-        : expandRow(
-            value.row as JsonObject,
-            str(value, 'shop_id', where),
-            str(value, 'job_id', where),
-            omitted,
-          );
+        : expandRow(value.row as JsonObject, shopId, str(value, 'job_id', where), omitted);
   }
   if (value.row_reduced !== undefined) {
     const r = value.row_reduced;
@@ -103,7 +114,11 @@ const rowFields = (value: Obj, where: string): Pick<JobRecord, 'row' | 'row_redu
   return out;
 };
 
-export const parsePartRecord = (value: unknown, where: string): PartRecord => {
+/**
+ * A record read back from a part. part@4 job records carry no shop id: `shopId` (the part's, from its
+ * header or key) fills it in; without it such a record is corrupt.
+ */
+export const parsePartRecord = (value: unknown, where: string, shopId?: string): PartRecord => {
   if (!isObj(value)) return fail(where, 'record must be a JSON object');
   switch (value.type) {
     case 'part':
@@ -114,26 +129,31 @@ export const parsePartRecord = (value: unknown, where: string): PartRecord => {
         format: value.format as (typeof PART_FORMATS)[number],
         shop_id: str(value, 'shop_id', where),
         month: str(value, 'month', where),
-        part: str(value, 'part', where),
         run_id: str(value, 'run_id', where),
-        created_at: str(value, 'created_at', where),
+        ...(value.part !== undefined ? { part: str(value, 'part', where) } : {}),
+        ...(value.created_at !== undefined ? { created_at: str(value, 'created_at', where) } : {}),
       };
     case 'platform_data':
       if (!('data' in value)) return fail(where, 'platform_data record needs data');
       return { type: 'platform_data', ref: str(value, 'ref', where), data: value.data };
     case 'job': {
-      const job = value.job;
-      const rows = rowFields(value, where);
+      const shop =
+        value.shop_id !== undefined
+          ? str(value, 'shop_id', where)
+          : (shopId ?? fail(where, 'job record needs a shop_id (or the part header naming one)'));
+      const jobId = str(value, 'job_id', where);
+      // part@4 leaves out an empty meta diff.
+      const job = value.job ?? {};
+      const rows = rowFields(value, shop, where);
       if (!isObj(job)) return fail(where, 'job record needs a job object');
-      if (!Array.isArray(value.sources)) return fail(where, 'job record needs sources');
       return {
         type: 'job',
-        shop_id: str(value, 'shop_id', where),
-        job_id: str(value, 'job_id', where),
+        shop_id: shop,
+        job_id: jobId,
         job: jobMeta(job, rows.row, where),
         details: parseJobDetailsPayload(value.details, where),
         platform_data_ref: optStr(value, 'platform_data_ref', where),
-        sources: value.sources.map((s) => source(s, where)),
+        sources: sources(value, jobId, where),
         ...rows,
       };
     }

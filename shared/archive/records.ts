@@ -2,16 +2,23 @@ import { normalizedOrAsIs } from '../time';
 import type { JobDetails, JsonObject } from '../details';
 
 /**
- * The records of an archive part. A part is JSONL.gz: one JSON object per line, and every line is its
- * own gzip member, so `gzip -dc part | jq .` reads the whole part and a ranged GET of one member
+ * The records of an archive part. A part is JSONL.gz: one JSON object per line, the lines packed into
+ * gzip members (blocks), so `gzip -dc part | jq .` reads the whole part and a ranged GET of one block
  * decompresses alone.
  */
-export const PART_FORMAT = 'job-details-archive/part@3';
+export const PART_FORMAT = 'job-details-archive/part@4';
+/**
+ * part@4 drops from part@3 what the part's key or header already says: the header's part name and
+ * creation time, each job record's shop id; platform-data refs are part-local ordinals instead of
+ * content hashes; sources are names under the job's hot prefix; an empty meta diff and a null ref
+ * are left out. part@3 and older are still read.
+ */
+export const PART_FORMAT_V3 = 'job-details-archive/part@3';
 /** Blocks as part@3, job records as before the slimming below (full meta, sources with digests); still read. */
 export const PART_FORMAT_V2 = 'job-details-archive/part@2';
 /** Parts written before blocks (one gzip member per record); still read. */
 export const PART_FORMAT_V1 = 'job-details-archive/part@1';
-export const PART_FORMATS = [PART_FORMAT, PART_FORMAT_V2, PART_FORMAT_V1] as const;
+export const PART_FORMATS = [PART_FORMAT, PART_FORMAT_V3, PART_FORMAT_V2, PART_FORMAT_V1] as const;
 
 /** First record of every part: what it is, for humans and tools. */
 export interface PartHeaderRecord {
@@ -19,12 +26,18 @@ export interface PartHeaderRecord {
   readonly format: (typeof PART_FORMATS)[number];
   readonly shop_id: string;
   readonly month: string;
-  readonly part: string;
   readonly run_id: string;
-  readonly created_at: string;
+  /** The part's name (part@1–3; part@4 leaves it to the key). */
+  readonly part?: string;
+  /** When the part was built (part@1–3; the month index keeps the commit time). */
+  readonly created_at?: string;
 }
 
-/** One per distinct platform-data payload in the part; jobs point at it by content hash. */
+/**
+ * One per distinct platform-data payload in the part. `ref` is what job records point at: a
+ * part-local ordinal ("1", "2", … in order of appearance) in part@4, `sha256:` of the payload's
+ * canonical JSON before.
+ */
 export interface PlatformDataRecord {
   readonly type: 'platform_data';
   readonly ref: string;
@@ -86,11 +99,30 @@ export interface JobRecord {
 
 export type PartRecord = PartHeaderRecord | PlatformDataRecord | JobRecord;
 
-/** A job record as part@3 stores it: `job` holds only what differs from its row (see metaDiff). */
-export type StoredJobRecord = Omit<JobRecord, 'job'> & {
-  readonly job: Partial<ArchivedJobMeta>;
+/**
+ * A job record as part@4 stores it: no shop id (the header's), `job` only what differs from its row
+ * (see metaDiff; absent when nothing does), `platform_data_ref` absent when null, sources as
+ * `{name: size}` under the job's hot prefix (see compactSources).
+ */
+export type StoredJobRecord = Omit<JobRecord, 'job' | 'shop_id' | 'platform_data_ref' | 'sources'> & {
+  readonly job?: Partial<ArchivedJobMeta>;
+  readonly platform_data_ref?: string;
+  readonly sources: Readonly<Record<string, number>> | readonly RecordSource[];
   /** Row attributes left out as implied (see compactRow). */
   readonly row_omitted?: readonly string[];
+};
+
+/**
+ * Sources as part@4 stores them: `{name: size}`, each name relative to `job-details/{job_id}/` (every
+ * source of a job lives there). Falls back to the list form should any key lie elsewhere.
+ */
+export const compactSources = (
+  prefix: string,
+  sources: readonly RecordSource[],
+): Readonly<Record<string, number>> | RecordSource[] => {
+  if (!sources.every((s) => s.key.startsWith(prefix) && s.key.length > prefix.length))
+    return sources.map((s) => ({ key: s.key, size: s.size }));
+  return Object.fromEntries(sources.map((s) => [s.key.slice(prefix.length), s.size]));
 };
 
 /** Per-job counts kept in the index so audits need not open parts. */

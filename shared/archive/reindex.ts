@@ -111,14 +111,19 @@ const scanPart = async (
         const end = inflated.indexOf(0x0a, start);
         if (end < 0) fail(`${where}: a block ends inside a line`);
         const line = { offset: start, length: end + 1 - start };
-        const { record, sha256 } = decodeLine(inflated.subarray(start, end + 1), where);
+        const { record, sha256 } = decodeLine(inflated.subarray(start, end + 1), where, shopId);
         const at: Located = v1
           ? { offset: m.offset, length: m.bytes.length }
           : { offset: m.offset, length: m.bytes.length, line };
         if (m.offset === 0 && start === 0) {
           if (record.type !== 'part') fail('first record is not the part header');
-          else if (record.shop_id !== shopId || record.month !== month || record.part !== partName) {
-            fail(`header names ${record.shop_id} ${record.month} ${record.part}`);
+          // part@4 headers leave the part's name to its key.
+          else if (
+            record.shop_id !== shopId ||
+            record.month !== month ||
+            (record.part !== undefined && record.part !== partName)
+          ) {
+            fail(`header names ${record.shop_id} ${record.month} ${record.part ?? ''}`);
           } else {
             runId = record.run_id;
             v1 = record.format === PART_FORMAT_V1;

@@ -166,20 +166,16 @@ export class JobDetailsReader {
     const bytes = await readMembers(ctx, wanted);
     const member = (id: string): Uint8Array => bytes.get(id) ?? new Uint8Array(0);
     const records = entries.map((e, i) => checkJobMember(member(`job:${i}`), e, rq.shopId, rq.jobId));
-    // index@2 entries name no platform ref: the job record of the same entry does.
-    const at = platformEntry
-      ? entries.findIndex(
-          (e) =>
-            e.partKey === platformEntry.partKey &&
-            e.entry.offset === platformEntry.entry.offset &&
-            e.entry.line?.offset === platformEntry.entry.line?.offset,
-        )
-      : -1;
-    const jobRef = records[at]?.platform_data_ref ?? null;
+    // index@2/3 entries name no platform ref: the job record of the same entry does.
+    const jobRef = platformEntry
+      ? (records[entries.indexOf(platformEntry)]?.platform_data_ref ?? null)
+      : null;
     return {
       records,
       platformData:
-        platformEntry && pd ? checkPlatformMember(member('platform'), platformEntry, jobRef) : null,
+        platformEntry && pd
+          ? checkPlatformMember(member('platform'), platformEntry, jobRef, rq.shopId)
+          : null,
     };
   }
 }

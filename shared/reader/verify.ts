@@ -1,3 +1,4 @@
+import { parsePartKey } from '../archive/keys';
 import { decodeMember, platformDataRef } from '../archive/members';
 import type { JobRecord } from '../archive/records';
 import { CorruptObjectError } from '../errors';
@@ -30,7 +31,12 @@ export const checkJobMember = (
   const e = a.entry;
   const at = where(a.partKey, e.offset, e.length);
   checkLength(bytes, at, e.length);
-  const { record, sha256 } = decodeMember(bytes, at, e.line);
+  // part@4 records leave their shop to the part: the part key's (entriesFromIndex tied it to the index).
+  const partShop = parsePartKey(a.partKey)?.shopId ?? '';
+  const { record, sha256 } = decodeMember(bytes, at, e.line, {
+    want: { type: 'job', jobId },
+    shopId: partShop,
+  });
   // index@1 entries carry the record's digest; index@2 ones rely on the block's CRC-32 and the ids below.
   if (e.sha256 !== undefined && sha256 !== e.sha256) {
     throw new CorruptObjectError(at, `sha256 ${sha256} does not match the index entry's ${e.sha256}`);
@@ -47,21 +53,27 @@ export const checkJobMember = (
 };
 
 /**
- * The platform data at `a.entry.platform_data`. Its ref is the content hash (`sha256:` of the
- * canonical JSON), so the data is checked against the ref the job record names (index@2) or the
- * entry names (index@1).
+ * The platform data at `a.entry.platform_data`, with the ref the job record names (the entry names
+ * it too in index@1). A content-hash ref (`sha256:` of the canonical JSON, part@1–3) is checked
+ * against the data; part@4's part-local ordinals rest on the block's CRC-32.
  */
-export const checkPlatformMember = (bytes: Uint8Array, a: ArchiveEntry, jobRef: string | null): unknown => {
+export const checkPlatformMember = (
+  bytes: Uint8Array,
+  a: ArchiveEntry,
+  jobRef: string | null,
+  shopId: string,
+): unknown => {
   const pd = a.entry.platform_data;
   if (pd === null) throw new CorruptObjectError(a.indexKey, 'entry has no platform data');
   const at = where(a.partKey, pd.offset, pd.length);
   checkLength(bytes, at, pd.length);
-  const { record } = decodeMember(bytes, at, pd.line);
+  const ref = pd.ref ?? jobRef;
+  if (ref === null) throw new CorruptObjectError(at, 'the job record names no platform data');
+  const { record } = decodeMember(bytes, at, pd.line, { want: { type: 'platform_data', ref }, shopId });
   if (record.type !== 'platform_data') {
     throw new CorruptObjectError(at, `expected a platform_data record, found a ${record.type} record`);
   }
-  const ref = pd.ref ?? jobRef;
-  if (ref === null || record.ref !== ref || platformDataRef(record.data) !== ref) {
+  if (record.ref !== ref || (ref.startsWith('sha256:') && platformDataRef(record.data) !== ref)) {
     throw new CorruptObjectError(at, `platform data does not match ref ${ref}`);
   }
   return record.data;

@@ -59,8 +59,8 @@ const expectConverged = async (env: ArchiverEnv, jobs: readonly SeededJob[], hot
     if (!e || !part) throw new Error(`job ${j.jobId} is not committed`);
     expect(e.deleted_at).not.toBeNull();
     expect(e.completed_at).toBe(j.completedAt);
-    expect((await getBytes(env.s3, env.bucket, part.key)).length).toBe(part.size); // index@2: size + ETag name a part
-    const rec = (await memberAt(env, part.key, e)).record as JobRecord;
+    expect((await getBytes(env.s3, env.bucket, part.key)).length).toBe(part.size); // index@3: name + size name a part
+    const rec = (await memberAt(env, part.key, e, { type: 'job', jobId: j.jobId })).record as JobRecord;
     expect(rec.details).toEqual(hot.get(j.jobId)?.details);
     expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual([]);
   }

@@ -93,7 +93,8 @@ test('a job retried after commit, before delete, keeps its new objects and is re
   if (!entry || !part) throw new Error('retried job not re-archived');
   expect(entry).toMatchObject({ completed_at: retried.completedAt, sources: [] }); // deleted: manifest dropped
   expect(entry.deleted_at).not.toBeNull();
-  const record = (await memberAt(env, part.key, entry)).record as JobRecord;
+  const record = (await memberAt(env, part.key, entry, { type: 'job', jobId: retried.jobId }))
+    .record as JobRecord;
   expect(record.sources).toEqual([expect.objectContaining({ key: newKey })]);
   expect(record.details).toEqual(secondHot.details);
   // The first archival is untouched and still holds what the job had then.
@@ -102,9 +103,12 @@ test('a job retried after commit, before delete, keeps its new objects and is re
   const firstEntry = again?.jobs[retried.jobId]?.[0];
   const firstPart = again?.parts[0];
   if (!firstEntry || !firstPart) throw new Error('first archival lost');
-  expect(((await memberAt(env, firstPart.key, firstEntry)).record as JobRecord).details).toEqual(
-    firstHot.details,
-  );
+  expect(
+    (
+      (await memberAt(env, firstPart.key, firstEntry, { type: 'job', jobId: retried.jobId }))
+        .record as JobRecord
+    ).details,
+  ).toEqual(firstHot.details);
   expect(await listKeys(env.s3, env.bucket, jobPrefix(retried.jobId))).toEqual([]);
 });
 

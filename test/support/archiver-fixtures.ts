@@ -9,8 +9,8 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { monthIndexKey } from '../../shared/archive/keys';
-import { decodeMember } from '../../shared/archive/members';
+import { monthIndexKey, parsePartKey } from '../../shared/archive/keys';
+import { decodeMember, type WantedRecord } from '../../shared/archive/members';
 import type { PartRecord } from '../../shared/archive/records';
 import { type Located, type MonthIndex, parseMonthIndex } from '../../shared/archive/month-index';
 import { archiveGroup } from '../../shared/archive/steps/archive-group';
@@ -365,12 +365,16 @@ export const partLines = async (env: ArchiverEnv, key: string): Promise<PartReco
     .map((line) => JSON.parse(line) as PartRecord);
 };
 
-/** One record: its block fetched alone by its byte range, decompressed alone, its line taken. */
-export const memberAt = async (env: ArchiverEnv, key: string, r: Located) =>
+/**
+ * One record: its block fetched alone by its byte range, decompressed alone, the record found in it
+ * (index@3 entries name the block; the job id or platform ref names the record).
+ */
+export const memberAt = async (env: ArchiverEnv, key: string, r: Located, want: WantedRecord) =>
   decodeMember(
     await getBytes(env.s3, env.bucket, key, `bytes=${r.offset}-${r.offset + r.length - 1}`),
     key,
     r.line,
+    { want, shopId: parsePartKey(key)?.shopId ?? '' },
   );
 
 export const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');

@@ -3,6 +3,7 @@ import {
   emptyMonthIndex,
   INDEX_FORMAT,
   INDEX_FORMAT_V1,
+  INDEX_FORMAT_V2,
   type IndexedJob,
   type IndexedPart,
   blockOf,
@@ -92,30 +93,80 @@ describe('month index', () => {
     expect(markDeleted(del, [], 't5')).toBe(del);
   });
 
-  it('serialize → parse round-trips, as index@2: no record digests or platform refs stored', () => {
+  it('serialize → parse round-trips, as index@3: no digests, ETags, line ranges or platform refs stored', () => {
     const idx = commitPart(empty, part(P1), { j1: entry(P1) }, 't1');
     const back = parseMonthIndex(serializeMonthIndex(idx), 'k');
     const { sha256: _digest, ...slim } = entry(P1);
-    const pd = slim.platform_data;
-    const { sha256: _partDigest, ...storedPart } = part(P1);
+    const { sha256: _partDigest, etag: _etag, ...storedPart } = part(P1);
     expect(back).toEqual({
       ...idx,
       format: INDEX_FORMAT,
       parts: [storedPart], // its key derived again from shop, month and name
-      jobs: {
-        j1: [
-          {
-            ...slim,
-            platform_data: pd
-              ? { offset: pd.offset, length: pd.length, ...(pd.line ? { line: pd.line } : {}) }
-              : null,
-          },
-        ],
-      },
+      jobs: { j1: [slim] },
     });
-    expect(
-      JSON.parse(Buffer.from(gunzipSync(serializeMonthIndex(idx))).toString()).jobs.j1[0],
-    ).not.toHaveProperty('committed_at');
+    const stored = JSON.parse(Buffer.from(gunzipSync(serializeMonthIndex(idx))).toString());
+    // Part by position, block by number in the part's block_bytes, counts as a list.
+    expect(stored.parts[0].block_bytes).toEqual([10, 20]);
+    expect(stored.jobs.j1[0]).toEqual({
+      part: 0,
+      block: 1,
+      status: 'FAILED',
+      completed_at: '2026-01-10T00:00:00Z',
+      counts: [1, 1, 0, 0],
+    });
+  });
+
+  it('index@3 keeps a part’s blocks (gaps included), platform-data blocks and per-entry exceptions', () => {
+    const pd = { offset: 0, length: 10, line: { offset: 0, length: 5 }, ref: 'sha256:ab' };
+    let idx = commitPart(
+      empty,
+      part(P1),
+      {
+        j1: entry(P1, { offset: 0, length: 10, line: { offset: 5, length: 5 }, platform_data: pd }),
+        j2: entry(P1, { offset: 50, length: 30, line: { offset: 0, length: 9 } }),
+        j3: entry(P1, { offset: 50, length: 30, committed_at: 'earlier' }),
+      },
+      't1',
+    );
+    idx = markDeleted(
+      idx,
+      [
+        { jobId: 'j1', part: P1 },
+        { jobId: 'j2', part: P1 },
+      ],
+      't2',
+    );
+    const bytes = serializeMonthIndex(idx);
+    const stored = JSON.parse(Buffer.from(gunzipSync(bytes)).toString());
+    expect(stored.parts[0]).toMatchObject({ block_bytes: [10, 40, 30], deleted_at: 't2' });
+    expect(stored.jobs.j1[0]).toMatchObject({ block: 0, pd_block: 0 });
+    expect(stored.jobs.j1[0]).not.toHaveProperty('deleted_at');
+    expect(stored.jobs.j3[0]).toMatchObject({ block: 2, deleted_at: null, committed_at: 'earlier' });
+    const back = parseMonthIndex(bytes, 'k');
+    expect(back.jobs.j1?.[0]).toMatchObject({
+      offset: 0,
+      length: 10,
+      platform_data: { offset: 0, length: 10 },
+      deleted_at: 't2',
+    });
+    expect(back.jobs.j1?.[0]).not.toHaveProperty('line');
+    expect(back.jobs.j2?.[0]).toMatchObject({ offset: 50, length: 30, deleted_at: 't2', committed_at: 't' });
+    expect(back.jobs.j3?.[0]).toMatchObject({ offset: 50, deleted_at: null, committed_at: 'earlier' });
+  });
+
+  it('reads index@2 (entries with their own byte and line ranges, parts with ETags)', () => {
+    const e = { ...entry(P1), line: { offset: 3, length: 7 } };
+    const { sha256: _d, committed_at: _c, ...stored } = e;
+    const { key: _k, sha256: _s, ...p } = part(P1);
+    const v2 = {
+      ...emptyMonthIndex('s', '2026-01', 't1'),
+      format: INDEX_FORMAT_V2,
+      parts: [p],
+      jobs: { j1: [stored] },
+    };
+    const back = parseMonthIndex(Buffer.from(JSON.stringify(v2)), 'k');
+    expect(back.parts[0]).toMatchObject({ etag: 'e', key: part(P1).key });
+    expect(back.jobs.j1?.[0]).toEqual({ ...stored, committed_at: 't' });
   });
 
   it('reads index@1 (digests, refs and commit times in every entry)', () => {
@@ -135,11 +186,32 @@ describe('month index', () => {
       JSON.stringify({ ...emptyMonthIndex('s', 'm', 't'), jobs: { j1: [entry(P1)] } }),
     ],
     [
-      'entry without offset',
+      'entry without offset (index@2)',
       JSON.stringify({
         ...emptyMonthIndex('s', 'm', 't'),
+        format: INDEX_FORMAT_V2,
         parts: [part(P1)],
         jobs: { j1: [{ ...entry(P1), offset: '1' }] },
+      }),
+    ],
+    [
+      'entry naming no block of its part',
+      JSON.stringify({
+        ...emptyMonthIndex('s', 'm', 't'),
+        parts: [{ ...part(P1), block_bytes: [10] }],
+        jobs: { j1: [{ part: 0, block: 3, status: 'S', completed_at: 'c', counts: [0, 0, 0, 0] }] },
+      }),
+    ],
+    [
+      'blocks past the part’s size',
+      JSON.stringify({ ...emptyMonthIndex('s', 'm', 't'), parts: [{ ...part(P1), block_bytes: [90, 20] }] }),
+    ],
+    [
+      'counts not a list of four',
+      JSON.stringify({
+        ...emptyMonthIndex('s', 'm', 't'),
+        parts: [{ ...part(P1), block_bytes: [10] }],
+        jobs: { j1: [{ part: 0, block: 0, status: 'S', completed_at: 'c', counts: { failed: 1 } }] },
       }),
     ],
   ])('parseMonthIndex: %s → CorruptObjectError naming the key', (_name, text) => {
@@ -152,11 +224,12 @@ describe('month index', () => {
   });
 });
 
-describe('blocked index@2 (a month too large for one block)', () => {
+describe('blocked index@3 (a month too large for one block)', () => {
   const many = (n: number): MonthIndex => {
     const jobs: Record<string, IndexedJob> = {};
-    for (let i = 0; i < n; i++) jobs[`job-${String(i).padStart(5, '0')}`] = entry(P1, { offset: i * 10 });
-    return commitPart(emptyMonthIndex('s', '2026-01', 't0'), part(P1), jobs, 't1');
+    for (let i = 0; i < n; i++)
+      jobs[`job-${String(i).padStart(5, '0')}`] = entry(P1, { offset: i * 10, length: 10 });
+    return commitPart(emptyMonthIndex('s', '2026-01', 't0'), { ...part(P1), size: n * 10 }, jobs, 't1');
   };
 
   it('stores a header member with the block directory, then one member per block of ≤ 64 KB of JSON', () => {
@@ -186,6 +259,6 @@ describe('blocked index@2 (a month too large for one block)', () => {
     const back = parseMonthIndex(serializeMonthIndex(idx), 'k');
     expect(Object.keys(back.jobs)).toHaveLength(2000);
     expect(back.jobs['job-01999']?.[0]).toMatchObject({ offset: 19990, part: P1, committed_at: 't' });
-    expect(back.parts).toEqual(parseMonthIndex(serializeMonthIndex(many(1)), 'k').parts);
+    expect(back.parts[0]).toMatchObject({ name: P1, size: 20000 });
   });
 });

@@ -81,9 +81,9 @@ describe('PartBuilder', () => {
     expect(big?.line?.length).toBeGreaterThan(64 * 1024);
     // Every record still decodes from its block alone.
     for (const [jobId, r] of Object.entries(pending.jobs)) {
-      expect(decodeMember(bytes.subarray(r.offset, r.offset + r.length), jobId, r.line).record).toMatchObject(
-        { job_id: jobId },
-      );
+      expect(
+        decodeMember(bytes.subarray(r.offset, r.offset + r.length), jobId, r.line, { shopId: SHOP }).record,
+      ).toMatchObject({ job_id: jobId });
     }
   });
 
@@ -96,7 +96,7 @@ describe('PartBuilder', () => {
       month: '2026-01',
     });
     for (const [jobId, r] of Object.entries(pending.jobs)) {
-      const { record, sha256 } = decodeMember(at(r), jobId, r.line);
+      const { record, sha256 } = decodeMember(at(r), jobId, r.line, { shopId: SHOP });
       expect(record).toMatchObject({
         type: 'job',
         job_id: jobId,

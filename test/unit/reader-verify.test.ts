@@ -1,4 +1,4 @@
-import { encodeMember } from '../../shared/archive/members';
+import { encodeMember, platformDataRef } from '../../shared/archive/members';
 import { monthIndexKey } from '../../shared/archive/keys';
 import { checkJobMember, checkPlatformMember, entriesFromIndex } from '../../shared/reader';
 import { CorruptObjectError } from '../../shared/errors';
@@ -81,7 +81,7 @@ describe('checkPlatformMember', () => {
     const { a, slice } = await setup();
     const pd = a.entry.platform_data;
     if (!pd) throw new Error('fixture');
-    expect(checkPlatformMember(slice(pd), a, null)).toEqual({ x: 1 });
+    expect(checkPlatformMember(slice(pd), a, null, SHOP)).toEqual({ x: 1 });
   });
 
   it("index@2 entries name no ref: the job record's ref is checked instead", async () => {
@@ -90,20 +90,25 @@ describe('checkPlatformMember', () => {
     if (!pd?.ref) throw new Error('fixture');
     const { ref, ...located } = pd;
     const slim = { ...a, entry: { ...a.entry, platform_data: located } };
-    expect(checkPlatformMember(slice(pd), slim, ref)).toEqual({ x: 1 });
-    expect(() => checkPlatformMember(slice(pd), slim, 'sha256:0000')).toThrow(/does not match ref/);
-    expect(() => checkPlatformMember(slice(pd), slim, null)).toThrow(/does not match ref/);
+    expect(checkPlatformMember(slice(pd), slim, ref, SHOP)).toEqual({ x: 1 });
+    expect(() => checkPlatformMember(slice(pd), slim, 'sha256:0000', SHOP)).toThrow(/does not match ref/);
+    expect(() => checkPlatformMember(slice(pd), slim, null, SHOP)).toThrow(/names no platform data/);
   });
 
   it('data that does not hash to the ref → CorruptObjectError', async () => {
     const { a } = await setup();
     const pd = a.entry.platform_data;
     if (!pd) throw new Error('fixture');
-    const forged = encodeMember({ type: 'platform_data', ref: pd.ref ?? '', data: { x: 2 } }).member;
+    // part@1–3 refs are content hashes: a payload that does not hash to its ref is caught.
+    const ref = platformDataRef({ x: 1 });
+    const forged = encodeMember({ type: 'platform_data', ref, data: { x: 2 } }).member;
     // A one-record member (part@1 layout): the entry has no line inside it.
     const { line: _line, ...member } = pd;
-    const entry = { ...a, entry: { ...a.entry, platform_data: { ...member, length: forged.length } } };
-    expect(() => checkPlatformMember(forged, entry, null)).toThrow(/does not match ref/);
+    const entry = {
+      ...a,
+      entry: { ...a.entry, platform_data: { ...member, ref, length: forged.length } },
+    };
+    expect(() => checkPlatformMember(forged, entry, null, SHOP)).toThrow(/does not match ref/);
   });
 
   it('a job record where platform data was expected → CorruptObjectError', async () => {
@@ -121,6 +126,8 @@ describe('checkPlatformMember', () => {
     if (!pd) throw new Error('fixture');
     const { line: _line, ...member } = pd;
     const entry = { ...a, entry: { ...a.entry, platform_data: { ...member, length: rec.length } } };
-    expect(() => checkPlatformMember(rec, entry, null)).toThrow(/expected a platform_data record/);
+    expect(() => checkPlatformMember(rec, entry, null, SHOP)).toThrow(
+      /expected a platform_data record|holds no platform data/,
+    );
   });
 });

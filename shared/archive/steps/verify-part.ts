@@ -125,7 +125,11 @@ export const verifyPartInMemory = async (
           for (const l of range.lines) {
             let decoded: ReturnType<typeof decodeLine>;
             try {
-              decoded = decodeLine(inflated.subarray(l.line.offset, l.line.offset + l.line.length), where);
+              decoded = decodeLine(
+                inflated.subarray(l.line.offset, l.line.offset + l.line.length),
+                where,
+                m.shop_id,
+              );
             } catch (err) {
               if (err instanceof CorruptObjectError) fail(`${l.id}: ${err.reason}`);
               throw err;
