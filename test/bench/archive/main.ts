@@ -1,5 +1,5 @@
 /**
- * `npm run bench:archive [-- --quick | --smoke] [--seed N]` — what the cold tier costs and how fast it
+ * `npm run bench:archive [-- --quick | --smoke] [--seed N] [--keep DIR]` — what the cold tier costs and how fast it
  * runs, measured on a private embedded stack (started in a temp dir, always stopped):
  *
  * - throughput: the archiver (the CDK-synthesized state machine, real handlers, in process) against
@@ -16,11 +16,16 @@
  * are noisy on shared machines; compare ratios within one run. Workload: workload.ts.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { CreateBucketCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { CreateTableCommand, DynamoDBClient, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { gunzipSync as fflateGunzip, gzipSync as fflateGzip } from 'fflate';
@@ -47,27 +52,37 @@ interface Options {
   readonly seed: number;
   /** `--memory-only MB`: just the memory scenario of that size (to study one step's footprint). */
   readonly memoryOnly?: number;
+  /** `--keep DIR`: each scenario's archive objects are copied there. */
+  readonly keep?: string;
 }
 
 const parseOptions = (argv: readonly string[]): Options => {
   let mode: Options['mode'] = 'full';
   let seed = 1;
   let memoryOnly: number | undefined;
+  let keep: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') mode = 'quick';
     else if (a === '--smoke') mode = 'smoke';
     else if (a === '--seed') seed = Number(argv[++i]);
     else if (a === '--memory-only') memoryOnly = Number(argv[++i]);
+    else if (a === '--keep') keep = argv[++i] ?? '';
     else
       throw new Error(
-        `bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N, --memory-only MB)`,
+        `bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N, --memory-only MB, --keep DIR)`,
       );
   }
   if (!Number.isSafeInteger(seed) || seed < 0) throw new Error('bench:archive: --seed takes a whole number');
   if (memoryOnly !== undefined && !(memoryOnly > 0))
     throw new Error('bench:archive: --memory-only takes a size in MB');
-  return { mode, seed, ...(memoryOnly !== undefined ? { memoryOnly } : {}) };
+  if (keep === '') throw new Error('bench:archive: --keep takes a directory');
+  return {
+    mode,
+    seed,
+    ...(memoryOnly !== undefined ? { memoryOnly } : {}),
+    ...(keep !== undefined ? { keep: resolve(keep) } : {}),
+  };
 };
 
 /** Scenario sizes per mode: the full run is the issue's; quick is minutes; smoke is seconds (CI). */
@@ -131,6 +146,7 @@ interface Ctx {
   readonly admin: DynamoDBClient;
   readonly definition: ReturnType<typeof synthesizedDefinition>;
   readonly tmp: string;
+  readonly keep?: string;
 }
 
 let names = 0;
@@ -158,6 +174,21 @@ const listAll = async (s3: S3Client, bucket: string, prefix = '') => {
     token = p.IsTruncated ? p.NextContinuationToken : undefined;
   } while (token);
   return out;
+};
+
+/** `--keep DIR`: copies what the archive keeps (parts, indexes) to DIR/{scenario}/{key}, to inspect. */
+const keepArchive = async (
+  s3: S3Client,
+  bucket: string,
+  objects: readonly { key: string }[],
+  dir: string,
+) => {
+  for (const o of objects) {
+    const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: o.key }));
+    const file = join(dir, o.key);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, (await got.Body?.transformToByteArray()) ?? new Uint8Array(0));
+  }
 };
 
 /** Points the in-process handlers at `table` / `bucket` and sums the DynamoDB read units they use. */
@@ -238,6 +269,7 @@ const runScenario = async (c: Ctx, name: string, jobs: Iterable<BenchJob>, looku
   if (left.length > 0) throw new Error(`${name}: ${left.length} hot objects left after the run`);
   const kept = after.filter((o) => !o.key.startsWith('job-details-runs/'));
   const parts = kept.filter((o) => o.key.startsWith('job-details-cold/'));
+  if (c.keep) await keepArchive(c.s3, archiveBucket, kept, join(c.keep, name));
 
   // Lookups of a deterministic sample, month known (completedAt) and unknown (bounded search).
   const reader = new JobDetailsReader(c.s3, archiveBucket);
@@ -510,6 +542,7 @@ const main = async () => {
       admin: new DynamoDBClient({ region: cfg.region, endpoint: cfg.dynamoEndpoint }),
       definition,
       tmp,
+      ...(opts.keep !== undefined ? { keep: opts.keep } : {}),
     };
     out(
       `archive benchmark (${opts.mode}, seed ${opts.seed}); start-up excluded from wall times: stack ${f1(stackSeconds)} s, CDK synth ${f1(synthSeconds)} s`,
