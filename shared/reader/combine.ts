@@ -13,15 +13,23 @@ export const combineDetails = (
   hot: readonly JobDetailsPayload[],
   inline: JobDetails | null = null,
 ): { details: JobDetails | null; source: ReadSource } => {
-  if (archived.length === 0 && hot.length === 0) {
-    return inline ? { details: inline, source: 'row' } : { details: null, source: 'none' };
+  // A job archived with no flush objects has a record with empty details: it reads as null, exactly
+  // as the same job did while hot (no objects → null), whatever side answered.
+  const withDetails = archived.filter((r) => !isEmptyDetails(r.details));
+  if (withDetails.length === 0 && hot.length === 0) {
+    if (inline) return { details: inline, source: 'row' };
+    return { details: null, source: archived.length > 0 ? 'archive' : 'none' };
   }
   // Inline details first: the design's dual-read prefers them; S3 objects are merged in.
   return {
-    details: mergeAllJobDetails([...(inline ? [inline] : []), ...archived.map((r) => r.details), ...hot]),
+    details: mergeAllJobDetails([...(inline ? [inline] : []), ...withDetails.map((r) => r.details), ...hot]),
     source: sourceOf(hot.length > 0, archived.length > 0),
   };
 };
+
+const isEmptyDetails = (d: JobDetails): boolean =>
+  d.chunk_ids.length === 0 &&
+  [d.failed, d.skipped, d.conflict].every((m) => Object.values(m).every((l) => l.length === 0));
 
 /**
  * Inline platform_data on a pre-migration row wins (the dual-read prefers the row); otherwise hot

@@ -76,4 +76,28 @@ describe('JobDetailsReader on archives written by the archiver', () => {
     expect(twice.detailsSource).toBe('archive');
     expect(twice.hotKeys).toEqual([]);
   });
+
+  it('a job with no details reads the same (null) hot and archived', async () => {
+    const env = await archiverEnv();
+    const shopId = 'reader-empty.myshopify.com';
+    const job = await seedTerminalJob(env, {
+      shopId,
+      completedAt: daysAgo(40),
+      status: 'COMPLETED',
+      flushes: 2,
+      withDetails: false,
+      platformData: null,
+    });
+    expect(job.keys).toEqual([]); // flushes without details write no object
+    const reader = new JobDetailsReader(env.s3, env.bucket);
+    const q = { shopId, jobId: job.jobId, completedAt: job.completedAt };
+    const hot = await reader.readAllDetails(q);
+    expect(hot.details).toBeNull();
+
+    const run = await runSteps(env.deps);
+    expect(run.report?.jobsArchived).toBe(1);
+    const archived = await reader.readAllDetails(q);
+    expect(archived.details).toEqual(hot.details);
+    expect(archived.provenance.source).toBe('archive');
+  });
 });

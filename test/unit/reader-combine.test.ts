@@ -38,6 +38,14 @@ describe('combineDetails', () => {
     expect(combineDetails([record(d)], []).source).toBe('archive');
     expect(combineDetails([], [d]).source).toBe('hot');
   });
+
+  it('a job with no details reads the same hot and archived: null (its archived record is empty)', () => {
+    const empty = details({ chunk_ids: [] });
+    expect(combineDetails([], [])).toMatchObject({ details: null });
+    expect(combineDetails([record(empty)], [])).toEqual({ details: null, source: 'archive' });
+    const later = details({ chunk_ids: ['p0'], failed: { r: ['d1'] } });
+    expect(combineDetails([record(empty), record(later)], []).details).toEqual(later);
+  });
 });
 
 describe('choosePlatformData', () => {
