@@ -15,7 +15,6 @@ import {
 import { COMMANDS, generalHelp } from './commands';
 import { contextFromConfig, type OwnedContext, targetKind } from './context';
 import { type Output, processOutput } from './output';
-import { muteSdkNodeVersionNotice } from '../local/sdk-warnings';
 
 /**
  * `jobarchive <command> [options]`: parse, pick the target, run, exit. The only place that decides
@@ -153,7 +152,6 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
 
 /** Runs the CLI as the process: exit once stdout has been flushed. */
 export const main = (argv: readonly string[] = process.argv.slice(2)): void => {
-  muteSdkNodeVersionNotice();
   runCli(argv).then(
     (code) => {
       process.stdout.write('', () => process.exit(code));

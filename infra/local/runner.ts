@@ -12,7 +12,7 @@ import { s3ClientFrom } from '../../shared/clients';
 import { config } from '../../shared/config';
 import { countRequests, type RequestCounts, zeroCounts } from '../../shared/metrics';
 import { resetObservability } from '../../functions/observability';
-import { JobArchiveError, UnsupportedLocallyError } from '../../shared/errors';
+import { JobArchiveError, LocalStackError, UnsupportedLocallyError } from '../../shared/errors';
 import { createArchiveApp } from '../archive-stack';
 import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../archiver-state-machine';
 import type { JobDetailsArchiveProps } from '../job-details-archive';
@@ -117,25 +117,18 @@ export const synthesizedDefinition = (opts: SynthesisOptions = {}): StateMachine
   JSON.parse(localDefinitionString(opts)) as StateMachineDefinition;
 
 /**
- * aws-local-stepfunctions calls `Promise.withResolvers` (Node ≥ 22) for every Task. On Node 20 that
- * throws inside the Task, and a States.ALL Catch would turn the crash into a quiet "success".
+ * aws-local-stepfunctions calls `Promise.withResolvers` (Node ≥ 22, the project's engines) for every
+ * Task; on an older Node that throws inside the Task, where a States.ALL Catch would turn the crash
+ * into a quiet "success". Refuse before running anything.
  */
-export const ensurePromiseWithResolvers = (): void => {
+export const assertNodeForLocalRuns = (version: string = process.versions.node): void => {
+  const major = Number(version.split('.')[0]);
   const P = Promise as unknown as { withResolvers?: unknown };
-  if (typeof P.withResolvers === 'function') return;
-  Object.defineProperty(Promise, 'withResolvers', {
-    configurable: true,
-    writable: true,
-    value: function withResolvers<T>(this: PromiseConstructor) {
-      let resolve!: (value: T | PromiseLike<T>) => void;
-      let reject!: (reason?: unknown) => void;
-      const promise = new this<T>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      return { promise, resolve, reject };
-    },
-  });
+  if (major < 22 || typeof P.withResolvers !== 'function') {
+    throw new LocalStackError(
+      `the local state machine runner needs Node >= 22 (this is ${version}); see package.json engines`,
+    );
+  }
 };
 
 export interface LocalHandlerError {
@@ -240,7 +233,7 @@ const lambdaContext = (step: ArchiverStep, timeoutMs: number, memoryMb: number):
  * through Lambda.
  */
 export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): Promise<LocalRunResult> => {
-  ensurePromiseWithResolvers();
+  assertNodeForLocalRuns();
   const definition = opts.definition ?? synthesizedDefinition(opts);
   // Distributed Maps become Tasks bound to the emulation (distributed-map.ts); their processors run
   // as child executions of their own. Both are checked for what the interpreter cannot run.

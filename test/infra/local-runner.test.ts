@@ -1,5 +1,5 @@
 import {
-  ensurePromiseWithResolvers,
+  assertNodeForLocalRuns,
   runArchiverLocally,
   type StateMachineDefinition,
   type StepHandler,
@@ -12,6 +12,7 @@ import { freshBucket, testS3 } from '../support/local';
 import {
   ConcurrentModificationError,
   InvalidInputError,
+  LocalStackError,
   UnsupportedLocallyError,
   VerificationError,
 } from '../../shared/errors';
@@ -288,21 +289,10 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
   });
 });
 
-describe('ensurePromiseWithResolvers', () => {
-  it('provides Promise.withResolvers where Node lacks it (Node 20), without which every local Task fails', async () => {
-    type Resolvers = { promise: Promise<number>; resolve: (v: number) => void };
-    const original = Object.getOwnPropertyDescriptor(Promise, 'withResolvers');
-    try {
-      Reflect.deleteProperty(Promise, 'withResolvers');
-      expect(Reflect.get(Promise, 'withResolvers')).toBeUndefined();
-      ensurePromiseWithResolvers();
-      const installed = Reflect.get(Promise, 'withResolvers') as (() => Resolvers) | undefined;
-      expect(typeof installed).toBe('function');
-      const resolvers = installed?.call(Promise);
-      resolvers?.resolve(42);
-      await expect(resolvers?.promise).resolves.toBe(42);
-    } finally {
-      if (original) Object.defineProperty(Promise, 'withResolvers', original);
-    }
+describe('assertNodeForLocalRuns', () => {
+  it('refuses an older Node loudly (the interpreter would crash inside every Task)', () => {
+    expect(() => assertNodeForLocalRuns('20.20.2')).toThrow(LocalStackError);
+    expect(() => assertNodeForLocalRuns('20.20.2')).toThrow(/Node >= 22/);
+    expect(() => assertNodeForLocalRuns(process.versions.node)).not.toThrow();
   });
 });

@@ -1,6 +1,5 @@
 import { readHandoff } from '../../infra/local/handoff';
 import { applyStackEnv } from '../../infra/local/env';
-import { muteSdkNodeVersionNotice } from '../../infra/local/sdk-warnings';
 
 /**
  * Runs before each test file. Workers normally inherit the endpoints the global setup put into
@@ -8,8 +7,6 @@ import { muteSdkNodeVersionNotice } from '../../infra/local/sdk-warnings';
  */
 const handoff = readHandoff();
 if (handoff) applyStackEnv(handoff);
-
-muteSdkNodeVersionNotice();
 
 // Handlers called directly (outside the local runner, which captures them) stay quiet.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';

@@ -7,7 +7,6 @@ import {
   startLocalStack,
   stopLocalStack,
 } from '../../infra/local/stack';
-import { muteSdkNodeVersionNotice } from '../../infra/local/sdk-warnings';
 
 /**
  * Starts ONE local stack for the whole jest run, in a fresh temp data dir (so parallel jest runs in
@@ -32,7 +31,6 @@ const sweep = async (): Promise<void> => {
 };
 
 export default async function globalSetup(): Promise<void> {
-  muteSdkNodeVersionNotice();
   await sweep();
   const dataDir = mkdtempSync(JEST_DATA_DIR_PREFIX);
   let stack: LocalStack;

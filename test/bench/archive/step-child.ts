@@ -4,9 +4,6 @@
  * from the environment (the parent's embedded stack). Writes `{result | error, maxRssMb, seconds}`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { muteSdkNodeVersionNotice } from '../../../infra/local/sdk-warnings';
-
-muteSdkNodeVersionNotice();
 
 const [step, eventFile, outFile] = process.argv.slice(2) as [string, string, string];
 
