@@ -1,5 +1,5 @@
 import { EXIT_FINDINGS, EXIT_OK } from './args';
-import { tryParseTimestamp } from '../../shared/time';
+import { checkTimestamp } from '../../shared/time';
 import type { MonthIndex } from '../../shared/archive/month-index';
 import { normalizeEtag } from '../../shared/s3/objects';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
@@ -14,7 +14,17 @@ export interface AuditRow {
   readonly shopId: string;
   readonly jobId: string;
   readonly status: string;
-  readonly completedAt: string | undefined;
+  /** The row's completed_at as stored (anything: a date the archiver cannot read is a finding). */
+  readonly completedAt: unknown;
+}
+
+/** A terminal row whose completed_at is missing or not a timestamp: never archived, never a month. */
+export interface UndatedRow {
+  readonly shopId: string;
+  readonly jobId: string;
+  readonly status: string;
+  /** Why, with the value quoted (as the archiver's quarantine says it). */
+  readonly reason: string;
 }
 
 /** The hot objects of one job prefix `job-details/{job}/`. */
@@ -93,6 +103,7 @@ export interface AuditFindings {
   readonly groups: AuditGroup[];
   readonly orphans: Orphan[];
   readonly mismatches: Mismatch[];
+  readonly undated: UndatedRow[];
   readonly totals: {
     readonly rows: number;
     readonly hotPrefixes: number;
@@ -100,14 +111,15 @@ export interface AuditFindings {
     readonly archivedJobs: number;
     readonly orphans: number;
     readonly mismatches: number;
+    readonly undated: number;
   };
 }
 
 export const UNKNOWN_SHOP = 'unknown';
 
-/** `audit`'s exit code: 0 when clean, EXIT_FINDINGS (4) when it found orphans or mismatches. */
+/** `audit`'s exit code: 0 when clean, EXIT_FINDINGS (4) when it found orphans, mismatches or undated rows. */
 export const auditExitCode = (f: Pick<AuditFindings, 'totals'>): number =>
-  f.totals.orphans > 0 || f.totals.mismatches > 0 ? EXIT_FINDINGS : EXIT_OK;
+  f.totals.orphans > 0 || f.totals.mismatches > 0 || f.totals.undated > 0 ? EXIT_FINDINGS : EXIT_OK;
 const TERMINAL = new Set<string>(TERMINAL_STATUSES);
 
 export const pendingId = (shopId: string, month: string, partName: string): string =>
@@ -221,13 +233,24 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
   }
 
   const withRow = new Set<string>();
+  const undated: UndatedRow[] = [];
   let hotJobs = 0;
   for (const r of inp.rows) {
     withRow.add(r.jobId);
-    if (!TERMINAL.has(r.status) || !inp.hot.has(r.jobId)) continue;
-    // The row's own timestamp, parsed like the archiver parses it (a Python offset included).
-    const month = tryParseTimestamp(r.completedAt)?.month ?? 'unknown';
-    const g = group(r.shopId, month);
+    if (!TERMINAL.has(r.status)) continue;
+    // The row's own timestamp, parsed like the archiver parses it (a Python offset included); one it
+    // cannot read goes under its own heading, never into a month named after it.
+    const parsed = checkTimestamp(r.completedAt);
+    if (parsed.time === null) {
+      const reason =
+        r.completedAt === undefined || r.completedAt === null
+          ? 'terminal row has no completed_at'
+          : `completed_at: ${parsed.problem}`;
+      undated.push({ shopId: r.shopId, jobId: r.jobId, status: r.status, reason });
+      continue;
+    }
+    if (!inp.hot.has(r.jobId)) continue;
+    const g = group(r.shopId, parsed.time.month);
     g.hotJobs++;
     hotJobs++;
     if (undeleted.has(r.jobId)) g.awaitingDelete++;
@@ -249,6 +272,7 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
     groups: sorted,
     orphans,
     mismatches,
+    undated,
     totals: {
       rows: inp.rows.length,
       hotPrefixes: inp.hot.size,
@@ -256,6 +280,7 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
       archivedJobs: sorted.reduce((n, g) => n + g.archivedJobs, 0),
       orphans: orphans.length,
       mismatches: mismatches.length,
+      undated: undated.length,
     },
   };
 };

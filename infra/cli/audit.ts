@@ -128,7 +128,7 @@ const readRows = async (ctx: CliContext, req: AuditRequests): Promise<AuditRow[]
           shopId: shopIdFromPk(item.pk),
           jobId: jobIdFromSk(item.sk),
           status,
-          completedAt: typeof item.completed_at === 'string' ? item.completed_at : undefined,
+          completedAt: item.completed_at,
         });
       }
       start = out.LastEvaluatedKey;
@@ -238,7 +238,7 @@ const LIST_LIMIT = 20;
 const printAudit = (io: Output, r: AuditResult): void => {
   const t = r.totals;
   io.out(
-    `audit: ${t.rows} job rows, ${t.hotPrefixes} hot job prefixes, ${t.archivedJobs} archived jobs, ${t.orphans} orphans, ${t.mismatches} mismatches`,
+    `audit: ${t.rows} job rows, ${t.hotPrefixes} hot job prefixes, ${t.archivedJobs} archived jobs, ${t.orphans} orphans, ${t.mismatches} mismatches${t.undated > 0 ? `, ${t.undated} undated rows` : ''}`,
   );
   if (r.groups.length > 0) {
     io.out('');
@@ -274,6 +274,14 @@ const printAudit = (io: Output, r: AuditResult): void => {
     for (const m of r.mismatches.slice(0, LIST_LIMIT)) {
       io.out(`  ${m.kind} ${m.shopId} ${m.month} ${m.key}${m.jobId ? ` (job ${m.jobId})` : ''}: ${m.detail}`);
     }
+  }
+  if (r.undated.length > 0) {
+    io.out('');
+    io.out(
+      `undated terminal rows (the archiver quarantines them on every run until completed_at is fixed)${r.undated.length > LIST_LIMIT ? `, first ${LIST_LIMIT}` : ''}:`,
+    );
+    for (const u of r.undated.slice(0, LIST_LIMIT))
+      io.out(`  ${u.shopId} job ${u.jobId} (${u.status}): ${u.reason}`);
   }
   const q = r.requests;
   io.out('');

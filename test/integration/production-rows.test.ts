@@ -10,6 +10,9 @@ import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-s
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { resetDeps } from '../../functions/deps';
 import type { CliContext } from '../../infra/cli/context';
+import { EXIT_FINDINGS } from '../../infra/cli/args';
+import { auditCommand } from '../../infra/cli/audit';
+import { auditExitCode } from '../../infra/cli/audit-model';
 import { lookupCommand } from '../../infra/cli/lookup';
 import { memoryOutput } from '../../infra/cli/output';
 import { pythonFlushId, pythonIsoformat, pythonJsonDumps, type RowStyle } from '../../infra/cli/python-rows';
@@ -251,6 +254,19 @@ describe('eligibility, timestamps and loud failures', () => {
     for (const id of ['garbage', 'naive', 'missing']) {
       expect(await ctx.s3.send(listHot(ctx, id))).toMatchObject({ KeyCount: 1 });
     }
+    // audit lists them under their own heading, never as a month named after their garbage.
+    const io = memoryOutput();
+    const audit = await auditCommand(ctx, { maxHeads: 100, concurrency: 4, json: false }, io);
+    expect(Object.fromEntries(audit.undated.map((u) => [u.jobId, u.reason]))).toEqual({
+      ...reasons,
+      missing: 'terminal row has no completed_at',
+    });
+    expect(audit.groups.map((g) => g.month)).not.toContain('yesterd');
+    expect(audit.groups.some((g) => g.shopId === 'shop-q')).toBe(false);
+    expect(auditExitCode(audit)).toBe(EXIT_FINDINGS);
+    const text = io.stdout.join('\n');
+    expect(text).toMatch(/undated terminal rows/);
+    expect(text).toContain('shop-q job garbage (FAILED): completed_at: "yesterday" is not an ISO-8601');
   });
 
   it('failed groups: every other group is processed, the run ends FAILED (ArchiveRunIncomplete), exit 1; a dry run does not fail', async () => {

@@ -73,6 +73,39 @@ const inputs = (over: Partial<AuditInputs>): AuditInputs => ({
 });
 
 describe('classifyAudit', () => {
+  it('terminal rows without a readable completed_at go under their own heading, not a month', () => {
+    const f = classifyAudit(
+      inputs({
+        rows: [
+          { shopId: SHOP, jobId: 'garbage', status: 'FAILED', completedAt: 'yesterday' },
+          { shopId: SHOP, jobId: 'missing', status: 'COMPLETED', completedAt: undefined },
+          { shopId: SHOP, jobId: 'number', status: 'COMPLETED', completedAt: 1767225600 },
+          { shopId: SHOP, jobId: 'running', status: 'IN_PROGRESS', completedAt: undefined },
+        ],
+        hot: new Map([['garbage', hot('garbage', { 'job-details/garbage/a.json.gz': 'e' })]]),
+      }),
+    );
+    expect(f.groups).toEqual([]);
+    expect(f.orphans).toEqual([]); // the row exists: its hot prefix is not an orphan
+    expect(f.undated).toEqual([
+      {
+        shopId: SHOP,
+        jobId: 'garbage',
+        status: 'FAILED',
+        reason: 'completed_at: "yesterday" is not an ISO-8601 timestamp with a UTC offset',
+      },
+      { shopId: SHOP, jobId: 'missing', status: 'COMPLETED', reason: 'terminal row has no completed_at' },
+      {
+        shopId: SHOP,
+        jobId: 'number',
+        status: 'COMPLETED',
+        reason: expect.stringContaining('completed_at: expected an ISO-8601 timestamp string'),
+      },
+    ]);
+    expect(f.totals.undated).toBe(3);
+    expect(auditExitCode(f)).toBe(EXIT_FINDINGS);
+  });
+
   it('counts hot terminal jobs by completion month, archived jobs by index, and jobs awaiting delete', () => {
     const f = classifyAudit(
       inputs({
@@ -279,9 +312,18 @@ describe('orphanCandidates', () => {
 });
 
 describe('auditExitCode', () => {
-  const totals = { rows: 1, hotPrefixes: 1, hotJobs: 1, archivedJobs: 1, orphans: 0, mismatches: 0 };
-  it('is 0 when audit finds nothing, 4 (EXIT_FINDINGS) for any orphan or mismatch', () => {
+  const totals = {
+    rows: 1,
+    hotPrefixes: 1,
+    hotJobs: 1,
+    archivedJobs: 1,
+    orphans: 0,
+    mismatches: 0,
+    undated: 0,
+  };
+  it('is 0 when audit finds nothing, 4 (EXIT_FINDINGS) for any orphan, mismatch or undated row', () => {
     expect(auditExitCode({ totals })).toBe(0);
+    expect(auditExitCode({ totals: { ...totals, undated: 1 } })).toBe(EXIT_FINDINGS);
     expect(auditExitCode({ totals: { ...totals, orphans: 1 } })).toBe(EXIT_FINDINGS);
     expect(auditExitCode({ totals: { ...totals, mismatches: 2 } })).toBe(EXIT_FINDINGS);
     expect(EXIT_FINDINGS).toBe(4);
