@@ -240,6 +240,72 @@ objectCtrl.putObject = async function conditionalPutObject(ctx) {
   });
 };
 
+// DeleteObjects with a per-key `ETag` (S3 conditional deletes), which s3rver ignores: under the same
+// per-key lock as PUTs, a key whose ETag differs gets a PreconditionFailed error entry, a missing key
+// NoSuchKey, as S3 answers; keys without an ETag are deleted as before. The archiver deletes hot
+// objects only if they are still the bytes it archived, and relies on exactly this.
+const fromS3rver = (name) => require(require.resolve(name, { paths: [require.resolve('s3rver')] }));
+const xmlParser = fromS3rver('fast-xml-parser');
+const he = fromS3rver('he');
+objectCtrl.deleteMultipleObjects = async function conditionalDeleteMultipleObjects(ctx) {
+  const xml = await new Promise((resolve, reject) => {
+    let payload = '';
+    ctx.req.on('data', (data) => {
+      payload += data.toString('utf8');
+    });
+    ctx.req.on('end', () => resolve(payload));
+    ctx.req.on('error', reject);
+  });
+  const body =
+    xmlParser.validate(xml) === true
+      ? xmlParser.parse(xml, { tagValueProcessor: (a) => he.decode(a) })
+      : null;
+  if (!body?.Delete?.Object) {
+    throw new S3Error(
+      'MalformedXML',
+      'The XML you provided was not well-formed or did not validate against our published schema.',
+    );
+  }
+  const { bucket } = ctx.params;
+  const objects = [].concat(body.Delete.Object).map((o) => ({
+    key: String(o.Key),
+    etag: o.ETag === undefined ? undefined : unquote(o.ETag),
+  }));
+  const results = await Promise.all(
+    objects.map(({ key, etag }) =>
+      withKeyLock(`${bucket}/${key}`, async () => {
+        let current = null;
+        try {
+          current = unquote((await ctx.store.getMetadata(bucket, key)).etag);
+        } catch (err) {
+          if (err.code !== 'ENOENT') throw err;
+        }
+        if (etag !== undefined && current === null)
+          return { error: { Key: key, Code: 'NoSuchKey', Message: 'The specified key does not exist.' } };
+        if (etag !== undefined && current !== etag) {
+          return {
+            error: {
+              Key: key,
+              Code: 'PreconditionFailed',
+              Message: 'At least one of the pre-conditions you specified did not hold',
+            },
+          };
+        }
+        if (current !== null) await ctx.store.deleteObject(bucket, key);
+        return { deleted: { Key: key } };
+      }),
+    ),
+  );
+  const quiet = String(body.Delete.Quiet) === 'true';
+  ctx.body = {
+    DeleteResult: {
+      '@': { xmlns: 'http://s3.amazonaws.com/doc/2006-03-01/' },
+      ...(quiet ? {} : { Deleted: results.flatMap((r) => (r.deleted ? [r.deleted] : [])) }),
+      Error: results.flatMap((r) => (r.error ? [r.error] : [])),
+    },
+  };
+};
+
 const server = new S3rver({ address: '127.0.0.1', port, silent: true, directory });
 server.run().then(
   (addr) => process.stdout.write(`s3rver listening on ${addr.address}:${addr.port}\n`),

@@ -74,6 +74,14 @@ export interface IndexedJob extends Located {
   readonly sources: readonly IndexedSource[];
   /** Set once the delete step removed the matching hot objects. */
   readonly deleted_at: string | null;
+  /**
+   * The run that marked the entry deleted, and how many of its sources were gone then (the manifest
+   * less objects kept because they changed): a run's report counts each deletion once, whichever of
+   * its attempts (or an SDK retry whose first response was lost) removed the objects. Absent before
+   * index@3 and while undeleted.
+   */
+  readonly deleted_by?: string;
+  readonly objects_deleted?: number;
 }
 
 export interface MonthIndex {
@@ -122,17 +130,29 @@ export const latestEntry = (index: MonthIndex, jobId: string): IndexedJob | unde
   return entries[entries.length - 1];
 };
 
-/** Marks the given entries (by part) of each job as deleted and drops their source manifests. */
+/**
+ * Marks the given entries (by part) of each job as deleted by `runId`, with the number of its sources
+ * now gone, and drops their source manifests. Entries already marked keep their mark.
+ */
 export const markDeleted = (
   index: MonthIndex,
-  done: ReadonlyArray<{ jobId: string; part: string }>,
+  done: ReadonlyArray<{ jobId: string; part: string; objects?: number }>,
   at: string,
+  runId?: string,
 ): MonthIndex => {
   if (done.length === 0) return index;
   const jobs: Record<string, readonly IndexedJob[]> = { ...index.jobs };
-  for (const { jobId, part } of done) {
+  for (const { jobId, part, objects } of done) {
     jobs[jobId] = jobEntries(jobs, jobId).map((e) =>
-      e.part === part && e.deleted_at === null ? { ...e, deleted_at: at, sources: [] } : e,
+      e.part === part && e.deleted_at === null
+        ? {
+            ...e,
+            deleted_at: at,
+            sources: [],
+            ...(runId !== undefined ? { deleted_by: runId } : {}),
+            ...(objects !== undefined ? { objects_deleted: objects } : {}),
+          }
+        : e,
     );
   }
   return { ...index, updated_at: at, jobs };
@@ -192,7 +212,13 @@ const partBlocks = (ranges: Iterable<ByteRange>): { lengths: number[]; numbers: 
  */
 const storedEntry = (
   e: IndexedJob,
-  part: { ordinal: number; committed_at: string; deleted_at: string | null; numbers: Map<number, number> },
+  part: {
+    ordinal: number;
+    committed_at: string;
+    deleted_at: string | null;
+    deleted_by: string | null;
+    numbers: Map<number, number>;
+  },
 ): Record<string, unknown> => ({
   part: part.ordinal,
   block: part.numbers.get(e.offset),
@@ -202,13 +228,15 @@ const storedEntry = (
   counts: COUNT_ORDER.map((k) => e.counts[k]),
   ...(e.sources.length > 0 ? { sources: e.sources } : {}),
   ...(e.deleted_at !== part.deleted_at ? { deleted_at: e.deleted_at } : {}),
+  ...((e.deleted_by ?? null) !== part.deleted_by ? { deleted_by: e.deleted_by ?? null } : {}),
+  ...(e.objects_deleted !== undefined ? { objects_deleted: e.objects_deleted } : {}),
   ...(e.committed_at !== part.committed_at ? { committed_at: e.committed_at } : {}),
 });
 
-/** The delete time most of a part's entries share (null when none is deleted): entries omit it. */
-const commonDeletedAt = (entries: readonly IndexedJob[]): string | null => {
+/** The value most of a part's entries share (null when none has one): entries equal to it omit it. */
+const commonValue = (values: ReadonlyArray<string | null | undefined>): string | null => {
   const tally = new Map<string, number>();
-  for (const e of entries) if (e.deleted_at) tally.set(e.deleted_at, (tally.get(e.deleted_at) ?? 0) + 1);
+  for (const v of values) if (v) tally.set(v, (tally.get(v) ?? 0) + 1);
   let best: string | null = null;
   for (const [at, n] of tally) if (best === null || n > (tally.get(best) ?? 0)) best = at;
   return best;
@@ -239,7 +267,8 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
         committed_at: p.committed_at,
         job_count: p.job_count,
         bytes_in: p.bytes_in,
-        deleted_at: commonDeletedAt(entries),
+        deleted_at: commonValue(entries.map((e) => e.deleted_at)),
+        deleted_by: commonValue(entries.map((e) => e.deleted_by)),
         block_bytes: lengths,
       },
       numbers,
@@ -388,12 +417,21 @@ const keyOf = (v: { shop_id: string; month: string }, name: string, key: string)
 /** index@3 as stored (see serializeMonthIndex). */
 interface StoredPart extends Omit<IndexedPart, 'key'> {
   readonly deleted_at?: string | null;
+  readonly deleted_by?: string | null;
   readonly block_bytes: readonly number[];
 }
 interface StoredIndex extends Omit<MonthIndex, 'parts' | 'jobs'> {
   readonly parts: readonly StoredPart[];
   readonly jobs: Readonly<Record<string, readonly Record<string, unknown>[]>>;
 }
+
+const deletion = (
+  by: string | null,
+  objects: unknown,
+): Pick<IndexedJob, 'deleted_by' | 'objects_deleted'> => ({
+  ...(by !== null ? { deleted_by: by } : {}),
+  ...(isCount(objects) ? { objects_deleted: objects } : {}),
+});
 
 const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
 
@@ -413,8 +451,13 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
       return r;
     });
     if (at > p.size) return bad(`blocks of part ${p.name} run past its ${p.size} bytes`);
-    const { block_bytes: _b, deleted_at, ...rest } = p;
-    return { part: { ...rest, key: keyOf(v, p.name, key) }, ranges, deletedAt: deleted_at ?? null };
+    const { block_bytes: _b, deleted_at, deleted_by, ...rest } = p;
+    return {
+      part: { ...rest, key: keyOf(v, p.name, key) },
+      ranges,
+      deletedAt: deleted_at ?? null,
+      deletedBy: deleted_by ?? null,
+    };
   });
   const jobs: Record<string, IndexedJob[]> = {};
   for (const [jobId, entries] of Object.entries(v.jobs)) {
@@ -440,6 +483,10 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
         platform_data: e.pd_block === undefined ? null : block(e.pd_block),
         sources: (e.sources as IndexedSource[] | undefined) ?? [],
         deleted_at: e.deleted_at === undefined ? p.deletedAt : (e.deleted_at as string | null),
+        ...deletion(
+          e.deleted_by === undefined ? p.deletedBy : (e.deleted_by as string | null),
+          e.objects_deleted,
+        ),
       };
     });
   }

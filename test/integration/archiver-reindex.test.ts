@@ -48,8 +48,18 @@ const comparable = (index: MonthIndex) => ({
   jobs: Object.fromEntries(
     Object.entries(index.jobs).map(([id, list]) => [
       id,
-      // A rebuilt entry is undeleted and carries its manifest again (the next run re-checks and deletes).
-      list.map(({ committed_at: _c, deleted_at: _d, sources: _s, ...e }: IndexedJob) => e),
+      // A rebuilt entry is undeleted and carries its manifest again (the next run re-checks and deletes);
+      // which run deleted what is not in the parts.
+      list.map(
+        ({
+          committed_at: _c,
+          deleted_at: _d,
+          sources: _s,
+          deleted_by: _by,
+          objects_deleted: _n,
+          ...e
+        }: IndexedJob) => e,
+      ),
     ]),
   ),
 });

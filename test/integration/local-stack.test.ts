@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { DescribeTableCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import {
+  DeleteObjectsCommand,
   GetObjectCommand,
   HeadBucketCommand,
   ListBucketsCommand,
@@ -149,6 +150,39 @@ describe('the jest run’s local stack', () => {
       'GSI_JobLookup_v2',
       'GSI_JobsByStatus_v2',
     ]);
+  });
+
+  test('DeleteObjects honours per-key ETags as S3 does: 412 entry on mismatch, NoSuchKey when absent', async () => {
+    const bucket = await freshBucket();
+    const put = async (key: string, body: string) =>
+      ((await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }))).ETag ?? '').replace(
+        /"/g,
+        '',
+      );
+    const same = await put('same', 'a');
+    await put('changed', 'b');
+    await put('plain', 'c');
+    const out = await s3.send(
+      new DeleteObjectsCommand({
+        Bucket: bucket,
+        Delete: {
+          Objects: [
+            { Key: 'same', ETag: `"${same}"` },
+            { Key: 'changed', ETag: '"0123456789abcdef0123456789abcdef"' },
+            { Key: 'absent', ETag: `"${same}"` },
+            { Key: 'plain' },
+            { Key: 'absent-plain' },
+          ],
+          Quiet: true,
+        },
+      }),
+    );
+    expect(Object.fromEntries((out.Errors ?? []).map((e) => [e.Key, e.Code]))).toEqual({
+      changed: 'PreconditionFailed',
+      absent: 'NoSuchKey',
+    });
+    const left = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+    expect((left.Contents ?? []).map((o) => o.Key)).toEqual(['changed']);
   });
 
   test('ListObjectsV2 pages through more than 1,000 objects with continuation tokens', async () => {

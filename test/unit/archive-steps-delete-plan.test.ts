@@ -1,5 +1,10 @@
 import { commitPart, emptyMonthIndex, type IndexedJob, markDeleted } from '../../shared/archive/month-index';
-import { chunks, eligibleForDelete, matchSources } from '../../shared/archive/steps/delete-plan';
+import {
+  chunks,
+  deletedByRun,
+  eligibleForDelete,
+  matchSources,
+} from '../../shared/archive/steps/delete-plan';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 
 const HOUR = 3_600_000;
@@ -74,12 +79,14 @@ describe('matchSources', () => {
     expect(matchSources(entry(), listed)).toEqual({
       remove: [{ key: 'job-details/j1/a.json.gz', etag: 'e1' }],
       kept: 2,
+      changed: 1, // the rewritten platform-data.json: named by the manifest, not deleted
     });
   });
   test('a same-key object with another size is kept', () => {
     expect(matchSources(entry(), [{ key: 'job-details/j1/a.json.gz', size: 11, etag: '"e1"' }])).toEqual({
       remove: [],
       kept: 1,
+      changed: 1,
     });
   });
   test('an object without an ETag is never matched', () => {
@@ -88,6 +95,24 @@ describe('matchSources', () => {
         { key: 'k', size: 1, etag: undefined },
       ]).remove,
     ).toEqual([]);
+  });
+});
+
+describe('deletedByRun', () => {
+  test('counts the entries this run marked, with the objects recorded then, whichever attempt marked them', () => {
+    const index = commitPart(emptyMonthIndex('s', '2026-01', 't'), part, { j1: entry() }, committedAt);
+    const marked = markDeleted(
+      index,
+      [{ jobId: 'j1', part: entry().part, objects: 3 }],
+      '2026-02-01T00:00:00.000Z',
+      'run-a',
+    );
+    expect(deletedByRun(marked, [planned('j1')], 'run-a')).toEqual({ jobs: 1, objects: 3 });
+    expect(deletedByRun(marked, [planned('j1')], 'run-b')).toEqual({ jobs: 0, objects: 0 });
+    // Marked once: a later mark by another run changes nothing.
+    const again = markDeleted(marked, [{ jobId: 'j1', part: entry().part, objects: 9 }], 'later', 'run-b');
+    expect(deletedByRun(again, [planned('j1')], 'run-a')).toEqual({ jobs: 1, objects: 3 });
+    expect(deletedByRun(again, [planned('j1', '2026-01-20T00:00:00.000Z')], 'run-a').jobs).toBe(0);
   });
 });
 

@@ -2,7 +2,7 @@ import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { VerificationError } from '../../errors';
 import { newPartName, partKey, pendingKey } from '../keys';
 import { PartBuilder } from '../part-builder';
-import { assembleJob, changedSincePlan, classifyPlanned } from './classify';
+import { archivedByRun, assembleJob, changedSincePlan, classifyPlanned } from './classify';
 import type { StepDeps } from './context';
 import { type QuarantineItem, writeGroupFindings } from './findings';
 import { type LoadedIndex, loadMonthIndex } from './index-store';
@@ -82,9 +82,11 @@ export const archiveGroupInMemory = async (
 
     const toArchive = planned.filter((j) => classifyPlanned(j, index) === 'archive').sort(byJobId);
     const quarantined: QuarantineItem[] = [];
-    let skipped = planned.length - toArchive.length;
+    // Committed by an earlier attempt of this very run (a retried Task): archived by this run, once.
+    const earlier = archivedByRun(index, planned, run.runId);
+    let skipped = planned.length - toArchive.length - earlier;
     let changed = 0;
-    let archived = 0;
+    let archived = earlier;
     let bytesIn = 0;
     // Every quarantine goes to the findings document (written before the part is staged); the result
     // carries the count and a sample.

@@ -2,7 +2,7 @@ import { type JobDetails, type JsonObject, mergeAllJobDetails } from '../../deta
 import { type InlineDetails, parseInlineDetails } from '../../details/inline';
 import { type ArchivableRow, archivableRow, itemToJson } from '../../jobs/row-json';
 import { normalizedOrAsIs } from '../../time';
-import { latestEntry, type MonthIndex } from '../month-index';
+import { latestEntry, type MonthIndex, partByName } from '../month-index';
 import type { ArchivedJobMeta } from '../records';
 import type { JobRowSnapshot } from './job-rows';
 import { reasonOf } from './run';
@@ -15,6 +15,16 @@ import type { PlannedJob } from './types';
  */
 export const classifyPlanned = (job: PlannedJob, index: MonthIndex): 'skip' | 'archive' =>
   latestEntry(index, job.job_id)?.completed_at === job.completed_at ? 'skip' : 'archive';
+
+/**
+ * Planned jobs whose latest entry (of the planned completion) is in a part committed by `runId`: an
+ * earlier attempt of the same run archived them, so the run reports them archived, not skipped.
+ */
+export const archivedByRun = (index: MonthIndex, planned: readonly PlannedJob[], runId: string): number =>
+  planned.filter((j) => {
+    const e = latestEntry(index, j.job_id);
+    return e?.completed_at === j.completed_at && partByName(index, e.part)?.run_id === runId;
+  }).length;
 
 /**
  * The row moved on since Plan read the GSI (retried: IN_PROGRESS now, or completed again). Its hot

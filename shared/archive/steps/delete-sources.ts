@@ -5,7 +5,7 @@ import { assertPartStored } from './commit-part';
 import type { StepDeps } from './context';
 import { deleteMatching } from './delete-objects';
 import { type DeleteErrorItem, writeGroupFindings } from './findings';
-import { eligibleForDelete, matchSources } from './delete-plan';
+import { deletedByRun, eligibleForDelete, matchSources } from './delete-plan';
 import { type LoadedIndex, loadMonthIndex, updateMonthIndex } from './index-store';
 import type { JobObject } from '../../details';
 import { listJobsObjects } from '../../details/hot-listing';
@@ -72,7 +72,7 @@ export const prepareDelete = async (
     const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
     const asOf = Math.max(Date.parse(run.now), deps.clock().getTime());
     const eligible = eligibleForDelete(index, planned, asOf, run.graceHours);
-    if (eligible.length === 0) return { eligible, matched: [], objectsKept: 0 };
+    if (eligible.length === 0) return { eligible, matched: [], objectsKept: 0, planned, index };
 
     // Last line of defence: never delete sources whose archive is not stored as committed.
     for (const name of new Set(eligible.map((e) => e.entry.part))) {
@@ -93,14 +93,14 @@ export const prepareDelete = async (
             )
           ).objects;
     const matched = eligible.map((e) => ({ ...e, ...matchSources(e.entry, listed.get(e.jobId) ?? []) }));
-    return { eligible, matched, objectsKept: matched.reduce((n, m) => n + m.kept, 0) };
+    return { eligible, matched, objectsKept: matched.reduce((n, m) => n + m.kept, 0), planned, index };
   });
-  const { eligible, matched, objectsKept } = plan;
+  const { eligible, matched, objectsKept, planned } = plan;
   const toDelete = run.dryRun ? [] : matched.flatMap((m) => m.remove);
 
   const finish = async (outcome: DeleteOutcome, deletion?: RequestCounts): Promise<DeleteResult> => {
     const { value, requests: after } = await deps.meter.measure(async () => {
-      if (run.dryRun || eligible.length === 0) {
+      if (run.dryRun) {
         const wouldDelete = matched.reduce((n, m) => n + m.remove.length, 0);
         return {
           objectsDeleted: wouldDelete,
@@ -109,17 +109,19 @@ export const prepareDelete = async (
         };
       }
       const mine = new Set(toDelete.map((o) => o.key));
-      const deleted = outcome.deleted.filter((k) => mine.has(k));
       const errors: DeleteErrorItem[] = outcome.errors.filter((e) => mine.has(e.key));
       const failedKeys = new Set(errors.map((e) => e.key));
       // Every error goes to the findings document; the result carries the count and a sample.
-      await writeGroupFindings(deps, event, 'delete-errors', errors);
+      if (errors.length > 0) await writeGroupFindings(deps, event, 'delete-errors', errors);
+      // A job is done once every matching source is gone; its sources less those kept as changed are
+      // what its entry records as deleted.
       const done = matched
         .filter((m) => m.remove.every((o) => !failedKeys.has(o.key)))
-        .map((m) => ({ jobId: m.jobId, part: m.entry.part }));
+        .map((m) => ({ jobId: m.jobId, part: m.entry.part, objects: m.entry.sources.length - m.changed }));
+      let after = plan.index;
       if (done.length > 0) {
         const at = deps.clock().toISOString();
-        await updateMonthIndex(
+        const written = await updateMonthIndex(
           deps,
           group.shopId,
           group.month,
@@ -130,14 +132,17 @@ export const prepareDelete = async (
               return latest?.part === d.part && latest.deleted_at === null;
             });
             return still.length > 0
-              ? { index: markDeleted(current, still, at), result: null }
+              ? { index: markDeleted(current, still, at, run.runId), result: null }
               : { index: null, result: null };
           },
           undefined,
           known?.index,
         );
+        after = written.index;
       }
-      return { objectsDeleted: deleted.length, errors, jobsCompleted: done.length };
+      // Counted from the index: every entry this run marked, whichever attempt of it did the work.
+      const counted = deletedByRun(after, planned, run.runId);
+      return { objectsDeleted: counted.objects, errors, jobsCompleted: counted.jobs };
     });
     const { errors, ...counts } = value;
     return {
