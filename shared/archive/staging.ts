@@ -9,6 +9,23 @@ import type { DetailCounts, SourceObject } from './records';
  */
 export const PENDING_FORMAT = 'job-details-archive/pending@2';
 export const VERIFIED_FORMAT = 'job-details-archive/verified@1';
+/**
+ * The intent: written at the pending key BEFORE the part's first byte is uploaded, so every part a
+ * crash can leave behind has a staging doc naming it (collected once abandoned, pending-gc.ts). The
+ * per-group steps overwrite it with the manifest after the upload; the batch step, which verifies and
+ * commits in memory, never needs more. Commit removes it.
+ */
+export const INTENT_FORMAT = 'job-details-archive/intent@1';
+
+export interface PartIntent {
+  readonly format: typeof INTENT_FORMAT;
+  readonly shop_id: string;
+  readonly month: string;
+  readonly part: string;
+  readonly part_key: string;
+  readonly run_id: string;
+  readonly created_at: string;
+}
 
 /** What the archive step wrote and expects verify to find. */
 export interface PendingPart {
@@ -61,6 +78,19 @@ const parseDoc = <T>(bytes: Uint8Array, key: string, format: string): T => {
 
 export const parsePendingPart = (bytes: Uint8Array, key: string): PendingPart =>
   parseDoc<PendingPart>(bytes, key, PENDING_FORMAT);
+
+/** What a staging doc at a pending key is: the intent (upload not finished) or the manifest. */
+export const parseStagingDoc = (bytes: Uint8Array, key: string): PendingPart | PartIntent => {
+  let format: unknown;
+  try {
+    format = (JSON.parse(Buffer.from(bytes).toString('utf8')) as { format?: unknown } | null)?.format;
+  } catch (err) {
+    throw new CorruptObjectError(key, 'not JSON', { cause: err });
+  }
+  return format === INTENT_FORMAT
+    ? parseDoc<PartIntent>(bytes, key, INTENT_FORMAT)
+    : parseDoc<PendingPart>(bytes, key, PENDING_FORMAT);
+};
 
 export const parseVerifiedPart = (bytes: Uint8Array, key: string): VerifiedPart =>
   parseDoc<VerifiedPart>(bytes, key, VERIFIED_FORMAT);

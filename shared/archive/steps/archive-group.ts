@@ -16,6 +16,7 @@ import { collectAbandonedParts } from './pending-gc';
 import { readPlannedJobs } from './planned-jobs';
 import { CAPS } from './run';
 import type { StagedPart } from './staged';
+import { INTENT_FORMAT, type PartIntent } from '../staging';
 import { putJson } from '../../s3/objects';
 import type { ArchiveResult, GroupEvent, PlannedJob } from './types';
 
@@ -61,6 +62,8 @@ export const archiveGroupInMemory = async (
   plannedJobs?: readonly PlannedJob[],
   /** The hot objects of (at least) the planned jobs, listed by the caller for its whole batch. */
   batchListing?: ReadonlyMap<string, readonly JobObject[]>,
+  /** stageManifest: write the manifest to S3 after the upload, for a verify step in another invocation. */
+  opts: { readonly stageManifest: boolean } = { stageManifest: true },
 ): Promise<ArchiveHandoff> => {
   const { run, group } = event;
   const { shopId, month } = group;
@@ -187,7 +190,9 @@ export const archiveGroupInMemory = async (
       }
       const pending = pendingKey(shopId, month, part.name);
       const staged: StagedPart = { ...manifest, etag: stored.etag };
-      await putJson(deps, pending, staged);
+      // The per-group steps hand the manifest to verify through S3; the batch step keeps it in memory
+      // (the intent written before the upload is what a crash leaves for pending GC).
+      if (opts.stageManifest) await putJson(deps, pending, staged);
       stagedOut = staged;
       return {
         partKey: part.key,
@@ -201,6 +206,12 @@ export const archiveGroupInMemory = async (
       if (part && uploaded) {
         await deps.s3
           .send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: part.key }))
+          .catch(() => undefined);
+      }
+      // Its intent last (best effort): if anything above failed, the intent still names the part.
+      if (part) {
+        await deps.s3
+          .send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: pendingKey(shopId, month, part.name) }))
           .catch(() => undefined);
       }
       throw err;
@@ -219,7 +230,19 @@ export const archiveGroupInMemory = async (
 const openPart = async (deps: StepDeps, event: GroupEvent): Promise<OpenPart> => {
   const now = deps.clock();
   const name = newPartName(now);
-  const key = partKey(event.group.shopId, event.group.month, name);
+  const { shopId, month } = event.group;
+  const key = partKey(shopId, month, name);
+  // Intent before effect: the staging doc exists before the part's first byte.
+  const intent: PartIntent = {
+    format: INTENT_FORMAT,
+    shop_id: shopId,
+    month,
+    part: name,
+    part_key: key,
+    run_id: event.run.runId,
+    created_at: now.toISOString(),
+  };
+  await putJson(deps, pendingKey(shopId, month, name), intent);
   const upload = new PartUpload(deps.s3, deps.bucket, key);
   const builder = new PartBuilder(
     {

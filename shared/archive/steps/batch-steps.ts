@@ -71,7 +71,7 @@ export const archiveBatch = async (deps: StepDeps, event: BatchEvent): Promise<B
     try {
       const planned = jobs.get(group);
       const item = { run, group };
-      const a = await archiveGroupInMemory(deps, item, planned, listing);
+      const a = await archiveGroupInMemory(deps, item, planned, listing, { stageManifest: false });
       const r = a.result;
       const archive: ArchiveStaged = {
         ...(r.partKey ? { partKey: r.partKey, partName: r.partName, pendingKey: r.pendingKey } : {}),

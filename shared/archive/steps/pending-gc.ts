@@ -2,7 +2,7 @@ import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { partKey, pendingKey, pendingPrefix, validatePartName, verifiedKey } from '../keys';
 import { partByName, type MonthIndex } from '../month-index';
 import { getObjectBytes, listAllArray, type ListedObject } from '../../s3/objects';
-import { parsePendingPart, parseVerifiedPart } from '../staging';
+import { parseStagingDoc, parseVerifiedPart } from '../staging';
 import type { StepDeps } from './context';
 import type { RunContext } from './types';
 
@@ -50,7 +50,7 @@ const runOf = async (deps: StepDeps, docs: StagedDocs): Promise<string | null> =
   try {
     if (docs.pending) {
       const got = await getObjectBytes(deps.s3, deps.bucket, docs.pending.key);
-      if (got) return parsePendingPart(got.bytes, docs.pending.key).run_id;
+      if (got) return parseStagingDoc(got.bytes, docs.pending.key).run_id;
     }
     if (docs.verified) {
       const got = await getObjectBytes(deps.s3, deps.bucket, docs.verified.key);
@@ -75,8 +75,8 @@ const del = (deps: StepDeps, key: string) =>
  *
  * Only a part's own staging docs prove it was never committed (commit removes them after the index
  * write), so nothing is collected without them, and nothing at all when the month has no index: if an
- * index were lost, its committed parts would otherwise all look abandoned. Parts with neither (a run
- * that died between its upload and its manifest) are left for `jobarchive audit` to report.
+ * index were lost, its committed parts would otherwise all look abandoned. Every part has such a doc
+ * from before its first byte (the intent, staging.ts), so a crash at any point leaves one.
  */
 export const collectAbandonedParts = async (
   deps: StepDeps,

@@ -1,6 +1,12 @@
-import { CorruptObjectError } from '../../errors';
+import { CorruptObjectError, VerificationError } from '../../errors';
 import { getObjectBytes } from '../../s3/objects';
-import { type PendingPart, parsePendingPart, parseVerifiedPart, type VerifiedPart } from '../staging';
+import {
+  INTENT_FORMAT,
+  type PendingPart,
+  parseStagingDoc,
+  parseVerifiedPart,
+  type VerifiedPart,
+} from '../staging';
 import type { StepDeps } from './context';
 
 /**
@@ -12,7 +18,10 @@ export type StagedPart = PendingPart & { readonly etag: string };
 export const readStagedPart = async (deps: StepDeps, key: string): Promise<StagedPart | null> => {
   const got = await getObjectBytes(deps.s3, deps.bucket, key);
   if (!got) return null;
-  const doc = parsePendingPart(got.bytes, key) as StagedPart;
+  const staged = parseStagingDoc(got.bytes, key);
+  // Only the intent: the run that wrote it died before its upload finished.
+  if (staged.format === INTENT_FORMAT) throw new VerificationError(key, 'the part was never fully uploaded');
+  const doc = staged as StagedPart;
   if (typeof doc.etag !== 'string' || doc.etag === '')
     throw new CorruptObjectError(key, 'pending manifest has no part ETag');
   return doc;
