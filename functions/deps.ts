@@ -9,6 +9,15 @@ import { createRequestMeter } from '../shared/archive/steps/meter';
  * count their requests into one meter, and each step measures its own share (steps/meter.ts).
  */
 let deps: StepDeps | undefined;
+let clockOverride: (() => Date) | undefined;
+
+/**
+ * Moves the handlers' clock (part stamps, commit times, abandoned-part age) — for tests that must see
+ * what a run does hours later. Read on every call, so clients built before keep working.
+ */
+export const setHandlerClock = (clock?: () => Date): void => {
+  clockOverride = clock;
+};
 
 export const getDeps = (): StepDeps => {
   if (!deps) {
@@ -20,7 +29,8 @@ export const getDeps = (): StepDeps => {
     const ddb = dynamoClientFrom(cfg);
     countRequests(s3, 's3', meter.sink);
     countRequests(ddb, 'dynamodb', meter.sink);
-    deps = makeStepDeps({ s3, ddb, bucket, table, settings: cfg, meter });
+    const clock = () => clockOverride?.() ?? new Date();
+    deps = makeStepDeps({ s3, ddb, bucket, table, settings: cfg, meter, clock });
   }
   return deps;
 };

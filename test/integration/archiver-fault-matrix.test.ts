@@ -1,0 +1,318 @@
+import { randomBytes } from 'node:crypto';
+import { setHandlerClock } from '../../functions/deps';
+import { auditCommand } from '../../infra/cli/audit';
+import { makeContext } from '../../infra/cli/context';
+import { memoryOutput } from '../../infra/cli/output';
+import { type LocalRunResult, runArchiverLocally, synthesizedDefinition } from '../../infra/local/runner';
+import { parsePartKey } from '../../shared/archive/keys';
+import type { RunReport } from '../../shared/archive/steps/types';
+import { parseConfig } from '../../shared/config';
+import { jobPrefix } from '../../shared/details';
+import { createJob, recordFlush } from '../../shared/jobs';
+import { JobDetailsReader } from '../../shared/reader';
+import {
+  type ArchiverEnv,
+  archiverEnv,
+  HOUR,
+  hotState,
+  inMonth,
+  listKeys,
+  pointHandlersAt,
+  readIndex,
+  type SeededJob,
+  seedTerminalJob,
+} from '../support/archiver-fixtures';
+import {
+  burst,
+  type Call,
+  crashAfter,
+  crashBefore,
+  crashMidDelete,
+  dropAfterSend,
+  type Fault,
+  FaultLayer,
+  nthCall,
+  slowDown,
+  throttled,
+} from '../support/faults';
+
+/**
+ * The fault matrix: the CDK-synthesized state machine over the real handlers, with ONE fault injected
+ * per case through a per-Task wrapper and a fault layer in front of the handlers' S3 and DynamoDB
+ * clients (test/support/faults.ts): kills before and after each Task's main writes, S3 503 bursts and
+ * dropped connections, DynamoDB throttling, a Lambda timeout, two overlapping executions. Then the
+ * runs that follow — one at once, one 13 hours later (past the 12-hour abandonment age, so crash
+ * leftovers are collected) — must converge: every job archived once, its details read back as they
+ * were hot (0 lost, 0 duplicated in the reader's view), no hot object left, every stored part in its
+ * index, no staging doc left, and `jobarchive audit` clean. The suite prints the matrix.
+ */
+jest.setTimeout(600_000);
+
+const definition = synthesizedDefinition();
+const layer = new FaultLayer();
+const INPUT = { olderThanDays: 30, graceHours: 0 };
+
+const isPut = (c: Call) => c.command === 'PutObjectCommand';
+const key = (c: Call) => String(c.input.Key ?? '');
+const isIndexPut = (c: Call) => isPut(c) && key(c).endsWith('/index.json');
+const isIntentPut = (c: Call) => isPut(c) && key(c).includes('/pending/');
+const isHotDelete = (c: Call) =>
+  c.command === 'DeleteObjectsCommand' &&
+  ((c.input.Delete as { Objects?: { Key?: string }[] }).Objects ?? []).some((o) =>
+    o.Key?.startsWith('job-details/'),
+  );
+const any = () => true;
+
+interface Case {
+  readonly name: string;
+  readonly fault?: () => Fault;
+  /** Two executions at once instead of one. */
+  readonly overlap?: boolean;
+  /** Jobs big enough for a multipart part (> 8 MiB). */
+  readonly big?: boolean;
+  /** Extra checks on the faulted run's result(s). */
+  readonly check?: (runs: LocalRunResult[], hotObjects: number) => void;
+}
+
+const CASES: Case[] = [
+  { name: 'Plan: crash before its plan files', fault: () => crashBefore(nthCall('plan', isPut)) },
+  {
+    name: 'Plan: crash after its batch list',
+    fault: () => crashAfter(nthCall('plan', (c) => isPut(c) && key(c).endsWith('batches.jsonl'))),
+  },
+  {
+    name: 'ArchiveBatch: crash before the intent',
+    fault: () => crashBefore(nthCall('archive-batch', isIntentPut)),
+  },
+  {
+    name: 'ArchiveBatch: crash after the intent, before the part',
+    fault: () => crashAfter(nthCall('archive-batch', isIntentPut)),
+  },
+  {
+    name: 'ArchiveBatch: crash mid-upload (after the first multipart chunk)',
+    big: true,
+    fault: () => crashAfter(nthCall('archive-batch', (c) => c.command === 'UploadPartCommand')),
+  },
+  {
+    name: 'ArchiveBatch: crash after the part is stored',
+    fault: () =>
+      crashAfter(nthCall('archive-batch', (c) => isPut(c) && key(c).startsWith('job-details-cold/'))),
+  },
+  {
+    name: 'ArchiveBatch: crash before the commit',
+    fault: () => crashBefore(nthCall('archive-batch', isIndexPut)),
+  },
+  {
+    name: 'ArchiveBatch: crash between commit and delete',
+    fault: () => crashAfter(nthCall('archive-batch', isIndexPut)),
+  },
+  {
+    name: 'ArchiveBatch: crash mid-delete',
+    fault: () => crashMidDelete(nthCall('archive-batch', isHotDelete)),
+  },
+  {
+    name: 'ArchiveBatch: crash after the delete, before its marks',
+    fault: () => crashAfter(nthCall('archive-batch', isHotDelete)),
+  },
+  {
+    name: 'ArchiveBatch: crash after the deleted marks',
+    // Commits first (one index write per group), then the marks.
+    fault: () => crashAfter(nthCall('archive-batch', isIndexPut, 5)),
+  },
+  {
+    name: 'ArchiveBatch: Lambda timeout after the commit',
+    fault: () => crashAfter(nthCall('archive-batch', isIndexPut), 'Sandbox.Timedout'),
+  },
+  { name: 'Tally: crash before reading the results', fault: () => crashBefore(nthCall('tally', any)) },
+  { name: 'Report: crash after report.json', fault: () => crashAfter(nthCall('report', isPut)) },
+  {
+    name: 'S3 503 SlowDown burst (8 attempts)',
+    fault: () => burst(8, (c) => c.step === 'archive-batch' && c.service === 's3', slowDown),
+  },
+  {
+    name: 'S3 connection dropped after DeleteObjects took effect',
+    fault: () => dropAfterSend((c) => c.step === 'archive-batch' && isHotDelete(c)),
+    // The SDK's retry finds the keys gone (NoSuchKey): every deletion is still counted, once.
+    check: (runs, hotObjects) => {
+      expect(runs[0]?.status).toBe('SUCCEEDED');
+      expect((runs[0]?.output as RunReport).objectsDeleted).toBe(hotObjects);
+    },
+  },
+  {
+    name: 'S3 connection dropped after the commit took effect',
+    fault: () => dropAfterSend((c) => c.step === 'archive-batch' && isIndexPut(c)),
+  },
+  {
+    name: 'DynamoDB throttling burst in ArchiveBatch (4 attempts)',
+    fault: () => burst(4, (c) => c.step === 'archive-batch' && c.service === 'dynamodb', throttled),
+  },
+  {
+    name: 'DynamoDB throttling burst in Plan (4 attempts)',
+    fault: () => burst(4, (c) => c.step === 'plan' && c.service === 'dynamodb', throttled),
+  },
+  { name: 'two overlapping executions', overlap: true },
+];
+
+/** 2 shops × 2 months × 2 jobs (2 flushes and platform data each), or 9 ~1 MB jobs in one month. */
+const seed = async (env: ArchiverEnv, big: boolean): Promise<SeededJob[]> => {
+  const jobs: SeededJob[] = [];
+  if (big) {
+    for (let i = 0; i < 9; i++) {
+      const docs = Array.from({ length: 60_000 }, () => randomBytes(16).toString('base64url'));
+      const completedAt = inMonth(2, 1 + i);
+      const shopId = 'fm-big';
+      const { jobId } = await createJob(
+        env.ddb,
+        env.table,
+        { shopId, jobType: 'full_sync', platform: 'shopify', totalItems: docs.length },
+        { now: new Date(completedAt.getTime() - HOUR) },
+      );
+      const r = await recordFlush(
+        { ddb: env.ddb, table: env.table, detailsWriter: env.store },
+        { shopId, jobId, totalItems: docs.length },
+        {
+          chunkIds: ['p0'],
+          counts: { processed: 0, failed: docs.length, skipped: 0, conflict: 0 },
+          details: { failed: { big: docs } },
+        },
+        { now: completedAt },
+      );
+      jobs.push({
+        shopId,
+        jobId,
+        status: 'FAILED',
+        completedAt: completedAt.toISOString(),
+        keys: r.detailsKey ? [r.detailsKey] : [],
+      });
+    }
+    return jobs;
+  }
+  for (const shopId of ['fm-a', 'fm-b'])
+    for (const monthsBack of [2, 3])
+      for (const day of [5, 9])
+        jobs.push(await seedTerminalJob(env, { shopId, completedAt: inMonth(monthsBack, day), flushes: 2 }));
+  return jobs;
+};
+
+interface Outcome {
+  readonly name: string;
+  readonly faulted: string;
+  readonly reruns: string;
+  readonly lost: number;
+  readonly duplicated: number;
+  readonly audit: string;
+}
+const matrix: Outcome[] = [];
+
+const statusOf = (r: LocalRunResult): string =>
+  r.status === 'SUCCEEDED'
+    ? 'SUCCEEDED'
+    : `${r.status} (${String((r.error as { error?: string })?.error ?? '')})`;
+
+afterAll(() => {
+  const rows = [
+    ['case', 'faulted run', 'reruns (now, +13 h)', 'lost', 'duplicated', 'audit'],
+    ...matrix.map((o) => [o.name, o.faulted, o.reruns, String(o.lost), String(o.duplicated), o.audit]),
+  ];
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  const text = rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+  process.stdout.write(
+    `\nFault matrix (synthesized state machine, real handlers, one fault per case)\n${text}\n\n`,
+  );
+});
+
+test.each(CASES)('$name: the runs after converge, nothing lost or duplicated, audit clean', async (c) => {
+  const env = await archiverEnv();
+  const restore = pointHandlersAt(env);
+  try {
+    layer.install();
+    const handlers = layer.handlers();
+    const jobs = await seed(env, c.big === true);
+    const hotObjects = jobs.reduce((n, j) => n + j.keys.length, 0);
+    const before = new Map<string, Awaited<ReturnType<typeof hotState>>>();
+    for (const j of jobs) before.set(j.jobId, await hotState(env, j.jobId));
+    const run = () => runArchiverLocally({ definition, input: INPUT, handlers });
+
+    const fault = c.fault?.() ?? null;
+    layer.fault = fault;
+    const faulted = c.overlap ? await Promise.all([run(), run()]) : [await run()];
+    layer.fault = null;
+    if (fault) expect(fault.fired).toBeGreaterThan(0); // the fault struck
+    c.check?.(faulted, hotObjects);
+
+    const again = await run();
+    setHandlerClock(() => new Date(Date.now() + 13 * HOUR));
+    const later = await run().finally(() => setHandlerClock(undefined));
+    for (const r of [again, later]) expect(r.unexpectedErrors).toEqual([]);
+    expect(later.status).toBe('SUCCEEDED');
+    expect(later.output).toMatchObject({ groupsFailedCount: 0, jobsQuarantinedCount: 0 });
+
+    // Every job: one archival, read back as it was hot, nothing left hot.
+    const reader = new JobDetailsReader(env.s3, env.bucket);
+    let lost = 0;
+    let duplicated = 0;
+    for (const j of jobs) {
+      const entries = (await readIndex(env, j.shopId, j.completedAt.slice(0, 7)))?.jobs[j.jobId] ?? [];
+      if (entries.length > 1) duplicated++;
+      const read = await reader.readAllDetails({
+        shopId: j.shopId,
+        jobId: j.jobId,
+        completedAt: j.completedAt,
+      });
+      const pd = await reader.readPlatformData({
+        shopId: j.shopId,
+        jobId: j.jobId,
+        completedAt: j.completedAt,
+      });
+      const was = before.get(j.jobId);
+      const same =
+        entries.length === 1 &&
+        read.provenance.source === 'archive' &&
+        JSON.stringify(read.details) === JSON.stringify(was?.details) &&
+        JSON.stringify(pd.data) === JSON.stringify(was?.platformData);
+      if (!same) lost++;
+      expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual([]);
+    }
+    // Every stored part is committed; no staging doc is left.
+    for (const k of await listKeys(env.s3, env.bucket, 'job-details-cold/')) {
+      const p = parsePartKey(k);
+      const index = p ? await readIndex(env, p.shopId, p.month) : null;
+      expect(index?.parts.map((x) => x.name)).toContain(p?.partName);
+    }
+    expect(
+      (await listKeys(env.s3, env.bucket, 'job-details-index/')).filter((k) => k.includes('/pending/')),
+    ).toEqual([]);
+    const ctx = makeContext({
+      ddb: env.ddb,
+      s3: env.s3,
+      table: env.table,
+      bucket: env.bucket,
+      cfg: parseConfig(process.env),
+    });
+    const audit = await auditCommand(ctx, { maxHeads: 100, concurrency: 4, json: true }, memoryOutput());
+    const t = audit.totals;
+    matrix.push({
+      name: c.name,
+      faulted: faulted.map(statusOf).join(' + '),
+      reruns: `${statusOf(again)}, ${statusOf(later)}`,
+      lost,
+      duplicated,
+      audit:
+        t.mismatches + t.orphans + t.undated === 0
+          ? 'clean'
+          : `${t.mismatches} mismatches, ${t.orphans} orphans`,
+    });
+    expect({ lost, duplicated }).toEqual({ lost: 0, duplicated: 0 });
+    expect(t).toMatchObject({ mismatches: 0, orphans: 0, undated: 0 });
+  } finally {
+    layer.fault = null;
+    restore();
+  }
+});
