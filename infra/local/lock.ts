@@ -32,6 +32,13 @@ const readFileSafe = (path: string): string => {
   }
 };
 
+/** One attempt at the lock, synchronously (exit handlers cannot wait); release with `unlockSync`. */
+export const tryLockSync = (dataDir: string): boolean => tryLock(lockPath(dataDir));
+
+export const unlockSync = (dataDir: string): void => {
+  if (readFileSafe(lockPath(dataDir)) === String(process.pid)) rmSync(lockPath(dataDir), { force: true });
+};
+
 export const withStartLock = async <T>(
   dataDir: string,
   timeoutMs: number,

@@ -1,16 +1,13 @@
-import { signal } from './process';
-
 /**
- * Process groups this process owns, signalled synchronously when it exits or is interrupted: the
- * fast path. The supervisor's owner watch is the backstop for exits that run no handler (SIGKILL).
- * `isOurs` guards against signalling a group id that was freed and reused after the stack died
- * behind our back (e.g. `stopLocalStack` from another process).
+ * Stacks this process holds, released synchronously when it exits or is interrupted: its holder file
+ * goes, and the stack is stopped at once if no other process holds it (the fast path). The
+ * supervisor's holder watch is the backstop for exits that run no handler (SIGKILL).
  */
-const owned = new Map<number, () => boolean>();
+const owned = new Map<string, () => void>();
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 const killAll = (): void => {
-  for (const [pgid, isOurs] of owned) if (isOurs()) signal(pgid, 'SIGTERM', true);
+  for (const release of owned.values()) release();
   owned.clear();
 };
 
@@ -39,12 +36,12 @@ const unhook = (): void => {
   for (const sig of SIGNALS) process.off(sig, onSignal);
 };
 
-export const trackOwned = (pgid: number, isOurs: () => boolean): void => {
+export const trackOwned = (hold: string, release: () => void): void => {
   if (owned.size === 0) hook();
-  owned.set(pgid, isOurs);
+  owned.set(hold, release);
 };
 
-export const untrackOwned = (pgid: number): void => {
-  if (!owned.delete(pgid)) return;
+export const untrackOwned = (hold: string): void => {
+  if (!owned.delete(hold)) return;
   if (owned.size === 0) unhook();
 };

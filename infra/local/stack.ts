@@ -13,7 +13,8 @@ import {
 } from './emulators';
 import type { LocalStackInfo } from './env';
 import { checkJava } from './java';
-import { withStartLock } from './lock';
+import { addHolder, holdersDir, liveHolders, removeHolder } from './holders';
+import { tryLockSync, unlockSync, withStartLock } from './lock';
 import { trackOwned, untrackOwned } from './owner-hooks';
 import { freePort } from './ports';
 import { pollUntil, runsProgram, signal } from './process';
@@ -27,9 +28,12 @@ export { applyStackEnv, type LocalStackInfo, stackEnv } from './env';
  *
  * Process layout: this process (the owner) spawns a detached supervisor (infra/local/supervisor.cjs),
  * which leads a new process group and runs both emulators in it. Stopping = signalling that group.
- * The supervisor takes the group down when the owner is gone, so a crashed owner leaves no orphans;
- * `stack.json` in the data dir lets the next start (or `stopLocalStack` from any process) clean up
- * whatever a harder crash left behind.
+ * Every process using the stack — the owner and each one that reused it — holds it (holders.ts); the
+ * stack runs while a holder lives. The last holder to stop or exit stops it at once; the supervisor
+ * takes the group down when no holder is left (a SIGKILLed one runs no exit handler), so a crash
+ * leaves no orphans and commands sharing a data dir never stop it under each other. `stack.json` in
+ * the data dir lets the next start (or `stopLocalStack` from any process) clean up whatever a harder
+ * crash left behind.
  */
 export interface LocalStackOptions {
   /** Default `.local/` at the project root. */
@@ -48,10 +52,13 @@ export interface LocalStackOptions {
 
 export interface LocalStack extends LocalStackInfo {
   readonly dataDir: string;
-  /** False when an already running stack for the same data dir was reused; `stop()` then does nothing. */
+  /** False when an already running stack for the same data dir was reused. */
   readonly owned: boolean;
   readonly pids: { readonly supervisor: number; readonly dynamodb: number; readonly s3rver: number };
-  /** Stops the emulators (owner only) and waits until their processes are gone. Idempotent. */
+  /**
+   * Lets go of the stack: stops the emulators (and waits until their processes are gone) unless
+   * another process still holds it. Idempotent.
+   */
   stop(): Promise<void>;
 }
 
@@ -109,10 +116,48 @@ export const stopLocalStack = async (dataDir?: string): Promise<boolean> => {
   const dir = resolve(dataDir ?? defaultDataDir());
   const state = readState(dir);
   if (!state) return false;
-  untrackOwned(state.pgid);
   await stopGroup(state);
   removeState(dir, state.supervisorPid);
+  rmSync(holdersDir(dir), { recursive: true, force: true });
   return true;
+};
+
+/**
+ * This process lets go of the stack; the last holder stops it. Under the start lock, so a process
+ * joining right now is either counted or starts a new stack after this one is gone.
+ */
+const release = async (
+  dataDir: string,
+  state: StackState,
+  hold: string,
+  timeoutMs: number,
+): Promise<void> => {
+  untrackOwned(hold);
+  removeHolder(dataDir, hold);
+  await withStartLock(dataDir, timeoutMs, async () => {
+    if (liveHolders(dataDir).length > 0) return;
+    await stopGroup(state);
+    removeState(dataDir, state.supervisorPid);
+  });
+};
+
+/** The same at exit, synchronously (an exit handler cannot wait): the supervisor finishes the job. */
+const releaseAtExit = (dataDir: string, state: StackState, hold: string) => (): void => {
+  removeHolder(dataDir, hold);
+  if (liveHolders(dataDir).length > 0 || !tryLockSync(dataDir)) return;
+  try {
+    if (liveHolders(dataDir).length === 0 && runningPids(state).length > 0)
+      signal(state.pgid, 'SIGTERM', true);
+  } finally {
+    unlockSync(dataDir);
+  }
+};
+
+/** Holds a running stack from this process until `release`; returns the hold. */
+const hold = (dataDir: string, state: StackState): string => {
+  const id = addHolder(dataDir);
+  trackOwned(id, releaseAtExit(dataDir, state, id));
+  return id;
 };
 
 const startUnlocked = async (
@@ -132,7 +177,8 @@ const startUnlocked = async (
         );
       }
       await provision(existing, tableName, bucketName);
-      return reused(dataDir, existing, tableName, bucketName);
+      const id = hold(dataDir, existing);
+      return reused(dataDir, existing, tableName, bucketName, id, timeoutMs);
     }
     // Left behind by an owner that died without its supervisor cleaning up: make sure it is gone.
     await stopGroup(existing);
@@ -174,6 +220,8 @@ const launch = async (
   ];
   const deadline = Date.now() + timeoutMs;
 
+  // Held before the supervisor starts watching for holders.
+  const holdId = addHolder(dataDir);
   const sup = spawnSupervisor(dataDir, children, join(dirs.logs, 'supervisor.log'));
   const watch = watchSupervisor(sup, children);
   const pids = await watch.spawned(timeoutMs);
@@ -193,20 +241,24 @@ const launch = async (
     startedAt: new Date().toISOString(),
   };
   writeState(dataDir, state);
-  trackOwned(state.pgid, () => runningPids(state).length > 0);
+  trackOwned(holdId, releaseAtExit(dataDir, state, holdId));
 
   const stop = once(async () => {
-    untrackOwned(state.pgid);
-    await stopGroup(state);
+    await release(dataDir, state, holdId, timeoutMs);
     // Dead is not yet reaped: wait for Node to collect our child, so no zombie of it is left.
-    await pollUntil(() => sup.exitCode !== null || sup.signalCode !== null, 5_000, 10);
-    removeState(dataDir, state.supervisorPid);
+    if (runningPids(state).length === 0)
+      await pollUntil(() => sup.exitCode !== null || sup.signalCode !== null, 5_000, 10);
   });
   try {
     await waitReady(state, watch, deadline, dirs.logs);
     await provision(state, tableName, bucketName);
   } catch (err) {
-    await stop();
+    // Not started: nobody else can hold it yet.
+    untrackOwned(holdId);
+    removeHolder(dataDir, holdId);
+    await stopGroup(state);
+    await pollUntil(() => sup.exitCode !== null || sup.signalCode !== null, 5_000, 10);
+    removeState(dataDir, state.supervisorPid);
     throw err;
   }
   return { ...info(dataDir, state, tableName, bucketName), owned: true, stop };
@@ -215,7 +267,13 @@ const launch = async (
 const spawnSupervisor = (dataDir: string, children: readonly ChildSpec[], logFile: string): ChildProcess => {
   const log = openSync(logFile, 'w');
   try {
-    const spec = { ownerPid: process.pid, stateFile: statePath(dataDir), children };
+    const spec = {
+      ownerPid: process.pid,
+      stateFile: statePath(dataDir),
+      holdersDir: holdersDir(dataDir),
+      lockFile: join(dataDir, 'stack.lock'),
+      children,
+    };
     const sup = spawn(process.execPath, [supervisorScript(), JSON.stringify(spec)], {
       cwd: dataDir,
       detached: true,
@@ -367,10 +425,17 @@ const info = (dataDir: string, state: StackState, tableName: string, bucketName:
   pids: { supervisor: state.supervisorPid, dynamodb: state.dynamoPid, s3rver: state.s3Pid },
 });
 
-const reused = (dataDir: string, state: StackState, tableName: string, bucketName: string): LocalStack => ({
+const reused = (
+  dataDir: string,
+  state: StackState,
+  tableName: string,
+  bucketName: string,
+  hold: string,
+  timeoutMs: number,
+): LocalStack => ({
   ...info(dataDir, state, tableName, bucketName),
   owned: false,
-  stop: async () => undefined,
+  stop: once(() => release(dataDir, state, hold, timeoutMs)),
 });
 
 const once = (fn: () => Promise<void>): (() => Promise<void>) => {

@@ -5,16 +5,20 @@
  * The owner spawns this file detached, so it leads a new process group; the emulators are started
  * as ordinary children and share that group, so one `kill(-pgid)` stops everything. It shuts the
  * group down when:
- *  - the owner process is gone (IPC channel closed, or signal-0 polling every 500 ms says so —
- *    covers a SIGKILLed owner, which runs no exit handler);
+ *  - no process holds the stack any more (holders.ts: a file per holding process, checked every
+ *    500 ms and when the owner's IPC channel closes — covers SIGKILLed holders, which run no exit
+ *    handler). The decision is taken under the data dir's start lock, so a process joining the
+ *    stack at that moment is either counted or waits and starts a new one;
  *  - any emulator exits (the stack is all-or-nothing; the owner sees the exit and fails or stops);
  *  - it receives SIGTERM / SIGINT / SIGHUP.
  * It waits for its children to exit (reaping them, so no zombies are left behind) before exiting.
  *
- * argv[2] is a JSON spec: { ownerPid, stateFile, children: [{ name, command, args, env, cwd, log }] }.
+ * argv[2] is a JSON spec: { ownerPid, stateFile, holdersDir, lockFile,
+ *   children: [{ name, command, args, env, cwd, log }] }.
  */
 const { spawn } = require('node:child_process');
-const { openSync, readFileSync, rmSync } = require('node:fs');
+const { openSync, readdirSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+const { join } = require('node:path');
 
 const spec = JSON.parse(process.argv[2] ?? '{}');
 const children = new Map(); // name -> ChildProcess
@@ -39,6 +43,72 @@ const isAlive = (pid) => {
   } catch {
     return true;
   }
+};
+
+/** Field 22 of /proc/<pid>/stat: with the pid, it names one process (holders.ts writes the same). */
+const startTimeOf = (pid) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
+  } catch {
+    return '';
+  }
+};
+
+const liveHolders = () => {
+  let names = [];
+  try {
+    names = readdirSync(spec.holdersDir);
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    try {
+      const [pid, started = ''] = readFileSync(join(spec.holdersDir, name), 'utf8').trim().split(' ');
+      return isAlive(Number(pid)) && (started === '' || started === startTimeOf(Number(pid))) ? [pid] : [];
+    } catch {
+      return [];
+    }
+  });
+};
+
+/** The data dir's start lock (lock.ts's protocol: our pid in a file created exclusively). */
+const tryLock = () => {
+  try {
+    writeFileSync(spec.lockFile, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch (err) {
+    if (err.code !== 'EEXIST') throw err;
+  }
+  try {
+    const holder = Number(readFileSync(spec.lockFile, 'utf8'));
+    if (!isAlive(holder)) rmSync(spec.lockFile, { force: true });
+  } catch {
+    // Released meanwhile.
+  }
+  return false;
+};
+const unlock = () => {
+  try {
+    if (readFileSync(spec.lockFile, 'utf8') === String(process.pid)) rmSync(spec.lockFile, { force: true });
+  } catch {
+    // Not ours any more.
+  }
+};
+
+let heldBy = '';
+/** Stops the stack once nobody holds it; a start in progress (lock taken) is waited out. */
+const checkHolders = () => {
+  if (stopping) return;
+  const holders = [...new Set(liveHolders())].sort().join(', ');
+  if (holders !== heldBy) log(`held by: ${holders || 'nobody'}`);
+  heldBy = holders;
+  if (holders !== '' || !tryLock()) return;
+  if (liveHolders().length > 0) {
+    unlock();
+    return;
+  }
+  shutdown('no process holds the stack', unlock);
 };
 
 const removeOwnState = () => {
@@ -66,7 +136,7 @@ const allExited = (ms) =>
     check();
   });
 
-const shutdown = async (reason) => {
+const shutdown = async (reason, then = () => {}) => {
   if (stopping) return;
   stopping = true;
   log(`stopping: ${reason}`);
@@ -75,19 +145,18 @@ const shutdown = async (reason) => {
   for (const c of running()) c.kill('SIGKILL');
   await allExited(2000);
   removeOwnState();
+  then();
   process.exit(0);
 };
 
 for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(sig, () => shutdown(sig));
-process.on('disconnect', () => shutdown('owner disconnected'));
+process.on('disconnect', checkHolders);
 process.on('uncaughtException', (err) => {
   log(`uncaught: ${err.stack ?? err}`);
   shutdown('supervisor error');
 });
 
-setInterval(() => {
-  if (!isAlive(spec.ownerPid)) shutdown(`owner ${spec.ownerPid} is gone`);
-}, 500);
+setInterval(checkHolders, 500);
 
 for (const c of spec.children ?? []) {
   const out = openSync(c.log, 'w');
@@ -110,4 +179,4 @@ for (const c of spec.children ?? []) {
 }
 
 send({ type: 'spawned', pids: Object.fromEntries([...children].map(([name, c]) => [name, c.pid ?? 0])) });
-if (!isAlive(spec.ownerPid)) shutdown(`owner ${spec.ownerPid} is gone`);
+checkHolders();

@@ -176,3 +176,47 @@ it('demo (npm start) exits 0: seeds, archives, looks up an archived job, and lea
   const pids = [...reportedPids(r.stderr), ...recordedPids(dataDir)];
   expect(pids.filter(isAlive)).toEqual([]);
 });
+
+it('two `jobarchive run` on one data dir at once share its stack: neither stops it under the other; audit clean after', async () => {
+  const dir = ['--data-dir', dataDir];
+  const seeded = await collect(
+    cli(['seed', '--shops', '3', '--jobs', '6', '--months', '3', '--seed', '11', '--json', ...dir]),
+  ).done;
+  expect(seeded.code).toBe(0);
+  const jobs = (JSON.parse(seeded.stdout) as SeedResult).jobs;
+  const pids = new Set(reportedPids(seeded.stderr));
+
+  /** Two runs started together; each must finish its work on the stack whoever started it. */
+  const both = async (a: string[], b: string[]) => {
+    const runs = await Promise.all([
+      collect(cli(['run', '--json', ...a, ...dir])).done,
+      collect(cli(['run', '--json', ...b, ...dir])).done,
+    ]);
+    for (const r of runs) {
+      for (const p of reportedPids(r.stderr)) pids.add(p);
+      expect(r.stderr).not.toMatch(/ECONNREFUSED|socket hang up/);
+      expect({ code: r.code, signal: r.signal }).toEqual({ code: 0, signal: null });
+    }
+    return runs.map((r) => JSON.parse(r.stdout) as RunReport);
+  };
+  // The same cutoff (the grace period keeps the hot objects), then different cutoffs that delete.
+  await both(['--older-than-days', '30'], ['--older-than-days', '30']);
+  const deleting = await both(
+    ['--older-than-days', '30', '--grace-hours', '0'],
+    ['--older-than-days', '45', '--grace-hours', '0'],
+  );
+  expect(deleting.every((r) => r.groupsFailedCount === 0 && r.jobsQuarantinedCount === 0)).toBe(true);
+
+  const audit = await collect(cli(['audit', '--json', ...dir])).done;
+  for (const p of reportedPids(audit.stderr)) pids.add(p);
+  expect(audit.code).toBe(0);
+  const found = JSON.parse(audit.stdout) as {
+    totals: { mismatches: number; orphans: number; archivedJobs: number };
+  };
+  expect(found.totals).toMatchObject({ mismatches: 0, orphans: 0 });
+  expect(found.totals.archivedJobs).toBeGreaterThan(0);
+  expect(found.totals.archivedJobs).toBeLessThanOrEqual(jobs.length);
+
+  // Every command has ended: nothing of any stack they shared is left running.
+  expect([...pids, ...recordedPids(dataDir)].filter(isAlive)).toEqual([]);
+});

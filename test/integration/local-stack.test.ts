@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -453,6 +453,31 @@ describe('no orphans when the owner process ends', () => {
     const { pids, exited } = await startOwner('return');
     expect(await exited).toEqual({ code: 0, signal: null });
     expect(await emulatorsGone(pids)).toBe(true);
+  });
+
+  test('a process that reused the stack keeps it through its owner’s SIGKILL; its own stop() is the last and stops it', async () => {
+    const { child, pids, exited, dataDir } = await startOwner('idle');
+    const joined = await startLocalStack({ dataDir });
+    expect(joined.owned).toBe(false);
+    expect(joined.pids).toEqual(pids);
+    child.kill('SIGKILL');
+    expect((await exited).signal).toBe('SIGKILL');
+    // The supervisor has seen the owner go (its holder set changed): it still serves the other holder.
+    const log = () => readFileSync(join(dataDir, 'logs', 'supervisor.log'), 'utf8');
+    expect(await pollUntil(() => log().includes(`held by: ${process.pid}\n`), 10_000)).toBe(true);
+    const { s3, ddb } = clientsFor(joined);
+    try {
+      await s3.send(new PutObjectCommand({ Bucket: joined.bucketName, Key: 'still', Body: 'up' }));
+      expect((await ddb.send(new ListTablesCommand({}))).TableNames).toContain(joined.tableName);
+    } finally {
+      s3.destroy();
+      ddb.destroy();
+    }
+    expect([pids.dynamodb, pids.s3rver].filter((pid) => gone(pid))).toEqual([]);
+    expect(log()).not.toMatch(/stopping/);
+    await joined.stop();
+    expect(await emulatorsGone(pids)).toBe(true);
+    expect(existsSync(statePath(dataDir))).toBe(false);
   });
 
   test('stopLocalStack works from a process that does not own the stack', async () => {

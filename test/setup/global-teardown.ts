@@ -8,8 +8,9 @@ export default async function globalTeardown(): Promise<void> {
   const dataDir = stack?.dataDir ?? readHandoff()?.dataDir;
   try {
     if (stack) await stack.stop();
-    // Same process as the setup in practice; the state file makes this work from anywhere.
-    else if (dataDir) await stopLocalStack(dataDir);
+    // Whoever else may still hold it (a test process that reused the stack): the run is over. Same
+    // process as the setup in practice; the state file makes this work from anywhere.
+    if (dataDir) await stopLocalStack(dataDir);
   } finally {
     globalThis.__JDA_LOCAL_STACK__ = undefined;
     removeHandoff(process.pid);
