@@ -60,6 +60,16 @@ test('bench:archive --smoke runs and ends with one JSON object of every document
     expect(s.s3RequestsByType).toEqual(expect.objectContaining({ GetObject: expect.any(Number) }));
   }
   expect(last.peakRssMb).toEqual({ '2MB': expect.any(Number) });
+  // The oversize source is quarantined with its size in the reason, before it is read.
+  expect(last.giantSource).toEqual({
+    sourceMb: 2,
+    storedMb: expect.any(Number),
+    reason: expect.stringMatching(
+      /^oversize object job-details\/.+: \d+ bytes, over the limit of \d+ \(JDA_MAX_SOURCE_MB\)$/,
+    ),
+    archiveRssMb: expect.any(Number),
+  });
+  expect(stdout).toMatch(/one 2\.0 MB source object .* quarantined before it is read/);
   expect(last.codec).toEqual(
     expect.objectContaining({ fflateMBps: expect.any(Number), zlibMBps: expect.any(Number) }),
   );

@@ -16,6 +16,7 @@
  * are noisy on shared machines; compare ratios within one run. Workload: workload.ts.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -93,6 +94,7 @@ const SIZES = {
     fleetShops: 300,
     daily: [20, 30],
     memoryMb: [100, 1024],
+    giantSourceMb: 50,
     lookupSample: 20,
   },
   quick: {
@@ -101,9 +103,18 @@ const SIZES = {
     fleetShops: 300,
     daily: [20, 30],
     memoryMb: [100],
+    giantSourceMb: 50,
     lookupSample: 20,
   },
-  smoke: { months: [12], seeded: [20], fleetShops: 8, daily: [3, 4], memoryMb: [2], lookupSample: 3 },
+  smoke: {
+    months: [12],
+    seeded: [20],
+    fleetShops: 8,
+    daily: [3, 4],
+    memoryMb: [2],
+    giantSourceMb: 2,
+    lookupSample: 3,
+  },
 } as const;
 
 export interface ScenarioResult {
@@ -400,7 +411,7 @@ const TSX = resolve(__dirname, '../../../node_modules/.bin/tsx');
 const CHILD = resolve(__dirname, 'step-child.ts');
 
 /** Runs a step in its own process (the parent's env points it at the stack). */
-const inChild = async (c: Ctx, step: string, event: unknown) => {
+const inChild = async (c: Ctx, step: string, event: unknown, env: Record<string, string> = {}) => {
   const id = `${step}-${names++}`;
   const eventFile = join(c.tmp, `${id}.event.json`);
   const outFile = join(c.tmp, `${id}.out.json`);
@@ -412,6 +423,7 @@ const inChild = async (c: Ctx, step: string, event: unknown) => {
         ...process.env,
         POWERTOOLS_LOG_LEVEL: 'SILENT',
         POWERTOOLS_METRICS_DISABLED: 'true',
+        ...env,
         ...(process.env.BENCH_STEP_HEAP_MB
           ? { NODE_OPTIONS: `--max-old-space-size=${process.env.BENCH_STEP_HEAP_MB}` }
           : {}),
@@ -464,6 +476,55 @@ const runMemory = async (c: Ctx, mb: number, seed: number) => {
     archiveRssMb: rss['archive-batch'] ?? 0,
     archiveSeconds: seconds['archive-batch'] ?? 0,
   };
+};
+
+/**
+ * One flush object of about `mb` MB as stored (random ids barely compress) in a month of ordinary
+ * jobs: ArchiveBatch must quarantine it as oversize (the limit: `JDA_MAX_SOURCE_MB`, by default the
+ * function's memory / 40, 25.6 MB at 1,024 MB) before its memory grows. `limitMb` overrides the limit
+ * (the smoke run's small object).
+ */
+const runGiantSource = async (c: Ctx, mb: number, seed: number, limitMb?: number) => {
+  const { table, buckets } = await freshStores(c, 1);
+  const bucket = buckets[0] as string;
+  const r = prng(seed + 7);
+  const giant = makeJob(r, 'giant.myshopify.com', MONTH, { chunks: 1 });
+  const ids: string[] = [];
+  // base64url of random bytes: ~6 bits a character survive gzip; 25 bytes of JSON per id.
+  for (let stored = 0; stored < mb * MB; stored += 24 * 0.78) ids.push(randomBytes(16).toString('base64url'));
+  const big: BenchJob = {
+    ...giant,
+    counts: { processed: 0, failed: ids.length, skipped: 0, conflict: 0 },
+    totalItems: ids.length,
+    chunkIds: ['p0'],
+    flushes: [{ chunk_ids: ['p0'], failed: { huge: ids }, skipped: {}, conflict: {} }],
+  };
+  const others = [...shopMonth(seed, 'giant.myshopify.com', MONTH, 20)];
+  const hot = await writeJobs(c.ddb, c.s3, table, [bucket], [big, ...others]);
+  pointHandlers(table, bucket);
+  let rssMb = 0;
+  const r2 = await runArchiverLocally({
+    definition: c.definition,
+    input: RUN_INPUT,
+    handlers: {
+      'archive-batch': async (event) => {
+        const out = await inChild(
+          c,
+          'archive-batch',
+          event,
+          limitMb ? { JDA_MAX_SOURCE_MB: String(limitMb) } : {},
+        );
+        rssMb = Math.max(rssMb, out.maxRssMb);
+        return out.result;
+      },
+    },
+  });
+  const report = r2.output as RunReport | undefined;
+  const quarantined = report?.jobsQuarantined.find((q) => q.jobId === big.jobId);
+  if (!report || !quarantined || report.jobsArchived !== others.length) {
+    throw new Error(`giant source: ${r2.status}, ${JSON.stringify(report ?? r2.error)}`);
+  }
+  return { storedMb: hot.bytes / MB, sourceMb: mb, reason: quarantined.reason, archiveRssMb: rssMb };
 };
 
 /** fflate and node:zlib on the same 64 KB blocks of JSONL (level = the archive's). */
@@ -588,6 +649,12 @@ const main = async () => {
     const baseline = await inChild(c, 'noop', {});
     const memory: Record<string, Awaited<ReturnType<typeof runMemory>>> = {};
     for (const mb of sizes.memoryMb) memory[`${mb}MB`] = await runMemory(c, mb, opts.seed);
+    const giant = await runGiantSource(
+      c,
+      sizes.giantSourceMb,
+      opts.seed,
+      opts.mode === 'smoke' ? sizes.giantSourceMb / 2 : undefined,
+    );
     const codec = codecBench(opts.seed, opts.mode === 'smoke' ? 1 : 16);
 
     out('');
@@ -674,6 +741,9 @@ const main = async () => {
         `  ${k} uncompressed (${f1(m.uncompressedMb)} MB, ${m.jobs} jobs, ${f1(m.storedMb)} MB stored): ArchiveBatch ${f1(m.archiveRssMb)} MB in ${f1(m.archiveSeconds)} s`,
       );
     }
+    out(
+      `  one ${f1(giant.sourceMb)} MB source object in a month of 20 jobs (${f1(giant.storedMb)} MB stored in all): quarantined before it is read — "${giant.reason}"; ArchiveBatch ${f1(giant.archiveRssMb)} MB`,
+    );
     out('');
     out(
       `Codec on ${f1(codec.inputMb)} MB of JSONL in 64 KB blocks, level ${GZIP_LEVEL}: fflate ${f1(codec.fflateMBps)} MB/s (inflate ${f1(codec.fflateInflateMBps)}), node:zlib ${f1(codec.zlibMBps)} MB/s (inflate ${f1(codec.zlibInflateMBps)}); ratio ${f2(codec.fflateRatio)} vs ${f2(codec.zlibRatio)}`,
@@ -686,6 +756,7 @@ const main = async () => {
         scenarios,
         daily,
         peakRssMb: Object.fromEntries(Object.entries(memory).map(([k, m]) => [k, m.archiveRssMb])),
+        giantSource: giant,
         idleStepRssMb: baseline.maxRssMb,
         codec: {
           fflateMBps: codec.fflateMBps,
