@@ -205,8 +205,8 @@ const partBlocks = (ranges: Iterable<ByteRange>): { lengths: number[]; numbers: 
 };
 
 /**
- * An entry as index@3 stores it: its part by position in `parts`, its block (and its platform data's)
- * by number in that part's `block_bytes`, counts as [chunk_ids, failed, skipped, conflict]; no line
+ * An entry as index@3 stores it: its part by position in `parts` (absent: 0), its block (absent: 0)
+ * and its platform data's (`pd_block`; absent: none) by number in that part's `block_bytes`, counts as [chunk_ids, failed, skipped, conflict]; no line
  * ranges (a lookup finds the record in the block by id), no digest, no platform ref; commit and
  * delete times only when they differ from the part's; sources only until they are deleted.
  */
@@ -220,8 +220,9 @@ const storedEntry = (
     numbers: Map<number, number>;
   },
 ): Record<string, unknown> => ({
-  part: part.ordinal,
-  block: part.numbers.get(e.offset),
+  // Part 0 and block 0 (most entries of most months) go without saying.
+  ...(part.ordinal !== 0 ? { part: part.ordinal } : {}),
+  ...(part.numbers.get(e.offset) !== 0 ? { block: part.numbers.get(e.offset) } : {}),
   ...(e.platform_data !== null ? { pd_block: part.numbers.get(e.platform_data.offset) } : {}),
   status: e.status,
   completed_at: e.completed_at,
@@ -229,7 +230,7 @@ const storedEntry = (
   ...(e.sources.length > 0 ? { sources: e.sources } : {}),
   ...(e.deleted_at !== part.deleted_at ? { deleted_at: e.deleted_at } : {}),
   ...((e.deleted_by ?? null) !== part.deleted_by ? { deleted_by: e.deleted_by ?? null } : {}),
-  ...(e.objects_deleted !== undefined ? { objects_deleted: e.objects_deleted } : {}),
+  ...(e.objects_deleted !== undefined ? { deleted: e.objects_deleted } : {}),
   ...(e.committed_at !== part.committed_at ? { committed_at: e.committed_at } : {}),
 });
 
@@ -259,6 +260,11 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     const { lengths, numbers } = partBlocks(
       entries.flatMap((e) => (e.platform_data ? [e, e.platform_data] : [e])),
     );
+    // What most entries share; entries equal to it say nothing. The deleting run is most often the
+    // committing one, and a part is most often one block: both left out then.
+    const deletedAt = commonValue(entries.map((e) => e.deleted_at));
+    const deletedBy = deletedAt === null ? null : commonValue(entries.map((e) => e.deleted_by));
+    const oneBlock = lengths.length === 1 && lengths[0] === p.size;
     return {
       stored: {
         name: p.name,
@@ -267,10 +273,11 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
         committed_at: p.committed_at,
         job_count: p.job_count,
         bytes_in: p.bytes_in,
-        deleted_at: commonValue(entries.map((e) => e.deleted_at)),
-        deleted_by: commonValue(entries.map((e) => e.deleted_by)),
-        block_bytes: lengths,
+        deleted_at: deletedAt,
+        ...(deletedAt !== null && deletedBy !== p.run_id ? { deleted_by: deletedBy } : {}),
+        ...(oneBlock ? {} : { block_bytes: lengths }),
       },
+      common: { deleted_at: deletedAt, deleted_by: deletedBy },
       numbers,
       ordinal,
     };
@@ -285,7 +292,7 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     const entries = jobEntries(index.jobs, id).map((e) => {
       const p = partOf.get(e.part);
       if (!p) throw new Error(`index: entry of job ${id} names part ${e.part}, which is not in the index`);
-      return storedEntry(e, { ...p.stored, ...p });
+      return storedEntry(e, { ...p.stored, ...p.common, numbers: p.numbers, ordinal: p.ordinal });
     });
     const bytes = JSON.stringify(id).length + JSON.stringify(entries).length + 2;
     if (size > 0 && size + bytes > INDEX_BLOCK_BYTES) {
@@ -417,8 +424,10 @@ const keyOf = (v: { shop_id: string; month: string }, name: string, key: string)
 /** index@3 as stored (see serializeMonthIndex). */
 interface StoredPart extends Omit<IndexedPart, 'key'> {
   readonly deleted_at?: string | null;
+  /** Absent: the part's own run (when deleted_at is set). */
   readonly deleted_by?: string | null;
-  readonly block_bytes: readonly number[];
+  /** Absent: one block, the whole part. */
+  readonly block_bytes?: readonly number[];
 }
 interface StoredIndex extends Omit<MonthIndex, 'parts' | 'jobs'> {
   readonly parts: readonly StoredPart[];
@@ -442,10 +451,11 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
   };
   const parts = v.parts.map((p, i) => {
     if (!p || typeof p.name !== 'string' || !isCount(p.size)) return bad(`part ${i} needs a name and a size`);
-    if (!Array.isArray(p.block_bytes) || !p.block_bytes.every((n) => isCount(n) && n > 0))
+    const lengths = p.block_bytes ?? [p.size];
+    if (!Array.isArray(lengths) || !lengths.every((n) => isCount(n) && n > 0))
       return bad(`part ${p.name} needs block_bytes, a list of lengths`);
     let at = 0;
-    const ranges = p.block_bytes.map((length) => {
+    const ranges = lengths.map((length) => {
       const r = { offset: at, length };
       at += length;
       return r;
@@ -456,14 +466,15 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
       part: { ...rest, key: keyOf(v, p.name, key) },
       ranges,
       deletedAt: deleted_at ?? null,
-      deletedBy: deleted_by ?? null,
+      deletedBy: deleted_by !== undefined ? deleted_by : deleted_at ? p.run_id : null,
     };
   });
   const jobs: Record<string, IndexedJob[]> = {};
   for (const [jobId, entries] of Object.entries(v.jobs)) {
     if (!Array.isArray(entries)) return bad(`entries of job ${jobId} must be a list`);
     jobs[jobId] = entries.map((e) => {
-      const p = typeof e?.part === 'number' ? parts[e.part] : undefined;
+      const ordinal = e?.part ?? 0;
+      const p = typeof ordinal === 'number' ? parts[ordinal] : undefined;
       if (!p) return bad(`entry of job ${jobId} points at no committed part`);
       const block = (n: unknown) =>
         (typeof n === 'number' ? p.ranges[n] : undefined) ??
@@ -475,7 +486,7 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
         return bad(`entry of job ${jobId} needs status and completed_at`);
       return {
         part: p.part.name,
-        ...block(e.block),
+        ...block(e.block ?? 0),
         status: e.status,
         completed_at: e.completed_at,
         committed_at: (e.committed_at as string | undefined) ?? p.part.committed_at,
@@ -483,10 +494,7 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
         platform_data: e.pd_block === undefined ? null : block(e.pd_block),
         sources: (e.sources as IndexedSource[] | undefined) ?? [],
         deleted_at: e.deleted_at === undefined ? p.deletedAt : (e.deleted_at as string | null),
-        ...deletion(
-          e.deleted_by === undefined ? p.deletedBy : (e.deleted_by as string | null),
-          e.objects_deleted,
-        ),
+        ...deletion(e.deleted_by === undefined ? p.deletedBy : (e.deleted_by as string | null), e.deleted),
       };
     });
   }

@@ -108,8 +108,7 @@ describe('month index', () => {
     // Part by position, block by number in the part's block_bytes, counts as a list.
     expect(stored.parts[0].block_bytes).toEqual([10, 20]);
     expect(stored.jobs.j1[0]).toEqual({
-      part: 0,
-      block: 1,
+      block: 1, // part 0 goes without saying
       status: 'FAILED',
       completed_at: '2026-01-10T00:00:00Z',
       counts: [1, 1, 0, 0],
@@ -139,7 +138,8 @@ describe('month index', () => {
     const bytes = serializeMonthIndex(idx);
     const stored = JSON.parse(Buffer.from(gunzipSync(bytes)).toString());
     expect(stored.parts[0]).toMatchObject({ block_bytes: [10, 40, 30], deleted_at: 't2' });
-    expect(stored.jobs.j1[0]).toMatchObject({ block: 0, pd_block: 0 });
+    expect(stored.jobs.j1[0]).toMatchObject({ pd_block: 0 });
+    expect(stored.jobs.j1[0]).not.toHaveProperty('block'); // block 0
     expect(stored.jobs.j1[0]).not.toHaveProperty('deleted_at');
     expect(stored.jobs.j3[0]).toMatchObject({ block: 2, deleted_at: null, committed_at: 'earlier' });
     const back = parseMonthIndex(bytes, 'k');
@@ -152,6 +152,38 @@ describe('month index', () => {
     expect(back.jobs.j1?.[0]).not.toHaveProperty('line');
     expect(back.jobs.j2?.[0]).toMatchObject({ offset: 50, length: 30, deleted_at: 't2', committed_at: 't' });
     expect(back.jobs.j3?.[0]).toMatchObject({ offset: 50, deleted_at: null, committed_at: 'earlier' });
+  });
+
+  it('index@3 leaves out what goes without saying: one block, the committing run as the deleter', () => {
+    const one = { ...part(P1), size: 30 };
+    let idx = commitPart(empty, one, { j1: entry(P1, { offset: 0, length: 30 }) }, 't1');
+    idx = markDeleted(idx, [{ jobId: 'j1', part: P1, objects: 2 }], 't2', 'r');
+    const bytes = serializeMonthIndex(idx);
+    const stored = JSON.parse(Buffer.from(gunzipSync(bytes)).toString());
+    expect(stored.parts[0]).not.toHaveProperty('block_bytes');
+    expect(stored.parts[0]).not.toHaveProperty('deleted_by'); // run 'r' committed and deleted it
+    expect(stored.jobs.j1[0]).toEqual({
+      status: 'FAILED',
+      completed_at: '2026-01-10T00:00:00Z',
+      counts: [1, 1, 0, 0],
+      deleted: 2,
+    });
+    expect(parseMonthIndex(bytes, 'k').jobs.j1?.[0]).toMatchObject({
+      offset: 0,
+      length: 30,
+      deleted_at: 't2',
+      deleted_by: 'r',
+      objects_deleted: 2,
+    });
+    // Deleted by another run: named.
+    const other = markDeleted(
+      commitPart(empty, one, { j1: entry(P1, { offset: 0, length: 30 }) }, 't1'),
+      [{ jobId: 'j1', part: P1, objects: 1 }],
+      't3',
+      'r2',
+    );
+    const back = parseMonthIndex(serializeMonthIndex(other), 'k');
+    expect(back.jobs.j1?.[0]).toMatchObject({ deleted_by: 'r2', objects_deleted: 1 });
   });
 
   it('reads index@2 (entries with their own byte and line ranges, parts with ETags)', () => {

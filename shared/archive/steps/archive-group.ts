@@ -124,7 +124,7 @@ export const archiveGroupInMemory = async (
       const objects = await listJobs(toArchive);
       for (const job of toArchive) {
         const listed = objects.get(job.job_id) ?? [];
-        const problem = listingProblem(listed, deps.settings.maxSourceMb * 1024 * 1024);
+        const problem = listingProblem(listed, Math.floor(deps.settings.maxSourceMb * 1024 * 1024));
         if (problem) quarantined.push({ jobId: job.job_id, reason: problem });
         else {
           archived++;

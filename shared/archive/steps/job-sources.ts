@@ -90,7 +90,7 @@ export const readJobSources = async (
   listed: readonly JobObject[],
   gate: Semaphore,
 ): Promise<SourceRead> => {
-  const problem = listingProblem(listed, deps.settings.maxSourceMb * 1024 * 1024);
+  const problem = listingProblem(listed, Math.floor(deps.settings.maxSourceMb * 1024 * 1024));
   if (problem) return { kind: 'quarantine', reason: problem };
   let read: ReadObject[];
   try {
