@@ -41,7 +41,7 @@ export const COMMON_OPTIONS = {
   'data-dir': {
     type: 'string',
     value: 'DIR',
-    help: 'folder of the embedded local stack (default: .local/ at the project root)',
+    help: 'folder of the embedded local stack (default: $XDG_DATA_HOME/jobarchive, else ./.jobarchive)',
   },
   aws: {
     type: 'boolean',

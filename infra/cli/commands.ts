@@ -9,6 +9,7 @@ import type { Output } from './output';
 import { parseReindexOptions, reindexCommand, reindexSpec } from './reindex';
 import { parseRunOptions, runCommand, runSpec } from './run';
 import { parseSeedOptions, seedCommand, seedSpec } from './seed';
+import { parseUpOptions, upCommand, upSpec } from './up';
 
 /**
  * The command table main.ts dispatches on. Each entry parses its flags (throwing InvalidInputError
@@ -27,6 +28,13 @@ export interface CommandDef {
   readonly embeddedOnly: boolean;
   /** Set for commands that need no stack and no AWS at all (they get no context). */
   readonly offline?: (opts: unknown, io: Output) => Promise<number>;
+  /** Set for a command that runs until SIGINT/SIGTERM (`up`): the signal ends it normally. */
+  readonly untilSignal?: (
+    ctx: CliContext,
+    opts: unknown,
+    io: Output,
+    stopped: Promise<unknown>,
+  ) => Promise<number>;
 }
 
 const def = <O>(
@@ -86,6 +94,10 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     { needs: () => ({ table: false, bucket: true }) },
   ),
   cost: offline(costSpec, parseCostOptions, runCost),
+  up: {
+    ...def(upSpec, parseUpOptions, async () => EXIT_OK, { embeddedOnly: true }),
+    untilSignal: (ctx, opts, io, stopped) => upCommand(ctx, opts as { json: boolean }, io, stopped),
+  },
 };
 
 export const generalHelp = (): string =>
@@ -93,12 +105,13 @@ export const generalHelp = (): string =>
     'Usage: jobarchive <command> [options]',
     '',
     'Operator CLI of the job-details cold-tier archiver. Without --aws (or AWS_ENDPOINT_URL_* set) every',
-    'command runs against the embedded local stack in --data-dir (default .local/), started on demand',
-    'and stopped when the command ends.',
+    'command runs against the embedded local stack in --data-dir (default: $XDG_DATA_HOME/jobarchive, else',
+    '.jobarchive/ in the working directory), started on demand and stopped when the last command using it ends.',
     '',
     'Commands:',
     ...Object.values(COMMANDS).map((c) => `  ${c.spec.name.padEnd(8)}  ${c.spec.short}`),
     '',
-    "Run 'jobarchive <command> --help' for a command's options. Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 done with quarantined jobs (run).",
+    "Run 'jobarchive <command> --help' for a command's options; 'jobarchive --version' for the version.",
+    'Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 done with quarantined jobs (run), 4 findings (audit).',
     '',
   ].join('\n');

@@ -1,7 +1,8 @@
-import { relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { config } from '../../shared/config';
 import { InvalidInputError } from '../../shared/errors';
-import { applyStackEnv, type LocalStack, startLocalStack } from '../local/stack';
+import { applyStackEnv, defaultDataDir, type LocalStack, startLocalStack } from '../local/stack';
 import {
   EXIT_FAILURE,
   EXIT_OK,
@@ -13,6 +14,8 @@ import {
   usageLine,
 } from './args';
 import { COMMANDS, generalHelp } from './commands';
+import { dataDirProblem } from './data-dir';
+import { projectRoot } from '../local/emulators';
 import { contextFromConfig, type OwnedContext, targetKind } from './context';
 import { type Output, processOutput } from './output';
 
@@ -32,6 +35,10 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
       ),
     );
     return EXIT_USAGE;
+  }
+  if (name === '--version' || name === '-V' || name === 'version') {
+    io.out(packageVersion());
+    return EXIT_OK;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
     const cmd = name === 'help' && rest[0] !== undefined ? COMMANDS[rest[0]] : undefined;
@@ -83,7 +90,17 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
   // Registered with `on` (not `once`) so it stays the deciding listener: the stack's own signal hook
   // (owner-hooks) then only signals the emulators instead of re-raising the signal at us.
   let interrupted = false;
+  let signalled: (sig: NodeJS.Signals) => void = () => undefined;
+  const stopped = new Promise<NodeJS.Signals>((res) => {
+    signalled = res;
+  });
   const stopOnSignal = (sig: NodeJS.Signals): void => {
+    // A command that runs until a signal (`up`) ends normally on its first one.
+    if (cmd.untilSignal && !interrupted) {
+      interrupted = true;
+      signalled(sig);
+      return;
+    }
     const code = sig === 'SIGINT' ? 130 : 143;
     if (interrupted) process.exit(code); // a second Ctrl-C: stop waiting
     interrupted = true;
@@ -105,8 +122,11 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
         );
       }
       if (kind === 'embedded') {
+        const dataDir = resolve(stringFlag(flags, 'data-dir') ?? defaultDataDir());
+        const problem = dataDirProblem(dataDir);
+        if (problem) throw new InvalidInputError('--data-dir', problem);
         stack = await startLocalStack({
-          ...(stringFlag(flags, 'data-dir') !== undefined ? { dataDir: stringFlag(flags, 'data-dir') } : {}),
+          dataDir,
           ...(table !== undefined ? { tableName: table } : {}),
           ...(bucket !== undefined ? { bucketName: bucket } : {}),
         });
@@ -135,6 +155,7 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
       io.err(usageLine(name, err));
       return EXIT_USAGE;
     }
+    if (cmd.untilSignal) return await cmd.untilSignal(ctx, opts, io, stopped);
     return await cmd.run(ctx, opts, io);
   } catch (err) {
     // Requests cut off by an interrupt fail on the way out; the interrupt is the story, not them.
@@ -149,6 +170,10 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
     process.off('SIGTERM', stopOnSignal);
   }
 };
+
+/** The installed package's version (package.json next to the code, wherever it is installed). */
+const packageVersion = (): string =>
+  (JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 
 /** Runs the CLI as the process: exit once stdout has been flushed. */
 export const main = (argv: readonly string[] = process.argv.slice(2)): void => {

@@ -22,7 +22,7 @@ const localDir = (): string => {
   }
 };
 
-/** The project root: default home of the `.local/` data dir. */
+/** The package root (where its scripts and package.json are). */
 export const projectRoot = (): string => dirname(dirname(localDir()));
 
 export const supervisorScript = (): string => join(localDir(), 'supervisor.cjs');

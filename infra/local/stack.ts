@@ -3,14 +3,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InvalidInputError, LocalStackError } from '../../shared/errors';
 import { answers, ensureBucket, ensureTable, localClients } from './aws';
-import {
-  type ChildSpec,
-  dynamoChild,
-  MARKERS,
-  projectRoot,
-  s3rverChild,
-  supervisorScript,
-} from './emulators';
+import { type ChildSpec, dynamoChild, MARKERS, s3rverChild, supervisorScript } from './emulators';
 import type { LocalStackInfo } from './env';
 import { checkJava } from './java';
 import { addHolder, holdersDir, liveHolders, removeHolder } from './holders';
@@ -36,7 +29,7 @@ export { applyStackEnv, type LocalStackInfo, stackEnv } from './env';
  * crash left behind.
  */
 export interface LocalStackOptions {
-  /** Default `.local/` at the project root. */
+  /** Default: `defaultDataDir()`. */
   readonly dataDir?: string;
   /** Default `jobs`; created from shared/jobs/schema.ts if missing. */
   readonly tableName?: string;
@@ -67,7 +60,12 @@ export const DEFAULT_BUCKET = 'job-details';
 const DEFAULT_START_TIMEOUT_MS = 90_000;
 const START_ATTEMPTS = 3;
 
-export const defaultDataDir = (): string => join(projectRoot(), '.local');
+/**
+ * `$XDG_DATA_HOME/jobarchive`, else `.jobarchive/` in the working directory: the user's folder, never
+ * the package's (installed, it lives in node_modules).
+ */
+export const defaultDataDir = (env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string =>
+  env.XDG_DATA_HOME ? join(resolve(env.XDG_DATA_HOME), 'jobarchive') : resolve(cwd, '.jobarchive');
 
 const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
@@ -109,7 +107,7 @@ export const startLocalStack = async (opts: LocalStackOptions = {}): Promise<Loc
 };
 
 /**
- * Stops the stack recorded in `dataDir` (default `.local/`), whoever owns it. Returns false if no
+ * Stops the stack recorded in `dataDir` (default: `defaultDataDir()`), whoever owns it. Returns false if no
  * stack was recorded there.
  */
 export const stopLocalStack = async (dataDir?: string): Promise<boolean> => {

@@ -5,7 +5,9 @@
  * own stack like an operator's shell would.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isAlive } from '../../infra/local/process';
@@ -218,5 +220,86 @@ it('two `jobarchive run` on one data dir at once share its stack: neither stops 
   expect(found.totals.archivedJobs).toBeLessThanOrEqual(jobs.length);
 
   // Every command has ended: nothing of any stack they shared is left running.
+  expect([...pids, ...recordedPids(dataDir)].filter(isAlive)).toEqual([]);
+});
+
+it('--version prints the package version', async () => {
+  const r = await collect(cli(['--version'])).done;
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  expect({ code: r.code, stdout: r.stdout.trim() }).toEqual({ code: 0, stdout: pkg.version });
+});
+
+const aFile = (dir: string): string => {
+  writeFileSync(join(dir, 'file'), 'x');
+  return join(dir, 'file');
+};
+
+it.each([
+  ['a file', (d: string) => aFile(d), /is a file, not a folder/],
+  ['a folder inside a file', (d: string) => join(aFile(d), 'stack'), /cannot be created: .*file is a file/],
+  ['a folder no one may create', () => '/proc/jobarchive-data', /is not a writable folder/],
+])('a bad --data-dir (%s) is one line and exit 2, before any stack starts', async (_what, make, problem) => {
+  const bad = make(dataDir);
+  const r = await collect(cli(['audit', '--data-dir', bad])).done;
+  expect(r.code).toBe(2);
+  expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(problem)]);
+  expect(r.stderr).toContain('--data-dir');
+  expect(existsSync(join(dataDir, 'stack.json'))).toBe(false);
+});
+
+it('up keeps the stack up, prints exports any AWS client can use, shares it, and exits 0 on Ctrl-C', async () => {
+  const child = cli(['up', '--data-dir', dataDir]);
+  const run = collect(child);
+  const lines: string[] = [];
+  await new Promise<void>((res, rej) => {
+    const rl = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    rl.on('line', (l) => {
+      lines.push(l);
+      if (l.startsWith('export ECOM_JOB_DETAILS_BUCKET=')) res();
+    });
+    rl.once('close', () => rej(new Error(`up printed no exports; stderr:\n${run.stderr()}`)));
+  });
+  const env = Object.fromEntries(
+    lines
+      .filter((l) => l.startsWith('export '))
+      .map((l) => l.slice('export '.length).split('=', 2) as [string, string]),
+  );
+  expect(Object.keys(env).sort()).toEqual(
+    [
+      'AWS_ACCESS_KEY_ID',
+      'AWS_ENDPOINT_URL_DYNAMODB',
+      'AWS_ENDPOINT_URL_S3',
+      'AWS_REGION',
+      'AWS_SECRET_ACCESS_KEY',
+      'ECOM_JOBS_TABLE',
+      'ECOM_JOB_DETAILS_BUCKET',
+    ].sort(),
+  );
+  // Any client pointed by those variables alone talks to it; another command on the dir shares it.
+  const s3 = new S3Client({
+    endpoint: env.AWS_ENDPOINT_URL_S3,
+    region: env.AWS_REGION,
+    forcePathStyle: true,
+    credentials: {
+      accessKeyId: env.AWS_ACCESS_KEY_ID ?? '',
+      secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? '',
+    },
+  });
+  try {
+    await s3.send(new PutObjectCommand({ Bucket: env.ECOM_JOB_DETAILS_BUCKET, Key: 'hello', Body: 'up' }));
+  } finally {
+    s3.destroy();
+  }
+  const seeded = await collect(
+    cli(['seed', '--shops', '1', '--jobs', '1', '--months', '1', '--data-dir', dataDir]),
+  ).done;
+  expect(seeded.code).toBe(0);
+  expect(seeded.stderr).toMatch(/already running, reused/);
+  const pids = reportedPids(run.stderr());
+  expect(pids.filter(isAlive)).toEqual(pids); // the seed's end did not stop it
+
+  child.kill('SIGINT');
+  const r = await run.done;
+  expect({ code: r.code, signal: r.signal }).toEqual({ code: 0, signal: null });
   expect([...pids, ...recordedPids(dataDir)].filter(isAlive)).toEqual([]);
 });

@@ -339,8 +339,12 @@ describe('a stack of its own', () => {
     expect(existsSync(statePath(dataDir))).toBe(false);
   });
 
-  test('the default data dir is .local/ at the project root', () => {
-    expect(defaultDataDir()).toBe(join(ROOT, '.local'));
+  test('the default data dir is the user’s: $XDG_DATA_HOME/jobarchive, else .jobarchive/ in the working directory', () => {
+    expect(defaultDataDir({ XDG_DATA_HOME: '/home/u/.local/share' }, '/work/app')).toBe(
+      '/home/u/.local/share/jobarchive',
+    );
+    expect(defaultDataDir({}, '/work/app')).toBe('/work/app/.jobarchive');
+    expect(defaultDataDir({ XDG_DATA_HOME: '' }, ROOT)).toBe(join(ROOT, '.jobarchive'));
   });
 
   test('bad names are rejected before anything starts', async () => {
