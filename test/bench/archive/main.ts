@@ -90,7 +90,7 @@ const parseOptions = (argv: readonly string[]): Options => {
 const SIZES = {
   full: {
     months: [100, 1500, 15000],
-    seeded: [1500],
+    seeded: [1500, 15000],
     fleetShops: 300,
     daily: [20, 30],
     memoryMb: [100, 1024],
