@@ -100,6 +100,10 @@ export const pageResultsKey = (runId: string, page: number): string =>
 
 export const reportKey = (runId: string): string => `${runPrefix(runId)}report.json`;
 
+/** Requests of the page's failed ArchiveBatch attempts (a Task retried after a thrown error). */
+export const failedAttemptsPrefix = (runId: string, page: number): string =>
+  `${runPrefix(runId)}attempts/${page}/`;
+
 /**
  * Findings: the complete lists a step found (quarantined jobs, delete errors) when they are too long
  * for the state, which carries counts and a short sample. One document per writer, so a retried step

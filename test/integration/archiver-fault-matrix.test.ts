@@ -316,3 +316,39 @@ test.each(CASES)('$name: the runs after converge, nothing lost or duplicated, au
     restore();
   }
 });
+
+test('a retried ArchiveBatch: every request either attempt sent is in the report, once', async () => {
+  const env = await archiverEnv();
+  const restore = pointHandlersAt(env);
+  try {
+    layer.install();
+    await seed(env, false);
+    const sent = { s3: 0, dynamodb: 0 };
+    let failed = 0;
+    // The first attempt reads its plan, then its listing fails (a 503 past the SDK's retries): the
+    // Task retries the batch. Every call that reached the store is counted here.
+    layer.fault = {
+      at: 'call',
+      fired: 0,
+      handle: async (c, send) => {
+        if (failed === 0 && c.step === 'archive-batch' && c.command === 'ListObjectsV2Command') {
+          failed++;
+          throw slowDown();
+        }
+        sent[c.service]++;
+        return send();
+      },
+    };
+    const r = await runArchiverLocally({ definition, input: INPUT, handlers: layer.handlers() });
+    layer.fault = null;
+    expect(failed).toBe(1);
+    expect(r.status).toBe('SUCCEEDED');
+    expect(r.taskInvocations.ArchiveBatch).toBe(2);
+    const report = r.output as RunReport;
+    expect(report.jobsArchived).toBe(8);
+    expect({ s3: report.requests.s3, dynamodb: report.requests.dynamodb }).toEqual(sent);
+  } finally {
+    layer.fault = null;
+    restore();
+  }
+});

@@ -1,6 +1,9 @@
 import { DeleteObjectsCommand } from '@aws-sdk/client-s3';
 import { mapLimit } from '../../concurrency';
-import { addCounts } from '../../metrics';
+import { addCounts, zeroCounts } from '../../metrics';
+import { randomUUID } from 'node:crypto';
+import { failedAttemptsPrefix } from '../keys';
+import { putJson } from '../../s3/objects';
 import { archiveGroupInMemory } from './archive-group';
 import { commitPartInMemory } from './commit-part';
 import type { StepDeps } from './context';
@@ -45,7 +48,24 @@ const failure = (err: unknown): { error: string; cause: string } => {
   return { error: truncate(e.name, 100), cause: truncate(e.message, CAPS.reason * 2) };
 };
 
+/**
+ * ArchiveBatch, its requests counted once each across Task retries: an attempt that throws (the Task
+ * retries it) records what it sent under the run's `attempts/`, and Tally adds those to the run.
+ * (An invocation that is killed or times out takes its counts with it.)
+ */
 export const archiveBatch = async (deps: StepDeps, event: BatchEvent): Promise<BatchResult> => {
+  const attempt = await deps.meter.settle(() => archiveBatchOnce(deps, event));
+  if ('value' in attempt) return attempt.value;
+  const key = `${failedAttemptsPrefix(event.run.runId, event.batch.page)}${event.batch.batch}-${randomUUID()}.json`;
+  // The record's own PUT is one of the attempt's requests too.
+  const requests = addCounts(attempt.requests, { ...zeroCounts(), s3: 1, byType: { 's3.PutObject': 1 } });
+  await putJson(deps, key, { format: FAILED_ATTEMPT_FORMAT, requests }).catch(() => undefined);
+  throw attempt.error;
+};
+
+export const FAILED_ATTEMPT_FORMAT = 'job-details-archive/failed-attempt@1';
+
+const archiveBatchOnce = async (deps: StepDeps, event: BatchEvent): Promise<BatchResult> => {
   const { run } = event;
   // The batch's planned jobs in one ranged GET, and their hot objects in one walk over the hot
   // prefix (a LIST per 1,000 keys, jumping over others' keys), not a LIST per shop-month: batch

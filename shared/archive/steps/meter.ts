@@ -14,6 +14,10 @@ export interface RequestMeter {
   readonly total: RequestCounts;
   /** Runs `fn` and returns what its requests (and only its) counted. */
   measure<T>(fn: () => Promise<T>): Promise<{ value: T; requests: RequestCounts }>;
+  /** As `measure`, and when `fn` throws, what it counted until then beside the error. */
+  settle<T>(
+    fn: () => Promise<T>,
+  ): Promise<{ value: T; requests: RequestCounts } | { error: unknown; requests: RequestCounts }>;
 }
 
 export const createRequestMeter = (): RequestMeter => {
@@ -29,6 +33,15 @@ export const createRequestMeter = (): RequestMeter => {
       const mine = zeroCounts();
       const value = await scopes.run([...(scopes.getStore() ?? []), mine], fn);
       return { value, requests: { ...mine, byType: { ...mine.byType } } };
+    },
+    async settle<T>(fn: () => Promise<T>) {
+      const mine = zeroCounts();
+      const copy = () => ({ ...mine, byType: { ...mine.byType } });
+      try {
+        return { value: await scopes.run([...(scopes.getStore() ?? []), mine], fn), requests: copy() };
+      } catch (error) {
+        return { error, requests: copy() };
+      }
     },
   };
 };

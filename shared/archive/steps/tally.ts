@@ -1,7 +1,7 @@
-import { addCounts } from '../../metrics';
-import { pageResultsKey } from '../keys';
+import { addCounts, type RequestCounts, zeroCounts } from '../../metrics';
+import { failedAttemptsPrefix, pageResultsKey } from '../keys';
 import type { StepDeps } from './context';
-import { putJson } from '../../s3/objects';
+import { getObjectBytes, listAllArray, putJson } from '../../s3/objects';
 import { readPageMapResults } from './map-results';
 import { addResults } from './totals';
 import type { GroupResult, PageState, TallyEvent } from './types';
@@ -25,6 +25,15 @@ export const tally = async (deps: StepDeps, event: TallyEvent): Promise<PageStat
   const { run, page, cursor, planQuarantined } = event;
   const { value: found, requests } = await deps.meter.measure(async () => {
     const found = await readPageMapResults(deps, event);
+    // Requests of ArchiveBatch attempts that threw and were retried: sent, so counted.
+    let failedAttempts = zeroCounts();
+    for (const o of await listAllArray(deps.s3, deps.bucket, failedAttemptsPrefix(run.runId, page))) {
+      const got = await getObjectBytes(deps.s3, deps.bucket, o.key);
+      const doc = got
+        ? (JSON.parse(Buffer.from(got.bytes).toString('utf8')) as { requests?: RequestCounts })
+        : {};
+      if (doc.requests) failedAttempts = addCounts(failedAttempts, doc.requests);
+    }
     const results = found.results;
     const doc: PageResultsDoc = {
       format: PAGE_RESULTS_FORMAT,
@@ -34,7 +43,7 @@ export const tally = async (deps: StepDeps, event: TallyEvent): Promise<PageStat
       results,
     };
     await putJson(deps, pageResultsKey(run.runId, page), doc);
-    return found;
+    return { ...found, overhead: addCounts(found.overhead, failedAttempts) };
   });
   const totals = addResults(event.totals, found.results);
   return {
