@@ -17,8 +17,8 @@ export const VERIFIED_FORMAT = 'job-details-archive/verified@1';
  */
 export const INTENT_FORMAT = 'job-details-archive/intent@1';
 
-export interface PartIntent {
-  readonly format: typeof INTENT_FORMAT;
+/** Which part a staging doc is about, and who wrote it. */
+interface StagedIdentity {
   readonly shop_id: string;
   readonly month: string;
   readonly part: string;
@@ -27,15 +27,13 @@ export interface PartIntent {
   readonly created_at: string;
 }
 
+export interface PartIntent extends StagedIdentity {
+  readonly format: typeof INTENT_FORMAT;
+}
+
 /** What the archive step wrote and expects verify to find. */
-export interface PendingPart {
+export interface PendingPart extends StagedIdentity {
   readonly format: typeof PENDING_FORMAT;
-  readonly shop_id: string;
-  readonly month: string;
-  readonly part: string;
-  readonly part_key: string;
-  readonly run_id: string;
-  readonly created_at: string;
   readonly size: number;
   readonly sha256: string;
   readonly bytes_in: number;

@@ -1,14 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { setHandlerClock } from '../../functions/deps';
 import { auditCommand } from '../../infra/cli/audit';
-import { makeContext } from '../../infra/cli/context';
 import { memoryOutput } from '../../infra/cli/output';
 import { type LocalRunResult, runArchiverLocally, synthesizedDefinition } from '../../infra/local/runner';
 import { parsePartKey } from '../../shared/archive/keys';
 import type { RunReport } from '../../shared/archive/steps/types';
-import { parseConfig } from '../../shared/config';
 import { jobPrefix } from '../../shared/details';
-import { createJob, recordFlush } from '../../shared/jobs';
 import { JobDetailsReader } from '../../shared/reader';
 import {
   type ArchiverEnv,
@@ -20,7 +17,9 @@ import {
   pointHandlersAt,
   readIndex,
   type SeededJob,
+  seedBigJob,
   seedTerminalJob,
+  cliContextFor,
 } from '../support/archiver-fixtures';
 import {
   burst,
@@ -159,31 +158,7 @@ const seed = async (env: ArchiverEnv, big: boolean): Promise<SeededJob[]> => {
   if (big) {
     for (let i = 0; i < 9; i++) {
       const docs = Array.from({ length: 60_000 }, () => randomBytes(16).toString('base64url'));
-      const completedAt = inMonth(2, 1 + i);
-      const shopId = 'fm-big';
-      const { jobId } = await createJob(
-        env.ddb,
-        env.table,
-        { shopId, jobType: 'full_sync', platform: 'shopify', totalItems: docs.length },
-        { now: new Date(completedAt.getTime() - HOUR) },
-      );
-      const r = await recordFlush(
-        { ddb: env.ddb, table: env.table, detailsWriter: env.store },
-        { shopId, jobId, totalItems: docs.length },
-        {
-          chunkIds: ['p0'],
-          counts: { processed: 0, failed: docs.length, skipped: 0, conflict: 0 },
-          details: { failed: { big: docs } },
-        },
-        { now: completedAt },
-      );
-      jobs.push({
-        shopId,
-        jobId,
-        status: 'FAILED',
-        completedAt: completedAt.toISOString(),
-        keys: r.detailsKey ? [r.detailsKey] : [],
-      });
+      jobs.push(await seedBigJob(env, 'fm-big', inMonth(2, 1 + i), docs));
     }
     return jobs;
   }
@@ -289,13 +264,7 @@ test.each(CASES)('$name: the runs after converge, nothing lost or duplicated, au
     expect(
       (await listKeys(env.s3, env.bucket, 'job-details-index/')).filter((k) => k.includes('/pending/')),
     ).toEqual([]);
-    const ctx = makeContext({
-      ddb: env.ddb,
-      s3: env.s3,
-      table: env.table,
-      bucket: env.bucket,
-      cfg: parseConfig(process.env),
-    });
+    const ctx = cliContextFor(env);
     const audit = await auditCommand(ctx, { maxHeads: 100, concurrency: 4, json: true }, memoryOutput());
     const t = audit.totals;
     matrix.push({

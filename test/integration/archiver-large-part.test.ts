@@ -1,16 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { JobRecord } from '../../shared/archive/records';
 import { jobPrefix } from '../../shared/details';
-import { createJob, recordFlush } from '../../shared/jobs';
 import {
   archiverEnv,
   getBytes,
-  HOUR,
   inMonth,
   listKeys,
   memberAt,
   readIndex,
   runSteps,
+  seedBigJob,
 } from '../support/archiver-fixtures';
 
 /**
@@ -27,22 +26,7 @@ test('a multi-megabyte month goes through a multipart upload and verifies member
     // Random ids barely compress: ~1 MB of gzip per job.
     const docs = Array.from({ length: 60_000 }, () => randomBytes(16).toString('base64url'));
     const completedAt = inMonth(2, 1 + i);
-    const { jobId } = await createJob(
-      env.ddb,
-      env.table,
-      { shopId, jobType: 'full_sync', platform: 'shopify', totalItems: docs.length },
-      { now: new Date(completedAt.getTime() - HOUR) },
-    );
-    await recordFlush(
-      { ddb: env.ddb, table: env.table, detailsWriter: env.store },
-      { shopId, jobId, totalItems: docs.length },
-      {
-        chunkIds: ['p0'],
-        counts: { processed: 0, failed: docs.length, skipped: 0, conflict: 0 },
-        details: { failed: { big: docs } },
-      },
-      { now: completedAt },
-    );
+    const { jobId } = await seedBigJob(env, shopId, completedAt, docs);
     jobs.push({ jobId, docs });
   }
 

@@ -9,9 +9,7 @@ import {
 } from '../../shared/archive/month-index';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import { IndexExistsError } from '../../shared/errors';
-import { parseConfig } from '../../shared/config';
 import { JobDetailsReader } from '../../shared/reader';
-import { makeContext } from '../../infra/cli/context';
 import { memoryOutput } from '../../infra/cli/output';
 import { reindexCommand } from '../../infra/cli/reindex';
 import {
@@ -26,6 +24,7 @@ import {
   readIndex,
   runSteps,
   seedTerminalJob,
+  cliContextFor,
 } from '../support/archiver-fixtures';
 
 /**
@@ -181,13 +180,7 @@ describe('rebuildMonthIndex', () => {
     expect(r.partsIncluded).toHaveLength(1);
     expect(await listKeys(env.s3, env.bucket, '')).toEqual(before);
 
-    const ctx = makeContext({
-      ddb: env.ddb,
-      s3: env.s3,
-      table: env.table,
-      bucket: env.bucket,
-      cfg: parseConfig(process.env),
-    });
+    const ctx = cliContextFor(env);
     const io = memoryOutput();
     await reindexCommand(ctx, { shopId: SHOP, month: MONTH, dryRun: true, force: false, json: false }, io);
     expect(io.stdout[0]).toBe(`dry run: would rebuild index of ${SHOP} ${MONTH}: 1 parts, 1 jobs`);

@@ -9,6 +9,8 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { makeContext } from '../../infra/cli/context';
+import { parseConfig } from '../../shared/config';
 import { monthIndexKey, parsePartKey } from '../../shared/archive/keys';
 import { decodeMember, type WantedRecord } from '../../shared/archive/members';
 import type { PartRecord } from '../../shared/archive/records';
@@ -262,6 +264,51 @@ export const seedTerminalJob = async (env: ArchiverEnv, spec: SeedSpec): Promise
   }
   return { shopId: spec.shopId, jobId, status, completedAt: row.completed_at, keys: keys.sort() };
 };
+
+/**
+ * A job of one flush whose failed list is `docs` (random ids barely compress: ~1 MB of gzip per
+ * 60,000), completed at `completedAt`.
+ */
+export const seedBigJob = async (
+  env: ArchiverEnv,
+  shopId: string,
+  completedAt: Date,
+  docs: readonly string[],
+): Promise<SeededJob> => {
+  const { jobId } = await createJob(
+    env.ddb,
+    env.table,
+    { shopId, jobType: 'full_sync', platform: 'shopify', totalItems: docs.length },
+    { now: new Date(completedAt.getTime() - HOUR) },
+  );
+  const r = await recordFlush(
+    { ddb: env.ddb, table: env.table, detailsWriter: env.store },
+    { shopId, jobId, totalItems: docs.length },
+    {
+      chunkIds: ['p0'],
+      counts: { processed: 0, failed: docs.length, skipped: 0, conflict: 0 },
+      details: { failed: { big: [...docs] } },
+    },
+    { now: completedAt },
+  );
+  return {
+    shopId,
+    jobId,
+    status: 'FAILED',
+    completedAt: completedAt.toISOString(),
+    keys: r.detailsKey ? [r.detailsKey] : [],
+  };
+};
+
+/** The CLI's context on the env's table and bucket (audit, reindex in-process). */
+export const cliContextFor = (env: ArchiverEnv) =>
+  makeContext({
+    ddb: env.ddb,
+    s3: env.s3,
+    table: env.table,
+    bucket: env.bucket,
+    cfg: parseConfig(process.env),
+  });
 
 /**
  * A retry of a terminal job: one more flush (new chunk id, new S3 object) moves it back through
