@@ -13,11 +13,11 @@ import { config } from '../../shared/config';
 import { countRequests, type RequestCounts, zeroCounts } from '../../shared/metrics';
 import { resetObservability } from '../../functions/observability';
 import { JobArchiveError, LocalStackError, UnsupportedLocallyError } from '../../shared/errors';
-import { createArchiveApp } from '../archive-stack';
-import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../archiver-state-machine';
-import type { JobDetailsArchiveProps } from '../job-details-archive';
-import { resolveArchiveProps } from '../props-validation';
-import { ARCHIVER_STEPS, type ArchiverStep } from '../step-functions';
+import { createArchiveApp } from '../construct/archive-stack';
+import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../construct/archiver-state-machine';
+import type { JobDetailsArchiveProps } from '../construct/job-details-archive';
+import { resolveArchiveProps } from '../construct/props-validation';
+import { ARCHIVER_STEPS, type ArchiverStep } from '../construct/step-functions';
 import { assertLocallyExecutable } from './asl-guard';
 import {
   LOCAL_ACCOUNT,

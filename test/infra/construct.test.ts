@@ -1,7 +1,7 @@
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { type ArchiveStack, createArchiveApp } from '../../infra/archive-stack';
-import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/step-functions';
+import { type ArchiveStack, createArchiveApp } from '../../infra/construct/archive-stack';
+import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-functions';
 import { ENV } from '../../shared/config';
 import { JOBS_TABLE } from '../../shared/jobs/schema';
 import {

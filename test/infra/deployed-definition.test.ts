@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { deployedDefinitionString, localDefinitionString } from '../../infra/local/runner';
 
 /**
- * The definition `cdk deploy` ships — the app exactly as infra/app.ts builds it: real esbuild
+ * The definition `cdk deploy` ships — the app exactly as infra/construct/app.ts builds it: real esbuild
  * bundling, cdk-nag on — is byte-for-byte the one the local runner executes (synthesized without
  * bundling). The only synth with bundling in the suite; it also checks what the bundler produced.
  */

@@ -6,7 +6,7 @@ import {
   synthesizedDefinition,
 } from '../../infra/local/runner';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import type { ArchiverStep } from '../../infra/step-functions';
+import type { ArchiverStep } from '../../infra/construct/step-functions';
 import { resetConfig } from '../../shared/config';
 import { freshBucket, testS3 } from '../support/local';
 import {

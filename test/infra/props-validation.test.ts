@@ -1,6 +1,6 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
-import { JobDetailsArchive, type JobDetailsArchiveProps } from '../../infra/job-details-archive';
-import { resolveArchiveProps } from '../../infra/props-validation';
+import { JobDetailsArchive, type JobDetailsArchiveProps } from '../../infra/construct/job-details-archive';
+import { resolveArchiveProps } from '../../infra/construct/props-validation';
 import { InvalidInputError } from '../../shared/errors';
 import { useOutdirs } from './template-helpers';
 

@@ -1,4 +1,4 @@
-import { LAMBDA_SERVICE_ERRORS, STATE, TRANSIENT_ERRORS } from '../../infra/archiver-state-machine';
+import { LAMBDA_SERVICE_ERRORS, STATE, TRANSIENT_ERRORS } from '../../infra/construct/archiver-state-machine';
 import { LOCAL_BUCKET_PLACEHOLDER, localFunctionArn } from '../../infra/local/asl-resolve';
 import { synthesizedDefinition } from '../../infra/local/runner';
 

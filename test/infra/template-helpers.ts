@@ -5,7 +5,7 @@ import type { CfnElement, Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
-import { flattenForNag } from '../../infra/nag';
+import { flattenForNag } from '../../infra/construct/nag';
 
 /** Helpers that read a synthesized template the way an IAM reviewer would. */
 

@@ -5,8 +5,8 @@ import {
   BATCH_JOBS_DEFAULT,
   PLAN_PAGE_GROUPS_DEFAULT,
   PLAN_PAGE_GROUPS_MAX,
-} from '../shared/config';
-import { InvalidInputError } from '../shared/errors';
+} from '../../shared/config';
+import { InvalidInputError } from '../../shared/errors';
 import { RUNS_EXPIRE_DAYS } from './details-bucket';
 import type { ArchiveStorageClass, JobDetailsArchiveProps } from './job-details-archive';
 import { ARCHIVER_STEPS, type ArchiverStep, defaultMemoryMb, defaultTimeout } from './step-functions';

@@ -1,5 +1,5 @@
-import { METRICS_NAMESPACE } from '../functions/observability';
-import { ENV } from '../shared/config';
+import { METRICS_NAMESPACE } from '../../functions/observability';
+import { ENV } from '../../shared/config';
 
 /** What the deployed steps need to know; names come from shared/config.ts `ENV`, the only reader. */
 export interface ArchiverSettings {

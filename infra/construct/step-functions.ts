@@ -23,7 +23,7 @@ export const pascalStep = (step: ArchiverStep): string =>
     .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
     .join('');
 
-const PROJECT_ROOT = path.resolve(__dirname, '..');
+const PROJECT_ROOT = path.resolve(__dirname, '../..');
 export const stepEntry = (step: ArchiverStep): string => path.join(PROJECT_ROOT, 'functions', `${step}.ts`);
 
 /**

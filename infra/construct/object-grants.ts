@@ -1,6 +1,6 @@
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import { InvalidInputError } from '../shared/errors';
+import { InvalidInputError } from '../../shared/errors';
 import { type KeyPrefix, PREFIX } from './details-bucket';
 
 /**

@@ -1,7 +1,7 @@
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, Billing, ProjectionType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
-import { JOBS_TABLE } from '../shared/jobs/schema';
+import { JOBS_TABLE } from '../../shared/jobs/schema';
 
 const S = AttributeType.STRING;
 
