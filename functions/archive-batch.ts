@@ -1,4 +1,4 @@
-import { archiveBatch } from '../shared/archive/steps/batch-steps';
+import { archiveBatch } from '../shared/archive/steps/batch/batch-steps';
 import { parseBatchEvent } from '../shared/archive/steps/events';
 import type { BatchResult } from '../shared/archive/steps/types';
 import { withBoundedErrors } from './bounded-errors';

@@ -1,4 +1,4 @@
-import { plan } from '../shared/archive/steps/plan';
+import { plan } from '../shared/archive/steps/plan/plan';
 import { parsePlanEvent } from '../shared/archive/steps/events';
 import type { PlanResult } from '../shared/archive/steps/types';
 import { withBoundedErrors } from './bounded-errors';

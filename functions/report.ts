@@ -1,5 +1,5 @@
 import { parseReportEvent } from '../shared/archive/steps/events';
-import { report } from '../shared/archive/steps/report';
+import { report } from '../shared/archive/steps/report/report';
 import type { RunReport } from '../shared/archive/steps/types';
 import { withBoundedErrors } from './bounded-errors';
 import { getDeps } from './deps';

@@ -1,5 +1,5 @@
 import { parseTallyEvent } from '../shared/archive/steps/events';
-import { tally } from '../shared/archive/steps/tally';
+import { tally } from '../shared/archive/steps/report/tally';
 import type { PageState } from '../shared/archive/steps/types';
 import { withBoundedErrors } from './bounded-errors';
 import { getDeps } from './deps';

@@ -1,6 +1,6 @@
 import { EXIT_FINDINGS, EXIT_OK } from './args';
 import { checkTimestamp } from '../../shared/time';
-import type { MonthIndex } from '../../shared/archive/month-index';
+import type { MonthIndex } from '../../shared/archive/format/month-index';
 import { normalizeEtag } from '../../shared/s3/objects';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
 

@@ -7,8 +7,8 @@ import {
   parseMonthIndexKey,
   parsePartKey,
   validatePartName,
-} from '../../shared/archive/keys';
-import { type MonthIndex, parseMonthIndex } from '../../shared/archive/month-index';
+} from '../../shared/archive/format/keys';
+import { type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
 import { mapLimit } from '../../shared/concurrency';
 import { META_SHOP_ID } from '../../shared/details/store';
 import { isNamedError } from '../../shared/errors';

@@ -1,6 +1,6 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { INDEX_PREFIX, parseMonthIndexKey } from '../../shared/archive/keys';
-import { type MonthIndex, parseMonthIndex } from '../../shared/archive/month-index';
+import { INDEX_PREFIX, parseMonthIndexKey } from '../../shared/archive/format/keys';
+import { type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
 import { InvalidInputError } from '../../shared/errors';
 import { getObjectBytes, listAll } from '../../shared/s3/objects';
 import { boolFlag, type CommandSpec, dateFlag, EXIT_FAILURE, EXIT_OK, type Flags } from './args';

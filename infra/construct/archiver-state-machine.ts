@@ -23,9 +23,9 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { RUNS_PREFIX } from '../../shared/archive/keys';
+import { RUNS_PREFIX } from '../../shared/archive/format/keys';
 import { Construct } from 'constructs';
-import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report';
+import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
 import type { ArchiverStep } from './step-functions';
 
 /** Errors the Lambda service itself raises around an invocation. */

@@ -8,9 +8,9 @@ import {
   normalizeEtag,
   putConditional,
 } from '../s3/objects';
-import { groupPrefix, monthIndexKey, parsePartKey, pendingPrefix } from './keys';
-import { MemberScanner } from './member-scan';
-import { decodeLine, inflateMember } from './members';
+import { groupPrefix, monthIndexKey, parsePartKey, pendingPrefix } from './format/keys';
+import { MemberScanner } from './format/member-scan';
+import { decodeLine, inflateMember } from './format/members';
 import {
   emptyMonthIndex,
   type IndexedJob,
@@ -20,11 +20,11 @@ import {
   type MonthIndex,
   parseMonthIndex,
   serializeMonthIndex,
-} from './month-index';
-import { countDetails, type JobRecord, PART_FORMAT_V1 } from './records';
-import type { VerifiedPart } from './staging';
-import { applyCommit } from './steps/commit-entries';
-import { stagedDocsByPart } from './steps/pending-gc';
+} from './format/month-index';
+import { countDetails, type JobRecord, PART_FORMAT_V1 } from './format/records';
+import type { VerifiedPart } from './format/staging';
+import { applyCommit } from './steps/commit/commit-entries';
+import { stagedDocsByPart } from './steps/archive/pending-gc';
 
 /**
  * Rebuilds a lost or corrupt month index from the group's parts, which are self-describing (a header

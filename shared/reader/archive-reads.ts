@@ -1,7 +1,7 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { monthIndexKey, shopIndexPrefix } from '../archive/keys';
+import { monthIndexKey, shopIndexPrefix } from '../archive/format/keys';
 import { gunzipSync } from 'node:zlib';
-import { gzipMemberLength } from '../archive/member-scan';
+import { gzipMemberLength } from '../archive/format/member-scan';
 import {
   blockOf,
   checkIndex,
@@ -9,7 +9,7 @@ import {
   mergeBlocks,
   parseIndexHeader,
   parseMonthIndex,
-} from '../archive/month-index';
+} from '../archive/format/month-index';
 import { mapLimit } from '../concurrency';
 import { ArchiveNotRestoredError, CorruptObjectError } from '../errors';
 import { isNotFound, isPreconditionFailed, listAll, normalizeEtag } from '../s3/objects';

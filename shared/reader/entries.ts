@@ -1,11 +1,11 @@
-import { parseMonthIndexKey, parsePartKey } from '../archive/keys';
+import { parseMonthIndexKey, parsePartKey } from '../archive/format/keys';
 import {
   type ByteRange,
   type IndexedJob,
   jobEntries,
   type MonthIndex,
   partByName,
-} from '../archive/month-index';
+} from '../archive/format/month-index';
 import { CorruptObjectError } from '../errors';
 
 /**

@@ -1,5 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { JobRecord } from '../archive/records';
+import type { JobRecord } from '../archive/format/records';
 import { INLINE_PLATFORM_DATA, type InlineDetails, parseInlineDetails } from '../details/inline';
 import { InvalidInputError } from '../errors';
 import { itemToJson } from '../jobs/row-json';

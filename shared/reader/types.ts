@@ -1,5 +1,5 @@
-import type { IndexedJob } from '../archive/month-index';
-import type { ArchivedJobMeta } from '../archive/records';
+import type { IndexedJob } from '../archive/format/month-index';
+import type { ArchivedJobMeta } from '../archive/format/records';
 import type { RestoreTier } from '../config';
 import type { JobDetails, JsonObject } from '../details';
 

@@ -1,6 +1,6 @@
-import { parsePartKey } from '../archive/keys';
-import { decodeMember, platformDataRef } from '../archive/members';
-import type { JobRecord } from '../archive/records';
+import { parsePartKey } from '../archive/format/keys';
+import { decodeMember, platformDataRef } from '../archive/format/members';
+import type { JobRecord } from '../archive/format/records';
 import { CorruptObjectError } from '../errors';
 import type { ArchiveEntry } from './entries';
 

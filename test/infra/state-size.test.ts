@@ -1,6 +1,6 @@
 import { withBoundedErrors } from '../../functions/bounded-errors';
-import { plannedJobsKey } from '../../shared/archive/keys';
-import { encodeCursor } from '../../shared/archive/steps/cursor';
+import { plannedJobsKey } from '../../shared/archive/format/keys';
+import { encodeCursor } from '../../shared/archive/steps/plan/cursor';
 import { parseBatchEvent, parseGroupResult, parseTallyEvent } from '../../shared/archive/steps/events';
 import { buildRun } from '../../shared/archive/steps/run';
 import type {

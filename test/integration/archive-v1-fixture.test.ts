@@ -7,8 +7,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { monthIndexKey, partKey } from '../../shared/archive/keys';
-import { parseMonthIndex } from '../../shared/archive/month-index';
+import { monthIndexKey, partKey } from '../../shared/archive/format/keys';
+import { parseMonthIndex } from '../../shared/archive/format/month-index';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import { JobDetailsReader } from '../../shared/reader';
 import { freshBucket, testS3 } from '../support/local';

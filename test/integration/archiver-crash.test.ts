@@ -1,9 +1,9 @@
 import type { DeleteObjectsCommandInput } from '@aws-sdk/client-s3';
 import { DeleteObjectCommand, DeleteObjectsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { COLD_PREFIX, monthIndexKey, pendingPrefix } from '../../shared/archive/keys';
-import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/pending-gc';
+import { COLD_PREFIX, monthIndexKey, pendingPrefix } from '../../shared/archive/format/keys';
+import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/archive/pending-gc';
 import type { GroupDone, GroupFailed } from '../../shared/archive/steps/types';
-import type { JobRecord } from '../../shared/archive/records';
+import type { JobRecord } from '../../shared/archive/format/records';
 import { jobPrefix } from '../../shared/details';
 import {
   type ArchiverEnv,

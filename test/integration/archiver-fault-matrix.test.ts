@@ -3,7 +3,7 @@ import { setHandlerClock } from '../../functions/deps';
 import { auditCommand } from '../../infra/cli/audit';
 import { memoryOutput } from '../../infra/cli/output';
 import { type LocalRunResult, runArchiverLocally, synthesizedDefinition } from '../../infra/local/runner';
-import { parsePartKey } from '../../shared/archive/keys';
+import { parsePartKey } from '../../shared/archive/format/keys';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { jobPrefix } from '../../shared/details';
 import { JobDetailsReader } from '../../shared/reader';

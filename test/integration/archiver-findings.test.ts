@@ -1,7 +1,7 @@
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { groupFindingsKey, planFindingsKey } from '../../shared/archive/keys';
-import { FINDINGS_FORMAT } from '../../shared/archive/steps/findings';
+import { groupFindingsKey, planFindingsKey } from '../../shared/archive/format/keys';
+import { FINDINGS_FORMAT } from '../../shared/archive/steps/report/findings';
 import { CAPS } from '../../shared/archive/steps/run';
 import { CorruptObjectError } from '../../shared/errors';
 import {

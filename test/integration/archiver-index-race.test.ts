@@ -8,14 +8,14 @@ import {
   type PutObjectCommandInput,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { monthIndexKey } from '../../shared/archive/keys';
+import { monthIndexKey } from '../../shared/archive/format/keys';
 import {
   commitPart,
   emptyMonthIndex,
   parseMonthIndex,
   serializeMonthIndex,
-} from '../../shared/archive/month-index';
-import { INDEX_WRITE_ATTEMPTS } from '../../shared/archive/steps/index-store';
+} from '../../shared/archive/format/month-index';
+import { INDEX_WRITE_ATTEMPTS } from '../../shared/archive/steps/commit/index-store';
 import type { GroupDone, GroupFailed } from '../../shared/archive/steps/types';
 import { jobPrefix } from '../../shared/details';
 import {

@@ -1,5 +1,5 @@
 import { runArchiverLocally } from '../../infra/local/runner';
-import { parsePartKey } from '../../shared/archive/keys';
+import { parsePartKey } from '../../shared/archive/format/keys';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { JobDetailsReader } from '../../shared/reader';
 import {

@@ -1,4 +1,4 @@
-import { decodeCursor } from '../../shared/archive/steps/cursor';
+import { decodeCursor } from '../../shared/archive/steps/plan/cursor';
 import { jobPrefix } from '../../shared/details';
 import {
   archiverEnv,

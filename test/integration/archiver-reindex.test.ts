@@ -1,12 +1,12 @@
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { gzipSync } from 'node:zlib';
-import { monthIndexKey, partKey, pendingPrefix } from '../../shared/archive/keys';
+import { monthIndexKey, partKey, pendingPrefix } from '../../shared/archive/format/keys';
 import {
   type IndexedJob,
   type MonthIndex,
   parseMonthIndex,
   serializeMonthIndex,
-} from '../../shared/archive/month-index';
+} from '../../shared/archive/format/month-index';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import { IndexExistsError } from '../../shared/errors';
 import { JobDetailsReader } from '../../shared/reader';

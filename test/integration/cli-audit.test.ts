@@ -4,13 +4,13 @@
  * deleted whose source is still there, and an index part whose object is gone.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { monthIndexKey, partKey } from '../../shared/archive/keys';
+import { monthIndexKey, partKey } from '../../shared/archive/format/keys';
 import {
   commitPart,
   emptyMonthIndex,
   markDeleted,
   serializeMonthIndex,
-} from '../../shared/archive/month-index';
+} from '../../shared/archive/format/month-index';
 import { parseConfig } from '../../shared/config';
 import { JobDetailsStore } from '../../shared/details/store';
 import { type AuditResult, auditCommand } from '../../infra/cli/audit';

@@ -23,8 +23,8 @@ import {
   type StateMachineDefinition,
   synthesizedDefinition,
 } from '../../infra/local/runner';
-import { monthIndexKey } from '../../shared/archive/keys';
-import { parseMonthIndex } from '../../shared/archive/month-index';
+import { monthIndexKey } from '../../shared/archive/format/keys';
+import { parseMonthIndex } from '../../shared/archive/format/month-index';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { INLINE_ATTRIBUTES } from '../../shared/details/inline';
 import { JobDetailsReader } from '../../shared/reader';

@@ -5,8 +5,8 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { monthIndexKey, pendingKey } from '../../shared/archive/keys';
-import { serializeMonthIndex } from '../../shared/archive/month-index';
+import { monthIndexKey, pendingKey } from '../../shared/archive/format/keys';
+import { serializeMonthIndex } from '../../shared/archive/format/month-index';
 import {
   flushIdForChunks,
   generateJobId,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { monthIndexKey, newPartName, partKey } from '../../shared/archive/keys';
+import { monthIndexKey, newPartName, partKey } from '../../shared/archive/format/keys';
 import {
   commitPart,
   emptyMonthIndex,
@@ -12,10 +12,10 @@ import {
   parseMonthIndex,
   serializeMonthIndex,
   INDEX_FORMAT_V1,
-} from '../../shared/archive/month-index';
-import { PartBuilder } from '../../shared/archive/part-builder';
-import type { ArchivedJobMeta, SourceObject } from '../../shared/archive/records';
-import type { PendingPart } from '../../shared/archive/staging';
+} from '../../shared/archive/format/month-index';
+import { PartBuilder } from '../../shared/archive/format/part-builder';
+import type { ArchivedJobMeta, SourceObject } from '../../shared/archive/format/records';
+import type { PendingPart } from '../../shared/archive/format/staging';
 import type { JobDetails, JobDetailsPayload } from '../../shared/details';
 import { getObjectBytes } from '../../shared/s3/objects';
 

@@ -11,14 +11,14 @@ import {
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { makeContext } from '../../infra/cli/context';
 import { parseConfig } from '../../shared/config';
-import { monthIndexKey, parsePartKey } from '../../shared/archive/keys';
-import { decodeMember, type WantedRecord } from '../../shared/archive/members';
-import type { PartRecord } from '../../shared/archive/records';
-import { type Located, type MonthIndex, parseMonthIndex } from '../../shared/archive/month-index';
-import { archiveGroup } from '../../shared/archive/steps/archive-group';
-import { commitPartStep } from '../../shared/archive/steps/commit-part';
+import { monthIndexKey, parsePartKey } from '../../shared/archive/format/keys';
+import { decodeMember, type WantedRecord } from '../../shared/archive/format/members';
+import type { PartRecord } from '../../shared/archive/format/records';
+import { type Located, type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
+import { archiveGroup } from '../../shared/archive/steps/archive/archive-group';
+import { commitPartStep } from '../../shared/archive/steps/commit/commit-part';
 import { makeStepDeps, type StepDeps, type StepSettings } from '../../shared/archive/steps/context';
-import { deleteSources } from '../../shared/archive/steps/delete-sources';
+import { deleteSources } from '../../shared/archive/steps/delete/delete-sources';
 import {
   parseCommitEvent,
   parseDeleteEvent,
@@ -29,9 +29,9 @@ import {
   parseVerifyEvent,
 } from '../../shared/archive/steps/events';
 import { createRequestMeter } from '../../shared/archive/steps/meter';
-import { plan } from '../../shared/archive/steps/plan';
-import { report } from '../../shared/archive/steps/report';
-import { tally } from '../../shared/archive/steps/tally';
+import { plan } from '../../shared/archive/steps/plan/plan';
+import { report } from '../../shared/archive/steps/report/report';
+import { tally } from '../../shared/archive/steps/report/tally';
 import { boundError } from '../../functions/bounded-errors';
 import { resetDeps } from '../../functions/deps';
 import { type StateMachineDefinition, synthesizedDefinition } from '../../infra/local/runner';
@@ -48,7 +48,7 @@ import type {
   RunReport,
   VerifyResult,
 } from '../../shared/archive/steps/types';
-import { verifyPart } from '../../shared/archive/steps/verify-part';
+import { verifyPart } from '../../shared/archive/steps/verify/verify-part';
 import { JobDetailsStore, type JsonObject } from '../../shared/details';
 import { createJob, type FlushDetails, getJob, recordFlush } from '../../shared/jobs';
 import { countRequests, zeroCounts } from '../../shared/metrics';

@@ -24,7 +24,7 @@ import {
   validatePartName,
   validateRunId,
   verifiedKey,
-} from '../../shared/archive/keys';
+} from '../../shared/archive/format/keys';
 import { InvalidIdError } from '../../shared/errors';
 
 const SHOP = 'acme-store.myshopify.com';

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
-import { gzipMemberLength, MemberScanner } from '../../shared/archive/member-scan';
-import { encodeMember } from '../../shared/archive/members';
+import { gzipMemberLength, MemberScanner } from '../../shared/archive/format/member-scan';
+import { encodeMember } from '../../shared/archive/format/members';
 
 const members = [
   encodeMember({

@@ -15,9 +15,9 @@ import {
   parseMonthIndex,
   partByName,
   serializeMonthIndex,
-} from '../../shared/archive/month-index';
+} from '../../shared/archive/format/month-index';
 import { gunzipSync } from 'node:zlib';
-import { gzipMemberLength } from '../../shared/archive/member-scan';
+import { gzipMemberLength } from '../../shared/archive/format/member-scan';
 import { CorruptObjectError } from '../../shared/errors';
 
 const part = (name: string): IndexedPart => ({

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { decodeMember } from '../../shared/archive/members';
-import { MemberSlicer, PartBuilder } from '../../shared/archive/part-builder';
+import { decodeMember } from '../../shared/archive/format/members';
+import { MemberSlicer, PartBuilder } from '../../shared/archive/format/part-builder';
 import { buildPart, details } from '../support/archive-fixture';
 
 const SHOP = 'acme.myshopify.com';

@@ -1,5 +1,5 @@
-import { parsePartRecord } from '../../shared/archive/record-shape';
-import { PART_FORMAT } from '../../shared/archive/records';
+import { parsePartRecord } from '../../shared/archive/format/record-shape';
+import { PART_FORMAT } from '../../shared/archive/format/records';
 import { CorruptObjectError } from '../../shared/errors';
 import { details, jobMeta } from '../support/archive-fixture';
 

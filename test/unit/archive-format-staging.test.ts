@@ -3,7 +3,7 @@ import {
   parsePendingPart,
   parseVerifiedPart,
   VERIFIED_FORMAT,
-} from '../../shared/archive/staging';
+} from '../../shared/archive/format/staging';
 import { CorruptObjectError } from '../../shared/errors';
 import { buildPart, details } from '../support/archive-fixture';
 

@@ -1,11 +1,11 @@
-import { emptyMonthIndex, commitPart, type IndexedJob } from '../../shared/archive/month-index';
+import { emptyMonthIndex, commitPart, type IndexedJob } from '../../shared/archive/format/month-index';
 import {
   archivedMeta,
   assembleJob,
   changedSincePlan,
   classifyPlanned,
-} from '../../shared/archive/steps/classify';
-import type { JobRowSnapshot } from '../../shared/archive/steps/job-rows';
+} from '../../shared/archive/steps/archive/classify';
+import type { JobRowSnapshot } from '../../shared/archive/steps/archive/job-rows';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 
 const planned = (over: Partial<PlannedJob> = {}): PlannedJob => ({

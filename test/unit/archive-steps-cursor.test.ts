@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor, type PlanCursor } from '../../shared/archive/steps/cursor';
+import { decodeCursor, encodeCursor, type PlanCursor } from '../../shared/archive/steps/plan/cursor';
 import { InvalidInputError } from '../../shared/errors';
 
 const key = {

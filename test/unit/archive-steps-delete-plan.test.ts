@@ -1,10 +1,15 @@
-import { commitPart, emptyMonthIndex, type IndexedJob, markDeleted } from '../../shared/archive/month-index';
+import {
+  commitPart,
+  emptyMonthIndex,
+  type IndexedJob,
+  markDeleted,
+} from '../../shared/archive/format/month-index';
 import {
   chunks,
   deletedByRun,
   eligibleForDelete,
   matchSources,
-} from '../../shared/archive/steps/delete-plan';
+} from '../../shared/archive/steps/delete/delete-plan';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 
 const HOUR = 3_600_000;

@@ -1,4 +1,4 @@
-import { plannedJobsKey } from '../../shared/archive/keys';
+import { plannedJobsKey } from '../../shared/archive/format/keys';
 import {
   parseDeleteEvent,
   parseBatchEvent,
@@ -9,7 +9,7 @@ import {
   parseVerifyEvent,
 } from '../../shared/archive/steps/events';
 import { buildRun, zeroTotals } from '../../shared/archive/steps/run';
-import { stagedKeys } from '../../shared/archive/steps/verify-part';
+import { stagedKeys } from '../../shared/archive/steps/verify/verify-part';
 import { InvalidInputError } from '../../shared/errors';
 
 const run = buildRun({}, 'exec-1', '2026-03-10T04:00:00Z', {

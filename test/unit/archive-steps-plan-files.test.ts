@@ -1,6 +1,6 @@
-import { plannedJobsKey, planBatchesKey } from '../../shared/archive/keys';
-import { layoutPlanFiles } from '../../shared/archive/steps/plan-files';
-import type { PageGroup } from '../../shared/archive/steps/plan-rows';
+import { plannedJobsKey, planBatchesKey } from '../../shared/archive/format/keys';
+import { layoutPlanFiles } from '../../shared/archive/steps/plan/plan-files';
+import type { PageGroup } from '../../shared/archive/steps/plan/plan-rows';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 
 const job = (id: string, month: string): PlannedJob => ({

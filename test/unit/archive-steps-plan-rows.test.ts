@@ -1,4 +1,9 @@
-import { classifyPlanRow, PlanPage, type RowVerdict, startKeyOf } from '../../shared/archive/steps/plan-rows';
+import {
+  classifyPlanRow,
+  PlanPage,
+  type RowVerdict,
+  startKeyOf,
+} from '../../shared/archive/steps/plan/plan-rows';
 
 const row = (over: Record<string, unknown> = {}) => ({
   pk: 'SHOP#shop-a',

@@ -1,4 +1,4 @@
-import { orderedPrefetch, Semaphore } from '../../shared/archive/steps/prefetch';
+import { orderedPrefetch, Semaphore } from '../../shared/archive/steps/archive/prefetch';
 import { deferred } from '../support/deferred';
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));

@@ -1,7 +1,7 @@
-import { decodeLine, inflateMember } from '../../shared/archive/members';
-import { MemberSlicer, PartBuilder } from '../../shared/archive/part-builder';
-import type { PartRecord } from '../../shared/archive/records';
-import type { StagedPart } from '../../shared/archive/steps/staged';
+import { decodeLine, inflateMember } from '../../shared/archive/format/members';
+import { MemberSlicer, PartBuilder } from '../../shared/archive/format/part-builder';
+import type { PartRecord } from '../../shared/archive/format/records';
+import type { StagedPart } from '../../shared/archive/steps/archive/staged';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 import {
   linesProblem,
@@ -9,7 +9,7 @@ import {
   planProblem,
   recordProblem,
   toVerifiedPart,
-} from '../../shared/archive/steps/verify-checks';
+} from '../../shared/archive/steps/verify/verify-checks';
 
 const meta = (completedAt: string) => ({
   status: 'FAILED',

@@ -1,4 +1,4 @@
-import type { JobRecord } from '../../shared/archive/records';
+import type { JobRecord } from '../../shared/archive/format/records';
 import { choosePlatformData, combineDetails, combineSources, ReadTally, sourceOf } from '../../shared/reader';
 import { details, jobMeta } from '../support/archive-fixture';
 

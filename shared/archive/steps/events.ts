@@ -2,8 +2,8 @@ import { BATCH_GROUPS_MAX } from '../../config';
 import { InvalidInputError } from '../../errors';
 import { validateMonth, validateShopId } from '../../ids';
 import type { RequestCounts } from '../../metrics';
-import type { PlanCall } from './plan';
-import { checkJobsKey } from './planned-jobs';
+import type { PlanCall } from './plan/plan';
+import { checkJobsKey } from './plan/planned-jobs';
 import { parseRequests, parseRun, parseRunInput, parseTotals, runIdFromExecution } from './run';
 import { bool, int, isObj, isoTime, obj, str, validId } from './shape';
 import type {

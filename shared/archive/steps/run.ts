@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../../errors';
 import { type RequestCounts, zeroCounts } from '../../metrics';
-import { validateRunId } from '../keys';
+import { validateRunId } from '../format/keys';
 import type { StepSettings } from './context';
 import { bool, int, isObj, isoTime, num, obj, onlyFields, truncate, validId } from './shape';
 import type { RunContext, RunInput, RunTotals } from './types';

@@ -1,0 +1,157 @@
+import { deflateBlock, inflateBlocks } from './codec';
+import { CorruptObjectError } from '../../errors';
+
+const fail = (where: string, reason: string): never => {
+  throw new CorruptObjectError(where, reason);
+};
+import type { ByteRange } from './month-index';
+import { canonicalJson, sha256Hex } from './canonical-json';
+import type { PartRecord, StoredJobRecord } from './records';
+import { parsePartRecord } from './record-shape';
+
+/**
+ * Pure byte logic of parts: one record → one JSONL line → one gzip member. No I/O here; the archive
+ * step streams these members into a multipart upload and the reader decodes one from a ranged GET.
+ */
+export interface EncodedMember {
+  /** The gzip member bytes, written to the part as is. */
+  readonly member: Buffer;
+  /** sha256 of the uncompressed line (JSON + "\n"): the record digest kept in the index. */
+  readonly sha256: string;
+  /** Uncompressed length of the line. */
+  readonly lineBytes: number;
+}
+
+// part@1 encoding (one member per record), kept for tests that build v1 members.
+export const encodeMember = (record: PartRecord): EncodedMember => {
+  const line = Buffer.from(`${canonicalJson(record)}\n`, 'utf8');
+  return { member: deflateBlock(line), sha256: sha256Hex(line), lineBytes: line.length };
+};
+
+const isGzip = (b: Uint8Array): boolean => b.length >= 18 && b[0] === 0x1f && b[1] === 0x8b;
+
+/**
+ * Blocks (part@2): many records' lines share one gzip member of about BLOCK_BYTES uncompressed, so
+ * the archive compresses across jobs, yet a record is still one ranged GET of one block away. A
+ * line longer than that is a block of its own. The part stays a standard JSONL.gz.
+ */
+export const BLOCK_BYTES = 64 * 1024;
+
+/** A block: one gzip member (codec.ts, deterministic) of whole JSONL lines. */
+export const encodeBlock = (lines: Uint8Array): Uint8Array => deflateBlock(lines);
+
+/** The line of one record, and its digest (kept in the index and the manifest). */
+export const encodeLine = (record: PartRecord | StoredJobRecord): { line: Buffer; sha256: string } => {
+  const line = Buffer.from(`${canonicalJson(record)}\n`, 'utf8');
+  return { line, sha256: sha256Hex(line) };
+};
+
+/** Inflates one member (a ranged GET's bytes); `where` names it in errors. */
+export const inflateMember = (bytes: Uint8Array, where: string): Buffer => {
+  if (!isGzip(bytes)) throw new CorruptObjectError(where, 'not a gzip member');
+  try {
+    return inflateBlocks(bytes);
+  } catch (err) {
+    throw new CorruptObjectError(where, 'gzip member does not decompress', { cause: err });
+  }
+};
+
+/**
+ * The record on one line (exactly one JSONL line, newline-terminated). `shopId` is the part's, for
+ * part@4 job records that leave it out.
+ */
+export const decodeLine = (
+  line: Buffer,
+  where: string,
+  shopId?: string,
+): { record: PartRecord; sha256: string } => {
+  const text = line.toString('utf8');
+  if (!text.endsWith('\n') || text.indexOf('\n') !== text.length - 1) {
+    throw new CorruptObjectError(where, 'a record must be exactly one JSONL line');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new CorruptObjectError(where, 'member is not JSON', { cause: err });
+  }
+  return { record: parsePartRecord(value, where, shopId), sha256: sha256Hex(line) };
+};
+
+/** Which record of a block a lookup wants (index@3 entries name the block, not the line). */
+export type WantedRecord =
+  | { readonly type: 'job'; readonly jobId: string }
+  | { readonly type: 'platform_data'; readonly ref: string };
+
+/** Cheap text pre-filter: canonical JSON writes `"job_id":"…"` / `"ref":"…"` exactly so. */
+const needle = (want: WantedRecord): Buffer =>
+  Buffer.from(
+    want.type === 'job' ? `"job_id":${JSON.stringify(want.jobId)}` : `"ref":${JSON.stringify(want.ref)}`,
+    'utf8',
+  );
+
+/**
+ * The wanted record in an inflated block: the lines holding its id as text are parsed until one is
+ * the record (a payload could contain the text too). None → CorruptObjectError: the index said it
+ * is here.
+ */
+export const findInBlock = (
+  inflated: Buffer,
+  where: string,
+  want: WantedRecord,
+  shopId?: string,
+): { record: PartRecord; sha256: string } => {
+  const text = needle(want);
+  for (let at = inflated.indexOf(text); at >= 0; at = inflated.indexOf(text, at + 1)) {
+    const start = inflated.lastIndexOf(0x0a, at) + 1;
+    const end = inflated.indexOf(0x0a, at);
+    if (end < 0) break;
+    const decoded = decodeLine(inflated.subarray(start, end + 1), `${where} line ${start}`, shopId);
+    const r = decoded.record;
+    if (
+      want.type === 'job'
+        ? r.type === 'job' && r.job_id === want.jobId
+        : r.type === 'platform_data' && r.ref === want.ref
+    )
+      return decoded;
+    at = end;
+  }
+  return fail(
+    where,
+    `block holds no ${want.type === 'job' ? `job ${want.jobId}` : `platform data ${want.ref}`}`,
+  );
+};
+
+/**
+ * The record of a member: at `line` (index@1/2 entries), found by `want` (index@3 entries name only
+ * the block), or the member's only line (part@1, where every member held exactly one record).
+ */
+export const decodeMember = (
+  bytes: Uint8Array,
+  where: string,
+  line?: ByteRange,
+  find: { want?: WantedRecord; shopId?: string } = {},
+): { record: PartRecord; sha256: string } => {
+  const inflated = inflateMember(bytes, where);
+  if (line === undefined && find.want) return findInBlock(inflated, where, find.want, find.shopId);
+  if (line === undefined) {
+    if (inflated.indexOf(0x0a) !== inflated.length - 1) {
+      throw new CorruptObjectError(where, 'a member must hold exactly one JSONL line');
+    }
+    return decodeLine(inflated, where, find.shopId);
+  }
+  if (line.offset < 0 || line.length <= 0 || line.offset + line.length > inflated.length) {
+    throw new CorruptObjectError(
+      where,
+      `line ${line.offset}+${line.length} is outside the ${inflated.length}-byte block`,
+    );
+  }
+  return decodeLine(
+    inflated.subarray(line.offset, line.offset + line.length),
+    `${where} line ${line.offset}`,
+    find.shopId,
+  );
+};
+
+/** Content reference of a platform-data payload: equal payloads share one record in a part. */
+export const platformDataRef = (data: unknown): string => `sha256:${sha256Hex(canonicalJson(data))}`;

@@ -1,0 +1,225 @@
+import { normalizedOrAsIs } from '../../time';
+import type { JobDetails, JsonObject } from '../../details';
+
+/**
+ * The records of an archive part. A part is JSONL.gz: one JSON object per line, the lines packed into
+ * gzip members (blocks), so `gzip -dc part | jq .` reads the whole part and a ranged GET of one block
+ * decompresses alone.
+ */
+export const PART_FORMAT = 'job-details-archive/part@4';
+/**
+ * part@4 drops from part@3 what the part's key or header already says: the header's part name and
+ * creation time, each job record's shop id; platform-data refs are part-local ordinals instead of
+ * content hashes; sources are names under the job's hot prefix; an empty meta diff and a null ref
+ * are left out. part@3 and older are still read.
+ */
+export const PART_FORMAT_V3 = 'job-details-archive/part@3';
+/** Blocks as part@3, job records as before the slimming below (full meta, sources with digests); still read. */
+export const PART_FORMAT_V2 = 'job-details-archive/part@2';
+/** Parts written before blocks (one gzip member per record); still read. */
+export const PART_FORMAT_V1 = 'job-details-archive/part@1';
+export const PART_FORMATS = [PART_FORMAT, PART_FORMAT_V3, PART_FORMAT_V2, PART_FORMAT_V1] as const;
+
+/** First record of every part: what it is, for humans and tools. */
+export interface PartHeaderRecord {
+  readonly type: 'part';
+  readonly format: (typeof PART_FORMATS)[number];
+  readonly shop_id: string;
+  readonly month: string;
+  readonly run_id: string;
+  /** The part's name (part@1–3; part@4 leaves it to the key). */
+  readonly part?: string;
+  /** When the part was built (part@1–3; the month index keeps the commit time). */
+  readonly created_at?: string;
+}
+
+/**
+ * One per distinct platform-data payload in the part. `ref` is what job records point at: a
+ * part-local ordinal ("1", "2", … in order of appearance) in part@4, `sha256:` of the payload's
+ * canonical JSON before.
+ */
+export interface PlatformDataRecord {
+  readonly type: 'platform_data';
+  readonly ref: string;
+  readonly data: unknown;
+}
+
+/** A hot object the job record was built from. `sha256` is of the object's stored bytes. */
+export interface SourceObject {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+  readonly sha256: string;
+}
+
+/**
+ * A source as a job record names it. part@3 keeps key and size: the ETag (what delete matches) lives
+ * in the month index until the objects are gone, and digests of bytes that no longer exist cost ~50
+ * incompressible bytes each at rest forever. part@2 records carry all four.
+ */
+export type RecordSource = Pick<SourceObject, 'key' | 'size'> &
+  Partial<Pick<SourceObject, 'etag' | 'sha256'>>;
+
+/** The job row as it was when archived (the row itself expires by TTL). */
+export interface ArchivedJobMeta {
+  readonly status: string;
+  readonly created_at: string | null;
+  readonly started_at: string | null;
+  readonly completed_at: string;
+  readonly job_type: string | null;
+  readonly platform: string | null;
+  readonly total_items: number | null;
+  readonly processed_items: number | null;
+  readonly failed_items: number | null;
+  readonly skipped_items: number | null;
+  readonly conflict_items: number | null;
+  readonly retry_count: number | null;
+  readonly error_message: string | null;
+}
+
+export interface JobRecord {
+  readonly type: 'job';
+  readonly shop_id: string;
+  readonly job_id: string;
+  readonly job: ArchivedJobMeta;
+  readonly details: JobDetails;
+  readonly platform_data_ref: string | null;
+  readonly sources: readonly RecordSource[];
+  /**
+   * The whole base-table item as archived (jobs/row-json.ts: every attribute under its own name),
+   * minus `row_reduced` and `inline`. Null when the row had expired before archival (then `job`
+   * holds what the GSI projected). Absent in records written before rows were archived whole.
+   */
+  readonly row?: JsonObject | null;
+  /** Attributes kept as their size only, e.g. `{completed_chunks: 200}` (absent when none). */
+  readonly row_reduced?: Readonly<Record<string, number>>;
+  /** Pre-migration detail attributes of the row, merged into `details` / platform data (absent when none). */
+  readonly inline?: readonly string[];
+}
+
+export type PartRecord = PartHeaderRecord | PlatformDataRecord | JobRecord;
+
+/**
+ * A job record as part@4 stores it: no shop id (the header's), `job` only what differs from its row
+ * (see metaDiff; absent when nothing does), `platform_data_ref` absent when null, sources as
+ * `{name: size}` under the job's hot prefix (see compactSources).
+ */
+export type StoredJobRecord = Omit<JobRecord, 'job' | 'shop_id' | 'platform_data_ref' | 'sources'> & {
+  readonly job?: Partial<ArchivedJobMeta>;
+  readonly platform_data_ref?: string;
+  readonly sources: Readonly<Record<string, number>> | readonly RecordSource[];
+  /** Row attributes left out as implied (see compactRow). */
+  readonly row_omitted?: readonly string[];
+};
+
+/**
+ * Sources as part@4 stores them: `{name: size}`, each name relative to `job-details/{job_id}/` (every
+ * source of a job lives there). Falls back to the list form should any key lie elsewhere.
+ */
+export const compactSources = (
+  prefix: string,
+  sources: readonly RecordSource[],
+): Readonly<Record<string, number>> | RecordSource[] => {
+  if (!sources.every((s) => s.key.startsWith(prefix) && s.key.length > prefix.length))
+    return sources.map((s) => ({ key: s.key, size: s.size }));
+  return Object.fromEntries(sources.map((s) => [s.key.slice(prefix.length), s.size]));
+};
+
+/** Per-job counts kept in the index so audits need not open parts. */
+export interface DetailCounts {
+  readonly chunk_ids: number;
+  readonly failed: number;
+  readonly skipped: number;
+  readonly conflict: number;
+}
+
+export const countDetails = (d: JobDetails): DetailCounts => {
+  const sum = (m: Record<string, readonly unknown[]>) => Object.values(m).reduce((n, l) => n + l.length, 0);
+  return {
+    chunk_ids: d.chunk_ids.length,
+    failed: sum(d.failed),
+    skipped: sum(d.skipped),
+    conflict: sum(d.conflict),
+  };
+};
+
+type Row = Readonly<Record<string, unknown>>;
+const rowStr = (row: Row, f: string): string | null =>
+  typeof row[f] === 'string' ? (row[f] as string) : null;
+const rowNum = (row: Row, f: string): number | null =>
+  typeof row[f] === 'number' && Number.isFinite(row[f]) ? (row[f] as number) : null;
+const rowTime = (row: Row, f: string): string | null => normalizedOrAsIs(rowStr(row, f));
+
+/** The job meta a row implies (timestamps normalized as the archiver normalizes them). */
+export const metaFromRow = (row: Row): ArchivedJobMeta => ({
+  status: rowStr(row, 'job_status') ?? '',
+  created_at: rowTime(row, 'created_at'),
+  started_at: rowTime(row, 'started_at'),
+  completed_at: rowTime(row, 'completed_at') ?? '',
+  job_type: rowStr(row, 'job_type'),
+  platform: rowStr(row, 'platform'),
+  total_items: rowNum(row, 'total_items'),
+  processed_items: rowNum(row, 'processed_items'),
+  failed_items: rowNum(row, 'failed_items'),
+  skipped_items: rowNum(row, 'skipped_items'),
+  conflict_items: rowNum(row, 'conflict_items'),
+  retry_count: rowNum(row, 'retry_count'),
+  error_message: rowStr(row, 'error_message'),
+});
+
+/**
+ * part@3 stores a job's meta as its difference from `metaFromRow(row)` when the record keeps the row
+ * (usually `{}`): the row already holds every one of those values.
+ */
+export const metaDiff = (meta: ArchivedJobMeta, row: Row): Partial<ArchivedJobMeta> => {
+  const implied = metaFromRow(row) as unknown as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(meta).filter(([k, v]) => implied[k] !== v),
+  ) as Partial<ArchivedJobMeta>;
+};
+
+/**
+ * part@3 stores a row without what the record already says, naming each left-out attribute in
+ * `row_omitted`: `pk`, `sk` and `job_id` when they are `SHOP#{shop_id}`, `JOB#{job_id}` and the job
+ * id, and any attribute whose value is the row's own `completed_at` string (writers set
+ * `last_updated`, often `status_created_at`, at completion). `expandRow` restores the row exactly.
+ */
+const IDENTITY: Readonly<Record<string, (shopId: string, jobId: string) => string>> = {
+  pk: (shopId) => `SHOP#${shopId}`,
+  sk: (_shopId, jobId) => `JOB#${jobId}`,
+  job_id: (_shopId, jobId) => jobId,
+};
+
+export const compactRow = (
+  row: JsonObject,
+  shopId: string,
+  jobId: string,
+): { row: JsonObject; omitted: string[] } => {
+  const out: Record<string, unknown> = {};
+  const omitted: string[] = [];
+  for (const [k, v] of Object.entries(row)) {
+    const identity = IDENTITY[k];
+    const implied = identity ? identity(shopId, jobId) : k !== 'completed_at' ? row.completed_at : undefined;
+    if (typeof implied === 'string' && v === implied) omitted.push(k);
+    else out[k] = v;
+  }
+  return { row: out as JsonObject, omitted };
+};
+
+export const expandRow = (
+  row: JsonObject,
+  shopId: string,
+  jobId: string,
+  omitted: readonly string[],
+): JsonObject => {
+  if (omitted.length === 0) return row;
+  const out: Record<string, unknown> = { ...row };
+  for (const k of omitted) {
+    const identity = IDENTITY[k];
+    out[k] = identity ? identity(shopId, jobId) : row.completed_at;
+  }
+  // Keys in the writer's order (canonical JSON sorts them).
+  return Object.fromEntries(
+    Object.entries(out).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  ) as JsonObject;
+};

@@ -1,0 +1,96 @@
+import { type JobDetails, type JsonObject, mergeAllJobDetails } from '../../../details';
+import { type InlineDetails, parseInlineDetails } from '../../../details/inline';
+import { type ArchivableRow, archivableRow, itemToJson } from '../../../jobs/row-json';
+import { normalizedOrAsIs } from '../../../time';
+import { latestEntry, type MonthIndex, partByName } from '../../format/month-index';
+import type { ArchivedJobMeta } from '../../format/records';
+import type { JobRowSnapshot } from './job-rows';
+import { reasonOf } from '../run';
+import type { PlannedJob } from '../types';
+
+/**
+ * Pure decisions of the archive step. A job is `skip` when its latest index entry has the planned
+ * completed_at: that archival is committed and the sources have not changed since (a retry changes
+ * completed_at, and a retried job gets a new entry).
+ */
+export const classifyPlanned = (job: PlannedJob, index: MonthIndex): 'skip' | 'archive' =>
+  latestEntry(index, job.job_id)?.completed_at === job.completed_at ? 'skip' : 'archive';
+
+/**
+ * Planned jobs whose latest entry (of the planned completion) is in a part committed by `runId`: an
+ * earlier attempt of the same run archived them, so the run reports them archived, not skipped.
+ */
+export const archivedByRun = (index: MonthIndex, planned: readonly PlannedJob[], runId: string): number =>
+  planned.filter((j) => {
+    const e = latestEntry(index, j.job_id);
+    return e?.completed_at === j.completed_at && partByName(index, e.part)?.run_id === runId;
+  }).length;
+
+/**
+ * The row moved on since Plan read the GSI (retried: IN_PROGRESS now, or completed again). Its hot
+ * objects may be changing under us, so it waits for a later run, which plans its new completion. A
+ * row that is gone (TTL) has not changed: it is archived from the planned attributes.
+ */
+export const changedSincePlan = (job: PlannedJob, row: JobRowSnapshot | undefined): boolean =>
+  row !== undefined && (row.job_status !== job.status || row.completed_at !== job.completed_at);
+
+/** A timestamp as archived in `job`: normalized when it parses, else as written (the row keeps it too). */
+const time = normalizedOrAsIs;
+
+/** The job as archived: planned (GSI) attributes plus the row's counters (null when the row is gone). */
+export const archivedMeta = (job: PlannedJob, row: JobRowSnapshot | undefined): ArchivedJobMeta => ({
+  status: job.status,
+  created_at: time(row?.created_at ?? job.created_at),
+  started_at: time(row?.started_at ?? job.started_at),
+  completed_at: job.completed_at,
+  job_type: job.job_type,
+  platform: job.platform,
+  total_items: row?.total_items ?? null,
+  processed_items: row?.processed_items ?? null,
+  failed_items: row?.failed_items ?? null,
+  skipped_items: row?.skipped_items ?? null,
+  conflict_items: row?.conflict_items ?? null,
+  retry_count: job.retry_count,
+  error_message: job.error_message,
+});
+
+/** Everything a job record holds besides its sources, or why the job is quarantined. */
+export type AssembledJob =
+  | {
+      readonly kind: 'ok';
+      readonly meta: ArchivedJobMeta;
+      readonly details: JobDetails;
+      readonly platformData: JsonObject | null;
+      readonly row: ArchivableRow | null;
+      readonly inline: readonly string[];
+    }
+  | { readonly kind: 'quarantine'; readonly reason: string };
+
+/**
+ * Pure: the record of one job from its planned entry, its row (undefined when expired) and its hot
+ * objects. A pre-migration row's inline details come first (the design's dual-read prefers them) and
+ * the S3 objects are merged in; an inline attribute that does not parse quarantines the job, quoting
+ * the value. The row is archived whole, less what is stored elsewhere in the record.
+ */
+export const assembleJob = (
+  job: PlannedJob,
+  row: JobRowSnapshot | undefined,
+  hot: { details: JobDetails; platformData: JsonObject | null },
+): AssembledJob => {
+  const meta = archivedMeta(job, row);
+  if (row === undefined) return { kind: 'ok', meta, ...hot, row: null, inline: [] };
+  let inline: InlineDetails;
+  try {
+    inline = parseInlineDetails(itemToJson(row.item));
+  } catch (err) {
+    return { kind: 'quarantine', reason: reasonOf(err) };
+  }
+  return {
+    kind: 'ok',
+    meta,
+    details: inline.details ? mergeAllJobDetails([inline.details, hot.details]) : hot.details,
+    platformData: inline.platformData ?? hot.platformData,
+    row: archivableRow(row.item, inline.attributes),
+    inline: inline.attributes,
+  };
+};

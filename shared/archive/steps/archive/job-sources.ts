@@ -1,0 +1,112 @@
+import { mapLimit } from '../../../concurrency';
+import {
+  decodePlatformData,
+  type JobDetailsPayload,
+  type JobObject,
+  type JsonObject,
+  mergeAllJobDetails,
+} from '../../../details';
+import type { JobDetails } from '../../../details';
+import { CorruptObjectError } from '../../../errors';
+import { getObjectBytes, isNotFound, normalizeEtag } from '../../../s3/objects';
+import { sha256Hex } from '../../format/canonical-json';
+import type { SourceObject } from '../../format/records';
+import type { StepDeps } from '../context';
+import type { Semaphore } from './prefetch';
+import { reasonOf } from '../run';
+
+/**
+ * Reading one job's hot objects for its archive record. Anything that is not exactly what the writer
+ * produces (a corrupt object, an unexpected key, an object that vanished mid-read) quarantines the job:
+ * it is reported and its sources are kept. Other errors (throttling, access) propagate and fail the
+ * group, which is retried as a whole.
+ */
+export type SourceRead =
+  | {
+      readonly kind: 'ok';
+      readonly details: JobDetails;
+      readonly platformData: JsonObject | null;
+      readonly sources: SourceObject[];
+      readonly bytesIn: number;
+    }
+  | { readonly kind: 'quarantine'; readonly reason: string };
+
+/**
+ * What the listing alone already rules out (the dry run stops here), before a byte is read: a key the
+ * writer never writes, an empty object, or one larger than `maxSourceBytes` — a flush object is
+ * decoded whole, and decoded JSON takes ~20× its gzip size in memory, so one giant object must not
+ * decide whether the function fits in its memory (settings: `maxSourceMb`).
+ */
+export const listingProblem = (listed: readonly JobObject[], maxSourceBytes: number): string | null => {
+  for (const o of listed) {
+    if (o.kind === 'other') return `unexpected key ${o.key}`;
+    if (o.size === 0) return `empty object ${o.key} (0 bytes)`;
+    if (o.size > maxSourceBytes) {
+      return `oversize object ${o.key}: ${o.size} bytes, over the limit of ${maxSourceBytes} (JDA_MAX_SOURCE_MB)`;
+    }
+  }
+  return null;
+};
+
+class VanishedError extends Error {
+  constructor(readonly key: string) {
+    super(`object ${key} vanished while being read`);
+  }
+}
+
+interface ReadObject {
+  readonly source: SourceObject;
+  readonly payload?: JobDetailsPayload;
+  readonly platformData?: JsonObject;
+}
+
+const readOne = async (deps: StepDeps, o: JobObject, gate: Semaphore): Promise<ReadObject> => {
+  if (o.kind === 'flush') {
+    const f = await gate
+      .run(() => deps.store.readFlushObject(o.key))
+      .catch((err: unknown) => {
+        throw isNotFound(err) ? new VanishedError(o.key) : err;
+      });
+    const bytes = Buffer.from(f.bytes);
+    return {
+      source: { key: o.key, size: bytes.length, etag: normalizeEtag(f.etag), sha256: sha256Hex(bytes) },
+      payload: f.payload,
+    };
+  }
+  const got = await gate.run(() => getObjectBytes(deps.s3, deps.bucket, o.key));
+  if (!got) throw new VanishedError(o.key);
+  return {
+    source: { key: o.key, size: got.bytes.length, etag: got.etag, sha256: sha256Hex(got.bytes) },
+    platformData: decodePlatformData(got.bytes, o.key),
+  };
+};
+
+/**
+ * GETs (at most `gate.size` requests in flight across every job sharing the gate), hashes the stored
+ * bytes, decodes and merges in key order.
+ */
+export const readJobSources = async (
+  deps: StepDeps,
+  listed: readonly JobObject[],
+  gate: Semaphore,
+): Promise<SourceRead> => {
+  const problem = listingProblem(listed, Math.floor(deps.settings.maxSourceMb * 1024 * 1024));
+  if (problem) return { kind: 'quarantine', reason: problem };
+  let read: ReadObject[];
+  try {
+    read = await mapLimit(listed, gate.size, (o) => readOne(deps, o, gate));
+  } catch (err) {
+    if (err instanceof CorruptObjectError) return { kind: 'quarantine', reason: reasonOf(err) };
+    if (err instanceof VanishedError) return { kind: 'quarantine', reason: err.message };
+    throw err;
+  }
+  const payloads = read.flatMap((r) => (r.payload ? [r.payload] : []));
+  const platform = read.find((r) => r.platformData !== undefined)?.platformData ?? null;
+  return {
+    kind: 'ok',
+    details: mergeAllJobDetails(payloads),
+    platformData: platform,
+    sources: read.map((r) => r.source),
+    bytesIn: read.reduce((n, r) => n + r.source.size, 0),
+  };
+};

@@ -1,0 +1,111 @@
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { partKey, pendingKey, pendingPrefix, validatePartName, verifiedKey } from '../../format/keys';
+import { partByName, type MonthIndex } from '../../format/month-index';
+import { getObjectBytes, listAllArray, type ListedObject } from '../../../s3/objects';
+import { parseStagingDoc, parseVerifiedPart } from '../../format/staging';
+import type { StepDeps } from '../context';
+import type { RunContext } from '../types';
+
+/**
+ * A pending part is abandoned when its run died between archive and commit. Only parts older than
+ * this are collected: a concurrent run may be between its verify and its commit right now, and
+ * deleting a part it is about to commit would leave an index entry without bytes (and its delete step
+ * would then remove the only other copy). An archive → verify → commit chain takes minutes.
+ */
+export const ABANDONED_AFTER_MS = 12 * 3_600_000;
+
+interface StagedDocs {
+  pending?: ListedObject;
+  verified?: ListedObject;
+}
+
+/** Pending/verified docs of the group by part name; keys that are neither are left alone. */
+export const stagedDocsByPart = (
+  prefix: string,
+  listed: readonly ListedObject[],
+): Map<string, StagedDocs> => {
+  const out = new Map<string, StagedDocs>();
+  for (const o of listed) {
+    const rest = o.key.slice(prefix.length);
+    const verified = rest.endsWith('.verified.json');
+    const name = verified
+      ? rest.slice(0, -'.verified.json'.length)
+      : rest.endsWith('.json')
+        ? rest.slice(0, -5)
+        : '';
+    try {
+      validatePartName(name);
+    } catch {
+      continue;
+    }
+    const docs = out.get(name) ?? {};
+    if (verified) docs.verified = o;
+    else docs.pending = o;
+    out.set(name, docs);
+  }
+  return out;
+};
+
+const runOf = async (deps: StepDeps, docs: StagedDocs): Promise<string | null> => {
+  try {
+    if (docs.pending) {
+      const got = await getObjectBytes(deps.s3, deps.bucket, docs.pending.key);
+      if (got) return parseStagingDoc(got.bytes, docs.pending.key).run_id;
+    }
+    if (docs.verified) {
+      const got = await getObjectBytes(deps.s3, deps.bucket, docs.verified.key);
+      if (got) return parseVerifiedPart(got.bytes, docs.verified.key).part.run_id;
+    }
+  } catch {
+    // An unreadable staging doc belongs to no run we know: treated as another run's.
+  }
+  return null;
+};
+
+/** When an object was written; unknown counts as "just now", so it is never taken for abandoned. */
+const ageStamp = (o: ListedObject): number => o.lastModified?.getTime() ?? Number.POSITIVE_INFINITY;
+
+const del = (deps: StepDeps, key: string) =>
+  deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key }));
+
+/**
+ * Removes what dead runs left in this group's staging area: docs of parts already in the index (a
+ * commit that died before its cleanup) and, for parts NOT in the index, from another run, and older
+ * than ABANDONED_AFTER_MS, the part itself and its docs. Returns the number of abandoned parts removed.
+ *
+ * Only a part's own staging docs prove it was never committed (commit removes them after the index
+ * write), so nothing is collected without them, and nothing at all when the month has no index: if an
+ * index were lost, its committed parts would otherwise all look abandoned. Every part has such a doc
+ * from before its first byte (the intent, staging.ts), so a crash at any point leaves one.
+ */
+export const collectAbandonedParts = async (
+  deps: StepDeps,
+  run: RunContext,
+  shopId: string,
+  month: string,
+  index: MonthIndex | null,
+): Promise<number> => {
+  if (index === null) return 0;
+  const prefix = pendingPrefix(shopId, month);
+  const byPart = stagedDocsByPart(prefix, await listAllArray(deps.s3, deps.bucket, prefix));
+  const oldEnough = deps.clock().getTime() - ABANDONED_AFTER_MS;
+  let removed = 0;
+  for (const [name, docs] of byPart) {
+    if (partByName(index, name)) {
+      if (run.dryRun) continue;
+      if (docs.verified) await del(deps, verifiedKey(shopId, month, name));
+      if (docs.pending) await del(deps, pendingKey(shopId, month, name));
+      continue;
+    }
+    const stamps = [docs.pending, docs.verified].flatMap((d) => (d ? [ageStamp(d)] : []));
+    if (stamps.some((t) => t > oldEnough)) continue;
+    if ((await runOf(deps, docs)) === run.runId) continue;
+    if (run.dryRun) continue;
+    // Part first, manifest last: if this dies midway, the manifest still marks what is left to collect.
+    await del(deps, partKey(shopId, month, name));
+    if (docs.verified) await del(deps, verifiedKey(shopId, month, name));
+    if (docs.pending) await del(deps, pendingKey(shopId, month, name));
+    removed++;
+  }
+  return removed;
+};

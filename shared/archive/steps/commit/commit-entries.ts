@@ -1,0 +1,35 @@
+import {
+  commitPart,
+  type IndexedJob,
+  latestEntry,
+  type MonthIndex,
+  partByName,
+} from '../../format/month-index';
+import type { VerifiedPart } from '../../format/staging';
+
+/**
+ * Pure: the index after committing a verified part. Idempotent (a part already in the index changes
+ * nothing) and a job is in the index at most once per archival: a job whose latest entry already has
+ * this completed_at (committed by a concurrent or earlier run) gets no second entry — its record in
+ * this part is then simply never pointed at.
+ */
+export const applyCommit = (
+  index: MonthIndex,
+  verified: VerifiedPart,
+  at: string,
+): { index: MonthIndex | null; added: number } => {
+  if (partByName(index, verified.part.name)) {
+    return { index: null, added: entriesOf(index, verified.part.name) };
+  }
+  const entries: Record<string, IndexedJob> = {};
+  for (const [jobId, e] of Object.entries(verified.jobs)) {
+    if (latestEntry(index, jobId)?.completed_at === e.completed_at) continue;
+    entries[jobId] = { ...e, committed_at: at, deleted_at: null };
+  }
+  const next = commitPart(index, { ...verified.part, committed_at: at }, entries, at);
+  return { index: next, added: Object.keys(entries).length };
+};
+
+/** Entries pointing at a part (what an earlier, successful commit of it added). */
+export const entriesOf = (index: MonthIndex, part: string): number =>
+  Object.values(index.jobs).reduce((n, list) => n + list.filter((e) => e.part === part).length, 0);

@@ -1,0 +1,132 @@
+import { CorruptObjectError, InvalidInputError } from '../../../errors';
+import { validateJobId } from '../../../ids';
+import { tryParseTimestamp } from '../../../time';
+import { getObjectBytes } from '../../../s3/objects';
+import { plannedJobsKey, runPrefix } from '../../format/keys';
+import type { StepDeps } from '../context';
+import { isObj } from '../shape';
+import type { PlannedGroup, PlannedJob, RunContext } from '../types';
+
+/** The planned-jobs file Plan writes per page; the batch steps read their groups' byte ranges of it. */
+
+/**
+ * `group.jobsKey` must be this run's planned-jobs file: a step never reads (let alone acts on) a list
+ * from anywhere else. Returns the page it was planned on.
+ */
+export const jobsKeyPage = (run: RunContext, group: PlannedGroup, field: string): number => {
+  const prefix = `${runPrefix(run.runId)}plan/`;
+  const suffix = '/jobs.jsonl';
+  const page =
+    group.jobsKey.startsWith(prefix) && group.jobsKey.endsWith(suffix)
+      ? group.jobsKey.slice(prefix.length, -suffix.length)
+      : '';
+  if (!/^\d+$/.test(page) || plannedJobsKey(run.runId, Number(page)) !== group.jobsKey) {
+    throw new InvalidInputError(field, `not this run's planned jobs of ${group.shopId} ${group.month}`);
+  }
+  return Number(page);
+};
+
+export const checkJobsKey = (run: RunContext, group: PlannedGroup, field: string): void => {
+  jobsKeyPage(run, group, field);
+};
+
+const groupKey = (g: { shopId: string; month: string }): string => `${g.shopId}\u0000${g.month}`;
+
+/** One group's lines, checked: ids safe, completed in the group's month, none twice, as many as planned. */
+const parseGroupJobs = (key: string, group: PlannedGroup, text: string): PlannedJob[] => {
+  const lines = text.split('\n');
+  if (lines.pop() !== '')
+    throw new CorruptObjectError(key, `${group.shopId} ${group.month}: range does not end a line`);
+  const seen = new Set<string>();
+  const jobs = lines.map((line) => {
+    let j: unknown;
+    try {
+      j = JSON.parse(line);
+    } catch (err) {
+      throw new CorruptObjectError(key, 'planned job line is not JSON', { cause: err });
+    }
+    if (
+      !isObj(j) ||
+      typeof j.job_id !== 'string' ||
+      typeof j.completed_at !== 'string' ||
+      typeof j.status !== 'string'
+    ) {
+      throw new CorruptObjectError(key, 'planned job entry needs job_id, status and completed_at');
+    }
+    // Job ids become hot-prefix keys below: checked again here, whoever wrote this file.
+    try {
+      validateJobId(j.job_id);
+    } catch (err) {
+      throw new CorruptObjectError(key, `planned job id is unsafe: ${(err as Error).message}`);
+    }
+    if (
+      tryParseTimestamp(j.completed_at)?.iso !== j.completed_at ||
+      j.completed_at.slice(0, 7) !== group.month
+    ) {
+      throw new CorruptObjectError(key, `job ${j.job_id} did not complete in ${group.month}`);
+    }
+    if (seen.has(j.job_id)) throw new CorruptObjectError(key, `job ${j.job_id} is listed twice`);
+    seen.add(j.job_id);
+    return j as unknown as PlannedJob;
+  });
+  if (jobs.length !== group.jobCount) {
+    throw new CorruptObjectError(
+      key,
+      `${group.shopId} ${group.month}: holds ${jobs.length} jobs, the plan said ${group.jobCount}`,
+    );
+  }
+  return jobs;
+};
+
+/** Planned jobs of each group, by group. */
+export interface BatchJobs {
+  get(group: { shopId: string; month: string }): PlannedJob[];
+}
+
+/**
+ * The planned jobs of a batch's groups in ONE ranged GET (Plan wrote a batch's groups next to each
+ * other in the page's file).
+ */
+export const readBatchJobs = async (
+  deps: StepDeps,
+  run: RunContext,
+  groups: readonly PlannedGroup[],
+): Promise<BatchJobs> => {
+  const byGroup = new Map<string, PlannedJob[]>();
+  const first = groups[0];
+  if (first !== undefined) {
+    const key = first.jobsKey;
+    for (const g of groups) {
+      checkJobsKey(run, g, 'group.jobsKey');
+      if (g.jobsKey !== key) throw new InvalidInputError('group.jobsKey', 'a batch reads one plan page');
+    }
+    const start = Math.min(...groups.map((g) => g.jobsRange[0]));
+    const end = Math.max(...groups.map((g) => g.jobsRange[1]));
+    const got =
+      end > start
+        ? await getObjectBytes(deps.s3, deps.bucket, key, { offset: start, length: end - start })
+        : null;
+    if (end > start && (!got || got.bytes.length !== end - start)) {
+      throw new CorruptObjectError(key, `planned jobs bytes ${start}-${end} are missing`);
+    }
+    for (const g of groups) {
+      const [s, e] = g.jobsRange;
+      const text = got ? got.bytes.subarray(s - start, e - start).toString('utf8') : '';
+      byGroup.set(groupKey(g), parseGroupJobs(key, g, text));
+    }
+  }
+  return {
+    get: (group) => {
+      const jobs = byGroup.get(groupKey(group));
+      if (!jobs) throw new InvalidInputError('group', `${group.shopId} ${group.month} is not in this batch`);
+      return jobs;
+    },
+  };
+};
+
+/** One group's planned jobs (a batch of one). */
+export const readPlannedJobs = async (
+  deps: StepDeps,
+  run: RunContext,
+  group: PlannedGroup,
+): Promise<PlannedJob[]> => (await readBatchJobs(deps, run, [group])).get(group);

@@ -1,0 +1,199 @@
+import { mapLimit } from '../../../concurrency';
+import { CorruptObjectError } from '../../../errors';
+import { addCounts } from '../../../metrics';
+import { getObjectBytes, putJson } from '../../../s3/objects';
+import {
+  findingsPrefix,
+  groupFindingsKey,
+  pageResultsKey,
+  planFindingsKey,
+  reportKey,
+} from '../../format/keys';
+import type { StepDeps } from '../context';
+import { type DeleteErrorItem, type FindingsKind, type QuarantineItem, readFindings } from './findings';
+import { CAPS } from '../run';
+import { isObj } from '../shape';
+import { PAGE_RESULTS_FORMAT } from './tally';
+import { failuresOf, isDone } from './totals';
+import type { GroupResult, PageState, QuarantinedJob, RunReport } from '../types';
+
+export const REPORT_FORMAT = 'job-details-archive/report@2';
+
+/**
+ * Entries per list in report.json. A systemic fault (every job of every group quarantined) must not
+ * make the report outgrow the function's memory; the findings documents keep everything and the
+ * counts stay exact.
+ */
+export const REPORT_FILE_LIST_MAX = 100_000;
+
+interface PageDoc {
+  readonly planQuarantined: number;
+  readonly results: GroupResult[];
+}
+
+const readPage = async (deps: StepDeps, runId: string, page: number): Promise<PageDoc> => {
+  const key = pageResultsKey(runId, page);
+  const got = await getObjectBytes(deps.s3, deps.bucket, key);
+  if (!got) throw new CorruptObjectError(key, 'page results are missing');
+  let v: unknown;
+  try {
+    v = JSON.parse(got.bytes.toString('utf8'));
+  } catch (err) {
+    throw new CorruptObjectError(key, 'page results are not JSON', { cause: err });
+  }
+  if (
+    !isObj(v) ||
+    v.format !== PAGE_RESULTS_FORMAT ||
+    v.run_id !== runId ||
+    typeof v.plan_quarantined !== 'number' ||
+    !Array.isArray(v.results)
+  ) {
+    throw new CorruptObjectError(key, `not this run's ${PAGE_RESULTS_FORMAT} document`);
+  }
+  return { planQuarantined: v.plan_quarantined, results: v.results as GroupResult[] };
+};
+
+export type DeleteErrorEntry = { shopId: string; month: string } & DeleteErrorItem;
+
+/** A list that stops growing at REPORT_FILE_LIST_MAX (and says so). */
+class ReportList<T> {
+  readonly items: T[] = [];
+  truncated = false;
+  get full(): boolean {
+    return this.items.length >= REPORT_FILE_LIST_MAX;
+  }
+  add(more: readonly T[]): void {
+    const room = REPORT_FILE_LIST_MAX - this.items.length;
+    if (more.length > room) this.truncated = true;
+    this.items.push(...more.slice(0, Math.max(0, room)));
+  }
+}
+
+/** One findings document to read: which list it feeds and how its items become report entries. */
+interface Wanted {
+  readonly key: string;
+  readonly kind: FindingsKind;
+  readonly into: (items: unknown[]) => void;
+}
+
+/**
+ * Report: reads every page's results and, for each count > 0 there, the findings document that lists
+ * it; writes report.json (every quarantined job, delete error and failed group, up to
+ * REPORT_FILE_LIST_MAX each) to `reportKey(runId)` and returns the execution output (lists capped at
+ * 100, counts exact). Both count the report's own reads; the output's `requests` also count the write.
+ */
+export const report = async (deps: StepDeps, state: PageState): Promise<RunReport> => {
+  const { run, totals } = state;
+  const key = reportKey(run.runId);
+  const { value: found, requests: reads } = await deps.meter.measure(async () => {
+    const quarantined = new ReportList<QuarantinedJob>();
+    const deleteErrors = new ReportList<DeleteErrorEntry>();
+    const failed = new ReportList<RunReport['groupsFailed'][number]>();
+    for (let page = 0; page < state.page; page++) {
+      const doc = await readPage(deps, run.runId, page);
+      failed.add(failuresOf(doc.results));
+      const wanted: Wanted[] = [];
+      if (doc.planQuarantined > 0 && !quarantined.full) {
+        wanted.push({
+          key: planFindingsKey(run.runId, page),
+          kind: 'plan-quarantined',
+          into: (items) => quarantined.add(items as QuarantinedJob[]),
+        });
+      }
+      for (const r of doc.results.filter(isDone)) {
+        const { shopId, month } = r.group;
+        if (r.archive.quarantinedCount > 0 && !quarantined.full) {
+          wanted.push({
+            key: groupFindingsKey(run.runId, page, shopId, month, 'quarantined'),
+            kind: 'quarantined',
+            into: (items) => quarantined.add((items as QuarantineItem[]).map((q) => ({ shopId, ...q }))),
+          });
+        }
+        if (r.delete.deleteErrorCount > 0 && !deleteErrors.full) {
+          wanted.push({
+            key: groupFindingsKey(run.runId, page, shopId, month, 'delete-errors'),
+            kind: 'delete-errors',
+            into: (items) =>
+              deleteErrors.add((items as DeleteErrorItem[]).map((e) => ({ shopId, month, ...e }))),
+          });
+        }
+      }
+      // Read in parallel, added in page order: the report lists findings in a stable order.
+      const read = await mapLimit(wanted, deps.settings.readConcurrency, (w) =>
+        readFindings<unknown>(deps, w.key, { runId: run.runId, page, kind: w.kind }),
+      );
+      for (const [i, w] of wanted.entries()) w.into(read[i] ?? []);
+    }
+    return { quarantined, deleteErrors, failed };
+  });
+  const summary: RunReport = {
+    runId: run.runId,
+    now: run.now,
+    cutoff: run.cutoff,
+    dryRun: run.dryRun,
+    jobsPlanned: totals.jobsPlanned,
+    jobsArchived: totals.jobsArchived,
+    jobsSkipped: totals.jobsSkipped,
+    jobsQuarantined: found.quarantined.items.slice(0, CAPS.report),
+    jobsQuarantinedCount: totals.jobsQuarantined,
+    partsWritten: totals.partsWritten,
+    bytesIn: totals.bytesIn,
+    bytesOut: totals.bytesOut,
+    objectsDeleted: totals.objectsDeleted,
+    objectsKept: totals.objectsKept,
+    deleteErrors: totals.deleteErrors,
+    jobsDeleted: totals.jobsDeleted,
+    groupsOk: totals.groupsOk,
+    groupsFailed: found.failed.items.slice(0, CAPS.report),
+    groupsFailedCount: totals.groupsFailed,
+    pages: state.page,
+    requests: addCounts(totals.requests, reads),
+    reportKey: key,
+  };
+  const incomplete = !run.dryRun && totals.groupsFailed > 0 ? incompleteCause(summary) : undefined;
+  const { requests: write } = await deps.meter.measure(() =>
+    putJson(deps, key, {
+      format: REPORT_FORMAT,
+      ...summary,
+      run,
+      // The full lists (up to REPORT_FILE_LIST_MAX each; the findings documents hold everything).
+      jobsQuarantined: found.quarantined.items,
+      deleteErrorList: found.deleteErrors.items,
+      groupsFailed: found.failed.items,
+      listsTruncated: found.quarantined.truncated || found.deleteErrors.truncated || found.failed.truncated,
+      findingsPrefix: findingsPrefix(run.runId),
+      pageResults: Array.from({ length: state.page }, (_, p) => pageResultsKey(run.runId, p)),
+    }),
+  );
+  return {
+    ...summary,
+    requests: addCounts(summary.requests, write),
+    ...(incomplete !== undefined ? { incomplete } : {}),
+  };
+};
+
+/** The error a run with failed groups ends with (the state machine's `RunIncomplete` Fail state). */
+export const RUN_INCOMPLETE_ERROR = 'ArchiveRunIncomplete';
+
+/** Failed groups named in the Cause (report.json lists them all). */
+const CAUSE_GROUPS = 10;
+
+/**
+ * The Cause of `ArchiveRunIncomplete`: JSON an operator reads in the console and `jobarchive run`
+ * parses — what failed, where the full report is. Bounded well under the 32 KB Cause limit.
+ */
+export const incompleteCause = (r: RunReport): string =>
+  JSON.stringify({
+    message: `${r.groupsFailedCount} of ${r.groupsFailedCount + r.groupsOk} groups failed; their hot data stays in place until a later run archives it`,
+    reportKey: r.reportKey,
+    runId: r.runId,
+    groupsFailedCount: r.groupsFailedCount,
+    groupsFailed: r.groupsFailed.slice(0, CAUSE_GROUPS).map((g) => ({
+      shopId: g.shopId,
+      month: g.month,
+      error: g.error,
+      cause: g.cause.slice(0, 300),
+    })),
+    jobsArchived: r.jobsArchived,
+    jobsQuarantinedCount: r.jobsQuarantinedCount,
+  });

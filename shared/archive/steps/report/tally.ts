@@ -1,0 +1,55 @@
+import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
+import { failedAttemptsPrefix, pageResultsKey } from '../../format/keys';
+import type { StepDeps } from '../context';
+import { getObjectBytes, listAllArray, putJson } from '../../../s3/objects';
+import { readPageMapResults } from '../batch/map-results';
+import { addResults } from './totals';
+import type { GroupResult, PageState, TallyEvent } from '../types';
+
+export const PAGE_RESULTS_FORMAT = 'job-details-archive/page-results@2';
+
+export interface PageResultsDoc {
+  readonly format: typeof PAGE_RESULTS_FORMAT;
+  readonly run_id: string;
+  readonly page: number;
+  /** Plan-time quarantines of the page (listed in its findings document when > 0). */
+  readonly plan_quarantined: number;
+  readonly results: GroupResult[];
+}
+
+/**
+ * Tally: reads the page's Map run results (ResultWriter), keeps them as the page's group results
+ * (Report reads those) and folds them into the run's totals.
+ */
+export const tally = async (deps: StepDeps, event: TallyEvent): Promise<PageState> => {
+  const { run, page, cursor, planQuarantined } = event;
+  const { value: found, requests } = await deps.meter.measure(async () => {
+    const found = await readPageMapResults(deps, event);
+    // Requests of ArchiveBatch attempts that threw and were retried: sent, so counted.
+    let failedAttempts = zeroCounts();
+    for (const o of await listAllArray(deps.s3, deps.bucket, failedAttemptsPrefix(run.runId, page))) {
+      const got = await getObjectBytes(deps.s3, deps.bucket, o.key);
+      const doc = got
+        ? (JSON.parse(Buffer.from(got.bytes).toString('utf8')) as { requests?: RequestCounts })
+        : {};
+      if (doc.requests) failedAttempts = addCounts(failedAttempts, doc.requests);
+    }
+    const results = found.results;
+    const doc: PageResultsDoc = {
+      format: PAGE_RESULTS_FORMAT,
+      run_id: run.runId,
+      page,
+      plan_quarantined: planQuarantined,
+      results,
+    };
+    await putJson(deps, pageResultsKey(run.runId, page), doc);
+    return { ...found, overhead: addCounts(found.overhead, failedAttempts) };
+  });
+  const totals = addResults(event.totals, found.results);
+  return {
+    run,
+    page: page + 1,
+    cursor,
+    totals: { ...totals, requests: addCounts(addCounts(totals.requests, found.overhead), requests) },
+  };
+};

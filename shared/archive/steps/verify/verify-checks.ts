@@ -1,0 +1,191 @@
+import { isDeepStrictEqual } from 'node:util';
+import { jobPrefix } from '../../../details';
+import { platformDataRef } from '../../format/members';
+import type { ByteRange, Located } from '../../format/month-index';
+import { countDetails, type PartRecord } from '../../format/records';
+import { VERIFIED_FORMAT, type VerifiedPart } from '../../format/staging';
+import type { StagedPart } from '../archive/staged';
+import type { PlannedJob } from '../types';
+
+/**
+ * Pure checks of the verify step: which record each byte range must hold, whether a decoded member is
+ * that record, and the VerifiedPart (exactly what commit adds to the index) built from a manifest the
+ * part's bytes were proven to match.
+ */
+export type Expected =
+  | { readonly kind: 'header' }
+  | { readonly kind: 'platform_data'; readonly ref: string; readonly sha256: string }
+  | { readonly kind: 'job'; readonly jobId: string; readonly entry: StagedPart['jobs'][string] };
+
+/** One record the manifest puts in a block: its line there and what it must be. */
+export interface LineCheck {
+  readonly id: string;
+  readonly line: ByteRange;
+  readonly expect: Expected;
+}
+
+/** One block (gzip member) of the part and the records it must hold, in line order. */
+export type MemberRange = ByteRange & { readonly id: string; readonly lines: readonly LineCheck[] };
+
+/** Every block the manifest declares, in byte order, each with its records in line order. */
+export const memberRanges = (m: StagedPart): MemberRange[] => {
+  const blocks = new Map<number, { offset: number; length: number; lines: LineCheck[] }>();
+  const add = (r: Located, id: string, expect: Expected) => {
+    const b = blocks.get(r.offset) ?? { offset: r.offset, length: r.length, lines: [] };
+    blocks.set(r.offset, b);
+    if (b.length !== r.length) b.length = -1; // two lengths for one block: tilingProblem refuses it
+    b.lines.push({ id, line: r.line ?? { offset: -1, length: 0 }, expect });
+  };
+  add(m.header, 'header', { kind: 'header' });
+  for (const [ref, r] of Object.entries(m.platform_data)) {
+    add(r, `platform_data ${ref}`, { kind: 'platform_data', ref, sha256: r.sha256 });
+  }
+  for (const [jobId, entry] of Object.entries(m.jobs))
+    add(entry, `job ${jobId}`, { kind: 'job', jobId, entry });
+  return [...blocks.values()]
+    .sort((a, b) => a.offset - b.offset)
+    .map((b) => ({
+      offset: b.offset,
+      length: b.length,
+      id: `block@${b.offset}`,
+      lines: b.lines.sort((x, y) => x.line.offset - y.line.offset),
+    }));
+};
+
+/** Why a block's declared lines do not tile its inflated bytes exactly (no gap, no overlap), or null. */
+export const linesProblem = (b: MemberRange, inflatedLength: number, first: boolean): string | null => {
+  let at = 0;
+  for (const l of b.lines) {
+    if (l.line.offset !== at)
+      return `${b.id}: expected a line at byte ${at}, found ${l.id} at ${l.line.offset}`;
+    if (l.line.length <= 0) return `${b.id}: empty line for ${l.id}`;
+    at += l.line.length;
+  }
+  if (at !== inflatedLength)
+    return `${b.id}: lines end at byte ${at} but the block inflates to ${inflatedLength}`;
+  if (first !== (b.lines[0]?.expect.kind === 'header'))
+    return 'the part header must be the first line of the first block';
+  return null;
+};
+
+/** Why the manifest does not match the run's plan, or null. */
+export const planProblem = (
+  m: StagedPart,
+  planned: readonly PlannedJob[],
+  archivedCount: number,
+): string | null => {
+  const jobIds = Object.keys(m.jobs);
+  if (jobIds.length !== archivedCount)
+    return `manifest has ${jobIds.length} jobs, archive reported ${archivedCount}`;
+  const byId = new Map(planned.map((j) => [j.job_id, j]));
+  for (const [jobId, e] of Object.entries(m.jobs)) {
+    const p = byId.get(jobId);
+    if (!p) return `job ${jobId} was not planned`;
+    if (p.completed_at !== e.completed_at || p.status !== e.status)
+      return `job ${jobId} differs from its plan`;
+  }
+  for (const [ref, r] of Object.entries(m.platform_data)) {
+    if (!Object.values(m.jobs).some((e) => e.platform_data_ref === ref))
+      return `platform data ${ref} is not used`;
+    if (!r.sha256) return `platform data ${ref} has no digest`;
+  }
+  return null;
+};
+
+/** Why `record` (with line digest `sha256`) is not what `expect` says, or null. */
+export const recordProblem = (
+  m: StagedPart,
+  expect: Expected,
+  record: PartRecord,
+  sha256: string,
+): string | null => {
+  switch (expect.kind) {
+    case 'header':
+      if (record.type !== 'part') return 'first member is not the part header';
+      // part@4 headers name no part or time (the key and the index do).
+      if (record.shop_id !== m.shop_id || record.month !== m.month || record.part !== undefined)
+        return 'header names another part';
+      if (record.run_id !== m.run_id || record.created_at !== undefined) return 'header has another run';
+      return null;
+    case 'platform_data':
+      if (record.type !== 'platform_data' || record.ref !== expect.ref)
+        return `expected platform data ${expect.ref}`;
+      if (sha256 !== expect.sha256) return `platform data ${expect.ref}: digest differs`;
+      // The line digest above proves the payload; a content-hash ref (before part@4) must hash too.
+      if (expect.ref.startsWith('sha256:') && platformDataRef(record.data) !== expect.ref)
+        return `platform data ${expect.ref}: content does not hash to its ref`;
+      return null;
+    case 'job': {
+      const { jobId, entry } = expect;
+      if (record.type !== 'job' || record.job_id !== jobId) return `expected the record of job ${jobId}`;
+      if (record.shop_id !== m.shop_id) return `job ${jobId}: record names shop ${record.shop_id}`;
+      if (sha256 !== entry.sha256) return `job ${jobId}: record digest differs`;
+      if (record.job.completed_at !== entry.completed_at || record.job.status !== entry.status) {
+        return `job ${jobId}: status or completed_at differs`;
+      }
+      if (!isDeepStrictEqual(countDetails(record.details), entry.counts))
+        return `job ${jobId}: detail counts differ`;
+      if (record.platform_data_ref !== entry.platform_data_ref)
+        return `job ${jobId}: platform data ref differs`;
+      if (entry.platform_data_ref !== null) {
+        const pd = m.platform_data[entry.platform_data_ref];
+        const before =
+          pd !== undefined &&
+          (pd.offset < entry.offset ||
+            (pd.offset === entry.offset && (pd.line?.offset ?? 0) < (entry.line?.offset ?? 0)));
+        if (!before) return `job ${jobId}: its platform data is not stored before it`;
+      }
+      // part@3 records name each source by key and size (the manifest keeps ETag and digest).
+      const norm = (s: readonly { key: string; size: number }[]) => s.map(({ key, size }) => ({ key, size }));
+      if (!isDeepStrictEqual(norm(record.sources), norm(entry.sources)))
+        return `job ${jobId}: sources differ from what was read`;
+      const prefix = jobPrefix(jobId);
+      if (entry.sources.some((s) => !s.key.startsWith(prefix)))
+        return `job ${jobId}: a source lies outside its prefix`;
+      return null;
+    }
+  }
+};
+
+/** The verified part: index entries of the part and its jobs (commit adds committed_at / deleted_at). */
+export const toVerifiedPart = (m: StagedPart): VerifiedPart => ({
+  format: VERIFIED_FORMAT,
+  part: {
+    name: m.part,
+    key: m.part_key,
+    size: m.size,
+    etag: m.etag,
+    sha256: m.sha256,
+    run_id: m.run_id,
+    job_count: Object.keys(m.jobs).length,
+    bytes_in: m.bytes_in,
+  },
+  jobs: Object.fromEntries(
+    Object.entries(m.jobs).map(([jobId, e]) => {
+      const pd = e.platform_data_ref === null ? undefined : m.platform_data[e.platform_data_ref];
+      return [
+        jobId,
+        {
+          part: m.part,
+          offset: e.offset,
+          length: e.length,
+          ...(e.line ? { line: e.line } : {}),
+          sha256: e.sha256,
+          status: e.status,
+          completed_at: e.completed_at,
+          counts: e.counts,
+          platform_data:
+            pd && e.platform_data_ref
+              ? {
+                  offset: pd.offset,
+                  length: pd.length,
+                  ...(pd.line ? { line: pd.line } : {}),
+                  ref: e.platform_data_ref,
+                }
+              : null,
+          sources: e.sources.map(({ key, size, etag }) => ({ key, size, etag })),
+        },
+      ];
+    }),
+  ),
+});

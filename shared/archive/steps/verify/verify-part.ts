@@ -1,0 +1,158 @@
+import { createHash } from 'node:crypto';
+import { GetObjectCommand, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
+import { CorruptObjectError, InvalidInputError, VerificationError } from '../../../errors';
+import { isNotFound, normalizeEtag, putJson } from '../../../s3/objects';
+import { partKey, pendingKey, verifiedKey } from '../../format/keys';
+import { decodeLine, inflateMember } from '../../format/members';
+import { MemberSlicer } from '../../format/part-builder';
+import type { StepDeps } from '../context';
+import { readPlannedJobs } from '../plan/planned-jobs';
+import { readStagedPart, type StagedPart } from '../archive/staged';
+import type { VerifiedPart } from '../../format/staging';
+import type { PlannedJob, VerifyEvent, VerifyResult } from '../types';
+import { linesProblem, memberRanges, planProblem, recordProblem, toVerifiedPart } from './verify-checks';
+
+/** The part and manifest keys of an archive result, re-derived so a step never trusts a passed-in key. */
+export const stagedKeys = (
+  event: VerifyEvent,
+): { name: string; part: string; pending: string; verified: string } => {
+  const { group, archive } = event;
+  if (archive.partName === undefined || archive.partKey === undefined) {
+    throw new InvalidInputError('archive.partKey', 'no part to verify or commit');
+  }
+  const part = partKey(group.shopId, group.month, archive.partName);
+  const pending = pendingKey(group.shopId, group.month, archive.partName);
+  if (archive.partKey !== part) throw new InvalidInputError('archive.partKey', `expected ${part}`);
+  if (archive.pendingKey !== undefined && archive.pendingKey !== pending) {
+    throw new InvalidInputError('archive.pendingKey', `expected ${pending}`);
+  }
+  return {
+    name: archive.partName,
+    part,
+    pending,
+    verified: verifiedKey(group.shopId, group.month, archive.partName),
+  };
+};
+
+/**
+ * VerifyPart: re-reads the stored part as a stream and proves it is what the manifest says — members
+ * tile the object, every member decompresses ALONE into the expected record with the expected digest,
+ * each job's sources are exactly what was read, and size, sha256 and ETag match — then writes the
+ * VerifiedPart commit will add. Any mismatch throws VerificationError: the part is never committed.
+ */
+export const verifyPart = async (
+  deps: StepDeps,
+  event: VerifyEvent,
+  plannedJobs?: readonly PlannedJob[],
+): Promise<VerifyResult> => (await verifyPartInMemory(deps, event, plannedJobs)).result;
+
+/**
+ * The same check. `staged` is the manifest the archive step of this invocation just wrote (no GET of
+ * it); with `persist: false` the VerifiedPart is returned to the caller instead of written as a doc
+ * (the commit that follows in the same invocation takes it from memory).
+ */
+export const verifyPartInMemory = async (
+  deps: StepDeps,
+  event: VerifyEvent,
+  plannedJobs?: readonly PlannedJob[],
+  opts: { staged?: StagedPart; persist?: boolean } = {},
+): Promise<{ result: VerifyResult; verified: VerifiedPart }> => {
+  const { run, group, archive } = event;
+  let verifiedOut: VerifiedPart | undefined;
+  const keys = stagedKeys(event);
+  const fail = (reason: string): never => {
+    throw new VerificationError(keys.part, reason);
+  };
+  const { value: jobs, requests } = await deps.meter.measure(async () => {
+    const m =
+      opts.staged ?? (await readStagedPart(deps, keys.pending)) ?? fail('pending manifest is missing');
+    if (
+      m.shop_id !== group.shopId ||
+      m.month !== group.month ||
+      m.part !== keys.name ||
+      m.part_key !== keys.part
+    ) {
+      fail('manifest describes another part');
+    }
+    if (m.run_id !== run.runId) fail(`manifest belongs to run ${m.run_id}`);
+    // A batch step passes the jobs it read once for all its groups.
+    const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
+    const badPlan = planProblem(m, planned, archive.summary.archived);
+    if (badPlan) fail(badPlan);
+
+    const ranges = memberRanges(m);
+    const tiling = MemberSlicer.tilingProblem(ranges, m.size);
+    if (tiling) fail(tiling);
+
+    let out: GetObjectCommandOutput | undefined;
+    try {
+      out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: keys.part }));
+    } catch (err) {
+      if (isNotFound(err)) fail('part object is missing');
+      throw err;
+    }
+    if (!out?.Body) return fail('part has no body');
+    if (normalizeEtag(out.ETag) !== m.etag)
+      fail(`ETag ${normalizeEtag(out.ETag)} is not the uploaded ${m.etag}`);
+    if (out.ContentLength !== undefined && out.ContentLength !== m.size)
+      fail(`size ${out.ContentLength} is not ${m.size}`);
+
+    const byId = new Map(ranges.map((r) => [r.id, r]));
+    const slicer = new MemberSlicer(ranges);
+    const hash = createHash('sha256');
+    let total = 0;
+    const stream = out.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
+    try {
+      for await (const chunk of stream) {
+        const buf = Buffer.from(chunk);
+        total += buf.length;
+        if (total > m.size) fail(`more than ${m.size} bytes`);
+        hash.update(buf);
+        for (const member of slicer.push(buf)) {
+          const range = byId.get(member.id);
+          if (!range) return fail(`unexpected member ${member.id}`);
+          // Each block inflates alone, its lines tile it exactly, and each line is the expected record.
+          const where = `${keys.part}@${range.offset}`;
+          let inflated: Buffer;
+          try {
+            inflated = inflateMember(member.bytes, where);
+          } catch (err) {
+            if (err instanceof CorruptObjectError) fail(`${member.id}: ${err.reason}`);
+            throw err;
+          }
+          const tiles = linesProblem(range, inflated.length, range.offset === 0);
+          if (tiles) fail(tiles);
+          for (const l of range.lines) {
+            let decoded: ReturnType<typeof decodeLine>;
+            try {
+              decoded = decodeLine(
+                inflated.subarray(l.line.offset, l.line.offset + l.line.length),
+                where,
+                m.shop_id,
+              );
+            } catch (err) {
+              if (err instanceof CorruptObjectError) fail(`${l.id}: ${err.reason}`);
+              throw err;
+            }
+            const problem = recordProblem(m, l.expect, decoded.record, decoded.sha256);
+            if (problem) fail(problem);
+          }
+        }
+      }
+    } catch (err) {
+      // Stopping early: release the connection rather than leave the body half read.
+      stream.destroy?.();
+      throw err;
+    }
+    if (total !== m.size) fail(`read ${total} bytes, expected ${m.size}`);
+    if (!slicer.complete) fail('not every member was found');
+    if (hash.digest('hex') !== m.sha256) fail('sha256 of the part differs from the manifest');
+
+    const verified = toVerifiedPart(m);
+    if (opts.persist ?? true) await putJson(deps, keys.verified, verified);
+    verifiedOut = verified;
+    return verified.part.job_count;
+  });
+  if (!verifiedOut) throw new VerificationError(keys.part, 'verification did not complete');
+  return { result: { verified: true, jobs, requests }, verified: verifiedOut };
+};
