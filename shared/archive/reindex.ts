@@ -22,9 +22,8 @@ import {
   serializeMonthIndex,
 } from './format/month-index';
 import { countDetails, type JobRecord, PART_FORMAT_V1 } from './format/records';
-import type { VerifiedPart } from './format/staging';
-import { applyCommit } from './steps/commit/commit-entries';
-import { stagedDocsByPart } from './steps/archive/pending-gc';
+import { stagedDocsByPart, type VerifiedPart } from './format/staging';
+import { applyCommit } from './format/commit-entries';
 
 /**
  * Rebuilds a lost or corrupt month index from the group's parts, which are self-describing (a header

@@ -1,5 +1,5 @@
 import { pendingPrefix } from '../../shared/archive/format/keys';
-import { stagedDocsByPart } from '../../shared/archive/steps/archive/pending-gc';
+import { stagedDocsByPart } from '../../shared/archive/format/staging';
 
 test('staging docs are grouped by part name; anything else under the prefix is ignored', () => {
   const prefix = pendingPrefix('shop', '2026-01');

@@ -1,4 +1,6 @@
 import { CorruptObjectError } from '../../errors';
+import type { ListedObject } from '../../s3/objects';
+import { validatePartName } from './keys';
 import type { IndexedJob, IndexedPart, Located } from './month-index';
 import type { DetailCounts, SourceObject } from './records';
 
@@ -92,3 +94,36 @@ export const parseStagingDoc = (bytes: Uint8Array, key: string): PendingPart | P
 
 export const parseVerifiedPart = (bytes: Uint8Array, key: string): VerifiedPart =>
   parseDoc<VerifiedPart>(bytes, key, VERIFIED_FORMAT);
+
+/** A part's staging docs as listed under `pending/`. */
+export interface StagedDocs {
+  pending?: ListedObject;
+  verified?: ListedObject;
+}
+
+/** Pending/verified docs of the group by part name; keys that are neither are left alone. */
+export const stagedDocsByPart = (
+  prefix: string,
+  listed: readonly ListedObject[],
+): Map<string, StagedDocs> => {
+  const out = new Map<string, StagedDocs>();
+  for (const o of listed) {
+    const rest = o.key.slice(prefix.length);
+    const verified = rest.endsWith('.verified.json');
+    const name = verified
+      ? rest.slice(0, -'.verified.json'.length)
+      : rest.endsWith('.json')
+        ? rest.slice(0, -5)
+        : '';
+    try {
+      validatePartName(name);
+    } catch {
+      continue;
+    }
+    const docs = out.get(name) ?? {};
+    if (verified) docs.verified = o;
+    else docs.pending = o;
+    out.set(name, docs);
+  }
+  return out;
+};

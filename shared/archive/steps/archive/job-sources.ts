@@ -12,7 +12,7 @@ import { getObjectBytes, isNotFound, normalizeEtag } from '../../../s3/objects';
 import { sha256Hex } from '../../format/canonical-json';
 import type { SourceObject } from '../../format/records';
 import type { StepDeps } from '../context';
-import type { Semaphore } from './prefetch';
+import type { Semaphore } from '../../../concurrency';
 import { reasonOf } from '../run';
 
 /**

@@ -1,8 +1,8 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { partKey, pendingKey, pendingPrefix, validatePartName, verifiedKey } from '../../format/keys';
+import { partKey, pendingKey, pendingPrefix, verifiedKey } from '../../format/keys';
 import { partByName, type MonthIndex } from '../../format/month-index';
 import { getObjectBytes, listAllArray, type ListedObject } from '../../../s3/objects';
-import { parseStagingDoc, parseVerifiedPart } from '../../format/staging';
+import { parseStagingDoc, parseVerifiedPart, type StagedDocs, stagedDocsByPart } from '../../format/staging';
 import type { StepDeps } from '../context';
 import type { RunContext } from '../types';
 
@@ -13,38 +13,6 @@ import type { RunContext } from '../types';
  * would then remove the only other copy). An archive → verify → commit chain takes minutes.
  */
 export const ABANDONED_AFTER_MS = 12 * 3_600_000;
-
-interface StagedDocs {
-  pending?: ListedObject;
-  verified?: ListedObject;
-}
-
-/** Pending/verified docs of the group by part name; keys that are neither are left alone. */
-export const stagedDocsByPart = (
-  prefix: string,
-  listed: readonly ListedObject[],
-): Map<string, StagedDocs> => {
-  const out = new Map<string, StagedDocs>();
-  for (const o of listed) {
-    const rest = o.key.slice(prefix.length);
-    const verified = rest.endsWith('.verified.json');
-    const name = verified
-      ? rest.slice(0, -'.verified.json'.length)
-      : rest.endsWith('.json')
-        ? rest.slice(0, -5)
-        : '';
-    try {
-      validatePartName(name);
-    } catch {
-      continue;
-    }
-    const docs = out.get(name) ?? {};
-    if (verified) docs.verified = o;
-    else docs.pending = o;
-    out.set(name, docs);
-  }
-  return out;
-};
 
 const runOf = async (deps: StepDeps, docs: StagedDocs): Promise<string | null> => {
   try {

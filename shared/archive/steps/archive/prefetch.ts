@@ -1,28 +1,5 @@
 import { InvalidInputError } from '../../../errors';
 
-/** A counting semaphore: at most `size` tasks inside `run` at once, FIFO. */
-export class Semaphore {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(readonly size: number) {
-    if (!Number.isInteger(size) || size < 1)
-      throw new InvalidInputError('size', `expected a whole number ≥ 1, got ${size}`);
-  }
-
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.active++;
-    try {
-      return await fn();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
-    }
-  }
-}
-
 type Outcome<R> = { ok: true; value: R } | { ok: false; err: unknown };
 
 /**

@@ -2,7 +2,7 @@ import { DeleteObjectsCommand, HeadObjectCommand, type HeadObjectCommandOutput }
 import { InvalidInputError, VerificationError } from '../../../errors';
 import { isNotFound, normalizeEtag } from '../../../s3/objects';
 import { partByName } from '../../format/month-index';
-import { applyCommit, entriesOf } from './commit-entries';
+import { applyCommit, entriesOf } from '../../format/commit-entries';
 import type { StepDeps } from '../context';
 import { type LoadedIndex, loadMonthIndex, updateMonthIndex } from './index-store';
 import type { VerifiedPart } from '../../format/staging';

@@ -1,11 +1,5 @@
-import {
-  commitPart,
-  type IndexedJob,
-  latestEntry,
-  type MonthIndex,
-  partByName,
-} from '../../format/month-index';
-import type { VerifiedPart } from '../../format/staging';
+import { commitPart, type IndexedJob, latestEntry, type MonthIndex, partByName } from './month-index';
+import type { VerifiedPart } from './staging';
 
 /**
  * Pure: the index after committing a verified part. Idempotent (a part already in the index changes
