@@ -6,7 +6,7 @@ import {
   type PutObjectCommandInput,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { ConcurrentModificationError, JobArchiveError } from '../errors';
+import { ConcurrentModificationError, CorruptObjectError, JobArchiveError } from '../errors';
 
 /** Small S3 primitives shared by the store, the archiver steps and the reader. Clients are passed in. */
 
@@ -127,6 +127,24 @@ export const putConditional = async (
 };
 
 /** PUT a JSON document (run scratch, staging manifests): plain JSON, `application/json`. */
+/**
+ * A JSON document the archiver wrote (the counterpart of putJson): its parsed value, null when there
+ * is no such object; a body that is not JSON is a CorruptObjectError naming the key and `what`.
+ */
+export const getJson = async (
+  target: { readonly s3: S3Client; readonly bucket: string },
+  key: string,
+  what: string,
+): Promise<unknown | null> => {
+  const got = await getObjectBytes(target.s3, target.bucket, key);
+  if (!got) return null;
+  try {
+    return JSON.parse(Buffer.from(got.bytes).toString('utf8'));
+  } catch (err) {
+    throw new CorruptObjectError(key, `${what} is not JSON`, { cause: err });
+  }
+};
+
 export const putJson = async (
   target: { readonly s3: S3Client; readonly bucket: string },
   key: string,

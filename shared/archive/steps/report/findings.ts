@@ -1,5 +1,5 @@
 import { CorruptObjectError } from '../../../errors';
-import { getObjectBytes, putJson } from '../../../s3/objects';
+import { getJson, putJson } from '../../../s3/objects';
 import { type GroupFindingsKind, groupFindingsKey, planFindingsKey } from '../../format/keys';
 import type { StepDeps } from '../context';
 import { jobsKeyPage } from '../plan/planned-jobs';
@@ -88,14 +88,8 @@ export const readFindings = async <T>(
   key: string,
   expect: { runId: string; page: number; kind: FindingsKind },
 ): Promise<T[]> => {
-  const got = await getObjectBytes(deps.s3, deps.bucket, key);
-  if (!got) throw new CorruptObjectError(key, 'findings document is missing');
-  let v: unknown;
-  try {
-    v = JSON.parse(got.bytes.toString('utf8'));
-  } catch (err) {
-    throw new CorruptObjectError(key, 'findings document is not JSON', { cause: err });
-  }
+  const v = await getJson(deps, key, 'findings document');
+  if (v === null) throw new CorruptObjectError(key, 'findings document is missing');
   if (
     !isObj(v) ||
     v.format !== FINDINGS_FORMAT ||

@@ -1,7 +1,7 @@
 import { mapLimit } from '../../../concurrency';
 import { CorruptObjectError } from '../../../errors';
 import { addCounts } from '../../../metrics';
-import { getObjectBytes, putJson } from '../../../s3/objects';
+import { getJson, putJson } from '../../../s3/objects';
 import {
   findingsPrefix,
   groupFindingsKey,
@@ -33,14 +33,8 @@ interface PageDoc {
 
 const readPage = async (deps: StepDeps, runId: string, page: number): Promise<PageDoc> => {
   const key = pageResultsKey(runId, page);
-  const got = await getObjectBytes(deps.s3, deps.bucket, key);
-  if (!got) throw new CorruptObjectError(key, 'page results are missing');
-  let v: unknown;
-  try {
-    v = JSON.parse(got.bytes.toString('utf8'));
-  } catch (err) {
-    throw new CorruptObjectError(key, 'page results are not JSON', { cause: err });
-  }
+  const v = await getJson(deps, key, 'page results');
+  if (v === null) throw new CorruptObjectError(key, 'page results are missing');
   if (
     !isObj(v) ||
     v.format !== PAGE_RESULTS_FORMAT ||

@@ -1,7 +1,7 @@
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import { failedAttemptsPrefix, pageResultsKey } from '../../format/keys';
 import type { StepDeps } from '../context';
-import { getObjectBytes, listAllArray, putJson } from '../../../s3/objects';
+import { getJson, listAllArray, putJson } from '../../../s3/objects';
 import { readPageMapResults } from '../batch/map-results';
 import { addResults } from './totals';
 import type { GroupResult, PageState, TallyEvent } from '../types';
@@ -28,10 +28,9 @@ export const tally = async (deps: StepDeps, event: TallyEvent): Promise<PageStat
     // Requests of ArchiveBatch attempts that threw and were retried: sent, so counted.
     let failedAttempts = zeroCounts();
     for (const o of await listAllArray(deps.s3, deps.bucket, failedAttemptsPrefix(run.runId, page))) {
-      const got = await getObjectBytes(deps.s3, deps.bucket, o.key);
-      const doc = got
-        ? (JSON.parse(Buffer.from(got.bytes).toString('utf8')) as { requests?: RequestCounts })
-        : {};
+      const doc = ((await getJson(deps, o.key, 'failed attempt record')) ?? {}) as {
+        requests?: RequestCounts;
+      };
       if (doc.requests) failedAttempts = addCounts(failedAttempts, doc.requests);
     }
     const results = found.results;
