@@ -110,21 +110,5 @@ export class IndexExistsError extends JobArchiveError {
   }
 }
 
-/** The local stack could not start (Java missing, port busy, emulator died). */
-export class LocalStackError extends JobArchiveError {
-  override readonly name = 'LocalStackError';
-}
-
-/** A state machine definition uses a feature the local interpreter cannot run faithfully. */
-export class UnsupportedLocallyError extends JobArchiveError {
-  override readonly name = 'UnsupportedLocallyError';
-  constructor(
-    readonly statePath: string,
-    readonly feature: string,
-  ) {
-    super(`state ${statePath} uses ${feature}, which the local runner cannot execute like AWS does`);
-  }
-}
-
 export const isNamedError = (err: unknown, name: string): boolean =>
   typeof err === 'object' && err !== null && (err as { name?: unknown }).name === name;

@@ -1,4 +1,4 @@
-import { UnsupportedLocallyError } from '../../shared/errors';
+import { UnsupportedLocallyError } from './errors';
 
 type Json = Record<string, unknown>;
 

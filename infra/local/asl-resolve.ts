@@ -1,4 +1,4 @@
-import { UnsupportedLocallyError } from '../../shared/errors';
+import { UnsupportedLocallyError } from './errors';
 import type { ArchiverStep } from '../construct/step-functions';
 
 /** Placeholder account/region of the ARNs the local runner binds handlers to. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { mapLimit } from '../../shared/concurrency';
-import { UnsupportedLocallyError } from '../../shared/errors';
+import { UnsupportedLocallyError } from './errors';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './asl-resolve';
 
 /**

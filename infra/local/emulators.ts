@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { LocalStackError } from '../../shared/errors';
+import { LocalStackError } from './errors';
 
 /**
  * Where the emulators and our helper scripts live, and the command lines that run them. Marker

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { LocalStackError } from '../../shared/errors';
+import { LocalStackError } from './errors';
 
 export const MIN_JAVA = 17;
 

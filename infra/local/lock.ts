@@ -1,6 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LocalStackError } from '../../shared/errors';
+import { LocalStackError } from './errors';
 import { isAlive, pollUntil } from './process';
 
 /**

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { InvalidInputError, LocalStackError } from '../../shared/errors';
+import { InvalidInputError } from '../../shared/errors';
+import { LocalStackError } from './errors';
 import { answers, ensureBucket, ensureTable, localClients } from './aws';
 import { type ChildSpec, dynamoChild, MARKERS, s3rverChild, supervisorScript } from './emulators';
 import type { LocalStackInfo } from './env';

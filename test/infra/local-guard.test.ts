@@ -1,6 +1,6 @@
 import { assertLocallyExecutable } from '../../infra/local/asl-guard';
 import { LOCAL_ACCOUNT, localFunctionArn, resolveDefinitionString } from '../../infra/local/asl-resolve';
-import { UnsupportedLocallyError } from '../../shared/errors';
+import { UnsupportedLocallyError } from '../../infra/local/errors';
 
 /** Small hand-made definitions: the guard names the state and the feature, and lets the plain ones through. */
 

@@ -9,13 +9,8 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { ArchiverStep } from '../../infra/construct/step-functions';
 import { resetConfig } from '../../shared/config';
 import { freshBucket, testS3 } from '../support/local';
-import {
-  ConcurrentModificationError,
-  InvalidInputError,
-  LocalStackError,
-  UnsupportedLocallyError,
-  VerificationError,
-} from '../../shared/errors';
+import { ConcurrentModificationError, InvalidInputError, VerificationError } from '../../shared/errors';
+import { LocalStackError, UnsupportedLocallyError } from '../../infra/local/errors';
 
 /**
  * The REAL synthesized archiver definition, executed by the local runner with canned handlers. The

@@ -34,7 +34,8 @@ import {
 } from '../../infra/local/stack';
 import { dynamoClientFrom, s3ClientFrom } from '../../shared/clients';
 import { config, parseConfig, resetConfig } from '../../shared/config';
-import { InvalidInputError, LocalStackError } from '../../shared/errors';
+import { InvalidInputError } from '../../shared/errors';
+import { LocalStackError } from '../../infra/local/errors';
 import { JOBS_TABLE } from '../../shared/jobs/schema';
 import { freshBucket, freshTable, sharedStack, testDdb, testS3 } from '../support/local';
 

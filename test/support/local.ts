@@ -7,7 +7,7 @@ import { dynamoClientFrom, s3ClientFrom } from '../../shared/clients';
 import { type CliContext, makeContext } from '../../infra/cli/context';
 import { resetDeps } from '../../functions/deps';
 import { type Config, parseConfig, resetConfig } from '../../shared/config';
-import { LocalStackError } from '../../shared/errors';
+import { LocalStackError } from '../../infra/local/errors';
 import { createTableInput } from '../../shared/jobs/schema';
 
 /**

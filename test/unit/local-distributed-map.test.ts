@@ -6,7 +6,7 @@ import {
   parseJsonLines,
   replaceDistributedMaps,
 } from '../../infra/local/distributed-map';
-import { UnsupportedLocallyError } from '../../shared/errors';
+import { UnsupportedLocallyError } from '../../infra/local/errors';
 
 /** The pure parts of the local Distributed Map emulation (the run itself: test/infra/local-runner.test.ts). */
 const map = (over: Record<string, unknown> = {}) => ({
