@@ -1,7 +1,7 @@
 import { App, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { JobDetailsArchive, type JobDetailsArchiveProps } from './job-details-archive';
-import { enableNag } from './nag';
+import { enableNag } from './enable-nag';
 
 export const ARCHIVE_STACK_NAME = 'JobDetailsArchive';
 

@@ -1,15 +1,13 @@
-import { type App, Stack, type Stage, Validations } from 'aws-cdk-lib';
+import { Stack, Validations } from 'aws-cdk-lib';
 import type { CfnPolicy } from 'aws-cdk-lib/aws-iam';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 
 /**
- * cdk-nag v3 runs as a CDK validation plugin: any unacknowledged finding makes `synth()` throw.
- * Every acknowledgment below names one finding (`Rule[finding]`, no prefix matching) and says why.
+ * The construct's acknowledgments of cdk-nag findings, through aws-cdk-lib's own Validations API: the
+ * construct never imports cdk-nag (enable-nag.ts, the app's, does). cdk-nag v3 runs as a validation
+ * plugin: any unacknowledged finding makes `synth()` throw. Every acknowledgment below names one
+ * finding (`Rule[finding]`, no prefix matching) and says why.
  */
-export const enableNag = (app: App | Stage): void => {
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-};
 
 export const acknowledge = (scope: IConstruct, id: string, reason: string): void => {
   Validations.of(scope).acknowledge({ id, reason });

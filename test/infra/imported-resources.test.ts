@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -6,7 +8,7 @@ import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
-import { enableNag } from '../../infra/construct/nag';
+import { enableNag } from '../../infra/construct/enable-nag';
 import { ENV } from '../../shared/config';
 import {
   ANY_KEY,
@@ -205,4 +207,18 @@ describe('with a bucket owned elsewhere in the app', () => {
       expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem']),
     );
   });
+});
+
+test('importing the construct does not load cdk-nag (its acknowledgments use aws-cdk-lib alone)', () => {
+  const script = [
+    "require('tsx/cjs');",
+    "require('./infra/construct/job-details-archive');",
+    "process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((k) => k.includes('/node_modules/cdk-nag/'))));",
+  ].join('\n');
+  const r = spawnSync(process.execPath, ['-e', script], {
+    cwd: resolve(__dirname, '../..'),
+    encoding: 'utf8',
+  });
+  expect(r.status).toBe(0);
+  expect(JSON.parse(r.stdout)).toEqual([]);
 });
