@@ -1,0 +1,11 @@
+/**
+ * The construct's public face (the package's `./cdk` entry). cdk-nag is not loaded from here:
+ * `enableNag` is its own entry (`./cdk/nag`, enable-nag.ts).
+ */
+export {
+  JobDetailsArchive,
+  type JobDetailsArchiveProps,
+  type ArchiveAlarms,
+  type ArchiveScheduleProps,
+  type ArchiveStorageClass,
+} from './job-details-archive';
