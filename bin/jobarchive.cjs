@@ -1,13 +1,21 @@
 #!/usr/bin/env node
 'use strict';
 /**
- * `jobarchive` launcher: registers tsx so the TypeScript sources run as they are (no build step),
- * then hands the command line to infra/cli/main.ts.
+ * `jobarchive` launcher. In a checkout it runs the TypeScript sources through tsx (no build step);
+ * installed from npm, where only the build ships, it runs `dist/`.
  */
+const { existsSync } = require('node:fs');
+const { join } = require('node:path');
+
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
   process.stderr.write(`jobarchive: needs Node.js >= 22 (this is ${process.version})\n`);
   process.exit(1);
 }
-require('tsx/cjs');
-require('../infra/cli/main.ts').main(process.argv.slice(2));
+const source = join(__dirname, '../infra/cli/main.ts');
+if (existsSync(source)) {
+  require('tsx/cjs');
+  require(source).main(process.argv.slice(2));
+} else {
+  require('../dist/infra/cli/main.js').main(process.argv.slice(2));
+}

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
+import { packageRoot } from '../package-root';
 import { InvalidInputError } from '../../shared/errors';
 import {
   boolFlag,
@@ -15,7 +16,7 @@ import { type Output, printJson, table } from './output';
 import { DEFAULT_PRICES, type Prices, PRICES_TAKEN, STORAGE_CLASSES, type StorageClass } from './prices';
 
 /** Measured figures the model starts from when no --from-report is given (bench:archive output). */
-export const DEFAULT_MEASUREMENTS = resolve(__dirname, '../../docs/bench/archive.json');
+export const DEFAULT_MEASUREMENTS = join(packageRoot(), 'docs/bench/archive.json');
 const DEFAULT_SCENARIO = 'month-1500';
 
 export const costSpec: CommandSpec = {

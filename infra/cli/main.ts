@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { config } from '../../shared/config';
 import { InvalidInputError } from '../../shared/errors';
 import { applyStackEnv, defaultDataDir, type LocalStack, startLocalStack } from '../local/stack';
@@ -15,7 +14,7 @@ import {
 } from './args';
 import { COMMANDS, generalHelp } from './commands';
 import { dataDirProblem } from './data-dir';
-import { projectRoot } from '../local/emulators';
+import { packageVersion } from '../package-root';
 import { contextFromConfig, type OwnedContext, targetKind } from './context';
 import { type Output, processOutput } from './output';
 
@@ -170,10 +169,6 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
     process.off('SIGTERM', stopOnSignal);
   }
 };
-
-/** The installed package's version (package.json next to the code, wherever it is installed). */
-const packageVersion = (): string =>
-  (JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 
 /** Runs the CLI as the process: exit once stdout has been flushed. */
 export const main = (argv: readonly string[] = process.argv.slice(2)): void => {

@@ -1,7 +1,6 @@
 import { App, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { JobDetailsArchive, type JobDetailsArchiveProps } from './job-details-archive';
-import { enableNag } from './enable-nag';
 
 export const ARCHIVE_STACK_NAME = 'JobDetailsArchive';
 
@@ -36,7 +35,9 @@ export interface ArchiveAppOptions {
 /** The app exactly as `cdk synth` builds it (infra/app.ts); tests and the local runner build it too. */
 export const createArchiveApp = (opts: ArchiveAppOptions = {}): { app: App; stack: ArchiveStack } => {
   const app = new App({ context: opts.context, outdir: opts.outdir });
-  if (opts.nag ?? true) enableNag(app);
+  // Loaded only when asked for: cdk-nag is a devDependency here and an optional peer of the package,
+  // and the CLI's local runs synthesize without it.
+  if (opts.nag ?? true) (require('./enable-nag') as typeof import('./enable-nag')).enableNag(app);
   const stack = new ArchiveStack(app, ARCHIVE_STACK_NAME, { archive: opts.archive });
   return { app, stack };
 };

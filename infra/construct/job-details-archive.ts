@@ -19,7 +19,7 @@ import {
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { CfnPolicy, Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { StepFunctionsStartExecution } from 'aws-cdk-lib/aws-scheduler-targets';
@@ -209,7 +209,7 @@ const PREFIX_REASON =
  */
 export class JobDetailsArchive extends Construct {
   readonly stateMachine: StateMachine;
-  readonly functions: Readonly<Record<ArchiverStep, NodejsFunction>>;
+  readonly functions: Readonly<Record<ArchiverStep, LambdaFunction>>;
   readonly schedule: Schedule;
   readonly table: ITable;
   readonly bucket: IBucket;
@@ -262,7 +262,7 @@ export class JobDetailsArchive extends Construct {
       batchJobs: p.batchJobs,
       wholeMonths: p.wholeMonths,
     });
-    const functions = {} as Record<ArchiverStep, NodejsFunction>;
+    const functions = {} as Record<ArchiverStep, LambdaFunction>;
     for (const step of ARCHIVER_STEPS) {
       functions[step] = createStepFunction(this, {
         step,

@@ -1,7 +1,8 @@
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -23,8 +24,16 @@ export const pascalStep = (step: ArchiverStep): string =>
     .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
     .join('');
 
-const PROJECT_ROOT = path.resolve(__dirname, '../..');
-export const stepEntry = (step: ArchiverStep): string => path.join(PROJECT_ROOT, 'functions', `${step}.ts`);
+import { STEP_BUNDLE, STEP_HANDLER } from './step-bundle';
+import { InvalidInputError } from '../../shared/errors';
+
+/** This file's tree root: the checkout (running the `.ts` sources) or `dist/` (the installed build). */
+const TREE_ROOT = path.resolve(__dirname, '../..');
+/** Running from the TypeScript sources (a checkout, tests) rather than the package's build. */
+const FROM_SOURCES = path.extname(__filename) === '.ts';
+export const stepEntry = (step: ArchiverStep): string => path.join(TREE_ROOT, 'functions', `${step}.ts`);
+/** Where `npm run build` puts a step's bundle; the built construct deploys it as it is. */
+export const prebuiltStepDir = (step: ArchiverStep): string => path.join(TREE_ROOT, 'lambda', step);
 
 /**
  * The runtime every step runs on: the newest Node.js the installed aws-cdk-lib knows (cdk-nag's
@@ -42,11 +51,13 @@ export interface StepFunctionOptions {
 }
 
 /**
- * One step's Lambda: bundled locally by esbuild (never Docker — `cdk synth` must work offline),
- * ESM with source maps, its own role (no AWS managed policy: the role may write only to its own
- * log group) and its own log group with a retention.
+ * One step's Lambda on ARM: its own role (no AWS managed policy: the role may write only to its own
+ * log group) and its own log group with a retention. The code is the same esbuild bundle either way
+ * (STEP_BUNDLE): prebuilt in the installed package (no bundler, no lock file needed at synth), or
+ * bundled by NodejsFunction from the sources in a checkout — locally, never Docker, so `cdk synth`
+ * works offline.
  */
-export const createStepFunction = (scope: Construct, opts: StepFunctionOptions): NodejsFunction => {
+export const createStepFunction = (scope: Construct, opts: StepFunctionOptions): LambdaFunction => {
   const id = pascalStep(opts.step);
   const logGroup = new LogGroup(scope, `${id}Logs`, {
     retention: opts.logRetention,
@@ -57,9 +68,7 @@ export const createStepFunction = (scope: Construct, opts: StepFunctionOptions):
     description: `job-details-archive ${opts.step} step`,
   });
   logGroup.grantWrite(role);
-  return new NodejsFunction(scope, `${id}Function`, {
-    entry: stepEntry(opts.step),
-    handler: 'handler',
+  const common = {
     runtime: STEP_RUNTIME,
     architecture: Architecture.ARM_64,
     memorySize: opts.memoryMb,
@@ -68,18 +77,35 @@ export const createStepFunction = (scope: Construct, opts: StepFunctionOptions):
     logGroup,
     tracing: Tracing.ACTIVE,
     environment: { ...opts.environment },
-    projectRoot: PROJECT_ROOT,
-    depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
+  };
+  if (!FROM_SOURCES) {
+    const dir = prebuiltStepDir(opts.step);
+    if (!existsSync(path.join(dir, STEP_BUNDLE.file)))
+      throw new InvalidInputError(
+        'step bundle',
+        `${dir}/${STEP_BUNDLE.file} is missing: build the package (npm run build)`,
+      );
+    return new LambdaFunction(scope, `${id}Function`, {
+      ...common,
+      code: Code.fromAsset(dir),
+      handler: STEP_HANDLER,
+    });
+  }
+  return new NodejsFunction(scope, `${id}Function`, {
+    ...common,
+    entry: stepEntry(opts.step),
+    handler: 'handler',
+    projectRoot: TREE_ROOT,
+    depsLockFilePath: path.join(TREE_ROOT, 'package-lock.json'),
     bundling: {
       forceDockerBundling: false,
       format: OutputFormat.ESM,
-      sourceMap: true,
-      mainFields: ['module', 'main'],
+      target: STEP_BUNDLE.target,
+      sourceMap: STEP_BUNDLE.sourcemap,
+      mainFields: [...STEP_BUNDLE.mainFields],
       // Bundle the SDK too: the version we test is the version that runs, not whatever the runtime ships.
       externalModules: [],
-      // CommonJS dependencies inside an ESM bundle still call require(); give them one.
-      banner:
-        "import { createRequire as topLevelCreateRequire } from 'node:module';const require = topLevelCreateRequire(import.meta.url);",
+      banner: STEP_BUNDLE.banner,
     },
   });
 };

@@ -22,9 +22,6 @@ const localDir = (): string => {
   }
 };
 
-/** The package root (where its scripts and package.json are). */
-export const projectRoot = (): string => dirname(dirname(localDir()));
-
 export const supervisorScript = (): string => join(localDir(), 'supervisor.cjs');
 export const s3rverEntry = (): string => join(localDir(), 's3rver-entry.cjs');
 
