@@ -4,13 +4,14 @@
  * after SIGINT. The child gets an environment without the jest stack's endpoints, so it starts its
  * own stack like an operator's shell would.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isAlive } from '../../infra/local/process';
+import { cleanEnv, collect, recordedPids, reportedPids } from '../support/child';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { DEMO_FLEET, type DemoResult } from '../../infra/cli/demo';
 import type { SeedResult } from '../../infra/cli/seed';
@@ -18,51 +19,7 @@ import type { SeedResult } from '../../infra/cli/seed';
 const ROOT = resolve(__dirname, '../..');
 const BIN = join(ROOT, 'bin/jobarchive.cjs');
 
-/** The environment of a shell with no stack configured: none of AWS_ENDPOINT_URL*, ECOM_*, JDA_*. */
-const cleanEnv = (): NodeJS.ProcessEnv =>
-  Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^(AWS_ENDPOINT_URL|ECOM_|JDA_)/.test(k)),
-  ) as NodeJS.ProcessEnv;
-
-interface Finished {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-const collect = (child: ChildProcess): { done: Promise<Finished>; stderr: () => string } => {
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const done = new Promise<Finished>((res, rej) => {
-    child.on('error', rej);
-    child.on('close', (code, signal) => res({ code, signal, stdout, stderr }));
-  });
-  return { done, stderr: () => stderr };
-};
-
 const cli = (args: string[]) => spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cleanEnv() });
-
-/** The emulator pids the CLI reported on stderr (from the stack it started). */
-const reportedPids = (stderr: string): number[] => {
-  const m = /pids supervisor (\d+), dynamodb (\d+), s3rver (\d+)/.exec(stderr);
-  if (!m) throw new Error(`no stack pids in stderr:\n${stderr}`);
-  return [Number(m[1]), Number(m[2]), Number(m[3])];
-};
-
-/** Whatever `<dir>/stack.json` still records (normally removed on stop) must be dead too. */
-const recordedPids = (dataDir: string): number[] => {
-  const file = join(dataDir, 'stack.json');
-  if (!existsSync(file)) return [];
-  const s = JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>;
-  return [s.supervisorPid, s.dynamoPid, s.s3Pid].filter((p): p is number => typeof p === 'number');
-};
 
 let dataDir: string;
 beforeEach(() => {

@@ -1,0 +1,209 @@
+/**
+ * The package from the outside, as a new user gets it: `npm pack`, the tarball installed into a
+ * consumer project made from scratch in a temp dir (test/package/consumer/ holds its sources), and
+ * there — plain `tsc`; an ES-module service on plain `node` that writes a job with the writer and
+ * reads it back with the reader, against the stack the installed `jobarchive up` keeps running;
+ * the installed `jobarchive run` archiving it; a CommonJS CDK app dropping the construct onto an
+ * imported TableV2 and Bucket, with cdk-nag, asserting its template. The consumer imports nothing
+ * but the package's `exports`.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { isAlive } from '../../infra/local/process';
+import { ARCHIVER_STEPS } from '../../infra/construct/step-functions';
+import { cleanEnv, collect, recordedPids, reportedPids } from '../support/child';
+
+const ROOT = resolve(__dirname, '../..');
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  exports: Record<string, unknown>;
+  files: string[];
+};
+/** The consumer's own dependencies, at the versions this project tests with. */
+const CONSUMER_DEPS = [
+  'typescript',
+  '@types/node',
+  'aws-cdk-lib',
+  'constructs',
+  'cdk-nag',
+  '@aws-sdk/client-s3',
+  '@aws-sdk/client-dynamodb',
+  '@aws-sdk/lib-dynamodb',
+];
+const pinned = (dep: string): string =>
+  `${dep}@${(JSON.parse(readFileSync(join(ROOT, 'node_modules', dep, 'package.json'), 'utf8')) as { version: string }).version}`;
+
+let work: string;
+let app: string;
+let packedFiles: string[];
+let up: ChildProcess | undefined;
+
+const sh = (cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = cleanEnv()): string =>
+  execFileSync(cmd, args, {
+    cwd,
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 64 << 20,
+  });
+const node = (args: string[], env?: NodeJS.ProcessEnv): string => sh(process.execPath, args, app, env);
+const bin = (name: string): string => join(app, 'node_modules/.bin', name);
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'jda-consumer-'));
+  // prepack builds dist/ first; its progress lines precede npm's JSON.
+  const packed = sh('npm', ['pack', '--json', '--pack-destination', work], ROOT);
+  const [info] = JSON.parse(packed.slice(packed.search(/^\[/m))) as {
+    filename: string;
+    files: { path: string }[];
+  }[];
+  if (!info) throw new Error(`npm pack printed no result:\n${packed}`);
+  packedFiles = info.files.map((f) => f.path);
+
+  app = join(work, 'app');
+  mkdirSync(app);
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }),
+  );
+  cpSync(join(__dirname, 'consumer'), app, { recursive: true });
+  sh(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      join(work, info.filename),
+      ...CONSUMER_DEPS.map(pinned),
+    ],
+    app,
+  );
+  sh(bin('tsc'), ['-p', '.'], app);
+}, 600_000);
+
+afterAll(async () => {
+  if (up && up.exitCode === null && up.signalCode === null) {
+    const stopped = collect(up).done;
+    up.kill('SIGINT');
+    await stopped;
+  }
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+it('the tarball ships the build, the CLI and the wire contract — no tests, no TypeScript sources', () => {
+  const outside = packedFiles.filter((f) => !f.startsWith('dist/')).sort();
+  expect(outside).toEqual(
+    [
+      'README.md',
+      'bin/jobarchive.cjs',
+      'docs/bench/archive.json',
+      'docs/schema/flush-payload.schema.json',
+      'docs/schema/platform-data.schema.json',
+      'docs/wire-format.md',
+      'package.json',
+    ].sort(),
+  );
+  expect(packedFiles.filter((f) => /(^|\/)test\/|\.test\.|(?<!\.d)\.m?ts$/.test(f))).toEqual([]);
+  for (const step of ARCHIVER_STEPS) expect(packedFiles).toContain(`dist/lambda/${step}/index.mjs`);
+  // Every file the exports map names is in the tarball.
+  const leaves = (v: unknown): string[] =>
+    typeof v === 'string' ? [v] : Object.values(v as Record<string, unknown>).flatMap(leaves);
+  const targets = leaves(manifest.exports).map((t) => t.replace(/^\.\//, ''));
+  expect(targets.length).toBeGreaterThan(20);
+  for (const t of targets) expect(packedFiles).toContain(t);
+});
+
+it('the consumer builds with plain tsc and imports only through exports', () => {
+  const sources = ['src/service.ts', 'src/cdk-app.cts']
+    .map((f) => readFileSync(join(app, f), 'utf8'))
+    .join('\n');
+  const specifiers = [...sources.matchAll(/from '(job-details-archive[^']*)'/g)].map((m) => m[1]);
+  expect(new Set(specifiers)).toEqual(
+    new Set([
+      'job-details-archive',
+      'job-details-archive/reader',
+      'job-details-archive/cdk',
+      'job-details-archive/cdk/nag',
+    ]),
+  );
+  for (const s of specifiers) expect(Object.keys(manifest.exports)).toContain(s?.replace(manifest.name, '.'));
+  expect(existsSync(join(app, 'dist/service.js')) && existsSync(join(app, 'dist/cdk-app.cjs'))).toBe(true);
+  // A path inside the package is not reachable, from either module system.
+  expect(() => node(['-e', "require('job-details-archive/dist/shared/details/index.js')"])).toThrow(
+    /ERR_PACKAGE_PATH_NOT_EXPORTED/,
+  );
+  // require and import share one module instance: an error class is the same either way.
+  const same = node([
+    '--input-type=module',
+    '-e',
+    "import { createRequire } from 'node:module'; import { InvalidInputError } from 'job-details-archive'; " +
+      "const cjs = createRequire(import.meta.url)('job-details-archive'); console.log(cjs.InvalidInputError === InvalidInputError);",
+  ]);
+  expect(same.trim()).toBe('true');
+  expect(node([bin('jobarchive'), '--version']).trim()).toBe(
+    (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
+  );
+});
+
+it('a plain-node service writes and reads a job on the installed `jobarchive up`; `jobarchive run` archives it', async () => {
+  const dataDir = join(work, 'stack');
+  up = spawn(process.execPath, [bin('jobarchive'), 'up', '--json', '--data-dir', dataDir], {
+    cwd: app,
+    env: cleanEnv(),
+  });
+  const upRun = collect(up);
+  const exports = await new Promise<Record<string, string>>((res, rej) => {
+    up?.stdout?.on('data', () => {
+      try {
+        res(JSON.parse(upRun.stdout()) as Record<string, string>);
+      } catch {
+        // not the whole document yet
+      }
+    });
+    void upRun.done.then((r) => rej(new Error(`up exited ${r.code} before its exports:\n${r.stderr}`)));
+  });
+  const env = { ...cleanEnv(), ...exports };
+
+  const written = JSON.parse(node(['dist/service.js', 'write'], env)) as {
+    shopId: string;
+    jobId: string;
+    completedAt: string;
+    status: string;
+    badInput: string;
+  };
+  expect(written.status).toBe('FAILED');
+  expect(written.badInput).toMatch(/^InvalidInputError: invalid chunkIds/);
+  const job = [written.shopId, written.jobId, written.completedAt];
+  const details = {
+    chunk_ids: ['p0', 'preparse'],
+    failed: { timeout: ['doc-1'] },
+    skipped: { invalid_json: ['doc-2'] },
+    conflict: {},
+  };
+  expect(JSON.parse(node(['dist/service.js', 'read', ...job], env))).toEqual({ source: 'hot', details });
+
+  const run = JSON.parse(
+    node([bin('jobarchive'), 'run', '--data-dir', dataDir, '--grace-hours', '0', '--json'], cleanEnv()),
+  ) as { jobsArchived: number };
+  expect(run.jobsArchived).toBe(1);
+  expect(JSON.parse(node(['dist/service.js', 'read', ...job], env))).toEqual({ source: 'archive', details });
+
+  up.kill('SIGINT');
+  const r = await upRun.done;
+  expect({ code: r.code, signal: r.signal }).toEqual({ code: 0, signal: null });
+  const pids = [...reportedPids(r.stderr), ...recordedPids(dataDir)];
+  expect(pids.filter(isAlive)).toEqual([]);
+});
+
+it('a CommonJS CDK app synthesizes the construct on an imported TableV2 and Bucket, cdk-nag on', () => {
+  const out = JSON.parse(node(['dist/cdk-app.cjs', join(work, 'cdk.out')])) as Record<string, unknown>;
+  expect(out).toEqual({
+    stack: 'Indexer',
+    functions: [...ARCHIVER_STEPS].sort(),
+    bundledAssets: ARCHIVER_STEPS.length,
+    stateMachine: true,
+  });
+});
