@@ -1,4 +1,5 @@
 import { ConfigError } from './errors';
+import { SETTINGS, type SettingName, SWITCHES, settingProblem } from './settings';
 
 /**
  * The only module that reads `process.env`. Values are parsed once, on first use, by typed getters;
@@ -19,31 +20,18 @@ export interface Config {
   readonly s3Endpoint: string | undefined;
   /** `AWS_ENDPOINT_URL_DYNAMODB` — set by the local stack. */
   readonly dynamoEndpoint: string | undefined;
-  /** `JDA_OLDER_THAN_DAYS`, default 30. */
+  /** Settings from here to `wholeMonths`: env name, default, bounds and meaning in shared/settings.ts. */
   readonly olderThanDays: number;
-  /** `JDA_GRACE_HOURS`, default 1; 0 allowed. */
   readonly graceHours: number;
-  /** `JDA_JOB_TTL_DAYS`, default 90: how long a terminal job row lives (the `ttl` attribute). */
   readonly jobTtlDays: number;
-  /** `JDA_READ_CONCURRENCY`, default 16: parallel GETs per job / group. */
   readonly readConcurrency: number;
   /** `JDA_RESTORE_TIER`, default Standard: tier used when a reader must restore a Glacier part. */
   readonly restoreTier: RestoreTier;
-  /** `JDA_RESTORE_DAYS`, default 7: how long a restored copy stays readable. */
   readonly restoreDays: number;
-  /** `JDA_PLAN_PAGE_GROUPS`, default 10,000: shop-months per plan page (one Map run over its plan file). */
   readonly planPageGroups: number;
-  /** `JDA_PLAN_PAGE_JOBS`, default 100,000: jobs read from the GSI per plan page. */
   readonly planPageJobs: number;
-  /** `JDA_BATCH_GROUPS`, default and at most 50 (BATCH_GROUPS_MAX): shop-months one batch (one child execution, one invocation per step) may hold. */
   readonly batchGroups: number;
-  /** `JDA_BATCH_JOBS`, default 2,000: jobs one batch may hold (a larger shop-month is a batch alone). */
   readonly batchJobs: number;
-  /**
-   * `JDA_WHOLE_MONTHS`, default true: archive a month only once all of it is older than
-   * `olderThanDays` (the cutoff is rounded down to a month start), so a month is archived in one run,
-   * as one part per shop, at most `olderThanDays` + 1 day after it ends (daily schedule).
-   */
   readonly wholeMonths: boolean;
   /**
    * `JDA_MAX_SOURCE_MB`: the largest hot object (stored, gzipped) a job may have to be archived; a
@@ -54,28 +42,22 @@ export interface Config {
   readonly maxSourceMb: number;
 }
 
-/**
- * Plan pages: the page's plan (batches of shop-months) and its planned jobs are files in S3, read by
- * the Distributed Map's ItemReader and the batch steps, so a page is bounded by Plan's own time and
- * memory, not by the 256 KB state. A page costs ~10 history events of the 25,000 a STANDARD execution
- * may have.
- */
-export const PLAN_PAGE_GROUPS_DEFAULT = 10_000;
-/**
- * Shop-months per batch, at most. A batch's input and output carry an entry per group (keys,
- * summaries, request counts by type: ~1.5 KB at the longest ids), and a state is capped at 256 KB;
- * test/infra/state-size.test.ts keeps the worst case at this size under 200 KB.
- */
-export const BATCH_GROUPS_MAX = 50;
-export const BATCH_JOBS_DEFAULT = 2000;
-export const PLAN_PAGE_GROUPS_MAX = 100_000;
-
 export const RESTORE_TIERS = ['Expedited', 'Standard', 'Bulk'] as const;
 export type RestoreTier = (typeof RESTORE_TIERS)[number];
 
 const str = (env: Env, name: string): string | undefined => {
   const v = env[name]?.trim();
   return v === undefined || v === '' ? undefined : v;
+};
+
+/** A setting of shared/settings.ts from its variable, or its default. */
+const setting = (env: Env, name: SettingName): number => {
+  const s = SETTINGS[name];
+  const raw = str(env, s.env);
+  if (raw === undefined) return s.default;
+  const problem = settingProblem(name, Number(raw), JSON.stringify(raw));
+  if (problem !== undefined) throw new ConfigError(s.env, problem);
+  return Number(raw);
 };
 
 const num = (env: Env, name: string, dflt: number, min: number, max: number): number => {
@@ -88,7 +70,7 @@ const num = (env: Env, name: string, dflt: number, min: number, max: number): nu
   return n;
 };
 
-const int = (env: Env, name: string, dflt: number, min: number, max: number): number => {
+const _int = (env: Env, name: string, dflt: number, min: number, max: number): number => {
   const n = num(env, name, dflt, min, max);
   if (!Number.isInteger(n)) throw new ConfigError(name, `expected a whole number, got ${n}`);
   return n;
@@ -113,17 +95,17 @@ export const parseConfig = (env: Env): Config => {
     region: str(env, 'AWS_REGION') ?? str(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1',
     s3Endpoint: str(env, 'AWS_ENDPOINT_URL_S3') ?? str(env, 'AWS_ENDPOINT_URL'),
     dynamoEndpoint: str(env, 'AWS_ENDPOINT_URL_DYNAMODB') ?? str(env, 'AWS_ENDPOINT_URL'),
-    olderThanDays: num(env, 'JDA_OLDER_THAN_DAYS', 30, 0, 3650),
-    graceHours: num(env, 'JDA_GRACE_HOURS', 1, 0, 24 * 365),
-    jobTtlDays: num(env, 'JDA_JOB_TTL_DAYS', 90, 1, 3650),
-    readConcurrency: int(env, 'JDA_READ_CONCURRENCY', 16, 1, 256),
+    olderThanDays: setting(env, 'olderThanDays'),
+    graceHours: setting(env, 'graceHours'),
+    jobTtlDays: setting(env, 'jobTtlDays'),
+    readConcurrency: setting(env, 'readConcurrency'),
     restoreTier: tier as RestoreTier,
-    restoreDays: int(env, 'JDA_RESTORE_DAYS', 7, 1, 365),
-    planPageGroups: int(env, 'JDA_PLAN_PAGE_GROUPS', PLAN_PAGE_GROUPS_DEFAULT, 1, PLAN_PAGE_GROUPS_MAX),
-    planPageJobs: int(env, 'JDA_PLAN_PAGE_JOBS', 100_000, 1, 1_000_000),
-    batchGroups: int(env, 'JDA_BATCH_GROUPS', BATCH_GROUPS_MAX, 1, BATCH_GROUPS_MAX),
-    batchJobs: int(env, 'JDA_BATCH_JOBS', BATCH_JOBS_DEFAULT, 1, 1_000_000),
-    wholeMonths: bool(env, 'JDA_WHOLE_MONTHS', true),
+    restoreDays: setting(env, 'restoreDays'),
+    planPageGroups: setting(env, 'planPageGroups'),
+    planPageJobs: setting(env, 'planPageJobs'),
+    batchGroups: setting(env, 'batchGroups'),
+    batchJobs: setting(env, 'batchJobs'),
+    wholeMonths: bool(env, SWITCHES.wholeMonths.env, SWITCHES.wholeMonths.default),
     maxSourceMb: num(
       env,
       'JDA_MAX_SOURCE_MB',
@@ -156,15 +138,15 @@ export const requireSetting = <K extends keyof Config>(cfg: Config, key: K, vari
 export const ENV = {
   bucket: 'ECOM_JOB_DETAILS_BUCKET',
   table: 'ECOM_JOBS_TABLE',
-  olderThanDays: 'JDA_OLDER_THAN_DAYS',
-  graceHours: 'JDA_GRACE_HOURS',
-  jobTtlDays: 'JDA_JOB_TTL_DAYS',
-  readConcurrency: 'JDA_READ_CONCURRENCY',
+  olderThanDays: SETTINGS.olderThanDays.env,
+  graceHours: SETTINGS.graceHours.env,
+  jobTtlDays: SETTINGS.jobTtlDays.env,
+  readConcurrency: SETTINGS.readConcurrency.env,
   restoreTier: 'JDA_RESTORE_TIER',
-  planPageGroups: 'JDA_PLAN_PAGE_GROUPS',
-  planPageJobs: 'JDA_PLAN_PAGE_JOBS',
-  batchGroups: 'JDA_BATCH_GROUPS',
-  batchJobs: 'JDA_BATCH_JOBS',
-  wholeMonths: 'JDA_WHOLE_MONTHS',
+  planPageGroups: SETTINGS.planPageGroups.env,
+  planPageJobs: SETTINGS.planPageJobs.env,
+  batchGroups: SETTINGS.batchGroups.env,
+  batchJobs: SETTINGS.batchJobs.env,
+  wholeMonths: SWITCHES.wholeMonths.env,
   maxSourceMb: 'JDA_MAX_SOURCE_MB',
 } as const;

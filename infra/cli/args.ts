@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { InvalidIdError, InvalidInputError, isNamedError } from '../../shared/errors';
+import { defaultPhrase, SETTINGS, type SettingName, settingProblem } from '../../shared/settings';
 import { parseDateOrTimestamp } from '../../shared/time';
 
 /**
@@ -133,6 +134,23 @@ export const wholeNumberFlag = numeric(/^[+-]?\d+$/, Number.isSafeInteger, 'a wh
 
 /** A decimal number in [min, max] (e.g. hours: 0.5 is fine); an absent flag gives `dflt`. */
 export const numberFlag = numeric(/^[+-]?(\d+(\.\d*)?|\.\d+)$/, Number.isFinite, 'a number');
+
+/** The option of a flag that sets one of shared/settings.ts: its meaning and default from there. */
+export const settingOption = (name: SettingName, value: string): OptionSpec => ({
+  type: 'string',
+  value,
+  help: `${SETTINGS[name].summary} (default: ${defaultPhrase(name)})`,
+});
+
+/** That flag's value, checked against the setting's bounds; undefined when absent. */
+export const settingFlag = (flags: Flags, flag: string, name: SettingName): number | undefined => {
+  const raw = stringFlag(flags, flag);
+  if (raw === undefined) return undefined;
+  const n = /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+  const problem = settingProblem(name, n, JSON.stringify(raw));
+  if (problem !== undefined) throw new InvalidInputError(`--${flag}`, problem);
+  return n;
+};
 
 /**
  * A calendar date (`2026-03-01`, UTC midnight) or a timestamp with an explicit zone (shared/time.ts).

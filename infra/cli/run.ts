@@ -11,6 +11,8 @@ import {
   EXIT_QUARANTINED,
   type Flags,
   numberFlag,
+  settingFlag,
+  settingOption,
   stringFlag,
 } from './args';
 import type { CliContext } from './context';
@@ -26,16 +28,8 @@ export const runSpec: CommandSpec = {
     'Run the archiver state machine: in-process on the embedded stack (the CDK-synthesized definition with the ' +
     'real handlers), or with --state-machine-arn as an execution in AWS, followed to the end.',
   options: {
-    'older-than-days': {
-      type: 'string',
-      value: 'N',
-      help: 'archive jobs completed more than N days before --now (default: $JDA_OLDER_THAN_DAYS or 30)',
-    },
-    'grace-hours': {
-      type: 'string',
-      value: 'H',
-      help: 'delete hot objects only H hours after their commit (default: $JDA_GRACE_HOURS or 1)',
-    },
+    'older-than-days': settingOption('olderThanDays', 'N'),
+    'grace-hours': settingOption('graceHours', 'H'),
     now: {
       type: 'string',
       value: 'ISO',
@@ -78,14 +72,8 @@ export const parseRunOptions = (flags: Flags): RunOptions => {
     );
   }
   const now = dateFlag(flags, 'now');
-  const days =
-    stringFlag(flags, 'older-than-days') !== undefined
-      ? numberFlag(flags, 'older-than-days', 0, { min: 0, max: 3650 })
-      : undefined;
-  const grace =
-    stringFlag(flags, 'grace-hours') !== undefined
-      ? numberFlag(flags, 'grace-hours', 0, { min: 0, max: 24 * 365 })
-      : undefined;
+  const days = settingFlag(flags, 'older-than-days', 'olderThanDays');
+  const grace = settingFlag(flags, 'grace-hours', 'graceHours');
   const input: RunInput = {
     ...(days !== undefined ? { olderThanDays: days } : {}),
     ...(grace !== undefined ? { graceHours: grace } : {}),

@@ -82,12 +82,15 @@ export interface JobDetailsArchiveProps {
    */
   readonly schedule?: ArchiveScheduleProps;
   /**
-   * Terminal jobs completed more than this many days ago are archived.
+   * Terminal jobs completed more than this many days before a run are archived. Meaning, bounds and
+   * default of this and the other numeric settings below: shared/settings.ts (a test holds each
+   * `@default` here to it).
    * @default 30
    */
   readonly olderThanDays?: number;
   /**
-   * Extra hours a job must have been terminal, so a late flush of a just-finished job is not raced. 0 allowed.
+   * Hours between a part's commit and the deletion of the hot objects it holds (readers see both
+   * meanwhile). 0 allowed.
    * @default 1
    */
   readonly graceHours?: number;
@@ -138,12 +141,12 @@ export interface JobDetailsArchiveProps {
    */
   readonly executionTimeout?: Duration;
   /**
-   * Shop-months per plan page (one Map run over the page's plan file in S3), 1 … 100,000.
+   * Shop-months per plan page (one Map run over the page's plan file in S3).
    * @default 10000
    */
   readonly planPageGroups?: number;
   /**
-   * Shop-months per batch (one STANDARD child execution; one invocation of each batch step), 1 … 50.
+   * Shop-months per batch (one invocation of each batch step); at most 50, the state-size bound.
    * @default 50
    */
   readonly batchGroups?: number;

@@ -1,11 +1,6 @@
 import { Duration, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import {
-  BATCH_GROUPS_MAX,
-  BATCH_JOBS_DEFAULT,
-  PLAN_PAGE_GROUPS_DEFAULT,
-  PLAN_PAGE_GROUPS_MAX,
-} from '../../shared/config';
+import { SETTINGS, type SettingName, SWITCHES, settingProblem } from '../../shared/settings';
 import { InvalidInputError } from '../../shared/errors';
 import { RUNS_EXPIRE_DAYS } from './details-bucket';
 import type { ArchiveStorageClass, JobDetailsArchiveProps } from './job-details-archive';
@@ -49,6 +44,15 @@ const checkNumber = (field: string, v: number, min: number, max: number, integer
   if (integer && !Number.isInteger(v)) return fail(field, `expected a whole number, got ${v}`);
   if (v < min || v > max) return fail(field, `expected a value in [${min}, ${max}], got ${v}`);
   return v;
+};
+
+/** A prop that is one of shared/settings.ts: its default and bounds from there. */
+const checkSettingProp = (name: SettingName, v: number | undefined): number => {
+  if (v !== undefined && Token.isUnresolved(v))
+    return fail(name, 'must be a concrete number, not a deploy-time token');
+  const value = v ?? SETTINGS[name].default;
+  const problem = settingProblem(name, value);
+  return problem === undefined ? value : fail(name, problem);
 };
 
 const checkDuration = (field: string, d: Duration, min: Duration, max: Duration): Duration => {
@@ -137,9 +141,9 @@ const isDuration = (x: unknown): x is Duration => x instanceof Duration;
 
 /** Checks every prop before any resource exists, so a bad value fails with the prop's name. */
 export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArchiveProps => {
-  const olderThanDays = checkNumber('olderThanDays', props.olderThanDays ?? 30, 0, 3650, false);
-  const graceHours = checkNumber('graceHours', props.graceHours ?? 1, 0, 24 * 365, false);
-  const jobTtlDays = checkNumber('jobTtlDays', props.jobTtlDays ?? 90, 1, 3650, false);
+  const olderThanDays = checkSettingProp('olderThanDays', props.olderThanDays);
+  const graceHours = checkSettingProp('graceHours', props.graceHours);
+  const jobTtlDays = checkSettingProp('jobTtlDays', props.jobTtlDays);
   const needed = olderThanDays + graceHours / 24 + TTL_MARGIN_DAYS;
   if (!(needed < jobTtlDays)) {
     fail(
@@ -181,23 +185,11 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     Duration.minutes(1),
     Duration.days(RUNS_EXPIRE_DAYS - 1),
   );
-  const planPageGroups = checkNumber(
-    'planPageGroups',
-    props.planPageGroups ?? PLAN_PAGE_GROUPS_DEFAULT,
-    1,
-    PLAN_PAGE_GROUPS_MAX,
-    true,
-  );
-  // A batch's slots share one 256 KB state (shared/config.ts BATCH_GROUPS_MAX).
-  const batchGroups = checkNumber(
-    'batchGroups',
-    props.batchGroups ?? BATCH_GROUPS_MAX,
-    1,
-    BATCH_GROUPS_MAX,
-    true,
-  );
-  const batchJobs = checkNumber('batchJobs', props.batchJobs ?? BATCH_JOBS_DEFAULT, 1, 1_000_000, true);
-  const wholeMonths = props.wholeMonths ?? true;
+  const planPageGroups = checkSettingProp('planPageGroups', props.planPageGroups);
+  // A batch's slots share one 256 KB state (shared/settings.ts BATCH_GROUPS_MAX).
+  const batchGroups = checkSettingProp('batchGroups', props.batchGroups);
+  const batchJobs = checkSettingProp('batchJobs', props.batchJobs);
+  const wholeMonths = props.wholeMonths ?? SWITCHES.wholeMonths.default;
   if (typeof wholeMonths !== 'boolean') fail('wholeMonths', 'expected a boolean');
 
   const schedule = {

@@ -61,7 +61,6 @@ export {
   validateJobDetailsPayload,
 } from './payload';
 export {
-  DEFAULT_READ_CONCURRENCY,
   type FlushObject,
   type JobDetailsStoreOptions,
   type JobDetailsWithSources,

@@ -1,5 +1,6 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { mapLimit } from '../concurrency';
+import { checkSetting, SETTINGS } from '../settings';
 import { InvalidInputError } from '../errors';
 import { isNotFound, listAll, normalizeEtag } from '../s3/objects';
 import { validateJobId, validateShopId } from '../ids';
@@ -19,9 +20,6 @@ import type { JobDetails, JobDetailsPayload } from './payload';
 /** S3 user metadata on every hot object: attributes it to a shop/job after the DynamoDB row expired. */
 export const META_SHOP_ID = 'shop-id';
 export const META_JOB_ID = 'job-id';
-
-export const DEFAULT_READ_CONCURRENCY = 16;
-const MAX_READ_CONCURRENCY = 256;
 
 export interface JobDetailsStoreOptions {
   /** Parallel GETs per `readAllDetails` (default 16; the entry point passes `config().readConcurrency`). */
@@ -77,13 +75,7 @@ export class JobDetailsStore {
         'must be a non-empty bucket name (use getJobDetailsStore for "unset")',
       );
     }
-    const c = opts.readConcurrency ?? DEFAULT_READ_CONCURRENCY;
-    if (!Number.isInteger(c) || c < 1 || c > MAX_READ_CONCURRENCY) {
-      throw new InvalidInputError(
-        'readConcurrency',
-        `expected a whole number in [1, ${MAX_READ_CONCURRENCY}], got ${c}`,
-      );
-    }
+    const c = checkSetting('readConcurrency', opts.readConcurrency ?? SETTINGS.readConcurrency.default);
     this.readConcurrency = c;
   }
 

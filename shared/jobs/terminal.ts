@@ -1,14 +1,14 @@
 import { formatTimestamp, validDate } from '../time';
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { InvalidInputError } from '../errors';
+import { checkSetting, SETTINGS } from '../settings';
 import { validateJobId, validateShopId } from '../ids';
 import { isConditionalCheckFailed, keyOf, oldItemOf } from './job-repo';
 import type { TerminalStatus } from './schema';
 import { type DdbSender, type JobCounters, terminalStatusFor } from './types';
 
-/** Same default as config's JDA_JOB_TTL_DAYS; entry points pass config().jobTtlDays. */
-export const DEFAULT_JOB_TTL_DAYS = 90;
+/** shared/settings.ts jobTtlDays; entry points pass config().jobTtlDays. */
+export const DEFAULT_JOB_TTL_DAYS = SETTINGS.jobTtlDays.default;
 
 export interface TerminalOptions {
   now?: Date;
@@ -27,12 +27,7 @@ export interface TerminalResult {
   consumedCapacity?: ConsumedCapacity;
 }
 
-export const validTtlDays = (v: unknown): number => {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > 3650) {
-    throw new InvalidInputError('ttlDays', `expected a number in (0, 3650], got ${JSON.stringify(v)}`);
-  }
-  return v;
-};
+export const validTtlDays = (v: unknown): number => checkSetting('jobTtlDays', v, 'ttlDays');
 
 /** Epoch seconds at which a job completed at `now` expires. */
 export const ttlFor = (now: Date, ttlDays: number): number =>

@@ -1,5 +1,5 @@
 import { RESTORE_TIERS, type RestoreTier } from '../config';
-import { DEFAULT_READ_CONCURRENCY } from '../details';
+import { checkSetting, SETTINGS } from '../settings';
 import { InvalidInputError } from '../errors';
 import { validateJobId, validateMonth, validateShopId } from '../ids';
 import { parseTimestamp } from '../time';
@@ -9,7 +9,6 @@ import type { JobDetailsReaderOptions, JobQuery } from './types';
 
 export const DEFAULT_SEARCH_MONTHS = 24;
 const MAX_SEARCH_MONTHS = 1200;
-const MAX_READ_CONCURRENCY = 256;
 
 export interface ReaderSettings {
   readonly restoreTier: RestoreTier;
@@ -42,15 +41,11 @@ export const readerSettings = (opts: JobDetailsReaderOptions = {}): ReaderSettin
   }
   return {
     restoreTier: tier,
-    // S3 accepts restores of up to 30 years; a reader has no business asking for more than one.
-    restoreDays: wholeNumber('restoreDays', opts.restoreDays, 7, 1, 365),
+    restoreDays: checkSetting('restoreDays', opts.restoreDays ?? SETTINGS.restoreDays.default),
     searchMonths: wholeNumber('searchMonths', opts.searchMonths, DEFAULT_SEARCH_MONTHS, 1, MAX_SEARCH_MONTHS),
-    readConcurrency: wholeNumber(
+    readConcurrency: checkSetting(
       'readConcurrency',
-      opts.readConcurrency,
-      DEFAULT_READ_CONCURRENCY,
-      1,
-      MAX_READ_CONCURRENCY,
+      opts.readConcurrency ?? SETTINGS.readConcurrency.default,
     ),
   };
 };

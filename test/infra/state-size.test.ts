@@ -10,7 +10,7 @@ import type {
   PlannedGroup,
   RunTotals,
 } from '../../shared/archive/steps/types';
-import { BATCH_GROUPS_MAX } from '../../shared/config';
+import { BATCH_GROUPS_MAX } from '../../shared/settings';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
 import type { RequestCounts } from '../../shared/metrics';
 

@@ -1,4 +1,4 @@
-import { BATCH_GROUPS_MAX } from '../../config';
+import { BATCH_GROUPS_MAX } from '../../settings';
 import { InvalidInputError } from '../../errors';
 import { validateMonth, validateShopId } from '../../ids';
 import type { RequestCounts } from '../../metrics';

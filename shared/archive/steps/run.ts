@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../../errors';
+import { checkSetting } from '../../settings';
 import { type RequestCounts, zeroCounts } from '../../metrics';
 import { validateRunId } from '../format/keys';
 import type { StepSettings } from './context';
-import { bool, int, isObj, isoTime, num, obj, onlyFields, truncate, validId } from './shape';
+import { bool, int, isObj, isoTime, obj, onlyFields, truncate, validId } from './shape';
 import type { RunContext, RunInput, RunTotals } from './types';
 
 /** Caps that keep state payloads (256 KB) and reports bounded. */
@@ -27,8 +28,6 @@ export const CAPS = {
 export const MAX_NOW_AHEAD_MS = 5 * 60_000;
 
 const DAY_MS = 86_400_000;
-const MAX_DAYS = 3650;
-const MAX_GRACE_HOURS = 24 * 365;
 
 /**
  * Execution names allow characters run ids (key segments) do not. Unsafe characters become `_`, and a
@@ -54,10 +53,10 @@ export const parseRunInput = (v: unknown, field = 'state'): RunInput => {
   onlyFields(o, field, RUN_INPUT_FIELDS);
   return {
     ...(o.olderThanDays !== undefined
-      ? { olderThanDays: num(o.olderThanDays, `${field}.olderThanDays`, 0, MAX_DAYS) }
+      ? { olderThanDays: checkSetting('olderThanDays', o.olderThanDays, `${field}.olderThanDays`) }
       : {}),
     ...(o.graceHours !== undefined
-      ? { graceHours: num(o.graceHours, `${field}.graceHours`, 0, MAX_GRACE_HOURS) }
+      ? { graceHours: checkSetting('graceHours', o.graceHours, `${field}.graceHours`) }
       : {}),
     ...(o.now !== undefined ? { now: isoTime(o.now, `${field}.now`) } : {}),
     ...(o.dryRun !== undefined ? { dryRun: bool(o.dryRun, `${field}.dryRun`) } : {}),
@@ -110,8 +109,8 @@ export const parseRun = (v: unknown, field = 'run'): RunContext => {
     runId: validId(validateRunId, o.runId, `${field}.runId`),
     now: isoTime(o.now, `${field}.now`),
     cutoff: isoTime(o.cutoff, `${field}.cutoff`),
-    olderThanDays: num(o.olderThanDays, `${field}.olderThanDays`, 0, MAX_DAYS),
-    graceHours: num(o.graceHours, `${field}.graceHours`, 0, MAX_GRACE_HOURS),
+    olderThanDays: checkSetting('olderThanDays', o.olderThanDays, `${field}.olderThanDays`),
+    graceHours: checkSetting('graceHours', o.graceHours, `${field}.graceHours`),
     dryRun: bool(o.dryRun, `${field}.dryRun`),
     startedAt: isoTime(o.startedAt, `${field}.startedAt`),
   };

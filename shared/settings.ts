@@ -1,0 +1,155 @@
+import { InvalidInputError } from './errors';
+
+/**
+ * Every tunable of the archiver and writer, described once: its environment variable, default,
+ * bounds and meaning. shared/config.ts (the environment), the construct's props, the CLI's flags and
+ * a run's input all read and check them here, so a bound cannot differ between the four.
+ */
+export interface NumberSetting {
+  /** The environment variable config.ts reads (and the construct sets on the functions). */
+  readonly env: string;
+  readonly default: number;
+  readonly min: number;
+  readonly max: number;
+  readonly integer: boolean;
+  /** What it means, in a phrase (CLI help, docs). */
+  readonly summary: string;
+}
+
+export interface SwitchSetting {
+  readonly env: string;
+  readonly default: boolean;
+  readonly summary: string;
+}
+
+/**
+ * Shop-months per batch, at most. A batch's input and output carry an entry per group (keys,
+ * summaries, request counts by type: ~1.5 KB at the longest ids), and a state is capped at 256 KB;
+ * test/infra/state-size.test.ts keeps the worst case at this size under 200 KB.
+ */
+export const BATCH_GROUPS_MAX = 50;
+
+export const SETTINGS = {
+  olderThanDays: {
+    env: 'JDA_OLDER_THAN_DAYS',
+    default: 30,
+    min: 0,
+    max: 3650,
+    integer: false,
+    summary: 'archive jobs completed more than this many days before the run',
+  },
+  graceHours: {
+    env: 'JDA_GRACE_HOURS',
+    default: 1,
+    min: 0,
+    max: 24 * 365,
+    integer: false,
+    summary: "hours between a part's commit and the deletion of the hot objects it holds",
+  },
+  jobTtlDays: {
+    env: 'JDA_JOB_TTL_DAYS',
+    default: 90,
+    min: 1,
+    max: 3650,
+    integer: false,
+    summary: 'days a terminal job row lives (its `ttl` attribute)',
+  },
+  readConcurrency: {
+    env: 'JDA_READ_CONCURRENCY',
+    default: 16,
+    min: 1,
+    max: 256,
+    integer: true,
+    summary: 'parallel GETs per job or group',
+  },
+  restoreDays: {
+    env: 'JDA_RESTORE_DAYS',
+    default: 7,
+    min: 1,
+    max: 365,
+    integer: true,
+    // S3 accepts restores of up to 30 years; a reader has no business asking for more than one.
+    summary: 'days a restored Glacier copy of a part stays readable',
+  },
+  /**
+   * Plan pages: the page's plan (batches of shop-months) and its planned jobs are files in S3, read
+   * by the Distributed Map's ItemReader and the batch steps, so a page is bounded by Plan's own time
+   * and memory, not by the 256 KB state. A page costs ~10 history events of the 25,000 a STANDARD
+   * execution may have.
+   */
+  planPageGroups: {
+    env: 'JDA_PLAN_PAGE_GROUPS',
+    default: 10_000,
+    min: 1,
+    max: 100_000,
+    integer: true,
+    summary: 'shop-months per plan page (one Distributed Map run over its plan file)',
+  },
+  planPageJobs: {
+    env: 'JDA_PLAN_PAGE_JOBS',
+    default: 100_000,
+    min: 1,
+    max: 1_000_000,
+    integer: true,
+    summary: 'jobs read from the GSI per plan page',
+  },
+  batchGroups: {
+    env: 'JDA_BATCH_GROUPS',
+    default: BATCH_GROUPS_MAX,
+    min: 1,
+    max: BATCH_GROUPS_MAX,
+    integer: true,
+    summary: 'shop-months one batch (one invocation per step) may hold',
+  },
+  batchJobs: {
+    env: 'JDA_BATCH_JOBS',
+    default: 2000,
+    min: 1,
+    max: 1_000_000,
+    integer: true,
+    summary: 'jobs one batch may hold (a larger shop-month is a batch alone)',
+  },
+} as const satisfies Record<string, NumberSetting>;
+
+export const SWITCHES = {
+  wholeMonths: {
+    env: 'JDA_WHOLE_MONTHS',
+    default: true,
+    summary:
+      'archive a month only once all of it is older than olderThanDays (the cutoff is rounded down to a month start)',
+  },
+} as const satisfies Record<string, SwitchSetting>;
+
+export type SettingName = keyof typeof SETTINGS;
+
+const range = (s: NumberSetting): string =>
+  `${s.integer ? 'a whole number' : 'a number'} in [${s.min}, ${s.max}]`;
+
+/** Why `value` is not a valid `name`, or undefined when it is. */
+export const settingProblem = (
+  name: SettingName,
+  value: unknown,
+  shown: string = JSON.stringify(value),
+): string | undefined => {
+  const s: NumberSetting = SETTINGS[name];
+  const ok =
+    typeof value === 'number' &&
+    Number.isFinite(value) &&
+    (!s.integer || Number.isInteger(value)) &&
+    value >= s.min &&
+    value <= s.max;
+  return ok ? undefined : `expected ${range(s)}, got ${shown}`;
+};
+
+/** `value` checked as setting `name`; a bad one is an InvalidInputError naming `field`. */
+export const checkSetting = (name: SettingName, value: unknown, field: string = name): number => {
+  const problem = settingProblem(name, value);
+  if (problem !== undefined) throw new InvalidInputError(field, problem);
+  return value as number;
+};
+
+/** The CLI's and docs' phrase for a setting's default: `$JDA_GRACE_HOURS or 1`. */
+export const defaultPhrase = (name: SettingName | keyof typeof SWITCHES): string => {
+  const s = name in SETTINGS ? SETTINGS[name as SettingName] : SWITCHES[name as keyof typeof SWITCHES];
+  return `$${s.env} or ${String(s.default)}`;
+};
