@@ -1,5 +1,6 @@
 import type { RunInput } from '../../shared/archive/steps/types';
 import { InvalidInputError } from '../../shared/errors';
+import { loadOptional } from '../local/errors';
 import type { StepHandler } from '../local/runner';
 import type { ArchiverStep } from '../construct/step-functions';
 import type { CliContext } from './context';
@@ -24,8 +25,12 @@ export const runLocally = async (ctx: CliContext, input: RunInput, io: Output): 
   }
   io.err('run: synthesizing the archiver state machine (CDK) and running it in-process');
   // Loaded on demand: CDK synthesis and the interpreter are heavy, and only this command needs them.
-  const { runArchiverLocally, STEP_HANDLERS } =
-    require('../local/runner') as typeof import('../local/runner');
+  // aws-cdk-lib is an optional peer of the package: name it if this install has none.
+  const { runArchiverLocally, STEP_HANDLERS } = loadOptional(
+    'aws-cdk-lib',
+    'a local run (it synthesizes the state machine)',
+    () => require('../local/runner') as typeof import('../local/runner'),
+  );
 
   const progress = startProgress(io, 'run: groups', 0);
   const wrap = (step: ArchiverStep, after: (out: unknown) => void): StepHandler => {

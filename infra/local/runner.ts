@@ -13,7 +13,7 @@ import { config } from '../../shared/config';
 import { countRequests, type RequestCounts, zeroCounts } from '../../shared/metrics';
 import { resetObservability } from '../../functions/observability';
 import { JobArchiveError } from '../../shared/errors';
-import { LocalStackError, UnsupportedLocallyError } from './errors';
+import { LocalStackError, loadOptional, UnsupportedLocallyError } from './errors';
 import { createArchiveApp } from '../construct/archive-stack';
 import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../construct/archiver-state-machine';
 import type { JobDetailsArchiveProps } from '../construct/job-details-archive';
@@ -37,8 +37,11 @@ import {
 // The package's typings are ESM-only, but it ships a CommonJS build (exports.require), which is what
 // this CommonJS project (and jest) can load synchronously.
 type LocalStepFunctions = typeof import('aws-local-stepfunctions', { with: { 'resolution-mode': 'import' }});
-const { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, StateMachine } =
-  require('aws-local-stepfunctions') as LocalStepFunctions;
+const { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, StateMachine } = loadOptional(
+  'aws-local-stepfunctions',
+  'a local run',
+  () => require('aws-local-stepfunctions') as LocalStepFunctions,
+);
 export type StateMachineDefinition = ConstructorParameters<LocalStepFunctions['StateMachine']>[0];
 
 /** A step handler as Lambda calls it. */
