@@ -9,3 +9,6 @@ export {
   type ArchiveScheduleProps,
   type ArchiveStorageClass,
 } from './job-details-archive';
+export { ArchiveStack, type ArchiveStackProps } from './archive-stack';
+/** For an imported bucket, which the construct cannot give lifecycle rules: add them where it is defined. */
+export { detailsLifecycleRules, type DetailsBucketOptions } from './details-bucket';

@@ -7,6 +7,7 @@ import { parseRunInput } from '../../shared/archive/steps/run';
 import { parseConfig } from '../../shared/config';
 import { readerSettings } from '../../shared/reader/query';
 import { SETTINGS, type SettingName, SWITCHES } from '../../shared/settings';
+import { settingsRows } from '../support/settings-table';
 
 /**
  * Each setting is described once (shared/settings.ts) and every way in — environment, construct
@@ -76,4 +77,9 @@ describe('settings, described once', () => {
     });
     expect(() => readerSettings({ restoreDays: SETTINGS.restoreDays.max + 1 })).toThrow('restoreDays');
   });
+});
+
+test("README's settings table is the one generated from shared/settings.ts", () => {
+  const readme = readFileSync(resolve(__dirname, '../../README.md'), 'utf8');
+  expect(readme).toContain(settingsRows().join('\n'));
 });

@@ -1,0 +1,32 @@
+import { SETTINGS, type SettingName, SWITCHES } from '../../shared/settings';
+
+/** Where else than its environment variable each setting can be given (README's settings table). */
+export const SETTING_USES: Record<SettingName | keyof typeof SWITCHES, string> = {
+  olderThanDays: 'prop, run input, `--older-than-days`',
+  graceHours: 'prop, run input, `--grace-hours`',
+  jobTtlDays: 'prop; `recordFlush` / `writeTerminal` option `ttlDays`',
+  readConcurrency: 'store and reader option',
+  restoreDays: 'reader option',
+  planPageGroups: 'prop',
+  planPageJobs: '—',
+  batchGroups: 'prop',
+  batchJobs: 'prop',
+  wholeMonths: 'prop, run input',
+};
+
+const n = (v: number): string => v.toLocaleString('en-US');
+
+/** README's settings table rows, from shared/settings.ts. */
+export const settingsRows = (): string[] => [
+  '| setting | variable | also | default | range | meaning |',
+  '|---|---|---|---|---|---|',
+  ...(Object.keys(SETTINGS) as SettingName[]).map((name) => {
+    const s = SETTINGS[name];
+    const range = `${n(s.min)} – ${n(s.max)}${s.integer ? '' : ' (fractions allowed)'}`;
+    return `| \`${name}\` | \`${s.env}\` | ${SETTING_USES[name]} | ${n(s.default)} | ${range} | ${s.summary} |`;
+  }),
+  ...(Object.keys(SWITCHES) as (keyof typeof SWITCHES)[]).map((name) => {
+    const s = SWITCHES[name];
+    return `| \`${name}\` | \`${s.env}\` | ${SETTING_USES[name]} | ${s.default} | true / false | ${s.summary} |`;
+  }),
+];
