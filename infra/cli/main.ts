@@ -109,6 +109,10 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
   };
   process.on('SIGINT', stopOnSignal);
   process.on('SIGTERM', stopOnSignal);
+  // Spawned with an IPC channel (by a test or a dev tool), `up` also ends when that parent goes away:
+  // a parent that crashes leaves no stack behind.
+  const parentGone = (): void => stopOnSignal('SIGTERM');
+  if (cmd.untilSignal && process.channel) process.once('disconnect', parentGone);
   try {
     try {
       const table = stringFlag(flags, 'table');
@@ -167,6 +171,7 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
     await stack?.stop();
     process.off('SIGINT', stopOnSignal);
     process.off('SIGTERM', stopOnSignal);
+    process.off('disconnect', parentGone);
   }
 };
 

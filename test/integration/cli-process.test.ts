@@ -260,3 +260,22 @@ it('up keeps the stack up, prints exports any AWS client can use, shares it, and
   expect({ code: r.code, signal: r.signal }).toEqual({ code: 0, signal: null });
   expect([...pids, ...recordedPids(dataDir)].filter(isAlive)).toEqual([]);
 });
+
+it('up spawned with an IPC channel stops (exit 0, no emulator left) when its parent goes away', async () => {
+  const child = spawn(process.execPath, [BIN, 'up', '--json', '--data-dir', dataDir], {
+    cwd: ROOT,
+    env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  const run = collect(child);
+  await new Promise<void>((res, rej) => {
+    child.stdout?.on('data', () => {
+      if (run.stdout().includes('ECOM_JOB_DETAILS_BUCKET')) res();
+    });
+    void run.done.then((r) => rej(new Error(`up exited ${r.code} before its exports:\n${r.stderr}`)));
+  });
+  child.disconnect(); // what a crashed parent's exit does to the channel
+  const r = await run.done;
+  expect({ code: r.code, signal: r.signal }).toEqual({ code: 0, signal: null });
+  expect([...reportedPids(r.stderr), ...recordedPids(dataDir)].filter(isAlive)).toEqual([]);
+});

@@ -150,9 +150,11 @@ it('the consumer builds with plain tsc and imports only through exports', () => 
 
 it('a plain-node service writes and reads a job on the installed `jobarchive up`; `jobarchive run` archives it', async () => {
   const dataDir = join(work, 'stack');
+  // With an IPC channel, `up` stops by itself if this test process dies.
   up = spawn(process.execPath, [bin('jobarchive'), 'up', '--json', '--data-dir', dataDir], {
     cwd: app,
     env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   const upRun = collect(up);
   const exports = await new Promise<Record<string, string>>((res, rej) => {

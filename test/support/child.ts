@@ -27,9 +27,24 @@ export const collect = (
   child.stderr?.on('data', (d: Buffer) => {
     stderr += d.toString();
   });
+  // Its end: exited, and its output read to the end. Counted here rather than taken from 'close',
+  // which Node never emits for a child whose IPC channel the parent disconnected.
   const done = new Promise<Finished>((res, rej) => {
     child.on('error', rej);
-    child.on('close', (code, signal) => res({ code, signal, stdout, stderr }));
+    let open = [child.stdout, child.stderr].filter((s) => s !== null).length;
+    let exit: Pick<Finished, 'code' | 'signal'> | undefined;
+    const finish = (): void => {
+      if (exit && open === 0) res({ ...exit, stdout, stderr });
+    };
+    for (const s of [child.stdout, child.stderr])
+      s?.once('close', () => {
+        open -= 1;
+        finish();
+      });
+    child.once('exit', (code, signal) => {
+      exit = { code, signal };
+      finish();
+    });
   });
   return { done, stdout: () => stdout, stderr: () => stderr };
 };
