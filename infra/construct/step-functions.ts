@@ -6,6 +6,8 @@ import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { InvalidInputError } from '../../shared/errors';
+import { STEP_BUNDLE, STEP_HANDLER } from './step-bundle';
 
 /** The archiver's steps; each is `functions/<step>.ts` exporting `handler`. Order is the run's order. */
 export const ARCHIVER_STEPS = ['plan', 'archive-batch', 'tally', 'report'] as const;
@@ -23,9 +25,6 @@ export const pascalStep = (step: ArchiverStep): string =>
     .split('-')
     .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
     .join('');
-
-import { STEP_BUNDLE, STEP_HANDLER } from './step-bundle';
-import { InvalidInputError } from '../../shared/errors';
 
 /** This file's tree root: the checkout (running the `.ts` sources) or `dist/` (the installed build). */
 const TREE_ROOT = path.resolve(__dirname, '../..');
