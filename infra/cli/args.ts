@@ -114,6 +114,9 @@ export const requiredString = (flags: Flags, name: string): string => {
   return v;
 };
 
+/** A decimal number as a flag may spell it (no exponent, no hex, no `Infinity`). */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+
 const numeric =
   (pattern: RegExp, valid: (n: number) => boolean, what: string) =>
   (flags: Flags, name: string, dflt: number, { min, max }: { min: number; max: number }): number => {
@@ -133,7 +136,7 @@ const numeric =
 export const wholeNumberFlag = numeric(/^[+-]?\d+$/, Number.isSafeInteger, 'a whole number');
 
 /** A decimal number in [min, max] (e.g. hours: 0.5 is fine); an absent flag gives `dflt`. */
-export const numberFlag = numeric(/^[+-]?(\d+(\.\d*)?|\.\d+)$/, Number.isFinite, 'a number');
+export const numberFlag = numeric(DECIMAL, Number.isFinite, 'a number');
 
 /** The option of a flag that sets one of shared/settings.ts: its meaning and default from there. */
 export const settingOption = (name: SettingName, value: string): OptionSpec => ({
@@ -146,7 +149,7 @@ export const settingOption = (name: SettingName, value: string): OptionSpec => (
 export const settingFlag = (flags: Flags, flag: string, name: SettingName): number | undefined => {
   const raw = stringFlag(flags, flag);
   if (raw === undefined) return undefined;
-  const n = /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+  const n = DECIMAL.test(raw.trim()) ? Number(raw) : Number.NaN;
   const problem = settingProblem(name, n, JSON.stringify(raw));
   if (problem !== undefined) throw new InvalidInputError(`--${flag}`, problem);
   return n;
