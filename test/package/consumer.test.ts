@@ -8,9 +8,19 @@
  * but the package's `exports`.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { isAlive } from '../../infra/local/process';
 import { ARCHIVER_STEPS } from '../../infra/construct/step-functions';
 import { cleanEnv, collect, recordedPids, reportedPids } from '../support/child';
@@ -208,4 +218,15 @@ it('a CommonJS CDK app synthesizes the construct on an imported TableV2 and Buck
     bundledAssets: ARCHIVER_STEPS.length,
     stateMachine: true,
   });
+  // What would be deployed loads on its own, outside the package, and exports the handler.
+  const outdir = join(work, 'cdk.out');
+  const bundles = readdirSync(outdir)
+    .filter((d) => d.startsWith('asset.') && existsSync(join(outdir, d, 'index.mjs')))
+    .map((d) => pathToFileURL(join(outdir, d, 'index.mjs')).href);
+  const loaded = node([
+    '--input-type=module',
+    '-e',
+    `for (const b of ${JSON.stringify(bundles)}) console.log(typeof (await import(b)).handler);`,
+  ]);
+  expect(loaded.trim().split('\n')).toEqual(ARCHIVER_STEPS.map(() => 'function'));
 });
