@@ -112,3 +112,22 @@ export class IndexExistsError extends JobArchiveError {
 
 export const isNamedError = (err: unknown, name: string): boolean =>
   typeof err === 'object' && err !== null && (err as { name?: unknown }).name === name;
+
+/**
+ * A shop-month has committed parts (no staging doc names them) but no month index: the index was lost.
+ * The archiver refuses the group — archiving against an empty index would commit empty records for
+ * jobs whose hot copies are already gone — until `jobarchive reindex` rebuilds it from the parts.
+ */
+export class LostIndexError extends JobArchiveError {
+  override readonly name = 'LostIndexError';
+  constructor(
+    readonly key: string,
+    readonly shopId: string,
+    readonly month: string,
+    readonly parts: readonly string[],
+  ) {
+    super(
+      `month index ${key} is missing but ${parts.length} committed part(s) exist (${parts.slice(0, 3).join(', ')}${parts.length > 3 ? ', …' : ''}); nothing archived or deleted — rebuild it: jobarchive reindex --shop ${shopId} --month ${month}`,
+    );
+  }
+}

@@ -81,6 +81,18 @@ export class JobDetailsReader {
     if (inline.platformData !== null) {
       return { data: inline.platformData, provenance: ctx.tally.provenance('row', [INLINE_PLATFORM_DATA]) };
     }
+    // With the month and completion known, the same plan as lookup's (`hotPlan`): once this
+    // completion's hot objects are deleted the archive is current (an object written after that
+    // delete is archived by the next run, and lookup and this agree meanwhile).
+    if (rq.months !== null && rq.completedAt !== null) {
+      const reads = await readIndexes(ctx, rq, rq.months);
+      if (hotPlan(entriesOf(reads), rq.completedAt) === 'skip') {
+        const latest = latestWithPlatformData(entriesOf(reads));
+        if (!latest) return { data: null, provenance: ctx.tally.provenance('none') };
+        const { platformData } = await this.readArchived(ctx, rq, [latest], latest);
+        return { data: platformData, provenance: ctx.tally.provenance('archive') };
+      }
+    }
     // Hot first: it is the newest, and reading it before the indexes means an archival committed
     // meanwhile (which precedes any delete) is in the indexes we read next.
     const hot = await readHotPlatformData(ctx, rq);

@@ -12,6 +12,7 @@ import {
   parseIndexHeader,
   latestEntry,
   markDeleted,
+  markRearchive,
   parseMonthIndex,
   partByName,
   serializeMonthIndex,
@@ -93,11 +94,12 @@ describe('month index', () => {
     expect(markDeleted(del, [], 't5')).toBe(del);
   });
 
-  it('serialize → parse round-trips, as index@3: no digests, ETags, line ranges or platform refs stored', () => {
+  it('serialize → parse round-trips, as index@4: the part ETag, no digests, line ranges or platform refs stored', () => {
     const idx = commitPart(empty, part(P1), { j1: entry(P1) }, 't1');
     const back = parseMonthIndex(serializeMonthIndex(idx), 'k');
     const { sha256: _digest, ...slim } = entry(P1);
-    const { sha256: _partDigest, etag: _etag, ...storedPart } = part(P1);
+    const { sha256: _partDigest, ...storedPart } = part(P1);
+    expect(storedPart.etag).toEqual(expect.any(String));
     expect(back).toEqual({
       ...idx,
       format: INDEX_FORMAT,
@@ -107,6 +109,7 @@ describe('month index', () => {
     const stored = JSON.parse(Buffer.from(gunzipSync(serializeMonthIndex(idx))).toString());
     // Part by position, block by number in the part's block_bytes, counts as a list.
     expect(stored.parts[0].block_bytes).toEqual([10, 20]);
+    expect(stored.parts[0].etag).toBe(part(P1).etag);
     expect(stored.jobs.j1[0]).toEqual({
       block: 1, // part 0 goes without saying
       status: 'FAILED',
@@ -292,5 +295,61 @@ describe('blocked index@3 (a month too large for one block)', () => {
     expect(Object.keys(back.jobs)).toHaveLength(2000);
     expect(back.jobs['job-01999']?.[0]).toMatchObject({ offset: 19990, part: P1, committed_at: 't' });
     expect(back.parts[0]).toMatchObject({ name: P1, size: 20000 });
+  });
+});
+
+describe('index@4 additions', () => {
+  const SHOP = 'shop-a';
+  const key = 'job-details-index/shop-a/2026-01/index.json';
+  const pIdx = (etag?: string) => ({
+    name: 'part-20260201T000000Z-aaaaaaaa.jsonl.gz',
+    key: 'job-details-cold/shop-a/2026-01/part-20260201T000000Z-aaaaaaaa.jsonl.gz',
+    size: 30,
+    ...(etag ? { etag } : {}),
+    run_id: 'r1',
+    committed_at: 't1',
+    job_count: 1,
+    bytes_in: 5,
+  });
+  const e1 = {
+    part: 'part-20260201T000000Z-aaaaaaaa.jsonl.gz',
+    offset: 0,
+    length: 30,
+    status: 'FAILED',
+    completed_at: '2026-01-10T00:00:00Z',
+    committed_at: 't1',
+    counts: { chunk_ids: 1, failed: 1, skipped: 0, conflict: 0 },
+    platform_data: null,
+    sources: [{ key: 'job-details/j1/a.json.gz', size: 3, etag: 'e' }],
+    deleted_at: null,
+  };
+  const base = () => commitPart(emptyMonthIndex(SHOP, '2026-01', 't0'), pIdx('abc'), { j1: e1 }, 't1');
+
+  it('an index@3 document (no part ETag) still reads, the part without an ETag', () => {
+    const stored = JSON.parse(Buffer.from(gunzipSync(serializeMonthIndex(base()))).toString());
+    const { etag: _e, ...v3part } = stored.parts[0];
+    const v3 = { ...stored, format: 'job-details-archive/index@3', parts: [v3part] };
+    const back = parseMonthIndex(Buffer.from(JSON.stringify(v3)), key);
+    expect(back.parts[0]?.etag).toBeUndefined();
+    expect(back.jobs.j1?.[0]?.sources).toEqual(e1.sources);
+  });
+
+  it('markRearchive marks the latest undeleted entry once, and round-trips; markDeleted of the re-archive closes it', () => {
+    const marked = markRearchive(base(), [{ jobId: 'j1', part: e1.part }], 't2');
+    expect(marked?.jobs.j1?.[0]?.rearchive).toBe('t2');
+    expect(marked && markRearchive(marked, [{ jobId: 'j1', part: e1.part }], 't3')).toBeNull();
+    const back = parseMonthIndex(serializeMonthIndex(marked as MonthIndex), key);
+    expect(back.jobs.j1?.[0]?.rearchive).toBe('t2');
+    const p2 = {
+      ...pIdx('def'),
+      name: 'part-20260202T000000Z-bbbbbbbb.jsonl.gz',
+      key: 'job-details-cold/shop-a/2026-01/part-20260202T000000Z-bbbbbbbb.jsonl.gz',
+    };
+    const again = commitPart(back, p2, { j1: { ...e1, part: p2.name } }, 't4');
+    const done = markDeleted(again, [{ jobId: 'j1', part: p2.name }], 't5', 'r2');
+    expect(done.jobs.j1?.map((e) => [e.deleted_at, e.sources.length])).toEqual([
+      ['t5', 0],
+      ['t5', 0],
+    ]);
   });
 });

@@ -11,13 +11,20 @@ export const applyCommit = (
   index: MonthIndex,
   verified: VerifiedPart,
   at: string,
+  /**
+   * Jobs the part archives again (classify.ts `rearchive`) → the part of the entry it follows: added
+   * only while that entry is still the job's latest (a concurrent run's re-archive wins once).
+   */
+  rearchived?: ReadonlyMap<string, string>,
 ): { index: MonthIndex | null; added: number } => {
   if (partByName(index, verified.part.name)) {
     return { index: null, added: entriesOf(index, verified.part.name) };
   }
   const entries: Record<string, IndexedJob> = {};
   for (const [jobId, e] of Object.entries(verified.jobs)) {
-    if (latestEntry(index, jobId)?.completed_at === e.completed_at) continue;
+    const latest = latestEntry(index, jobId);
+    const follows = rearchived?.get(jobId);
+    if (follows !== undefined ? latest?.part !== follows : latest?.completed_at === e.completed_at) continue;
     entries[jobId] = { ...e, committed_at: at, deleted_at: null };
   }
   const next = commitPart(index, { ...verified.part, committed_at: at }, entries, at);

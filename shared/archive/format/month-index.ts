@@ -9,12 +9,14 @@ import type { DetailCounts } from './records';
  * stay instant even when parts sit in Glacier Flexible Retrieval. Parts are never rewritten; this small
  * file is, with a conditional write (If-Match / If-None-Match) so concurrent runs cannot lose entries.
  */
-export const INDEX_FORMAT = 'job-details-archive/index@3';
+export const INDEX_FORMAT = 'job-details-archive/index@4';
+/** index@4 less the parts' ETags and the entries' `rearchive` mark; still read (and rewritten as @4). */
+export const INDEX_FORMAT_V3 = 'job-details-archive/index@3';
 /** Entries with byte ranges and line ranges of their own, objects for counts, parts with ETags; still read. */
 export const INDEX_FORMAT_V2 = 'job-details-archive/index@2';
 /** Entries with their record digest, platform data ref and commit time each; still read. */
 export const INDEX_FORMAT_V1 = 'job-details-archive/index@1';
-const INDEX_FORMATS: readonly string[] = [INDEX_FORMAT, INDEX_FORMAT_V2, INDEX_FORMAT_V1];
+const INDEX_FORMATS: readonly string[] = [INDEX_FORMAT, INDEX_FORMAT_V3, INDEX_FORMAT_V2, INDEX_FORMAT_V1];
 
 export interface ByteRange {
   readonly offset: number;
@@ -34,7 +36,12 @@ export interface IndexedPart {
   /** Its key; index@2 stores none (it is `job-details-cold/{shop}/{month}/{name}`). */
   readonly key: string;
   readonly size: number;
-  /** The part's ETag when committed: index@1/2 only (parts are written once, If-None-Match, so the name pins them). */
+  /**
+   * The part's ETag when committed (index@4, and index@1/2). S3 gives every write of a key a new ETag
+   * (an MD5 of the bytes, of the parts' MD5s, or an opaque value under SSE-KMS), so a HEAD proves the
+   * stored part is the very object verify read: delete checks it before removing any hot copy.
+   * Absent in index@3: those parts are proven by reading their blocks (delete-sources.ts).
+   */
   readonly etag?: string;
   /** sha256 of the part's bytes: index@1 only (verify checks it before the commit; size + ETag name it after). */
   readonly sha256?: string;
@@ -82,10 +89,20 @@ export interface IndexedJob extends Located {
    */
   readonly deleted_by?: string;
   readonly objects_deleted?: number;
+  /**
+   * Set by the delete step when the job's hot prefix no longer matches this entry's manifest (an
+   * object rewritten, a late flush, a new platform-data.json after the commit): nothing of the job was
+   * deleted, and the next archive of its group archives the hot prefix again as a new entry (index@4).
+   */
+  readonly rearchive?: string;
 }
 
 export interface MonthIndex {
-  readonly format: typeof INDEX_FORMAT | typeof INDEX_FORMAT_V2 | typeof INDEX_FORMAT_V1;
+  readonly format:
+    | typeof INDEX_FORMAT
+    | typeof INDEX_FORMAT_V3
+    | typeof INDEX_FORMAT_V2
+    | typeof INDEX_FORMAT_V1;
   readonly shop_id: string;
   readonly month: string;
   readonly updated_at: string;
@@ -143,19 +160,54 @@ export const markDeleted = (
   if (done.length === 0) return index;
   const jobs: Record<string, readonly IndexedJob[]> = { ...index.jobs };
   for (const { jobId, part, objects } of done) {
+    const target = jobEntries(jobs, jobId).find((e) => e.part === part);
     jobs[jobId] = jobEntries(jobs, jobId).map((e) =>
-      e.part === part && e.deleted_at === null
-        ? {
+      e.part !== part &&
+      e.deleted_at === null &&
+      e.rearchive !== undefined &&
+      e.completed_at === target?.completed_at
+        ? // An entry this one archived again: its objects were in the re-archive, now gone too.
+          {
             ...e,
             deleted_at: at,
             sources: [],
             ...(runId !== undefined ? { deleted_by: runId } : {}),
-            ...(objects !== undefined ? { objects_deleted: objects } : {}),
+            objects_deleted: 0,
           }
-        : e,
+        : e.part === part && e.deleted_at === null
+          ? {
+              ...e,
+              deleted_at: at,
+              sources: [],
+              ...(runId !== undefined ? { deleted_by: runId } : {}),
+              ...(objects !== undefined ? { objects_deleted: objects } : {}),
+            }
+          : e,
     );
   }
   return { ...index, updated_at: at, jobs };
+};
+
+/**
+ * Marks the latest entry of each job (when still in `part` and undeleted) `rearchive`: its hot prefix
+ * holds objects that entry does not cover, so nothing of the job was deleted and the next archive of
+ * the group archives it again (classify.ts).
+ */
+export const markRearchive = (
+  index: MonthIndex,
+  jobs: ReadonlyArray<{ jobId: string; part: string }>,
+  at: string,
+): MonthIndex | null => {
+  const next: Record<string, readonly IndexedJob[]> = { ...index.jobs };
+  let changed = false;
+  for (const { jobId, part } of jobs) {
+    const entries = jobEntries(next, jobId);
+    const last = entries[entries.length - 1];
+    if (!last || last.part !== part || last.deleted_at !== null || last.rearchive !== undefined) continue;
+    next[jobId] = [...entries.slice(0, -1), { ...last, rearchive: at }];
+    changed = true;
+  }
+  return changed ? { ...index, updated_at: at, jobs: next } : null;
 };
 
 export const partByName = (index: MonthIndex, name: string): IndexedPart | undefined =>
@@ -232,6 +284,7 @@ const storedEntry = (
   ...((e.deleted_by ?? null) !== part.deleted_by ? { deleted_by: e.deleted_by ?? null } : {}),
   ...(e.objects_deleted !== undefined ? { deleted: e.objects_deleted } : {}),
   ...(e.committed_at !== part.committed_at ? { committed_at: e.committed_at } : {}),
+  ...(e.rearchive !== undefined ? { rearchive: e.rearchive } : {}),
 });
 
 /** The value most of a part's entries share (null when none has one): entries equal to it omit it. */
@@ -269,6 +322,7 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
       stored: {
         name: p.name,
         size: p.size,
+        ...(p.etag !== undefined ? { etag: p.etag } : {}),
         run_id: p.run_id,
         committed_at: p.committed_at,
         job_count: p.job_count,
@@ -382,7 +436,7 @@ export const parseIndexHeader = (
 export const checkIndex = (value: unknown, key: string): MonthIndex => {
   const v = value as Partial<MonthIndex> | null;
   if (!v || typeof v !== 'object' || !INDEX_FORMATS.includes(v.format as string)) {
-    throw new CorruptObjectError(key, `not a ${INDEX_FORMAT} (or @2, @1) document`);
+    throw new CorruptObjectError(key, `not a ${INDEX_FORMAT} (or @3, @2, @1) document`);
   }
   if (typeof v.shop_id !== 'string' || typeof v.month !== 'string' || !Array.isArray(v.parts)) {
     throw new CorruptObjectError(key, 'index needs shop_id, month and parts');
@@ -390,7 +444,8 @@ export const checkIndex = (value: unknown, key: string): MonthIndex => {
   if (!v.jobs || typeof v.jobs !== 'object' || Array.isArray(v.jobs)) {
     throw new CorruptObjectError(key, 'index needs a jobs map');
   }
-  if (v.format === INDEX_FORMAT) return fromStored(v as unknown as StoredIndex, key);
+  if (v.format === INDEX_FORMAT || v.format === INDEX_FORMAT_V3)
+    return fromStored(v as unknown as StoredIndex, key);
   // index@2 stores no part keys: they follow from shop, month and name.
   const parts = v.parts.map((p) =>
     p && typeof p === 'object' && p.key === undefined && typeof p.name === 'string'
@@ -494,6 +549,7 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
         platform_data: e.pd_block === undefined ? null : block(e.pd_block),
         sources: (e.sources as IndexedSource[] | undefined) ?? [],
         deleted_at: e.deleted_at === undefined ? p.deletedAt : (e.deleted_at as string | null),
+        ...(typeof e.rearchive === 'string' ? { rearchive: e.rearchive } : {}),
         ...deletion(e.deleted_by === undefined ? p.deletedBy : (e.deleted_by as string | null), e.deleted),
       };
     });

@@ -13,13 +13,14 @@ import { listingProblem, readJobSources } from './job-sources';
 import { PartUpload } from './part-upload';
 import { Semaphore } from '../../../concurrency';
 import { orderedPrefetch } from './prefetch';
-import { collectAbandonedParts } from './pending-gc';
+import { collectAbandonedParts, refuseLostIndex } from './pending-gc';
 import { readPlannedJobs } from '../plan/planned-jobs';
 import { CAPS } from '../run';
 import type { StagedPart } from './staged';
 import { INTENT_FORMAT, type PartIntent } from '../../format/staging';
 import { putJson } from '../../../s3/objects';
 import type { ArchiveResult, GroupEvent, PlannedJob } from '../types';
+import { latestEntry } from '../../format/month-index';
 
 /** Stored bytes of sources read ahead but not yet appended (decoded they are a few times larger). */
 const READ_AHEAD_BYTES = 16 * 1024 * 1024;
@@ -55,6 +56,8 @@ export interface ArchiveHandoff {
   readonly staged?: StagedPart;
   /** The hot objects listed for the jobs it archived (what delete may remove of them). */
   readonly listed?: ReadonlyMap<string, readonly JobObject[]>;
+  /** Jobs archived again (classify.ts `rearchive`) → the part of the entry each follows (for commit). */
+  readonly rearchived: ReadonlyMap<string, string>;
 }
 
 export const archiveGroupInMemory = async (
@@ -71,8 +74,16 @@ export const archiveGroupInMemory = async (
   let loaded: LoadedIndex | undefined;
   let stagedOut: StagedPart | undefined;
   let listedOut: ReadonlyMap<string, readonly JobObject[]> | undefined;
+  let rearchivedOut: ReadonlyMap<string, string> = new Map();
   const { value, requests } = await deps.meter.measure(async () => {
     loaded = await loadMonthIndex(deps, shopId, month);
+    // A lost index must not read as "nothing archived yet": the jobs' hot copies may be gone, and an
+    // archive now would commit empty records for them. A concurrent first commit creates the index
+    // before it removes its staging doc, so a part without one is seen only after the index exists.
+    if (loaded.etag === null) {
+      await refuseLostIndex(deps, shopId, month);
+      loaded = await loadMonthIndex(deps, shopId, month);
+    }
     const { index, etag } = loaded;
     // A batch step passes the jobs it read once for all its groups.
     const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
@@ -84,7 +95,16 @@ export const archiveGroupInMemory = async (
       etag === null ? null : index,
     );
 
-    const toArchive = planned.filter((j) => classifyPlanned(j, index) === 'archive').sort(byJobId);
+    // Jobs archived again (their hot prefix changed after their archival): the entry each follows.
+    const rearchived = new Map<string, string>();
+    const toArchive = planned
+      .filter((j) => {
+        const c = classifyPlanned(j, index, batchListing);
+        if (c === 'rearchive') rearchived.set(j.job_id, latestEntry(index, j.job_id)?.part ?? '');
+        return c !== 'skip';
+      })
+      .sort(byJobId);
+    rearchivedOut = rearchived;
     const quarantined: QuarantineItem[] = [];
     // Committed by an earlier attempt of this very run (a retried Task): archived by this run, once.
     const earlier = archivedByRun(index, planned, run.runId);
@@ -225,6 +245,7 @@ export const archiveGroupInMemory = async (
     index: loaded,
     ...(stagedOut ? { staged: stagedOut } : {}),
     ...(listedOut ? { listed: listedOut } : {}),
+    rearchived: rearchivedOut,
   };
 };
 

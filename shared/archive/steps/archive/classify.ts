@@ -10,11 +10,24 @@ import type { PlannedJob } from '../types';
 
 /**
  * Pure decisions of the archive step. A job is `skip` when its latest index entry has the planned
- * completed_at: that archival is committed and the sources have not changed since (a retry changes
- * completed_at, and a retried job gets a new entry).
+ * completed_at: that archival is committed (a retry changes completed_at, and a retried job gets a new
+ * entry) — unless its hot prefix holds what that archival does not: the delete step marked the entry
+ * `rearchive` (an object rewritten or added after the commit; it deleted nothing of the job), or the
+ * entry's objects are deleted yet the prefix holds objects again (written after the delete). Those are
+ * `rearchive`: archived again, as a new entry of the same completion that readers merge with the old.
+ * `hot`: the listing of the planned jobs' prefixes, when the caller has it.
  */
-export const classifyPlanned = (job: PlannedJob, index: MonthIndex): 'skip' | 'archive' =>
-  latestEntry(index, job.job_id)?.completed_at === job.completed_at ? 'skip' : 'archive';
+export const classifyPlanned = (
+  job: PlannedJob,
+  index: MonthIndex,
+  hot?: ReadonlyMap<string, readonly unknown[]>,
+): 'skip' | 'archive' | 'rearchive' => {
+  const latest = latestEntry(index, job.job_id);
+  if (latest?.completed_at !== job.completed_at) return 'archive';
+  if (latest.rearchive !== undefined) return 'rearchive';
+  if (latest.deleted_at !== null && (hot?.get(job.job_id)?.length ?? 0) > 0) return 'rearchive';
+  return 'skip';
+};
 
 /**
  * Planned jobs whose latest entry (of the planned completion) is in a part committed by `runId`: an

@@ -1,5 +1,14 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { partKey, pendingKey, pendingPrefix, verifiedKey } from '../../format/keys';
+import { LostIndexError } from '../../../errors';
+import {
+  groupPrefix,
+  monthIndexKey,
+  parsePartKey,
+  partKey,
+  pendingKey,
+  pendingPrefix,
+  verifiedKey,
+} from '../../format/keys';
 import { partByName, type MonthIndex } from '../../format/month-index';
 import { getObjectBytes, listAllArray, type ListedObject } from '../../../s3/objects';
 import { parseStagingDoc, parseVerifiedPart, type StagedDocs, stagedDocsByPart } from '../../format/staging';
@@ -76,4 +85,30 @@ export const collectAbandonedParts = async (
     removed++;
   }
   return removed;
+};
+
+/**
+ * For a month with no index: the names of parts under its prefix that no staging doc names — parts a
+ * commit made visible, i.e. the index is lost (a part of a run that died before its first commit
+ * still has its intent). 2 LISTs, paid once per new shop-month.
+ */
+export const partsWithoutStaging = async (
+  deps: StepDeps,
+  shopId: string,
+  month: string,
+): Promise<string[]> => {
+  const parts = await listAllArray(deps.s3, deps.bucket, groupPrefix(shopId, month));
+  if (parts.length === 0) return [];
+  const prefix = pendingPrefix(shopId, month);
+  const staged = stagedDocsByPart(prefix, await listAllArray(deps.s3, deps.bucket, prefix));
+  return parts.flatMap((o) => {
+    const p = parsePartKey(o.key);
+    return p && !staged.has(p.partName) ? [p.partName] : [];
+  });
+};
+
+/** LostIndexError when a month without an index has committed parts (see partsWithoutStaging). */
+export const refuseLostIndex = async (deps: StepDeps, shopId: string, month: string): Promise<void> => {
+  const parts = await partsWithoutStaging(deps, shopId, month);
+  if (parts.length > 0) throw new LostIndexError(monthIndexKey(shopId, month), shopId, month, parts);
 };

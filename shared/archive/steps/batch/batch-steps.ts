@@ -110,7 +110,7 @@ const archiveBatchOnce = async (deps: StepDeps, event: BatchEvent): Promise<Batc
         const c = await commitPartInMemory(
           deps,
           { ...item, archive, verify },
-          { verified: v.verified, index: a.index },
+          { verified: v.verified, index: a.index, rearchived: a.rearchived },
         );
         commit = c.result;
         index = c.index;

@@ -52,6 +52,8 @@ export const commitPartStep = async (deps: StepDeps, event: CommitEvent): Promis
 export interface CommitHandoff {
   readonly verified: VerifiedPart;
   readonly index: LoadedIndex;
+  /** Jobs the part archives again → the part of the entry each follows (applyCommit). */
+  readonly rearchived?: ReadonlyMap<string, string>;
 }
 
 export const commitPartInMemory = async (
@@ -86,7 +88,7 @@ export const commitPartInMemory = async (
       group.shopId,
       group.month,
       (current) => {
-        const c = applyCommit(current, verified, at);
+        const c = applyCommit(current, verified, at, known?.rearchived);
         return { index: c.index, result: c.added };
       },
       undefined,

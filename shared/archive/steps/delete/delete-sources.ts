@@ -1,7 +1,7 @@
 import { VerificationError } from '../../../errors';
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
-import { latestEntry, markDeleted, partByName } from '../../format/month-index';
-import { assertPartStored } from '../commit/commit-part';
+import { latestEntry, markDeleted, markRearchive, partByName } from '../../format/month-index';
+import { blockCheck, headCheck, pointedBlocks } from '../../format/part-integrity';
 import type { StepDeps } from '../context';
 import { deleteMatching } from './delete-objects';
 import { type DeleteErrorItem, writeGroupFindings } from '../report/findings';
@@ -72,13 +72,18 @@ export const prepareDelete = async (
     const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
     const asOf = Math.max(Date.parse(run.now), deps.clock().getTime());
     const eligible = eligibleForDelete(index, planned, asOf, run.graceHours);
-    if (eligible.length === 0) return { eligible, matched: [], objectsKept: 0, planned, index };
+    if (eligible.length === 0) return { eligible, matched: [], changed: [], objectsKept: 0, planned, index };
 
-    // Last line of defence: never delete sources whose archive is not stored as committed.
+    // Last line of defence: never delete sources whose archive is not provably the bytes committed.
+    // A part verify read back in this invocation is not re-read; otherwise 1 HEAD against the size and
+    // ETag recorded at commit (index@4), or — a part committed without an ETag (index@3) — 1 GET that
+    // inflates every block. A damaged part throws: its group fails and every hot copy stays.
     for (const name of new Set(eligible.map((e) => e.entry.part))) {
       const part = partByName(index, name);
       if (!part) throw new VerificationError(name, 'index entry points at a part the index does not list');
-      if (!known?.checkedParts.has(name)) await assertPartStored(deps, part.key, part);
+      if (known?.checkedParts.has(name)) continue;
+      if (part.etag !== undefined) await headCheck(deps.s3, deps.bucket, part);
+      else await blockCheck(deps.s3, deps.bucket, part, pointedBlocks(index, name));
     }
 
     const handedOver = known?.listed;
@@ -92,10 +97,16 @@ export const prepareDelete = async (
               eligible.map((e) => e.jobId),
             )
           ).objects;
-    const matched = eligible.map((e) => ({ ...e, ...matchSources(e.entry, listed.get(e.jobId) ?? []) }));
-    return { eligible, matched, objectsKept: matched.reduce((n, m) => n + m.kept, 0), planned, index };
+    const all = eligible.map((e) => ({ ...e, ...matchSources(e.entry, listed.get(e.jobId) ?? []) }));
+    // A job whose prefix holds anything its entry does not cover (rewritten or added since the commit)
+    // keeps ALL its objects and its entry stays undeleted, so every reader still reads its hot prefix;
+    // the entry is marked `rearchive` and the next archive of the group archives the prefix again.
+    const matched = all.filter((m) => m.kept === 0);
+    const changed = all.filter((m) => m.kept > 0);
+    const objectsKept = changed.reduce((n, m) => n + m.kept + m.remove.length, 0);
+    return { eligible, matched, changed, objectsKept, planned, index };
   });
-  const { eligible, matched, objectsKept, planned } = plan;
+  const { eligible, matched, changed, objectsKept, planned } = plan;
   const toDelete = run.dryRun ? [] : matched.flatMap((m) => m.remove);
 
   const finish = async (outcome: DeleteOutcome, deletion?: RequestCounts): Promise<DeleteResult> => {
@@ -119,6 +130,24 @@ export const prepareDelete = async (
         .filter((m) => m.remove.every((o) => !failedKeys.has(o.key)))
         .map((m) => ({ jobId: m.jobId, part: m.entry.part, objects: m.entry.sources.length - m.changed }));
       let after = plan.index;
+      let lastEtag = known?.index.etag ?? null;
+      if (changed.length > 0) {
+        const at = deps.clock().toISOString();
+        const marks = changed.map((m) => ({ jobId: m.jobId, part: m.entry.part }));
+        const written = await updateMonthIndex(
+          deps,
+          group.shopId,
+          group.month,
+          (current) => {
+            const next = markRearchive(current, marks, at);
+            return next ? { index: next, result: null } : { index: null, result: null };
+          },
+          undefined,
+          known?.index,
+        );
+        after = written.index;
+        lastEtag = written.etag;
+      }
       if (done.length > 0) {
         const at = deps.clock().toISOString();
         const written = await updateMonthIndex(
@@ -136,7 +165,7 @@ export const prepareDelete = async (
               : { index: null, result: null };
           },
           undefined,
-          known?.index,
+          changed.length > 0 ? { index: after, etag: lastEtag } : known?.index,
         );
         after = written.index;
       }
