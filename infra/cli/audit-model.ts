@@ -1,6 +1,6 @@
 import { EXIT_FINDINGS, EXIT_OK } from './args';
 import { checkTimestamp } from '../../shared/time';
-import type { MonthIndex } from '../../shared/archive/format/month-index';
+import type { IndexedSource, MonthIndex } from '../../shared/archive/format/month-index';
 import { normalizeEtag } from '../../shared/s3/objects';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
 
@@ -44,6 +44,16 @@ export interface ColdPart {
   readonly shopId: string;
   readonly month: string;
   readonly partName: string;
+  /** From the listing (no extra request): checked against the size and ETag recorded at commit. */
+  readonly size?: number;
+  readonly etag?: string;
+}
+
+/** A job row the archiver cannot plan: not in GSI_JobsByStatus_v2 (it has no status_created_at). */
+export interface UnplannableRow {
+  readonly shopId: string;
+  readonly jobId: string;
+  readonly reason: string;
 }
 
 export interface AuditInputs {
@@ -57,13 +67,38 @@ export interface AuditInputs {
   readonly orphanShops: ReadonlyMap<string, string | undefined>;
   /** Month indexes that exist but do not parse. */
   readonly corruptIndexes: readonly { key: string; shopId: string; month: string; reason: string }[];
+  /** Committed parts whose blocks do not all inflate (`--deep`), part key → why. */
+  readonly damagedParts?: ReadonlyMap<string, string>;
+  /** Hot prefixes whose base-table row exists but is not in the status GSI (job id → row). */
+  readonly unplannable?: ReadonlyMap<string, UnplannableRow>;
 }
 
 export type MismatchKind =
   | 'source-present-after-delete'
+  | 'hidden-hot-object'
   | 'uncommitted-part'
   | 'missing-part'
-  | 'corrupt-index';
+  | 'damaged-part'
+  | 'lost-index'
+  | 'corrupt-index'
+  | 'unplannable-row';
+
+/** What repairs each kind of finding (printed under its heading). */
+export const REPAIR: Readonly<Record<MismatchKind, (shopId: string, month: string) => string>> = {
+  'source-present-after-delete': () =>
+    'jobarchive run (the delete step removes what still matches its archive; the rest is archived again)',
+  'hidden-hot-object': () =>
+    'jobarchive run (archives the job again, hot prefix included; readers skip it until then)',
+  'uncommitted-part': () =>
+    'none needed with a staging manifest (a later run collects it after 12 h); without one: jobarchive reindex --force on its month, then remove the part if reindex excludes it',
+  'missing-part': (s, m) => `jobarchive reindex --shop ${s} --month ${m} --force (hot copies of its jobs were kept only if never deleted)`,
+  'damaged-part': (s, m) =>
+    `jobarchive reindex --shop ${s} --month ${m} --force (drops the unreadable part; the next run archives its jobs again from their hot copies, which deletes never touch while it is damaged)`,
+  'lost-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m}`,
+  'corrupt-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m} --force`,
+  'unplannable-row': () =>
+    'set status_created_at on the row (the indexer\'s terminal write does; = completed_at): the archiver plans from GSI_JobsByStatus_v2',
+};
 
 export interface Mismatch {
   readonly kind: MismatchKind;
@@ -156,17 +191,42 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
   const undeleted = new Set<string>();
   const coldKeys = new Set(inp.coldParts.map((p) => p.key));
   const committedParts = new Set<string>();
+  const coldByKey = new Map(inp.coldParts.map((p) => [p.key, p]));
+  // The row's completion per job: objects of a newer completion (a retry) are read by every reader.
+  const rowCompletion = new Map<string, number>();
+  for (const r of inp.rows) {
+    const t = checkTimestamp(r.completedAt).time;
+    if (t) rowCompletion.set(r.jobId, t.ms);
+  }
   for (const idx of inp.indexes) {
     const g = group(idx.shop_id, idx.month);
     for (const p of idx.parts) {
       committedParts.add(p.key);
-      if (!coldKeys.has(p.key)) {
+      const cold = coldByKey.get(p.key);
+      if (!cold) {
         mismatch({
           kind: 'missing-part',
           shopId: idx.shop_id,
           month: idx.month,
           key: p.key,
           detail: `index lists part ${p.name} (${p.job_count} jobs) but the object is gone`,
+        });
+        continue;
+      }
+      // Against what the commit recorded: the size, and the ETag (index@4) that any rewrite changes.
+      const problem =
+        cold.size !== undefined && cold.size !== p.size
+          ? `stored ${cold.size} bytes, committed ${p.size}`
+          : p.etag !== undefined && cold.etag !== undefined && cold.etag !== p.etag
+            ? `stored ETag ${cold.etag}, committed ${p.etag}: rewritten after its commit`
+            : inp.damagedParts?.get(p.key);
+      if (problem) {
+        mismatch({
+          kind: 'damaged-part',
+          shopId: idx.shop_id,
+          month: idx.month,
+          key: p.key,
+          detail: `part ${p.name} (${p.job_count} jobs): ${problem}`,
         });
       }
     }
@@ -175,29 +235,14 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
       indexed.add(jobId);
       g.archivedJobs++;
       if (entries.every((e) => e.deleted_at !== null)) g.archivedDeleted++;
-      if (entries[entries.length - 1]?.deleted_at === null) undeleted.add(jobId);
+      const latest = entries[entries.length - 1];
+      if (latest?.deleted_at === null) undeleted.add(jobId);
       const hot = inp.hot.get(jobId);
+      if (!hot || !latest) continue;
       for (const e of entries) {
-        if (e.deleted_at === null || !hot) continue;
-        // The delete step drops a deleted entry's manifest: an object of the job written no later than
-        // the entry's commit existed when it was archived, so the delete should have removed it.
-        if (e.sources.length === 0) {
-          for (const [key, at] of hot.modified ?? []) {
-            if (at > e.committed_at) continue; // written later: a retry's object, not a mismatch
-            mismatch({
-              kind: 'source-present-after-delete',
-              shopId: idx.shop_id,
-              month: idx.month,
-              key,
-              jobId,
-              detail: `entry in ${e.part} marked deleted at ${e.deleted_at}, an object from before its commit is still present`,
-            });
-          }
-        }
         for (const s of e.sources) {
           // Same key and same bytes: the delete step said it removed this object, yet it is there.
-          // (A different ETag is a newer write — a retried job — and is not a mismatch.)
-          if (hot.objects.get(s.key) === normalizeEtag(s.etag)) {
+          if (e.deleted_at !== null && hot.objects.get(s.key) === normalizeEtag(s.etag)) {
             mismatch({
               kind: 'source-present-after-delete',
               shopId: idx.shop_id,
@@ -209,14 +254,38 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
           }
         }
       }
+      // The latest archival of the row's own completion is marked deleted, so readers that know the
+      // completion skip the hot prefix: whatever is there now (written after that delete) is hidden
+      // until a run archives it again. No timestamps involved: the entry's state decides.
+      const completion = rowCompletion.get(jobId);
+      if (latest.deleted_at === null || completion !== checkTimestamp(latest.completed_at).time?.ms) continue;
+      for (const key of hot.objects.keys()) {
+        if (latest.sources.some((s: IndexedSource) => s.key === key)) continue; // reported above
+        mismatch({
+          kind: 'hidden-hot-object',
+          shopId: idx.shop_id,
+          month: idx.month,
+          key,
+          jobId,
+          detail: `entry in ${latest.part} marked deleted at ${latest.deleted_at}; this object is not in any archive and readers skip the hot prefix`,
+        });
+      }
     }
   }
 
-  // A group whose index does not parse is reported once, not once per part.
+  // A group whose index does not parse is reported once, not once per part; a month with committed
+  // parts (no staging manifest) but no index once, as a lost index.
   const corrupt = new Set(inp.corruptIndexes.map((c) => `${c.shopId}/${c.month}`));
+  const withIndex = new Set(inp.indexes.map((i) => `${i.shop_id}/${i.month}`));
+  const lost = new Map<string, ColdPart[]>();
   for (const p of inp.coldParts) {
     if (committedParts.has(p.key) || corrupt.has(`${p.shopId}/${p.month}`)) continue;
     const staged = inp.pending.has(pendingId(p.shopId, p.month, p.partName));
+    if (!staged && !withIndex.has(`${p.shopId}/${p.month}`)) {
+      const id = `${p.shopId}/${p.month}`;
+      lost.set(id, [...(lost.get(id) ?? []), p]);
+      continue;
+    }
     mismatch({
       kind: 'uncommitted-part',
       shopId: p.shopId,
@@ -225,6 +294,16 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
       detail: staged
         ? 'not in the month index; a staging manifest exists (run in flight, or abandoned: a later run removes it)'
         : 'not in the month index and no staging manifest',
+    });
+  }
+  for (const parts of lost.values()) {
+    const first = parts[0] as ColdPart;
+    mismatch({
+      kind: 'lost-index',
+      shopId: first.shopId,
+      month: first.month,
+      key: `job-details-index/${first.shopId}/${first.month}/index.json`,
+      detail: `no month index, but ${parts.length} committed part(s) (no staging manifest): the archiver refuses this month until it is rebuilt`,
     });
   }
 
@@ -259,6 +338,18 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
   const orphans: Orphan[] = [];
   for (const [jobId, h] of inp.hot) {
     if (withRow.has(jobId) || indexed.has(jobId)) continue;
+    const row = inp.unplannable?.get(jobId);
+    if (row) {
+      mismatch({
+        kind: 'unplannable-row',
+        shopId: row.shopId,
+        month: (h.newest ?? '').slice(0, 7) || 'unknown',
+        key: `job-details/${jobId}/`,
+        jobId,
+        detail: row.reason,
+      });
+      continue;
+    }
     const shopId = inp.orphanShops.get(jobId) ?? UNKNOWN_SHOP;
     const month = (h.newest ?? '').slice(0, 7) || 'unknown';
     orphans.push({ jobId, shopId, month, objects: h.objects.size, bytes: h.bytes });

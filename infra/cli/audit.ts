@@ -1,5 +1,6 @@
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { blockCheck, pointedBlocks } from '../../shared/archive/format/part-integrity';
 import {
   COLD_PREFIX,
   HOT_PREFIX,
@@ -23,6 +24,8 @@ import {
   type HotPrefix,
   orphanCandidates,
   pendingId,
+  REPAIR,
+  type UnplannableRow,
 } from './audit-model';
 import type { CliContext } from './context';
 import { formatBytes, type Output, printJson, table } from './output';
@@ -40,13 +43,19 @@ export const auditSpec: CommandSpec = {
       help: 'at most N HeadObject calls to attribute orphans to a shop (default 1000); the rest are "unknown"',
     },
     concurrency: { type: 'string', value: 'N', help: 'parallel GET/HEAD requests (default 8)' },
+    deep: {
+      type: 'boolean',
+      help: 'also GET every committed part and inflate every block (a damaged block that kept size and ETag)',
+    },
   },
   notes: [
     'Reads, all paginated, none of them scans the table:',
     '  DynamoDB  1 Query page per ≤1 MB of GSI_JobsByStatus_v2 per status (5 statuses; INCLUDE projection, ~0.5 RCU per 4 KB)',
     '  S3 LIST   ⌈objects / 1000⌉ for each of job-details/, job-details-index/, job-details-cold/',
     '  S3 GET    1 per month index (Standard storage, never Glacier)',
-    '  S3 HEAD   1 per orphan job prefix, capped by --max-heads',
+    '  S3 HEAD   1 per orphan job prefix, capped by --max-heads (+1 DynamoDB GetItem each: a row the GSI misses)',
+    '  parts are checked against the size and ETag their commit recorded from the LIST itself (no request);',
+    '  --deep adds 1 GET per committed part (every byte read: costly for parts in Glacier — not restored, reported)',
     'At us-east-1 list prices a million hot objects cost ~1,000 LISTs ≈ $0.005. Memory grows with the',
     'number of hot objects and rows (~200 bytes each).',
   ],
@@ -56,12 +65,14 @@ export interface AuditOptions {
   readonly maxHeads: number;
   readonly concurrency: number;
   readonly json: boolean;
+  readonly deep?: boolean;
 }
 
 export const parseAuditOptions = (flags: Flags): AuditOptions => ({
   maxHeads: wholeNumberFlag(flags, 'max-heads', 1000, { min: 0, max: 1_000_000 }),
   concurrency: wholeNumberFlag(flags, 'concurrency', 8, { min: 1, max: 64 }),
   json: boolFlag(flags, 'json'),
+  deep: boolFlag(flags, 'deep'),
 });
 
 /** Requests the audit made, by kind, and DynamoDB read units consumed. */
@@ -70,6 +81,7 @@ export interface AuditRequests {
   s3Get: number;
   s3Head: number;
   dynamodbQuery: number;
+  dynamodbGet: number;
   dynamodbReadUnits: number;
 }
 
@@ -160,7 +172,14 @@ const readHot = async (ctx: CliContext, req: AuditRequests): Promise<Map<string,
 };
 
 export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Output): Promise<AuditResult> => {
-  const req: AuditRequests = { s3List: 0, s3Get: 0, s3Head: 0, dynamodbQuery: 0, dynamodbReadUnits: 0 };
+  const req: AuditRequests = {
+    s3List: 0,
+    s3Get: 0,
+    s3Head: 0,
+    dynamodbQuery: 0,
+    dynamodbGet: 0,
+    dynamodbReadUnits: 0,
+  };
   io.err('audit: reading job rows, hot prefixes, month indexes and parts');
 
   const [rows, hot] = await Promise.all([readRows(ctx, req), readHot(ctx, req)]);
@@ -187,7 +206,7 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
   const coldParts: ColdPart[] = [];
   for await (const o of listPrefix(ctx, COLD_PREFIX, req)) {
     const p = parsePartKey(o.key);
-    if (p) coldParts.push({ key: o.key, ...p });
+    if (p) coldParts.push({ key: o.key, ...p, size: o.size, etag: o.etag });
   }
 
   const corruptIndexes: { key: string; shopId: string; month: string; reason: string }[] = [];
@@ -222,7 +241,59 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     }
   });
 
-  const findings = classifyAudit({ rows, hot, indexes, coldParts, pending, orphanShops, corruptIndexes });
+  // A prefix whose row exists but is not in the status GSI (no status_created_at) is no orphan: the
+  // archiver cannot plan it. One GetItem per attributed candidate.
+  const unplannable = new Map<string, UnplannableRow>();
+  await mapLimit(
+    toHead.filter((j) => orphanShops.get(j) !== undefined),
+    opts.concurrency,
+    async (jobId) => {
+      const shopId = orphanShops.get(jobId) as string;
+      req.dynamodbGet++;
+      const got = await ctx.ddb.send(
+        new GetCommand({ TableName: ctx.table, Key: { pk: `SHOP#${shopId}`, sk: `JOB#${jobId}` } }),
+      );
+      if (!got.Item) return;
+      const missing = got.Item.status_created_at === undefined;
+      unplannable.set(jobId, {
+        shopId,
+        jobId,
+        reason: missing
+          ? `the job row exists (${String(got.Item.job_status)}) but has no status_created_at, so it is not in GSI_JobsByStatus_v2 and the archiver never plans it`
+          : `the job row exists (${String(got.Item.job_status)}) but is not in GSI_JobsByStatus_v2`,
+      });
+    },
+  );
+
+  // --deep: every committed part read whole, every block inflated.
+  const damagedParts = new Map<string, string>();
+  if (opts.deep) {
+    const parts = indexes.flatMap((idx) => idx.parts.map((p) => ({ idx, p })));
+    await mapLimit(parts, opts.concurrency, async ({ idx, p }) => {
+      if (!coldParts.some((c) => c.key === p.key)) return; // missing-part already
+      req.s3Get++;
+      try {
+        await blockCheck(ctx.s3, ctx.bucket, p, pointedBlocks(idx, p.name));
+      } catch (err) {
+        if (isNamedError(err, 'VerificationError')) damagedParts.set(p.key, (err as Error).message);
+        else if (isNamedError(err, 'InvalidObjectState'))
+          damagedParts.set(p.key, 'in a Glacier class: not read (restore it to check its blocks)');
+        else throw err;
+      }
+    });
+  }
+
+  const findings = classifyAudit({
+    rows,
+    hot,
+    indexes,
+    coldParts,
+    pending,
+    orphanShops,
+    corruptIndexes,
+    damagedParts,
+    unplannable,
+  });
   const result: AuditResult = {
     ...findings,
     requests: req,
@@ -268,12 +339,17 @@ const printAudit = (io: Output, r: AuditResult): void => {
     }
     if (r.orphansUnattributed > 0) io.out(`  (${r.orphansUnattributed} not attributed: --max-heads reached)`);
   }
-  if (r.mismatches.length > 0) {
+  // Each kind of mismatch under its own heading, with what repairs it.
+  const kinds = [...new Set(r.mismatches.map((m) => m.kind))];
+  for (const kind of kinds) {
+    const list = r.mismatches.filter((m) => m.kind === kind);
     io.out('');
-    io.out(`mismatches${r.mismatches.length > LIST_LIMIT ? `, first ${LIST_LIMIT}` : ''}:`);
-    for (const m of r.mismatches.slice(0, LIST_LIMIT)) {
-      io.out(`  ${m.kind} ${m.shopId} ${m.month} ${m.key}${m.jobId ? ` (job ${m.jobId})` : ''}: ${m.detail}`);
+    io.out(`${kind} (${list.length})${list.length > LIST_LIMIT ? `, first ${LIST_LIMIT}` : ''}:`);
+    for (const m of list.slice(0, LIST_LIMIT)) {
+      io.out(`  ${m.shopId} ${m.month} ${m.key}${m.jobId ? ` (job ${m.jobId})` : ''}: ${m.detail}`);
     }
+    const repairs = [...new Set(list.map((m) => REPAIR[kind](m.shopId, m.month)))];
+    for (const fix of repairs.slice(0, LIST_LIMIT)) io.out(`  repair: ${fix}`);
   }
   if (r.undated.length > 0) {
     io.out('');
@@ -286,6 +362,6 @@ const printAudit = (io: Output, r: AuditResult): void => {
   const q = r.requests;
   io.out('');
   io.out(
-    `requests: S3 ${q.s3List} LIST, ${q.s3Get} GET, ${q.s3Head} HEAD; DynamoDB ${q.dynamodbQuery} Query (${q.dynamodbReadUnits} RCU)`,
+    `requests: S3 ${q.s3List} LIST, ${q.s3Get} GET, ${q.s3Head} HEAD; DynamoDB ${q.dynamodbQuery} Query, ${q.dynamodbGet} GetItem (${q.dynamodbReadUnits} RCU)`,
   );
 };

@@ -1,0 +1,187 @@
+import { DeleteObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { auditCommand } from '../../infra/cli/audit';
+import { auditExitCode } from '../../infra/cli/audit-model';
+import { memoryOutput } from '../../infra/cli/output';
+import { runArchiverLocally, synthesizedDefinition } from '../../infra/local/runner';
+import { monthIndexKey } from '../../shared/archive/format/keys';
+import { rebuildMonthIndex } from '../../shared/archive/reindex';
+import { jobPrefix } from '../../shared/details';
+import { recordFlush } from '../../shared/jobs';
+import { JobDetailsReader } from '../../shared/reader';
+import { normalizeEtag } from '../../shared/s3/objects';
+import {
+  type ArchiverEnv,
+  archiverEnv,
+  cliContextFor,
+  getBytes,
+  hotState,
+  inMonth,
+  listKeys,
+  pointHandlersAt,
+  readIndex,
+  seedTerminalJob,
+} from '../support/archiver-fixtures';
+
+/**
+ * Issue 25, cases 3, 4 and 6: damage between runs (a part rewritten during the grace period, hot
+ * objects changed after their archival, a lost month index) on the synthesized state machine over
+ * the real handlers, against DynamoDB Local + s3rver. Each test has its own bucket and table: a
+ * damaged group fails every run until repaired.
+ */
+jest.setTimeout(240_000);
+
+const definition = synthesizedDefinition();
+let env: ArchiverEnv;
+let restore: () => void;
+beforeEach(async () => {
+  env = await archiverEnv();
+  restore = pointHandlersAt(env);
+});
+afterEach(() => restore());
+
+const run = (input: Record<string, unknown>) => runArchiverLocally({ input, definition });
+const audit = async () => {
+  const io = memoryOutput();
+  const r = await auditCommand(cliContextFor(env), { maxHeads: 100, concurrency: 4, json: false, deep: false }, io);
+  return { r, exit: auditExitCode(r), text: io.stdout.join('\n') };
+};
+const reader = () => new JobDetailsReader(env.s3, env.bucket);
+
+test('case 3: a part byte-flipped during the grace period deletes nothing; its group fails; audit flags it; reindex + a run converge', async () => {
+  const job = await seedTerminalJob(env, { shopId: 'shop-flip', completedAt: inMonth(2, 5), flushes: 3 });
+  const before = await hotState(env, job.jobId);
+  const first = await run({ graceHours: 1 });
+  expect(first.status).toBe('SUCCEEDED');
+  const month = job.completedAt.slice(0, 7);
+  const index = await readIndex(env, job.shopId, month);
+  const part = index?.parts[0];
+  if (!part) throw new Error('no part');
+  expect(part.etag).toEqual(expect.any(String)); // index@4: the ETag verify read, recorded at commit
+
+  // Same size, one byte flipped (an overwrite of the write-once part): the local S3 stores the MD5 of
+  // every PUT's bytes as its ETag, as S3 gives every write a new ETag.
+  const bytes = Buffer.from(await getBytes(env.s3, env.bucket, part.key));
+  const at = Math.floor(bytes.length / 2);
+  bytes[at] = (bytes[at] ?? 0) ^ 0xff;
+  await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: part.key, Body: bytes }));
+  const head = await env.s3.send(new HeadObjectCommand({ Bucket: env.bucket, Key: part.key }));
+  expect(head.ContentLength).toBe(part.size);
+  expect(normalizeEtag(head.ETag)).not.toBe(part.etag);
+
+  const second = await run({ graceHours: 0 });
+  expect(second.status).toBe('FAILED'); // a run that could not do its work ends failed
+  expect(second.handlerErrors.map((e) => e.message).join('\n')).not.toMatch(/InternalError/);
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(job.jobId))).toEqual(job.keys); // every hot copy
+  expect((await readIndex(env, job.shopId, month))?.jobs[job.jobId]?.[0]?.deleted_at).toBeNull();
+
+  const a = await audit();
+  expect(a.r.mismatches).toEqual(
+    expect.arrayContaining([expect.objectContaining({ kind: 'damaged-part', key: part.key })]),
+  );
+  expect(a.text).toMatch(/jobarchive reindex --shop shop-flip --month/);
+  expect(a.exit).not.toBe(0);
+
+  // Repair: rebuild the index without the unreadable part, then a run archives the hot copies again.
+  const rebuilt = await rebuildMonthIndex(env.deps, job.shopId, month, { dryRun: false, force: true });
+  expect(rebuilt.partsExcluded).toEqual([{ key: part.key, reason: expect.stringMatching(/unreadable/) }]);
+  const third = await run({ graceHours: 0 });
+  expect(third.status).toBe('SUCCEEDED');
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(job.jobId))).toEqual([]);
+  const read = await reader().readAllDetails({ shopId: job.shopId, jobId: job.jobId, completedAt: job.completedAt });
+  expect(read.details).toEqual(before.details);
+});
+
+test('case 4: objects changed after the commit are kept, stay visible to every reader, and the next run archives them', async () => {
+  const job = await seedTerminalJob(env, {
+    shopId: 'shop-late',
+    completedAt: inMonth(2, 6),
+    platformData: { indexer: { v: 1 } },
+  });
+  const q = { shopId: job.shopId, jobId: job.jobId, completedAt: job.completedAt };
+  expect((await run({ graceHours: 1 })).status).toBe('SUCCEEDED');
+  // During the grace period: a late flush on the COMPLETED job and a new platform-data.json.
+  const late = await recordFlush(
+    { ddb: env.ddb, table: env.table, detailsWriter: env.store },
+    { shopId: job.shopId, jobId: job.jobId, totalItems: 1 },
+    {
+      chunkIds: ['late'],
+      counts: { processed: 0, failed: 1, skipped: 0, conflict: 0 },
+      details: { failed: { late: ['late-doc'] } },
+    },
+  );
+  expect(late.detailsKey).toEqual(expect.any(String));
+  await env.store.writePlatformData(job.shopId, job.jobId, { indexer: { v: 2 } });
+  const want = await hotState(env, job.jobId);
+  expect(want.details?.failed.late).toEqual(['late-doc']);
+
+  const second = await run({ graceHours: 0 });
+  expect(second.status).toBe('SUCCEEDED');
+  // Nothing of the job deleted; its entry says why; every reader sees the late data.
+  const month = job.completedAt.slice(0, 7);
+  const entries = (await readIndex(env, job.shopId, month))?.jobs[job.jobId] ?? [];
+  expect(entries).toHaveLength(1);
+  expect(entries[0]).toMatchObject({ deleted_at: null, rearchive: expect.any(String) });
+  expect((await listKeys(env.s3, env.bucket, jobPrefix(job.jobId))).length).toBe(job.keys.length + 1);
+  const seen = await reader().lookup(q);
+  expect(seen.details).toEqual(want.details);
+  expect(seen.platformData).toEqual({ indexer: { v: 2 } });
+  expect((await reader().readPlatformData(q)).data).toEqual({ indexer: { v: 2 } });
+
+  // The next run archives the prefix again and (grace 0) deletes it; the archive alone is complete.
+  const third = await run({ graceHours: 0 });
+  expect(third.status).toBe('SUCCEEDED');
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(job.jobId))).toEqual([]);
+  const after = (await readIndex(env, job.shopId, month))?.jobs[job.jobId] ?? [];
+  expect(after).toHaveLength(2);
+  expect(after.every((e) => e.deleted_at !== null)).toBe(true);
+  const archived = await reader().lookup(q);
+  expect(archived.details).toEqual(want.details);
+  expect(archived.platformData).toEqual({ indexer: { v: 2 } });
+  expect((await reader().readPlatformData(q)).data).toEqual({ indexer: { v: 2 } });
+  expect((await audit()).exit).toBe(0);
+});
+
+test('case 4: an object written after the delete is flagged by audit and archived by the next run', async () => {
+  const job = await seedTerminalJob(env, { shopId: 'shop-after', completedAt: inMonth(2, 7) });
+  const q = { shopId: job.shopId, jobId: job.jobId, completedAt: job.completedAt };
+  expect((await run({ graceHours: 0 })).status).toBe('SUCCEEDED');
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(job.jobId))).toEqual([]);
+  await env.store.writePlatformData(job.shopId, job.jobId, { indexer: { v: 3 } });
+  // lookup and readPlatformData agree on the current platform data meanwhile.
+  expect((await reader().readPlatformData(q)).data).toEqual((await reader().lookup(q)).platformData);
+  const a = await audit();
+  expect(a.r.mismatches).toEqual([
+    expect.objectContaining({ kind: 'hidden-hot-object', jobId: job.jobId }),
+  ]);
+  expect(a.exit).not.toBe(0);
+
+  expect((await run({ graceHours: 0 })).status).toBe('SUCCEEDED');
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(job.jobId))).toEqual([]);
+  expect((await reader().lookup(q)).platformData).toEqual({ indexer: { v: 3 } });
+  expect((await reader().readPlatformData(q)).data).toEqual({ indexer: { v: 3 } });
+  expect((await audit()).exit).toBe(0);
+});
+
+test('case 6: a lost month index fails its group loudly, commits no empty records, and reindex brings it back', async () => {
+  const job = await seedTerminalJob(env, { shopId: 'shop-lost', completedAt: inMonth(2, 8) });
+  const want = await hotState(env, job.jobId);
+  const q = { shopId: job.shopId, jobId: job.jobId, completedAt: job.completedAt };
+  expect((await run({ graceHours: 0 })).status).toBe('SUCCEEDED');
+  const month = job.completedAt.slice(0, 7);
+  const key = monthIndexKey(job.shopId, month);
+  await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: key }));
+
+  const second = await run({ graceHours: 0 });
+  expect(second.status).toBe('FAILED');
+  expect(await readIndex(env, job.shopId, month)).toBeNull(); // no empty records committed
+  expect(await listKeys(env.s3, env.bucket, `job-details-cold/${job.shopId}/${month}/`)).toHaveLength(1);
+  const a = await audit();
+  expect(a.r.mismatches).toEqual([expect.objectContaining({ kind: 'lost-index', shopId: job.shopId, month })]);
+  expect(a.text).toMatch(`jobarchive reindex --shop ${job.shopId} --month ${month}`);
+  expect(a.exit).not.toBe(0);
+
+  await rebuildMonthIndex(env.deps, job.shopId, month, { dryRun: false });
+  expect((await run({ graceHours: 0 })).status).toBe('SUCCEEDED');
+  expect((await reader().readAllDetails(q)).details).toEqual(want.details);
+  expect((await audit()).exit).toBe(0);
+});
