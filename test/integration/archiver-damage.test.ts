@@ -6,7 +6,7 @@ import { runArchiverLocally, synthesizedDefinition } from '../../infra/local/run
 import { monthIndexKey } from '../../shared/archive/format/keys';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import { jobPrefix } from '../../shared/details';
-import { recordFlush } from '../../shared/jobs';
+import { getJob, recordFlush } from '../../shared/jobs';
 import { JobDetailsReader } from '../../shared/reader';
 import { normalizeEtag } from '../../shared/s3/objects';
 import {
@@ -95,6 +95,7 @@ test('case 4: objects changed after the commit are kept, stay visible to every r
   const job = await seedTerminalJob(env, {
     shopId: 'shop-late',
     completedAt: inMonth(2, 6),
+    status: 'COMPLETED',
     platformData: { indexer: { v: 1 } },
   });
   const q = { shopId: job.shopId, jobId: job.jobId, completedAt: job.completedAt };
@@ -102,17 +103,19 @@ test('case 4: objects changed after the commit are kept, stay visible to every r
   // During the grace period: a late flush on the COMPLETED job and a new platform-data.json.
   const late = await recordFlush(
     { ddb: env.ddb, table: env.table, detailsWriter: env.store },
-    { shopId: job.shopId, jobId: job.jobId, totalItems: 1 },
+    { shopId: job.shopId, jobId: job.jobId, totalItems: 1, knownStatus: 'COMPLETED' },
     {
       chunkIds: ['late'],
-      counts: { processed: 0, failed: 1, skipped: 0, conflict: 0 },
-      details: { failed: { late: ['late-doc'] } },
+      counts: { processed: 0, failed: 0, skipped: 1, conflict: 0 },
+      details: { skipped: { late: ['late-doc'] } },
     },
   );
   expect(late.detailsKey).toEqual(expect.any(String));
+  const row = await getJob(env.ddb, env.table, job.shopId, job.jobId, { consistentRead: true });
+  expect(row).toMatchObject({ job_status: 'COMPLETED', completed_at: job.completedAt });
   await env.store.writePlatformData(job.shopId, job.jobId, { indexer: { v: 2 } });
   const want = await hotState(env, job.jobId);
-  expect(want.details?.failed.late).toEqual(['late-doc']);
+  expect(want.details?.skipped.late).toEqual(['late-doc']);
 
   const second = await run({ graceHours: 0 });
   expect(second.status).toBe('SUCCEEDED');
