@@ -91,13 +91,14 @@ export const REPAIR: Readonly<Record<MismatchKind, (shopId: string, month: strin
     'jobarchive run (archives the job again, hot prefix included; readers skip it until then)',
   'uncommitted-part': () =>
     'none needed with a staging manifest (a later run collects it after 12 h); without one: jobarchive reindex --force on its month, then remove the part if reindex excludes it',
-  'missing-part': (s, m) => `jobarchive reindex --shop ${s} --month ${m} --force (hot copies of its jobs were kept only if never deleted)`,
+  'missing-part': (s, m) =>
+    `jobarchive reindex --shop ${s} --month ${m} --force (hot copies of its jobs were kept only if never deleted)`,
   'damaged-part': (s, m) =>
     `jobarchive reindex --shop ${s} --month ${m} --force (drops the unreadable part; the next run archives its jobs again from their hot copies, which deletes never touch while it is damaged)`,
   'lost-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m}`,
   'corrupt-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m} --force`,
   'unplannable-row': () =>
-    'set status_created_at on the row (the indexer\'s terminal write does; = completed_at): the archiver plans from GSI_JobsByStatus_v2',
+    "set status_created_at on the row (the indexer's terminal write does; = completed_at): the archiver plans from GSI_JobsByStatus_v2",
 };
 
 export interface Mismatch {
@@ -258,7 +259,9 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
       // completion skip the hot prefix: whatever is there now (written after that delete) is hidden
       // until a run archives it again. No timestamps involved: the entry's state decides.
       const completion = rowCompletion.get(jobId);
-      if (latest.deleted_at === null || completion !== checkTimestamp(latest.completed_at).time?.ms) continue;
+      // (No row: the archived completion is the only one known, and no run plans the job again.)
+      if (latest.deleted_at === null) continue;
+      if (completion !== undefined && completion !== checkTimestamp(latest.completed_at).time?.ms) continue;
       for (const key of hot.objects.keys()) {
         if (latest.sources.some((s: IndexedSource) => s.key === key)) continue; // reported above
         mismatch({

@@ -262,8 +262,11 @@ test('a lost month index never lets garbage collection delete committed parts', 
   await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: monthIndexKey('shop-a', monthA) }));
   env.advance(ABANDONED_AFTER_MS + HOUR);
   const later = await runSteps(env.deps);
-  const groupA = later.steps.find((g) => g.group.shopId === 'shop-a');
-  expect(groupA?.archive?.abandonedPartsRemoved).toBe(0);
+  // The archiver refuses the month outright (LostIndexError → jobarchive reindex): no GC, no records.
+  expect(later.report?.groupsFailed).toEqual([
+    expect.objectContaining({ shopId: 'shop-a', error: 'LostIndexError' }),
+  ]);
+  expect(later.steps.find((g) => g.group.shopId === 'shop-a')?.archive).toBeUndefined();
 
   for (const [i, k] of parts.entries()) {
     expect(sha256(await getBytes(env.s3, env.bucket, k))).toBe(digests[i]);

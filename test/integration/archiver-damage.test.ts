@@ -42,7 +42,11 @@ afterEach(() => restore());
 const run = (input: Record<string, unknown>) => runArchiverLocally({ input, definition });
 const audit = async () => {
   const io = memoryOutput();
-  const r = await auditCommand(cliContextFor(env), { maxHeads: 100, concurrency: 4, json: false, deep: false }, io);
+  const r = await auditCommand(
+    cliContextFor(env),
+    { maxHeads: 100, concurrency: 4, json: false, deep: false },
+    io,
+  );
   return { r, exit: auditExitCode(r), text: io.stdout.join('\n') };
 };
 const reader = () => new JobDetailsReader(env.s3, env.bucket);
@@ -87,7 +91,11 @@ test('case 3: a part byte-flipped during the grace period deletes nothing; its g
   const third = await run({ graceHours: 0 });
   expect(third.status).toBe('SUCCEEDED');
   expect(await listKeys(env.s3, env.bucket, jobPrefix(job.jobId))).toEqual([]);
-  const read = await reader().readAllDetails({ shopId: job.shopId, jobId: job.jobId, completedAt: job.completedAt });
+  const read = await reader().readAllDetails({
+    shopId: job.shopId,
+    jobId: job.jobId,
+    completedAt: job.completedAt,
+  });
   expect(read.details).toEqual(before.details);
 });
 
@@ -153,9 +161,7 @@ test('case 4: an object written after the delete is flagged by audit and archive
   // lookup and readPlatformData agree on the current platform data meanwhile.
   expect((await reader().readPlatformData(q)).data).toEqual((await reader().lookup(q)).platformData);
   const a = await audit();
-  expect(a.r.mismatches).toEqual([
-    expect.objectContaining({ kind: 'hidden-hot-object', jobId: job.jobId }),
-  ]);
+  expect(a.r.mismatches).toEqual([expect.objectContaining({ kind: 'hidden-hot-object', jobId: job.jobId })]);
   expect(a.exit).not.toBe(0);
 
   expect((await run({ graceHours: 0 })).status).toBe('SUCCEEDED');
@@ -179,7 +185,9 @@ test('case 6: a lost month index fails its group loudly, commits no empty record
   expect(await readIndex(env, job.shopId, month)).toBeNull(); // no empty records committed
   expect(await listKeys(env.s3, env.bucket, `job-details-cold/${job.shopId}/${month}/`)).toHaveLength(1);
   const a = await audit();
-  expect(a.r.mismatches).toEqual([expect.objectContaining({ kind: 'lost-index', shopId: job.shopId, month })]);
+  expect(a.r.mismatches).toEqual([
+    expect.objectContaining({ kind: 'lost-index', shopId: job.shopId, month }),
+  ]);
   expect(a.text).toMatch(`jobarchive reindex --shop ${job.shopId} --month ${month}`);
   expect(a.exit).not.toBe(0);
 

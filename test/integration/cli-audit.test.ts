@@ -133,7 +133,7 @@ it('reports each kind of mismatch in the damaged shop × month', async () => {
   expect(found).toEqual(
     [
       ['missing-part', partKey(SHOP, '2026-03', GONE)],
-      ['source-present-after-delete', 'job-details/archivedjob01/bbbbbbbbbbbbbbbb.json.gz'],
+      ['hidden-hot-object', 'job-details/archivedjob01/bbbbbbbbbbbbbbbb.json.gz'],
       ['uncommitted-part', partKey(SHOP, '2026-03', STRAY)],
     ].sort(),
   );

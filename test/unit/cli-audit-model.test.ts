@@ -201,27 +201,59 @@ describe('classifyAudit', () => {
     ]);
   });
 
-  it('a deleted entry whose manifest was dropped: flags objects from before its commit, not later ones', () => {
+  it("a deleted entry of the row's completion: every hot object is hidden, whatever its LastModified (same second included)", () => {
     const committed = entry().committed_at;
-    const before = new Date(Date.parse(committed) - 60_000).toISOString();
-    const after = new Date(Date.parse(committed) + 60_000).toISOString();
+    const sameSecond = `${committed.slice(0, 19)}.000Z`; // S3 LastModified has second precision
     const h = {
       ...hot('arch1', { 'job-details/arch1/f1.json.gz': 'e1', 'job-details/arch1/f2.json.gz': 'e2' }),
       modified: new Map([
-        ['job-details/arch1/f1.json.gz', before],
-        ['job-details/arch1/f2.json.gz', after],
+        ['job-details/arch1/f1.json.gz', sameSecond],
+        ['job-details/arch1/f2.json.gz', new Date(Date.parse(committed) + 60_000).toISOString()],
       ]),
     };
-    const f = classifyAudit(
+    const withRow = (completedAt: string) =>
+      classifyAudit(
+        inputs({
+          rows: [{ shopId: SHOP, jobId: 'arch1', status: 'COMPLETED', completedAt }],
+          hot: new Map([['arch1', h]]),
+          indexes: [index({ arch1: [entry({ sources: [] })] })],
+          coldParts: [{ key: PART_KEY, shopId: SHOP, month: '2026-03', partName: PART }],
+        }),
+      );
+    expect(withRow('2026-03-10T00:00:00+00:00').mismatches).toEqual([
+      expect.objectContaining({ kind: 'hidden-hot-object', key: 'job-details/arch1/f1.json.gz' }),
+      expect.objectContaining({ kind: 'hidden-hot-object', key: 'job-details/arch1/f2.json.gz' }),
+    ]);
+    // A retry's objects (a newer completion) are read by every reader: nothing hidden.
+    expect(withRow('2026-05-01T00:00:00Z').mismatches).toEqual([]);
+  });
+
+  it('parts against the committed size and ETag; a month with parts and no index is one lost-index finding', () => {
+    const committedPart = { ...index({ arch1: [entry({ deleted_at: null })] }) };
+    const withEtag: MonthIndex = {
+      ...committedPart,
+      parts: committedPart.parts.map((p) => ({ ...p, etag: 'good' })),
+    };
+    const flipped = classifyAudit(
       inputs({
-        hot: new Map([['arch1', h]]),
-        indexes: [index({ arch1: [entry({ sources: [] })] })],
-        coldParts: [{ key: PART_KEY, shopId: SHOP, month: '2026-03', partName: PART }],
+        indexes: [withEtag],
+        coldParts: [
+          {
+            key: PART_KEY,
+            shopId: SHOP,
+            month: '2026-03',
+            partName: PART,
+            size: withEtag.parts[0]?.size,
+            etag: 'bad',
+          },
+        ],
       }),
     );
-    expect(f.mismatches).toEqual([
-      expect.objectContaining({ kind: 'source-present-after-delete', key: 'job-details/arch1/f1.json.gz' }),
-    ]);
+    expect(flipped.mismatches).toEqual([expect.objectContaining({ kind: 'damaged-part', key: PART_KEY })]);
+    const lost = classifyAudit(
+      inputs({ coldParts: [{ key: PART_KEY, shopId: SHOP, month: '2026-03', partName: PART }] }),
+    );
+    expect(lost.mismatches).toEqual([expect.objectContaining({ kind: 'lost-index', month: '2026-03' })]);
   });
 
   it('flags parts missing from their index (noting a staging manifest) and index parts whose object is gone', () => {
