@@ -190,7 +190,6 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
   // Which jobs the indexes know, and whether their newest entry still waits for the delete step.
   const indexed = new Set<string>();
   const undeleted = new Set<string>();
-  const coldKeys = new Set(inp.coldParts.map((p) => p.key));
   const committedParts = new Set<string>();
   const coldByKey = new Map(inp.coldParts.map((p) => [p.key, p]));
   // The row's completion per job: objects of a newer completion (a retry) are read by every reader.
