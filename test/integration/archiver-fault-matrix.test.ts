@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { setHandlerClock } from '../../functions/deps';
 import { auditCommand } from '../../infra/cli/audit';
+import { auditExitCode } from '../../infra/cli/audit-model';
 import { memoryOutput } from '../../infra/cli/output';
 import { type LocalRunResult, runArchiverLocally, synthesizedDefinition } from '../../infra/local/runner';
-import { parsePartKey } from '../../shared/archive/format/keys';
+import { parseMonthIndexKey, parsePartKey } from '../../shared/archive/format/keys';
+import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { jobPrefix } from '../../shared/details';
 import { JobDetailsReader } from '../../shared/reader';
@@ -20,6 +23,7 @@ import {
   seedBigJob,
   seedTerminalJob,
   cliContextFor,
+  getBytes,
 } from '../support/archiver-fixtures';
 import {
   burst,
@@ -316,6 +320,110 @@ test('a retried ArchiveBatch: every request either attempt sent is in the report
     const report = r.output as RunReport;
     expect(report.jobsArchived).toBe(8);
     expect({ s3: report.requests.s3, dynamodb: report.requests.dynamodb }).toEqual(sent);
+  } finally {
+    layer.fault = null;
+    restore();
+  }
+});
+
+test('ArchiveBatch: a part damaged between its commit and the delete: nothing of its group deleted, the group fails, audit flags it, reindex converges', async () => {
+  const env = await archiverEnv();
+  const restore = pointHandlersAt(env);
+  try {
+    layer.install();
+    const jobs = await seed(env, false);
+    const before = new Map<string, Awaited<ReturnType<typeof hotState>>>();
+    for (const j of jobs) before.set(j.jobId, await hotState(env, j.jobId));
+    const run = () => runArchiverLocally({ definition, input: INPUT, handlers: layer.handlers() });
+
+    // Right after the first commit (the index write lands), the committed part is overwritten with
+    // one byte flipped, same size — before the same invocation's delete step.
+    let damaged: { key: string; shopId: string; month: string } | undefined;
+    const fault: Fault = {
+      at: 'call',
+      fired: 0,
+      handle: async (c, send) => {
+        const out = await send();
+        const idx = isIndexPut(c) && c.step === 'archive-batch' ? parseMonthIndexKey(key(c)) : null;
+        if (fault.fired === 0 && idx) {
+          fault.fired++;
+          const [partKey] = await listKeys(
+            env.s3,
+            env.bucket,
+            `job-details-cold/${idx.shopId}/${idx.month}/`,
+          );
+          if (!partKey) throw new Error('no part after the commit');
+          const bytes = Buffer.from(await getBytes(env.s3, env.bucket, partKey));
+          const at = Math.floor(bytes.length / 2);
+          bytes[at] = (bytes[at] ?? 0) ^ 0x55;
+          await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: partKey, Body: bytes }));
+          damaged = { key: partKey, ...idx };
+        }
+        return out;
+      },
+    };
+    layer.fault = fault;
+    const faulted = await run();
+    layer.fault = null;
+    expect(fault.fired).toBe(1);
+    if (!damaged) throw new Error('no part damaged');
+    const hit = damaged;
+    expect(faulted.status).toBe('FAILED');
+    expect(faulted.unexpectedErrors).toEqual([]);
+    const inGroup = jobs.filter((j) => j.shopId === hit.shopId && j.completedAt.startsWith(hit.month));
+    expect(inGroup.length).toBeGreaterThan(0);
+    for (const j of inGroup) expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual(j.keys);
+    for (const j of jobs.filter((x) => !inGroup.includes(x)))
+      expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual([]); // the others went on
+
+    const ctx = cliContextFor(env);
+    const flagged = await auditCommand(ctx, { maxHeads: 100, concurrency: 4, json: true }, memoryOutput());
+    expect(flagged.mismatches).toEqual([expect.objectContaining({ kind: 'damaged-part', key: hit.key })]);
+    expect(auditExitCode(flagged)).not.toBe(0);
+    // Until repaired, every run fails the group and keeps its hot copies.
+    const again = await run();
+    expect(again.status).toBe('FAILED');
+    for (const j of inGroup) expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual(j.keys);
+
+    // Repair: reindex drops the unreadable part; the next runs archive the jobs again from hot copies;
+    // the excluded part is removed (reindex names it) once they are.
+    const rebuilt = await rebuildMonthIndex(env.deps, hit.shopId, hit.month, { dryRun: false, force: true });
+    expect(rebuilt.partsExcluded.map((p) => p.key)).toEqual([hit.key]);
+    const now = await run();
+    setHandlerClock(() => new Date(Date.now() + 13 * HOUR));
+    const later = await run().finally(() => setHandlerClock(undefined));
+    expect(later.status).toBe('SUCCEEDED');
+    await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: hit.key }));
+
+    const reader = new JobDetailsReader(env.s3, env.bucket);
+    let lost = 0;
+    let duplicated = 0;
+    for (const j of jobs) {
+      const entries = (await readIndex(env, j.shopId, j.completedAt.slice(0, 7)))?.jobs[j.jobId] ?? [];
+      if (entries.length > 1) duplicated++;
+      const q = { shopId: j.shopId, jobId: j.jobId, completedAt: j.completedAt };
+      const read = await reader.readAllDetails(q);
+      const pd = await reader.readPlatformData(q);
+      const was = before.get(j.jobId);
+      if (
+        read.provenance.source !== 'archive' ||
+        JSON.stringify(read.details) !== JSON.stringify(was?.details) ||
+        JSON.stringify(pd.data) !== JSON.stringify(was?.platformData)
+      )
+        lost++;
+      expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual([]);
+    }
+    const audit = await auditCommand(ctx, { maxHeads: 100, concurrency: 4, json: true }, memoryOutput());
+    matrix.push({
+      name: 'ArchiveBatch: part damaged between commit and delete (+ reindex)',
+      faulted: statusOf(faulted),
+      reruns: `${statusOf(again)}; reindex; ${statusOf(now)}, ${statusOf(later)}`,
+      lost,
+      duplicated,
+      audit: audit.totals.mismatches === 0 ? 'clean' : `${audit.totals.mismatches} mismatches`,
+    });
+    expect({ lost, duplicated }).toEqual({ lost: 0, duplicated: 0 });
+    expect(audit.totals).toMatchObject({ mismatches: 0, orphans: 0, undated: 0 });
   } finally {
     layer.fault = null;
     restore();

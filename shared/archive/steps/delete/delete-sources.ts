@@ -75,15 +75,16 @@ export const prepareDelete = async (
     if (eligible.length === 0) return { eligible, matched: [], changed: [], objectsKept: 0, planned, index };
 
     // Last line of defence: never delete sources whose archive is not provably the bytes committed.
-    // A part verify read back in this invocation is not re-read; otherwise 1 HEAD against the size and
-    // ETag recorded at commit (index@4), or — a part committed without an ETag (index@3) — 1 GET that
-    // inflates every block. A damaged part throws: its group fails and every hot copy stays.
+    // 1 HEAD per part against the size and ETag recorded at commit (index@4) — even for a part verify
+    // read back moments ago in this invocation, so nothing that happened to it since the commit goes
+    // unseen — or, for a part committed without an ETag (index@3), 1 GET that inflates every block. A
+    // damaged part throws: its group fails and every hot copy stays.
     for (const name of new Set(eligible.map((e) => e.entry.part))) {
       const part = partByName(index, name);
       if (!part) throw new VerificationError(name, 'index entry points at a part the index does not list');
-      if (known?.checkedParts.has(name)) continue;
       if (part.etag !== undefined) await headCheck(deps.s3, deps.bucket, part);
-      else await blockCheck(deps.s3, deps.bucket, part, pointedBlocks(index, name));
+      else if (!known?.checkedParts.has(name))
+        await blockCheck(deps.s3, deps.bucket, part, pointedBlocks(index, name));
     }
 
     const handedOver = known?.listed;
