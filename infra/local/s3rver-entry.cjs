@@ -306,6 +306,38 @@ objectCtrl.deleteMultipleObjects = async function conditionalDeleteMultipleObjec
   };
 };
 
+// (Wraps the store methods as patched above.) A write the file system refuses — a full disk (ENOSPC), a quota (EDQUOT), a file size limit (EFBIG),
+// a read-only or failing disk — reached s3rver's generic handler and was answered as a bare
+// InternalError ("We encountered an internal error"), so a run failed without saying why. S3 itself
+// never runs out of space; the local one says what happened instead, still as a 500 InternalError
+// (retried by clients like S3's), with the cause and the data directory in the message.
+const STORAGE_CODES = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'EROFS', 'EIO']);
+const StorageError = require('s3rver/lib/models/error');
+for (const method of [
+  'putObject',
+  'putPart',
+  'putObjectMultipart',
+  'initiateUpload',
+  'copyObject',
+  'deleteObject',
+  'putBucket',
+  'putSubresource',
+]) {
+  const original = FilesystemStore.prototype[method];
+  if (typeof original !== 'function') continue;
+  FilesystemStore.prototype[method] = async function storageErrors(...args) {
+    try {
+      return await original.apply(this, args);
+    } catch (err) {
+      if (!STORAGE_CODES.has(err?.code)) throw err;
+      throw new StorageError(
+        'InternalError',
+        `local S3 could not write to its data directory ${directory}: ${err.code} (${err.message}) — free space or raise the limit, then rerun`,
+      );
+    }
+  };
+}
+
 const server = new S3rver({ address: '127.0.0.1', port, silent: true, directory });
 server.run().then(
   (addr) => process.stdout.write(`s3rver listening on ${addr.address}:${addr.port}\n`),
