@@ -81,18 +81,6 @@ export class JobDetailsReader {
     if (inline.platformData !== null) {
       return { data: inline.platformData, provenance: ctx.tally.provenance('row', [INLINE_PLATFORM_DATA]) };
     }
-    // With the month and completion known, the same plan as lookup's (`hotPlan`): once this
-    // completion's hot objects are deleted the archive is current (an object written after that
-    // delete is archived by the next run, and lookup and this agree meanwhile).
-    if (rq.months !== null && rq.completedAt !== null) {
-      const reads = await readIndexes(ctx, rq, rq.months);
-      if (hotPlan(entriesOf(reads), rq.completedAt) === 'skip') {
-        const latest = latestWithPlatformData(entriesOf(reads));
-        if (!latest) return { data: null, provenance: ctx.tally.provenance('none') };
-        const { platformData } = await this.readArchived(ctx, rq, [latest], latest);
-        return { data: platformData, provenance: ctx.tally.provenance('archive') };
-      }
-    }
     // Hot first: it is the newest, and reading it before the indexes means an archival committed
     // meanwhile (which precedes any delete) is in the indexes we read next.
     const hot = await readHotPlatformData(ctx, rq);
@@ -115,11 +103,19 @@ export class JobDetailsReader {
     const inline = inlineOf(q);
     const ctx = newReadContext(this.s3, this.bucket, this.settings);
     const { entries, hot } = await this.gather(ctx, rq, true);
-    const platformEntry =
-      hot?.platformData || inline.platformData !== null ? undefined : latestWithPlatformData(entries);
+    // When the plan skipped the hot prefix (this completion's objects were deleted), platform-data.json
+    // is still read (1 GET), as readPlatformData reads it: one rewritten after the delete is the
+    // current one for both until the next run archives it.
+    const hotPd =
+      hot !== null
+        ? hot.platformData
+        : inline.platformData !== null
+          ? null
+          : await readHotPlatformData(ctx, rq);
+    const platformEntry = hotPd || inline.platformData !== null ? undefined : latestWithPlatformData(entries);
     const { records, platformData } = await this.readArchived(ctx, rq, entries, platformEntry);
     const details = combineDetails(records, hot?.flushes.map((f) => f.payload) ?? [], inline.details);
-    const pd = choosePlatformData(hot?.platformData ?? null, platformData, inline.platformData);
+    const pd = choosePlatformData(hotPd, platformData, inline.platformData);
     const newest = records[records.length - 1];
     return {
       details: details.details,
