@@ -1,9 +1,11 @@
 import { DeleteObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { auditCommand } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
 import { memoryOutput } from '../../infra/cli/output';
 import { runArchiverLocally, synthesizedDefinition } from '../../infra/local/runner';
 import { monthIndexKey } from '../../shared/archive/format/keys';
+import { MONTH_INDEX_HEADERS, serializeMonthIndex } from '../../shared/archive/format/month-index';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import { jobPrefix } from '../../shared/details';
 import { getJob, recordFlush } from '../../shared/jobs';
@@ -65,7 +67,7 @@ test('case 3: a part byte-flipped during the grace period deletes nothing; its g
   // Same size, one byte flipped (an overwrite of the write-once part): the local S3 stores the MD5 of
   // every PUT's bytes as its ETag, as S3 gives every write a new ETag.
   const bytes = Buffer.from(await getBytes(env.s3, env.bucket, part.key));
-  const at = Math.floor(bytes.length / 2);
+  const at = bytes.length - 5; // in the last block's CRC-32: every reader of the block sees it
   bytes[at] = (bytes[at] ?? 0) ^ 0xff;
   await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: part.key, Body: bytes }));
   const head = await env.s3.send(new HeadObjectCommand({ Bucket: env.bucket, Key: part.key }));
@@ -195,4 +197,84 @@ test('case 6: a lost month index fails its group loudly, commits no empty record
   expect((await run({ graceHours: 0 })).status).toBe('SUCCEEDED');
   expect((await reader().readAllDetails(q)).details).toEqual(want.details);
   expect((await audit()).exit).toBe(0);
+});
+
+test('case 5: audit --deep finds a damaged block the cheap check cannot see (a part committed without an ETag); delete inflates such a part first; a truncated part is flagged cheaply', async () => {
+  const job = await seedTerminalJob(env, { shopId: 'shop-deep', completedAt: inMonth(2, 9) });
+  expect((await run({ graceHours: 1 })).status).toBe('SUCCEEDED');
+  const month = job.completedAt.slice(0, 7);
+  const index = await readIndex(env, job.shopId, month);
+  const part = index?.parts[0];
+  if (!index || !part) throw new Error('no part');
+  // As an index@3 commit left it: no ETag for the part.
+  const legacy = { ...index, parts: index.parts.map(({ etag: _e, ...p }) => p) };
+  await env.s3.send(
+    new PutObjectCommand({
+      Bucket: env.bucket,
+      Key: monthIndexKey(job.shopId, month),
+      Body: serializeMonthIndex(legacy),
+      ...MONTH_INDEX_HEADERS,
+    }),
+  );
+  const bytes = Buffer.from(await getBytes(env.s3, env.bucket, part.key));
+  bytes[bytes.length - 5] = (bytes[bytes.length - 5] ?? 0) ^ 0xff;
+  await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: part.key, Body: bytes }));
+
+  expect((await audit()).r.mismatches).toEqual([]); // size and listing alone cannot tell
+  const io = memoryOutput();
+  const deep = await auditCommand(
+    cliContextFor(env),
+    { maxHeads: 100, concurrency: 4, json: false, deep: true },
+    io,
+  );
+  expect(deep.mismatches).toEqual([
+    expect.objectContaining({
+      kind: 'damaged-part',
+      key: part.key,
+      detail: expect.stringMatching(/decompress/),
+    }),
+  ]);
+  expect(deep.requests.s3Get).toBe(2); // the index and the part
+  expect(auditExitCode(deep)).not.toBe(0);
+
+  expect((await run({ graceHours: 0 })).status).toBe('FAILED');
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(job.jobId))).toEqual(job.keys);
+
+  await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: part.key, Body: bytes.subarray(0, 20) }));
+  const cheap = await audit();
+  expect(cheap.r.mismatches).toEqual([
+    expect.objectContaining({ kind: 'damaged-part', detail: expect.stringMatching(/stored 20 bytes/) }),
+  ]);
+  expect(cheap.exit).not.toBe(0);
+});
+
+test('point 10: a row without status_created_at is no orphan "with no job row": audit names it a row the archiver cannot plan', async () => {
+  const shopId = 'shop-unplanned';
+  const jobId = 'unplannedjob1';
+  await env.ddb.send(
+    new PutCommand({
+      TableName: env.table,
+      Item: {
+        pk: `SHOP#${shopId}`,
+        sk: `JOB#${jobId}`,
+        job_id: jobId,
+        job_status: 'FAILED',
+        completed_at: inMonth(2, 3).toISOString(),
+      },
+    }),
+  );
+  await env.store.writePlatformData(shopId, jobId, { indexer: { v: 1 } });
+  const a = await audit();
+  expect(a.r.orphans).toEqual([]);
+  expect(a.r.mismatches).toEqual([
+    expect.objectContaining({
+      kind: 'unplannable-row',
+      shopId,
+      jobId,
+      detail: expect.stringMatching(/no status_created_at/),
+    }),
+  ]);
+  expect(a.text).toMatch(/^unplannable-row \(1\):$/m);
+  expect(a.text).toMatch(/repair: set status_created_at/);
+  expect(a.exit).not.toBe(0);
 });
