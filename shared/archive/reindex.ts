@@ -86,6 +86,8 @@ const scanPart = async (
   month: string,
   listed: ListedObject,
   partName: string,
+  /** Filled with each job record's sources as `key size` (records name no ETags). */
+  recordSources?: Map<string, string[]>,
 ): Promise<VerifiedPart> => {
   const fail = (reason: string): never => {
     throw new CorruptObjectError(listed.key, reason);
@@ -168,6 +170,10 @@ const scanPart = async (
     if (Object.hasOwn(entries, j.record.job_id)) fail(`job ${j.record.job_id} appears twice`);
     const ref = j.record.platform_data_ref;
     const pd = ref === null ? undefined : platformData.get(ref);
+    recordSources?.set(
+      j.record.job_id,
+      j.record.sources.map((src) => `${src.key} ${src.size}`),
+    );
     entries[j.record.job_id] = {
       part: partName,
       ...j.at,
@@ -231,6 +237,8 @@ export const rebuildMonthIndex = async (
 
   let index = emptyMonthIndex(shopId, month, deps.clock().toISOString());
   const partsExcluded: ExcludedPart[] = [];
+  // Per job and completion, the sources (`key size`) of every part added so far.
+  const archived = new Map<string, Set<string>>();
   for (const obj of listed) {
     const parsed = parsePartKey(obj.key);
     if (!parsed || parsed.shopId !== shopId || parsed.month !== month) {
@@ -244,15 +252,22 @@ export const rebuildMonthIndex = async (
       continue;
     }
     let verified: VerifiedPart;
+    const sources = new Map<string, string[]>();
     try {
-      verified = await scanPart(deps, shopId, month, obj, parsed.partName);
+      verified = await scanPart(deps, shopId, month, obj, parsed.partName, sources);
     } catch (err) {
       if (!(err instanceof CorruptObjectError)) throw err;
       partsExcluded.push({ key: obj.key, reason: `unreadable: ${err.reason}` });
       continue;
     }
     const committedAt = (obj.lastModified ?? deps.clock()).toISOString();
-    index = applyCommit(index, verified, committedAt).index ?? index;
+    index =
+      applyCommit(index, verified, committedAt, rearchivesIn(index, verified, sources, archived)).index ??
+      index;
+    for (const [jobId, list] of sources) {
+      const mine = `${jobId}\u0000${verified.jobs[jobId]?.completed_at}`;
+      archived.set(mine, new Set([...(archived.get(mine) ?? []), ...list]));
+    }
   }
   index = { ...index, updated_at: deps.clock().toISOString() };
 
@@ -273,6 +288,30 @@ export const entriesByPart = (index: MonthIndex): Record<string, number> => {
   const out: Record<string, number> = {};
   for (const list of Object.values(index.jobs) as (readonly IndexedJob[])[]) {
     for (const e of list) out[e.part] = (out[e.part] ?? 0) + 1;
+  }
+  return out;
+};
+
+/**
+ * Jobs a part archived again (classify.ts `rearchive`): the same completion as the job's latest entry
+ * so far, but sources the parts before it did not hold (objects rewritten or added after their
+ * commit). Their entries are kept beside the earlier one — readers merge both — where a duplicate of
+ * the same archival (an overlapping run's part, the same sources) is left out, as the commit step
+ * leaves it out.
+ */
+const rearchivesIn = (
+  index: MonthIndex,
+  verified: VerifiedPart,
+  sources: ReadonlyMap<string, readonly string[]>,
+  archived: ReadonlyMap<string, ReadonlySet<string>>,
+): Map<string, string> => {
+  const out = new Map<string, string>();
+  for (const [jobId, e] of Object.entries(verified.jobs)) {
+    const entries = Object.hasOwn(index.jobs, jobId) ? index.jobs[jobId] : undefined;
+    const latest = entries?.[entries.length - 1];
+    if (!latest || latest.completed_at !== e.completed_at) continue;
+    const before = archived.get(`${jobId}\u0000${e.completed_at}`) ?? new Set<string>();
+    if ((sources.get(jobId) ?? []).some((s) => !before.has(s))) out.set(jobId, latest.part);
   }
   return out;
 };

@@ -152,6 +152,13 @@ test('case 4: objects changed after the commit are kept, stay visible to every r
   expect(archived.platformData).toEqual({ indexer: { v: 2 } });
   expect((await reader().readPlatformData(q)).data).toEqual({ indexer: { v: 2 } });
   expect((await audit()).exit).toBe(0);
+
+  // A rebuilt index keeps both archivals (the second covers objects the first does not).
+  await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: monthIndexKey(job.shopId, month) }));
+  await rebuildMonthIndex(env.deps, job.shopId, month, { dryRun: false });
+  expect((await readIndex(env, job.shopId, month))?.jobs[job.jobId]).toHaveLength(2);
+  const rebuilt = await reader().readAllDetails(q);
+  expect(rebuilt.details).toEqual(want.details);
 });
 
 test('case 4: an object written after the delete is flagged by audit and archived by the next run', async () => {
