@@ -30,8 +30,8 @@ import { verifyPartInMemory } from '../verify/verify-part';
  * it back whole), commit (conditional index write), delete (hot objects of committed jobs past the
  * grace period) — in one process, so what a step learned is handed to the next instead of re-read:
  * the index the archive step read is the commit's starting point (its ETag guards the write), the
- * manifest it staged is what verify checks the stored bytes against, the part verify read back is not
- * HEADed again, and the listing of the archived jobs is what delete removes from; the hot objects of
+ * manifest it staged is what verify checks the stored bytes against (the ETag it read is what the
+ * commit records and delete HEADs the part against), and the listing of the archived jobs is what delete removes from; the hot objects of
  * all the batch's groups go in shared DeleteObjects calls (1,000 keys each). A crash anywhere
  * leaves what a crash between the old separate steps left; the next run converges the same way.
  *

@@ -15,7 +15,7 @@ import type { DeleteEvent, DeleteResult, PlannedJob } from '../types';
 
 /**
  * What the steps before this one in the same invocation know: the index as the commit wrote it (with
- * its ETag), the parts verify read back whole a moment ago (not HEADed again), and the hot objects the
+ * its ETag), the parts verify read back whole a moment ago (still HEADed: see below), and the hot objects the
  * archive step listed (used when they cover every eligible job; otherwise the prefix is listed).
  */
 export interface DeleteHandoff {
