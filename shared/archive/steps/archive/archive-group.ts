@@ -13,7 +13,7 @@ import { listingProblem, readJobSources } from './job-sources';
 import { PartUpload } from './part-upload';
 import { Semaphore } from '../../../concurrency';
 import { orderedPrefetch } from './prefetch';
-import { collectAbandonedParts, refuseLostIndex } from './pending-gc';
+import { collectAbandonedParts, partsWithoutStaging, refuseLostIndex } from './pending-gc';
 import { readPlannedJobs } from '../plan/planned-jobs';
 import { CAPS } from '../run';
 import type { StagedPart } from './staged';
@@ -80,9 +80,11 @@ export const archiveGroupInMemory = async (
     // A lost index must not read as "nothing archived yet": the jobs' hot copies may be gone, and an
     // archive now would commit empty records for them. A concurrent first commit creates the index
     // before it removes its staging doc, so a part without one is seen only after the index exists.
-    if (loaded.etag === null) {
-      await refuseLostIndex(deps, shopId, month);
+    if (loaded.etag === null && (await partsWithoutStaging(deps, shopId, month)).length > 0) {
+      // Re-read: a concurrent run's first commit may have created it since (it writes the index, then
+      // removes its staging doc). Still none: lost.
       loaded = await loadMonthIndex(deps, shopId, month);
+      if (loaded.etag === null) await refuseLostIndex(deps, shopId, month);
     }
     const { index, etag } = loaded;
     // A batch step passes the jobs it read once for all its groups.

@@ -11,6 +11,8 @@ import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
 import { readPlannedJobs } from '../plan/planned-jobs';
 import { CAPS } from '../run';
+import { changedSincePlan } from '../archive/classify';
+import { readJobRows } from '../archive/job-rows';
 import type { DeleteEvent, DeleteResult, PlannedJob } from '../types';
 
 /**
@@ -101,10 +103,28 @@ export const prepareDelete = async (
     const all = eligible.map((e) => ({ ...e, ...matchSources(e.entry, listed.get(e.jobId) ?? []) }));
     // A job whose prefix holds anything its entry does not cover (rewritten or added since the commit)
     // keeps ALL its objects and its entry stays undeleted, so every reader still reads its hot prefix;
-    // the entry is marked `rearchive` and the next archive of the group archives the prefix again.
-    const matched = all.filter((m) => m.kept === 0);
-    const changed = all.filter((m) => m.kept > 0);
-    const objectsKept = changed.reduce((n, m) => n + m.kept + m.remove.length, 0);
+    // the entry is marked `rearchive` and the next archive of the group archives the prefix again —
+    // unless its row moved on (a retry: a new completion, whose own archival takes the new objects
+    // and which readers of the new completion read hot): then what this entry archived goes as usual.
+    // The rows are read (one BatchGetItem) only when some prefix changed.
+    const kept = all.filter((m) => m.kept > 0);
+    const rows =
+      kept.length > 0
+        ? await readJobRows(
+            deps,
+            group.shopId,
+            kept.map((m) => m.jobId),
+          )
+        : new Map();
+    const byId = new Map(planned.map((j) => [j.job_id, j]));
+    const retried = (jobId: string): boolean => {
+      const job = byId.get(jobId);
+      return job !== undefined && changedSincePlan(job, rows.get(jobId));
+    };
+    const matched = all.filter((m) => m.kept === 0 || retried(m.jobId));
+    const changed = all.filter((m) => m.kept > 0 && !retried(m.jobId));
+    const objectsKept =
+      matched.reduce((n, m) => n + m.kept, 0) + changed.reduce((n, m) => n + m.kept + m.remove.length, 0);
     return { eligible, matched, changed, objectsKept, planned, index };
   });
   const { eligible, matched, changed, objectsKept, planned } = plan;
