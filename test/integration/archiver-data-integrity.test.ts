@@ -2,12 +2,20 @@ import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { auditCommand } from '../../infra/cli/audit';
+import { memoryOutput } from '../../infra/cli/output';
 import { runArchiverLocally } from '../../infra/local/runner';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { canonicalJson, detailsKey, flushIdForChunks, META_JOB_ID, META_SHOP_ID } from '../../shared/details';
 import { createJob, recordFlush } from '../../shared/jobs';
 import { JobDetailsReader } from '../../shared/reader';
-import { inMonth, listKeys, seedTerminalJob, setUpMachineRuns } from '../support/archiver-fixtures';
+import {
+  cliContextFor,
+  inMonth,
+  listKeys,
+  seedTerminalJob,
+  setUpMachineRuns,
+} from '../support/archiver-fixtures';
 
 /**
  * Issue 25, the archiver's side of "nothing lost, whatever the data", each case driven through the
@@ -103,6 +111,13 @@ test('one job id in two shops: the archived shop takes only its own objects; the
     detailsSource: 'archive',
   });
   expect(x.archivals).toHaveLength(1);
+  // audit names the shared id (from the rows and the listing it reads anyway).
+  const audit = await auditCommand(
+    cliContextFor(env),
+    { maxHeads: 100, concurrency: 4, json: true },
+    memoryOutput(),
+  );
+  expect(audit.sharedJobIds).toEqual([{ jobId, shops: ['shop-x', 'shop-y'], hotObjects: 2 }]);
 });
 
 test('integers beyond 2^53 written by Python survive archival and every read, hot and archived, bit for bit', async () => {
