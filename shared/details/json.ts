@@ -41,11 +41,13 @@ export const jsonDeeperThan = (text: string, max: number): boolean => {
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
-      // Skip the string: to the next quote not escaped.
-      for (i++; i < n; i++) {
-        const s = text.charCodeAt(i);
-        if (s === 0x5c) i++;
-        else if (s === 0x22) break;
+      // Jump to the closing quote: the next one not escaped (preceded by an even run of backslashes).
+      for (;;) {
+        i = text.indexOf('"', i + 1);
+        if (i < 0) return false; // unterminated: JSON.parse rejects it
+        let backslashes = 0;
+        while (text.charCodeAt(i - 1 - backslashes) === 0x5c) backslashes++;
+        if (backslashes % 2 === 0) break;
       }
     } else if (c === 0x5b || c === 0x7b) {
       if (++depth > max) return true;
@@ -54,8 +56,12 @@ export const jsonDeeperThan = (text: string, max: number): boolean => {
   return false;
 };
 
-/** Numbers whose text float64 reproduces take the fast path: only possibly inexact ones need a look. */
-const MAYBE_INEXACT = /\d{16}|\d[.eE]|-0/;
+/**
+ * The fast path's test: a number token (after `:`, `,` or `[`) that a float64 may not reproduce — 16+
+ * digits, a fraction or exponent, or `-0`. Text inside strings can match too (`10:01:00.000Z`): that
+ * only costs the slower, still exact, path.
+ */
+const MAYBE_INEXACT = /[:,[]\s*(?:-0|-?\d{16}|-?\d+[.eE])/;
 
 const keepExact = (_key: string, value: unknown, ctx: { source?: string }): unknown =>
   typeof value === 'number' && ctx.source !== undefined && String(value) !== ctx.source
