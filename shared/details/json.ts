@@ -83,7 +83,9 @@ export const parseJsonExact = (text: string, where: string, what = 'JSON'): unkn
   try {
     return MAYBE_INEXACT.test(text) ? ExactJSON.parse(text, keepExact) : JSON.parse(text);
   } catch (err) {
-    throw new CorruptObjectError(where, `bad ${what}: ${(err as Error).message}`, { cause: err });
+    const message = (err as Error).message;
+    const reason = what === 'JSON' ? `bad JSON: ${message}` : `${what} is not JSON: ${message}`;
+    throw new CorruptObjectError(where, reason, { cause: err });
   }
 };
 

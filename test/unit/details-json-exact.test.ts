@@ -72,7 +72,9 @@ describe('bounded depth', () => {
   it('a 50,000-deep document is a CorruptObjectError naming the object, not a stack overflow', () => {
     expect(() => parseJsonExact(nested(50_000), 'job-details/j/x.json.gz')).toThrow(CorruptObjectError);
     expect(() => parseJsonExact(nested(MAX_JSON_DEPTH), 'k')).not.toThrow();
-    expect(() => parseJsonExact(nested(MAX_JSON_DEPTH + 1), 'k')).toThrow(/nests deeper than 256 levels/);
+    expect(() => parseJsonExact(nested(MAX_JSON_DEPTH + 1), 'k')).toThrow(
+      /JSON nests deeper than 256 levels/,
+    );
   });
 
   it('a writer handed a too-deep conflict item gets an InvalidInputError before any write', () => {

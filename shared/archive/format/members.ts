@@ -71,7 +71,7 @@ export const decodeLine = (
     throw new CorruptObjectError(where, 'a record must be exactly one JSONL line');
   }
   // The payload parser (lossless numbers, bounded depth): a record reads back what was archived.
-  const value = parseJsonExact(text, where, 'record');
+  const value = parseJsonExact(text, where, 'member');
   return { record: parsePartRecord(value, where, shopId), sha256: sha256Hex(line) };
 };
 
