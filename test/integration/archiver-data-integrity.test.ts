@@ -6,7 +6,14 @@ import { auditCommand } from '../../infra/cli/audit';
 import { memoryOutput } from '../../infra/cli/output';
 import { runArchiverLocally } from '../../infra/local/runner';
 import type { RunReport } from '../../shared/archive/steps/types';
-import { canonicalJson, detailsKey, flushIdForChunks, META_JOB_ID, META_SHOP_ID } from '../../shared/details';
+import {
+  canonicalJson,
+  detailsKey,
+  flushIdForChunks,
+  META_JOB_ID,
+  META_SHOP_ID,
+  platformDataKey,
+} from '../../shared/details';
 import { createJob, recordFlush } from '../../shared/jobs';
 import { JobDetailsReader } from '../../shared/reader';
 import {
@@ -179,34 +186,57 @@ test('integers beyond 2^53 written by Python survive archival and every read, ho
   expect(canonicalJson(pd.data as never)).toBe(written.platform_data_json);
 });
 
-test('a conflict item nested 50,000 levels deep quarantines its job alone; its neighbours are archived', async () => {
+test('a payload nested 50,000 levels deep (or not UTF-8) quarantines its job alone; its neighbours are archived', async () => {
   const { env } = machine;
   const shopId = 'deep-shop';
-  const at = inMonth(2, 14);
-  const deep = await seedTerminalJob(env, { shopId, completedAt: at, platformData: null });
+  const deep = await seedTerminalJob(env, { shopId, completedAt: inMonth(2, 14), platformData: null });
+  const deepPlatform = await seedTerminalJob(env, { shopId, completedAt: inMonth(2, 14, 1) });
+  const notUtf8 = await seedTerminalJob(env, { shopId, completedAt: inMonth(2, 14, 2), platformData: null });
   const neighbour = await seedTerminalJob(env, { shopId, completedAt: inMonth(2, 14, 5) });
-  // A writer's object (any language): a valid flush payload whose conflict item is 50,000 deep.
+  const put = (jobId: string, key: string, body: Uint8Array | string, gzip: boolean) =>
+    env.s3.send(
+      new PutObjectCommand({
+        Bucket: env.bucket,
+        Key: key,
+        Body: gzip ? gzipSync(body) : body,
+        ...(gzip ? { ContentEncoding: 'gzip' } : {}),
+        ContentType: 'application/json',
+        Metadata: { [META_SHOP_ID]: shopId, [META_JOB_ID]: jobId },
+      }),
+    );
+  // Writers' objects (any language): a valid flush payload whose conflict item is 50,000 deep, a
+  // platform-data.json as deep, a flush whose bytes are not UTF-8.
+  const nested = `${'['.repeat(50_000)}${']'.repeat(50_000)}`;
   const key = detailsKey(deep.jobId, flushIdForChunks(['p9']));
-  const depth = 50_000;
-  const body = `{"chunk_ids":["p9"],"conflict":{"deep":[{"doc_id":"d","v":${'['.repeat(depth)}${']'.repeat(depth)}}]},"failed":{},"skipped":{}}`;
-  await env.s3.send(
-    new PutObjectCommand({
-      Bucket: env.bucket,
-      Key: key,
-      Body: gzipSync(body),
-      ContentEncoding: 'gzip',
-      ContentType: 'application/json',
-      Metadata: { [META_SHOP_ID]: shopId, [META_JOB_ID]: deep.jobId },
-    }),
+  await put(
+    deep.jobId,
+    key,
+    `{"chunk_ids":["p9"],"conflict":{"deep":[{"doc_id":"d","v":${nested}}]},"failed":{},"skipped":{}}`,
+    true,
   );
+  await put(deepPlatform.jobId, platformDataKey(deepPlatform.jobId), `{"v":${nested}}`, false);
+  const badKey = detailsKey(notUtf8.jobId, flushIdForChunks(['p9']));
+  await put(notUtf8.jobId, badKey, Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]), true);
+
   const report = await run();
   expect(report.groupsFailedCount).toBe(0);
-  expect(report.jobsQuarantined.filter((q) => q.shopId === shopId)).toEqual([
-    { shopId, jobId: deep.jobId, reason: expect.stringMatching(/nests deeper than 256 levels/) },
-  ]);
-  // The bad job keeps every source; the neighbour of the same shop-month is archived and deleted.
+  const reasons = new Map(
+    report.jobsQuarantined.filter((q) => q.shopId === shopId).map((q) => [q.jobId, q.reason]),
+  );
+  expect(reasons).toEqual(
+    new Map([
+      [deep.jobId, expect.stringMatching(/JSON nests deeper than 256 levels/)],
+      [deepPlatform.jobId, expect.stringMatching(/platform-data\.json: JSON nests deeper than 256 levels/)],
+      [notUtf8.jobId, expect.stringMatching(/not valid UTF-8/)],
+    ]),
+  );
+  // The bad jobs keep every source; the neighbour of the same shop-month is archived and deleted.
   expect(await listKeys(env.s3, env.bucket, `job-details/${deep.jobId}/`)).toEqual(
     [...deep.keys, key].sort(),
+  );
+  expect(await listKeys(env.s3, env.bucket, `job-details/${deepPlatform.jobId}/`)).toEqual(deepPlatform.keys);
+  expect(await listKeys(env.s3, env.bucket, `job-details/${notUtf8.jobId}/`)).toEqual(
+    [...notUtf8.keys, badKey].sort(),
   );
   expect(await listKeys(env.s3, env.bucket, `job-details/${neighbour.jobId}/`)).toEqual([]);
   const reader = new JobDetailsReader(env.s3, env.bucket);
