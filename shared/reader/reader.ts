@@ -145,6 +145,7 @@ export class JobDetailsReader {
         reads = await readIndexes(ctx, rq, months);
       } catch (err) {
         // A damaged index hides nothing that is still hot.
+        if (!(err instanceof CorruptObjectError)) throw err;
         return { entries: [], hot: degrade(ctx, await readHot(ctx, rq, withPlatformData), err) };
       }
       const plan = hotPlan(entriesOf(reads), rq.completedAt);
