@@ -190,6 +190,12 @@ export const archiveGroupInMemory = async (
         // Another shop's objects under the same job id: reported, kept, never archived here.
         for (const o of read.foreign)
           quarantined.push({ jobId: job.job_id, reason: foreignReason(o, shopId) });
+        // An archival of this completion again with nothing of this shop's in the prefix (only another
+        // shop's objects, which made it look changed): nothing to add.
+        if (rearchived.has(job.job_id) && read.sources.length === 0) {
+          skipped++;
+          continue;
+        }
         const record = assembleJob(job, rows.get(job.job_id), read);
         if (record.kind === 'quarantine') {
           quarantined.push({ jobId: job.job_id, reason: record.reason });

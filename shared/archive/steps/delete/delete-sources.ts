@@ -1,4 +1,6 @@
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { VerificationError } from '../../../errors';
+import { META_SHOP_ID } from '../../../details/store';
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import { latestEntry, markDeleted, markRearchive, partByName } from '../../format/month-index';
 import { blockCheck, headCheck, pointedBlocks } from '../../format/part-integrity';
@@ -107,7 +109,25 @@ export const prepareDelete = async (
     // unless its row moved on (a retry: a new completion, whose own archival takes the new objects
     // and which readers of the new completion read hot): then what this entry archived goes as usual.
     // The rows are read (one BatchGetItem) only when some prefix changed.
-    const kept = all.filter((m) => m.kept > 0);
+    // Objects another shop's `shop-id` names (job ids are unique per shop only) are not this job's
+    // changes: 1 HEAD per unmatched object, only for prefixes that hold any.
+    const foreign = new Set<string>();
+    for (const m of all.filter((x) => x.kept > 0)) {
+      const removing = new Set(m.remove.map((o) => o.key));
+      for (const o of listed.get(m.jobId) ?? []) {
+        if (removing.has(o.key)) continue;
+        const head = await deps.s3
+          .send(new HeadObjectCommand({ Bucket: deps.bucket, Key: o.key }))
+          .catch(() => undefined);
+        const owner = head?.Metadata?.[META_SHOP_ID];
+        if (owner !== undefined && owner !== group.shopId) foreign.add(o.key);
+      }
+    }
+    const ownKept = (m: (typeof all)[number]): number => {
+      const removing = new Set(m.remove.map((o) => o.key));
+      return (listed.get(m.jobId) ?? []).filter((o) => !removing.has(o.key) && !foreign.has(o.key)).length;
+    };
+    const kept = all.filter((m) => ownKept(m) > 0);
     const rows =
       kept.length > 0
         ? await readJobRows(
@@ -121,8 +141,8 @@ export const prepareDelete = async (
       const job = byId.get(jobId);
       return job !== undefined && changedSincePlan(job, rows.get(jobId));
     };
-    const matched = all.filter((m) => m.kept === 0 || retried(m.jobId));
-    const changed = all.filter((m) => m.kept > 0 && !retried(m.jobId));
+    const matched = all.filter((m) => ownKept(m) === 0 || retried(m.jobId));
+    const changed = all.filter((m) => ownKept(m) > 0 && !retried(m.jobId));
     const objectsKept =
       matched.reduce((n, m) => n + m.kept, 0) + changed.reduce((n, m) => n + m.kept + m.remove.length, 0);
     return { eligible, matched, changed, objectsKept, planned, index };
