@@ -1,5 +1,5 @@
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ExactQueryCommand } from '../../shared/jobs/exact-commands';
 import {
   COLD_PREFIX,
   HOT_PREFIX,
@@ -114,7 +114,7 @@ const readRows = async (ctx: CliContext, req: AuditRequests): Promise<AuditRow[]
     do {
       req.dynamodbQuery++;
       const out = await ctx.ddb.send(
-        new QueryCommand({
+        new ExactQueryCommand({
           TableName: ctx.table,
           IndexName: JOBS_TABLE.gsiJobsByStatus.name,
           KeyConditionExpression: 'job_status = :s',
