@@ -54,7 +54,13 @@ export const archivedMeta = (job: PlannedJob, row: JobRowSnapshot | undefined): 
   error_message: job.error_message,
 });
 
-const COUNTERS = ['total_items', 'processed_items', 'failed_items', 'skipped_items', 'conflict_items'] as const;
+const COUNTERS = [
+  'total_items',
+  'processed_items',
+  'failed_items',
+  'skipped_items',
+  'conflict_items',
+] as const;
 
 /**
  * A counter present on the row but not a whole number ≤ 2^53−1 (read exactly, 2^63−1 is a
