@@ -40,7 +40,8 @@ const isNumberValue = (v: unknown): v is { value: string } =>
 const numberText = (v: JsonValue): string | null =>
   typeof v === 'number' ? String(v) : isRawJson(v) ? v.rawJSON : null;
 
-const setToJson = (s: Set<unknown>): JsonValue[] => {
+/** A DynamoDB set as a JSON list: NS in numeric order (exact numbers included), others by code point. */
+export const setToJson = (s: Set<unknown>): JsonValue[] => {
   const items = [...s].map(toJson);
   if (items.every((i) => numberText(i) !== null)) {
     // NS: numeric order (exact texts that round to the same double fall back to their text).

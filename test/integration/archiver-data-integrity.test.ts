@@ -18,6 +18,7 @@ import {
 } from '../../shared/details';
 import { createJob, recordFlush } from '../../shared/jobs';
 import { getJob } from '../../shared/jobs/job-repo';
+import { itemToJson } from '../../shared/jobs/row-json';
 import { JobDetailsReader } from '../../shared/reader';
 import {
   cliContextFor,
@@ -209,7 +210,7 @@ test('a Python-written row with numbers beyond float64 is archived and read back
   };
   // The texts Python wrote (boto3 sends str(Decimal)); a float64 rounds or refuses every one.
   const rowWant =
-    '{"cursor":12345678901234567891,"fine":0.1000000000000000000001,"huge":1.5E+300,"versions":[3,9007199254740993]}';
+    '{"cursor":12345678901234567891,"fine":0.1000000000000000000001,"huge":1.5E+100,"versions":[3,9007199254740993]}';
   const itemWant =
     '{"doc_id":"row-1","existing_version":9223372036854775807,"incoming_version":9007199254740993}';
   const rowPart = (row: Record<string, unknown> | null) =>
@@ -237,12 +238,12 @@ test('a Python-written row with numbers beyond float64 is archived and read back
   // Live row: the CLI reads it (getJob) and hands it to the reader, whose dual-read merges it.
   const hotText = await cliLookup();
   for (const t of [
-    '"cursor":12345678901234567891',
-    '"huge":1.5E+300',
-    '"fine":0.1000000000000000000001',
-    '"existing_version":9223372036854775807',
+    /"cursor": 12345678901234567891,/,
+    /"huge": 1\.5E\+100,/,
+    /"fine": 0\.1000000000000000000001,/,
+    /"existing_version": 9223372036854775807,/,
   ]) {
-    expect(hotText).toContain(t);
+    expect(hotText).toMatch(t);
   }
 
   const report = await run();
@@ -260,9 +261,9 @@ test('a Python-written row with numbers beyond float64 is archived and read back
   const all = await reader.readAllDetails({ shopId, jobId, completedAt });
   expect(inlineItem(all.details)).toBe(itemWant);
   // The CLI after archival (live row + archive), and with the row as the caller's exact read gives it.
-  expect(await cliLookup()).toContain('"existing_version":9223372036854775807');
+  expect(await cliLookup()).toMatch(/"existing_version": 9223372036854775807,/);
   const row = await getJob(env.ddb, env.table, shopId, jobId);
-  expect(rowPart(row as unknown as Record<string, unknown>)).toBe(rowWant);
+  expect(rowPart(itemToJson(row as never))).toBe(rowWant);
   const withRow = await reader.lookup({ shopId, jobId, completedAt, row: row as never });
   expect(inlineItem(withRow.details)).toBe(itemWant);
 });

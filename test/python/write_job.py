@@ -281,7 +281,7 @@ def write_job(args):
         row_extra = {"conflict_details": {"version_conflict": [
                          {"doc_id": "row-1", "existing_version": Decimal(2**63 - 1),
                           "incoming_version": Decimal(2**53 + 1)}]},
-                     "cursor": Decimal(12345678901234567891), "huge": Decimal("1.5E+300"),
+                     "cursor": Decimal(12345678901234567891), "huge": Decimal("1.5E+100"),
                      "fine": Decimal("0.1000000000000000000001"),
                      "versions": {Decimal(2**53 + 1), Decimal(3)}}
         table.update_item(Key=key_of(args.shop, job_id),
