@@ -224,11 +224,11 @@ test('a Python-written row with numbers beyond float64 is archived and read back
     canonicalJson(
       ((details as JobDetails).conflict.version_conflict ?? []).find((i) => i.doc_id === 'row-1') as never,
     );
-  const cliLookup = async () => {
+  const cliLookup = async (json = true) => {
     const io = memoryOutput();
     const { exitCode } = await lookupCommand(
       cliContextFor(env),
-      { shopId, jobId, searchMonths: 24, json: true },
+      { shopId, jobId, searchMonths: 24, json },
       io,
     );
     expect(exitCode).toBe(0);
@@ -262,6 +262,7 @@ test('a Python-written row with numbers beyond float64 is archived and read back
   expect(inlineItem(all.details)).toBe(itemWant);
   // The CLI after archival (live row + archive), and with the row as the caller's exact read gives it.
   expect(await cliLookup()).toMatch(/"existing_version": 9223372036854775807,/);
+  expect(await cliLookup(false)).toMatch(/counters: {3}10 items: 8 processed/);
   const row = await getJob(env.ddb, env.table, shopId, jobId);
   expect(rowPart(itemToJson(row as never))).toBe(rowWant);
   const withRow = await reader.lookup({ shopId, jobId, completedAt, row: row as never });
