@@ -262,7 +262,9 @@ test('a Python-written row with numbers beyond float64 is archived and read back
   expect(inlineItem(all.details)).toBe(itemWant);
   // The CLI after archival (live row + archive), and with the row as the caller's exact read gives it.
   expect(await cliLookup()).toMatch(/"existing_version": 9223372036854775807,/);
-  expect(await cliLookup(false)).toMatch(/counters: {3}12 items: 8 processed, 2 failed, 1 skipped, 1 conflict/);
+  expect(await cliLookup(false)).toMatch(
+    /counters: {3}12 items: 8 processed, 2 failed, 1 skipped, 1 conflict/,
+  );
   const row = await getJob(env.ddb, env.table, shopId, jobId);
   expect(rowPart(itemToJson(row as never))).toBe(rowWant);
   const withRow = await reader.lookup({ shopId, jobId, completedAt, row: row as never });
