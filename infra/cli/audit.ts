@@ -1,6 +1,6 @@
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { blockCheck, pointedBlocks } from '../../shared/archive/format/part-integrity';
+import { ExactGetCommand, ExactQueryCommand } from '../../shared/jobs/exact-commands';
 import {
   COLD_PREFIX,
   HOT_PREFIX,
@@ -126,7 +126,7 @@ const readRows = async (ctx: CliContext, req: AuditRequests): Promise<AuditRow[]
     do {
       req.dynamodbQuery++;
       const out = await ctx.ddb.send(
-        new QueryCommand({
+        new ExactQueryCommand({
           TableName: ctx.table,
           IndexName: JOBS_TABLE.gsiJobsByStatus.name,
           KeyConditionExpression: 'job_status = :s',
@@ -254,7 +254,7 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
       const shopId = orphanShops.get(jobId) as string;
       req.dynamodbGet++;
       const got = await ctx.ddb.send(
-        new GetCommand({ TableName: ctx.table, Key: { pk: `SHOP#${shopId}`, sk: `JOB#${jobId}` } }),
+        new ExactGetCommand({ TableName: ctx.table, Key: { pk: `SHOP#${shopId}`, sk: `JOB#${jobId}` } }),
       );
       if (!got.Item) return;
       const missing = got.Item.status_created_at === undefined;

@@ -1,5 +1,6 @@
 import type { JobDetails } from '../../shared/details/payload';
 import { validateJobId, validateShopId } from '../../shared/ids';
+import { isRawJson } from '../../shared/details/json';
 import { getJob } from '../../shared/jobs/job-repo';
 import type { JobRow } from '../../shared/jobs/types';
 import { JobDetailsReader } from '../../shared/reader/reader';
@@ -97,10 +98,18 @@ export const summarizeDetails = (d: JobDetails, firstIds = 3): string[] => {
   return lines;
 };
 
+/** A row value as text: getJob reads numbers exactly, so an absurd one is a RawJsonNumber (no primitive). */
+const v = (x: unknown): string => (isRawJson(x) ? x.rawJSON : String(x));
+
+const expires = (ttl: unknown): string => {
+  const at = typeof ttl === 'number' && ttl > 0 ? new Date(ttl * 1000) : null;
+  return at && !Number.isNaN(at.getTime()) ? `, row expires ${at.toISOString()}` : '';
+};
+
 const rowLines = (row: JobRow): string[] => [
   `row:        ${row.job_status}, created ${row.created_at}${row.completed_at ? `, completed ${row.completed_at}` : ''}`,
-  `counters:   ${row.total_items} items: ${row.processed_items} processed, ${row.failed_items} failed, ${row.skipped_items} skipped, ${row.conflict_items} conflict`,
-  `            ${row.job_type} on ${row.platform}, ${row.completed_chunks?.size ?? 0} chunks${row.ttl ? `, row expires ${new Date(row.ttl * 1000).toISOString()}` : ''}`,
+  `counters:   ${v(row.total_items)} items: ${v(row.processed_items)} processed, ${v(row.failed_items)} failed, ${v(row.skipped_items)} skipped, ${v(row.conflict_items)} conflict`,
+  `            ${row.job_type} on ${row.platform}, ${row.completed_chunks?.size ?? 0} chunks${expires(row.ttl)}`,
 ];
 
 export const lookupCommand = async (

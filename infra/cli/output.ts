@@ -1,3 +1,5 @@
+import { setToJson } from '../../shared/jobs/row-json';
+
 /**
  * Where a command writes: results on stdout, diagnostics and progress on stderr. Commands only see
  * this interface, so tests run them in-process with `memoryOutput()` and read back what they printed.
@@ -44,12 +46,12 @@ export const memoryOutput = (): MemoryOutput => {
   };
 };
 
-/** JSON of anything a command returns: Sets become sorted arrays, Dates ISO strings, bigints strings. */
+/** JSON of anything a command returns: Sets become sorted arrays (row-json's order), Dates ISO strings, bigints strings. */
 export const toJson = (value: unknown): string =>
   JSON.stringify(
     value,
     (_key, v: unknown) => {
-      if (v instanceof Set) return [...v].sort();
+      if (v instanceof Set) return setToJson(v);
       if (typeof v === 'bigint') return v.toString();
       if (v instanceof Uint8Array) return `<${v.length} bytes>`;
       return v;

@@ -28,6 +28,15 @@ export const isRawJson = (value: unknown): value is RawJsonNumber => ExactJSON.i
 export const rawJsonNumber = (text: string): RawJsonNumber => ExactJSON.rawJSON(text);
 
 /**
+ * A number known by its text (a DynamoDB N, a bigint's digits) as parseJsonExact reads it: a plain
+ * number when `String(Number(text))` gives the text back, else `JSON.rawJSON(text)`.
+ */
+export const exactNumber = (text: string): number | RawJsonNumber => {
+  const n = Number(text);
+  return Number.isFinite(n) && String(n) === text ? n : rawJsonNumber(text);
+};
+
+/**
  * Deepest nesting of arrays/objects accepted anywhere a payload is read or written. Real payloads are
  * 3–5 levels deep; the bound keeps every recursive walk (canonical JSON, validation, merging) far
  * from the stack limit, so one pathological object is one bad object, not a crashed group.

@@ -1,13 +1,17 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError, isNamedError } from '../errors';
 export { validDate } from '../time';
 import { validateJobId, validateShopId } from '../ids';
+import { ExactGetCommand } from './exact-commands';
 import { JOBS_TABLE, jobIdFromSk, jobPk, jobSk, shopIdFromPk } from './schema';
 import type { DdbSender, JobCounters, JobKey, JobRow } from './types';
 
 /** Reads of the jobs table, plus the small helpers the writers share. */
 
-/** The row of one job, or null when it does not exist. */
+/**
+ * The row of one job, or null when it does not exist. Numbers are exact (exact-commands.ts): a number a
+ * float64 would not reproduce (a counter beyond 2^53 included) is a RawJsonNumber, not a number.
+ */
 export const getJob = async (
   ddb: DdbSender,
   table: string,
@@ -18,7 +22,7 @@ export const getJob = async (
   validateShopId(shopId);
   validateJobId(jobId);
   const out = await ddb.send(
-    new GetCommand({
+    new ExactGetCommand({
       TableName: table,
       Key: { pk: jobPk(shopId), sk: jobSk(jobId) },
       ConsistentRead: opts.consistentRead === true,

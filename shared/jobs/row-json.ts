@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../details/json';
+import { exactNumber, isRawJson, type JsonObject, type JsonValue } from '../details/json';
 import { compareCodePoints } from '../details/helpers';
 
 /**
@@ -10,7 +10,7 @@ import { compareCodePoints } from '../details/helpers';
  * | DynamoDB | JSON |
  * |---|---|
  * | S, BOOL, NULL | string, boolean, null |
- * | N | number (a value beyond double precision stays a string of its digits) |
+ * | N | number; one a float64 would not reproduce keeps its exact text (`JSON.rawJSON`, as parseJsonExact) |
  * | B | base64 string |
  * | SS / NS / BS | list, sorted (code-point / numeric / base64 order) |
  * | L / M | list / object, recursively |
@@ -37,9 +37,17 @@ const isNumberValue = (v: unknown): v is { value: string } =>
   typeof (v as { value?: unknown }).value === 'string' &&
   (v as { constructor?: { name?: string } }).constructor?.name === 'NumberValue';
 
-const setToJson = (s: Set<unknown>): JsonValue[] => {
+const numberText = (v: JsonValue): string | null =>
+  typeof v === 'number' ? String(v) : isRawJson(v) ? v.rawJSON : null;
+
+/** A DynamoDB set as a JSON list: NS in numeric order (exact numbers included), others by code point. */
+export const setToJson = (s: Set<unknown>): JsonValue[] => {
   const items = [...s].map(toJson);
-  if (items.every((i) => typeof i === 'number')) return (items as number[]).sort((a, b) => a - b);
+  if (items.every((i) => numberText(i) !== null)) {
+    // NS: numeric order (exact texts that round to the same double fall back to their text).
+    const text = (i: JsonValue): string => numberText(i) ?? '';
+    return items.sort((a, b) => Number(text(a)) - Number(text(b)) || compareCodePoints(text(a), text(b)));
+  }
   return items.map(String).sort(compareCodePoints);
 };
 
@@ -47,11 +55,10 @@ const toJson = (v: unknown): JsonValue => {
   if (v === null || v === undefined) return null;
   if (typeof v === 'string' || typeof v === 'boolean') return v;
   if (typeof v === 'number') return Number.isFinite(v) ? v : String(v);
-  if (typeof v === 'bigint') return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
-  if (isNumberValue(v)) {
-    const n = Number(v.value);
-    return Number.isFinite(n) && String(n) === v.value ? n : v.value;
-  }
+  if (isRawJson(v)) return v;
+  // What a caller's own client gives for big numbers (default unmarshalling, or wrapNumbers: true).
+  if (typeof v === 'bigint') return exactNumber(v.toString());
+  if (isNumberValue(v)) return exactNumber(v.value);
   if (v instanceof Uint8Array) return base64(v);
   if (v instanceof Set) return setToJson(v);
   if (Array.isArray(v)) return v.map(toJson);

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { auditCommand } from '../../infra/cli/audit';
+import { lookupCommand } from '../../infra/cli/lookup';
 import { memoryOutput } from '../../infra/cli/output';
 import { runArchiverLocally } from '../../infra/local/runner';
 import type { RunReport } from '../../shared/archive/steps/types';
@@ -10,11 +11,14 @@ import {
   canonicalJson,
   detailsKey,
   flushIdForChunks,
+  type JobDetails,
   META_JOB_ID,
   META_SHOP_ID,
   platformDataKey,
 } from '../../shared/details';
 import { createJob, recordFlush } from '../../shared/jobs';
+import { getJob } from '../../shared/jobs/job-repo';
+import { itemToJson } from '../../shared/jobs/row-json';
 import { JobDetailsReader } from '../../shared/reader';
 import {
   cliContextFor,
@@ -184,6 +188,87 @@ test('integers beyond 2^53 written by Python survive archival and every read, ho
   expect(canonicalJson(details.details as never)).toBe(written.details_json);
   const pd = await reader.readPlatformData(q);
   expect(canonicalJson(pd.data as never)).toBe(written.platform_data_json);
+});
+
+test('a Python-written row with numbers beyond float64 is archived and read back exactly: archivedRow, inline details, CLI', async () => {
+  const { env } = machine;
+  const shopId = 'python-row.myshopify.com';
+  const w = spawnSync(
+    PYTHON,
+    [
+      join(ROOT, 'test/python/write_job.py'),
+      'job',
+      ...['--table', env.table, '--bucket', env.bucket, '--shop', shopId],
+      ...['--completed-at', inMonth(2, 18).toISOString(), '--exact-row'],
+    ],
+    { cwd: ROOT, env: process.env, encoding: 'utf8' },
+  );
+  expect({ status: w.status, stderr: w.stderr }).toEqual({ status: 0, stderr: '' });
+  const { job_id: jobId, completed_at: completedAt } = JSON.parse(w.stdout) as {
+    job_id: string;
+    completed_at: string;
+  };
+  // The texts Python wrote (boto3 sends str(Decimal)); a float64 rounds or refuses every one.
+  const rowWant =
+    '{"cursor":12345678901234567891,"fine":0.1000000000000000000001,"huge":1.5E+100,"versions":[3,9007199254740993]}';
+  const itemWant =
+    '{"doc_id":"row-1","existing_version":9223372036854775807,"incoming_version":9007199254740993}';
+  const rowPart = (row: Record<string, unknown> | null) =>
+    canonicalJson({
+      cursor: row?.cursor,
+      fine: row?.fine,
+      huge: row?.huge,
+      versions: row?.versions,
+    } as never);
+  const inlineItem = (details: unknown) =>
+    canonicalJson(
+      ((details as JobDetails).conflict.version_conflict ?? []).find((i) => i.doc_id === 'row-1') as never,
+    );
+  const cliLookup = async (json = true) => {
+    const io = memoryOutput();
+    const { exitCode } = await lookupCommand(
+      cliContextFor(env),
+      { shopId, jobId, searchMonths: 24, json },
+      io,
+    );
+    expect(exitCode).toBe(0);
+    return io.stdout.join('\n');
+  };
+
+  // Live row: the CLI reads it (getJob) and hands it to the reader, whose dual-read merges it.
+  const hotText = await cliLookup();
+  for (const t of [
+    /"cursor": 12345678901234567891,/,
+    /"huge": 1\.5E\+100,/,
+    /"fine": 0\.1000000000000000000001,/,
+    /"existing_version": 9223372036854775807,/,
+  ]) {
+    expect(hotText).toMatch(t);
+  }
+
+  const report = await run();
+  expect(report.jobsQuarantined.filter((j) => j.shopId === shopId)).toEqual([]);
+  expect(await listKeys(env.s3, env.bucket, `job-details/${jobId}/`)).toEqual([]);
+
+  // Archived: the row (inline details moved into the record, stored once) and the details, exact.
+  const reader = new JobDetailsReader(env.s3, env.bucket);
+  const archived = await reader.lookup({ shopId, jobId, completedAt });
+  expect(archived.detailsSource).toBe('archive');
+  expect(rowPart(archived.archivedRow)).toBe(rowWant);
+  expect(archived.archivedRow).not.toHaveProperty('conflict_details');
+  expect(inlineItem(archived.details)).toBe(itemWant);
+  expect(JSON.stringify(archived.archivedRow)).toContain('"cursor":12345678901234567891');
+  const all = await reader.readAllDetails({ shopId, jobId, completedAt });
+  expect(inlineItem(all.details)).toBe(itemWant);
+  // The CLI after archival (live row + archive), and with the row as the caller's exact read gives it.
+  expect(await cliLookup()).toMatch(/"existing_version": 9223372036854775807,/);
+  expect(await cliLookup(false)).toMatch(
+    /counters: {3}12 items: 8 processed, 2 failed, 1 skipped, 1 conflict/,
+  );
+  const row = await getJob(env.ddb, env.table, shopId, jobId);
+  expect(rowPart(itemToJson(row as never))).toBe(rowWant);
+  const withRow = await reader.lookup({ shopId, jobId, completedAt, row: row as never });
+  expect(inlineItem(withRow.details)).toBe(itemWant);
 });
 
 test('a payload nested 50,000 levels deep (or not UTF-8) quarantines its job alone; its neighbours are archived', async () => {

@@ -274,6 +274,20 @@ def write_job(args):
                   Metadata={"shop-id": args.shop, "job-id": job_id})
     payloads = [flush(s3, table, args.bucket, args.shop, job_id, total, b, created + timedelta(minutes=10 * (i + 1))
                       if i < len(batches) - 1 else done, i == 0) for i, b in enumerate(batches)]
+    row_extra = {}
+    if args.exact_row:
+        # A pre-migration row as the indexer leaves it: inline conflict details and attributes of its
+        # own, numbers as Decimals (DynamoDB keeps up to 38 digits; boto3 writes them exactly).
+        row_extra = {"conflict_details": {"version_conflict": [
+                         {"doc_id": "row-1", "existing_version": Decimal(2**63 - 1),
+                          "incoming_version": Decimal(2**53 + 1)}]},
+                     "cursor": Decimal(12345678901234567891), "huge": Decimal("1.5E+100"),
+                     "fine": Decimal("0.1000000000000000000001"),
+                     "versions": {Decimal(2**53 + 1), Decimal(3)}}
+        table.update_item(Key=key_of(args.shop, job_id),
+                          UpdateExpression="SET " + ", ".join(f"#{k} = :{k}" for k in row_extra),
+                          ExpressionAttributeNames={f"#{k}": k for k in row_extra},
+                          ExpressionAttributeValues={f":{k}": v for k, v in row_extra.items()})
     merged = normalize({
         "chunk_ids": [c for p in payloads for c in p["chunk_ids"]],
         "failed": {r: ids for p in payloads for r, ids in p["failed"].items()},
@@ -295,6 +309,7 @@ def main():
     for name in ("--table", "--bucket", "--shop", "--completed-at"):
         job.add_argument(name, required=True)
     job.add_argument("--exact-numbers", action="store_true")
+    job.add_argument("--exact-row", action="store_true")
     args = parser.parse_args()
     if args.cmd == "vectors":
         failures = check_vectors(args.path, args.table)

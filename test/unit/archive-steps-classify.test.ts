@@ -4,7 +4,9 @@ import {
   assembleJob,
   changedSincePlan,
   classifyPlanned,
+  counterProblem,
 } from '../../shared/archive/steps/archive/classify';
+import { rawJsonNumber } from '../../shared/details/json';
 import type { JobRowSnapshot } from '../../shared/archive/steps/archive/job-rows';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 
@@ -185,6 +187,22 @@ describe('assembleJob', () => {
     const r = assembleJob(planned(), row({ item: { failed_items_details: 'oops' } }), hot);
     expect(r).toEqual({ kind: 'quarantine', reason: expect.stringContaining('row.failed_items_details') });
     expect(r.kind === 'quarantine' && r.reason).toContain('"oops"');
+  });
+
+  test('a counter that is not a safe whole number quarantines the job, quoting it; an absent one is null', () => {
+    const huge = rawJsonNumber('9223372036854775807');
+    const r = assembleJob(planned(), row({ failed_items: null, item: { failed_items: huge } }), hot);
+    expect(r).toEqual({
+      kind: 'quarantine',
+      reason: 'row counter failed_items is 9223372036854775807, not a whole number between 0 and 2^53−1',
+    });
+    expect(counterProblem({ total_items: -1 })).toContain('total_items is -1');
+    expect(counterProblem({ skipped_items: '3' })).toContain('skipped_items is "3"');
+    expect(counterProblem({ total_items: 10, failed_items: 0 })).toBeNull();
+    expect(assembleJob(planned(), row({ total_items: null, item: {} }), hot)).toMatchObject({
+      kind: 'ok',
+      meta: { total_items: null },
+    });
   });
 
   test('an expired row: the planned attributes only', () => {

@@ -1,5 +1,8 @@
 import { INLINE_ATTRIBUTES, parseInlineDetails } from '../../shared/details/inline';
 import { InvalidInputError } from '../../shared/errors';
+import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { canonicalJson } from '../../shared/details';
+import { exactNumber } from '../../shared/details/json';
 import { archivableRow, itemToJson } from '../../shared/jobs/row-json';
 
 describe('archivableRow: the whole row, as JSON, for the archive', () => {
@@ -99,5 +102,24 @@ describe('parseInlineDetails: details on rows from before the S3 offload', () =>
   it('a reason named __proto__ stays data', () => {
     const r = parseInlineDetails({ failed_items_details: JSON.parse('{"__proto__": ["d"]}') });
     expect(Object.keys(r.details?.failed ?? {})).toEqual(['__proto__']);
+  });
+
+  it('keeps numbers a float64 would not reproduce as their exact text, whichever way the client unmarshalled them', () => {
+    const { row } = archivableRow({
+      exact_read: exactNumber('9223372036854775807'),
+      fraction: exactNumber('0.1000000000000000000001'),
+      e: exactNumber('1.5E+100'),
+      small: exactNumber('42'),
+      from_bigint: 12345678901234567891n,
+      safe_bigint: 7n,
+      from_wrap: NumberValue.from('9007199254740993'),
+      ns: new Set([exactNumber('9007199254740993'), 3, exactNumber('9007199254740992')]),
+    });
+    expect(canonicalJson(row)).toBe(
+      '{"e":1.5E+100,"exact_read":9223372036854775807,"fraction":0.1000000000000000000001,' +
+        '"from_bigint":12345678901234567891,"from_wrap":9007199254740993,' +
+        '"ns":[3,9007199254740992,9007199254740993],"safe_bigint":7,"small":42}',
+    );
+    expect(row.small).toBe(42);
   });
 });

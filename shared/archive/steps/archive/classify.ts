@@ -67,6 +67,31 @@ export const archivedMeta = (job: PlannedJob, row: JobRowSnapshot | undefined): 
   error_message: job.error_message,
 });
 
+const COUNTERS = [
+  'total_items',
+  'processed_items',
+  'failed_items',
+  'skipped_items',
+  'conflict_items',
+] as const;
+
+/**
+ * A counter present on the row but not a whole number ≤ 2^53−1 (read exactly, 2^63−1 is a
+ * RawJsonNumber): the record's counters are numbers, so the job waits in quarantine, hot copies kept,
+ * with the value quoted. An absent counter is null in the record.
+ */
+export const counterProblem = (item: Readonly<Record<string, unknown>>): string | null => {
+  for (const name of COUNTERS) {
+    const v = item[name];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
+      const text = JSON.stringify(typeof v === 'bigint' ? v.toString() : v) ?? String(v);
+      return `row counter ${name} is ${text.slice(0, 60)}, not a whole number between 0 and 2^53−1`;
+    }
+  }
+  return null;
+};
+
 /** Everything a job record holds besides its sources, or why the job is quarantined. */
 export type AssembledJob =
   | {
@@ -92,6 +117,8 @@ export const assembleJob = (
 ): AssembledJob => {
   const meta = archivedMeta(job, row);
   if (row === undefined) return { kind: 'ok', meta, ...hot, row: null, inline: [] };
+  const counters = counterProblem(row.item);
+  if (counters !== null) return { kind: 'quarantine', reason: counters };
   let inline: InlineDetails;
   try {
     inline = parseInlineDetails(itemToJson(row.item));

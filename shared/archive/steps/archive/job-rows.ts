@@ -1,6 +1,6 @@
 import { pause } from '../../../concurrency';
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { JobArchiveError } from '../../../errors';
+import { ExactBatchGetCommand } from '../../../jobs/exact-commands';
 import { jobPk, jobSk } from '../../../jobs/schema';
 import { tryParseTimestamp } from '../../../time';
 import type { StepDeps } from '../context';
@@ -20,7 +20,7 @@ export interface JobRowSnapshot {
   readonly failed_items: number | null;
   readonly skipped_items: number | null;
   readonly conflict_items: number | null;
-  /** Every attribute, as the document client returned it. */
+  /** Every attribute, numbers exact (jobs/exact-commands.ts). */
   readonly item: Readonly<Record<string, unknown>>;
 }
 
@@ -50,7 +50,7 @@ export const readJobRows = async (
         throw new JobArchiveError(`BatchGetItem left ${keys.length} job rows unprocessed`);
       if (attempt > 1) await pause(Math.min(50 * 2 ** attempt, 2000));
       const res = await deps.ddb.send(
-        new BatchGetCommand({
+        new ExactBatchGetCommand({
           RequestItems: {
             [deps.table]: {
               Keys: keys,

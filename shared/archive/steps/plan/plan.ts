@@ -1,5 +1,5 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { addCounts } from '../../../metrics';
+import { ExactQueryCommand } from '../../../jobs/exact-commands';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../../jobs/schema';
 import type { StepDeps } from '../context';
 import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
@@ -51,7 +51,7 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
       const here: PlanCursor = next;
       const status = TERMINAL_STATUSES[here.statusIndex] as string;
       const out = await deps.ddb.send(
-        new QueryCommand({
+        new ExactQueryCommand({
           TableName: deps.table,
           IndexName: JOBS_TABLE.gsiJobsByStatus.name,
           // A superset of the due jobs (see keyConditionBound); classifyPlanRow applies the exact rule.
