@@ -16,6 +16,7 @@ export const demoSpec: CommandSpec = {
   summary:
     'The tour (npm start): embedded stack up, a demo fleet seeded when the table is empty, an archival run that ' +
     'makes the old months eligible, its report, and one archived job looked up with its provenance.',
+  without: { aws: 'it writes a fake fleet and deletes hot objects, on the embedded stack only' },
   options: {
     now: {
       type: 'string',

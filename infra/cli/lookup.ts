@@ -97,10 +97,18 @@ export const summarizeDetails = (d: JobDetails, firstIds = 3): string[] => {
   return lines;
 };
 
-const rowLines = (row: JobRow): string[] => [
+/** The row's TTL, worded for `now`: DynamoDB deletes expired items lazily (within days), so a past one shows. */
+const ttlWords = (ttl: number, now: Date): string => {
+  const at = new Date(ttl * 1000).toISOString();
+  return ttl * 1000 <= now.getTime()
+    ? `row expired ${at} (DynamoDB's TTL has not removed it yet)`
+    : `row expires ${at}`;
+};
+
+const rowLines = (row: JobRow, now: Date): string[] => [
   `row:        ${row.job_status}, created ${row.created_at}${row.completed_at ? `, completed ${row.completed_at}` : ''}`,
   `counters:   ${row.total_items} items: ${row.processed_items} processed, ${row.failed_items} failed, ${row.skipped_items} skipped, ${row.conflict_items} conflict`,
-  `            ${row.job_type} on ${row.platform}, ${row.completed_chunks?.size ?? 0} chunks${row.ttl ? `, row expires ${new Date(row.ttl * 1000).toISOString()}` : ''}`,
+  `            ${row.job_type} on ${row.platform}, ${row.completed_chunks?.size ?? 0} chunks${row.ttl ? `, ${ttlWords(row.ttl, now)}` : ''}`,
 ];
 
 export const lookupCommand = async (
@@ -132,7 +140,7 @@ export const lookupCommand = async (
     return { result, exitCode };
   }
   io.out(`job ${opts.jobId} of ${opts.shopId}`);
-  if (row) for (const l of rowLines(row)) io.out(l);
+  if (row) for (const l of rowLines(row, ctx.now())) io.out(l);
   else io.out('row:        none (expired by TTL, or never existed)');
   const archived = lookup.archivedJob;
   if (!row && lookup.archivedRow) {

@@ -12,6 +12,7 @@ export const upSpec: CommandSpec = {
     "the AWS SDKs and this package's code at it, and keeps it running until Ctrl-C (or SIGTERM). Other " +
     'jobarchive commands on the same data dir share it meanwhile.',
   options: {},
+  without: { aws: 'it keeps the embedded stack up; against AWS there is nothing to start' },
   notes: [
     'eval "$(jobarchive up)" does not return; run it in its own terminal and paste the exports.',
     'Exit codes: 0 stopped by Ctrl-C / SIGTERM once up; 130 / 143 interrupted while starting; 1 the stack died (an emulator exited) or could not start.',

@@ -18,12 +18,7 @@ import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../construct/retry-erro
 import type { JobDetailsArchiveProps } from '../construct/job-details-archive';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../construct/step-names';
 import { assertLocallyExecutable } from './asl-guard';
-import {
-  LOCAL_ACCOUNT,
-  LOCAL_BUCKET_PLACEHOLDER,
-  LOCAL_REGION,
-  localFunctionArn,
-} from './asl-resolve';
+import { LOCAL_ACCOUNT, LOCAL_BUCKET_PLACEHOLDER, LOCAL_REGION, localFunctionArn } from './asl-resolve';
 import {
   type ChildOutcome,
   mapEmulatorArn,
