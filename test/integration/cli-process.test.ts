@@ -134,6 +134,10 @@ it('demo (npm start) exits 0: seeds, archives, looks up an archived job, and lea
   // The human report went to stderr, so stdout stayed one JSON document.
   expect(r.stderr).toContain('== archival run');
   expect(r.stderr).toContain('provenance: source archive');
+  // It says what the product is for, and why its small fleet does not shrink the bytes.
+  expect(r.stderr).toContain('== what this run shows');
+  expect(r.stderr).toMatch(/objects: +\d+ small hot objects deleted, \d+ parts written/);
+  expect(r.stderr).toMatch(/too few for\s+compressing them together/);
 
   const pids = [...reportedPids(r.stderr), ...recordedPids(dataDir)];
   expect(pids.filter(isAlive)).toEqual([]);

@@ -113,7 +113,7 @@ describe('bad arguments: exit 2, one line on stderr, nothing on stdout', () => {
     [
       'demo against AWS',
       ['demo', '--aws'],
-      /^jobarchive demo: invalid --aws: the demo runs on the embedded stack only /,
+      /^jobarchive demo: invalid --aws: does not apply to demo: .*embedded stack only /,
     ],
   ];
 

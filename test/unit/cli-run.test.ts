@@ -226,6 +226,24 @@ describe('runCommand with a local runner', () => {
     expect(exitCode).toBe(0);
     expect(io.json()).toEqual(report({ dryRun: true }));
   });
+
+  it('an incomplete run whose report cannot be read says so instead of "listed above"', async () => {
+    const io = memoryOutput();
+    const { exitCode } = await runCommand(ctx, { input: {}, pollMs: 1, json: false }, io, {
+      runLocally: async () => ({
+        status: 'FAILED',
+        output: null,
+        error: 'ArchiveRunIncomplete',
+        cause: 'not the JSON cause Report writes',
+      }),
+    });
+    expect(exitCode).toBe(1);
+    expect(io.stdout).toEqual([]);
+    expect(io.stderr.join('\n')).toContain(
+      "some group(s) failed (the report could not be read; the execution's cause: not the JSON cause Report writes)",
+    );
+    expect(io.stderr.join('\n')).not.toContain('listed above');
+  });
 });
 
 describe('progress', () => {
