@@ -84,6 +84,20 @@ const checkNames = (tableName: string, bucketName: string): void => {
   }
 };
 
+/**
+ * Supervisors this process spawned, until reaped: whichever of its holds stops the stack last (the
+ * owner's or a reused one's), the stop waits for Node to reap the supervisor, so no pid of the stack
+ * is left (not even a zombie) when stop() returns.
+ */
+const spawnedHere = new Map<number, ChildProcess>();
+
+const reaped = async (supervisorPid: number): Promise<void> => {
+  const sup = spawnedHere.get(supervisorPid);
+  if (!sup) return;
+  await pollUntil(() => sup.exitCode !== null || sup.signalCode !== null, 5_000, 10);
+  spawnedHere.delete(supervisorPid);
+};
+
 /** Starts within one process queue per data dir; across processes the lock file serialises them. */
 const queues = new Map<string, Promise<unknown>>();
 
@@ -160,6 +174,7 @@ const release = async (
     await stopGroup(state);
     removeState(dataDir, state.supervisorPid);
   });
+  if (runningPids(state).length === 0) await reaped(state.supervisorPid);
 };
 
 /** The same at exit, synchronously (an exit handler cannot wait): the supervisor finishes the job. */
@@ -273,12 +288,9 @@ const launch = async (
   writeState(dataDir, state);
   trackOwned(holdId, releaseAtExit(dataDir, state, holdId));
 
-  const stop = once(async () => {
-    await release(dataDir, state, holdId, timeoutMs);
-    // Dead is not yet reaped: wait for Node to collect our child, so no zombie of it is left.
-    if (runningPids(state).length === 0)
-      await pollUntil(() => sup.exitCode !== null || sup.signalCode !== null, 5_000, 10);
-  });
+  spawnedHere.set(pids.supervisor, sup);
+  // Dead is not yet reaped: release waits for Node to collect our child, so no zombie of it is left.
+  const stop = once(() => release(dataDir, state, holdId, timeoutMs));
   try {
     await waitReady(state, watch, deadline, dirs.logs);
     await provision(state, tableName, bucketName);
@@ -287,7 +299,7 @@ const launch = async (
     untrackOwned(holdId);
     removeHolder(dataDir, holdId);
     await stopGroup(state);
-    await pollUntil(() => sup.exitCode !== null || sup.signalCode !== null, 5_000, 10);
+    await reaped(state.supervisorPid);
     removeState(dataDir, state.supervisorPid);
     throw err;
   }
