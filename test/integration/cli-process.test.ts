@@ -272,8 +272,8 @@ it('up keeps the stack up, prints exports any AWS client can use, shares it, and
     {
       encoding: 'utf8',
       env: {
-        PATH: process.env.PATH,
-        HOME: dataDir,
+        // The shell's environment minus every AWS_* variable (pyenv & co. need theirs), no ~/.aws files.
+        ...Object.fromEntries(Object.entries(cleanEnv()).filter(([k]) => !k.startsWith('AWS_'))),
         AWS_CONFIG_FILE: join(dataDir, 'no-aws-config'),
         AWS_SHARED_CREDENTIALS_FILE: join(dataDir, 'no-aws-credentials'),
         ...env,
