@@ -2,17 +2,30 @@
 'use strict';
 /**
  * `jobarchive` launcher. In a checkout it runs the TypeScript sources through tsx (no build step);
- * installed from npm, where only the build ships, it runs `dist/`.
+ * installed from npm, where only the build ships, it runs `dist/`. Node is checked before anything
+ * else is loaded: an older one gets one line naming the fix (in a checkout, the project's pinned Node
+ * 22 from .ci/node runs it instead, as for every npm script).
  */
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 
+const source = join(__dirname, '../infra/cli/main.ts');
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
-  process.stderr.write(`jobarchive: needs Node.js >= 22 (this is ${process.version})\n`);
+  const pinned = join(__dirname, '../.ci/node22.cjs');
+  if (existsSync(source) && existsSync(pinned)) {
+    const r = require('node:child_process').spawnSync(
+      process.execPath,
+      [pinned, 'node', __filename, ...process.argv.slice(2)],
+      { stdio: 'inherit' },
+    );
+    process.exit(r.status ?? 1);
+  }
+  process.stderr.write(
+    `jobarchive: needs Node.js >= 22 (this is ${process.version}); install Node 22 (e.g. \`nvm install 22\`) and run it again\n`,
+  );
   process.exit(1);
 }
-const source = join(__dirname, '../infra/cli/main.ts');
 if (existsSync(source)) {
   require('tsx/cjs');
   require(source).main(process.argv.slice(2));

@@ -88,6 +88,24 @@ export class ConcurrentModificationError extends JobArchiveError {
   }
 }
 
+/**
+ * Reading an object failed without an answer from S3 (the response cut off mid-body, a reset
+ * connection) while the object is still there: named with the object, instead of Node's bare
+ * "Error: aborted". The shop-month fails and keeps its hot data; the next run reads it again.
+ */
+export class SourceReadError extends JobArchiveError {
+  override readonly name = 'SourceReadError';
+  constructor(
+    readonly key: string,
+    cause: unknown,
+  ) {
+    super(
+      `reading ${key} failed without an answer from S3 (${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}); the object is still there`,
+      { cause },
+    );
+  }
+}
+
 /** An archived part is in a Glacier class that needs a restore; a restore has been requested. */
 export class ArchiveNotRestoredError extends JobArchiveError {
   override readonly name = 'ArchiveNotRestoredError';

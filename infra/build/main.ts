@@ -5,7 +5,9 @@
  * 2. The embedded stack's helper scripts (`infra/local/*.cjs`), which run as their own processes.
  * 3. One prebuilt Lambda bundle per archiver step (`dist/lambda/<step>/index.mjs`, STEP_BUNDLE), so
  *    the installed construct deploys code without a bundler or our lock file.
- * 4. The ESM face of every `exports` entry (`dist/esm/*.mjs` + `.d.mts`): a wrapper re-exporting the
+ * 4. The local runner's setup (`dist/infra/local/archiver-local.json`: the synthesized definition,
+ *    timeouts and memory of the default construct), so `jobarchive run` installed needs no CDK.
+ * 5. The ESM face of every `exports` entry (`dist/esm/*.mjs` + `.d.mts`): a wrapper re-exporting the
  *    CommonJS build, so `import` and `require` share one module instance (an `instanceof` check on
  *    our errors holds whichever way the caller loaded us).
  */
@@ -15,6 +17,8 @@ import { dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
 import { STEP_BUNDLE } from '../construct/step-bundle';
 import { ARCHIVER_STEPS, prebuiltStepDir, stepEntry } from '../construct/step-functions';
+import { SHIPPED_SETUP_FILE } from '../local/runner';
+import { synthesizedLocalSetup } from '../local/synth';
 import { packageRoot } from '../package-root';
 import { esmEntries, wrapperSource, wrapperTypes } from './esm-wrappers';
 
@@ -54,6 +58,7 @@ const bundleSteps = async (): Promise<void> => {
       platform: STEP_BUNDLE.platform,
       target: STEP_BUNDLE.target,
       sourcemap: STEP_BUNDLE.sourcemap,
+      sourcesContent: STEP_BUNDLE.sourcesContent,
       mainFields: [...STEP_BUNDLE.mainFields],
       banner: { js: STEP_BUNDLE.banner },
       logLevel: 'warning',
@@ -61,6 +66,12 @@ const bundleSteps = async (): Promise<void> => {
     const kb = statSync(join(outdir, STEP_BUNDLE.file)).size / 1024;
     log(`lambda/${step}/${STEP_BUNDLE.file} ${kb.toFixed(0)} KB`);
   }
+};
+
+const writeLocalSetup = (): void => {
+  const file = join(DIST, 'infra/local', SHIPPED_SETUP_FILE);
+  writeFileSync(file, `${JSON.stringify(synthesizedLocalSetup())}\n`);
+  log(`infra/local/${SHIPPED_SETUP_FILE} (the synthesized definition for local runs)`);
 };
 
 const writeEsmWrappers = (): void => {
@@ -81,6 +92,7 @@ const main = async (): Promise<void> => {
   compile();
   copyHelperScripts();
   await bundleSteps();
+  writeLocalSetup();
   writeEsmWrappers();
 };
 

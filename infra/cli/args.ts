@@ -24,6 +24,8 @@ export interface CommandSpec {
   /** Extra lines of --help after the option list (cost notes, examples). */
   readonly notes?: readonly string[];
   readonly options: Readonly<Record<string, OptionSpec>>;
+  /** Common options that do not apply to this command, with why: left out of --help, refused by name. */
+  readonly without?: Readonly<Partial<Record<keyof typeof COMMON_OPTIONS, string>>>;
 }
 
 export type Flags = Readonly<Record<string, string | boolean | undefined>>;
@@ -87,18 +89,48 @@ const fromParseArgsError = (err: unknown): InvalidInputError => {
 
 /** Parses `argv` (after the command name) against `spec` plus the common options. */
 export const parseFlags = (spec: CommandSpec, argv: readonly string[]): Flags => {
+  const options: Record<string, OptionSpec> = { ...COMMON_OPTIONS, ...spec.options };
+  let values: Flags;
   try {
-    const { values } = parseArgs({
-      args: [...argv],
-      options: { ...COMMON_OPTIONS, ...spec.options },
+    values = parseArgs({
+      args: joinNegativeValues(argv, options),
+      options,
       strict: true,
       allowPositionals: false,
-    });
-    return values as Flags;
+    }).values as Flags;
   } catch (err) {
     if (isNamedError(err, 'InvalidInputError')) throw err;
     throw fromParseArgsError(err);
   }
+  for (const [flag, why] of Object.entries(spec.without ?? {})) {
+    if (values[flag] !== undefined)
+      throw new InvalidInputError(`--${flag}`, `does not apply to ${spec.name}: ${why}`);
+  }
+  return values;
+};
+
+/**
+ * `--older-than-days -5` as `--older-than-days=-5`: parseArgs takes a value starting with '-' for
+ * an option and refuses it, so a negative number would get "needs a value" instead of the range
+ * check that names what is wrong with it.
+ */
+const joinNegativeValues = (argv: readonly string[], options: Record<string, OptionSpec>): string[] => {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    const name = arg.startsWith('--') && !arg.includes('=') ? arg.slice(2) : undefined;
+    if (
+      name !== undefined &&
+      options[name]?.type === 'string' &&
+      next !== undefined &&
+      /^-[\d.]/.test(next)
+    ) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
 };
 
 export const stringFlag = (flags: Flags, name: string): string | undefined => {
@@ -185,7 +217,10 @@ export const usageLine = (command: string | undefined, err: unknown): string => 
 
 /** The --help text of one command. */
 export const helpText = (spec: CommandSpec): string => {
-  const all: Record<string, OptionSpec> = { ...spec.options, ...COMMON_OPTIONS };
+  const common = Object.fromEntries(
+    Object.entries(COMMON_OPTIONS).filter(([name]) => !Object.hasOwn(spec.without ?? {}, name)),
+  );
+  const all: Record<string, OptionSpec> = { ...spec.options, ...common };
   const rows = Object.entries(all).map(([name, o]) => {
     const flag = `${o.short ? `-${o.short}, ` : ''}--${name}${o.value ? ` ${o.value}` : ''}`;
     return [flag, o.help] as const;

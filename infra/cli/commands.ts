@@ -9,7 +9,7 @@ import type { Output } from './output';
 import { parseReindexOptions, reindexCommand, reindexSpec } from './reindex';
 import { parseRunOptions, runCommand, runSpec } from './run';
 import { parseSeedOptions, seedCommand, seedSpec } from './seed';
-import { parseUpOptions, upCommand, upSpec } from './up';
+import { parseUpOptions, type StackHold, upCommand, upSpec } from './up';
 
 /**
  * The command table main.ts dispatches on. Each entry parses its flags (throwing InvalidInputError
@@ -29,12 +29,7 @@ export interface CommandDef {
   /** Set for commands that need no stack and no AWS at all (they get no context). */
   readonly offline?: (opts: unknown, io: Output) => Promise<number>;
   /** Set for a command that runs until SIGINT/SIGTERM (`up`): the signal ends it normally. */
-  readonly untilSignal?: (
-    ctx: CliContext,
-    opts: unknown,
-    io: Output,
-    stopped: Promise<unknown>,
-  ) => Promise<number>;
+  readonly untilSignal?: (ctx: CliContext, opts: unknown, io: Output, hold: StackHold) => Promise<number>;
 }
 
 const def = <O>(
@@ -96,7 +91,7 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
   cost: offline(costSpec, parseCostOptions, runCost),
   up: {
     ...def(upSpec, parseUpOptions, async () => EXIT_OK, { embeddedOnly: true }),
-    untilSignal: (ctx, opts, io, stopped) => upCommand(ctx, opts as { json: boolean }, io, stopped),
+    untilSignal: (ctx, opts, io, hold) => upCommand(ctx, opts as { json: boolean }, io, hold),
   },
 };
 

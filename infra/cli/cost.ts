@@ -28,6 +28,12 @@ export const costSpec: CommandSpec = {
     'lifecycled straight to a Glacier class, and this archiver — from request counts, bytes at rest, Lambda time ' +
     'and state transitions MEASURED by a run (`npm run bench:archive` output or a run report) and published list ' +
     'prices (infra/cli/prices.ts). Prints $/month, cumulative, and the break-even month, or says that archival does not pay.',
+  without: {
+    aws: 'it talks to nothing (it prices measured figures)',
+    table: 'it talks to nothing',
+    bucket: 'it talks to nothing',
+    'data-dir': 'it starts no stack',
+  },
   options: {
     'jobs-per-month': { type: 'string', value: 'N', help: 'jobs completed per month (default 100000)' },
     'objects-per-job': { type: 'string', value: 'N', help: 'hot objects per job (default: as measured)' },

@@ -1,8 +1,9 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { INDEX_PREFIX, parseMonthIndexKey } from '../../shared/archive/format/keys';
 import { type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
-import { InvalidInputError } from '../../shared/errors';
 import { getObjectBytes, listAll } from '../../shared/s3/objects';
+import { isRunReport } from './run-summary';
+import type { RunReport } from '../../shared/archive/steps/types';
 import { boolFlag, type CommandSpec, dateFlag, EXIT_FAILURE, EXIT_OK, type Flags } from './args';
 import type { CliContext } from './context';
 import { lookupCommand, type LookupResult } from './lookup';
@@ -16,6 +17,7 @@ export const demoSpec: CommandSpec = {
   summary:
     'The tour (npm start): embedded stack up, a demo fleet seeded when the table is empty, an archival run that ' +
     'makes the old months eligible, its report, and one archived job looked up with its provenance.',
+  without: { aws: 'it writes a fake fleet and deletes hot objects, on the embedded stack only' },
   options: {
     now: {
       type: 'string',
@@ -37,8 +39,6 @@ export interface DemoOptions {
 }
 
 export const parseDemoOptions = (flags: Flags): DemoOptions => {
-  if (boolFlag(flags, 'aws'))
-    throw new InvalidInputError('--aws', 'the demo runs on the embedded stack only');
   const now = dateFlag(flags, 'now');
   return { ...(now ? { now } : {}), json: boolFlag(flags, 'json') };
 };
@@ -84,6 +84,25 @@ export const pickArchivedJob = async (
   return fallback;
 };
 
+/**
+ * What the product is for, in the run's own figures: many small hot objects become one part per
+ * shop-month. The demo fleet is far too small for the bytes to shrink — say so rather than let the
+ * first figure a newcomer sees suggest that archiving makes data bigger.
+ */
+export const whatItShows = (r: RunReport): string[] => {
+  if (r.partsWritten === 0) return [];
+  const perGroup = r.jobsArchived / r.partsWritten;
+  const ratio = r.bytesIn > 0 ? r.bytesOut / r.bytesIn : 0;
+  return [
+    '',
+    '== what this run shows',
+    `objects:  ${r.objectsDeleted} small hot objects deleted, ${r.partsWritten} parts written (one per shop-month, each with its month index)`,
+    `bytes:    at rest ${ratio.toFixed(2)}× the hot bytes. The demo's shop-months hold ~${perGroup.toFixed(0)} jobs: too few for`,
+    '          compressing them together to outweigh a part header and an index. A 1,500-job month comes out',
+    '          at 0.72× (docs/benchmarks.md); whether archiving pays in money for your workload: `jobarchive cost`.',
+  ];
+};
+
 /** Sub-steps print their human output; with --json it goes to stderr and stdout gets one document. */
 const stepOutput = (io: Output, json: boolean): Output => (json ? { ...io, out: (t) => io.err(t) } : io);
 
@@ -124,6 +143,8 @@ export const demoCommand = async (
     if (opts.json) printJson(io, result);
     return { result, exitCode: EXIT_FAILURE };
   }
+
+  if (isRunReport(outcome.output)) for (const l of whatItShows(outcome.output)) sub.out(l);
 
   const pick = await pickArchivedJob(ctx);
   let lookup: LookupResult | null = null;

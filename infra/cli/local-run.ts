@@ -1,8 +1,7 @@
 import type { RunInput } from '../../shared/archive/steps/types';
 import { InvalidInputError } from '../../shared/errors';
-import { loadOptional } from '../local/errors';
 import type { StepHandler } from '../local/runner';
-import type { ArchiverStep } from '../construct/step-functions';
+import type { ArchiverStep } from '../construct/step-names';
 import type { CliContext } from './context';
 import type { Output } from './output';
 import { startProgress } from './progress';
@@ -23,14 +22,11 @@ export const runLocally = async (ctx: CliContext, input: RunInput, io: Output): 
       `a local run's handlers use ECOM_JOBS_TABLE / ECOM_JOB_DETAILS_BUCKET (${ctx.cfg.jobsTable ?? 'unset'} / ${ctx.cfg.detailsBucket ?? 'unset'}), not ${ctx.table} / ${ctx.bucket}`,
     );
   }
-  io.err('run: synthesizing the archiver state machine (CDK) and running it in-process');
-  // Loaded on demand: CDK synthesis and the interpreter are heavy, and only this command needs them.
-  // aws-cdk-lib is an optional peer of the package: name it if this install has none.
-  const { runArchiverLocally, STEP_HANDLERS } = loadOptional(
-    'aws-cdk-lib',
-    'a local run (it synthesizes the state machine)',
-    () => require('../local/runner') as typeof import('../local/runner'),
-  );
+  io.err('run: running the archiver state machine (as CDK synthesizes it) in-process');
+  // Loaded on demand: the interpreter is heavy and only this command needs it. The installed package
+  // ships the synthesized definition (no CDK needed); a checkout synthesizes it.
+  const { runArchiverLocally, STEP_HANDLERS } =
+    require('../local/runner') as typeof import('../local/runner');
 
   const progress = startProgress(io, 'run: groups', 0);
   const wrap = (step: ArchiverStep, after: (out: unknown) => void): StepHandler => {

@@ -101,15 +101,20 @@ export const summarizeDetails = (d: JobDetails, firstIds = 3): string[] => {
 /** A row value as text: getJob reads numbers exactly, so an absurd one is a RawJsonNumber (no primitive). */
 const v = (x: unknown): string => (isRawJson(x) ? x.rawJSON : String(x));
 
-const expires = (ttl: unknown): string => {
-  const at = typeof ttl === 'number' && ttl > 0 ? new Date(ttl * 1000) : null;
-  return at && !Number.isNaN(at.getTime()) ? `, row expires ${at.toISOString()}` : '';
+/** The row's TTL, worded for `now`: DynamoDB deletes expired items lazily (within days), so a past one shows. */
+const ttlWords = (ttl: unknown, now: Date): string => {
+  const secs = typeof ttl === 'number' ? ttl : Number.NaN;
+  if (!(secs > 0) || Number.isNaN(new Date(secs * 1000).getTime())) return '';
+  const at = new Date(secs * 1000).toISOString();
+  return secs * 1000 <= now.getTime()
+    ? `, row expired ${at} (DynamoDB's TTL has not removed it yet)`
+    : `, row expires ${at}`;
 };
 
-const rowLines = (row: JobRow): string[] => [
+const rowLines = (row: JobRow, now: Date): string[] => [
   `row:        ${row.job_status}, created ${row.created_at}${row.completed_at ? `, completed ${row.completed_at}` : ''}`,
   `counters:   ${v(row.total_items)} items: ${v(row.processed_items)} processed, ${v(row.failed_items)} failed, ${v(row.skipped_items)} skipped, ${v(row.conflict_items)} conflict`,
-  `            ${row.job_type} on ${row.platform}, ${row.completed_chunks?.size ?? 0} chunks${expires(row.ttl)}`,
+  `            ${row.job_type} on ${row.platform}, ${row.completed_chunks?.size ?? 0} chunks${ttlWords(row.ttl, now)}`,
 ];
 
 export const lookupCommand = async (
@@ -141,7 +146,7 @@ export const lookupCommand = async (
     return { result, exitCode };
   }
   io.out(`job ${opts.jobId} of ${opts.shopId}`);
-  if (row) for (const l of rowLines(row)) io.out(l);
+  if (row) for (const l of rowLines(row, ctx.now())) io.out(l);
   else io.out('row:        none (expired by TTL, or never existed)');
   const archived = lookup.archivedJob;
   if (!row && lookup.archivedRow) {

@@ -22,7 +22,8 @@ import { type Output, processOutput } from './output';
  * `jobarchive <command> [options]`: parse, pick the target, run, exit. The only place that decides
  * to start the embedded local stack — and that stops it again, also on SIGINT/SIGTERM.
  *
- * Exit codes: 0 ok · 1 the command failed · 2 bad arguments (one line on stderr) · 130/143 interrupted.
+ * Exit codes: 0 ok · 1 the command failed · 2 bad arguments (one line on stderr) · 130/143 interrupted
+ * (SIGINT/SIGTERM; `up` ends 0 on its first one once the stack is up, 1 when its stack dies).
  */
 export const runCli = async (argv: readonly string[], io: Output = processOutput()): Promise<number> => {
   const [name, ...rest] = argv;
@@ -88,24 +89,35 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
   let ctx: OwnedContext | undefined;
   // Registered with `on` (not `once`) so it stays the deciding listener: the stack's own signal hook
   // (owner-hooks) then only signals the emulators instead of re-raising the signal at us.
-  let interrupted = false;
+  let interrupted: { sig: NodeJS.Signals; at: number } | undefined;
+  const interruptCode = (sig: NodeJS.Signals): number => (sig === 'SIGINT' ? 130 : 143);
+  // Set while the embedded stack starts: an interrupt then abandons the start (which stops whatever it
+  // spawned) and the command ends with 130/143 — a start can take tens of seconds on a loaded machine.
+  let starting: AbortController | undefined;
   let signalled: (sig: NodeJS.Signals) => void = () => undefined;
   const stopped = new Promise<NodeJS.Signals>((res) => {
     signalled = res;
   });
   const stopOnSignal = (sig: NodeJS.Signals): void => {
+    if (interrupted) {
+      // One Ctrl-C can arrive twice (the terminal signals the whole group, and npm forwards it too).
+      if (interrupted.sig === sig && Date.now() - interrupted.at < 1_000) return;
+      process.exit(interruptCode(sig)); // a second Ctrl-C: stop waiting
+    }
+    interrupted = { sig, at: Date.now() };
+    if (starting) {
+      io.err(`jobarchive ${name}: interrupted (${sig}) while the embedded stack was starting; stopping it`);
+      starting.abort();
+      return;
+    }
     // A command that runs until a signal (`up`) ends normally on its first one.
-    if (cmd.untilSignal && !interrupted) {
-      interrupted = true;
+    if (cmd.untilSignal) {
       signalled(sig);
       return;
     }
-    const code = sig === 'SIGINT' ? 130 : 143;
-    if (interrupted) process.exit(code); // a second Ctrl-C: stop waiting
-    interrupted = true;
     io.err(`jobarchive ${name}: interrupted (${sig}), stopping`);
     ctx?.close();
-    void (stack?.stop() ?? Promise.resolve()).finally(() => process.exit(code));
+    void (stack?.stop() ?? Promise.resolve()).finally(() => process.exit(interruptCode(sig)));
   };
   process.on('SIGINT', stopOnSignal);
   process.on('SIGTERM', stopOnSignal);
@@ -128,11 +140,19 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
         const dataDir = resolve(stringFlag(flags, 'data-dir') ?? defaultDataDir());
         const problem = dataDirProblem(dataDir);
         if (problem) throw new InvalidInputError('--data-dir', problem);
-        stack = await startLocalStack({
-          dataDir,
-          ...(table !== undefined ? { tableName: table } : {}),
-          ...(bucket !== undefined ? { bucketName: bucket } : {}),
-        });
+        starting = new AbortController();
+        try {
+          stack = await startLocalStack({
+            dataDir,
+            signal: starting.signal,
+            ...(table !== undefined ? { tableName: table } : {}),
+            ...(bucket !== undefined ? { bucketName: bucket } : {}),
+          });
+        } finally {
+          starting = undefined;
+        }
+        // Interrupted just as the start finished (a reused stack is not abandoned midway): let go of it.
+        if (interrupted) return interruptCode(interrupted.sig);
         applyStackEnv(stack);
         const rel = relative(process.cwd(), stack.dataDir);
         const where = rel === '' ? '.' : rel.startsWith('..') ? stack.dataDir : rel;
@@ -158,11 +178,18 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
       io.err(usageLine(name, err));
       return EXIT_USAGE;
     }
-    if (cmd.untilSignal) return await cmd.untilSignal(ctx, opts, io, stopped);
+    const held = stack;
+    if (cmd.untilSignal) {
+      return await cmd.untilSignal(ctx, opts, io, {
+        stopped,
+        gone: () => held?.gone() ?? [],
+        logs: held ? `${held.dataDir}/logs` : '',
+      });
+    }
     return await cmd.run(ctx, opts, io);
   } catch (err) {
     // Requests cut off by an interrupt fail on the way out; the interrupt is the story, not them.
-    if (interrupted) return EXIT_FAILURE;
+    if (interrupted) return interruptCode(interrupted.sig);
     const e = err as Error;
     io.err(`jobarchive ${name}: ${e?.name ?? 'Error'}: ${(e?.message ?? String(err)).split('\n')[0]}`);
     return EXIT_FAILURE;

@@ -28,14 +28,18 @@ export const summarizeRunReport = (r: RunReport, where?: string): string[] => {
   const lines: string[] = [];
   lines.push(`run ${r.runId}${r.dryRun ? ' (DRY RUN: nothing written or deleted)' : ''}`);
   lines.push(`  now ${r.now}, archiving jobs completed before ${r.cutoff}; ${r.pages} plan page(s)`);
+  // A dry run reports what a real run would do: say so on every figure it only predicts.
+  const would = r.dryRun ? 'would be ' : '';
   lines.push(
-    `  jobs:     ${r.jobsArchived} archived of ${r.jobsPlanned} planned, ${r.jobsSkipped} skipped, ${r.jobsQuarantinedCount} quarantined`,
+    `  jobs:     ${r.jobsPlanned} planned: ${r.jobsArchived} ${would}archived, ${r.jobsSkipped} skipped, ${r.jobsQuarantinedCount} quarantined`,
   );
   lines.push(
-    `  parts:    ${r.partsWritten} written, ${formatBytes(r.bytesIn)} in → ${formatBytes(r.bytesOut)} out${ratio(r.bytesIn, r.bytesOut)}`,
+    r.dryRun
+      ? `  parts:    ${r.partsWritten} would be written, ${formatBytes(r.bytesIn)} of hot objects listed`
+      : `  parts:    ${r.partsWritten} written, ${formatBytes(r.bytesIn)} in → ${formatBytes(r.bytesOut)} out${ratio(r.bytesIn, r.bytesOut)}`,
   );
   lines.push(
-    `  deletes:  ${r.objectsDeleted} hot objects deleted (${r.jobsDeleted} jobs fully), ${r.objectsKept} kept, ${r.deleteErrors} errors`,
+    `  deletes:  ${r.objectsDeleted} hot objects ${would}deleted (${r.jobsDeleted} jobs fully), ${r.objectsKept} ${r.dryRun ? 'would be ' : ''}kept, ${r.deleteErrors} errors`,
   );
   lines.push(`  groups:   ${r.groupsOk} ok, ${r.groupsFailedCount} failed`);
   lines.push(`  requests: S3 ${r.requests.s3}, DynamoDB ${r.requests.dynamodb}`);

@@ -146,8 +146,16 @@ export const runCommand = async (
     io.out(JSON.stringify(outcome.output));
   }
   if (incomplete) {
+    // Say "listed above" only when they are: a report that could not be read lists nothing.
+    const where = !report
+      ? `the report could not be read; the execution's cause: ${(outcome.cause ?? 'none').split('\n')[0]}`
+      : opts.json
+        ? 'in the JSON above'
+        : report.groupsFailed.length > 0
+          ? 'listed above'
+          : `listed in s3://${ctx.bucket}/${report.reportKey}`;
     io.err(
-      `run: execution FAILED: ${RUN_INCOMPLETE_ERROR} — ${report?.groupsFailedCount ?? 'some'} group(s) failed (listed above); their hot data is left in place`,
+      `run: execution FAILED: ${RUN_INCOMPLETE_ERROR} — ${report?.groupsFailedCount ?? 'some'} group(s) failed (${where}); their hot data is left in place`,
     );
   } else if (!ok) {
     io.err(

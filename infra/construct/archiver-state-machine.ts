@@ -28,28 +28,9 @@ import { Construct } from 'constructs';
 import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
 import type { ArchiverStep } from './step-functions';
 
-/** Errors the Lambda service itself raises around an invocation. */
-export const LAMBDA_SERVICE_ERRORS = [
-  'Lambda.ServiceException',
-  'Lambda.AWSLambdaException',
-  'Lambda.SdkClientException',
-  'Lambda.TooManyRequestsException',
-] as const;
+import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from './retry-errors';
 
-/** Error names a step may throw that are worth retrying (AWS SDK throttling/5xx, our lost races). */
-export const TRANSIENT_ERRORS = [
-  'ThrottlingException',
-  'SlowDown',
-  'InternalError',
-  'ServiceUnavailable',
-  'ConcurrentModificationError',
-  'RequestTimeout',
-  'TimeoutError',
-  // DynamoDB throttling/5xx once the SDK's own retries are spent (plan's GSI Query, archive's BatchGetItem).
-  'ProvisionedThroughputExceededException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-] as const;
+export { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS };
 
 /**
  * The Map's reader and writer, granted only the run scratch prefix: CDK's own grant every object of

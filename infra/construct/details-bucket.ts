@@ -11,7 +11,7 @@ import type { Construct } from 'constructs';
 import type { ArchiveStorageClass } from './job-details-archive';
 import { acknowledge } from './nag';
 
-/** Key prefixes of the one bucket (README "S3 key layout"); IAM and lifecycle rules are scoped by them. */
+/** Key prefixes of the one bucket (docs/archive-format.md, "Data layout"); IAM and lifecycle rules are scoped by them. */
 export const PREFIX = {
   hot: 'job-details/',
   cold: 'job-details-cold/',

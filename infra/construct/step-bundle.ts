@@ -11,6 +11,9 @@ export const STEP_BUNDLE = {
   /** Matches the functions' runtime (STEP_RUNTIME). */
   target: 'node24',
   sourcemap: true,
+  // Maps name files and lines for stack traces; the sources themselves (~10 MB over four bundles,
+  // mostly the AWS SDK) would only ride along in every deployment and in the package.
+  sourcesContent: false,
   mainFields: ['module', 'main'],
   // CommonJS dependencies inside an ESM bundle still call require(); give them one.
   banner:

@@ -9,9 +9,9 @@ import type { Construct } from 'constructs';
 import { InvalidInputError } from '../../shared/errors';
 import { STEP_BUNDLE, STEP_HANDLER } from './step-bundle';
 
-/** The archiver's steps; each is `functions/<step>.ts` exporting `handler`. Order is the run's order. */
-export const ARCHIVER_STEPS = ['plan', 'archive-batch', 'tally', 'report'] as const;
-export type ArchiverStep = (typeof ARCHIVER_STEPS)[number];
+import { ARCHIVER_STEPS, type ArchiverStep } from './step-names';
+
+export { ARCHIVER_STEPS, type ArchiverStep };
 
 /** Steps that read/write whole batches of objects get more memory and time by default. */
 const HEAVY_STEPS: readonly ArchiverStep[] = ['archive-batch'];
@@ -101,6 +101,7 @@ export const createStepFunction = (scope: Construct, opts: StepFunctionOptions):
       format: OutputFormat.ESM,
       target: STEP_BUNDLE.target,
       sourceMap: STEP_BUNDLE.sourcemap,
+      sourcesContent: STEP_BUNDLE.sourcesContent,
       mainFields: [...STEP_BUNDLE.mainFields],
       // Bundle the SDK too: the version we test is the version that runs, not whatever the runtime ships.
       externalModules: [],

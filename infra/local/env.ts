@@ -20,6 +20,8 @@ export const stackEnv = (info: LocalStackInfo): Record<string, string> => ({
   AWS_ENDPOINT_URL_DYNAMODB: info.dynamoEndpoint,
   AWS_ENDPOINT_URL_S3: info.s3Endpoint,
   AWS_REGION: LOCAL_REGION,
+  // boto3 and aws-cli read only this one (the JavaScript SDK only AWS_REGION).
+  AWS_DEFAULT_REGION: LOCAL_REGION,
   AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
   AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
   ECOM_JOBS_TABLE: info.tableName,

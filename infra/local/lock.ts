@@ -43,9 +43,15 @@ export const withStartLock = async <T>(
   dataDir: string,
   timeoutMs: number,
   fn: () => Promise<T>,
+  abort?: AbortSignal,
 ): Promise<T> => {
   const path = lockPath(dataDir);
-  if (!(await pollUntil(() => tryLock(path), timeoutMs, 100))) {
+  const locked = await pollUntil(() => abort?.aborted === true || tryLock(path), timeoutMs, 100);
+  if (abort?.aborted) {
+    if (locked) unlockSync(dataDir);
+    throw new LocalStackError('start-up interrupted');
+  }
+  if (!locked) {
     throw new LocalStackError(
       `timed out waiting for process ${readFileSafe(path)} to finish starting ${dataDir}`,
     );

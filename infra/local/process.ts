@@ -36,7 +36,10 @@ const procState = (pid: number): string | undefined => {
 export const runsProgram = (pid: number, marker: string): boolean => {
   if (!isAlive(pid)) return false;
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    // A process on its way out has released its memory, command line included, but still runs: it
+    // is still ours (counting it gone made stop() return with a pid alive — a JVM exits slowly).
+    return cmdline === '' || cmdline.includes(marker);
   } catch {
     return true;
   }

@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { inspect } from 'node:util';
 import type { Context } from 'aws-lambda';
-import type { CfnElement } from 'aws-cdk-lib';
 import { handler as archiveBatch } from '../../functions/archive-batch';
 import { handler as plan } from '../../functions/plan';
 import { handler as report } from '../../functions/report';
@@ -14,19 +14,11 @@ import { countRequests, type RequestCounts, zeroCounts } from '../../shared/metr
 import { resetObservability } from '../../functions/observability';
 import { JobArchiveError } from '../../shared/errors';
 import { LocalStackError, loadOptional, UnsupportedLocallyError } from './errors';
-import { createArchiveApp } from '../construct/archive-stack';
-import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../construct/archiver-state-machine';
+import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../construct/retry-errors';
 import type { JobDetailsArchiveProps } from '../construct/job-details-archive';
-import { resolveArchiveProps } from '../construct/props-validation';
-import { ARCHIVER_STEPS, type ArchiverStep } from '../construct/step-functions';
+import { ARCHIVER_STEPS, type ArchiverStep } from '../construct/step-names';
 import { assertLocallyExecutable } from './asl-guard';
-import {
-  LOCAL_ACCOUNT,
-  LOCAL_BUCKET_PLACEHOLDER,
-  LOCAL_REGION,
-  localFunctionArn,
-  resolveDefinitionString,
-} from './asl-resolve';
+import { LOCAL_ACCOUNT, LOCAL_BUCKET_PLACEHOLDER, LOCAL_REGION, localFunctionArn } from './asl-resolve';
 import {
   type ChildOutcome,
   mapEmulatorArn,
@@ -63,62 +55,54 @@ export interface SynthesisOptions {
   readonly archive?: JobDetailsArchiveProps;
 }
 
-export interface DeployedSynthesisOptions extends SynthesisOptions {
-  /** Called with the cloud assembly directory (bundled assets included) before it is removed. */
-  readonly inspectAssembly?: (directory: string) => void;
+/**
+ * What a local run takes from the construct: its state machine's definition (function ARNs resolved
+ * to local ones) and each step's timeout and memory. Synthesized by CDK (./synth.ts) — or, in the
+ * installed package, read from `archiver-local.json`, which `npm run build` synthesizes next to the
+ * compiled runner (a test holds it equal to a fresh synthesis), so `jobarchive run` needs no CDK.
+ */
+export interface LocalSetup {
+  readonly definition: string;
+  readonly timeoutMs: Readonly<Record<ArchiverStep, number>>;
+  readonly memoryMb: Readonly<Record<ArchiverStep, number>>;
 }
 
-/**
- * Synthesizes the archiver stack and returns its state machine's DefinitionString with every function
- * ARN replaced by `localFunctionArn(step)`. `bundling: true` is the app exactly as deployed (esbuild,
- * cdk-nag); `false` skips bundling, which cannot change the definition — a test holds us to that.
- */
-const resolvedDefinitionString = (bundling: boolean, opts: DeployedSynthesisOptions): string => {
-  const { app, stack } = bundling
-    ? createArchiveApp({ archive: opts.archive })
-    : createArchiveApp({ archive: opts.archive, nag: false, context: { 'aws:cdk:bundling-stacks': [] } });
-  const assembly = app.synth();
-  try {
-    opts.inspectAssembly?.(assembly.directory);
-    const template = assembly.getStackArtifact(stack.artifactId).template as {
-      Resources: Record<string, { Properties?: { DefinitionString?: unknown } }>;
-    };
-    const archive = stack.archive;
-    const machineId = stack.getLogicalId(archive.stateMachine.node.defaultChild as CfnElement);
-    const stepOf = new Map<string, ArchiverStep>();
-    for (const step of ARCHIVER_STEPS) {
-      stepOf.set(stack.getLogicalId(archive.functions[step].node.defaultChild as CfnElement), step);
-    }
-    const bucketId = stack.getLogicalId(archive.bucket.node.defaultChild as CfnElement);
-    return resolveDefinitionString(
-      template.Resources[machineId]?.Properties?.DefinitionString,
-      (id) => {
-        const step = stepOf.get(id);
-        return step === undefined ? undefined : localFunctionArn(step);
-      },
-      (id) => (id === bucketId ? LOCAL_BUCKET_PLACEHOLDER : undefined),
-    );
-  } finally {
-    rmSync(assembly.directory, { recursive: true, force: true });
-  }
-};
+/** The file the build writes beside the compiled runner (absent in a checkout, which synthesizes). */
+export const SHIPPED_SETUP_FILE = 'archiver-local.json';
 
-let defaultLocal: string | undefined;
+// aws-cdk-lib is an optional peer of the package: loaded only when something must be synthesized.
+const synth = (): typeof import('./synth') =>
+  loadOptional(
+    'aws-cdk-lib',
+    'synthesizing the state machine for a local run with non-default props',
+    () => require('./synth') as typeof import('./synth'),
+  );
+
+let shipped: LocalSetup | null | undefined;
+
+/** The local setup for `opts`: the shipped one for default props when there is one, else synthesized. */
+export const localSetup = (opts: SynthesisOptions = {}): LocalSetup => {
+  if (opts.archive === undefined) {
+    if (shipped === undefined) {
+      const file = join(__dirname, SHIPPED_SETUP_FILE);
+      shipped = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as LocalSetup) : null;
+    }
+    if (shipped) return shipped;
+  }
+  return synth().synthesizedLocalSetup(opts);
+};
 
 /** The definition the local runner executes, as text (synthesized without bundling). */
-export const localDefinitionString = (opts: SynthesisOptions = {}): string => {
-  if (opts.archive !== undefined) return resolvedDefinitionString(false, opts);
-  defaultLocal ??= resolvedDefinitionString(false, opts);
-  return defaultLocal;
-};
+export const localDefinitionString = (opts: SynthesisOptions = {}): string =>
+  synth().localDefinitionString(opts);
 
 /** The definition `cdk deploy` ships (real esbuild bundling, cdk-nag on), resolved the same way. Slow. */
-export const deployedDefinitionString = (opts: DeployedSynthesisOptions = {}): string =>
-  resolvedDefinitionString(true, opts);
+export const deployedDefinitionString = (opts: import('./synth').DeployedSynthesisOptions = {}): string =>
+  synth().deployedDefinitionString(opts);
 
 /** The resolved ASL object the local runner executes. */
 export const synthesizedDefinition = (opts: SynthesisOptions = {}): StateMachineDefinition =>
-  JSON.parse(localDefinitionString(opts)) as StateMachineDefinition;
+  JSON.parse(localSetup(opts).definition) as StateMachineDefinition;
 
 /**
  * aws-local-stepfunctions calls `Promise.withResolvers` (Node ≥ 22, the project's engines) for every
@@ -238,7 +222,8 @@ const lambdaContext = (step: ArchiverStep, timeoutMs: number, memoryMb: number):
  */
 export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): Promise<LocalRunResult> => {
   assertNodeForLocalRuns();
-  const definition = opts.definition ?? synthesizedDefinition(opts);
+  const setup = localSetup(opts);
+  const definition = opts.definition ?? (JSON.parse(setup.definition) as StateMachineDefinition);
   // Distributed Maps become Tasks bound to the emulation (distributed-map.ts); their processors run
   // as child executions of their own. Both are checked for what the interpreter cannot run.
   const { definition: runnable, maps } = replaceDistributedMaps(
@@ -250,7 +235,7 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
   ];
   assertLocallyExecutable(runnable, boundArns);
   for (const m of maps) assertLocallyExecutable(m.processor, boundArns);
-  const { timeout: timeouts, memoryMb } = resolveArchiveProps(opts.archive ?? {});
+  const { timeoutMs, memoryMb } = setup;
   const handlers = { ...STEP_HANDLERS, ...opts.handlers };
 
   const taskInvocations: Record<string, number> = {};
@@ -269,7 +254,7 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
     localHandlers[state] = async (input) => {
       taskInvocations[state] = (taskInvocations[state] ?? 0) + 1;
       try {
-        const context = lambdaContext(step, timeouts[step].toMilliseconds(), memoryMb[step]);
+        const context = lambdaContext(step, timeoutMs[step], memoryMb[step]);
         const t0 = performance.now();
         try {
           const out = await handlers[step](JSON.parse(JSON.stringify(input)), context);

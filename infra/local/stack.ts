@@ -42,6 +42,8 @@ export interface LocalStackOptions {
   readonly java?: string;
   /** Deadline for the emulators to answer, default 90 s. */
   readonly startTimeoutMs?: number;
+  /** Abandons a start in progress (an interrupt): whatever it spawned is stopped, the start throws. */
+  readonly signal?: AbortSignal;
 }
 
 export interface LocalStack extends LocalStackInfo {
@@ -54,6 +56,8 @@ export interface LocalStack extends LocalStackInfo {
    * another process still holds it. Idempotent.
    */
   stop(): Promise<void>;
+  /** The stack's processes that are no longer running (empty while it is up), e.g. `dynamodb (pid 12)`. */
+  gone(): string[];
 }
 
 export const DEFAULT_TABLE = 'jobs';
@@ -80,6 +84,20 @@ const checkNames = (tableName: string, bucketName: string): void => {
   }
 };
 
+/**
+ * Supervisors this process spawned, until reaped: whichever of its holds stops the stack last (the
+ * owner's or a reused one's), the stop waits for Node to reap the supervisor, so no pid of the stack
+ * is left (not even a zombie) when stop() returns.
+ */
+const spawnedHere = new Map<number, ChildProcess>();
+
+const reaped = async (supervisorPid: number): Promise<void> => {
+  const sup = spawnedHere.get(supervisorPid);
+  if (!sup) return;
+  await pollUntil(() => sup.exitCode !== null || sup.signalCode !== null, 5_000, 10);
+  spawnedHere.delete(supervisorPid);
+};
+
 /** Starts within one process queue per data dir; across processes the lock file serialises them. */
 const queues = new Map<string, Promise<unknown>>();
 
@@ -95,8 +113,21 @@ export const startLocalStack = async (opts: LocalStackOptions = {}): Promise<Loc
     .catch(() => undefined)
     .then(() => {
       mkdirSync(dataDir, { recursive: true });
-      return withStartLock(dataDir, timeoutMs, () =>
-        startUnlocked(dataDir, tableName, bucketName, opts.fresh ?? false, opts.java ?? 'java', timeoutMs),
+      interruptedCheck(opts.signal);
+      return withStartLock(
+        dataDir,
+        timeoutMs,
+        () =>
+          startUnlocked(
+            dataDir,
+            tableName,
+            bucketName,
+            opts.fresh ?? false,
+            opts.java ?? 'java',
+            timeoutMs,
+            opts.signal,
+          ),
+        opts.signal,
       );
     });
   queues.set(dataDir, run);
@@ -105,6 +136,11 @@ export const startLocalStack = async (opts: LocalStackOptions = {}): Promise<Loc
   } finally {
     if (queues.get(dataDir) === run) queues.delete(dataDir);
   }
+};
+
+/** Throws when the start was abandoned (checked between its steps and in its waits). */
+const interruptedCheck = (signal: AbortSignal | undefined): void => {
+  if (signal?.aborted) throw new LocalStackError('start-up interrupted');
 };
 
 /**
@@ -138,6 +174,7 @@ const release = async (
     await stopGroup(state);
     removeState(dataDir, state.supervisorPid);
   });
+  if (runningPids(state).length === 0) await reaped(state.supervisorPid);
 };
 
 /** The same at exit, synchronously (an exit handler cannot wait): the supervisor finishes the job. */
@@ -166,6 +203,7 @@ const startUnlocked = async (
   fresh: boolean,
   java: string,
   timeoutMs: number,
+  signal: AbortSignal | undefined,
 ): Promise<LocalStack> => {
   const existing = readState(dataDir);
   if (existing) {
@@ -190,7 +228,7 @@ const startUnlocked = async (
 
   for (let attempt = 1; ; attempt++) {
     try {
-      return await launch(dataDir, tableName, bucketName, java, timeoutMs);
+      return await launch(dataDir, tableName, bucketName, java, timeoutMs, signal);
     } catch (err) {
       // Another process can take a port between our probe and the emulator's bind: try new ports.
       if (!portTaken.has(err as object) || attempt >= START_ATTEMPTS) throw err;
@@ -207,7 +245,9 @@ const launch = async (
   bucketName: string,
   java: string,
   timeoutMs: number,
+  signal: AbortSignal | undefined,
 ): Promise<LocalStack> => {
+  interruptedCheck(signal);
   const dirs = { dynamodb: join(dataDir, 'dynamodb'), s3: join(dataDir, 's3'), logs: join(dataDir, 'logs') };
   for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
   const dynamoPort = await freePort();
@@ -222,8 +262,14 @@ const launch = async (
   // Held before the supervisor starts watching for holders.
   const holdId = addHolder(dataDir);
   const sup = spawnSupervisor(dataDir, children, join(dirs.logs, 'supervisor.log'));
-  const watch = watchSupervisor(sup, children);
-  const pids = await watch.spawned(timeoutMs);
+  const watch = watchSupervisor(sup, children, signal);
+  let pids: Awaited<ReturnType<typeof watch.spawned>>;
+  try {
+    pids = await watch.spawned(timeoutMs);
+  } catch (err) {
+    removeHolder(dataDir, holdId);
+    throw err;
+  }
   const state: StackState = {
     version: 1,
     ownerPid: process.pid,
@@ -242,12 +288,9 @@ const launch = async (
   writeState(dataDir, state);
   trackOwned(holdId, releaseAtExit(dataDir, state, holdId));
 
-  const stop = once(async () => {
-    await release(dataDir, state, holdId, timeoutMs);
-    // Dead is not yet reaped: wait for Node to collect our child, so no zombie of it is left.
-    if (runningPids(state).length === 0)
-      await pollUntil(() => sup.exitCode !== null || sup.signalCode !== null, 5_000, 10);
-  });
+  spawnedHere.set(pids.supervisor, sup);
+  // Dead is not yet reaped: release waits for Node to collect our child, so no zombie of it is left.
+  const stop = once(() => release(dataDir, state, holdId, timeoutMs));
   try {
     await waitReady(state, watch, deadline, dirs.logs);
     await provision(state, tableName, bucketName);
@@ -256,11 +299,11 @@ const launch = async (
     untrackOwned(holdId);
     removeHolder(dataDir, holdId);
     await stopGroup(state);
-    await pollUntil(() => sup.exitCode !== null || sup.signalCode !== null, 5_000, 10);
+    await reaped(state.supervisorPid);
     removeState(dataDir, state.supervisorPid);
     throw err;
   }
-  return { ...info(dataDir, state, tableName, bucketName), owned: true, stop };
+  return { ...info(dataDir, state, tableName, bucketName), owned: true, stop, gone: () => gonePids(state) };
 };
 
 const spawnSupervisor = (dataDir: string, children: readonly ChildSpec[], logFile: string): ChildProcess => {
@@ -292,7 +335,11 @@ type SupervisorMessage =
   | { type: 'exit'; name: string; code: number | null; signal: string | null; error?: string };
 
 /** Follows the supervisor's reports while starting; `failure` is set once an emulator or it died. */
-const watchSupervisor = (sup: ChildProcess, children: readonly ChildSpec[]) => {
+const watchSupervisor = (
+  sup: ChildProcess,
+  children: readonly ChildSpec[],
+  abort: AbortSignal | undefined,
+) => {
   let failure: LocalStackError | undefined;
   let pids: Record<string, number> | undefined;
   const fail = (what: string, log?: string): void => {
@@ -313,11 +360,21 @@ const watchSupervisor = (sup: ChildProcess, children: readonly ChildSpec[]) => {
   sup.on('error', (err) => fail(`supervisor could not start: ${err.message}`));
   sup.on('exit', (code, sig) => fail(`supervisor exited (code ${code}, signal ${sig})`));
 
+  // An interrupt fails the start like a dying emulator: the caller stops whatever was spawned.
+  abort?.addEventListener('abort', () => {
+    failure ??= new LocalStackError('start-up interrupted');
+  });
+  if (abort?.aborted) failure ??= new LocalStackError('start-up interrupted');
+
   return {
     failure: (): LocalStackError | undefined => failure,
     spawned: async (timeoutMs: number) => {
       const ok = await pollUntil(() => pids !== undefined || failure !== undefined, timeoutMs, 20);
-      if (failure) throw failure;
+      if (failure) {
+        // Whatever it already spawned goes with it (the group is the supervisor's).
+        if (sup.pid) signal(sup.pid, 'SIGTERM', true);
+        throw failure;
+      }
       const supervisor = sup.pid ?? 0;
       const dynamodb = pids?.dynamodb ?? 0;
       const s3rver = pids?.s3rver ?? 0;
@@ -396,6 +453,18 @@ const runningPids = (state: StackState): number[] =>
     .filter(([pid, marker]) => runsProgram(pid as number, marker as string))
     .map(([pid]) => pid as number);
 
+/** Our processes of `state` that no longer run, by name and pid. */
+const gonePids = (state: StackState): string[] =>
+  (
+    [
+      ['supervisor', state.supervisorPid, MARKERS.supervisor],
+      ['dynamodb', state.dynamoPid, MARKERS.dynamodb],
+      ['s3rver', state.s3Pid, MARKERS.s3rver],
+    ] as const
+  )
+    .filter(([, pid, marker]) => !runsProgram(pid, marker))
+    .map(([name, pid]) => `${name} (pid ${pid})`);
+
 /**
  * SIGTERM to the group, then SIGKILL if anything outlives a bounded wait. The group is signalled only
  * while one of our processes is in it: a group id is not reused while the group has members.
@@ -435,6 +504,7 @@ const reused = (
   ...info(dataDir, state, tableName, bucketName),
   owned: false,
   stop: once(() => release(dataDir, state, hold, timeoutMs)),
+  gone: () => gonePids(state),
 });
 
 const once = (fn: () => Promise<void>): (() => Promise<void>) => {

@@ -4,7 +4,7 @@ import type { JobStatus, TerminalStatus } from './schema';
 
 /**
  * One jobs-table row (keys per schema.ts). Kept small and constant-size for the job's whole life:
- * details and platform data live in S3 (README key layout), never on the row.
+ * details and platform data live in S3 (docs/archive-format.md), never on the row.
  *
  * | attribute | type | written by | notes |
  * |---|---|---|---|

@@ -4,8 +4,8 @@
  * after SIGINT. The child gets an environment without the jest stack's endpoints, so it starts its
  * own stack like an operator's shell would.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,9 @@ import type { SeedResult } from '../../infra/cli/seed';
 
 const ROOT = resolve(__dirname, '../..');
 const BIN = join(ROOT, 'bin/jobarchive.cjs');
+
+/** `PYTHON` names an interpreter with boto3 when `python3` on PATH has none (.ci/run sets it). */
+const PYTHON = process.env.PYTHON ?? 'python3';
 
 const cli = (args: string[]) => spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cleanEnv() });
 
@@ -131,6 +134,10 @@ it('demo (npm start) exits 0: seeds, archives, looks up an archived job, and lea
   // The human report went to stderr, so stdout stayed one JSON document.
   expect(r.stderr).toContain('== archival run');
   expect(r.stderr).toContain('provenance: source archive');
+  // It says what the product is for, and why its small fleet does not shrink the bytes.
+  expect(r.stderr).toContain('== what this run shows');
+  expect(r.stderr).toMatch(/objects: +\d+ small hot objects deleted, \d+ parts written/);
+  expect(r.stderr).toMatch(/too few for\s+compressing them together/);
 
   const pids = [...reportedPids(r.stderr), ...recordedPids(dataDir)];
   expect(pids.filter(isAlive)).toEqual([]);
@@ -224,6 +231,7 @@ it('up keeps the stack up, prints exports any AWS client can use, shares it, and
   expect(Object.keys(env).sort()).toEqual(
     [
       'AWS_ACCESS_KEY_ID',
+      'AWS_DEFAULT_REGION',
       'AWS_ENDPOINT_URL_DYNAMODB',
       'AWS_ENDPOINT_URL_S3',
       'AWS_REGION',
@@ -247,6 +255,33 @@ it('up keeps the stack up, prints exports any AWS client can use, shares it, and
   } finally {
     s3.destroy();
   }
+  // boto3 (and aws-cli, which reads the same variables) with the printed exports alone: no region,
+  // endpoint or key of the test's own environment, no ~/.aws config.
+  const py = spawnSync(
+    PYTHON,
+    [
+      '-c',
+      [
+        'import boto3, json, os',
+        "s3, ddb = boto3.client('s3'), boto3.client('dynamodb')",
+        "body = s3.get_object(Bucket=os.environ['ECOM_JOB_DETAILS_BUCKET'], Key='hello')['Body'].read().decode()",
+        "table = ddb.describe_table(TableName=os.environ['ECOM_JOBS_TABLE'])['Table']['TableName']",
+        "print(json.dumps({'body': body, 'table': table}))",
+      ].join('\n'),
+    ],
+    {
+      encoding: 'utf8',
+      env: {
+        // The shell's environment minus every AWS_* variable (pyenv & co. need theirs), no ~/.aws files.
+        ...Object.fromEntries(Object.entries(cleanEnv()).filter(([k]) => !k.startsWith('AWS_'))),
+        AWS_CONFIG_FILE: join(dataDir, 'no-aws-config'),
+        AWS_SHARED_CREDENTIALS_FILE: join(dataDir, 'no-aws-credentials'),
+        ...env,
+      },
+    },
+  );
+  expect(py.stderr).toBe('');
+  expect(JSON.parse(py.stdout)).toEqual({ body: 'up', table: env.ECOM_JOBS_TABLE });
   const seeded = await collect(
     cli(['seed', '--shops', '1', '--jobs', '1', '--months', '1', '--data-dir', dataDir]),
   ).done;
@@ -278,4 +313,53 @@ it('up spawned with an IPC channel stops (exit 0, no emulator left) when its par
   const r = await run.done;
   expect({ code: r.code, signal: r.signal }).toEqual({ code: 0, signal: null });
   expect([...reportedPids(r.stderr), ...recordedPids(dataDir)].filter(isAlive)).toEqual([]);
+});
+
+it('up notices its stack died (an emulator killed under it), says so, and exits 1', async () => {
+  const child = cli(['up', '--data-dir', dataDir]);
+  const run = collect(child);
+  await new Promise<void>((res, rej) => {
+    child.stdout?.on('data', () => {
+      if (run.stdout().includes('ECOM_JOB_DETAILS_BUCKET')) res();
+    });
+    void run.done.then((r) => rej(new Error(`up exited ${r.code} before its exports:\n${r.stderr}`)));
+  });
+  const [, dynamodb] = reportedPids(run.stderr());
+  process.kill(dynamodb as number, 'SIGKILL');
+  const r = await run.done;
+  expect({ code: r.code, signal: r.signal }).toEqual({ code: 1, signal: null });
+  expect(r.stderr).toMatch(
+    /jobarchive up: the embedded stack died \(.*dynamodb \(pid \d+\).* no longer running; logs in .*\); exiting/,
+  );
+  expect([...reportedPids(r.stderr), ...recordedPids(dataDir)].filter(isAlive)).toEqual([]);
+});
+
+it('Ctrl-C while up is starting its stack stops the start, says so, exits 130 and leaves no process', async () => {
+  const child = cli(['up', '--data-dir', dataDir]);
+  const run = collect(child);
+  // stack.json is written once the supervisor reports its emulators, before they answer (DynamoDB
+  // Local's JVM takes seconds to): the start is under way.
+  const state = join(dataDir, 'stack.json');
+  await new Promise<void>((res, rej) => {
+    const watcher = watch(dataDir, () => {
+      if (existsSync(state)) {
+        watcher.close();
+        res();
+      }
+    });
+    void run.done.then((r) => {
+      watcher.close();
+      rej(new Error(`up exited ${r.code} before its stack was recorded:\n${r.stderr}`));
+    });
+  });
+  const pids = recordedPids(dataDir);
+  child.kill('SIGINT');
+  const r = await run.done;
+  expect({ code: r.code, signal: r.signal }).toEqual({ code: 130, signal: null });
+  expect(r.stdout).toBe('');
+  expect(r.stderr).toContain(
+    'jobarchive up: interrupted (SIGINT) while the embedded stack was starting; stopping it',
+  );
+  expect(pids.length).toBe(3);
+  expect([...pids, ...recordedPids(dataDir)].filter(isAlive)).toEqual([]);
 });

@@ -171,6 +171,21 @@ describe('jobarchive lookup', () => {
     expect(text).toMatch(/^provenance: source hot, 0 part\(s\), \d+ S3 requests/m);
   });
 
+  it("words the row's TTL by the clock: expires while ahead, expired once past (DynamoDB removes it lazily)", async () => {
+    const job = seeded.jobs[0];
+    if (!job) throw new Error('nothing seeded');
+    const ttlLine = async (now: Date): Promise<string | undefined> => {
+      const io = memoryOutput();
+      const at = makeContext({ ...ctx, cfg: ctx.cfg, now: () => now });
+      await lookupCommand(at, { shopId: job.shopId, jobId: job.jobId, searchMonths: 24, json: false }, io);
+      return io.stdout.find((l) => /row expire/.test(l));
+    };
+    expect(await ttlLine(NOW)).toMatch(/, row expires \d{4}-\d\d-\d\dT[^ ]+Z$/);
+    expect(await ttlLine(new Date('2030-01-01T00:00:00Z'))).toMatch(
+      /, row expired \d{4}-\d\d-\d\dT[^ ]+Z \(DynamoDB's TTL has not removed it yet\)$/,
+    );
+  });
+
   it('a job found nowhere is exit code 1', async () => {
     const io = memoryOutput();
     const { exitCode, result } = await lookupCommand(

@@ -424,7 +424,9 @@ describe('no orphans when the owner process ends', () => {
     });
     if (!firstLine) throw new Error(`owner process printed no pids; stderr:\n${stderr}`);
     const pids = JSON.parse(firstLine) as Pids;
-    expect(Object.values(pids).every((pid) => !gone(pid))).toBe(true);
+    // An owner in 'return' mode is already on its way out (its exit hook stops the stack): its pids
+    // were alive when it printed them, but may not be by the time we read them.
+    if (mode !== 'return') expect(Object.values(pids).every((pid) => !gone(pid))).toBe(true);
     return { child, pids, exited, dataDir };
   };
 

@@ -22,7 +22,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isAlive } from '../../infra/local/process';
-import { ARCHIVER_STEPS } from '../../infra/construct/step-functions';
+import { ARCHIVER_STEPS } from '../../infra/construct/step-names';
+import { SHIPPED_SETUP_FILE } from '../../infra/local/runner';
+import { synthesizedLocalSetup } from '../../infra/local/synth';
 import { cleanEnv, collect, recordedPids, reportedPids } from '../support/child';
 
 const ROOT = resolve(__dirname, '../..');
@@ -44,6 +46,17 @@ const CONSUMER_DEPS = [
 ];
 const pinned = (dep: string): string =>
   `${dep}@${(JSON.parse(readFileSync(join(ROOT, 'node_modules', dep, 'package.json'), 'utf8')) as { version: string }).version}`;
+
+/** Preloaded into a node process: any require of CDK's packages fails there. */
+const NO_CDK = `const Module = require('node:module');
+const resolve = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  if (/^(aws-cdk-lib|constructs|cdk-nag)(\\/|$)/.test(request)) {
+    throw Object.assign(new Error('Cannot find module ' + request + ' (blocked)'), { code: 'MODULE_NOT_FOUND' });
+  }
+  return resolve.call(this, request, ...rest);
+};
+`;
 
 let work: string;
 let app: string;
@@ -126,6 +139,12 @@ it('the tarball ships the build, the CLI and the wire contract — no tests, no 
   for (const t of targets) expect(packedFiles).toContain(t);
 });
 
+it('the local runner ships the definition CDK synthesizes, so an installed `jobarchive run` needs no CDK', () => {
+  const shipped = `dist/infra/local/${SHIPPED_SETUP_FILE}`;
+  expect(packedFiles).toContain(shipped);
+  expect(JSON.parse(readFileSync(join(ROOT, shipped), 'utf8'))).toEqual(synthesizedLocalSetup());
+});
+
 it('the consumer builds with plain tsc and imports only through exports', () => {
   const sources = ['src/service.ts', 'src/cdk-app.cts']
     .map((f) => readFileSync(join(app, f), 'utf8'))
@@ -197,8 +216,16 @@ it('a plain-node service writes and reads a job on the installed `jobarchive up`
   };
   expect(JSON.parse(node(['dist/service.js', 'read', ...job], env))).toEqual({ source: 'hot', details });
 
+  // The installed CLI runs the archiver without CDK: aws-cdk-lib, constructs and cdk-nag cannot be
+  // loaded in this process (installed here only for the CDK app below).
+  const noCdk = join(work, 'no-cdk.cjs');
+  writeFileSync(noCdk, NO_CDK);
+  expect(() => node(['--require', noCdk, '-e', "require('aws-cdk-lib')"])).toThrow(/blocked/);
   const run = JSON.parse(
-    node([bin('jobarchive'), 'run', '--data-dir', dataDir, '--grace-hours', '0', '--json'], cleanEnv()),
+    node(
+      ['--require', noCdk, bin('jobarchive'), 'run', '--data-dir', dataDir, '--grace-hours', '0', '--json'],
+      cleanEnv(),
+    ),
   ) as { jobsArchived: number };
   expect(run.jobsArchived).toBe(1);
   expect(JSON.parse(node(['dist/service.js', 'read', ...job], env))).toEqual({ source: 'archive', details });

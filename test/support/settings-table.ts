@@ -1,6 +1,6 @@
 import { SETTINGS, type SettingName, SWITCHES } from '../../shared/settings';
 
-/** Where else than its environment variable each setting can be given (README's settings table). */
+/** Where else than its environment variable each setting can be given (docs/deployment.md's settings table). */
 export const SETTING_USES: Record<SettingName | keyof typeof SWITCHES, string> = {
   olderThanDays: 'prop, run input, `--older-than-days`',
   graceHours: 'prop, run input, `--grace-hours`',
@@ -16,7 +16,7 @@ export const SETTING_USES: Record<SettingName | keyof typeof SWITCHES, string> =
 
 const n = (v: number): string => v.toLocaleString('en-US');
 
-/** README's settings table rows, from shared/settings.ts. */
+/** docs/deployment.md's settings table rows, from shared/settings.ts. */
 export const settingsRows = (): string[] => [
   '| setting | variable | also | default | range | meaning |',
   '|---|---|---|---|---|---|',

@@ -43,7 +43,7 @@ describe('archive key layout', () => {
     ).toBe(true);
   });
 
-  it('keys of the README layout', () => {
+  it('keys of the docs/archive-format.md layout', () => {
     expect(groupPrefix(SHOP, '2026-03')).toBe(`job-details-cold/${SHOP}/2026-03/`);
     expect(partKey(SHOP, '2026-03', NAME)).toBe(`job-details-cold/${SHOP}/2026-03/${NAME}`);
     expect(monthIndexKey(SHOP, '2026-03')).toBe(`job-details-index/${SHOP}/2026-03/index.json`);

@@ -27,8 +27,28 @@ describe('bad arguments: exit 2, one line on stderr, nothing on stdout', () => {
     ['flag without its value', ['seed', '--shops'], /^jobarchive seed: invalid --shops: needs a value /],
     [
       'value that looks like a flag',
+      ['seed', '--now', '--jobs'],
+      /^jobarchive seed: invalid --now: needs a value; write --now=VALUE/,
+    ],
+    [
+      'negative number after a space: the range check, not "needs a value"',
       ['seed', '--jobs', '-5'],
-      /^jobarchive seed: invalid --jobs: needs a value; write --jobs=VALUE/,
+      /^jobarchive seed: invalid --jobs: expected a whole number in \[1, 100000\], got "-5" /,
+    ],
+    [
+      'negative days after a space',
+      ['run', '--older-than-days', '-5'],
+      /^jobarchive run: invalid --older-than-days: expected a number in \[0, 3650\], got "-5" /,
+    ],
+    [
+      '--aws on a command that runs the embedded stack only names the flag',
+      ['up', '--aws'],
+      /^jobarchive up: invalid --aws: does not apply to up: it keeps the embedded stack up/,
+    ],
+    [
+      'a stack flag on cost, which talks to nothing',
+      ['cost', '--table', 'jobs'],
+      /^jobarchive cost: invalid --table: does not apply to cost: /,
     ],
     [
       'value given to a boolean flag',
@@ -93,7 +113,7 @@ describe('bad arguments: exit 2, one line on stderr, nothing on stdout', () => {
     [
       'demo against AWS',
       ['demo', '--aws'],
-      /^jobarchive demo: invalid --aws: the demo runs on the embedded stack only /,
+      /^jobarchive demo: invalid --aws: does not apply to demo: .*embedded stack only /,
     ],
   ];
 
@@ -127,6 +147,21 @@ describe('help', () => {
       expect(text).toContain(flag);
     }
     expect(io.stderr).toEqual([]);
+  });
+
+  it('lists only the common flags that apply: none of the stack flags for cost, no --aws for up', async () => {
+    const help = async (cmd: string): Promise<string> => {
+      const io = memoryOutput();
+      expect(await runCli([cmd, '--help'], io)).toBe(0);
+      return io.stdout.join('\n');
+    };
+    const cost = await help('cost');
+    for (const flag of ['--aws', '--table', '--bucket', '--data-dir']) expect(cost).not.toContain(flag);
+    expect(cost).toContain('--json');
+    const up = await help('up');
+    expect(up).not.toContain('--aws');
+    for (const flag of ['--data-dir DIR', '--table NAME', '--bucket NAME', '--json'])
+      expect(up).toContain(flag);
   });
 
   it('--help wins over bad values (nothing else is validated)', async () => {

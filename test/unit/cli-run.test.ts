@@ -58,7 +58,7 @@ const report = (over: Partial<RunReport> = {}): RunReport => ({
 describe('summarizeRunReport', () => {
   it('says what was archived, the bytes in → out, deletes, quarantines by reason, failed groups and requests', () => {
     const text = summarizeRunReport(report(), 's3://b').join('\n');
-    expect(text).toContain('10 archived of 12 planned, 1 skipped, 2 quarantined');
+    expect(text).toContain('12 planned: 10 archived, 1 skipped, 2 quarantined');
     expect(text).toContain('3 written, 40.0 KiB in → 10.0 KiB out (4.0× smaller)');
     expect(text).toContain('25 hot objects deleted (9 jobs fully), 1 kept, 0 errors');
     expect(text).toContain('2 × corrupt flush object');
@@ -67,8 +67,14 @@ describe('summarizeRunReport', () => {
     expect(text).toContain('s3://b/job-details-runs/jobarchive-1/report.json');
   });
 
-  it('marks dry runs', () => {
-    expect(summarizeRunReport(report({ dryRun: true }))[0]).toContain('DRY RUN');
+  it('marks dry runs, and words every figure as what a real run would do', () => {
+    const lines = summarizeRunReport(report({ dryRun: true }));
+    expect(lines[0]).toContain('DRY RUN');
+    const text = lines.join('\n');
+    expect(text).toContain('12 planned: 10 would be archived, 1 skipped, 2 quarantined');
+    expect(text).toContain('3 would be written, 40.0 KiB of hot objects listed');
+    expect(text).toContain('25 hot objects would be deleted (9 jobs fully), 1 would be kept, 0 errors');
+    expect(text).not.toMatch(/\d+ archived of|\d+ written,|out \(/);
   });
 });
 
@@ -219,6 +225,24 @@ describe('runCommand with a local runner', () => {
     });
     expect(exitCode).toBe(0);
     expect(io.json()).toEqual(report({ dryRun: true }));
+  });
+
+  it('an incomplete run whose report cannot be read says so instead of "listed above"', async () => {
+    const io = memoryOutput();
+    const { exitCode } = await runCommand(ctx, { input: {}, pollMs: 1, json: false }, io, {
+      runLocally: async () => ({
+        status: 'FAILED',
+        output: null,
+        error: 'ArchiveRunIncomplete',
+        cause: 'not the JSON cause Report writes',
+      }),
+    });
+    expect(exitCode).toBe(1);
+    expect(io.stdout).toEqual([]);
+    expect(io.stderr.join('\n')).toContain(
+      "some group(s) failed (the report could not be read; the execution's cause: not the JSON cause Report writes)",
+    );
+    expect(io.stderr.join('\n')).not.toContain('listed above');
   });
 });
 

@@ -79,7 +79,7 @@ describe('settings, described once', () => {
   });
 });
 
-test("README's settings table is the one generated from shared/settings.ts", () => {
-  const readme = readFileSync(resolve(__dirname, '../../README.md'), 'utf8');
-  expect(readme).toContain(settingsRows().join('\n'));
+test("docs/deployment.md's settings table is the one generated from shared/settings.ts", () => {
+  const doc = readFileSync(resolve(__dirname, '../../docs/deployment.md'), 'utf8');
+  expect(doc).toContain(settingsRows().join('\n'));
 });

@@ -9,8 +9,9 @@ import {
   mergeAllJobDetails,
 } from '../../../details';
 import type { JobDetails } from '../../../details';
-import { CorruptObjectError } from '../../../errors';
-import { getObjectBytes } from '../../../s3/objects';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { CorruptObjectError, JobArchiveError, SourceReadError } from '../../../errors';
+import { getObjectBytes, isNotFound } from '../../../s3/objects';
 import { sha256Hex } from '../../format/canonical-json';
 import type { SourceObject } from '../../format/records';
 import type { StepDeps } from '../context';
@@ -78,6 +79,25 @@ interface ReadObject {
 }
 
 /**
+ * What a failed read means. Not found: the object vanished (an overlapping run archived and deleted
+ * it). No answer from S3 at all (Node's "aborted" when a response is cut off mid-body — what a delete
+ * by an overlapping run under a streaming GET looks like — or a reset socket): the object is checked
+ * with a HEAD; gone is vanished, still there is a SourceReadError naming it. S3's own answers
+ * (throttling, access) and our errors (a corrupt body) stay what they are.
+ */
+const readFailure = async (deps: StepDeps, key: string, err: unknown): Promise<unknown> => {
+  if (isNotFound(err)) return new VanishedError(key);
+  const answered = (err as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+  if (err instanceof JobArchiveError || answered !== undefined) return err;
+  try {
+    await deps.s3.send(new HeadObjectCommand({ Bucket: deps.bucket, Key: key }));
+  } catch (head) {
+    if (isNotFound(head)) return new VanishedError(key);
+  }
+  return new SourceReadError(key, err);
+};
+
+/**
  * One GET per object: its body and its user metadata come together, so attributing it to a shop costs
  * no HEAD. An object whose `shop-id` names another shop is not decoded (its bytes are not ours to
  * judge); one without the metadata (written before the contract required it) is the asking shop's.
@@ -88,7 +108,11 @@ const readOne = async (
   gate: Semaphore,
   shopId: string,
 ): Promise<ReadObject> => {
-  const got = await gate.run(() => getObjectBytes(deps.s3, deps.bucket, o.key));
+  const got = await gate
+    .run(() => getObjectBytes(deps.s3, deps.bucket, o.key))
+    .catch(async (err: unknown) => {
+      throw await readFailure(deps, o.key, err);
+    });
   if (!got) throw new VanishedError(o.key);
   const source = { key: o.key, size: got.bytes.length, etag: got.etag, sha256: sha256Hex(got.bytes) };
   const owner = got.metadata[META_SHOP_ID];
