@@ -10,7 +10,7 @@ import {
   memberAt,
   readIndex,
   retryJob,
-  runSteps,
+  runMachine,
   type SeededJob,
   seedTerminalJob,
 } from '../support/archiver-fixtures';
@@ -27,7 +27,7 @@ test('grace period: nothing is deleted until graceHours after the commit, then e
     await seedTerminalJob(env, { shopId: 'shop-g', completedAt: inMonth(2, 9), status: 'COMPLETED' }),
   ];
 
-  const first = await runSteps(env.deps, { input: { graceHours: 1 } });
+  const first = await runMachine(env, { input: { graceHours: 1 } });
   expect(first.report).toMatchObject({ jobsArchived: 2, partsWritten: 1, objectsDeleted: 0, jobsDeleted: 0 });
   expect(first.steps[0]?.delete?.eligible).toBe(0);
   for (const j of jobs) {
@@ -38,11 +38,11 @@ test('grace period: nothing is deleted until graceHours after the commit, then e
   // Later runs start later: the steps' clock and the executions' start time move together (a `now`
   // in the future is refused, so time cannot be skipped through the input).
   env.advance(HOUR / 2);
-  const halfHourLater = await runSteps(env.deps, { input: { graceHours: 1 } });
+  const halfHourLater = await runMachine(env, { input: { graceHours: 1 } });
   expect(halfHourLater.report).toMatchObject({ jobsArchived: 0, jobsSkipped: 2, objectsDeleted: 0 });
 
   env.advance(HOUR + HOUR / 2);
-  const twoHoursLater = await runSteps(env.deps, { input: { graceHours: 1 } });
+  const twoHoursLater = await runMachine(env, { input: { graceHours: 1 } });
   expect(twoHoursLater.report).toMatchObject({
     jobsArchived: 0,
     jobsSkipped: 2,
@@ -67,7 +67,7 @@ test('a job retried after commit, before delete, keeps its new objects and is re
   const oldKeys = [...retried.keys];
   let newKey = '';
 
-  const first = await runSteps(env.deps, {
+  const first = await runMachine(env, {
     hooks: {
       delete: async () => {
         if (newKey === '') newKey = await retryJob(env, retried, inMonth(2, 15));
@@ -85,7 +85,7 @@ test('a job retried after commit, before delete, keeps its new objects and is re
   expect(firstIndex?.jobs[retried.jobId]?.[0]).toMatchObject({ completed_at: firstCompletion });
   const secondHot = await hotState(env, retried.jobId);
 
-  const second = await runSteps(env.deps);
+  const second = await runMachine(env);
   expect(second.report).toMatchObject({ jobsArchived: 1, jobsSkipped: 1, partsWritten: 1 });
   const secondIndex = await readIndex(env, 'shop-r', monthOf(retried));
   const entry = secondIndex?.jobs[retried.jobId]?.[0];
@@ -119,7 +119,7 @@ test('a job retried between Plan and ArchiveGroup is left for a later run; the r
   const plannedMonth = monthOf(retried);
   let done = false;
 
-  const first = await runSteps(env.deps, {
+  const first = await runMachine(env, {
     hooks: {
       archive: async ({ group }) => {
         if (done || group.month !== plannedMonth) return;
@@ -138,7 +138,7 @@ test('a job retried between Plan and ArchiveGroup is left for a later run; the r
   expect(Object.keys(index?.jobs ?? {})).toEqual([other.jobId]);
   expect(await listKeys(env.s3, env.bucket, jobPrefix(retried.jobId))).toEqual(retried.keys);
 
-  const second = await runSteps(env.deps);
+  const second = await runMachine(env);
   expect(second.report).toMatchObject({ jobsArchived: 1, groupsFailedCount: 0 });
   expect((await readIndex(env, 'shop-p', monthOf(retried)))?.jobs[retried.jobId]).toHaveLength(1);
   expect(await listKeys(env.s3, env.bucket, jobPrefix(retried.jobId))).toEqual([]);
