@@ -117,9 +117,7 @@ export const prepareGroup = async (
   };
   let full: ArchiveResult | undefined;
   try {
-    const a = await archiveGroupInMemory(await stage('archive'), item, planned, listing, {
-      stageManifest: false,
-    });
+    const a = await archiveGroupInMemory(await stage('archive'), item, planned, listing);
     full = a.result;
     const r = a.result;
     const archive: ArchiveStaged = {
@@ -135,7 +133,7 @@ export const prepareGroup = async (
         await stage('verify', { archive: r, staged: a.staged }),
         { ...item, archive },
         planned,
-        { staged: a.staged, persist: false },
+        a.staged,
       );
       verify = v.result;
       const c = await commitPartInMemory(
