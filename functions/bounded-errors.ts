@@ -4,11 +4,10 @@ import { invocationLogger } from './observability';
 
 /**
  * Lambda turns an error a handler throws into the Task's Cause — `{errorType, errorMessage, trace}`,
- * the trace being the stack's lines — and a group's Catch copies that Cause into the Map's results,
- * which share one 256 KB state with the rest of the page (shared/settings.ts planPageGroups.max). So
- * what leaves a handler is small: the message is capped and the stack cut to one line. The whole error
- * is logged first, so the function's log keeps the frames. `name` never changes: Retry and Catch
- * match on it.
+ * the trace being the stack's lines. A Plan, Tally or Report Cause becomes the run's (RunFailed's
+ * causePath), and a failed batch child's lands in the Map's results, which Tally reads. So what leaves
+ * a handler is small: the message is capped and the stack cut to one line. The whole error is logged
+ * first, so the function's log keeps the frames. `name` never changes: Retry and Catch match on it.
  */
 export const ERROR_MESSAGE_MAX = 300;
 export const ERROR_STACK_MAX = 120;

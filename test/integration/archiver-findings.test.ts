@@ -64,7 +64,7 @@ test('a findings document of an earlier, failed attempt is ignored when the kept
   const job = await seedTerminalJob(env, { shopId: 'shop-s', completedAt: inMonth(2, 6) });
   const execution = 'findings-stale';
   const month = job.completedAt.slice(0, 7);
-  // As if a first ArchiveGroup attempt had quarantined a job, then failed and been retried.
+  // As if a first ArchiveBatch attempt had quarantined a job, then failed and been retried.
   await env.s3.send(
     new PutObjectCommand({
       Bucket: env.bucket,

@@ -114,7 +114,7 @@ test('a job retried after commit, before delete, keeps its new objects and is re
   expect(await listKeys(env.s3, env.bucket, jobPrefix(retried.jobId))).toEqual([]);
 });
 
-test('a job retried between Plan and ArchiveGroup is left for a later run; the rest of its group is archived', async () => {
+test('a job retried between Plan and its archive stage is left for a later run; the rest of its group is archived', async () => {
   const env = await archiverEnv();
   const retried = await seedTerminalJob(env, { shopId: 'shop-p', completedAt: inMonth(3, 10) });
   const other = await seedTerminalJob(env, { shopId: 'shop-p', completedAt: inMonth(3, 12) });

@@ -156,7 +156,7 @@ export const parseBatch = (v: unknown, run: RunContext, field = 'batch'): Planne
   };
 };
 
-/** Child execution input / ArchiveParts event: `{run, batch}`. */
+/** Child execution input / ArchiveBatch event: `{run, batch}`. */
 export const parseBatchEvent = (v: unknown): BatchEvent => {
   const o = obj(v, 'event');
   const run = parseRun(o.run);
