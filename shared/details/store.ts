@@ -19,7 +19,7 @@ import type { JobDetails, JobDetailsPayload } from './payload';
 
 /** S3 user metadata on every hot object: attributes it to a shop/job after the DynamoDB row expired. */
 export const META_SHOP_ID = 'shop-id';
-export const META_JOB_ID = 'job-id';
+const META_JOB_ID = 'job-id';
 
 export interface JobDetailsStoreOptions {
   /** Parallel GETs per `readAllDetails` (default 16; the entry point passes `config().readConcurrency`). */

@@ -1,6 +1,5 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError, isNamedError } from '../errors';
-export { validDate } from '../time';
 import { validateJobId, validateShopId } from '../ids';
 import { JOBS_TABLE, jobIdFromSk, jobPk, jobSk, shopIdFromPk } from './schema';
 import type { DdbSender, JobCounters, JobKey, JobRow } from './types';

@@ -70,13 +70,6 @@ export interface PageState {
   readonly totals: RunTotals;
 }
 
-/** `Plan` event: `{state: $, execution: $$.Execution.Name, startTime: $$.Execution.StartTime}`. */
-export interface PlanEvent {
-  readonly state: RunInput | PageState;
-  readonly execution: string;
-  readonly startTime: string;
-}
-
 /** One shop × month of a page. */
 export interface PlannedGroup {
   readonly shopId: string;
@@ -127,8 +120,6 @@ export interface PlannedJob {
   readonly estimated_time_minutes: number | null;
   readonly ttl: number | null;
 }
-
-export const PLANNED_FORMAT = 'job-details-archive/planned@2';
 
 /** What each stage of a group works on (in ArchiveBatch's memory: no Task passes it). */
 export interface GroupEvent {
