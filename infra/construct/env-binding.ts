@@ -1,4 +1,4 @@
-import { METRICS_NAMESPACE } from '../../functions/observability';
+import { METRICS_NAMESPACE } from '../../functions/metric-names';
 import { ENV } from '../../shared/config';
 
 /** What the deployed steps need to know; names come from shared/config.ts `ENV`, the only reader. */

@@ -26,7 +26,7 @@ import { StepFunctionsStartExecution } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, RUN_METRICS } from '../../functions/observability';
+import { METRICS_NAMESPACE, RUN_METRICS } from '../../functions/metric-names';
 import { JOBS_TABLE } from '../../shared/jobs/schema';
 import { ArchiverStateMachine } from './archiver-state-machine';
 import {
