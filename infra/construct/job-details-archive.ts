@@ -163,6 +163,12 @@ export interface JobDetailsArchiveProps {
    */
   readonly wholeMonths?: boolean;
   /**
+   * The largest hot object (stored, gzipped, MB) a job may have to be archived; a larger one
+   * quarantines its job, with its size in the reason, before it is read.
+   * @default the ArchiveBatch function's memory / 40
+   */
+  readonly maxSourceMb?: number;
+  /**
    * Retention of the functions' and the state machine's log groups.
    * @default RetentionDays.THREE_MONTHS
    */
@@ -264,6 +270,7 @@ export class JobDetailsArchive extends Construct {
       batchGroups: p.batchGroups,
       batchJobs: p.batchJobs,
       wholeMonths: p.wholeMonths,
+      ...(p.maxSourceMb !== undefined ? { maxSourceMb: p.maxSourceMb } : {}),
     });
     const functions = {} as Record<ArchiverStep, LambdaFunction>;
     for (const step of ARCHIVER_STEPS) {
