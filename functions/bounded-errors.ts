@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { truncate } from '../shared/text';
 import { invocationLogger } from './observability';
 
 /**
@@ -12,12 +13,10 @@ import { invocationLogger } from './observability';
 export const ERROR_MESSAGE_MAX = 300;
 export const ERROR_STACK_MAX = 120;
 
-const cut = (s: string, max: number): string => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);
-
 /** Shortens `err` in place; returns whether anything had to change. */
 export const boundError = (err: Error): boolean => {
-  const message = cut(String(err.message ?? ''), ERROR_MESSAGE_MAX);
-  const stack = cut(`${err.name}: ${message}`, ERROR_STACK_MAX);
+  const message = truncate(String(err.message ?? ''), ERROR_MESSAGE_MAX);
+  const stack = truncate(`${err.name}: ${message}`, ERROR_STACK_MAX);
   if (message === err.message && stack === err.stack) return false;
   try {
     err.message = message;

@@ -13,7 +13,7 @@ import { type PreparedDelete, prepareDelete } from '../delete/delete-sources';
 import { readBatchJobs } from '../plan/planned-jobs';
 import { listJobsObjects } from '../../../details/hot-listing';
 import { CAPS } from '../run';
-import { truncate } from '../shape';
+import { truncate } from '../../../text';
 import type {
   ArchiveResult,
   ArchiveStaged,
