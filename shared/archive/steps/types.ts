@@ -122,7 +122,7 @@ export interface PlannedJob {
 }
 
 /** What each stage of a group works on (in ArchiveBatch's memory: no Task passes it). */
-export interface GroupEvent {
+export interface GroupItem {
   readonly run: RunContext;
   readonly group: PlannedGroup;
 }
@@ -166,7 +166,7 @@ export interface ArchiveResult {
 export type ArchiveStaged = Pick<ArchiveResult, 'partKey' | 'partName' | 'pendingKey' | 'summary'>;
 
 /** The verify stage's input. */
-export interface VerifyEvent extends GroupEvent {
+export interface VerifyInput extends GroupItem {
   readonly archive: ArchiveStaged;
 }
 
@@ -177,7 +177,7 @@ export interface VerifyResult {
 }
 
 /** The commit stage's input. */
-export interface CommitEvent extends VerifyEvent {
+export interface CommitInput extends VerifyInput {
   readonly verify: VerifyResult;
 }
 
@@ -191,7 +191,7 @@ export interface CommitResult {
 }
 
 /** The delete stage's input; verify/commit absent when nothing was archived. */
-export interface DeleteEvent extends GroupEvent {
+export interface DeleteInput extends GroupItem {
   readonly archive: ArchiveStaged;
   readonly verify?: VerifyResult;
   readonly commit?: CommitResult;

@@ -17,7 +17,7 @@ import { CAPS } from '../run';
 import type { StagedPart } from './staged';
 import { INTENT_FORMAT, type PartIntent } from '../../format/staging';
 import { putJson } from '../../../s3/objects';
-import type { ArchiveResult, GroupEvent, PlannedJob } from '../types';
+import type { ArchiveResult, GroupItem, PlannedJob } from '../types';
 
 /** Stored bytes of sources read ahead but not yet appended (decoded they are a few times larger). */
 const READ_AHEAD_BYTES = 16 * 1024 * 1024;
@@ -49,9 +49,9 @@ export interface ArchiveHandoff {
  * manifest to verify in memory. Nothing here is visible to readers (only the index is) and nothing is
  * deleted but abandoned, uncommitted parts of dead runs.
  */
-export const archiveGroupInMemory = async (
+export const archiveGroup = async (
   deps: StepDeps,
-  event: GroupEvent,
+  event: GroupItem,
   planned: readonly PlannedJob[],
   /** The hot objects of (at least) the planned jobs, listed by the caller for its whole batch (one
    * walk over the hot prefix, hot-listing.ts, never a LIST per job). */
@@ -204,7 +204,7 @@ export const archiveGroupInMemory = async (
   };
 };
 
-const openPart = async (deps: StepDeps, event: GroupEvent): Promise<OpenPart> => {
+const openPart = async (deps: StepDeps, event: GroupItem): Promise<OpenPart> => {
   const now = deps.clock();
   const name = newPartName(now);
   const { shopId, month } = event.group;

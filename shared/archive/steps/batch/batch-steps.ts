@@ -4,12 +4,12 @@ import { addCounts, zeroCounts } from '../../../metrics';
 import { randomUUID } from 'node:crypto';
 import { failedAttemptsPrefix } from '../../format/keys';
 import { putJson } from '../../../s3/objects';
-import { archiveGroupInMemory } from '../archive/archive-group';
-import { commitPartInMemory } from '../commit/commit-part';
+import { archiveGroup } from '../archive/archive-group';
+import { commitPartStep } from '../commit/commit-part';
 import type { StepDeps } from '../context';
 import { chunks } from '../delete/delete-plan';
 import { deleteMatching } from '../delete/delete-objects';
-import { type PreparedDelete, prepareDelete } from '../delete/delete-sources';
+import { type PreparedDelete, deleteSources } from '../delete/delete-sources';
 import { readBatchJobs } from '../plan/planned-jobs';
 import { listJobsObjects } from '../../../details/hot-listing';
 import { CAPS } from '../run';
@@ -28,7 +28,7 @@ import type {
 } from '../types';
 import type { JobObject } from '../../../details';
 import type { StagedPart } from '../archive/staged';
-import { verifyPartInMemory } from '../verify/verify-part';
+import { verifyPart } from '../verify/verify-part';
 
 /**
  * ArchiveBatch: one child execution of the page's Distributed Map, one invocation for a batch of
@@ -117,7 +117,7 @@ export const prepareGroup = async (
   };
   let full: ArchiveResult | undefined;
   try {
-    const a = await archiveGroupInMemory(await stage('archive'), item, planned, listing);
+    const a = await archiveGroup(await stage('archive'), item, planned, listing);
     full = a.result;
     const r = a.result;
     const archive: ArchiveStaged = {
@@ -129,14 +129,14 @@ export const prepareGroup = async (
     let commit: CommitResult | undefined;
     const checkedParts = new Set<string>();
     if (a.staged && archive.partName) {
-      const v = await verifyPartInMemory(
+      const v = await verifyPart(
         await stage('verify', { archive: r, staged: a.staged }),
         { ...item, archive },
         planned,
         a.staged,
       );
       verify = v.result;
-      const c = await commitPartInMemory(
+      const c = await commitPartStep(
         await stage('commit', { archive: r }),
         { ...item, archive, verify },
         { verified: v.verified, index: a.index },
@@ -146,7 +146,7 @@ export const prepareGroup = async (
       staging.push(...c.staging);
       checkedParts.add(archive.partName);
     }
-    const del = await prepareDelete(
+    const del = await deleteSources(
       await stage('delete', { archive: r }),
       { ...item, archive, ...(verify ? { verify } : {}), ...(commit ? { commit } : {}) },
       planned,

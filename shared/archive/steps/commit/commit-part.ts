@@ -5,7 +5,7 @@ import { applyCommit } from '../../format/commit-entries';
 import type { StepDeps } from '../context';
 import { type LoadedIndex, updateMonthIndex } from './index-store';
 import type { VerifiedPart } from '../../format/staging';
-import type { CommitEvent, CommitResult } from '../types';
+import type { CommitInput, CommitResult } from '../types';
 import { stagedKeys } from '../verify/verify-part';
 
 /**
@@ -48,9 +48,9 @@ export interface CommitHandoff {
  * read-modify-write (the part becomes visible to readers here). Its intent doc is returned in
  * `staging` for the caller to delete with the rest of its batch.
  */
-export const commitPartInMemory = async (
+export const commitPartStep = async (
   deps: StepDeps,
-  event: CommitEvent,
+  event: CommitInput,
   known: CommitHandoff,
 ): Promise<{ result: CommitResult; index: LoadedIndex; staging: string[] }> => {
   const { run, group } = event;

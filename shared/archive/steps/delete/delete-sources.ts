@@ -10,7 +10,7 @@ import { type LoadedIndex, updateMonthIndex } from '../commit/index-store';
 import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
 import { CAPS } from '../run';
-import type { DeleteEvent, DeleteResult, PlannedJob } from '../types';
+import type { DeleteInput, DeleteResult, PlannedJob } from '../types';
 
 /**
  * What the steps before this one in the same invocation know: the index as the commit wrote it (with
@@ -43,9 +43,9 @@ export interface PreparedDelete {
   finish(outcome: DeleteOutcome, deletion?: RequestCounts): Promise<DeleteResult>;
 }
 
-export const prepareDelete = async (
+export const deleteSources = async (
   deps: StepDeps,
-  event: DeleteEvent,
+  event: DeleteInput,
   planned: readonly PlannedJob[],
   known: DeleteHandoff,
 ): Promise<PreparedDelete> => {

@@ -8,11 +8,11 @@ import { MemberSlicer } from '../../format/part-builder';
 import type { StepDeps } from '../context';
 import type { StagedPart } from '../archive/staged';
 import type { VerifiedPart } from '../../format/staging';
-import type { PlannedJob, VerifyEvent, VerifyResult } from '../types';
+import type { PlannedJob, VerifyInput, VerifyResult } from '../types';
 import { linesProblem, memberRanges, planProblem, recordProblem, toVerifiedPart } from './verify-checks';
 
 /** The part and intent keys of an archive result, re-derived so a stage never trusts a passed-in key. */
-export const stagedKeys = (event: VerifyEvent): { name: string; part: string; pending: string } => {
+export const stagedKeys = (event: VerifyInput): { name: string; part: string; pending: string } => {
   const { group, archive } = event;
   if (archive.partName === undefined || archive.partKey === undefined) {
     throw new InvalidInputError('archive.partKey', 'no part to verify or commit');
@@ -33,9 +33,9 @@ export const stagedKeys = (event: VerifyEvent): { name: string; part: string; pe
  * read, and size, sha256 and ETag match — then returns the VerifiedPart commit adds. Any mismatch
  * throws VerificationError: the part is never committed.
  */
-export const verifyPartInMemory = async (
+export const verifyPart = async (
   deps: StepDeps,
-  event: VerifyEvent,
+  event: VerifyInput,
   plannedJobs: readonly PlannedJob[],
   staged: StagedPart,
 ): Promise<{ result: VerifyResult; verified: VerifiedPart }> => {
