@@ -7,12 +7,13 @@ const common = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   setupFiles: ['<rootDir>/test/setup/env.ts'],
-  testTimeout: 120000,
 };
 
 /** @type {import('jest').Config} */
 module.exports = {
+  // Global options (a project's own testTimeout would be ignored).
   maxWorkers: 2,
+  testTimeout: 120000,
   projects: [
     { ...common, displayName: 'unit', roots: ['<rootDir>/test/unit'], testMatch: ['**/*.test.ts'] },
     {
