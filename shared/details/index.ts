@@ -22,7 +22,14 @@ export {
   dedupeDocIds,
   flushIdForChunks,
 } from './helpers';
-export type { JsonObject } from './json';
+export {
+  canonicalJson,
+  isRawJson,
+  type JsonObject,
+  MAX_JSON_DEPTH,
+  parseJsonExact,
+  rawJsonNumber,
+} from './json';
 export {
   classifyJobKey,
   DETAILS_ROOT,
@@ -49,5 +56,6 @@ export {
   type JobDetailsStoreOptions,
   JobDetailsStore,
   type JobObject,
+  META_JOB_ID,
   META_SHOP_ID,
 } from './store';
