@@ -1,4 +1,5 @@
-import { archiveBatch } from '../shared/archive/steps/batch/batch-steps';
+import { archiveBatch, type BatchHooks } from '../shared/archive/steps/batch/batch-steps';
+import type { StepDeps } from '../shared/archive/steps/context';
 import { parseBatchEvent } from '../shared/archive/steps/events';
 import type { BatchResult } from '../shared/archive/steps/types';
 import { withBoundedErrors } from './bounded-errors';
@@ -6,8 +7,11 @@ import { getDeps } from './deps';
 import { logGroups } from './observability';
 
 /** `ArchiveBatch` Task (a child execution of the Distributed Map): `{run, batch}` → `{results, overhead}`. */
-export const handler = withBoundedErrors(async (event, logger): Promise<BatchResult> => {
-  const out = await archiveBatch(getDeps(), parseBatchEvent(event));
-  logGroups(logger, 'ArchiveBatch', out.results);
-  return out;
-});
+export const archiveBatchHandler = (deps: () => StepDeps, hooks?: BatchHooks) =>
+  withBoundedErrors(async (event, logger): Promise<BatchResult> => {
+    const out = await archiveBatch(deps(), parseBatchEvent(event), hooks);
+    logGroups(logger, 'ArchiveBatch', out.results);
+    return out;
+  });
+
+export const handler = archiveBatchHandler(getDeps);

@@ -1,24 +1,22 @@
 import type { Context } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { truncate } from '../shared/text';
 import { invocationLogger } from './observability';
 
 /**
  * Lambda turns an error a handler throws into the Task's Cause — `{errorType, errorMessage, trace}`,
- * the trace being the stack's lines — and a group's Catch copies that Cause into the Map's results,
- * which share one 256 KB state with the rest of the page (shared/settings.ts planPageGroups.max). So
- * what leaves a handler is small: the message is capped and the stack cut to one line. The whole error
- * is logged first, so the function's log keeps the frames. `name` never changes: Retry and Catch
- * match on it.
+ * the trace being the stack's lines. A Plan, Tally or Report Cause becomes the run's (RunFailed's
+ * causePath), and a failed batch child's lands in the Map's results, which Tally reads. So what leaves
+ * a handler is small: the message is capped and the stack cut to one line. The whole error is logged
+ * first, so the function's log keeps the frames. `name` never changes: Retry and Catch match on it.
  */
 export const ERROR_MESSAGE_MAX = 300;
 export const ERROR_STACK_MAX = 120;
 
-const cut = (s: string, max: number): string => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);
-
 /** Shortens `err` in place; returns whether anything had to change. */
 export const boundError = (err: Error): boolean => {
-  const message = cut(String(err.message ?? ''), ERROR_MESSAGE_MAX);
-  const stack = cut(`${err.name}: ${message}`, ERROR_STACK_MAX);
+  const message = truncate(String(err.message ?? ''), ERROR_MESSAGE_MAX);
+  const stack = truncate(`${err.name}: ${message}`, ERROR_STACK_MAX);
   if (message === err.message && stack === err.stack) return false;
   try {
     err.message = message;

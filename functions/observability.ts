@@ -2,6 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import type { RunReport } from '../shared/archive/steps/types';
+import { DEFAULT_SERVICE_NAME, METRICS_NAMESPACE, RUN_METRICS } from './metric-names';
 
 /**
  * Structured logs and metrics of the archiver's Lambda functions, through Powertools. Built once per
@@ -9,19 +10,6 @@ import type { RunReport } from '../shared/archive/steps/types';
  * write. Powertools reads `POWERTOOLS_SERVICE_NAME` / `POWERTOOLS_METRICS_NAMESPACE` (the construct
  * sets both, see `archiverEnvironment`) and `POWERTOOLS_LOG_LEVEL`.
  */
-export const METRICS_NAMESPACE = 'JobDetailsArchive';
-export const DEFAULT_SERVICE_NAME = 'job-details-archive';
-
-/** Metrics the Report step publishes once per run (never for a dry run: it changes nothing). */
-export const RUN_METRICS = {
-  jobsArchived: 'JobsArchived',
-  jobsQuarantined: 'JobsQuarantined',
-  groupsFailed: 'GroupsFailed',
-  bytesIn: 'BytesIn',
-  bytesOut: 'BytesOut',
-  objectsDeleted: 'ObjectsDeleted',
-  partsWritten: 'PartsWritten',
-} as const;
 
 interface Observability {
   readonly logger: Logger;

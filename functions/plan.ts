@@ -1,3 +1,4 @@
+import type { StepDeps } from '../shared/archive/steps/context';
 import { plan } from '../shared/archive/steps/plan/plan';
 import { parsePlanEvent } from '../shared/archive/steps/events';
 import type { PlanResult } from '../shared/archive/steps/types';
@@ -5,6 +6,7 @@ import { withBoundedErrors } from './bounded-errors';
 import { getDeps } from './deps';
 
 /** `Plan` Task: `{state, execution, startTime}` → `{run, page, cursor, groups, totals}`. */
-export const handler = withBoundedErrors(
-  async (event): Promise<PlanResult> => plan(getDeps(), parsePlanEvent(event)),
-);
+export const planHandler = (deps: () => StepDeps) =>
+  withBoundedErrors(async (event): Promise<PlanResult> => plan(deps(), parsePlanEvent(event)));
+
+export const handler = planHandler(getDeps);

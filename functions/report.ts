@@ -1,3 +1,4 @@
+import type { StepDeps } from '../shared/archive/steps/context';
 import { parseReportEvent } from '../shared/archive/steps/events';
 import { report } from '../shared/archive/steps/report/report';
 import type { RunReport } from '../shared/archive/steps/types';
@@ -9,8 +10,11 @@ import { publishRunMetrics } from './observability';
  * `Report` Task: `{run, page, cursor: null, totals}` → the execution output, and the run's figures as
  * metrics (the quarantine alarm watches `JobsQuarantined`).
  */
-export const handler = withBoundedErrors(async (event): Promise<RunReport> => {
-  const r = await report(getDeps(), parseReportEvent(event));
-  publishRunMetrics(r);
-  return r;
-});
+export const reportHandler = (deps: () => StepDeps) =>
+  withBoundedErrors(async (event): Promise<RunReport> => {
+    const r = await report(deps(), parseReportEvent(event));
+    publishRunMetrics(r);
+    return r;
+  });
+
+export const handler = reportHandler(getDeps);

@@ -1,3 +1,4 @@
+import type { StepDeps } from '../shared/archive/steps/context';
 import { parseTallyEvent } from '../shared/archive/steps/events';
 import { tally } from '../shared/archive/steps/report/tally';
 import type { PageState } from '../shared/archive/steps/types';
@@ -5,6 +6,7 @@ import { withBoundedErrors } from './bounded-errors';
 import { getDeps } from './deps';
 
 /** `Tally` Task: `{run, page, cursor, totals, mapRun?}` → `{run, page: page + 1, cursor, totals}`. */
-export const handler = withBoundedErrors(
-  async (event): Promise<PageState> => tally(getDeps(), parseTallyEvent(event)),
-);
+export const tallyHandler = (deps: () => StepDeps) =>
+  withBoundedErrors(async (event): Promise<PageState> => tally(deps(), parseTallyEvent(event)));
+
+export const handler = tallyHandler(getDeps);

@@ -1,5 +1,18 @@
 import { ConfigError } from './errors';
-import { SETTINGS, type SettingName, SWITCHES, settingProblem } from './settings';
+import {
+  ALL_SETTINGS,
+  type AnySettingName,
+  CHOICES,
+  type ChoiceName,
+  RESTORE_TIERS,
+  type RestoreTier,
+  SETTINGS,
+  type SettingName,
+  type Settings,
+  SWITCHES,
+  type SwitchName,
+  settingProblem,
+} from './settings';
 
 /**
  * The only module that reads `process.env`. Values are parsed once, on first use, by typed getters;
@@ -9,7 +22,11 @@ type Env = Record<string, string | undefined>;
 
 let cached: Config | undefined;
 
-export interface Config {
+/**
+ * This process's settings: where it runs (bucket, table, region, endpoints) and every tunable of
+ * shared/settings.ts (env name, default, bounds and meaning there; the type follows from the table).
+ */
+export interface Config extends Settings {
   /** `ECOM_JOB_DETAILS_BUCKET`; undefined means "not configured": writers skip the S3 leg (seed contract). */
   readonly detailsBucket: string | undefined;
   /** `ECOM_JOBS_TABLE`. */
@@ -20,99 +37,78 @@ export interface Config {
   readonly s3Endpoint: string | undefined;
   /** `AWS_ENDPOINT_URL_DYNAMODB` — set by the local stack. */
   readonly dynamoEndpoint: string | undefined;
-  /** Settings from here to `wholeMonths`: env name, default, bounds and meaning in shared/settings.ts. */
-  readonly olderThanDays: number;
-  readonly graceHours: number;
-  readonly jobTtlDays: number;
-  readonly readConcurrency: number;
-  /** `JDA_RESTORE_TIER`, default Standard: tier used when a reader must restore a Glacier part. */
-  readonly restoreTier: RestoreTier;
-  readonly restoreDays: number;
-  readonly planPageGroups: number;
-  readonly planPageJobs: number;
-  readonly batchGroups: number;
-  readonly batchJobs: number;
-  readonly wholeMonths: boolean;
-  /**
-   * `JDA_MAX_SOURCE_MB`: the largest hot object (stored, gzipped) a job may have to be archived; a
-   * larger one quarantines its job with its size in the reason, before it is read. Default: the
-   * function's memory (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`, 1024 outside Lambda) / 40 — a flush
-   * object's decoded JSON takes ~20× its gzip size, and a batch reads a few groups at once.
-   */
-  readonly maxSourceMb: number;
 }
 
-export const RESTORE_TIERS = ['Expedited', 'Standard', 'Bulk'] as const;
-export type RestoreTier = (typeof RESTORE_TIERS)[number];
+export { RESTORE_TIERS, type RestoreTier };
 
 const str = (env: Env, name: string): string | undefined => {
   const v = env[name]?.trim();
   return v === undefined || v === '' ? undefined : v;
 };
 
-/** A setting of shared/settings.ts from its variable, or its default. */
-const setting = (env: Env, name: SettingName): number => {
+/** A number of shared/settings.ts from its variable, or `dflt` (its default unless it depends on where it runs). */
+const setting = (env: Env, name: SettingName, dflt: number = SETTINGS[name].default): number => {
   const s = SETTINGS[name];
   const raw = str(env, s.env);
-  if (raw === undefined) return s.default;
+  if (raw === undefined) return dflt;
   const problem = settingProblem(name, Number(raw), JSON.stringify(raw));
   if (problem !== undefined) throw new ConfigError(s.env, problem);
   return Number(raw);
 };
 
-const num = (env: Env, name: string, dflt: number, min: number, max: number): number => {
-  const raw = str(env, name);
-  if (raw === undefined) return dflt;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min || n > max) {
-    throw new ConfigError(name, `expected a number in [${min}, ${max}], got ${JSON.stringify(raw)}`);
-  }
-  return n;
-};
-
-const _int = (env: Env, name: string, dflt: number, min: number, max: number): number => {
-  const n = num(env, name, dflt, min, max);
-  if (!Number.isInteger(n)) throw new ConfigError(name, `expected a whole number, got ${n}`);
-  return n;
-};
-
-const bool = (env: Env, name: string, dflt: boolean): boolean => {
-  const raw = str(env, name);
-  if (raw === undefined) return dflt;
+const switchSetting = (env: Env, name: SwitchName): boolean => {
+  const s = SWITCHES[name];
+  const raw = str(env, s.env);
+  if (raw === undefined) return s.default;
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(name, `expected true or false, got ${JSON.stringify(raw)}`);
+  throw new ConfigError(s.env, `expected true or false, got ${JSON.stringify(raw)}`);
 };
 
+const choice = <K extends ChoiceName>(env: Env, name: K): Settings[K] => {
+  const s = CHOICES[name];
+  const raw = str(env, s.env) ?? s.default;
+  if (!(s.values as readonly string[]).includes(raw))
+    throw new ConfigError(s.env, `expected one of ${s.values.join(', ')}, got ${raw}`);
+  return raw as Settings[K];
+};
+
+/** The function's memory in MB (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`; 1024 outside Lambda). */
+const functionMemoryMb = (env: Env): number => {
+  const raw = str(env, 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE');
+  const n = raw === undefined ? 1024 : Number(raw);
+  if (!Number.isFinite(n) || n < 128 || n > 10240)
+    throw new ConfigError('AWS_LAMBDA_FUNCTION_MEMORY_SIZE', `expected a number in [128, 10240], got ${raw}`);
+  return n;
+};
+
+/** The defaults that depend on where the process runs. */
+const runtimeDefaults = (env: Env): Partial<Record<SettingName, number>> => ({
+  maxSourceMb: functionMemoryMb(env) / 40,
+});
+
 export const parseConfig = (env: Env): Config => {
-  const tier = str(env, 'JDA_RESTORE_TIER') ?? 'Standard';
-  if (!(RESTORE_TIERS as readonly string[]).includes(tier)) {
-    throw new ConfigError('JDA_RESTORE_TIER', `expected one of ${RESTORE_TIERS.join(', ')}, got ${tier}`);
-  }
+  const dflt = runtimeDefaults(env);
+  const numbers = Object.fromEntries(
+    (Object.keys(SETTINGS) as SettingName[]).map((n) => [n, setting(env, n, dflt[n])]),
+  ) as { [K in SettingName]: number };
+  const switches = Object.fromEntries(
+    (Object.keys(SWITCHES) as SwitchName[]).map((n) => [n, switchSetting(env, n)]),
+  ) as { [K in SwitchName]: boolean };
+  const choices = Object.fromEntries(
+    (Object.keys(CHOICES) as ChoiceName[]).map((n) => [n, choice(env, n)]),
+  ) as {
+    [K in ChoiceName]: Settings[K];
+  };
   return {
     detailsBucket: str(env, 'ECOM_JOB_DETAILS_BUCKET'),
     jobsTable: str(env, 'ECOM_JOBS_TABLE'),
     region: str(env, 'AWS_REGION') ?? str(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1',
     s3Endpoint: str(env, 'AWS_ENDPOINT_URL_S3') ?? str(env, 'AWS_ENDPOINT_URL'),
     dynamoEndpoint: str(env, 'AWS_ENDPOINT_URL_DYNAMODB') ?? str(env, 'AWS_ENDPOINT_URL'),
-    olderThanDays: setting(env, 'olderThanDays'),
-    graceHours: setting(env, 'graceHours'),
-    jobTtlDays: setting(env, 'jobTtlDays'),
-    readConcurrency: setting(env, 'readConcurrency'),
-    restoreTier: tier as RestoreTier,
-    restoreDays: setting(env, 'restoreDays'),
-    planPageGroups: setting(env, 'planPageGroups'),
-    planPageJobs: setting(env, 'planPageJobs'),
-    batchGroups: setting(env, 'batchGroups'),
-    batchJobs: setting(env, 'batchJobs'),
-    wholeMonths: bool(env, SWITCHES.wholeMonths.env, SWITCHES.wholeMonths.default),
-    maxSourceMb: num(
-      env,
-      'JDA_MAX_SOURCE_MB',
-      num(env, 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', 1024, 128, 10240) / 40,
-      0.001,
-      10240,
-    ),
+    ...numbers,
+    ...switches,
+    ...choices,
   };
 };
 
@@ -138,15 +134,7 @@ export const requireSetting = <K extends keyof Config>(cfg: Config, key: K, vari
 export const ENV = {
   bucket: 'ECOM_JOB_DETAILS_BUCKET',
   table: 'ECOM_JOBS_TABLE',
-  olderThanDays: SETTINGS.olderThanDays.env,
-  graceHours: SETTINGS.graceHours.env,
-  jobTtlDays: SETTINGS.jobTtlDays.env,
-  readConcurrency: SETTINGS.readConcurrency.env,
-  restoreTier: 'JDA_RESTORE_TIER',
-  planPageGroups: SETTINGS.planPageGroups.env,
-  planPageJobs: SETTINGS.planPageJobs.env,
-  batchGroups: SETTINGS.batchGroups.env,
-  batchJobs: SETTINGS.batchJobs.env,
-  wholeMonths: SWITCHES.wholeMonths.env,
-  maxSourceMb: 'JDA_MAX_SOURCE_MB',
+  ...(Object.fromEntries(Object.entries(ALL_SETTINGS).map(([n, s]) => [n, s.env])) as {
+    readonly [K in AnySettingName]: string;
+  }),
 } as const;

@@ -22,6 +22,13 @@ export interface SwitchSetting {
   readonly summary: string;
 }
 
+export interface ChoiceSetting {
+  readonly env: string;
+  readonly values: readonly string[];
+  readonly default: string;
+  readonly summary: string;
+}
+
 /**
  * Shop-months per batch, at most. A batch's input and output carry an entry per group (keys,
  * summaries, request counts by type: ~1.5 KB at the longest ids), and a state is capped at 256 KB;
@@ -109,6 +116,20 @@ export const SETTINGS = {
     integer: true,
     summary: 'jobs one batch may hold (a larger shop-month is a batch alone)',
   },
+  /**
+   * A flush object's decoded JSON takes ~20× its gzip size and a batch reads a few groups at once,
+   * so the default is the function's memory / 40 (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`; 1024 MB outside
+   * Lambda, the figure below).
+   */
+  maxSourceMb: {
+    env: 'JDA_MAX_SOURCE_MB',
+    default: 1024 / 40,
+    min: 0.001,
+    max: 10240,
+    integer: false,
+    summary:
+      "largest hot object (stored, gzipped) a job may have to be archived; a larger one quarantines the job (default: the function's memory / 40)",
+  },
 } as const satisfies Record<string, NumberSetting>;
 
 export const SWITCHES = {
@@ -120,7 +141,34 @@ export const SWITCHES = {
   },
 } as const satisfies Record<string, SwitchSetting>;
 
+export const RESTORE_TIERS = ['Expedited', 'Standard', 'Bulk'] as const;
+export type RestoreTier = (typeof RESTORE_TIERS)[number];
+
+export const CHOICES = {
+  restoreTier: {
+    env: 'JDA_RESTORE_TIER',
+    values: RESTORE_TIERS,
+    default: 'Standard',
+    summary: 'retrieval tier a reader asks for when it must restore a Glacier part',
+  },
+} as const satisfies Record<string, ChoiceSetting>;
+
 export type SettingName = keyof typeof SETTINGS;
+export type SwitchName = keyof typeof SWITCHES;
+export type ChoiceName = keyof typeof CHOICES;
+export type AnySettingName = SettingName | SwitchName | ChoiceName;
+
+/** Every setting with its type: numbers, switches, and each choice as the union of its values. */
+export type Settings = { readonly [K in SettingName]: number } & {
+  readonly [K in SwitchName]: boolean;
+} & { readonly [K in ChoiceName]: (typeof CHOICES)[K]['values'][number] };
+
+/** Every setting's description, by name. */
+export const ALL_SETTINGS: Readonly<Record<AnySettingName, NumberSetting | SwitchSetting | ChoiceSetting>> = {
+  ...SETTINGS,
+  ...SWITCHES,
+  ...CHOICES,
+};
 
 const range = (s: NumberSetting): string =>
   `${s.integer ? 'a whole number' : 'a number'} in [${s.min}, ${s.max}]`;
@@ -149,7 +197,7 @@ export const checkSetting = (name: SettingName, value: unknown, field: string = 
 };
 
 /** The CLI's and docs' phrase for a setting's default: `$JDA_GRACE_HOURS or 1`. */
-export const defaultPhrase = (name: SettingName | keyof typeof SWITCHES): string => {
-  const s = name in SETTINGS ? SETTINGS[name as SettingName] : SWITCHES[name as keyof typeof SWITCHES];
+export const defaultPhrase = (name: AnySettingName): string => {
+  const s = ALL_SETTINGS[name];
   return `$${s.env} or ${String(s.default)}`;
 };

@@ -1,4 +1,5 @@
 import { InvalidInputError } from './errors';
+import { truncate } from './text';
 
 /**
  * The one timestamp parser of the package: plan, archive, writer, reader and CLI all read times
@@ -80,7 +81,7 @@ const parse = (value: unknown): { time: UtcTime; problem: null } | { time: null;
 
 const quote = (v: unknown): string => {
   const s = typeof v === 'string' ? JSON.stringify(v) : v === undefined ? 'undefined' : JSON.stringify(v);
-  return s !== undefined && s.length > 80 ? `${s.slice(0, 77)}…` : String(s);
+  return truncate(String(s), 80);
 };
 
 /** Parses an accepted timestamp or throws InvalidInputError naming `field` and quoting the value. */

@@ -13,7 +13,7 @@ import type { RunOutcome } from './run';
  * shared/config.ts, like in Lambda, so the context must point at the same ones.
  *
  * Progress comes from wrapping the handlers: each Plan result grows the bar by its page's groups,
- * each finished group (DeleteSources, or a failure) advances it.
+ * each group an ArchiveBatch result reports (done or failed) advances it.
  */
 export const runLocally = async (ctx: CliContext, input: RunInput, io: Output): Promise<RunOutcome> => {
   if (ctx.cfg.jobsTable !== ctx.table || ctx.cfg.detailsBucket !== ctx.bucket) {

@@ -1,4 +1,4 @@
-import { METRICS_NAMESPACE } from '../../functions/observability';
+import { METRICS_NAMESPACE } from '../../functions/metric-names';
 import { ENV } from '../../shared/config';
 
 /** What the deployed steps need to know; names come from shared/config.ts `ENV`, the only reader. */
@@ -12,6 +12,8 @@ export interface ArchiverSettings {
   readonly batchGroups: number;
   readonly batchJobs: number;
   readonly wholeMonths: boolean;
+  /** Unset: each function derives it from its own memory (shared/config.ts). */
+  readonly maxSourceMb?: number;
   /** Powertools service name: the metrics' `service` dimension, unique per construct. */
   readonly serviceName: string;
 }
@@ -27,6 +29,7 @@ export const archiverEnvironment = (s: ArchiverSettings): Record<string, string>
   [ENV.batchGroups]: String(s.batchGroups),
   [ENV.batchJobs]: String(s.batchJobs),
   [ENV.wholeMonths]: String(s.wholeMonths),
+  ...(s.maxSourceMb !== undefined ? { [ENV.maxSourceMb]: String(s.maxSourceMb) } : {}),
   POWERTOOLS_SERVICE_NAME: s.serviceName,
   POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
   // Stack traces point into the TypeScript sources, not the bundle.

@@ -26,7 +26,7 @@ import { StepFunctionsStartExecution } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, RUN_METRICS } from '../../functions/observability';
+import { METRICS_NAMESPACE, RUN_METRICS } from '../../functions/metric-names';
 import { JOBS_TABLE } from '../../shared/jobs/schema';
 import { ArchiverStateMachine } from './archiver-state-machine';
 import {
@@ -121,12 +121,12 @@ export interface JobDetailsArchiveProps {
   readonly transitionSmallObjects?: boolean;
   /**
    * Memory (MB) of every step, or per step.
-   * @default 1024 for archive-parts and verify-parts, 512 for the others
+   * @default 1024 for archive-batch, 512 for the others
    */
   readonly lambdaMemoryMb?: number | Partial<Record<ArchiverStep, number>>;
   /**
    * Timeout of every step, or per step (1 s … 15 min).
-   * @default 15 minutes for archive-parts and verify-parts, 5 minutes for the others
+   * @default 15 minutes for archive-batch, 5 minutes for the others
    */
   readonly lambdaTimeout?: Duration | Partial<Record<ArchiverStep, Duration>>;
   /**
@@ -162,6 +162,12 @@ export interface JobDetailsArchiveProps {
    * @default true
    */
   readonly wholeMonths?: boolean;
+  /**
+   * The largest hot object (stored, gzipped, MB) a job may have to be archived; a larger one
+   * quarantines its job, with its size in the reason, before it is read.
+   * @default the ArchiveBatch function's memory / 40
+   */
+  readonly maxSourceMb?: number;
   /**
    * Retention of the functions' and the state machine's log groups.
    * @default RetentionDays.THREE_MONTHS
@@ -264,6 +270,7 @@ export class JobDetailsArchive extends Construct {
       batchGroups: p.batchGroups,
       batchJobs: p.batchJobs,
       wholeMonths: p.wholeMonths,
+      ...(p.maxSourceMb !== undefined ? { maxSourceMb: p.maxSourceMb } : {}),
     });
     const functions = {} as Record<ArchiverStep, LambdaFunction>;
     for (const step of ARCHIVER_STEPS) {

@@ -30,6 +30,8 @@ export interface ResolvedArchiveProps {
   readonly batchGroups: number;
   readonly batchJobs: number;
   readonly wholeMonths: boolean;
+  /** Absent: each function derives it from its memory. */
+  readonly maxSourceMb?: number;
   readonly logRetention: RetentionDays;
   readonly schedule: { readonly expression: string; readonly timeZone: string; readonly enabled: boolean };
 }
@@ -191,6 +193,8 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
   const batchJobs = checkSettingProp('batchJobs', props.batchJobs);
   const wholeMonths = props.wholeMonths ?? SWITCHES.wholeMonths.default;
   if (typeof wholeMonths !== 'boolean') fail('wholeMonths', 'expected a boolean');
+  const maxSourceMb =
+    props.maxSourceMb === undefined ? undefined : checkSettingProp('maxSourceMb', props.maxSourceMb);
 
   const schedule = {
     expression: checkScheduleExpression(
@@ -217,6 +221,7 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     batchGroups,
     batchJobs,
     wholeMonths,
+    ...(maxSourceMb !== undefined ? { maxSourceMb } : {}),
     logRetention: props.logRetention ?? RetentionDays.THREE_MONTHS,
     schedule,
   };

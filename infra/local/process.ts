@@ -67,7 +67,3 @@ export const pollUntil = async (
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 };
-
-/** Waits until none of `pids` is alive; false if some still are after `timeoutMs`. */
-export const waitDead = (pids: readonly number[], timeoutMs: number): Promise<boolean> =>
-  pollUntil(() => pids.every((pid) => !isAlive(pid)), timeoutMs);

@@ -59,7 +59,10 @@ export const localDefinitionString = (opts: SynthesisOptions = {}): string => {
   return defaultLocal;
 };
 
-/** The definition `cdk deploy` ships (real esbuild bundling, cdk-nag on), resolved the same way. Slow. */
+/**
+ * The definition `cdk deploy` ships (real esbuild bundling, cdk-nag on), resolved the same way. Slow.
+ * @public — runner.ts loads this module lazily (so an install without CDK never does), out of knip's sight.
+ */
 export const deployedDefinitionString = (opts: DeployedSynthesisOptions = {}): string =>
   resolvedDefinitionString(true, opts);
 

@@ -22,7 +22,7 @@ import {
   serializeMonthIndex,
 } from './format/month-index';
 import { countDetails, type JobRecord, PART_FORMAT_V1 } from './format/records';
-import { stagedDocsByPart, type VerifiedPart } from './format/staging';
+import { stagedDocsByPart, VERIFIED_FORMAT, type VerifiedPart } from './format/staging';
 import { applyCommit } from './format/commit-entries';
 
 /**
@@ -190,7 +190,7 @@ const scanPart = async (
     };
   }
   return {
-    format: 'job-details-archive/verified@1',
+    format: VERIFIED_FORMAT,
     part: {
       name: partName,
       key: listed.key,

@@ -2,10 +2,6 @@
 export {
   chunkIds,
   generateJobId,
-  validateChunkId,
-  validateFlushId,
-  validateJobId,
-  validateShopId,
 } from '../ids';
 export {
   decodeFlushBody,
@@ -13,51 +9,37 @@ export {
   encodeFlushBody,
   encodePlatformData,
   GZIP_LEVEL,
-  gzipDeterministic,
   isGzip,
-  MAX_DECOMPRESSED_BYTES,
 } from './codec';
 export {
   createJobDetailsStoreProvider,
   getJobDetailsStore,
-  type JobDetailsStoreGetter,
   resetJobDetailsStore,
 } from './factory';
 export {
   compareCodePoints,
-  conflictItemKey,
   dedupeConflictItems,
   dedupeDocIds,
-  FLUSH_ID_LENGTH,
   flushIdForChunks,
-  sortedUniqueIds,
 } from './helpers';
 export {
   canonicalJson,
-  findJsonProblem,
-  isPlainObject,
   isRawJson,
   type JsonObject,
-  type JsonValue,
   MAX_JSON_DEPTH,
   parseJsonExact,
-  type RawJsonNumber,
   rawJsonNumber,
 } from './json';
 export {
   classifyJobKey,
   DETAILS_ROOT,
   detailsKey,
-  FLUSH_SUFFIX,
-  type JobObjectKind,
   jobPrefix,
-  PLATFORM_DATA_NAME,
   parseFlushKey,
   platformDataKey,
 } from './keys';
 export {
   emptyJobDetails,
-  JobDetailsAccumulator,
   mergeAllJobDetails,
   mergeJobDetails,
   normalizeJobDetails,
@@ -68,16 +50,12 @@ export {
   type JobDetailsPayload,
   PAYLOAD_FIELDS,
   parseJobDetailsPayload,
-  type ReasonMap,
   validateJobDetailsPayload,
 } from './payload';
 export {
-  type FlushObject,
   type JobDetailsStoreOptions,
-  type JobDetailsWithSources,
   JobDetailsStore,
   type JobObject,
   META_JOB_ID,
   META_SHOP_ID,
-  type ObjectRef,
 } from './store';

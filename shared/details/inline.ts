@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../errors';
+import { truncate } from '../text';
 import { findJsonProblem, isPlainObject, type JsonObject } from './json';
 import { mergeAllJobDetails } from './merge';
 import type { ConflictItem, JobDetails } from './payload';
@@ -44,7 +45,7 @@ const quoted = (v: unknown): string => {
   } catch {
     s = String(v);
   }
-  return s.length > 120 ? `${s.slice(0, 117)}…` : s;
+  return truncate(s, 120);
 };
 
 const bad = (attribute: string, value: unknown, why: string): never => {

@@ -1,6 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError, isNamedError } from '../errors';
-export { validDate } from '../time';
 import { validateJobId, validateShopId } from '../ids';
 import { ExactGetCommand } from './exact-commands';
 import { JOBS_TABLE, jobIdFromSk, jobPk, jobSk, shopIdFromPk } from './schema';

@@ -1,24 +1,20 @@
 /** Reader with fallback: a job's details from hot objects, archive parts, or both. */
 export { JobDetailsReader } from './reader';
 export {
-  DEFAULT_SEARCH_MONTHS,
   monthRange,
-  type ReaderSettings,
   readerSettings,
-  type ResolvedQuery,
   resolveQuery,
 } from './query';
 export {
   type ArchiveEntry,
   entriesFromIndex,
-  type HotPlan,
   hotPlan,
   latestWithPlatformData,
   newestIndexMonths,
   orderEntries,
 } from './entries';
 export { choosePlatformData, combineDetails } from './combine';
-export { type PlannedRead, planReads, sliceMembers, type WantedMember } from './ranges';
+export { planReads, sliceMembers } from './ranges';
 export { combineSources, ReadTally, sourceOf } from './tally';
 export { checkJobMember, checkPlatformMember } from './verify';
 export type {

@@ -37,7 +37,7 @@ afterAll(() => {
 type Ev = any;
 const group = (shopId: string) => ({ shopId, month: '2026-01', jobCount: 2 });
 const G1 = group('shop-a');
-const G2 = group('shop-b'); // archive-parts stages no part for it
+const G2 = group('shop-b'); // its archive stage writes no part
 const G3 = group('shop-c');
 
 const putText = (key: string, body: string) =>

@@ -1,8 +1,10 @@
 import type { DeleteObjectsCommandInput } from '@aws-sdk/client-s3';
 import { DeleteObjectCommand, DeleteObjectsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { COLD_PREFIX, monthIndexKey, pendingPrefix } from '../../shared/archive/format/keys';
+import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
 import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/archive/pending-gc';
 import type { GroupDone, GroupFailed } from '../../shared/archive/steps/types';
+import type { StagedPart } from '../../shared/archive/steps/archive/staged';
 import type { JobRecord } from '../../shared/archive/format/records';
 import { jobPrefix } from '../../shared/details';
 import {
@@ -15,7 +17,7 @@ import {
   listKeys,
   memberAt,
   readIndex,
-  runSteps,
+  runMachine,
   type SeededJob,
   seedTerminalJob,
   sha256,
@@ -23,10 +25,11 @@ import {
 } from '../support/archiver-fixtures';
 
 /**
- * A run can die at any point (Lambda timeout, Step Functions aborted, a throw). "Crash" here = stop
- * driving the steps; the rerun is a new execution. What must hold after the rerun: every job is in
- * the index exactly once (what readers see), its record equals what the hot path held, and every hot
- * source is deleted.
+ * A run can die at any point (Lambda timeout, Step Functions aborted, a throw). "Crash" here = the
+ * ArchiveBatch invocation is killed at a stage of one group (runMachine's `crash`): its batch's child
+ * fails, the run ends incomplete, and the rerun is a new execution of the synthesized machine. What
+ * must hold after the rerun: every job is in the index exactly once (what readers see), its record
+ * equals what the hot path held, and every hot source is deleted.
  */
 jest.setTimeout(120_000);
 
@@ -70,26 +73,31 @@ const onlyIndexParts = async (env: ArchiverEnv, shopId: string, month: string) =
   (await readIndex(env, shopId, month))?.parts.map((p) => p.key) ?? [];
 
 test.each([
-  ['verify', 'archive done, part + pending manifest written, never verified'],
-  ['commit', 'verified (verified doc written), the index never written'],
+  ['verify', 'part stored, its intent doc written, never verified'],
+  ['commit', 'verified in memory, the index never written'],
 ] as const)(
   'a crash before %s (%s): the rerun converges, the dead part is collected once abandoned',
   async (step, _what) => {
-    const env = await archiverEnv();
+    // One group a batch: the crash kills shop-a's batch alone; shop-b's goes through.
+    const env = await archiverEnv({ batchGroups: 1 });
     const { jobs, hot } = await seedTwoGroups(env);
     const monthA = jobs[0]?.completedAt.slice(0, 7) ?? '';
 
-    const crashed = await runSteps(env.deps, { crashBefore: step, crashGroup: (g) => g.shopId === 'shop-a' });
-    expect(crashed.crashed).toBe(true);
-    const [deadPart] = await listKeys(env.s3, env.bucket, `${COLD_PREFIX}shop-a/`);
+    const crashed = await runMachine(env, { crash: { before: step, group: (g) => g.shopId === 'shop-a' } });
+    expect(crashed.run).toMatchObject({ status: 'FAILED', error: { error: RUN_INCOMPLETE_ERROR } });
+    expect(crashed.report).toMatchObject({ groupsFailedCount: 1, jobsArchived: 1 });
+    const [deadPart, ...more] = await listKeys(env.s3, env.bucket, `${COLD_PREFIX}shop-a/`);
     expect(deadPart).toBeDefined();
+    expect(more).toEqual([]); // Crash is retried by no Retry: one attempt, one dead part
+    // Only the intent: the manifest and the verified part live in the invocation's memory.
     const staged = await listKeys(env.s3, env.bucket, pendingPrefix('shop-a', monthA));
-    expect(staged).toHaveLength(step === 'verify' ? 1 : 2);
+    expect(staged).toHaveLength(1);
     expect(await readIndex(env, 'shop-a', monthA)).toBeNull(); // invisible to readers
-    for (const j of jobs) expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual(j.keys); // nothing lost
+    for (const j of jobs.filter((x) => x.shopId === 'shop-a'))
+      expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual(j.keys); // nothing lost
 
-    const rerun = await runSteps(env.deps);
-    expect(rerun.report).toMatchObject({ jobsArchived: 3, partsWritten: 2, groupsFailedCount: 0 });
+    const rerun = await runMachine(env);
+    expect(rerun.report).toMatchObject({ jobsArchived: 2, partsWritten: 1, groupsFailedCount: 0 });
     await expectConverged(env, jobs, hot);
     // The dead part is young: a concurrent run might still commit it, so it stays (outside the index).
     expect(await onlyIndexParts(env, 'shop-a', monthA)).not.toContain(deadPart);
@@ -98,7 +106,7 @@ test.each([
     // Once abandoned, a later run that plans the group removes it and its docs — never a committed part.
     const committed = await onlyIndexParts(env, 'shop-a', monthA);
     env.advance(ABANDONED_AFTER_MS + HOUR);
-    const later = await runSteps(env.deps);
+    const later = await runMachine(env);
     const groupA = later.steps.find((g) => g.group.shopId === 'shop-a');
     expect(groupA?.archive?.abandonedPartsRemoved).toBe(1);
     expect(await listKeys(env.s3, env.bucket, `${COLD_PREFIX}shop-a/`)).toEqual(committed);
@@ -119,8 +127,9 @@ test('a crash mid-delete (half the keys deleted, then the call dies): the rerun 
     }),
   });
 
-  const first = await runSteps(env.deps, { stepDeps: { delete: dying } });
-  expect(first.results.every((r) => (r as GroupFailed).failed === true)).toBe(true);
+  const first = await runMachine(env, { stageDeps: { delete: dying } });
+  // The batch's one DeleteObjects call failed: the batch's child fails, both its groups count failed.
+  expect(first.report).toMatchObject({ groupsOk: 0, groupsFailedCount: 2 });
   // Committed (readers see the archive) but no entry is marked deleted, and some hot objects remain.
   for (const j of jobs) {
     const e = (await readIndex(env, j.shopId, j.completedAt.slice(0, 7)))?.jobs[j.jobId];
@@ -134,7 +143,7 @@ test('a crash mid-delete (half the keys deleted, then the call dies): the rerun 
 
   // The run that marks a job deleted counts every source of it now gone, including those the dead
   // run removed (it never marked them, so it counted none): each deletion is counted once, in all.
-  const rerun = await runSteps(env.deps);
+  const rerun = await runMachine(env);
   expect(rerun.report).toMatchObject({
     jobsArchived: 0,
     jobsSkipped: 3,
@@ -166,7 +175,7 @@ test('per-key DeleteObjects errors are retried, then reported; those jobs stay u
     }),
   });
 
-  const first = await runSteps(env.deps, { stepDeps: { delete: flaky } });
+  const first = await runMachine(env, { stageDeps: { delete: flaky } });
   expect(attemptsOnFailing).toBe(3);
   const group = first.results.find((r) => r.group.shopId === stubborn.shopId) as GroupDone;
   expect(group.delete).toMatchObject({ deleteErrorCount: 1, jobsCompleted: 1 });
@@ -188,7 +197,7 @@ test('per-key DeleteObjects errors are retried, then reported; those jobs stay u
   expect(index?.jobs[(jobs[0] as SeededJob).jobId]?.[0]?.deleted_at).not.toBeNull();
   expect(await listKeys(env.s3, env.bucket, jobPrefix(stubborn.jobId))).toEqual([failing]);
 
-  await runSteps(env.deps);
+  await runMachine(env);
   await expectConverged(env, jobs, hot);
 });
 
@@ -199,12 +208,11 @@ const flipLastMember = async (env: ArchiverEnv, partKey: string) => {
   await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: partKey, Body: bytes }));
 };
 
-const alterManifestDigest = async (env: ArchiverEnv, pendingKey: string) => {
-  // The part is intact but the manifest expects another record digest for one job.
-  const doc = JSON.parse((await getBytes(env.s3, env.bucket, pendingKey)).toString('utf8'));
-  const first = Object.keys(doc.jobs)[0] as string;
-  doc.jobs[first].sha256 = '0'.repeat(64);
-  await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: pendingKey, Body: JSON.stringify(doc) }));
+const alterManifestDigest = (staged: StagedPart) => {
+  // The part is intact but the manifest (in the invocation's memory) expects another record digest.
+  const jobs = staged.jobs as Record<string, { sha256: string }>;
+  const first = Object.keys(jobs)[0] as string;
+  (jobs[first] as { sha256: string }).sha256 = '0'.repeat(64);
 };
 
 test.each([
@@ -216,12 +224,12 @@ test.each([
     const env = await archiverEnv();
     const { jobs, hot } = await seedTwoGroups(env);
     const monthA = jobs[0]?.completedAt.slice(0, 7) ?? '';
-    const tampered = await runSteps(env.deps, {
+    const tampered = await runMachine(env, {
       hooks: {
-        verify: async ({ group, archive }) => {
-          if (group.shopId !== 'shop-a' || !archive?.partKey || !archive.pendingKey) return;
+        verify: async ({ group, archive, staged }) => {
+          if (group.shopId !== 'shop-a' || !archive?.partKey || !staged) return;
           if (what.startsWith('its bytes')) await flipLastMember(env, archive.partKey);
-          else await alterManifestDigest(env, archive.pendingKey);
+          else alterManifestDigest(staged);
         },
       },
     });
@@ -243,7 +251,7 @@ test.each([
     const b = jobs[2] as SeededJob;
     expect(await listKeys(env.s3, env.bucket, jobPrefix(b.jobId))).toEqual([]);
 
-    await runSteps(env.deps);
+    await runMachine(env);
     await expectConverged(env, jobs, hot);
   },
 );
@@ -254,14 +262,14 @@ test('a lost month index never lets garbage collection delete committed parts', 
   const env = await archiverEnv();
   const { jobs } = await seedTwoGroups(env);
   const monthA = jobs[0]?.completedAt.slice(0, 7) ?? '';
-  await runSteps(env.deps);
+  await runMachine(env);
   const parts = await listKeys(env.s3, env.bucket, `${COLD_PREFIX}shop-a/`);
   expect(parts).toHaveLength(1);
   const digests = await Promise.all(parts.map(async (k) => sha256(await getBytes(env.s3, env.bucket, k))));
 
   await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: monthIndexKey('shop-a', monthA) }));
   env.advance(ABANDONED_AFTER_MS + HOUR);
-  const later = await runSteps(env.deps);
+  const later = await runMachine(env);
   // The archiver refuses the month outright (LostIndexError → jobarchive reindex): no GC, no records.
   expect(later.report?.groupsFailed).toEqual([
     expect.objectContaining({ shopId: 'shop-a', error: 'LostIndexError' }),

@@ -3,13 +3,12 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { groupFindingsKey, planFindingsKey } from '../../shared/archive/format/keys';
 import { FINDINGS_FORMAT } from '../../shared/archive/steps/report/findings';
 import { CAPS } from '../../shared/archive/steps/run';
-import { CorruptObjectError } from '../../shared/errors';
 import {
   archiverEnv,
   getBytes,
   inMonth,
   listKeys,
-  runSteps,
+  runMachine,
   seedTerminalJob,
 } from '../support/archiver-fixtures';
 
@@ -35,7 +34,7 @@ test('more quarantines than the execution output lists: report.json has every on
     );
   }
   const execution = 'findings-plan';
-  const { report } = await runSteps(env.deps, { execution });
+  const { report } = await runMachine(env, { execution });
   expect(report?.jobsQuarantinedCount).toBe(bad);
   expect(report?.jobsQuarantined).toHaveLength(CAPS.report);
   const full = await reportJson(env, report?.reportKey ?? '');
@@ -51,7 +50,7 @@ test('a dry run lists what it would quarantine through findings too', async () =
   const flush = job.keys.find((k) => k.endsWith('.json.gz')) as string;
   await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: flush, Body: Buffer.alloc(0) }));
 
-  const { report, steps } = await runSteps(env.deps, { input: { dryRun: true } });
+  const { report, steps } = await runMachine(env, { input: { dryRun: true } });
   expect(steps[0]?.archive?.quarantined).toEqual([
     { jobId: job.jobId, reason: expect.stringMatching(/empty object/) },
   ]);
@@ -65,7 +64,7 @@ test('a findings document of an earlier, failed attempt is ignored when the kept
   const job = await seedTerminalJob(env, { shopId: 'shop-s', completedAt: inMonth(2, 6) });
   const execution = 'findings-stale';
   const month = job.completedAt.slice(0, 7);
-  // As if a first ArchiveGroup attempt had quarantined a job, then failed and been retried.
+  // As if a first ArchiveBatch attempt had quarantined a job, then failed and been retried.
   await env.s3.send(
     new PutObjectCommand({
       Bucket: env.bucket,
@@ -79,7 +78,7 @@ test('a findings document of an earlier, failed attempt is ignored when the kept
       }),
     }),
   );
-  const { report } = await runSteps(env.deps, { execution });
+  const { report } = await runMachine(env, { execution });
   expect(report).toMatchObject({ jobsArchived: 1, jobsQuarantinedCount: 0, jobsQuarantined: [] });
   expect((await reportJson(env, report?.reportKey ?? '')).jobsQuarantined).toEqual([]);
 });
@@ -92,17 +91,15 @@ test('a findings document a result counts but that is gone fails the report, nam
   const execution = 'findings-missing';
   const key = groupFindingsKey(execution, 0, 'shop-m', job.completedAt.slice(0, 7), 'quarantined');
 
-  const failure = await runSteps(env.deps, {
+  const { run } = await runMachine(env, {
     execution,
     hooks: {
       delete: async () => {
         await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: key }));
       },
     },
-  }).then(
-    () => null,
-    (err: unknown) => err,
-  );
-  expect(failure).toBeInstanceOf(CorruptObjectError);
-  expect((failure as CorruptObjectError).key).toBe(key);
+  });
+  // Report throws; its Catch ends the run with the error as the Task gave it.
+  expect(run).toMatchObject({ status: 'FAILED', error: { error: 'CorruptObjectError' } });
+  expect(run.error?.cause).toContain(key);
 });

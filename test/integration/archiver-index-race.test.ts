@@ -25,7 +25,7 @@ import {
   inMonth,
   listKeys,
   readIndex,
-  runSteps,
+  runMachine,
   seedTerminalJob,
 } from '../support/archiver-fixtures';
 import { testS3 } from '../support/local';
@@ -103,7 +103,7 @@ test('a 412 on the index write: re-read, re-apply, retry — both writers’ par
     return real.send(new PutObjectCommand(input));
   });
 
-  const { report, results } = await runSteps(env.deps, { stepDeps: { commit: deps } });
+  const { report, results } = await runMachine(env, { stageDeps: { commit: deps } });
   expect((results[0] as GroupDone).delete.jobsCompleted).toBe(1);
   expect(report).toMatchObject({ jobsArchived: 1, partsWritten: 1, groupsFailedCount: 0 });
   // First attempt: "create" (If-None-Match); the retry: "replace what I just read" (If-Match).
@@ -127,7 +127,7 @@ test('412 on every attempt: ConcurrentModificationError after a bounded number o
     throw preconditionFailed();
   });
 
-  const { results } = await runSteps(env.deps, { stepDeps: { commit: deps } });
+  const { results } = await runMachine(env, { stageDeps: { commit: deps } });
   expect(results[0]).toMatchObject({
     failed: true,
     error: 'ConcurrentModificationError',

@@ -8,7 +8,7 @@ import {
   listKeys,
   memberAt,
   readIndex,
-  runSteps,
+  runMachine,
   seedBigJob,
 } from '../support/archiver-fixtures';
 
@@ -42,7 +42,7 @@ test('a multi-megabyte month goes through a multipart upload and verifies member
       };
     },
   });
-  const { report } = await runSteps(env.deps, { stepDeps: { archive: env.withDeps({ s3: watched }) } });
+  const { report } = await runMachine(env, { stageDeps: { archive: env.withDeps({ s3: watched }) } });
   expect(sent).toContain('CreateMultipartUploadCommand');
   expect(sent.filter((c) => c === 'UploadPartCommand').length).toBeGreaterThanOrEqual(2);
   expect(sent).toContain('CompleteMultipartUploadCommand');

@@ -5,7 +5,7 @@ import {
   inMonth,
   listKeys,
   readIndex,
-  runSteps,
+  runMachine,
   type SeededJob,
   seedTerminalJob,
 } from '../support/archiver-fixtures';
@@ -31,7 +31,7 @@ test('small page limits: many pages, each within its limits, every job archived 
     }
   }
 
-  const { report, pages, results } = await runSteps(env.deps);
+  const { report, pages, results } = await runMachine(env);
   expect(pages.length).toBeGreaterThan(3);
   for (const p of pages) {
     expect(p.planned.length).toBeLessThanOrEqual(2);
@@ -55,7 +55,7 @@ test('small page limits: many pages, each within its limits, every job archived 
   }
 
   // Nothing left to do: a second run plans the same jobs and skips them all.
-  const again = await runSteps(env.deps);
+  const again = await runMachine(env);
   expect(again.report).toMatchObject({
     jobsPlanned: jobs.length,
     jobsSkipped: jobs.length,

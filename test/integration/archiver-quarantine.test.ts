@@ -13,7 +13,7 @@ import {
   listKeys,
   partLines,
   readIndex,
-  runSteps,
+  runMachine,
   type SeededJob,
   seedTerminalJob,
   sha256,
@@ -64,7 +64,7 @@ test('each corrupt source and each unexpected key quarantines only its own job',
     for (const k of job.keys) digests.set(k, sha256(await getBytes(env.s3, env.bucket, k)));
   }
 
-  const { report, results, steps } = await runSteps(env.deps);
+  const { report, results, steps } = await runMachine(env);
   const group = results[0] as GroupDone;
   expect(group.archive).toMatchObject({ archived: 2, quarantinedCount: broken.length });
   // The step returns a sample (more were quarantined than it lists); the report has every one.
@@ -108,7 +108,7 @@ test('each corrupt source and each unexpected key quarantines only its own job',
       ),
     }),
   );
-  const again = await runSteps(env.deps);
+  const again = await runMachine(env);
   expect(again.report).toMatchObject({ jobsArchived: 1, jobsQuarantinedCount: broken.length - 1 });
   expect(await listKeys(env.s3, env.bucket, jobPrefix(fixed.jobId))).toEqual([]);
 });
@@ -129,7 +129,7 @@ test('rows with ids that are unsafe as keys are quarantined at plan time; no key
   await row('SHOP#shop-ok', 'JOB#fine-id', { job_id: 'another-id' });
   await row('SHOP#shop-ok', 'JOB#no-time', { completed_at: 'yesterday', status_created_at: '2000-01-01' });
 
-  const { report } = await runSteps(env.deps);
+  const { report } = await runMachine(env);
   expect(report).toMatchObject({
     jobsPlanned: 1,
     jobsArchived: 1,
@@ -169,7 +169,7 @@ test('a source larger than maxSourceMb quarantines its job from the listing, wit
   expect(body.length).toBeGreaterThan(2048);
   await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: flushKey, Body: body }));
 
-  const { report } = await runSteps(env.deps);
+  const { report } = await runMachine(env);
   expect(report?.jobsArchived).toBe(1);
   expect(report?.jobsQuarantined).toEqual([
     {

@@ -1,3 +1,4 @@
+import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { gzipSync } from 'node:zlib';
 import { monthIndexKey, partKey, pendingPrefix } from '../../shared/archive/format/keys';
@@ -22,7 +23,7 @@ import {
   listKeys,
   monthOfDate,
   readIndex,
-  runSteps,
+  runMachine,
   seedTerminalJob,
   cliContextFor,
 } from '../support/archiver-fixtures';
@@ -77,7 +78,7 @@ describe('rebuildMonthIndex', () => {
     ];
     const hot = new Map<string, Awaited<ReturnType<typeof hotState>>>();
     for (const j of first) hot.set(j.jobId, await hotState(env, j.jobId));
-    expect((await runSteps(env.deps)).report?.jobsArchived).toBe(2);
+    expect((await runMachine(env)).report?.jobsArchived).toBe(2);
 
     env.advance(HOUR);
     const second = [
@@ -85,7 +86,7 @@ describe('rebuildMonthIndex', () => {
       await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 6), flushes: 3 }),
     ];
     for (const j of second) hot.set(j.jobId, await hotState(env, j.jobId));
-    expect((await runSteps(env.deps)).report?.jobsArchived).toBe(2);
+    expect((await runMachine(env)).report?.jobsArchived).toBe(2);
 
     const original = await readIndex(env, SHOP, MONTH);
     if (!original) throw new Error('no index after two runs');
@@ -116,11 +117,11 @@ describe('rebuildMonthIndex', () => {
   it('leaves out parts with a staging manifest and parts that do not decode, and deletes nothing', async () => {
     const env = await archiverEnv({ graceHours: 0 });
     await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3) });
-    await runSteps(env.deps);
+    await runMachine(env);
     env.advance(HOUR);
     await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 4) });
-    const crashed = await runSteps(env.deps, { crashBefore: 'verify' });
-    expect(crashed.crashed).toBe(true);
+    const crashed = await runMachine(env, { crash: { before: 'verify' } });
+    expect(crashed.run.error?.error).toBe(RUN_INCOMPLETE_ERROR);
     const uncommitted = crashed.steps.at(-1)?.archive?.partKey;
     if (!uncommitted) throw new Error('the crashed run wrote no part');
     const garbage = partKey(SHOP, MONTH, 'part-20000101T000000Z-garbage0.jsonl.gz');
@@ -150,7 +151,7 @@ describe('rebuildMonthIndex', () => {
   it('refuses to replace an existing index without force; with force replaces a corrupt one', async () => {
     const env = await archiverEnv({ graceHours: 0 });
     await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3) });
-    await runSteps(env.deps);
+    await runMachine(env);
     const key = monthIndexKey(SHOP, MONTH);
     const good = await readIndex(env, SHOP, MONTH);
     await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: key, Body: '{"format":"trunc' }));
@@ -171,7 +172,7 @@ describe('rebuildMonthIndex', () => {
   it('a dry run writes nothing; the CLI prints the parts', async () => {
     const env = await archiverEnv({ graceHours: 0 });
     await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3) });
-    await runSteps(env.deps);
+    await runMachine(env);
     await dropIndex(env);
     const before = await listKeys(env.s3, env.bucket, '');
 

@@ -5,7 +5,7 @@ import {
   daysAgo,
   listKeys,
   retryJob,
-  runSteps,
+  runMachine,
   seedTerminalJob,
 } from '../support/archiver-fixtures';
 
@@ -32,7 +32,7 @@ describe('JobDetailsReader on archives written by the archiver', () => {
     expect(before.provenance.source).toBe('hot');
     expect(before.details?.chunk_ids).toEqual(['p0', 'p1', 'p2']);
 
-    const first = await runSteps(env.deps);
+    const first = await runMachine(env);
     expect(first.report?.jobsArchived).toBe(1);
     expect(await listKeys(env.s3, env.bucket, `job-details/${job.jobId}/`)).toEqual([]);
 
@@ -68,7 +68,7 @@ describe('JobDetailsReader on archives written by the archiver', () => {
     expect(both.details?.failed.retry).toEqual([`${job.jobId}-r`]);
 
     // Archived again: two archivals, merged from the archive alone.
-    const second = await runSteps(env.deps);
+    const second = await runMachine(env);
     expect(second.report?.jobsArchived).toBe(1);
     const twice = await reader.lookup(q2);
     expect(twice.archivals).toHaveLength(2);
@@ -94,7 +94,7 @@ describe('JobDetailsReader on archives written by the archiver', () => {
     const hot = await reader.readAllDetails(q);
     expect(hot.details).toBeNull();
 
-    const run = await runSteps(env.deps);
+    const run = await runMachine(env);
     expect(run.report?.jobsArchived).toBe(1);
     const archived = await reader.readAllDetails(q);
     expect(archived.details).toEqual(hot.details);

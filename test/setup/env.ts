@@ -13,5 +13,5 @@ process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 // Most tests seed jobs a few days past an exact cutoff; whole-month runs (the deployed default) are
-// tested where they say `wholeMonths: true` (test/integration/whole-months.test.ts, the benchmark).
+// tested where they say `wholeMonths: true` (test/integration/archiver-whole-months.test.ts, the benchmark).
 process.env.JDA_WHOLE_MONTHS ??= 'false';

@@ -15,51 +15,44 @@ import { monthIndexKey, parsePartKey } from '../../shared/archive/format/keys';
 import { decodeMember, type WantedRecord } from '../../shared/archive/format/members';
 import type { PartRecord } from '../../shared/archive/format/records';
 import { type Located, type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
-import { archiveGroup } from '../../shared/archive/steps/archive/archive-group';
-import { commitPartStep } from '../../shared/archive/steps/commit/commit-part';
 import { makeStepDeps, type StepDeps, type StepSettings } from '../../shared/archive/steps/context';
-import { deleteSources } from '../../shared/archive/steps/delete/delete-sources';
-import {
-  parseCommitEvent,
-  parseDeleteEvent,
-  parseGroupEvent,
-  parsePlanEvent,
-  parseReportEvent,
-  parseTallyEvent,
-  parseVerifyEvent,
-} from '../../shared/archive/steps/events';
-import { createRequestMeter } from '../../shared/archive/steps/meter';
-import { plan } from '../../shared/archive/steps/plan/plan';
-import { report } from '../../shared/archive/steps/report/report';
-import { tally } from '../../shared/archive/steps/report/tally';
-import { boundError } from '../../functions/bounded-errors';
-import { resetDeps } from '../../functions/deps';
-import { type StateMachineDefinition, synthesizedDefinition } from '../../infra/local/runner';
 import type {
-  ArchiveResult,
-  CommitResult,
-  DeleteResult,
+  BatchHooks,
+  GroupDetail,
+  GroupStage,
+  StageContext,
+} from '../../shared/archive/steps/batch/batch-steps';
+import { createRequestMeter } from '../../shared/archive/steps/meter';
+import { resetDeps } from '../../functions/deps';
+import { archiveBatchHandler } from '../../functions/archive-batch';
+import { planHandler } from '../../functions/plan';
+import { reportHandler } from '../../functions/report';
+import { tallyHandler } from '../../functions/tally';
+import type { ArchiverStep } from '../../infra/construct/step-functions';
+import {
+  type LocalRunResult,
+  runArchiverLocally,
+  type StateMachineDefinition,
+  type StepHandler,
+  synthesizedDefinition,
+} from '../../infra/local/runner';
+import type {
   GroupResult,
-  PageState,
   PlannedBatch,
   PlannedGroup,
   PlanResult,
-  RunInput,
   RunReport,
-  VerifyResult,
 } from '../../shared/archive/steps/types';
-import { verifyPart } from '../../shared/archive/steps/verify/verify-part';
+import type { DdbSender } from '../../shared/jobs/types';
 import { JobDetailsStore, type JsonObject } from '../../shared/details';
 import { createJob, type FlushDetails, getJob, recordFlush } from '../../shared/jobs';
-import { countRequests, zeroCounts } from '../../shared/metrics';
-import { type ResultEntry, writeMapResults } from '../../infra/local/distributed-map';
+import { countRequests } from '../../shared/metrics';
 import { freshBucket, freshTable, testDdb, testS3 } from './local';
 
 /**
  * Archiver test fixtures: a fresh bucket + table, realistic terminal jobs written through the real
- * hot path (createJob → recordFlush → terminal write, JobDetailsStore for S3), and `runSteps`, which
- * drives the step functions in the same order and with the same event shapes as the state machine
- * (events go through a JSON round trip and the handlers' parsers, as through Lambda).
+ * hot path (createJob → recordFlush → terminal write, JobDetailsStore for S3), and `runMachine`, which
+ * runs the synthesized state machine over the handlers (their factories, on this env's deps).
  */
 
 export const DEFAULT_SETTINGS: StepSettings = {
@@ -86,7 +79,7 @@ export interface ArchiverEnv {
   /** Moves the steps' real-time clock (part stamps, commit times, abandoned-part age). */
   advance(ms: number): void;
   /** Rebuilds `deps` with other settings or another S3 client (e.g. a fault-injecting wrapper). */
-  withDeps(over: { settings?: Partial<StepSettings>; s3?: S3Client }): StepDeps;
+  withDeps(over: { settings?: Partial<StepSettings>; s3?: S3Client; ddb?: DdbSender }): StepDeps;
 }
 
 export const archiverEnv = async (settings: Partial<StepSettings> = {}): Promise<ArchiverEnv> => {
@@ -98,10 +91,10 @@ export const archiverEnv = async (settings: Partial<StepSettings> = {}): Promise
   countRequests(ddb, 'dynamodb', meter.sink);
   let offset = 0;
   const clock = () => new Date(Date.now() + offset);
-  const build = (over: { settings?: Partial<StepSettings>; s3?: S3Client } = {}) =>
+  const build = (over: { settings?: Partial<StepSettings>; s3?: S3Client; ddb?: DdbSender } = {}) =>
     makeStepDeps({
       s3: over.s3 ?? s3,
-      ddb,
+      ddb: over.ddb ?? ddb,
       bucket,
       table,
       settings: { ...DEFAULT_SETTINGS, ...settings, ...over.settings },
@@ -426,173 +419,131 @@ export const memberAt = async (env: ArchiverEnv, key: string, r: Located, want: 
 
 export const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
-// ----- driving the steps like the state machine -----
+// ----- running the synthesized state machine -----
 
-/** Where runSteps stops driving a group's steps ("crash"): before the named step. */
-export type CrashPoint = 'verify' | 'commit' | 'delete';
+let machine: StateMachineDefinition | undefined;
 
-export interface RunStepsOptions {
-  readonly input?: RunInput;
+export interface MachineRunOptions {
+  /** Execution input (the schedule sends `{}`). */
+  readonly input?: Record<string, unknown>;
+  /** `$$.Execution.Name` (the run id). */
   readonly execution?: string;
-  readonly startTime?: string;
-  /** Stop the whole run (no Tally/Report) before this step of the first group matching `crashGroup`. */
-  readonly crashBefore?: CrashPoint;
-  readonly crashGroup?: (g: { shopId: string; month: string }) => boolean;
-  /** Deps to use for one step only (fault injection), e.g. `{ delete: depsWithFaultyS3 }`. */
-  readonly stepDeps?: Partial<Record<'archive' | 'verify' | 'commit' | 'delete', StepDeps>>;
-  /** Called before a group's step runs (e.g. retry a job, tamper with a part). */
-  readonly hooks?: Partial<
-    Record<'archive' | 'verify' | 'commit' | 'delete', (item: HookItem) => Promise<void>>
-  >;
+  /**
+   * Kill the ArchiveBatch invocation just before this stage of the first group matching `group`, as a
+   * Lambda crash does: no catch block gets to write anything (every later request of the invocation
+   * fails) and the Task ends with `Crash`, which no Retry matches — the batch's child fails, Tally
+   * counts its groups failed, the run ends incomplete.
+   */
+  readonly crash?: { readonly before: GroupStage; readonly group?: (g: PlannedGroup) => boolean };
+  /** Deps for one stage of every group (fault injection), e.g. `{ delete: depsWithFaultyS3 }`. */
+  readonly stageDeps?: Partial<Record<GroupStage, StepDeps>>;
+  /** Called before a group's stage (e.g. retry a job, tamper with a part or its manifest). */
+  readonly hooks?: Partial<Record<GroupStage, (at: StageContext) => Promise<void>>>;
 }
 
-/** A planned group as the batch steps see it. */
-export type StepGroup = PlannedGroup;
+export type PlannedPage = PlanResult & { readonly planned: PlannedGroup[] };
 
-export interface HookItem {
-  readonly group: StepGroup;
-  readonly archive?: ArchiveResult;
-}
-
-/** What each step of a group returned (the group's own execution; only summaries reach Tally). */
-export interface GroupSteps {
-  readonly group: StepGroup;
-  readonly archive?: ArchiveResult;
-  readonly delete?: DeleteResult;
-}
-
-export type PlannedPage = PlanResult & { readonly planned: StepGroup[] };
-
-export interface RunStepsResult {
-  /** null when the run "crashed". */
+export interface MachineRun {
+  readonly run: LocalRunResult;
+  /** What Report returned (also on a run that then ends incomplete); null if it never did. */
   readonly report: RunReport | null;
   /** Plan's results, each with the groups its plan file lists. */
   readonly pages: PlannedPage[];
-  /** The Map's results, as GroupDone / GroupFailed pass them to Tally. */
+  /** Every group's result, as ArchiveBatch returned them. */
   readonly results: GroupResult[];
-  readonly steps: GroupSteps[];
-  readonly crashed: boolean;
+  /** What each group's stages returned in full (BatchHooks.groupDone). */
+  readonly steps: GroupDetail[];
 }
 
-const viaJson = <T>(v: T): unknown => JSON.parse(JSON.stringify(v));
+const killed = (name: string): Error => Object.assign(new Error(`injected fault: ${name}`), { name });
 
-/**
- * Like a Catch → GroupFailed Pass: `{group: {shopId, month}, failed, error, cause}` with the Cause
- * Lambda builds from what the handler (functions/bounded-errors.ts) let out.
- */
-const failedResult = (group: StepGroup, err: unknown): GroupResult => {
-  const e = err instanceof Error ? err : new Error(String(err));
-  boundError(e);
-  return {
-    group: { shopId: group.shopId, month: group.month },
-    failed: true,
-    error: e.name,
-    cause: JSON.stringify({ errorType: e.name, errorMessage: e.message, trace: (e.stack ?? '').split('\n') }),
-  };
-};
-
-let runCounter = 0;
-
-/** Each group's result as the Map's ResultWriter would keep a child's output (a batch of one). */
-const writeResults = async (deps: StepDeps, planned: PlanResult, results: readonly GroupResult[]) => {
-  const id = `steps-${runCounter++}`;
-  const arn = `arn:aws:states:us-east-1:123456789012:mapRun:steps/ProcessBatches:${id}`;
-  const entries: ResultEntry[] = results.map((r, i) => ({
-    ExecutionArn: `${arn}:${i}`,
-    Name: `${id}_${i}`,
-    StateMachineArn: arn,
-    Status: 'SUCCEEDED',
-    Input: '{}',
-    InputDetails: { Included: true },
-    Output: JSON.stringify({ results: [r], overhead: zeroCounts() }),
-    OutputDetails: { Included: true },
-    StartDate: new Date().toISOString(),
-    RedriveCount: 0,
-    RedriveStatus: 'NOT_REDRIVABLE',
-  }));
-  const key = await writeMapResults(deps.s3, deps.bucket, planned.resultsPrefix, id, arn, entries);
-  return { MapRunArn: arn, ResultWriterDetails: { Bucket: deps.bucket, Key: key } };
-};
-
-/** The page's groups, from the plan file the Distributed Map's ItemReader reads. */
-const plannedGroups = async (deps: StepDeps, planned: PlanResult): Promise<StepGroup[]> => {
-  if (planned.batches === 0) return [];
-  const text = (await getBytes(deps.s3, deps.bucket, planned.batchesKey)).toString('utf8');
-  return text
-    .split('\n')
-    .filter((l) => l !== '')
-    .flatMap((l) => (JSON.parse(l) as PlannedBatch).groups);
-};
-
-/**
- * Runs plan → (per group: archive → verify → commit → delete) → tally … → report, sequentially, one
- * group at a time (so a crash can stop between any two of a group's steps); each group's result goes
- * to Tally through the ResultWriter layout, as a batch of one.
- */
-export const runSteps = async (deps: StepDeps, opts: RunStepsOptions = {}): Promise<RunStepsResult> => {
-  const execution = opts.execution ?? `steps-${Date.now().toString(36)}-${runCounter++}`;
-  // The execution starts at the steps' (controllable) clock, like a run started at that time.
-  const startTime = opts.startTime ?? deps.clock().toISOString();
-  const pages: PlannedPage[] = [];
-  const all: GroupResult[] = [];
-  const steps: GroupSteps[] = [];
-  let planned = await plan(deps, parsePlanEvent(viaJson({ state: opts.input ?? {}, execution, startTime })));
-  for (;;) {
-    const groups = await plannedGroups(deps, planned);
-    pages.push({ ...planned, planned: groups });
-    const results: GroupResult[] = [];
-    for (const group of groups) {
-      const item = { run: planned.run, group };
-      const crashHere = (p: CrashPoint) => opts.crashBefore === p && (opts.crashGroup?.(group) ?? true);
-      const hook = (step: keyof NonNullable<RunStepsOptions['hooks']>, archive?: ArchiveResult) =>
-        opts.hooks?.[step]?.({ group, ...(archive ? { archive } : {}) });
-      const done: { group: typeof group; archive?: ArchiveResult; delete?: DeleteResult } = { group };
-      steps.push(done);
-      try {
-        await hook('archive');
-        const archive = viaJson(
-          await archiveGroup(opts.stepDeps?.archive ?? deps, parseGroupEvent(viaJson(item))),
-        ) as ArchiveResult;
-        done.archive = archive;
-        let state: Record<string, unknown> = { ...item, archive };
-        if (archive.partKey !== undefined) {
-          if (crashHere('verify')) return { report: null, pages, results: all, steps, crashed: true };
-          await hook('verify', archive);
-          const verify = viaJson(
-            await verifyPart(opts.stepDeps?.verify ?? deps, parseVerifyEvent(viaJson(state))),
-          ) as VerifyResult;
-          state = { ...state, verify };
-          if (crashHere('commit')) return { report: null, pages, results: all, steps, crashed: true };
-          await hook('commit', archive);
-          const commit = viaJson(
-            await commitPartStep(opts.stepDeps?.commit ?? deps, parseCommitEvent(viaJson(state))),
-          ) as CommitResult;
-          state = { ...state, commit };
-        }
-        if (crashHere('delete')) return { report: null, pages, results: all, steps, crashed: true };
-        await hook('delete', archive);
-        const del = viaJson(
-          await deleteSources(opts.stepDeps?.delete ?? deps, parseDeleteEvent(viaJson(state))),
-        ) as DeleteResult;
-        done.delete = del;
-        results.push({
-          group: { shopId: group.shopId, month: group.month },
-          archive: archive.summary,
-          delete: del.summary,
-        });
-      } catch (err) {
-        results.push(failedResult(group, err));
+/** The same client, failing every call once its invocation is dead. */
+const mortal = <C extends { send: (...a: never[]) => unknown }>(client: C, inv: { dead: boolean }): C =>
+  new Proxy(client, {
+    get(target, prop, receiver) {
+      if (prop === 'send') {
+        return (...args: unknown[]) => {
+          if (inv.dead) return Promise.reject(killed('Crash'));
+          return (target.send as (...a: unknown[]) => unknown).apply(target, args);
+        };
       }
-    }
-    all.push(...results);
-    const mapRun = planned.batches > 0 ? await writeResults(deps, planned, results) : undefined;
-    const tallied = viaJson(
-      await tally(deps, parseTallyEvent(viaJson({ ...planned, ...(mapRun ? { mapRun } : {}) }))),
-    ) as PageState;
-    if (tallied.cursor === null) {
-      const out = await report(deps, parseReportEvent(viaJson(tallied)));
-      return { report: viaJson(out) as RunReport, pages, results: all, steps, crashed: false };
-    }
-    planned = await plan(deps, parsePlanEvent(viaJson({ state: tallied, execution, startTime })));
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+
+/**
+ * Runs the CDK-synthesized state machine with the local runner, its handlers built by their own
+ * factories over this env's deps (its clock and settings) — the flow is the definition's, nothing of
+ * it is copied here. Faults go in through the per-group body's hooks (BatchHooks) and `crash`; each
+ * Task's output is kept for the test to inspect.
+ */
+export const runMachine = async (env: ArchiverEnv, opts: MachineRunOptions = {}): Promise<MachineRun> => {
+  machine ??= synthesizedDefinition();
+  const pages: PlannedPage[] = [];
+  const results: GroupResult[] = [];
+  const steps: GroupDetail[] = [];
+  let report: RunReport | null = null;
+  let crashed = false;
+  const plan = planHandler(() => env.deps);
+  const end = reportHandler(() => env.deps);
+  const handlers: Partial<Record<ArchiverStep, StepHandler>> = {
+    plan: async (event, context) => {
+      const out = await plan(event, context);
+      const groups =
+        out.batches === 0
+          ? []
+          : (await getBytes(env.s3, env.bucket, out.batchesKey))
+              .toString('utf8')
+              .split('\n')
+              .filter((l) => l !== '')
+              .flatMap((l) => (JSON.parse(l) as PlannedBatch).groups);
+      pages.push({ ...out, planned: groups });
+      return out;
+    },
+    'archive-batch': async (event, context) => {
+      const inv = { dead: false };
+      const deps = env.withDeps({ s3: mortal(env.s3, inv), ddb: mortal(env.ddb, inv) });
+      const hooks: BatchHooks = {
+        before: async (stage, at) => {
+          const c = opts.crash;
+          if (c && !crashed && c.before === stage && (c.group?.(at.group) ?? true)) {
+            crashed = true;
+            inv.dead = true;
+            throw killed('Crash');
+          }
+          await opts.hooks?.[stage]?.(at);
+        },
+        depsFor: (stage) => {
+          const d = opts.stageDeps?.[stage];
+          return d ? makeStepDeps({ ...d, s3: mortal(d.s3, inv), ddb: mortal(d.ddb, inv) }) : undefined;
+        },
+        groupDone: (detail) => steps.push(detail),
+      };
+      const out = await archiveBatchHandler(() => deps, hooks)(event, context).catch((err: unknown) => {
+        throw inv.dead ? killed('Crash') : err;
+      });
+      // A killed process returns nothing, whatever its handler would have.
+      if (inv.dead) throw killed('Crash');
+      results.push(...out.results);
+      return out;
+    },
+    tally: tallyHandler(() => env.deps),
+    report: async (event, context) => {
+      report = await end(event, context);
+      return report;
+    },
+  };
+  const restore = pointHandlersAt(env);
+  try {
+    const run = await runArchiverLocally({
+      definition: machine,
+      input: opts.input ?? {},
+      handlers,
+      ...(opts.execution ? { executionName: opts.execution } : {}),
+    });
+    if (opts.crash && !crashed) throw new Error('the crash point was never reached');
+    return { run, report, pages, results, steps };
+  } finally {
+    restore();
   }
 };

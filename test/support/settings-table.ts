@@ -1,7 +1,7 @@
-import { SETTINGS, type SettingName, SWITCHES } from '../../shared/settings';
+import { type AnySettingName, CHOICES, SETTINGS, type SettingName, SWITCHES } from '../../shared/settings';
 
 /** Where else than its environment variable each setting can be given (docs/deployment.md's settings table). */
-export const SETTING_USES: Record<SettingName | keyof typeof SWITCHES, string> = {
+export const SETTING_USES: Record<AnySettingName, string> = {
   olderThanDays: 'prop, run input, `--older-than-days`',
   graceHours: 'prop, run input, `--grace-hours`',
   jobTtlDays: 'prop; `recordFlush` / `writeTerminal` option `ttlDays`',
@@ -11,7 +11,9 @@ export const SETTING_USES: Record<SettingName | keyof typeof SWITCHES, string> =
   planPageJobs: '—',
   batchGroups: 'prop',
   batchJobs: 'prop',
+  maxSourceMb: 'prop',
   wholeMonths: 'prop, run input',
+  restoreTier: 'reader option',
 };
 
 const n = (v: number): string => v.toLocaleString('en-US');
@@ -28,5 +30,9 @@ export const settingsRows = (): string[] => [
   ...(Object.keys(SWITCHES) as (keyof typeof SWITCHES)[]).map((name) => {
     const s = SWITCHES[name];
     return `| \`${name}\` | \`${s.env}\` | ${SETTING_USES[name]} | ${s.default} | true / false | ${s.summary} |`;
+  }),
+  ...(Object.keys(CHOICES) as (keyof typeof CHOICES)[]).map((name) => {
+    const s = CHOICES[name];
+    return `| \`${name}\` | \`${s.env}\` | ${SETTING_USES[name]} | ${s.default} | ${s.values.join(' / ')} | ${s.summary} |`;
   }),
 ];

@@ -1,12 +1,9 @@
 import { plannedJobsKey } from '../../shared/archive/format/keys';
 import {
-  parseDeleteEvent,
   parseBatchEvent,
-  parseGroupEvent,
   parsePlanEvent,
   parseReportEvent,
   parseTallyEvent,
-  parseVerifyEvent,
 } from '../../shared/archive/steps/events';
 import { buildRun, zeroTotals } from '../../shared/archive/steps/run';
 import { stagedKeys } from '../../shared/archive/steps/verify/verify-part';
@@ -102,50 +99,25 @@ describe('Plan event', () => {
   });
 });
 
-describe('group events', () => {
-  test('a good item parses', () => expect(parseGroupEvent({ run, group })).toEqual({ run, group }));
+describe('the groups of a batch event', () => {
+  const of = (g: unknown) => ({ run, batch: { page: 0, batch: 0, groups: [g] } });
+  test('a good group parses', () => expect(parseBatchEvent(of(group)).batch.groups).toEqual([group]));
   test.each([
-    ['group.shopId', { ...group, shopId: '../x' }],
-    ['group.month', { ...group, month: '2026-13' }],
-    ['group.jobCount', { ...group, jobCount: -1 }],
-    ['group.jobsKey', { ...group, jobsKey: plannedJobsKey('other-run', 0) }],
-    ['group.jobsKey', { ...group, jobsKey: 'job-details-runs/exec-1/plan/0/../../x/jobs.jsonl' }],
-    ['group.jobsRange', { ...group, jobsRange: [5, 2] }],
-    ['group.jobsRange', { ...group, jobsRange: [0] }],
-    ['group.jobsKey', { ...group, jobsKey: 'job-details/x/secret.json' }],
-  ])('rejects a bad %s', (field, g) => expect(fieldOf(() => parseGroupEvent({ run, group: g }))).toBe(field));
+    ['shopId', { ...group, shopId: '../x' }],
+    ['month', { ...group, month: '2026-13' }],
+    ['jobCount', { ...group, jobCount: -1 }],
+    ['jobsKey', { ...group, jobsKey: plannedJobsKey('other-run', 0) }],
+    ['jobsKey', { ...group, jobsKey: 'job-details-runs/exec-1/plan/0/../../x/jobs.jsonl' }],
+    ['jobsRange', { ...group, jobsRange: [5, 2] }],
+    ['jobsRange', { ...group, jobsRange: [0] }],
+    ['jobsKey', { ...group, jobsKey: 'job-details/x/secret.json' }],
+  ])('rejects a bad %s', (field, g) =>
+    expect(fieldOf(() => parseBatchEvent(of(g)))).toBe(`batch.groups[0].${field}`),
+  );
   test('a bad run is named too', () =>
-    expect(fieldOf(() => parseGroupEvent({ run: { ...run, dryRun: 1 }, group }))).toBe('run.dryRun'));
-
-  test('verify needs partKey, partName and pendingKey together (the rest of $.archive is not read)', () => {
-    const extra = { planned: 2, changedSincePlan: 0, abandonedPartsRemoved: 0, quarantined: [] };
-    expect(parseVerifyEvent({ run, group, archive: { ...archive, ...extra } }).archive).toEqual(archive);
-    expect(
-      fieldOf(() => parseVerifyEvent({ run, group, archive: { ...archive, partName: undefined } })),
-    ).toBe('archive.partKey');
-    expect(
-      fieldOf(() =>
-        parseVerifyEvent({ run, group, archive: { ...archive, summary: { ...summary, bytesIn: -1 } } }),
-      ),
-    ).toBe('archive.summary.bytesIn');
-  });
-  test('delete takes the item state with or without verify/commit', () => {
-    const noPart = { run, group, archive: { summary: { ...summary, partName: null } } };
-    expect(parseDeleteEvent(noPart).verify).toBeUndefined();
-    const full = parseDeleteEvent({
-      run,
-      group,
-      archive,
-      verify: { verified: true, jobs: 2, requests: { s3: 4, dynamodb: 0 } },
-      commit: { committed: true, part: archive.partName, jobs: 2, requests: { s3: 4, dynamodb: 0 } },
-    });
-    expect(full.commit?.jobs).toBe(2);
-    expect(fieldOf(() => parseDeleteEvent({ ...noPart, verify: { verified: false } }))).toBe(
-      'verify.verified',
-    );
-  });
+    expect(fieldOf(() => parseBatchEvent({ ...of(group), run: { ...run, dryRun: 1 } }))).toBe('run.dryRun'));
   test('a passed part key must be the one its name derives to', () => {
-    expect(stagedKeys({ run, group, archive }).verified).toMatch(/\.verified\.json$/);
+    expect(stagedKeys({ run, group, archive }).pending).toMatch(/\/pending\/.*\.json$/);
     expect(() =>
       stagedKeys({ run, group, archive: { ...archive, partKey: 'job-details-cold/shop-b/2026-01/x' } }),
     ).toThrow(/archive\.partKey/);

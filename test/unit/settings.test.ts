@@ -4,9 +4,9 @@ import { parseFlags, settingFlag } from '../../infra/cli/args';
 import { runSpec } from '../../infra/cli/run';
 import { resolveArchiveProps } from '../../infra/construct/props-validation';
 import { parseRunInput } from '../../shared/archive/steps/run';
-import { parseConfig } from '../../shared/config';
+import { ENV, parseConfig } from '../../shared/config';
 import { readerSettings } from '../../shared/reader/query';
-import { SETTINGS, type SettingName, SWITCHES } from '../../shared/settings';
+import { ALL_SETTINGS, CHOICES, SETTINGS, type SettingName, SWITCHES } from '../../shared/settings';
 import { settingsRows } from '../support/settings-table';
 
 /**
@@ -46,6 +46,27 @@ describe('settings, described once', () => {
       );
     },
   );
+
+  it('maxSourceMb: the prop is checked against the table; unset, the functions derive it from their memory', () => {
+    const s = SETTINGS.maxSourceMb;
+    expect(resolveArchiveProps({}).maxSourceMb).toBeUndefined();
+    expect(resolveArchiveProps({ maxSourceMb: 8 }).maxSourceMb).toBe(8);
+    expect(() => resolveArchiveProps({ maxSourceMb: s.max + 1 })).toThrow(
+      /maxSourceMb.*in \[0\.001, 10240\]/,
+    );
+    expect(parseConfig({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '2048' }).maxSourceMb).toBe(2048 / 40);
+    expect(parseConfig({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '2048', [s.env]: '3' }).maxSourceMb).toBe(3);
+  });
+
+  it('restoreTier: the environment takes one of its values, defaulting to the table', () => {
+    expect(parseConfig({}).restoreTier).toBe(CHOICES.restoreTier.default);
+    expect(parseConfig({ JDA_RESTORE_TIER: 'Bulk' }).restoreTier).toBe('Bulk');
+    expect(() => parseConfig({ JDA_RESTORE_TIER: 'Fast' })).toThrow('JDA_RESTORE_TIER');
+  });
+
+  it('ENV names every setting by its table entry', () => {
+    for (const [name, s] of Object.entries(ALL_SETTINGS)) expect(ENV[name as keyof typeof ENV]).toBe(s.env);
+  });
 
   it('the props documentation states the same defaults', () => {
     const source = readFileSync(resolve(__dirname, '../../infra/construct/job-details-archive.ts'), 'utf8');

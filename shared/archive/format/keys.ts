@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { InvalidIdError } from '../../errors';
-import { validateJobId, validateMonth, validateShopId } from '../../ids';
+import { validateMonth, validateShopId } from '../../ids';
 
 /**
  * Where archive objects live. Parts and indexes are under different top-level prefixes on purpose:
@@ -124,5 +124,3 @@ export const groupFindingsKey = (
 /** Plan-time quarantines of one page (two segments below the page: never a group's key). */
 export const planFindingsKey = (runId: string, page: number): string =>
   `${findingsPrefix(runId)}${page}/plan-quarantined.json`;
-
-export { validateJobId };

@@ -7,33 +7,23 @@ import { checkJobsKey } from './plan/planned-jobs';
 import { parseRequests, parseRun, parseRunInput, parseTotals, runIdFromExecution } from './run';
 import { bool, int, isObj, isoTime, obj, str, validId } from './shape';
 import type {
-  ArchiveStaged,
   BatchEvent,
   MapRunOutput,
   PlannedBatch,
   ArchiveSummary,
-  CommitEvent,
-  CommitResult,
-  DeleteEvent,
   DeleteSummary,
-  GroupEvent,
   GroupRef,
   GroupResult,
   PageState,
   PlannedGroup,
   RunContext,
   TallyEvent,
-  VerifyEvent,
-  VerifyResult,
 } from './types';
 
 /**
  * Validation of every handler event, before any I/O. Errors are InvalidInputError naming the field
  * (e.g. `archive.summary.archived`), so a wiring mistake in the state machine reads as one.
  */
-
-const optStr = (v: unknown, field: string): string | undefined =>
-  v === undefined ? undefined : str(v, field);
 
 const parseRange = (v: unknown, field: string): [number, number] => {
   if (!Array.isArray(v) || v.length !== 2) throw new InvalidInputError(field, 'expected [start, end]');
@@ -68,45 +58,6 @@ export const parseArchiveSummary = (v: unknown, field = 'archive.summary'): Arch
     bytesIn: n('bytesIn'),
     bytesOut: n('bytesOut'),
     partName: o.partName === null ? null : str(o.partName, `${field}.partName`),
-    requests: requestsOf(o.requests, `${field}.requests`),
-  };
-};
-
-/** The part keys and summary of `$.archive` (the rest of it is for people reading the execution). */
-export const parseArchiveResult = (v: unknown, field = 'archive'): ArchiveStaged => {
-  const o = obj(v, field);
-  const partKey = optStr(o.partKey, `${field}.partKey`);
-  const partName = optStr(o.partName, `${field}.partName`);
-  const pendingKey = optStr(o.pendingKey, `${field}.pendingKey`);
-  if (
-    (partKey === undefined) !== (partName === undefined) ||
-    (partKey === undefined) !== (pendingKey === undefined)
-  ) {
-    throw new InvalidInputError(`${field}.partKey`, 'partKey, partName and pendingKey come together');
-  }
-  return {
-    ...(partKey !== undefined ? { partKey, partName, pendingKey } : {}),
-    summary: parseArchiveSummary(o.summary, `${field}.summary`),
-  };
-};
-
-export const parseVerifyResult = (v: unknown, field = 'verify'): VerifyResult => {
-  const o = obj(v, field);
-  if (o.verified !== true) throw new InvalidInputError(`${field}.verified`, 'expected true');
-  return {
-    verified: true,
-    jobs: int(o.jobs, `${field}.jobs`),
-    requests: requestsOf(o.requests, `${field}.requests`),
-  };
-};
-
-export const parseCommitResult = (v: unknown, field = 'commit'): CommitResult => {
-  const o = obj(v, field);
-  if (o.committed !== true) throw new InvalidInputError(`${field}.committed`, 'expected true');
-  return {
-    committed: true,
-    part: str(o.part, `${field}.part`),
-    jobs: int(o.jobs, `${field}.jobs`),
     requests: requestsOf(o.requests, `${field}.requests`),
   };
 };
@@ -167,31 +118,6 @@ export const parsePageState = (v: unknown, field?: string): PageState => {
   };
 };
 
-export const parseGroupEvent = (v: unknown): GroupEvent => {
-  const o = obj(v, 'event');
-  const run = parseRun(o.run);
-  return { run, group: parseGroup(o.group, run) };
-};
-
-export const parseVerifyEvent = (v: unknown): VerifyEvent => {
-  const o = obj(v, 'event');
-  return { ...parseGroupEvent(o), archive: parseArchiveResult(o.archive) };
-};
-
-export const parseCommitEvent = (v: unknown): CommitEvent => {
-  const o = obj(v, 'event');
-  return { ...parseVerifyEvent(o), verify: parseVerifyResult(o.verify) };
-};
-
-export const parseDeleteEvent = (v: unknown): DeleteEvent => {
-  const o = obj(v, 'event');
-  return {
-    ...parseVerifyEvent(o),
-    ...(o.verify !== undefined ? { verify: parseVerifyResult(o.verify) } : {}),
-    ...(o.commit !== undefined ? { commit: parseCommitResult(o.commit) } : {}),
-  };
-};
-
 /** The group of a result: only shop and month travel (the Pass states copy those two fields). */
 const parseGroupRef = (v: unknown, field: string): GroupRef => {
   const o = obj(v, field);
@@ -230,7 +156,7 @@ export const parseBatch = (v: unknown, run: RunContext, field = 'batch'): Planne
   };
 };
 
-/** Child execution input / ArchiveParts event: `{run, batch}`. */
+/** Child execution input / ArchiveBatch event: `{run, batch}`. */
 export const parseBatchEvent = (v: unknown): BatchEvent => {
   const o = obj(v, 'event');
   const run = parseRun(o.run);

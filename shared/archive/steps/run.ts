@@ -4,7 +4,8 @@ import { checkSetting } from '../../settings';
 import { type RequestCounts, zeroCounts } from '../../metrics';
 import { validateRunId } from '../format/keys';
 import type { StepSettings } from './context';
-import { bool, int, isObj, isoTime, obj, onlyFields, truncate, validId } from './shape';
+import { truncate } from '../../text';
+import { bool, int, isObj, isoTime, obj, onlyFields, validId } from './shape';
 import type { RunContext, RunInput, RunTotals } from './types';
 
 /** Caps that keep state payloads (256 KB) and reports bounded. */

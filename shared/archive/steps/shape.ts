@@ -56,6 +56,3 @@ export const validId = <T>(validate: (v: unknown) => T, v: unknown, field: strin
     throw new InvalidInputError(field, err instanceof Error ? err.message : String(err));
   }
 };
-
-/** Caps a message for state payloads (256 KB per state) and reports. */
-export const truncate = (s: string, max: number): string => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);

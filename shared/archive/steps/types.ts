@@ -70,13 +70,6 @@ export interface PageState {
   readonly totals: RunTotals;
 }
 
-/** `Plan` event: `{state: $, execution: $$.Execution.Name, startTime: $$.Execution.StartTime}`. */
-export interface PlanEvent {
-  readonly state: RunInput | PageState;
-  readonly execution: string;
-  readonly startTime: string;
-}
-
 /** One shop × month of a page. */
 export interface PlannedGroup {
   readonly shopId: string;
@@ -128,15 +121,13 @@ export interface PlannedJob {
   readonly ttl: number | null;
 }
 
-export const PLANNED_FORMAT = 'job-details-archive/planned@2';
-
-/** What each per-group step works on. */
-export interface GroupEvent {
+/** What each stage of a group works on (in ArchiveBatch's memory: no Task passes it). */
+export interface GroupItem {
   readonly run: RunContext;
   readonly group: PlannedGroup;
 }
 
-/** What Tally sums of an archive step: counts only, so the Map's results stay small. */
+/** What Tally sums of a group's archive stage: counts only, so the Map's results stay small. */
 export interface ArchiveSummary {
   /** Jobs written to the part (in a dry run: jobs that would be). */
   readonly archived: number;
@@ -154,8 +145,8 @@ export interface ArchiveSummary {
 }
 
 /**
- * Result of a group's archive step (its slot's `archive`). `partKey` absent → nothing to verify or commit. Only
- * `summary` leaves the batch (in its results); the rest is visible in the batch's own execution.
+ * Result of a group's archive stage. `partKey` absent → nothing to verify or commit. Only `summary`
+ * leaves the batch (in its results).
  */
 export interface ArchiveResult {
   readonly partKey?: string;
@@ -171,11 +162,11 @@ export interface ArchiveResult {
   readonly quarantined: Array<{ jobId: string; reason: string }>;
 }
 
-/** What the later steps of a group read of `$.archive`. */
+/** What the later stages of a group take of the archive stage's result. */
 export type ArchiveStaged = Pick<ArchiveResult, 'partKey' | 'partName' | 'pendingKey' | 'summary'>;
 
-/** `VerifyPart` event: the whole item state. */
-export interface VerifyEvent extends GroupEvent {
+/** The verify stage's input. */
+export interface VerifyInput extends GroupItem {
   readonly archive: ArchiveStaged;
 }
 
@@ -185,8 +176,8 @@ export interface VerifyResult {
   readonly requests: RequestCounts;
 }
 
-/** `CommitPart` event. */
-export interface CommitEvent extends VerifyEvent {
+/** The commit stage's input. */
+export interface CommitInput extends VerifyInput {
   readonly verify: VerifyResult;
 }
 
@@ -199,14 +190,14 @@ export interface CommitResult {
   readonly requests: RequestCounts;
 }
 
-/** `DeleteSources` event: the whole item state; verify/commit absent when nothing was archived. */
-export interface DeleteEvent extends GroupEvent {
+/** The delete stage's input; verify/commit absent when nothing was archived. */
+export interface DeleteInput extends GroupItem {
   readonly archive: ArchiveStaged;
   readonly verify?: VerifyResult;
   readonly commit?: CommitResult;
 }
 
-/** What Tally sums of a delete step: counts only. */
+/** What Tally sums of a group's delete stage: counts only. */
 export interface DeleteSummary {
   /** Hot objects deleted (dry run: that would be). */
   readonly objectsDeleted: number;
@@ -216,11 +207,11 @@ export interface DeleteSummary {
   readonly deleteErrorCount: number;
   /** Jobs marked deleted in the index (dry run: that would be). */
   readonly jobsCompleted: number;
-  /** This step's requests plus `$.verify.requests` and `$.commit.requests`: the rest of the group. */
+  /** This stage's requests plus the verify and commit stages': the rest of the group. */
   readonly requests: RequestCounts;
 }
 
-/** Result of `DeleteSources` (at `$.delete`); only `summary` leaves the group. */
+/** Result of a group's delete stage; only `summary` leaves the group. */
 export interface DeleteResult {
   readonly summary: DeleteSummary;
   /** Planned jobs whose latest index entry is committed, undeleted, same completed_at, past grace. */
@@ -242,7 +233,7 @@ export interface GroupDone {
   readonly delete: DeleteSummary;
 }
 
-/** A group that failed in one of its batch's steps (the step caught it). */
+/** A group that failed in one of its stages (ArchiveBatch caught it; the batch goes on). */
 export interface GroupFailed {
   readonly group: GroupRef;
   readonly failed: true;

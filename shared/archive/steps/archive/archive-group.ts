@@ -7,19 +7,17 @@ import type { StepDeps } from '../context';
 import { type QuarantineItem, writeGroupFindings } from '../report/findings';
 import { type LoadedIndex, loadMonthIndex } from '../commit/index-store';
 import { readJobRows } from './job-rows';
-import { listJobsObjects } from '../../../details/hot-listing';
 import type { JobObject } from '../../../details';
 import { foreignReason, listingProblem, readJobSources } from './job-sources';
 import { PartUpload } from './part-upload';
 import { Semaphore } from '../../../concurrency';
 import { orderedPrefetch } from './prefetch';
 import { collectAbandonedParts, partsWithoutStaging, refuseLostIndex } from './pending-gc';
-import { readPlannedJobs } from '../plan/planned-jobs';
 import { CAPS } from '../run';
 import type { StagedPart } from './staged';
 import { INTENT_FORMAT, type PartIntent } from '../../format/staging';
 import { putJson } from '../../../s3/objects';
-import type { ArchiveResult, GroupEvent, PlannedJob } from '../types';
+import type { ArchiveResult, GroupItem, PlannedJob } from '../types';
 import { latestEntry } from '../../format/month-index';
 
 /** Stored bytes of sources read ahead but not yet appended (decoded they are a few times larger). */
@@ -35,18 +33,6 @@ interface OpenPart {
 const byJobId = (a: PlannedJob, b: PlannedJob): number =>
   a.job_id < b.job_id ? -1 : a.job_id > b.job_id ? 1 : 0;
 
-/**
- * ArchiveGroup: builds ONE new part for a shop × month from the planned jobs not yet committed with
- * the same completed_at, streaming it to S3, then writes the pending manifest verify checks it
- * against. Nothing here is visible to readers (only the index is) and nothing is deleted but
- * abandoned, uncommitted parts of dead runs.
- */
-export const archiveGroup = async (
-  deps: StepDeps,
-  event: GroupEvent,
-  plannedJobs?: readonly PlannedJob[],
-): Promise<ArchiveResult> => (await archiveGroupInMemory(deps, event, plannedJobs)).result;
-
 /** What the archive step saw and built, for the steps after it in the same invocation. */
 export interface ArchiveHandoff {
   readonly result: ArchiveResult;
@@ -60,14 +46,19 @@ export interface ArchiveHandoff {
   readonly rearchived: ReadonlyMap<string, string>;
 }
 
-export const archiveGroupInMemory = async (
+/**
+ * A group's archive stage: builds ONE new part for a shop × month from the planned jobs not yet
+ * committed with the same completed_at, streaming it to S3 (its intent doc first), and hands the
+ * manifest to verify in memory. Nothing here is visible to readers (only the index is) and nothing is
+ * deleted but abandoned, uncommitted parts of dead runs.
+ */
+export const archiveGroup = async (
   deps: StepDeps,
-  event: GroupEvent,
-  plannedJobs?: readonly PlannedJob[],
-  /** The hot objects of (at least) the planned jobs, listed by the caller for its whole batch. */
-  batchListing?: ReadonlyMap<string, readonly JobObject[]>,
-  /** stageManifest: write the manifest to S3 after the upload, for a verify step in another invocation. */
-  opts: { readonly stageManifest: boolean } = { stageManifest: true },
+  event: GroupItem,
+  planned: readonly PlannedJob[],
+  /** The hot objects of (at least) the planned jobs, listed by the caller for its whole batch (one
+   * walk over the hot prefix, hot-listing.ts, never a LIST per job). */
+  batchListing: ReadonlyMap<string, readonly JobObject[]>,
 ): Promise<ArchiveHandoff> => {
   const { run, group } = event;
   const { shopId, month } = group;
@@ -87,8 +78,6 @@ export const archiveGroupInMemory = async (
       if (loaded.etag === null) await refuseLostIndex(deps, shopId, month);
     }
     const { index, etag } = loaded;
-    // A batch step passes the jobs it read once for all its groups.
-    const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
     const abandonedPartsRemoved = await collectAbandonedParts(
       deps,
       run,
@@ -130,21 +119,9 @@ export const archiveGroupInMemory = async (
     const gate = new Semaphore(deps.settings.readConcurrency);
     const ahead = { window: deps.settings.readConcurrency, maxBytes: READ_AHEAD_BYTES };
 
-    // The caller's listing of its whole batch, or one walk over the hot prefix for these jobs
-    // (hot-listing.ts), never a LIST per job.
-    const listJobs = async (jobs: readonly PlannedJob[]) =>
-      batchListing ??
-      (
-        await listJobsObjects(
-          deps.s3,
-          deps.bucket,
-          jobs.map((j) => j.job_id),
-        )
-      ).objects;
-
     if (run.dryRun) {
       // Classify and count from listings only: no source reads, no writes but the run's findings.
-      const objects = await listJobs(toArchive);
+      const objects = batchListing;
       for (const job of toArchive) {
         const listed = objects.get(job.job_id) ?? [];
         const problem = listingProblem(listed, Math.floor(deps.settings.maxSourceMb * 1024 * 1024));
@@ -169,7 +146,7 @@ export const archiveGroupInMemory = async (
       changed++;
       return false;
     });
-    const listed = await listJobs(current);
+    const listed = batchListing;
     listedOut = listed;
     let part: OpenPart | undefined;
     let uploaded = false;
@@ -225,9 +202,8 @@ export const archiveGroupInMemory = async (
       }
       const pending = pendingKey(shopId, month, part.name);
       const staged: StagedPart = { ...manifest, etag: stored.etag };
-      // The per-group steps hand the manifest to verify through S3; the batch step keeps it in memory
-      // (the intent written before the upload is what a crash leaves for pending GC).
-      if (opts.stageManifest) await putJson(deps, pending, staged);
+      // The manifest goes to verify in memory (the intent written before the upload is what a crash
+      // leaves for pending GC).
       stagedOut = staged;
       return {
         partKey: part.key,
@@ -263,7 +239,7 @@ export const archiveGroupInMemory = async (
   };
 };
 
-const openPart = async (deps: StepDeps, event: GroupEvent): Promise<OpenPart> => {
+const openPart = async (deps: StepDeps, event: GroupItem): Promise<OpenPart> => {
   const now = deps.clock();
   const name = newPartName(now);
   const { shopId, month } = event.group;

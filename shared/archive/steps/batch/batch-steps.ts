@@ -4,25 +4,31 @@ import { addCounts, zeroCounts } from '../../../metrics';
 import { randomUUID } from 'node:crypto';
 import { failedAttemptsPrefix } from '../../format/keys';
 import { putJson } from '../../../s3/objects';
-import { archiveGroupInMemory } from '../archive/archive-group';
-import { commitPartInMemory } from '../commit/commit-part';
+import { archiveGroup } from '../archive/archive-group';
+import { commitPartStep } from '../commit/commit-part';
 import type { StepDeps } from '../context';
 import { chunks } from '../delete/delete-plan';
 import { deleteMatching } from '../delete/delete-objects';
-import { type PreparedDelete, prepareDelete } from '../delete/delete-sources';
+import { type PreparedDelete, deleteSources } from '../delete/delete-sources';
 import { readBatchJobs } from '../plan/planned-jobs';
 import { listJobsObjects } from '../../../details/hot-listing';
 import { CAPS } from '../run';
-import { truncate } from '../shape';
+import { truncate } from '../../../text';
 import type {
+  ArchiveResult,
   ArchiveStaged,
   BatchEvent,
   BatchResult,
   CommitResult,
+  DeleteResult,
   GroupResult,
+  PlannedGroup,
+  PlannedJob,
   VerifyResult,
 } from '../types';
-import { verifyPartInMemory } from '../verify/verify-part';
+import type { JobObject } from '../../../details';
+import type { StagedPart } from '../archive/staged';
+import { verifyPart } from '../verify/verify-part';
 
 /**
  * ArchiveBatch: one child execution of the page's Distributed Map, one invocation for a batch of
@@ -43,9 +49,114 @@ import { verifyPartInMemory } from '../verify/verify-part';
 /** Groups of a batch worked on at once (each streams its own part; memory stays a few groups' worth). */
 export const BATCH_GROUP_CONCURRENCY = 4;
 
+/** A group's stages, in order: the names `BatchHooks` uses. */
+export type GroupStage = 'archive' | 'verify' | 'commit' | 'delete';
+
+/** Where a group's stage is about to start: what the stages before it produced. */
+export interface StageContext {
+  readonly group: PlannedGroup;
+  readonly archive?: ArchiveResult;
+  /** Before 'verify': the manifest the stored part is checked against (in memory, never in S3). */
+  readonly staged?: StagedPart;
+}
+
+/** Everything a group's stages returned (its `GroupResult` carries only the summaries). */
+export interface GroupDetail {
+  readonly group: PlannedGroup;
+  readonly archive?: ArchiveResult;
+  readonly delete?: DeleteResult;
+}
+
+/**
+ * Injection points of the per-group body, for tests that mean one stage of one group (production
+ * passes none). What `before` throws is that stage's own failure: the group fails, the batch goes on.
+ */
+export interface BatchHooks {
+  readonly before?: (stage: GroupStage, at: StageContext) => Promise<void>;
+  /** The dependencies one stage uses instead of the batch's (e.g. a client that fails some calls). */
+  readonly depsFor?: (stage: GroupStage) => StepDeps | undefined;
+  readonly groupDone?: (detail: GroupDetail) => void;
+}
+
 const failure = (err: unknown): { error: string; cause: string } => {
   const e = err instanceof Error ? err : new Error(String(err));
   return { error: truncate(e.name, 100), cause: truncate(e.message, CAPS.reason * 2) };
+};
+
+const fail = (ref: GroupResult['group'], err: unknown): GroupResult => ({
+  group: ref,
+  failed: true,
+  ...failure(err),
+});
+
+interface Prepared {
+  readonly group: PlannedGroup;
+  readonly ref: GroupResult['group'];
+  readonly archive: ArchiveResult;
+  readonly del: PreparedDelete;
+}
+
+/**
+ * One group's archive → verify → commit, and the hot objects its delete may remove (the batch deletes
+ * those of all its groups together, then each group's `del.finish` marks what is gone). The staging
+ * docs of a committed part go to `staging`, deleted by the batch at the end.
+ */
+export const prepareGroup = async (
+  deps: StepDeps,
+  item: { run: BatchEvent['run']; group: PlannedGroup },
+  planned: readonly PlannedJob[],
+  listing: ReadonlyMap<string, readonly JobObject[]>,
+  staging: string[],
+  hooks: BatchHooks = {},
+): Promise<Prepared> => {
+  const { group } = item;
+  const ref = { shopId: group.shopId, month: group.month };
+  const stage = async (name: GroupStage, at: Omit<StageContext, 'group'> = {}) => {
+    await hooks.before?.(name, { group, ...at });
+    return hooks.depsFor?.(name) ?? deps;
+  };
+  let full: ArchiveResult | undefined;
+  try {
+    const a = await archiveGroup(await stage('archive'), item, planned, listing);
+    full = a.result;
+    const r = a.result;
+    const archive: ArchiveStaged = {
+      ...(r.partKey ? { partKey: r.partKey, partName: r.partName, pendingKey: r.pendingKey } : {}),
+      summary: r.summary,
+    };
+    let index = a.index;
+    let verify: VerifyResult | undefined;
+    let commit: CommitResult | undefined;
+    const checkedParts = new Set<string>();
+    if (a.staged && archive.partName) {
+      const v = await verifyPart(
+        await stage('verify', { archive: r, staged: a.staged }),
+        { ...item, archive },
+        planned,
+        a.staged,
+      );
+      verify = v.result;
+      const c = await commitPartStep(
+        await stage('commit', { archive: r }),
+        { ...item, archive, verify },
+        { verified: v.verified, index: a.index, rearchived: a.rearchived },
+      );
+      commit = c.result;
+      index = c.index;
+      staging.push(...c.staging);
+      checkedParts.add(archive.partName);
+    }
+    const del = await deleteSources(
+      await stage('delete', { archive: r }),
+      { ...item, archive, ...(verify ? { verify } : {}), ...(commit ? { commit } : {}) },
+      planned,
+      { index, checkedParts, ...(a.listed ? { listed: a.listed } : {}) },
+    );
+    return { group, ref, archive: r, del };
+  } catch (err) {
+    hooks.groupDone?.({ group, ...(full ? { archive: full } : {}) });
+    throw err;
+  }
 };
 
 /**
@@ -53,8 +164,12 @@ const failure = (err: unknown): { error: string; cause: string } => {
  * retries it) records what it sent under the run's `attempts/`, and Tally adds those to the run.
  * (An invocation that is killed or times out takes its counts with it.)
  */
-export const archiveBatch = async (deps: StepDeps, event: BatchEvent): Promise<BatchResult> => {
-  const attempt = await deps.meter.settle(() => archiveBatchOnce(deps, event));
+export const archiveBatch = async (
+  deps: StepDeps,
+  event: BatchEvent,
+  hooks: BatchHooks = {},
+): Promise<BatchResult> => {
+  const attempt = await deps.meter.settle(() => archiveBatchOnce(deps, event, hooks));
   if ('value' in attempt) return attempt.value;
   const key = `${failedAttemptsPrefix(event.run.runId, event.batch.page)}${event.batch.batch}-${randomUUID()}.json`;
   // The record's own PUT is one of the attempt's requests too.
@@ -65,7 +180,11 @@ export const archiveBatch = async (deps: StepDeps, event: BatchEvent): Promise<B
 
 export const FAILED_ATTEMPT_FORMAT = 'job-details-archive/failed-attempt@1';
 
-const archiveBatchOnce = async (deps: StepDeps, event: BatchEvent): Promise<BatchResult> => {
+const archiveBatchOnce = async (
+  deps: StepDeps,
+  event: BatchEvent,
+  hooks: BatchHooks,
+): Promise<BatchResult> => {
   const { run } = event;
   // The batch's planned jobs in one ranged GET, and their hot objects in one walk over the hot
   // prefix (a LIST per 1,000 keys, jumping over others' keys), not a LIST per shop-month: batch
@@ -77,55 +196,13 @@ const archiveBatchOnce = async (deps: StepDeps, event: BatchEvent): Promise<Batc
     return { jobs, listing };
   });
   const { jobs, listing } = batchInput;
+  const del = hooks.depsFor?.('delete') ?? deps;
   const staging: string[] = [];
-  type Prepared = { ref: GroupResult['group']; archive: ArchiveStaged; del: PreparedDelete };
-  const fail = (ref: GroupResult['group'], err: unknown): GroupResult => ({
-    group: ref,
-    failed: true,
-    ...failure(err),
-  });
-
-  // Archive, verify and commit every group, and work out which hot objects each may delete.
   const prepared = await mapLimit(event.batch.groups, BATCH_GROUP_CONCURRENCY, async (group) => {
-    const ref = { shopId: group.shopId, month: group.month };
     try {
-      const planned = jobs.get(group);
-      const item = { run, group };
-      const a = await archiveGroupInMemory(deps, item, planned, listing, { stageManifest: false });
-      const r = a.result;
-      const archive: ArchiveStaged = {
-        ...(r.partKey ? { partKey: r.partKey, partName: r.partName, pendingKey: r.pendingKey } : {}),
-        summary: r.summary,
-      };
-      let index = a.index;
-      let verify: VerifyResult | undefined;
-      let commit: CommitResult | undefined;
-      const checkedParts = new Set<string>();
-      if (a.staged && archive.partName) {
-        const v = await verifyPartInMemory(deps, { ...item, archive }, planned, {
-          staged: a.staged,
-          persist: false,
-        });
-        verify = v.result;
-        const c = await commitPartInMemory(
-          deps,
-          { ...item, archive, verify },
-          { verified: v.verified, index: a.index, rearchived: a.rearchived },
-        );
-        commit = c.result;
-        index = c.index;
-        staging.push(...c.staging);
-        checkedParts.add(archive.partName);
-      }
-      const del = await prepareDelete(
-        deps,
-        { ...item, archive, ...(verify ? { verify } : {}), ...(commit ? { commit } : {}) },
-        planned,
-        { index, checkedParts, ...(a.listed ? { listed: a.listed } : {}) },
-      );
-      return { ref, archive, del } satisfies Prepared;
+      return await prepareGroup(deps, { run, group }, jobs.get(group), listing, staging, hooks);
     } catch (err) {
-      return fail(ref, err);
+      return fail({ shopId: group.shopId, month: group.month }, err);
     }
   });
 
@@ -134,7 +211,7 @@ const archiveBatchOnce = async (deps: StepDeps, event: BatchEvent): Promise<Batc
   const ready = prepared.filter((p): p is Prepared => 'del' in p);
   const { value: outcome, requests: deletion } = await deps.meter.measure(() =>
     deleteMatching(
-      deps,
+      del,
       ready.flatMap((p) => p.del.toDelete),
     ),
   );
@@ -142,8 +219,10 @@ const archiveBatchOnce = async (deps: StepDeps, event: BatchEvent): Promise<Batc
     if (!('del' in p)) return p;
     try {
       const d = await p.del.finish(outcome);
+      hooks.groupDone?.({ group: p.group, archive: p.archive, delete: d });
       return { group: p.ref, archive: p.archive.summary, delete: d.summary };
     } catch (err) {
+      hooks.groupDone?.({ group: p.group, archive: p.archive });
       return fail(p.ref, err);
     }
   });

@@ -5,17 +5,16 @@ import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import { latestEntry, markDeleted, markRearchive, partByName } from '../../format/month-index';
 import { blockCheck, headCheck, pointedBlocks } from '../../format/part-integrity';
 import type { StepDeps } from '../context';
-import { deleteMatching } from './delete-objects';
+import type { deleteMatching } from './delete-objects';
 import { type DeleteErrorItem, writeGroupFindings } from '../report/findings';
 import { deletedByRun, eligibleForDelete, matchSources } from './delete-plan';
-import { type LoadedIndex, loadMonthIndex, updateMonthIndex } from '../commit/index-store';
+import { type LoadedIndex, updateMonthIndex } from '../commit/index-store';
 import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
-import { readPlannedJobs } from '../plan/planned-jobs';
 import { CAPS } from '../run';
 import { changedSincePlan } from '../archive/classify';
 import { readJobRows } from '../archive/job-rows';
-import type { DeleteEvent, DeleteResult, PlannedJob } from '../types';
+import type { DeleteInput, DeleteResult, PlannedJob } from '../types';
 
 /**
  * What the steps before this one in the same invocation know: the index as the commit wrote it (with
@@ -28,52 +27,35 @@ export interface DeleteHandoff {
   readonly listed?: ReadonlyMap<string, readonly JobObject[]>;
 }
 
+export type DeleteOutcome = Awaited<ReturnType<typeof deleteMatching>>;
+
 /**
- * DeleteSources: removes the hot objects of planned jobs whose latest archival is committed (and past
- * the grace period), but only objects whose key, size AND ETag are what that archival recorded —
- * anything written since (a retry) is kept. An entry is marked deleted only once all its matched
- * objects are gone; otherwise a later run finishes the job.
+ * A group's delete stage, in two halves so a batch deletes the sources of all its groups in shared
+ * DeleteObjects calls. It removes the hot objects of planned jobs whose latest archival is committed
+ * (and past the grace period), but only objects whose key, size AND ETag are what that archival
+ * recorded — anything written since (a retry) is kept. `toDelete` are the objects to remove
+ * (conditional on their ETags); `finish` takes what the deletion did to them, marks the entries whose
+ * objects are all gone (otherwise a later run finishes the job) and builds the result (`deletion` =
+ * the requests of the deletion, whoever made it).
  *
  * "Now" for the grace period is the later of the run's logical `now` and the real clock: a job
  * committed in this run is compared with the clock that stamped it, and Plan refuses a `now` more than
  * MAX_NOW_AHEAD_MS (5 min) past the execution's start, so the input can shorten the grace by at most that.
- */
-export const deleteSources = async (
-  deps: StepDeps,
-  event: DeleteEvent,
-  plannedJobs?: readonly PlannedJob[],
-  known?: DeleteHandoff,
-): Promise<DeleteResult> => {
-  const prepared = await prepareDelete(deps, event, plannedJobs, known);
-  const { value: result, requests } = await deps.meter.measure(() => deleteMatching(deps, prepared.toDelete));
-  return prepared.finish(result, requests);
-};
-
-export type DeleteOutcome = Awaited<ReturnType<typeof deleteMatching>>;
-
-/**
- * The delete step in two halves, so a batch can delete the sources of all its groups in one
- * DeleteObjects call: `toDelete` are the objects to remove (conditional on their ETags), `finish`
- * takes what the deletion did to them, marks the entries whose objects are all gone and builds the
- * result (`deletion` = the requests of the deletion, whoever made it).
  */
 export interface PreparedDelete {
   readonly toDelete: ReadonlyArray<{ key: string; etag: string }>;
   finish(outcome: DeleteOutcome, deletion?: RequestCounts): Promise<DeleteResult>;
 }
 
-export const prepareDelete = async (
+export const deleteSources = async (
   deps: StepDeps,
-  event: DeleteEvent,
-  plannedJobs?: readonly PlannedJob[],
-  known?: DeleteHandoff,
+  event: DeleteInput,
+  planned: readonly PlannedJob[],
+  known: DeleteHandoff,
 ): Promise<PreparedDelete> => {
   const { run, group } = event;
   const { value: plan, requests: before } = await deps.meter.measure(async () => {
-    const loaded = known?.index ?? (await loadMonthIndex(deps, group.shopId, group.month));
-    const { index } = loaded;
-    // A batch step passes the jobs it read once for all its groups.
-    const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
+    const { index } = known.index;
     const asOf = Math.max(Date.parse(run.now), deps.clock().getTime());
     const eligible = eligibleForDelete(index, planned, asOf, run.graceHours);
     if (eligible.length === 0) return { eligible, matched: [], changed: [], objectsKept: 0, planned, index };
@@ -87,11 +69,11 @@ export const prepareDelete = async (
       const part = partByName(index, name);
       if (!part) throw new VerificationError(name, 'index entry points at a part the index does not list');
       if (part.etag !== undefined) await headCheck(deps.s3, deps.bucket, part);
-      else if (!known?.checkedParts.has(name))
+      else if (!known.checkedParts.has(name))
         await blockCheck(deps.s3, deps.bucket, part, pointedBlocks(index, name));
     }
 
-    const handedOver = known?.listed;
+    const handedOver = known.listed;
     const listed =
       handedOver && eligible.every((e) => handedOver.has(e.jobId))
         ? handedOver
@@ -147,7 +129,7 @@ export const prepareDelete = async (
       matched.reduce((n, m) => n + m.kept, 0) + changed.reduce((n, m) => n + m.kept + m.remove.length, 0);
     return { eligible, matched, changed, objectsKept, planned, index };
   });
-  const { eligible, matched, changed, objectsKept, planned } = plan;
+  const { eligible, matched, changed, objectsKept } = plan;
   const toDelete = run.dryRun ? [] : matched.flatMap((m) => m.remove);
 
   const finish = async (outcome: DeleteOutcome, deletion?: RequestCounts): Promise<DeleteResult> => {
@@ -171,7 +153,7 @@ export const prepareDelete = async (
         .filter((m) => m.remove.every((o) => !failedKeys.has(o.key)))
         .map((m) => ({ jobId: m.jobId, part: m.entry.part, objects: m.entry.sources.length - m.changed }));
       let after = plan.index;
-      let lastEtag = known?.index.etag ?? null;
+      let lastEtag = known.index.etag ?? null;
       if (changed.length > 0) {
         const at = deps.clock().toISOString();
         const marks = changed.map((m) => ({ jobId: m.jobId, part: m.entry.part }));
@@ -184,7 +166,7 @@ export const prepareDelete = async (
             return next ? { index: next, result: null } : { index: null, result: null };
           },
           undefined,
-          known?.index,
+          known.index,
         );
         after = written.index;
         lastEtag = written.etag;
@@ -206,7 +188,7 @@ export const prepareDelete = async (
               : { index: null, result: null };
           },
           undefined,
-          changed.length > 0 ? { index: after, etag: lastEtag } : known?.index,
+          changed.length > 0 ? { index: after, etag: lastEtag } : known.index,
         );
         after = written.index;
       }

@@ -123,10 +123,3 @@ export const readBatchJobs = async (
     },
   };
 };
-
-/** One group's planned jobs (a batch of one). */
-export const readPlannedJobs = async (
-  deps: StepDeps,
-  run: RunContext,
-  group: PlannedGroup,
-): Promise<PlannedJob[]> => (await readBatchJobs(deps, run, [group])).get(group);

@@ -4,7 +4,7 @@ import { type GroupFindingsKind, groupFindingsKey, planFindingsKey } from '../..
 import type { StepDeps } from '../context';
 import { jobsKeyPage } from '../plan/planned-jobs';
 import { isObj } from '../shape';
-import type { GroupEvent, QuarantinedJob } from '../types';
+import type { GroupItem, QuarantinedJob } from '../types';
 
 /**
  * Findings documents: the complete list behind a count the state carries (quarantined jobs, delete
@@ -33,7 +33,7 @@ export type DeleteErrorItem = { key: string; code: string };
 /** Writes a group's findings of one kind; returns the key. Nothing is written for an empty list. */
 export const writeGroupFindings = async <T>(
   deps: StepDeps,
-  event: GroupEvent,
+  event: GroupItem,
   kind: GroupFindingsKind,
   items: readonly T[],
 ): Promise<string | null> => {

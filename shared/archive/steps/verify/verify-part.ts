@@ -1,21 +1,18 @@
 import { createHash } from 'node:crypto';
 import { GetObjectCommand, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
 import { CorruptObjectError, InvalidInputError, VerificationError } from '../../../errors';
-import { isNotFound, normalizeEtag, putJson } from '../../../s3/objects';
-import { partKey, pendingKey, verifiedKey } from '../../format/keys';
+import { isNotFound, normalizeEtag } from '../../../s3/objects';
+import { partKey, pendingKey } from '../../format/keys';
 import { decodeLine, inflateMember } from '../../format/members';
 import { MemberSlicer } from '../../format/part-builder';
 import type { StepDeps } from '../context';
-import { readPlannedJobs } from '../plan/planned-jobs';
-import { readStagedPart, type StagedPart } from '../archive/staged';
+import type { StagedPart } from '../archive/staged';
 import type { VerifiedPart } from '../../format/staging';
-import type { PlannedJob, VerifyEvent, VerifyResult } from '../types';
+import type { PlannedJob, VerifyInput, VerifyResult } from '../types';
 import { linesProblem, memberRanges, planProblem, recordProblem, toVerifiedPart } from './verify-checks';
 
-/** The part and manifest keys of an archive result, re-derived so a step never trusts a passed-in key. */
-export const stagedKeys = (
-  event: VerifyEvent,
-): { name: string; part: string; pending: string; verified: string } => {
+/** The part and intent keys of an archive result, re-derived so a stage never trusts a passed-in key. */
+export const stagedKeys = (event: VerifyInput): { name: string; part: string; pending: string } => {
   const { group, archive } = event;
   if (archive.partName === undefined || archive.partKey === undefined) {
     throw new InvalidInputError('archive.partKey', 'no part to verify or commit');
@@ -26,36 +23,21 @@ export const stagedKeys = (
   if (archive.pendingKey !== undefined && archive.pendingKey !== pending) {
     throw new InvalidInputError('archive.pendingKey', `expected ${pending}`);
   }
-  return {
-    name: archive.partName,
-    part,
-    pending,
-    verified: verifiedKey(group.shopId, group.month, archive.partName),
-  };
+  return { name: archive.partName, part, pending };
 };
 
 /**
- * VerifyPart: re-reads the stored part as a stream and proves it is what the manifest says — members
- * tile the object, every member decompresses ALONE into the expected record with the expected digest,
- * each job's sources are exactly what was read, and size, sha256 and ETag match — then writes the
- * VerifiedPart commit will add. Any mismatch throws VerificationError: the part is never committed.
+ * A group's verify stage: re-reads the stored part as a stream and proves it is what `staged` (the
+ * manifest the archive stage handed over) says — members tile the object, every member decompresses
+ * ALONE into the expected record with the expected digest, each job's sources are exactly what was
+ * read, and size, sha256 and ETag match — then returns the VerifiedPart commit adds. Any mismatch
+ * throws VerificationError: the part is never committed.
  */
 export const verifyPart = async (
   deps: StepDeps,
-  event: VerifyEvent,
-  plannedJobs?: readonly PlannedJob[],
-): Promise<VerifyResult> => (await verifyPartInMemory(deps, event, plannedJobs)).result;
-
-/**
- * The same check. `staged` is the manifest the archive step of this invocation just wrote (no GET of
- * it); with `persist: false` the VerifiedPart is returned to the caller instead of written as a doc
- * (the commit that follows in the same invocation takes it from memory).
- */
-export const verifyPartInMemory = async (
-  deps: StepDeps,
-  event: VerifyEvent,
-  plannedJobs?: readonly PlannedJob[],
-  opts: { staged?: StagedPart; persist?: boolean } = {},
+  event: VerifyInput,
+  plannedJobs: readonly PlannedJob[],
+  staged: StagedPart,
 ): Promise<{ result: VerifyResult; verified: VerifiedPart }> => {
   const { run, group, archive } = event;
   let verifiedOut: VerifiedPart | undefined;
@@ -64,8 +46,7 @@ export const verifyPartInMemory = async (
     throw new VerificationError(keys.part, reason);
   };
   const { value: jobs, requests } = await deps.meter.measure(async () => {
-    const m =
-      opts.staged ?? (await readStagedPart(deps, keys.pending)) ?? fail('pending manifest is missing');
+    const m = staged;
     if (
       m.shop_id !== group.shopId ||
       m.month !== group.month ||
@@ -75,9 +56,7 @@ export const verifyPartInMemory = async (
       fail('manifest describes another part');
     }
     if (m.run_id !== run.runId) fail(`manifest belongs to run ${m.run_id}`);
-    // A batch step passes the jobs it read once for all its groups.
-    const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
-    const badPlan = planProblem(m, planned, archive.summary.archived);
+    const badPlan = planProblem(m, plannedJobs, archive.summary.archived);
     if (badPlan) fail(badPlan);
 
     const ranges = memberRanges(m);
@@ -149,7 +128,6 @@ export const verifyPartInMemory = async (
     if (hash.digest('hex') !== m.sha256) fail('sha256 of the part differs from the manifest');
 
     const verified = toVerifiedPart(m);
-    if (opts.persist ?? true) await putJson(deps, keys.verified, verified);
     verifiedOut = verified;
     return verified.part.job_count;
   });

@@ -1,0 +1,18 @@
+/**
+ * The names the archiver's functions log and publish metrics under, apart from Powertools (which
+ * observability.ts loads): the construct reads them to configure alarms and the functions'
+ * environment, and must not load a runtime library it does not deploy.
+ */
+export const METRICS_NAMESPACE = 'JobDetailsArchive';
+export const DEFAULT_SERVICE_NAME = 'job-details-archive';
+
+/** Metrics the Report step publishes once per run (never for a dry run: it changes nothing). */
+export const RUN_METRICS = {
+  jobsArchived: 'JobsArchived',
+  jobsQuarantined: 'JobsQuarantined',
+  groupsFailed: 'GroupsFailed',
+  bytesIn: 'BytesIn',
+  bytesOut: 'BytesOut',
+  objectsDeleted: 'ObjectsDeleted',
+  partsWritten: 'PartsWritten',
+} as const;
