@@ -24,9 +24,17 @@ export interface CommandSpec {
   /** Extra lines of --help after the option list (cost notes, examples). */
   readonly notes?: readonly string[];
   readonly options: Readonly<Record<string, OptionSpec>>;
+  /** Arguments after the options (absent: none allowed), e.g. `sql`'s statement and its parameters. */
+  readonly positionals?: { readonly value: string; readonly help: string };
 }
 
-export type Flags = Readonly<Record<string, string | boolean | undefined>>;
+/** Flags by name; positional arguments (for a spec that takes them) under `_`. */
+export type Flags = Readonly<Record<string, string | boolean | readonly string[] | undefined>>;
+
+export const positionalArgs = (flags: Flags): readonly string[] => {
+  const v = flags._;
+  return Array.isArray(v) ? v : [];
+};
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -88,13 +96,13 @@ const fromParseArgsError = (err: unknown): InvalidInputError => {
 /** Parses `argv` (after the command name) against `spec` plus the common options. */
 export const parseFlags = (spec: CommandSpec, argv: readonly string[]): Flags => {
   try {
-    const { values } = parseArgs({
+    const { values, positionals } = parseArgs({
       args: [...argv],
       options: { ...COMMON_OPTIONS, ...spec.options },
       strict: true,
-      allowPositionals: false,
+      allowPositionals: spec.positionals !== undefined,
     });
-    return values as Flags;
+    return (spec.positionals ? { ...values, _: positionals } : values) as Flags;
   } catch (err) {
     if (isNamedError(err, 'InvalidInputError')) throw err;
     throw fromParseArgsError(err);
@@ -192,10 +200,11 @@ export const helpText = (spec: CommandSpec): string => {
   });
   const width = Math.max(...rows.map(([f]) => f.length));
   return [
-    `Usage: jobarchive ${spec.name} [options]`,
+    `Usage: jobarchive ${spec.name} [options]${spec.positionals ? ` ${spec.positionals.value}` : ''}`,
     '',
     spec.summary,
     '',
+    ...(spec.positionals ? [`  ${spec.positionals.value}: ${spec.positionals.help}`, ''] : []),
     'Options:',
     ...rows.map(([f, h]) => `  ${f.padEnd(width)}  ${h}`),
     ...(spec.notes && spec.notes.length > 0 ? ['', ...spec.notes] : []),

@@ -9,6 +9,7 @@ import type { Output } from './output';
 import { parseReindexOptions, reindexCommand, reindexSpec } from './reindex';
 import { parseRunOptions, runCommand, runSpec } from './run';
 import { parseSeedOptions, seedCommand, seedSpec } from './seed';
+import { parseSqlOptions, sqlCommand, sqlSpec } from './sql';
 import { parseUpOptions, upCommand, upSpec } from './up';
 
 /**
@@ -92,6 +93,16 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
       return EXIT_OK;
     },
     { needs: () => ({ table: false, bucket: true }) },
+  ),
+  // Reads parts only; `--list` talks to nothing.
+  sql: def(
+    sqlSpec,
+    parseSqlOptions,
+    async (ctx, o, io) => {
+      await sqlCommand(ctx, o, io);
+      return EXIT_OK;
+    },
+    { needs: (o) => ({ table: false, bucket: !o.list }) },
   ),
   cost: offline(costSpec, parseCostOptions, runCost),
   up: {
