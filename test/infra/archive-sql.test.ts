@@ -73,7 +73,7 @@ describe('sql prop on', () => {
           'projection.month.format': 'yyyy-MM',
           'projection.month.range': '2024-01,NOW',
           'storage.location.template': Match.objectLike({
-            'Fn::Join': ['', Match.arrayWith(['/job-details-cold/${shop_id}/${month}/'])],
+            'Fn::Join': ['', Match.arrayWith([`/job-details-cold/${'$'}{shop_id}/${'$'}{month}/`])],
           }),
           read_restored_glacier_objects: 'true',
         }),
