@@ -10,7 +10,7 @@ export {
   type ArchiveStorageClass,
   type ArchiveSqlProps,
 } from './job-details-archive';
-export { ArchiveSql } from './archive-sql';
+export type { ArchiveSql } from './archive-sql';
 export { ArchiveStack, type ArchiveStackProps } from './archive-stack';
 /** For an imported bucket, which the construct cannot give lifecycle rules: add them where it is defined. */
 export { detailsLifecycleRules, type DetailsBucketOptions } from './details-bucket';
