@@ -9,6 +9,7 @@ import type { Output } from './output';
 import { parseReindexOptions, reindexCommand, reindexSpec } from './reindex';
 import { parseRunOptions, runCommand, runSpec } from './run';
 import { parseSeedOptions, seedCommand, seedSpec } from './seed';
+import { parseSearchOptions, searchCommand, searchSpec } from './search';
 import { parseSqlOptions, sqlCommand, sqlSpec } from './sql';
 import { parseUpOptions, upCommand, upSpec } from './up';
 
@@ -94,6 +95,10 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     },
     { needs: () => ({ table: false, bucket: true }) },
   ),
+  search: def(searchSpec, parseSearchOptions, async (ctx, o, io) => {
+    await searchCommand(ctx, o, io);
+    return EXIT_OK;
+  }),
   // Reads parts only; `--list` talks to nothing.
   sql: def(
     sqlSpec,

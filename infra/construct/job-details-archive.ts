@@ -245,6 +245,8 @@ const X_RAY_REASON = 'X-Ray PutTraceSegments/PutTelemetryRecords support no reso
 /** Under `job-details-index/`: the staging docs (`{shop}/{month}/pending/…`) and the indexes themselves. */
 const STAGING_KEYS = '*/*/pending/*';
 const INDEX_KEYS = '*/*/index.json';
+/** A part's document filters, written beside its month index when the part is built. */
+const DOC_FILTER_KEYS = '*/*/docs/*';
 
 const PREFIX_REASON =
   'objects under this one key prefix; keys hold job/shop/month ids unknown at deploy time (exact actions, no s3:*)';
@@ -441,6 +443,7 @@ export class JobDetailsArchive extends Construct {
     s3('archive-batch', 'index', ['read']);
     s3('archive-batch', 'index', ['put'], INDEX_KEYS);
     s3('archive-batch', 'index', ['put', 'delete'], STAGING_KEYS);
+    s3('archive-batch', 'index', ['put'], DOC_FILTER_KEYS);
     s3('archive-batch', 'runs', ['get', 'put']);
     // GETs of keys which may be absent (month index before its first commit, platform data, staging
     // docs after a commit got through) need S3 to answer 404 rather than 403.

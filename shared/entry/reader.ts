@@ -12,5 +12,8 @@ export {
   type PlatformDataResult,
   type Provenance,
   type ReadSource,
+  type DocumentJob,
+  type FindDocumentQuery,
+  type FindDocumentResult,
 } from '../reader';
 export { ArchiveNotRestoredError, CorruptObjectError, InvalidInputError, JobArchiveError } from '../errors';

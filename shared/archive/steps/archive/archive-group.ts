@@ -1,6 +1,6 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { VerificationError } from '../../../errors';
-import { newPartName, partKey, pendingKey } from '../../format/keys';
+import { docFilterKey, newPartName, partKey, pendingKey } from '../../format/keys';
 import { PartBuilder } from '../../format/part-builder';
 import { archivedByRun, assembleJob, changedSincePlan, classifyPlanned } from './classify';
 import type { StepDeps } from '../context';
@@ -18,7 +18,7 @@ import { readPlannedJobs } from '../plan/planned-jobs';
 import { CAPS } from '../run';
 import type { StagedPart } from './staged';
 import { INTENT_FORMAT, type PartIntent } from '../../format/staging';
-import { putJson } from '../../../s3/objects';
+import { putBytes, putJson } from '../../../s3/objects';
 import type { ArchiveResult, GroupEvent, PlannedJob } from '../types';
 
 /** Stored bytes of sources read ahead but not yet appended (decoded they are a few times larger). */
@@ -189,6 +189,13 @@ export const archiveGroupInMemory = async (
       if (stored.size !== manifest.size) {
         throw new VerificationError(part.key, `stored ${stored.size} bytes, built ${manifest.size}`);
       }
+      // Beside the part, before its commit: search reads it only for committed parts.
+      await putBytes(
+        deps,
+        docFilterKey(shopId, month, part.name),
+        part.builder.docFilters(),
+        'application/octet-stream',
+      );
       const pending = pendingKey(shopId, month, part.name);
       const staged: StagedPart = { ...manifest, etag: stored.etag };
       // The per-group steps hand the manifest to verify through S3; the batch step keeps it in memory
