@@ -23,7 +23,7 @@ export const HASHES = 7;
 const positions = (doc: string, m: number, k: number): number[] => {
   const h = createHash('sha256').update(doc, 'utf8').digest();
   const h1 = h.readUInt32BE(0);
-  const h2 = h.readUInt32BE(4) | 1;
+  const h2 = (h.readUInt32BE(4) | 1) >>> 0;
   const out: number[] = [];
   for (let i = 0; i < k; i++) out.push((h1 + i * h2) % m);
   return out;
