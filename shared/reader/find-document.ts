@@ -57,6 +57,8 @@ export interface FindDocumentProvenance {
   readonly partsFiltered: number;
   /** Committed parts without filters, read whole and scanned. */
   readonly partsScanned: number;
+  /** Blocks whose filter was consulted (every block of every filtered part). */
+  readonly blocksFiltered: number;
   readonly blocksRead: number;
   /** Blocks a filter matched that did not list the document. */
   readonly falsePositiveBlocks: number;
@@ -137,6 +139,7 @@ export interface ArchiveSearchStats {
   monthsSearched: number;
   partsFiltered: number;
   partsScanned: number;
+  blocksFiltered: number;
   blocksRead: number;
   falsePositiveBlocks: number;
 }
@@ -147,6 +150,7 @@ const searchArchive = async (ctx: ReadContext, q: Resolved, found: Found): Promi
     monthsSearched: 0,
     partsFiltered: 0,
     partsScanned: 0,
+    blocksFiltered: 0,
     blocksRead: 0,
     falsePositiveBlocks: 0,
   };
@@ -199,6 +203,7 @@ const searchArchive = async (ctx: ReadContext, q: Resolved, found: Found): Promi
       }
       stats.partsFiltered++;
       const f = parseDocFilters(fbytes.bytes, fkey);
+      stats.blocksFiltered += f.blocks.length;
       for (const b of candidateBlocks(f, q.docId)) {
         const block = f.blocks[b];
         if (!block) continue;
