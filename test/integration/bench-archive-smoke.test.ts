@@ -76,7 +76,12 @@ test('bench:archive --smoke runs and ends with one JSON object of every document
   expect(stdout).toMatch(/^Throughput and cost per scenario/m);
   // Find by document on a shop with 24 archived months: no miss, within the request bound.
   expect(last.search).toEqual(
-    expect.objectContaining({ months: 24, missed: 0, requestsOverBound: 0, falsePositiveBlocks: expect.any(Number) }),
+    expect.objectContaining({
+      months: 24,
+      missed: 0,
+      requestsOverBound: 0,
+      falsePositiveBlocks: expect.any(Number),
+    }),
   );
   expect(stdout).toMatch(/^Search by document: one shop, 24 archived months/m);
 });

@@ -1,5 +1,9 @@
 import {
   blockFilter,
+  bloomFilter,
+  bloomMayContain,
+  fenceContains,
+  fenceFilter,
   candidateBlocks,
   encodeDocFilters,
   mayContain,
@@ -16,16 +20,30 @@ const ids = (n: number, tag: string) =>
 describe('block filters', () => {
   it('never miss a document they hold, and match ≤ 2 % of absent ones', () => {
     const docs = ids(2000, 'a');
-    const bits = blockFilter(new Set(docs));
-    for (const d of docs) expect(mayContain(bits, d)).toBe(true);
+    const bits = bloomFilter(new Set(docs));
+    for (const d of docs) expect(bloomMayContain(bits, d)).toBe(true);
     const absent = ids(20000, 'b');
-    const fp = absent.filter((d) => mayContain(bits, d)).length / absent.length;
+    const fp = absent.filter((d) => bloomMayContain(bits, d)).length / absent.length;
     expect(fp).toBeLessThan(0.02);
     expect(bits.length).toBe(Math.ceil((2000 * 10) / 8));
   });
 
+  it('a fence is exact, and the smaller encoding is kept: fences for catalog ranges, Bloom for scattered ids', () => {
+    const dense = new Set(ids(2000, '').map((d, i) => (i % 3 === 0 ? d : `${d.slice(0, -1)}9`)));
+    const odd = new Set(['plain-id', 'x=1\ty', '007', 'gid://a/0', ...dense]);
+    const fence = fenceFilter(odd);
+    for (const d of odd) expect(fenceContains(fence, d)).toBe(true);
+    for (const d of ['plain-id2', '7', 'gid://a/00', 'gid://shopify/Product/1', ...ids(50, 'z')])
+      expect(fenceContains(fence, d)).toBe(false);
+    expect(blockFilter(dense).kind).toBe('fence');
+    const scattered = new Set(Array.from({ length: 2000 }, (_, i) => `doc-${(i * 2654435761) % 1e13}x`));
+    expect(blockFilter(scattered).kind).toBe('bloom');
+    for (const d of scattered) expect(mayContain(blockFilter(scattered), d)).toBe(true);
+  });
+
   it('an empty block matches nothing', () => {
     expect(mayContain(blockFilter(new Set()), 'x')).toBe(false);
+    expect(blockFilter(new Set()).bytes.length).toBe(0);
   });
 
   it('round-trip through the sidecar bytes; leftovers and other formats are corruption', () => {
@@ -33,13 +51,15 @@ describe('block filters', () => {
       part: 'p',
       k: 7,
       blocks: [
-        { offset: 0, length: 10, docs: 2, bits: blockFilter(new Set(['a', 'b'])) },
-        { offset: 10, length: 5, docs: 0, bits: new Uint8Array(0) },
+        { offset: 0, length: 10, docs: 2, ...blockFilter(new Set(['a', 'b'])) },
+        { offset: 10, length: 5, docs: 2, kind: 'bloom' as const, bytes: bloomFilter(new Set(['c', 'd'])) },
+        { offset: 15, length: 5, docs: 0, ...blockFilter(new Set()) },
       ],
     };
     const bytes = encodeDocFilters(f);
     expect(parseDocFilters(bytes, 'k')).toEqual(f);
     expect(candidateBlocks(parseDocFilters(bytes, 'k'), 'a')).toEqual([0]);
+    expect(candidateBlocks(parseDocFilters(bytes, 'k'), 'd')).toEqual([1]);
     expect(() => parseDocFilters(Buffer.concat([bytes, Buffer.from([1])]), 'k')).toThrow(/left over/);
     expect(() => parseDocFilters(Buffer.from('{"format":"x"}\n'), 'k')).toThrow(/unknown format/);
   });

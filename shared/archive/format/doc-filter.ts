@@ -1,21 +1,27 @@
 import { createHash } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { CorruptObjectError } from '../../errors';
 import type { ByteRange } from './month-index';
 
 /**
- * Per-block document filters of a part: a Bloom filter per block over the document ids its job
- * records list (failed, skipped, conflict). Written beside the part when it is built (a sidecar
- * object, docFilterKey), never inside it: parts stay immutable and older parts simply have none.
+ * Per-block document filters of a part, over the document ids its job records list (failed,
+ * skipped, conflict). Written beside the part when it is built (a sidecar object, docFilterKey),
+ * never inside it: parts stay immutable and older parts simply have none. Each block gets the
+ * smaller of two encodings:
+ * - `fence`: the exact set — ids split into a prefix and a decimal suffix (`gid://shopify/Product/`
+ *   + `7086727600002`), one line per prefix `prefix \t first,gap,gap,…` (sorted suffixes, base 36),
+ *   other ids on a line `= id`; the text raw-deflated. Ids from one catalog range cost a few bits.
+ * - `bloom`: BITS_PER_DOC bits a distinct id, HASHES hashes (~0.8 % false matches): `d` may be in
+ *   the block when every bit `(h1 + i·h2) mod m`, i = 0…k−1, is set (bit j is bit `j % 8`, least
+ *   significant first, of byte `j / 8`), h1, h2 the first two big-endian uint32 of sha256(UTF-8 d),
+ *   h2 made odd, m the filter's bits.
  *
- * Sidecar bytes: one JSON header line, `\n`, then each block's filter bits back to back.
- *   header: {"format":"job-details-archive/docfilter@1","part":name,"k":7,
- *            "blocks":[{"offset":o,"length":l,"docs":n,"bits":m}, …]}
- * A block's filter is `m/8` bytes (m a multiple of 8; 0 for a block listing no document). Document
- * `d` may be in the block when every bit `(h1 + i·h2) mod m`, i = 0…k−1, is set (bit j is bit
- * `j % 8`, least significant first, of byte `j / 8`), where h1, h2 are the first two big-endian
- * uint32 of sha256(UTF-8 d) and h2 is made odd.
+ * Sidecar bytes: one JSON header line, `\n`, then each block's filter bytes back to back.
+ *   header: {"format":"job-details-archive/docfilter@2","part":name,"k":7,
+ *            "blocks":[{"offset":o,"length":l,"docs":n,"kind":"fence"|"bloom","bytes":b}, …]}
+ * (`bytes` 0: the block lists no document.)
  */
-export const DOC_FILTER_FORMAT = 'job-details-archive/docfilter@1';
+export const DOC_FILTER_FORMAT = 'job-details-archive/docfilter@2';
 /** Bits per distinct document and hashes: ~0.8 % false positives per block checked. */
 export const BITS_PER_DOC = 10;
 export const HASHES = 7;
@@ -29,8 +35,8 @@ const positions = (doc: string, m: number, k: number): number[] => {
   return out;
 };
 
-/** The filter of one block's distinct document ids. */
-export const blockFilter = (docs: ReadonlySet<string>): Uint8Array => {
+/** The Bloom filter of one block's distinct document ids. */
+export const bloomFilter = (docs: ReadonlySet<string>): Uint8Array => {
   if (docs.size === 0) return new Uint8Array(0);
   const bytes = Math.ceil((docs.size * BITS_PER_DOC) / 8);
   const bits = new Uint8Array(bytes);
@@ -39,14 +45,82 @@ export const blockFilter = (docs: ReadonlySet<string>): Uint8Array => {
   return bits;
 };
 
-export const mayContain = (bits: Uint8Array, doc: string, k = HASHES): boolean => {
+export const bloomMayContain = (bits: Uint8Array, doc: string, k = HASHES): boolean => {
   if (bits.length === 0) return false;
   return positions(doc, bits.length * 8, k).every((p) => ((bits[p >> 3] ?? 0) & (1 << (p & 7))) !== 0);
 };
 
+const SUFFIX = /^(.*?)([1-9][0-9]{0,14})$/;
+
+/** The exact set, raw-deflated (see the header comment). */
+export const fenceFilter = (docs: ReadonlySet<string>): Uint8Array => {
+  const byPrefix = new Map<string, number[]>();
+  const other: string[] = [];
+  for (const d of docs) {
+    const m = SUFFIX.exec(d);
+    if (
+      m?.[1] !== undefined &&
+      m[2] &&
+      !m[1].includes('\t') &&
+      !m[1].includes('\n') &&
+      !m[1].startsWith('=')
+    ) {
+      const list = byPrefix.get(m[1]) ?? [];
+      list.push(Number(m[2]));
+      byPrefix.set(m[1], list);
+    } else other.push(d);
+  }
+  const lines: string[] = [];
+  for (const [prefix, nums] of [...byPrefix].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    nums.sort((a, b) => a - b);
+    lines.push(
+      `${prefix}\t${nums.map((n, i) => (i === 0 ? n : n - (nums[i - 1] ?? 0)).toString(36)).join(',')}`,
+    );
+  }
+  for (const d of other.sort()) lines.push(`=${JSON.stringify(d)}`);
+  return deflateRawSync(Buffer.from(lines.join('\n'), 'utf8'), { level: 9 });
+};
+
+export const fenceContains = (bytes: Uint8Array, doc: string): boolean => {
+  const text = inflateRawSync(bytes).toString('utf8');
+  const m = SUFFIX.exec(doc);
+  for (const line of text.split('\n')) {
+    if (line.startsWith('=')) {
+      if (JSON.parse(line.slice(1)) === doc) return true;
+      continue;
+    }
+    const tab = line.indexOf('\t');
+    if (!m || line.slice(0, tab) !== m[1]) continue;
+    const want = Number(m[2]);
+    let n = 0;
+    for (const part of line.slice(tab + 1).split(',')) {
+      n += Number.parseInt(part, 36);
+      if (n === want) return true;
+      if (n > want) break;
+    }
+  }
+  return false;
+};
+
+export type FilterKind = 'fence' | 'bloom';
+
+/** A block's filter: the smaller encoding of its distinct document ids. */
+export const blockFilter = (docs: ReadonlySet<string>): { kind: FilterKind; bytes: Uint8Array } => {
+  if (docs.size === 0) return { kind: 'fence', bytes: new Uint8Array(0) };
+  const fence = fenceFilter(docs);
+  const bloomBytes = Math.ceil((docs.size * BITS_PER_DOC) / 8);
+  return fence.length <= bloomBytes
+    ? { kind: 'fence', bytes: fence }
+    : { kind: 'bloom', bytes: bloomFilter(docs) };
+};
+
+export const mayContain = (b: { kind: FilterKind; bytes: Uint8Array }, doc: string, k = HASHES): boolean =>
+  b.bytes.length > 0 && (b.kind === 'fence' ? fenceContains(b.bytes, doc) : bloomMayContain(b.bytes, doc, k));
+
 export interface BlockFilter extends ByteRange {
   readonly docs: number;
-  readonly bits: Uint8Array;
+  readonly kind: FilterKind;
+  readonly bytes: Uint8Array;
 }
 
 export interface DocFilters {
@@ -64,10 +138,11 @@ export const encodeDocFilters = (f: DocFilters): Buffer => {
       offset: b.offset,
       length: b.length,
       docs: b.docs,
-      bits: b.bits.length * 8,
+      kind: b.kind,
+      bytes: b.bytes.length,
     })),
   };
-  return Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, 'utf8'), ...f.blocks.map((b) => b.bits)]);
+  return Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, 'utf8'), ...f.blocks.map((b) => b.bytes)]);
 };
 
 export const parseDocFilters = (bytes: Uint8Array, key: string): DocFilters => {
@@ -84,19 +159,19 @@ export const parseDocFilters = (bytes: Uint8Array, key: string): DocFilters => {
   if (typeof h.part !== 'string' || typeof h.k !== 'number' || !Array.isArray(h.blocks))
     throw new CorruptObjectError(key, 'document filters: header needs part, k and blocks');
   let at = nl + 1;
-  const blocks = (h.blocks as Record<string, unknown>[]).map((b) => {
-    const { offset, length, docs, bits } = b;
+  const blocks = (h.blocks as Record<string, unknown>[]).map((b): BlockFilter => {
+    const { offset, length, docs, bytes, kind } = b;
     if (
-      ![offset, length, docs, bits].every(
+      ![offset, length, docs, bytes].every(
         (n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0,
       ) ||
-      (bits as number) % 8 !== 0
+      (kind !== 'fence' && kind !== 'bloom')
     )
       throw new CorruptObjectError(key, 'document filters: bad block entry');
-    const n = (bits as number) / 8;
+    const n = bytes as number;
     const slice = new Uint8Array(buf.subarray(at, at + n));
     at += n;
-    return { offset: offset as number, length: length as number, docs: docs as number, bits: slice };
+    return { offset: offset as number, length: length as number, docs: docs as number, kind, bytes: slice };
   });
   if (at !== buf.length)
     throw new CorruptObjectError(key, `document filters: ${buf.length - at} bytes left over`);
@@ -105,4 +180,4 @@ export const parseDocFilters = (bytes: Uint8Array, key: string): DocFilters => {
 
 /** Indexes of the blocks that may list `doc`. */
 export const candidateBlocks = (f: DocFilters, doc: string): number[] =>
-  f.blocks.flatMap((b, i) => (mayContain(b.bits, doc, f.k) ? [i] : []));
+  f.blocks.flatMap((b, i) => (mayContain(b, doc, f.k) ? [i] : []));

@@ -13,7 +13,7 @@ import {
   type ArchivedJobMeta,
   type SourceObject,
 } from './records';
-import { blockFilter, encodeDocFilters, HASHES } from './doc-filter';
+import { blockFilter, encodeDocFilters, type FilterKind, HASHES } from './doc-filter';
 import { documentListings } from './flatten';
 import { PENDING_FORMAT, type PendingPart } from './staging';
 
@@ -33,7 +33,7 @@ export class PartBuilder {
   private openBytes = 0;
   /** Document ids listed by the open block's job records, and each closed block's filter. */
   private openDocs = new Set<string>();
-  private readonly filters: { docs: number; bits: Uint8Array }[] = [];
+  private readonly filters: { docs: number; kind: FilterKind; bytes: Uint8Array }[] = [];
   private header: Pending | undefined;
   /** By content hash: the part-local ref given to the payload, and where its record is. */
   private readonly platformData = new Map<string, Pending & { ref: string; sha256: string }>();
@@ -76,7 +76,7 @@ export class PartBuilder {
     const member = Buffer.from(encodeBlock(Buffer.concat(this.open)));
     this.open = [];
     this.openBytes = 0;
-    this.filters.push({ docs: this.openDocs.size, bits: blockFilter(this.openDocs) });
+    this.filters.push({ docs: this.openDocs.size, ...blockFilter(this.openDocs) });
     this.openDocs = new Set();
     this.blocks.push({ offset: this.offset, length: member.length });
     this.offset += member.length;
@@ -171,7 +171,7 @@ export class PartBuilder {
       k: HASHES,
       blocks: this.blocks.map((b, i) => ({
         ...b,
-        ...(this.filters[i] ?? { docs: 0, bits: new Uint8Array(0) }),
+        ...(this.filters[i] ?? { docs: 0, kind: 'fence' as const, bytes: new Uint8Array(0) }),
       })),
     });
   }
