@@ -8,9 +8,12 @@ import type { ByteRange } from './month-index';
  * skipped, conflict). Written beside the part when it is built (a sidecar object, docFilterKey),
  * never inside it: parts stay immutable and older parts simply have none. Each block gets the
  * smaller of two encodings:
- * - `fence`: the exact set — ids split into a prefix and a decimal suffix (`gid://shopify/Product/`
- *   + `7086727600002`), one line per prefix `prefix \t first,gap,gap,…` (sorted suffixes, base 36),
- *   other ids on a line `= id`; the text raw-deflated. Ids from one catalog range cost a few bits.
+ * - `fence`: the exact set — ids split into a prefix and a decimal suffix without leading zero
+ *   (`gid://shopify/Product/` + `7086727600002`); per prefix, in code-point order, byte 0,
+ *   varint(prefix UTF-8 length), the prefix, varint(count), then the sorted suffixes as varint gaps
+ *   (the first one whole); each other id as byte 1, varint(length), its UTF-8; all raw-deflated.
+ *   Varints are LEB128 (7 bits a byte, least significant first). Ids of one catalog range cost
+ *   ~5 bits each.
  * - `bloom`: BITS_PER_DOC bits a distinct id, HASHES hashes (~0.8 % false matches): `d` may be in
  *   the block when every bit `(h1 + i·h2) mod m`, i = 0…k−1, is set (bit j is bit `j % 8`, least
  *   significant first, of byte `j / 8`), h1, h2 the first two big-endian uint32 of sha256(UTF-8 d),
@@ -52,51 +55,82 @@ export const bloomMayContain = (bits: Uint8Array, doc: string, k = HASHES): bool
 
 const SUFFIX = /^(.*?)([1-9][0-9]{0,14})$/;
 
+const pushVarint = (out: number[], v: number): void => {
+  let x = v;
+  while (x >= 128) {
+    out.push((x % 128) | 128);
+    x = Math.floor(x / 128);
+  }
+  out.push(x);
+};
+
+const pushString = (out: number[], v: string): void => {
+  const b = Buffer.from(v, 'utf8');
+  pushVarint(out, b.length);
+  for (const byte of b) out.push(byte);
+};
+
 /** The exact set, raw-deflated (see the header comment). */
 export const fenceFilter = (docs: ReadonlySet<string>): Uint8Array => {
   const byPrefix = new Map<string, number[]>();
   const other: string[] = [];
   for (const d of docs) {
     const m = SUFFIX.exec(d);
-    if (
-      m?.[1] !== undefined &&
-      m[2] &&
-      !m[1].includes('\t') &&
-      !m[1].includes('\n') &&
-      !m[1].startsWith('=')
-    ) {
+    if (m?.[1] !== undefined && m[2]) {
       const list = byPrefix.get(m[1]) ?? [];
       list.push(Number(m[2]));
       byPrefix.set(m[1], list);
     } else other.push(d);
   }
-  const lines: string[] = [];
+  const out: number[] = [];
   for (const [prefix, nums] of [...byPrefix].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     nums.sort((a, b) => a - b);
-    lines.push(
-      `${prefix}\t${nums.map((n, i) => (i === 0 ? n : n - (nums[i - 1] ?? 0)).toString(36)).join(',')}`,
-    );
+    out.push(0);
+    pushString(out, prefix);
+    pushVarint(out, nums.length);
+    nums.forEach((n, i) => pushVarint(out, i === 0 ? n : n - (nums[i - 1] ?? 0)));
   }
-  for (const d of other.sort()) lines.push(`=${JSON.stringify(d)}`);
-  return deflateRawSync(Buffer.from(lines.join('\n'), 'utf8'), { level: 9 });
+  for (const d of other.sort()) {
+    out.push(1);
+    pushString(out, d);
+  }
+  return deflateRawSync(Buffer.from(out), { level: 9 });
 };
 
 export const fenceContains = (bytes: Uint8Array, doc: string): boolean => {
-  const text = inflateRawSync(bytes).toString('utf8');
+  const b = inflateRawSync(bytes);
+  let at = 0;
+  const varint = (): number => {
+    let v = 0;
+    let scale = 1;
+    for (;;) {
+      const byte = b[at++];
+      if (byte === undefined) throw new CorruptObjectError('document fence', 'truncated');
+      v += (byte & 127) * scale;
+      if (byte < 128) return v;
+      scale *= 128;
+    }
+  };
+  const string = (): string => {
+    const n = varint();
+    const s = b.subarray(at, at + n).toString('utf8');
+    at += n;
+    return s;
+  };
   const m = SUFFIX.exec(doc);
-  for (const line of text.split('\n')) {
-    if (line.startsWith('=')) {
-      if (JSON.parse(line.slice(1)) === doc) return true;
+  const want = m?.[2] ? Number(m[2]) : -1;
+  while (at < b.length) {
+    const tag = b[at++];
+    if (tag === 1) {
+      if (string() === doc) return true;
       continue;
     }
-    const tab = line.indexOf('\t');
-    if (!m || line.slice(0, tab) !== m[1]) continue;
-    const want = Number(m[2]);
+    const prefix = string();
+    const count = varint();
     let n = 0;
-    for (const part of line.slice(tab + 1).split(',')) {
-      n += Number.parseInt(part, 36);
-      if (n === want) return true;
-      if (n > want) break;
+    for (let i = 0; i < count; i++) {
+      n += varint();
+      if (n === want && prefix === m?.[1]) return true;
     }
   }
   return false;
