@@ -25,6 +25,8 @@ let template: Template;
 let stack: Stack;
 let nagError: unknown;
 const DB = 'jda_test';
+/** Athena's own `${…}` placeholders, not a JS template. */
+const LOCATION_TEMPLATE = ['/job-details-cold/', '$', '{shop_id}/', '$', '{month}/'].join('');
 
 beforeAll(() => {
   const built = createArchiveApp({
@@ -73,7 +75,7 @@ describe('sql prop on', () => {
           'projection.month.format': 'yyyy-MM',
           'projection.month.range': '2024-01,NOW',
           'storage.location.template': Match.objectLike({
-            'Fn::Join': ['', Match.arrayWith([`/job-details-cold/${'$'}{shop_id}/${'$'}{month}/`])],
+            'Fn::Join': ['', Match.arrayWith([LOCATION_TEMPLATE])],
           }),
           read_restored_glacier_objects: 'true',
         }),

@@ -88,7 +88,7 @@ export const fenceFilter = (docs: ReadonlySet<string>): Uint8Array => {
     out.push(0);
     pushString(out, prefix);
     pushVarint(out, nums.length);
-    nums.forEach((n, i) => pushVarint(out, i === 0 ? n : n - (nums[i - 1] ?? 0)));
+    for (const [i, n] of nums.entries()) pushVarint(out, i === 0 ? n : n - (nums[i - 1] ?? 0));
   }
   for (const d of other.sort()) {
     out.push(1);

@@ -1,5 +1,4 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentListings } from '../../../shared/archive/format/flatten';
 import { JobDetailsReader } from '../../../shared/reader';
 import { type BenchJob, prng, shopMonth } from './workload';
