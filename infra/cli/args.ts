@@ -26,9 +26,17 @@ export interface CommandSpec {
   readonly options: Readonly<Record<string, OptionSpec>>;
   /** Common options that do not apply to this command, with why: left out of --help, refused by name. */
   readonly without?: Readonly<Partial<Record<keyof typeof COMMON_OPTIONS, string>>>;
+  /** Arguments after the options (absent: none allowed), e.g. `sql`'s statement and its parameters. */
+  readonly positionals?: { readonly value: string; readonly help: string };
 }
 
-export type Flags = Readonly<Record<string, string | boolean | undefined>>;
+/** Flags by name; positional arguments (for a spec that takes them) under `_`. */
+export type Flags = Readonly<Record<string, string | boolean | readonly string[] | undefined>>;
+
+export const positionalArgs = (flags: Flags): readonly string[] => {
+  const v = flags._;
+  return Array.isArray(v) ? v : [];
+};
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -92,12 +100,13 @@ export const parseFlags = (spec: CommandSpec, argv: readonly string[]): Flags =>
   const options: Record<string, OptionSpec> = { ...COMMON_OPTIONS, ...spec.options };
   let values: Flags;
   try {
-    values = parseArgs({
+    const parsed = parseArgs({
       args: joinNegativeValues(argv, options),
       options,
       strict: true,
-      allowPositionals: false,
-    }).values as Flags;
+      allowPositionals: spec.positionals !== undefined,
+    });
+    values = (spec.positionals ? { ...parsed.values, _: parsed.positionals } : parsed.values) as Flags;
   } catch (err) {
     if (isNamedError(err, 'InvalidInputError')) throw err;
     throw fromParseArgsError(err);
@@ -227,10 +236,11 @@ export const helpText = (spec: CommandSpec): string => {
   });
   const width = Math.max(...rows.map(([f]) => f.length));
   return [
-    `Usage: jobarchive ${spec.name} [options]`,
+    `Usage: jobarchive ${spec.name} [options]${spec.positionals ? ` ${spec.positionals.value}` : ''}`,
     '',
     spec.summary,
     '',
+    ...(spec.positionals ? [`  ${spec.positionals.value}: ${spec.positionals.help}`, ''] : []),
     'Options:',
     ...rows.map(([f, h]) => `  ${f.padEnd(width)}  ${h}`),
     ...(spec.notes && spec.notes.length > 0 ? ['', ...spec.notes] : []),

@@ -9,6 +9,8 @@ import type { Output } from './output';
 import { parseReindexOptions, reindexCommand, reindexSpec } from './reindex';
 import { parseRunOptions, runCommand, runSpec } from './run';
 import { parseSeedOptions, seedCommand, seedSpec } from './seed';
+import { parseSearchOptions, searchCommand, searchSpec } from './search';
+import { parseSqlOptions, sqlCommand, sqlSpec } from './sql';
 import { parseUpOptions, type StackHold, upCommand, upSpec } from './up';
 
 /**
@@ -87,6 +89,20 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
       return EXIT_OK;
     },
     { needs: () => ({ table: false, bucket: true }) },
+  ),
+  search: def(searchSpec, parseSearchOptions, async (ctx, o, io) => {
+    await searchCommand(ctx, o, io);
+    return EXIT_OK;
+  }),
+  // Reads parts only; `--list` talks to nothing.
+  sql: def(
+    sqlSpec,
+    parseSqlOptions,
+    async (ctx, o, io) => {
+      await sqlCommand(ctx, o, io);
+      return EXIT_OK;
+    },
+    { needs: (o) => ({ table: false, bucket: !o.list }) },
   ),
   cost: offline(costSpec, parseCostOptions, runCost),
   up: {

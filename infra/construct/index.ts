@@ -8,7 +8,9 @@ export {
   type ArchiveAlarms,
   type ArchiveScheduleProps,
   type ArchiveStorageClass,
+  type ArchiveSqlProps,
 } from './job-details-archive';
+export type { ArchiveSql } from './archive-sql';
 export { ArchiveStack, type ArchiveStackProps } from './archive-stack';
 /** For an imported bucket, which the construct cannot give lifecycle rules: add them where it is defined. */
 export { detailsLifecycleRules, type DetailsBucketOptions } from './details-bucket';

@@ -28,6 +28,8 @@ import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, RUN_METRICS } from '../../functions/metric-names';
 import { JOBS_TABLE } from '../../shared/jobs/schema';
+import { InvalidInputError } from '../../shared/errors';
+import { ArchiveSql, defaultSqlNames } from './archive-sql';
 import { ArchiverStateMachine } from './archiver-state-machine';
 import {
   acknowledgeSizeFilterCoercion,
@@ -61,6 +63,35 @@ export interface ArchiveScheduleProps {
    * @default true
    */
   readonly enabled?: boolean;
+}
+
+/** SQL over the archive on Athena (see docs/search-and-sql.md). */
+export interface ArchiveSqlProps {
+  /**
+   * Glue database of the tables and views (lower case letters, digits, `_`).
+   * @default - `job_details_archive_` + this construct's unique id
+   */
+  readonly databaseName?: string;
+  /**
+   * Athena workgroup the queries run in.
+   * @default - `job-details-archive-` + this construct's unique id
+   */
+  readonly workGroupName?: string;
+  /**
+   * Bytes one query may scan before Athena cancels it (Athena's minimum: 10 MB).
+   * @default 10 GiB
+   */
+  readonly bytesScannedCutoffPerQuery?: number;
+  /**
+   * Days query results are kept in the results bucket.
+   * @default 7
+   */
+  readonly resultsExpireDays?: number;
+  /**
+   * First month (`yyyy-mm`) the month projection enumerates.
+   * @default '2024-01'
+   */
+  readonly firstMonth?: string;
 }
 
 export interface JobDetailsArchiveProps {
@@ -184,6 +215,13 @@ export interface JobDetailsArchiveProps {
    * @default - each resource's CDK default (RETAIN for the table and buckets)
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * SQL over the archive: a Glue database with tables over the parts and the flattened views, an
+   * Athena workgroup (encrypted results, a per-query scan limit) and the documented named queries.
+   * `true` for the defaults. Parts in GLACIER / DEEP_ARCHIVE are skipped by Athena until restored.
+   * @default - none (nothing of it in the template)
+   */
+  readonly sql?: boolean | ArchiveSqlProps;
 }
 
 export interface ArchiveAlarms {
@@ -194,6 +232,11 @@ export interface ArchiveAlarms {
   /** A run quarantined jobs (their data is safe in place, but someone must look). */
   readonly jobsQuarantined: Alarm;
 }
+
+const pickNames = (s: ArchiveSqlProps) => ({
+  ...(s.databaseName !== undefined ? { databaseName: s.databaseName } : {}),
+  ...(s.workGroupName !== undefined ? { workGroupName: s.workGroupName } : {}),
+});
 
 /**
  * Feature flags that change what the resources below synthesize to. Pinned on this construct's own
@@ -208,6 +251,8 @@ const X_RAY_REASON = 'X-Ray PutTraceSegments/PutTelemetryRecords support no reso
 /** Under `job-details-index/`: the staging docs (`{shop}/{month}/pending/…`) and the indexes themselves. */
 const STAGING_KEYS = '*/*/pending/*';
 const INDEX_KEYS = '*/*/index.json';
+/** A part's document filters, written beside its month index when the part is built. */
+const DOC_FILTER_KEYS = '*/*/docs/*';
 
 const PREFIX_REASON =
   'objects under this one key prefix; keys hold job/shop/month ids unknown at deploy time (exact actions, no s3:*)';
@@ -224,6 +269,8 @@ export class JobDetailsArchive extends Construct {
   readonly bucket: IBucket;
   readonly deadLetterQueue: Queue;
   readonly alarms: ArchiveAlarms;
+  /** SQL over the archive (the `sql` prop); undefined when off. */
+  readonly sql?: ArchiveSql;
   /** The Powertools service name the functions log and publish metrics under (the `service` dimension). */
   readonly serviceName: string;
 
@@ -322,6 +369,31 @@ export class JobDetailsArchive extends Construct {
     });
 
     this.alarms = this.createAlarms(props.alarmAction);
+
+    if (p.sql) {
+      this.sql = new ArchiveSql(this, 'Sql', {
+        ...p.sql,
+        ...defaultSqlNames(this),
+        ...(props.sql && props.sql !== true ? pickNames(props.sql) : {}),
+        bucket: this.bucket,
+        removalPolicy: props.removalPolicy,
+      });
+      if (p.archiveStorageClass !== 'GLACIER_IR') {
+        Annotations.of(this).addWarningV2(
+          'job-details-archive:sql-glacier',
+          `Parts move to ${p.archiveStorageClass}, which Athena skips until restored: SQL answers miss the jobs of unrestored parts.`,
+        );
+      }
+    }
+  }
+
+  /**
+   * SQL over the archive (needs the `sql` prop): Athena queries in the workgroup, Glue reads of its
+   * tables, GetObject on the parts and the results bucket.
+   */
+  grantSql(grantee: IGrantable): Grant {
+    if (!this.sql) throw new InvalidInputError('sql', 'grantSql needs the sql prop');
+    return this.sql.grantQuery(grantee);
   }
 
   /**
@@ -378,6 +450,7 @@ export class JobDetailsArchive extends Construct {
     s3('archive-batch', 'index', ['read']);
     s3('archive-batch', 'index', ['put'], INDEX_KEYS);
     s3('archive-batch', 'index', ['put', 'delete'], STAGING_KEYS);
+    s3('archive-batch', 'index', ['put'], DOC_FILTER_KEYS);
     s3('archive-batch', 'runs', ['get', 'put']);
     // GETs of keys which may be absent (month index before its first commit, platform data, staging
     // docs after a commit got through) need S3 to answer 404 rather than 403.

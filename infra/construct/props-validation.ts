@@ -34,7 +34,41 @@ export interface ResolvedArchiveProps {
   readonly maxSourceMb?: number;
   readonly logRetention: RetentionDays;
   readonly schedule: { readonly expression: string; readonly timeZone: string; readonly enabled: boolean };
+  /** null: no SQL resources. Names are filled in by the construct when not given. */
+  readonly sql: {
+    readonly bytesScannedCutoffPerQuery: number;
+    readonly resultsExpireDays: number;
+    readonly firstMonth: string;
+  } | null;
 }
+
+/** Athena refuses a smaller per-query cutoff. */
+export const MIN_BYTES_SCANNED_CUTOFF = 10_000_000;
+
+const resolveSql = (sql: JobDetailsArchiveProps['sql']): ResolvedArchiveProps['sql'] => {
+  if (sql === undefined || sql === false) return null;
+  if (sql !== true && (typeof sql !== 'object' || sql === null))
+    return fail('sql', 'expected a boolean or an object');
+  const s = sql === true ? {} : sql;
+  if (s.databaseName !== undefined && !/^[a-z0-9_]{1,255}$/.test(s.databaseName))
+    fail('sql.databaseName', `expected 1-255 of [a-z0-9_], got ${JSON.stringify(s.databaseName)}`);
+  if (s.workGroupName !== undefined && !/^[a-zA-Z0-9._-]{1,128}$/.test(s.workGroupName))
+    fail('sql.workGroupName', `expected 1-128 of [a-zA-Z0-9._-], got ${JSON.stringify(s.workGroupName)}`);
+  const firstMonth = s.firstMonth ?? '2024-01';
+  if (typeof firstMonth !== 'string' || !/^\d{4}-(0[1-9]|1[0-2])$/.test(firstMonth))
+    fail('sql.firstMonth', `expected yyyy-mm, got ${JSON.stringify(firstMonth)}`);
+  return {
+    bytesScannedCutoffPerQuery: checkNumber(
+      'sql.bytesScannedCutoffPerQuery',
+      s.bytesScannedCutoffPerQuery ?? 10 * 1024 ** 3,
+      MIN_BYTES_SCANNED_CUTOFF,
+      Number.MAX_SAFE_INTEGER,
+      true,
+    ),
+    resultsExpireDays: checkNumber('sql.resultsExpireDays', s.resultsExpireDays ?? 7, 1, 3650, true),
+    firstMonth,
+  };
+};
 
 const fail = (field: string, reason: string): never => {
   throw new InvalidInputError(field, reason);
@@ -224,5 +258,6 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     ...(maxSourceMb !== undefined ? { maxSourceMb } : {}),
     logRetention: props.logRetention ?? RetentionDays.THREE_MONTHS,
     schedule,
+    sql: resolveSql(props.sql),
   };
 };

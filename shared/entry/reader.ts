@@ -12,5 +12,10 @@ export {
   type PlatformDataResult,
   type Provenance,
   type ReadSource,
+  type DocumentJob,
+  type FindDocumentQuery,
+  type FindDocumentResult,
+  type DocumentListing,
+  type FindDocumentProvenance,
 } from '../reader';
 export { ArchiveNotRestoredError, CorruptObjectError, InvalidInputError, JobArchiveError } from '../errors';

@@ -27,3 +27,10 @@ export type {
   Provenance,
   ReadSource,
 } from './types';
+export type {
+  DocumentJob,
+  DocumentListing,
+  FindDocumentProvenance,
+  FindDocumentQuery,
+  FindDocumentResult,
+} from './find-document';

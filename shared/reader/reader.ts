@@ -1,10 +1,12 @@
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JobRecord } from '../archive/format/records';
 import { INLINE_PLATFORM_DATA, type InlineDetails, parseInlineDetails } from '../details/inline';
 import { CorruptObjectError, InvalidInputError } from '../errors';
 import { itemToJson } from '../jobs/row-json';
 import { type MonthRead, readIndexes, readMembers, recheckIndexes, searchIndexes } from './archive-reads';
 import { choosePlatformData, combineDetails } from './combine';
+import { type FindDocumentQuery, type FindDocumentResult, findDocument } from './find-document';
 import { type ArchiveEntry, hotPlan, latestWithPlatformData, orderEntries } from './entries';
 import { type HotRead, readHot, readHotPlatformData } from './hot-reads';
 import { type ReaderSettings, type ResolvedQuery, readerSettings, resolveQuery } from './query';
@@ -55,6 +57,18 @@ export class JobDetailsReader {
       throw new InvalidInputError('bucket', 'must be a non-empty bucket name');
     }
     this.settings = readerSettings(opts);
+  }
+
+  /**
+   * Every job of a shop whose details list a document, newest first, with provenance: archived ones
+   * through the per-block document filters (shared/reader/find-document.ts), hot ones through the
+   * shop's partition of the jobs table when `jobs` is given (the reader itself needs S3 only).
+   */
+  async findDocument(
+    q: FindDocumentQuery,
+    jobs?: { ddb: DynamoDBDocumentClient; table: string },
+  ): Promise<FindDocumentResult> {
+    return findDocument(newReadContext(this.s3, this.bucket, this.settings), q, jobs);
   }
 
   /** All details of the job, hot and archived, merged and deduplicated. */

@@ -274,6 +274,7 @@ describe('least privilege per step', () => {
         'job-details-index/': [G],
         [INDEX]: [P1],
         [PENDING]: [D, P1].sort(),
+        'job-details-index/*/*/docs/': [P1],
         'job-details-runs/': [G, P1].sort(),
       },
       lists: [ANY_KEY, 'job-details-cold/*', 'job-details-index/*', 'job-details/*'],

@@ -40,6 +40,8 @@ export interface BuiltPart {
   readonly partKey: string;
   readonly bytes: Buffer;
   readonly pending: PendingPart;
+  /** The part's document filters (the sidecar the archive step writes beside it). */
+  readonly docFilters: Buffer;
 }
 
 export const details = (
@@ -111,6 +113,7 @@ export const buildPart = async (opts: {
     partKey: key,
     bytes: Buffer.concat(members),
     pending,
+    docFilters: builder.docFilters(),
   };
 };
 

@@ -49,6 +49,13 @@ export const monthIndexKey = (shopId: string, month: string): string =>
 /** Every month index of a shop sits under this prefix (list it without Delimiter). */
 export const shopIndexPrefix = (shopId: string): string => `${INDEX_PREFIX}${validateShopId(shopId)}/`;
 
+/**
+ * A part's per-block document filters (doc-filter.ts): beside the month index, in Standard for good
+ * like it, written when the part is built.
+ */
+export const docFilterKey = (shopId: string, month: string, partName: string): string =>
+  `${monthIndexDir(shopId, month)}docs/${validatePartName(partName)}.filter`;
+
 /** Staging manifest written by the archive step, read by verify. */
 export const pendingKey = (shopId: string, month: string, partName: string): string =>
   `${monthIndexDir(shopId, month)}pending/${validatePartName(partName)}.json`;

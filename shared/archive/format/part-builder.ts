@@ -13,6 +13,8 @@ import {
   type ArchivedJobMeta,
   type SourceObject,
 } from './records';
+import { blockFilter, encodeDocFilters, type FilterKind, HASHES } from './doc-filter';
+import { documentListings } from './flatten';
 import { PENDING_FORMAT, type PendingPart } from './staging';
 
 /**
@@ -29,6 +31,9 @@ export class PartBuilder {
   private readonly blocks: ByteRange[] = [];
   private open: Buffer[] = [];
   private openBytes = 0;
+  /** Document ids listed by the open block's job records, and each closed block's filter. */
+  private openDocs = new Set<string>();
+  private readonly filters: { docs: number; kind: FilterKind; bytes: Uint8Array }[] = [];
   private header: Pending | undefined;
   /** By content hash: the part-local ref given to the payload, and where its record is. */
   private readonly platformData = new Map<string, Pending & { ref: string; sha256: string }>();
@@ -55,10 +60,11 @@ export class PartBuilder {
    * Adds a line to the open block. A block holds at most BLOCK_BYTES of lines unless one line alone
    * is longer (then it is a block of its own), so a lookup inflates at most that much beside its record.
    */
-  private async append(line: Buffer): Promise<Pending> {
+  private async append(line: Buffer, docs: readonly string[] = []): Promise<Pending> {
     if (this.finished) throw new Error('PartBuilder: finished');
     if (this.openBytes > 0 && this.openBytes + line.length > BLOCK_BYTES) await this.closeBlock();
     const at: Pending = { block: this.blocks.length, line: { offset: this.openBytes, length: line.length } };
+    for (const d of docs) this.openDocs.add(d);
     this.open.push(line);
     this.openBytes += line.length;
     if (this.openBytes >= BLOCK_BYTES) await this.closeBlock();
@@ -70,6 +76,8 @@ export class PartBuilder {
     const member = Buffer.from(encodeBlock(Buffer.concat(this.open)));
     this.open = [];
     this.openBytes = 0;
+    this.filters.push({ docs: this.openDocs.size, ...blockFilter(this.openDocs) });
+    this.openDocs = new Set();
     this.blocks.push({ offset: this.offset, length: member.length });
     this.offset += member.length;
     this.hash.update(member);
@@ -133,8 +141,9 @@ export class PartBuilder {
       ...(job.row && Object.keys(job.row.reduced).length > 0 ? { row_reduced: job.row.reduced } : {}),
       ...(job.inline && job.inline.length > 0 ? { inline: job.inline } : {}),
     });
+    const docs = documentListings(job.details).map((l) => l.doc_id);
     this.jobs[job.jobId] = {
-      ...(await this.append(enc.line)),
+      ...(await this.append(enc.line, docs)),
       sha256: enc.sha256,
       status: job.meta.status,
       completed_at: job.meta.completed_at,
@@ -152,6 +161,19 @@ export class PartBuilder {
   /** Bytes emitted so far (the whole part once `finish` returned). */
   get size(): number {
     return this.offset;
+  }
+
+  /** The part's per-block document filters (the sidecar at docFilterKey), once `finish` returned. */
+  docFilters(): Buffer {
+    if (!this.finished) throw new Error('PartBuilder: finish() first');
+    return encodeDocFilters({
+      part: this.meta.partName,
+      k: HASHES,
+      blocks: this.blocks.map((b, i) => ({
+        ...b,
+        ...(this.filters[i] ?? { docs: 0, kind: 'fence' as const, bytes: new Uint8Array(0) }),
+      })),
+    });
   }
 
   /** Closes the last block and returns the staging manifest verify checks the stored part against. */

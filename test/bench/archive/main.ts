@@ -10,7 +10,9 @@
  *   whole-part GET;
  * - memory: peak RSS of the ArchiveBatch step (archive, verify, commit, delete), in its own process
  *   (step-child.ts) on one detail-heavy shop-month;
- * - codec: fflate and node:zlib on the same 64 KB blocks of JSONL.
+ * - codec: fflate and node:zlib on the same 64 KB blocks of JSONL;
+ * - search: find by document on one shop with 24 archived months (search.ts), and per scenario the
+ *   document filters' bytes against the parts'.
  *
  * Prints a table per part and, as its LAST line, one JSON object (see `BenchResult`). Absolute times
  * are noisy on shared machines; compare ratios within one run. Workload: workload.ts.
@@ -41,6 +43,7 @@ import { GZIP_LEVEL } from '../../../shared/details';
 import { createTableInput } from '../../../shared/jobs/schema';
 import { JobDetailsReader } from '../../../shared/reader';
 import { ioFloor } from './floor';
+import { measureSearch, monthsBefore, type SearchResult, searchShop } from './search';
 import { type BenchJob, makeJob, prng, seededMonth, shopMonth, smallFleet, writeJobs } from './workload';
 
 const MONTH = '2026-01';
@@ -96,6 +99,8 @@ const SIZES = {
     memoryMb: [100, 1024],
     giantSourceMb: 50,
     lookupSample: 20,
+    searchJobsPerMonth: 40,
+    searchSample: 50,
   },
   quick: {
     months: [100],
@@ -105,6 +110,8 @@ const SIZES = {
     memoryMb: [100],
     giantSourceMb: 50,
     lookupSample: 20,
+    searchJobsPerMonth: 10,
+    searchSample: 20,
   },
   smoke: {
     months: [12],
@@ -114,6 +121,8 @@ const SIZES = {
     memoryMb: [2],
     giantSourceMb: 2,
     lookupSample: 3,
+    searchJobsPerMonth: 1,
+    searchSample: 3,
   },
 } as const;
 
@@ -137,6 +146,9 @@ export interface ScenarioResult {
   parts: number;
   /** Bytes at rest under job-details-index/ (Standard, never transitioned). */
   indexBytes: number;
+  /** Of which the parts' document filters (find by document); against the parts' bytes. */
+  filterBytes: number;
+  partBytes: number;
   shopMonths: number;
   /** Billed transitions had the run been a STANDARD execution (every state entered, retries). */
   stateTransitions: number;
@@ -328,11 +340,41 @@ const runScenario = async (c: Ctx, name: string, jobs: Iterable<BenchJob>, looku
     dynamodbReadUnits: units.read,
     parts: parts.length,
     indexBytes: kept.filter((o) => o.key.startsWith('job-details-index/')).reduce((s, o) => s + o.size, 0),
+    filterBytes: kept.filter((o) => o.key.endsWith('.filter')).reduce((s, o) => s + o.size, 0),
+    partBytes: parts.reduce((s, o) => s + o.size, 0),
     shopMonths,
     stateTransitions: r.stateTransitions,
     taskSeconds: r.taskSeconds,
   };
   return result;
+};
+
+/** One shop, `jobsPerMonth` design-mix jobs in each of 24 months, archived, then searched by document. */
+const runSearch = async (
+  c: Ctx,
+  jobsPerMonth: number,
+  sample: number,
+  seed: number,
+): Promise<SearchResult> => {
+  const { table, buckets } = await freshStores(c, 1);
+  const bucket = buckets[0] as string;
+  const shopId = 'search.myshopify.com';
+  const months = monthsBefore(MONTH, 24);
+  const listed = [...searchShop(seed, shopId, months, jobsPerMonth)];
+  await writeJobs(c.ddb, c.s3, table, [bucket], listed);
+  pointHandlers(table, bucket);
+  const r = await runArchiverLocally({ definition: c.definition, input: RUN_INPUT });
+  const report = r.output as RunReport;
+  if (r.status !== 'SUCCEEDED' || report.jobsArchived !== listed.length)
+    throw new Error(`search: archived ${report?.jobsArchived} of ${listed.length} jobs (${r.status})`);
+  const after = await listAll(c.s3, bucket);
+  const size = (pred: (k: string) => boolean) =>
+    after.filter((o) => pred(o.key)).reduce((n, o) => n + o.size, 0);
+  return measureSearch(c.s3, bucket, shopId, listed, sample, {
+    months: months.length,
+    filterBytes: size((k) => k.endsWith('.filter')),
+    partBytes: size((k) => k.startsWith('job-details-cold/')),
+  });
 };
 
 export interface DailyResult {
@@ -644,6 +686,8 @@ const main = async () => {
 
     const daily = await runDaily(c, sizes.daily[0], sizes.daily[1]);
     out(`  done: ${daily.name}`);
+    const search = await runSearch(c, sizes.searchJobsPerMonth, sizes.searchSample, opts.seed);
+    out('  done: search');
 
     // The step process's own floor (runtime, SDK, handler modules), to read the figures against.
     const baseline = await inChild(c, 'noop', {});
@@ -726,6 +770,21 @@ const main = async () => {
     ]))
       out(`  ${line}`);
     out('');
+    out('Document filters (find by document): filter bytes against part bytes');
+    for (const s of scenarios)
+      out(
+        `  ${s.name}: ${f1(s.filterBytes / 1024)} KB of filters for ${f1(s.partBytes / 1024)} KB of parts (${f1((100 * s.filterBytes) / Math.max(1, s.partBytes))} %)`,
+      );
+    out(
+      `Search by document: one shop, ${search.months} archived months, ${search.jobs} jobs (design mix), ${search.searches} searches (half present, half absent documents)`,
+    );
+    out(
+      `  per search: ${f1(search.requests)} S3 requests, ${f1(search.bytes / 1024)} KB, ${f2(search.blocksRead)} blocks read of ${f1(search.blocksPerSearch)} filtered, ${f2(search.falsePositiveBlocks)} false-positive blocks; false positives per filtered block ${f2(100 * search.falsePositiveRate)} %; requests over 1 List + 2/month + 1/block read: ${search.requestsOverBound}; missed: ${search.missed}`,
+    );
+    out(
+      `  filters: ${f1(search.filterBytes / 1024)} KB for ${f1(search.partBytes / 1024)} KB of parts (${f1((100 * search.filterBytes) / Math.max(1, search.partBytes))} %)`,
+    );
+    out('');
     out(
       `Daily schedule (whole months): ${daily.shopMonths} shops × ${daily.jobs / daily.shopMonths} jobs in ${MONTH}, a run a day for ${daily.runs} days after the month with olderThanDays ${daily.olderThanDays}`,
     );
@@ -755,6 +814,7 @@ const main = async () => {
         startupSeconds: { stack: stackSeconds, synth: synthSeconds },
         scenarios,
         daily,
+        search,
         peakRssMb: Object.fromEntries(Object.entries(memory).map(([k, m]) => [k, m.archiveRssMb])),
         giantSource: giant,
         idleStepRssMb: baseline.maxRssMb,

@@ -1,6 +1,6 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { VerificationError } from '../../../errors';
-import { newPartName, partKey, pendingKey } from '../../format/keys';
+import { docFilterKey, newPartName, partKey, pendingKey } from '../../format/keys';
 import { PartBuilder } from '../../format/part-builder';
 import { archivedByRun, assembleJob, changedSincePlan, classifyPlanned } from './classify';
 import type { StepDeps } from '../context';
@@ -16,7 +16,7 @@ import { collectAbandonedParts, partsWithoutStaging, refuseLostIndex } from './p
 import { CAPS } from '../run';
 import type { StagedPart } from './staged';
 import { INTENT_FORMAT, type PartIntent } from '../../format/staging';
-import { putJson } from '../../../s3/objects';
+import { putBytes, putJson } from '../../../s3/objects';
 import type { ArchiveResult, GroupItem, PlannedJob } from '../types';
 import { latestEntry } from '../../format/month-index';
 
@@ -200,6 +200,13 @@ export const archiveGroup = async (
       if (stored.size !== manifest.size) {
         throw new VerificationError(part.key, `stored ${stored.size} bytes, built ${manifest.size}`);
       }
+      // Beside the part, before its commit: search reads it only for committed parts.
+      await putBytes(
+        deps,
+        docFilterKey(shopId, month, part.name),
+        part.builder.docFilters(),
+        'application/octet-stream',
+      );
       const pending = pendingKey(shopId, month, part.name);
       const staged: StagedPart = { ...manifest, etag: stored.etag };
       // The manifest goes to verify in memory (the intent written before the upload is what a crash

@@ -1,0 +1,255 @@
+import type { JobDetails } from '../../details';
+import { COLD_PREFIX } from './keys';
+import { parsePartRecord } from './record-shape';
+import type { JobRecord, PartRecord } from './records';
+
+/**
+ * The flattening view: how the records of a part become rows, the one definition SQL (Athena views,
+ * the local DuckDB engine) and search (findDocument) share. docs/wire-format.md, *Flattening*, says
+ * the same for readers in other languages.
+ *
+ * - The header (first line) and `platform_data` lines are not rows; a job row keeps its
+ *   `platform_data_ref` (join on part + ref for the payload).
+ * - A job record's meta is its `job` where that has the field, else what its `row` implies
+ *   (record-shape.ts restores both exactly as the reader does).
+ * - `job_documents` has one row per (job, kind, reason, document): `failed` / `skipped` list document
+ *   ids, `conflict` lists items whose `doc_id` is the document.
+ */
+
+/** Where a part is: its shop, month and object name (from its key; part@4 job lines carry none). */
+export interface PartPlace {
+  readonly shopId: string;
+  readonly month: string;
+  readonly part: string;
+}
+
+export type DetailKind = 'failed' | 'skipped' | 'conflict';
+export const DETAIL_KINDS: readonly DetailKind[] = ['failed', 'skipped', 'conflict'];
+
+/** A row of `jobs`. */
+export interface FlatJob {
+  readonly shop_id: string;
+  readonly month: string;
+  readonly part: string;
+  readonly job_id: string;
+  readonly status: string;
+  readonly completed_at: string;
+  readonly created_at: string | null;
+  readonly started_at: string | null;
+  readonly job_type: string | null;
+  readonly platform: string | null;
+  readonly total_items: number | null;
+  readonly processed_items: number | null;
+  readonly failed_items: number | null;
+  readonly skipped_items: number | null;
+  readonly conflict_items: number | null;
+  readonly retry_count: number | null;
+  readonly error_message: string | null;
+  /** Chunk ids in the archived details. */
+  readonly chunks: number;
+  /** Listings in the archived details, per kind (all reasons). */
+  readonly failed: number;
+  readonly skipped: number;
+  readonly conflict: number;
+  readonly platform_data_ref: string | null;
+}
+
+/** A row of `job_documents`. */
+export interface FlatDocument {
+  readonly shop_id: string;
+  readonly month: string;
+  readonly part: string;
+  readonly job_id: string;
+  readonly status: string;
+  readonly completed_at: string;
+  readonly kind: DetailKind;
+  readonly reason: string;
+  readonly doc_id: string;
+}
+
+export type SqlType = 'varchar' | 'bigint';
+
+/**
+ * A view column: its SQL type and, for Athena, the Trino expression over the raw `parts` table row `j`
+ * (Glue columns: `type`, `job_id`, `job` and `row` structs, `details` struct, `platform_data_ref`;
+ * partition columns `shop_id`, `month`). `{shop}` / `{month}` stand for where the table gets them.
+ */
+export interface ViewColumn<R> {
+  readonly name: keyof R & string;
+  readonly type: SqlType;
+  readonly athena: string;
+}
+
+const meta = (field: string, rowField = field): string => `COALESCE(j.job.${field}, j."row".${rowField})`;
+const listings = (kind: DetailKind): string =>
+  `COALESCE(reduce(map_values(j.details.${kind}), 0, (s, l) -> s + cardinality(l), s -> s), 0)`;
+const PART_NAME = `regexp_extract(j."$path", '[^/]+$')`;
+
+export const JOB_COLUMNS: readonly ViewColumn<FlatJob>[] = [
+  { name: 'shop_id', type: 'varchar', athena: '{shop}' },
+  { name: 'month', type: 'varchar', athena: '{month}' },
+  { name: 'part', type: 'varchar', athena: PART_NAME },
+  { name: 'job_id', type: 'varchar', athena: 'j.job_id' },
+  { name: 'status', type: 'varchar', athena: meta('status', 'job_status') },
+  { name: 'completed_at', type: 'varchar', athena: meta('completed_at') },
+  { name: 'created_at', type: 'varchar', athena: meta('created_at') },
+  { name: 'started_at', type: 'varchar', athena: meta('started_at') },
+  { name: 'job_type', type: 'varchar', athena: meta('job_type') },
+  { name: 'platform', type: 'varchar', athena: meta('platform') },
+  { name: 'total_items', type: 'bigint', athena: meta('total_items') },
+  { name: 'processed_items', type: 'bigint', athena: meta('processed_items') },
+  { name: 'failed_items', type: 'bigint', athena: meta('failed_items') },
+  { name: 'skipped_items', type: 'bigint', athena: meta('skipped_items') },
+  { name: 'conflict_items', type: 'bigint', athena: meta('conflict_items') },
+  { name: 'retry_count', type: 'bigint', athena: meta('retry_count') },
+  { name: 'error_message', type: 'varchar', athena: meta('error_message') },
+  { name: 'chunks', type: 'bigint', athena: 'COALESCE(cardinality(j.details.chunk_ids), 0)' },
+  { name: 'failed', type: 'bigint', athena: listings('failed') },
+  { name: 'skipped', type: 'bigint', athena: listings('skipped') },
+  { name: 'conflict', type: 'bigint', athena: listings('conflict') },
+  { name: 'platform_data_ref', type: 'varchar', athena: 'j.platform_data_ref' },
+];
+
+/** `d.doc_id` / `r.reason` come from the UNNESTs of each kind's branch (see documentsViewSql). */
+export const DOCUMENT_COLUMNS: readonly ViewColumn<FlatDocument>[] = [
+  { name: 'shop_id', type: 'varchar', athena: '{shop}' },
+  { name: 'month', type: 'varchar', athena: '{month}' },
+  { name: 'part', type: 'varchar', athena: PART_NAME },
+  { name: 'job_id', type: 'varchar', athena: 'j.job_id' },
+  { name: 'status', type: 'varchar', athena: meta('status', 'job_status') },
+  { name: 'completed_at', type: 'varchar', athena: meta('completed_at') },
+  { name: 'kind', type: 'varchar', athena: "'{kind}'" },
+  { name: 'reason', type: 'varchar', athena: 'r.reason' },
+  { name: 'doc_id', type: 'varchar', athena: '{doc}' },
+];
+
+/** Where a raw table gets shop and month: partition columns, or the object's key. */
+export interface ViewSource {
+  readonly table: string;
+  readonly shop: string;
+  readonly month: string;
+}
+
+/** Partitioned by projection: `shop_id`, `month` are partition columns. */
+export const projectedSource = (table: string): ViewSource => ({
+  table,
+  shop: 'j.shop_id',
+  month: 'j.month',
+});
+
+/** Unpartitioned over every part: shop and month from the object key. */
+export const keyedSource = (table: string): ViewSource => ({
+  table,
+  shop: `regexp_extract(j."$path", '/${COLD_PREFIX}([^/]+)/', 1)`,
+  month: `regexp_extract(j."$path", '/${COLD_PREFIX}[^/]+/([0-9]{4}-[0-9]{2})/', 1)`,
+});
+
+const fill = (expr: string, src: ViewSource, extra: Record<string, string> = {}): string =>
+  expr.replace(/\{(\w+)\}/g, (m, k: string) =>
+    k === 'shop' ? src.shop : k === 'month' ? src.month : (extra[k] ?? m),
+  );
+
+/** The Athena (Trino) SQL of the `jobs` view over a raw parts table. */
+export const jobsViewSql = (src: ViewSource): string =>
+  [
+    'SELECT',
+    JOB_COLUMNS.map((c) => `  ${fill(c.athena, src)} AS ${c.name}`).join(',\n'),
+    `FROM ${src.table} j`,
+    "WHERE j.type = 'job'",
+  ].join('\n');
+
+/** The Athena (Trino) SQL of the `job_documents` view: one UNION ALL branch per kind. */
+export const documentsViewSql = (src: ViewSource): string =>
+  DETAIL_KINDS.map((kind) => {
+    const doc = kind === 'conflict' ? 'd.item.doc_id' : 'd.item';
+    return [
+      'SELECT',
+      DOCUMENT_COLUMNS.map((c) => `  ${fill(c.athena, src, { kind, doc })} AS ${c.name}`).join(',\n'),
+      `FROM ${src.table} j`,
+      `CROSS JOIN UNNEST(j.details.${kind}) AS r(reason, items)`,
+      'CROSS JOIN UNNEST(r.items) AS d(item)',
+      "WHERE j.type = 'job'",
+    ].join('\n');
+  }).join('\nUNION ALL\n');
+
+/** Every (kind, reason, document) a job's details list, in kind order then as stored. */
+export const documentListings = (
+  details: JobDetails,
+): Array<{ kind: DetailKind; reason: string; doc_id: string }> => {
+  const out: Array<{ kind: DetailKind; reason: string; doc_id: string }> = [];
+  for (const [reason, ids] of Object.entries(details.failed))
+    for (const doc_id of ids) out.push({ kind: 'failed', reason, doc_id });
+  for (const [reason, ids] of Object.entries(details.skipped))
+    for (const doc_id of ids) out.push({ kind: 'skipped', reason, doc_id });
+  for (const [reason, items] of Object.entries(details.conflict))
+    for (const item of items) out.push({ kind: 'conflict', reason, doc_id: item.doc_id });
+  return out;
+};
+
+const listingCount = (m: Readonly<Record<string, readonly unknown[]>>): number =>
+  Object.values(m).reduce((n, l) => n + l.length, 0);
+
+/** The `jobs` row of one job record (already restored by parsePartRecord). */
+export const flattenJob = (r: JobRecord, at: PartPlace): FlatJob => ({
+  shop_id: at.shopId,
+  month: at.month,
+  part: at.part,
+  job_id: r.job_id,
+  status: r.job.status,
+  completed_at: r.job.completed_at,
+  created_at: r.job.created_at,
+  started_at: r.job.started_at,
+  job_type: r.job.job_type,
+  platform: r.job.platform,
+  total_items: r.job.total_items,
+  processed_items: r.job.processed_items,
+  failed_items: r.job.failed_items,
+  skipped_items: r.job.skipped_items,
+  conflict_items: r.job.conflict_items,
+  retry_count: r.job.retry_count,
+  error_message: r.job.error_message,
+  chunks: r.details.chunk_ids.length,
+  failed: listingCount(r.details.failed),
+  skipped: listingCount(r.details.skipped),
+  conflict: listingCount(r.details.conflict),
+  platform_data_ref: r.platform_data_ref,
+});
+
+/** The `job_documents` rows of one job record. */
+export const flattenDocuments = (r: JobRecord, at: PartPlace): FlatDocument[] =>
+  documentListings(r.details).map((l) => ({
+    shop_id: at.shopId,
+    month: at.month,
+    part: at.part,
+    job_id: r.job_id,
+    status: r.job.status,
+    completed_at: r.job.completed_at,
+    ...l,
+  }));
+
+/** The place of a part from its key (`job-details-cold/{shop}/{month}/{name}`). */
+export const partPlace = (key: string): PartPlace | null => {
+  const m = /^job-details-cold\/([^/]+)\/(\d{4}-\d{2})\/([^/]+)$/.exec(key);
+  return m?.[1] && m[2] && m[3] ? { shopId: m[1], month: m[2], part: m[3] } : null;
+};
+
+/**
+ * Every row of a part, from its decoded JSON lines in order (header first). Lines are restored as the
+ * reader restores them; anything malformed throws CorruptObjectError naming `where`.
+ */
+export const flattenPart = (
+  lines: Iterable<unknown>,
+  at: PartPlace,
+  where: string,
+): { jobs: FlatJob[]; documents: FlatDocument[] } => {
+  const jobs: FlatJob[] = [];
+  const documents: FlatDocument[] = [];
+  let n = 0;
+  for (const line of lines) {
+    const rec: PartRecord = parsePartRecord(line, `${where} line ${++n}`, at.shopId);
+    if (rec.type !== 'job') continue;
+    jobs.push(flattenJob(rec, at));
+    documents.push(...flattenDocuments(rec, at));
+  }
+  return { jobs, documents };
+};

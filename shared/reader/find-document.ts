@@ -1,0 +1,308 @@
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { gunzipSync } from 'node:zlib';
+import { candidateBlocks, parseDocFilters } from '../archive/format/doc-filter';
+import { type DetailKind, documentListings, flattenDocuments, flattenPart } from '../archive/format/flatten';
+import { docFilterKey, parseMonthIndexKey, partKey, shopIndexPrefix } from '../archive/format/keys';
+import { inflateMember } from '../archive/format/members';
+import { parseMonthIndex } from '../archive/format/month-index';
+import { parsePartRecord } from '../archive/format/record-shape';
+import { JobDetailsStore } from '../details/store';
+import { CorruptObjectError, InvalidInputError } from '../errors';
+import { validateMonth, validateShopId } from '../ids';
+import { jobPk } from '../jobs/schema';
+import { listAll } from '../s3/objects';
+import { fetchObject, type ReadContext } from './s3-context';
+
+/**
+ * Find by document: every job of a shop whose details list a document. Archived jobs through the
+ * per-block document filters beside each part (doc-filter.ts): per month 1 GET of the month index +
+ * 1 GET of each committed part's filters, then 1 ranged GET per block whose filter matches. A part
+ * without filters (built before them) is read whole and scanned — slow, and counted. Hot jobs through
+ * the shop's partition of the jobs table: one Query page per 1 MB of the shop's rows, then 1 List +
+ * 1 GET per flush object of each job in range (when `jobs` is given).
+ */
+export interface FindDocumentQuery {
+  readonly shopId: string;
+  readonly docId: string;
+  /** First month searched (`yyyy-mm`, inclusive). @default the shop's oldest */
+  readonly from?: string;
+  /** Last month searched (`yyyy-mm`, inclusive). @default the shop's newest */
+  readonly to?: string;
+}
+
+export interface DocumentListing {
+  readonly kind: DetailKind;
+  readonly reason: string;
+}
+
+export interface DocumentJob {
+  readonly jobId: string;
+  /** null: the job is still running (hot only). */
+  readonly completedAt: string | null;
+  readonly status: string;
+  readonly listings: readonly DocumentListing[];
+  /** Where it was found: an archival (its month and part), the hot objects, or both. */
+  readonly sources: readonly ('archive' | 'hot')[];
+  readonly month: string | null;
+  readonly partKey: string | null;
+}
+
+export interface FindDocumentProvenance {
+  /** S3 requests (List, index and filter GETs, block and part GETs, hot List/GETs). */
+  readonly requests: number;
+  /** S3 bytes received. */
+  readonly bytes: number;
+  readonly monthsSearched: number;
+  /** Committed parts searched through their filters. */
+  readonly partsFiltered: number;
+  /** Committed parts without filters, read whole and scanned. */
+  readonly partsScanned: number;
+  /** Blocks whose filter was consulted (every block of every filtered part). */
+  readonly blocksFiltered: number;
+  readonly blocksRead: number;
+  /** Blocks a filter matched that did not list the document. */
+  readonly falsePositiveBlocks: number;
+  /** Hot side: whether it was searched, DynamoDB Query pages, read capacity units, rows and jobs read. */
+  readonly hot: {
+    readonly searched: boolean;
+    readonly queryPages: number;
+    readonly readCapacityUnits: number;
+    readonly rows: number;
+    readonly jobsRead: number;
+  };
+}
+
+export interface FindDocumentResult {
+  /** Newest completion first (running jobs before all). */
+  readonly jobs: readonly DocumentJob[];
+  readonly provenance: FindDocumentProvenance;
+}
+
+const checkMonth = (field: string, v: string | undefined): string | undefined => {
+  if (v === undefined) return undefined;
+  try {
+    return validateMonth(v);
+  } catch {
+    throw new InvalidInputError(field, `expected yyyy-mm, got ${JSON.stringify(v)}`);
+  }
+};
+
+export const resolveFindDocument = (q: FindDocumentQuery) => {
+  const shopId = validateShopId(q.shopId);
+  if (typeof q.docId !== 'string' || q.docId.length === 0)
+    throw new InvalidInputError('docId', 'must be a non-empty string');
+  const from = checkMonth('from', q.from);
+  const to = checkMonth('to', q.to);
+  if (from && to && from > to) throw new InvalidInputError('from', `${from} is after to ${to}`);
+  return { shopId, docId: q.docId, from, to };
+};
+
+type Resolved = ReturnType<typeof resolveFindDocument>;
+
+const inRange = (q: Resolved, month: string | null): boolean =>
+  month === null || ((!q.from || month >= q.from) && (!q.to || month <= q.to));
+
+class Found {
+  private readonly byKey = new Map<string, DocumentJob>();
+
+  add(j: DocumentJob): void {
+    const key = `${j.jobId} ${j.completedAt ?? ''}`;
+    const seen = this.byKey.get(key);
+    if (!seen) {
+      this.byKey.set(key, j);
+      return;
+    }
+    const listings = [...seen.listings];
+    for (const l of j.listings)
+      if (!listings.some((x) => x.kind === l.kind && x.reason === l.reason)) listings.push(l);
+    this.byKey.set(key, {
+      ...seen,
+      listings,
+      sources: [...new Set([...seen.sources, ...j.sources])].sort(),
+      month: seen.month ?? j.month,
+      partKey: seen.partKey ?? j.partKey,
+    });
+  }
+
+  newestFirst(): DocumentJob[] {
+    const t = (j: DocumentJob) => j.completedAt ?? '\uffff';
+    return [...this.byKey.values()].sort((a, b) =>
+      t(a) !== t(b) ? (t(a) < t(b) ? 1 : -1) : a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0,
+    );
+  }
+}
+
+const listingsOf = (ls: readonly { kind: DetailKind; reason: string; doc_id: string }[], docId: string) =>
+  ls.filter((l) => l.doc_id === docId).map(({ kind, reason }) => ({ kind, reason }));
+
+export interface ArchiveSearchStats {
+  monthsSearched: number;
+  partsFiltered: number;
+  partsScanned: number;
+  blocksFiltered: number;
+  blocksRead: number;
+  falsePositiveBlocks: number;
+}
+
+/** The archive side. */
+const searchArchive = async (ctx: ReadContext, q: Resolved, found: Found): Promise<ArchiveSearchStats> => {
+  const stats: ArchiveSearchStats = {
+    monthsSearched: 0,
+    partsFiltered: 0,
+    partsScanned: 0,
+    blocksFiltered: 0,
+    blocksRead: 0,
+    falsePositiveBlocks: 0,
+  };
+  const months: string[] = [];
+  const filters = new Set<string>();
+  for await (const o of listAll(ctx.s3, ctx.bucket, shopIndexPrefix(q.shopId))) {
+    const idx = parseMonthIndexKey(o.key);
+    if (idx) {
+      if (inRange(q, idx.month)) months.push(idx.month);
+    } else if (o.key.endsWith('.filter')) filters.add(o.key);
+  }
+  for (const month of months.sort().reverse()) {
+    stats.monthsSearched++;
+    const indexKey = `${shopIndexPrefix(q.shopId)}${month}/index.json`;
+    const got = await fetchObject(ctx, indexKey);
+    if (!got) continue; // removed since the listing
+    const index = parseMonthIndex(got.bytes, indexKey);
+    for (const part of index.parts) {
+      const key = partKey(q.shopId, month, part.name);
+      const fkey = docFilterKey(q.shopId, month, part.name);
+      const at = { shopId: q.shopId, month, part: part.name };
+      const fbytes = filters.has(fkey) ? await fetchObject(ctx, fkey) : null;
+      if (!fbytes) {
+        // Built before filters: read it whole.
+        stats.partsScanned++;
+        const whole = await fetchObject(ctx, key);
+        if (!whole) throw new CorruptObjectError(key, 'committed part is missing');
+        ctx.tally.partRead(key);
+        const lines = gunzipSync(whole.bytes)
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.length > 0);
+        const flat = flattenPart(
+          lines.map((l) => JSON.parse(l) as unknown),
+          at,
+          key,
+        );
+        for (const d of flat.documents.filter((x) => x.doc_id === q.docId)) {
+          found.add({
+            jobId: d.job_id,
+            completedAt: d.completed_at,
+            status: d.status,
+            listings: [{ kind: d.kind, reason: d.reason }],
+            sources: ['archive'],
+            month,
+            partKey: key,
+          });
+        }
+        continue;
+      }
+      stats.partsFiltered++;
+      const f = parseDocFilters(fbytes.bytes, fkey);
+      stats.blocksFiltered += f.blocks.length;
+      for (const b of candidateBlocks(f, q.docId)) {
+        const block = f.blocks[b];
+        if (!block) continue;
+        stats.blocksRead++;
+        const got = await fetchObject(ctx, key, { offset: block.offset, length: block.length });
+        if (!got) throw new CorruptObjectError(key, 'committed part is missing');
+        ctx.tally.partRead(key);
+        const where = `${key} block ${b}`;
+        const text = inflateMember(got.bytes, where).toString('utf8');
+        let hit = false;
+        for (const line of text.split('\n')) {
+          if (line.length === 0) continue;
+          const rec = parsePartRecord(JSON.parse(line) as unknown, where, q.shopId);
+          if (rec.type !== 'job') continue;
+          const ls = listingsOf(flattenDocuments(rec, at), q.docId);
+          if (ls.length === 0) continue;
+          hit = true;
+          found.add({
+            jobId: rec.job_id,
+            completedAt: rec.job.completed_at,
+            status: rec.job.status,
+            listings: ls,
+            sources: ['archive'],
+            month,
+            partKey: key,
+          });
+        }
+        if (!hit) stats.falsePositiveBlocks++;
+      }
+    }
+  }
+  return stats;
+};
+
+/** The hot side: the shop's rows (one Query partition), then each in-range job's hot objects. */
+const searchHot = async (
+  ctx: ReadContext,
+  q: Resolved,
+  jobs: { ddb: DynamoDBDocumentClient; table: string },
+  found: Found,
+): Promise<FindDocumentProvenance['hot']> => {
+  const out = { searched: true, queryPages: 0, readCapacityUnits: 0, rows: 0, jobsRead: 0 };
+  const store = new JobDetailsStore(ctx.s3, ctx.bucket, { readConcurrency: ctx.settings.readConcurrency });
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await jobs.ddb.send(
+      new QueryCommand({
+        TableName: jobs.table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': jobPk(q.shopId) },
+        ProjectionExpression: 'job_id, job_status, completed_at, created_at',
+        ReturnConsumedCapacity: 'TOTAL',
+        ExclusiveStartKey: start,
+      }),
+    );
+    out.queryPages++;
+    out.readCapacityUnits += page.ConsumedCapacity?.CapacityUnits ?? 0;
+    for (const row of page.Items ?? []) {
+      out.rows++;
+      const jobId = String(row.job_id);
+      const completedAt = typeof row.completed_at === 'string' ? row.completed_at : null;
+      const when = completedAt ?? (typeof row.created_at === 'string' ? row.created_at : null);
+      if (!inRange(q, when ? when.slice(0, 7) : null)) continue;
+      out.jobsRead++;
+      const ls = listingsOf(
+        documentListings(await store.readAllDetails(jobId)).map((l) => ({ ...l })),
+        q.docId,
+      );
+      if (ls.length === 0) continue;
+      found.add({
+        jobId,
+        completedAt,
+        status: String(row.job_status ?? ''),
+        listings: ls,
+        sources: ['hot'],
+        month: null,
+        partKey: null,
+      });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+};
+
+export const findDocument = async (
+  ctx: ReadContext,
+  query: FindDocumentQuery,
+  jobs?: { ddb: DynamoDBDocumentClient; table: string },
+): Promise<FindDocumentResult> => {
+  const q = resolveFindDocument(query);
+  const found = new Found();
+  // Hot before archive: a job whose hot objects are gone by the time they are read was committed
+  // before their delete, hence before the index reads that follow — it cannot fall between the two.
+  const hot = jobs
+    ? await searchHot(ctx, q, jobs, found)
+    : { searched: false, queryPages: 0, readCapacityUnits: 0, rows: 0, jobsRead: 0 };
+  const archive = await searchArchive(ctx, q, found);
+  return {
+    jobs: found.newestFirst(),
+    provenance: { requests: ctx.tally.requests, bytes: ctx.tally.provenance('none').bytes, ...archive, hot },
+  };
+};

@@ -1,0 +1,142 @@
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { COLD_PREFIX, docFilterKey, parsePartKey } from '../../shared/archive/format/keys';
+import { type FlatDocument, flattenPart, partPlace } from '../../shared/archive/format/flatten';
+import { runArchiverLocally } from '../../infra/local/runner';
+import { memoryOutput } from '../../infra/cli/output';
+import { parseSearchOptions, searchCommand } from '../../infra/cli/search';
+import { JobDetailsReader } from '../../shared/reader/reader';
+import type { FindDocumentResult } from '../../shared/reader/find-document';
+import {
+  cliContextFor,
+  daysAgo,
+  inMonth,
+  listKeys,
+  monthOfDate,
+  partLines,
+  type SeededJob,
+  seedTerminalJob,
+  setUpMachineRuns,
+} from '../support/archiver-fixtures';
+
+/**
+ * Find by document on the embedded stack: jobs archived by the synthesized state machine (local
+ * runner, real handlers) plus jobs still hot, searched by document and held against a brute-force
+ * pass over every part and every hot job.
+ */
+jest.setTimeout(240_000);
+
+const runs = setUpMachineRuns();
+const SHOP = 'shop-a';
+const M2 = monthOfDate(inMonth(2, 1));
+const M3 = monthOfDate(inMonth(3, 1));
+let archivedDocs: FlatDocument[] = [];
+let hotJob: SeededJob;
+
+const reader = () => new JobDetailsReader(runs.env.s3, runs.env.bucket);
+const jobsTable = () => ({ ddb: runs.env.ddb, table: runs.env.table });
+
+beforeAll(async () => {
+  const e = runs.env;
+  for (let i = 0; i < 4; i++) {
+    await seedTerminalJob(e, { shopId: SHOP, completedAt: inMonth(2, 3 + i), status: 'FAILED' });
+    await seedTerminalJob(e, {
+      shopId: SHOP,
+      completedAt: inMonth(3, 3 + i),
+      status: i % 2 ? 'CONFLICT' : 'FAILED',
+    });
+  }
+  await seedTerminalJob(e, { shopId: 'shop-b', completedAt: inMonth(2, 3), status: 'FAILED' });
+  const r = await runArchiverLocally({ input: {}, definition: runs.definition });
+  expect(r.handlerErrors).toEqual([]);
+  expect(r.status).toBe('SUCCEEDED');
+  // Completed yesterday: not archived, found through the table and its hot objects.
+  hotJob = await seedTerminalJob(e, { shopId: SHOP, completedAt: daysAgo(1), status: 'FAILED' });
+  for (const key of await listKeys(e.s3, e.bucket, COLD_PREFIX)) {
+    const at = partPlace(key);
+    if (at?.shopId === SHOP) archivedDocs.push(...flattenPart(await partLines(e, key), at, key).documents);
+  }
+  expect(new Set(archivedDocs.map((d) => d.job_id)).size).toBe(8);
+});
+
+afterAll(() => {
+  archivedDocs = [];
+});
+
+/** What a brute-force scan of the parts says about a document (archive side). */
+const bruteForce = (docId: string, months?: string[]) =>
+  [
+    ...new Set(
+      archivedDocs
+        .filter((d) => d.doc_id === docId && (!months || months.includes(d.month)))
+        .map((d) => d.job_id),
+    ),
+  ].sort();
+
+const archivedIds = (r: FindDocumentResult) =>
+  r.jobs
+    .filter((j) => j.sources.includes('archive'))
+    .map((j) => j.jobId)
+    .sort();
+
+test('no false negatives: every document of the shop finds exactly the jobs a scan finds', async () => {
+  const docs = [...new Set(archivedDocs.map((d) => d.doc_id))];
+  expect(docs.length).toBeGreaterThan(5);
+  for (const doc of docs) {
+    const r = await reader().findDocument({ shopId: SHOP, docId: doc });
+    expect(archivedIds(r)).toEqual(bruteForce(doc));
+    // 1 List, then per month 1 index GET + 1 filter GET, then 1 GET per block read.
+    expect(r.provenance.requests).toBe(1 + 2 * r.provenance.monthsSearched + r.provenance.blocksRead);
+    expect(r.provenance.partsScanned).toBe(0);
+  }
+});
+
+test('hot and archived jobs together, newest first, with reasons and provenance; the CLI prints the same', async () => {
+  const doc = `${SHOP}-0-doc-0a`; // every FAILED job's first flush lists it
+  const r = await reader().findDocument({ shopId: SHOP, docId: doc }, jobsTable());
+  const times = r.jobs.map((j) => j.completedAt ?? '');
+  expect(times).toEqual([...times].sort().reverse());
+  expect(r.jobs[0]).toMatchObject({
+    jobId: hotJob.jobId,
+    status: 'FAILED',
+    sources: ['hot'],
+    listings: [{ kind: 'failed', reason: 'timeout' }],
+  });
+  expect(archivedIds(r)).toEqual(bruteForce(doc));
+  expect(r.provenance.hot).toMatchObject({ searched: true, queryPages: 1, rows: 9 });
+  expect(r.provenance.bytes).toBeGreaterThan(0);
+
+  const io = memoryOutput();
+  const ctx = cliContextFor(runs.env);
+  const out = await searchCommand(ctx, parseSearchOptions({ shop: SHOP, doc, json: true }), io);
+  expect(io.json<FindDocumentResult>().jobs).toEqual(out.jobs);
+  expect(out.jobs.map((j) => j.jobId)).toEqual(r.jobs.map((j) => j.jobId));
+  const text = memoryOutput();
+  await searchCommand(ctx, parseSearchOptions({ shop: SHOP, doc }), text);
+  expect(text.stdout[0]).toContain(hotJob.jobId);
+  expect(text.stderr.join('\n')).toMatch(/S3 requests/);
+});
+
+test('--from / --to bound the months searched', async () => {
+  const doc = `${SHOP}-1-doc-1a`;
+  const r = await reader().findDocument({ shopId: SHOP, docId: doc, from: M2, to: M2 });
+  expect(r.provenance.monthsSearched).toBe(1);
+  expect(archivedIds(r)).toEqual(bruteForce(doc, [M2]));
+  expect(r.jobs.every((j) => j.month === M2)).toBe(true);
+  expect(() => parseSearchOptions({ shop: SHOP, doc, from: '2026-3' })).toThrow(/from/);
+  expect(() => parseSearchOptions({ shop: SHOP, doc, from: M2, to: M3 })).toThrow(/after/);
+});
+
+test('a part without filters (built before them) is still searched, by a counted scan', async () => {
+  const e = runs.env;
+  const key = (await listKeys(e.s3, e.bucket, `${COLD_PREFIX}${SHOP}/${M3}/`))[0];
+  const p = key ? parsePartKey(key) : null;
+  if (!p) throw new Error('no part for M3');
+  await e.s3.send(new DeleteObjectCommand({ Bucket: e.bucket, Key: docFilterKey(SHOP, M3, p.partName) }));
+  const doc = `${SHOP}-0-doc-0a`;
+  const r = await reader().findDocument({ shopId: SHOP, docId: doc });
+  expect(archivedIds(r)).toEqual(bruteForce(doc));
+  expect(r.provenance.partsScanned).toBe(1);
+  const io = memoryOutput();
+  await searchCommand(cliContextFor(e), parseSearchOptions({ shop: SHOP, doc }), io);
+  expect(io.stderr.join('\n')).toMatch(/1 parts have no document filters/);
+});
