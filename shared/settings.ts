@@ -1,4 +1,4 @@
-import { InvalidInputError } from './errors';
+import { InvalidInputError, TtlTooShortError } from './errors';
 
 /**
  * Every tunable of the archiver and writer, described once: its environment variable, default,
@@ -152,4 +152,39 @@ export const checkSetting = (name: SettingName, value: unknown, field: string = 
 export const defaultPhrase = (name: SettingName | keyof typeof SWITCHES): string => {
   const s = name in SETTINGS ? SETTINGS[name as SettingName] : SWITCHES[name as keyof typeof SWITCHES];
   return `$${s.env} or ${String(s.default)}`;
+};
+
+/** Days a row must outlive its archival, so a late or retried run still finds it. */
+export const TTL_MARGIN_DAYS = 2;
+/** The longest month: with `wholeMonths` a job completed on a month's first day waits for all of it. */
+export const WHOLE_MONTH_DAYS = 31;
+
+export interface TtlInputs {
+  readonly olderThanDays: number;
+  readonly graceHours: number;
+  readonly jobTtlDays: number;
+  readonly wholeMonths: boolean;
+}
+
+/**
+ * The days a terminal row must live: a job is archived once its month (whole months) is older than
+ * olderThanDays, its hot objects deleted graceHours after the commit, plus a margin for a missed run.
+ */
+export const ttlNeeded = (
+  s: Omit<TtlInputs, 'jobTtlDays'>,
+): { days: number; terms: Record<string, number> } => {
+  const terms: Record<string, number> = {
+    olderThanDays: s.olderThanDays,
+    ...(s.wholeMonths ? { 'a whole month': WHOLE_MONTH_DAYS } : {}),
+    'graceHours/24': s.graceHours / 24,
+    margin: TTL_MARGIN_DAYS,
+  };
+  const days = Object.values(terms).reduce((a, b) => a + b, 0);
+  return { days, terms };
+};
+
+/** Throws TtlTooShortError when rows would expire before their (whole) month is archived. */
+export const checkTtlOutlivesArchival = (s: TtlInputs): void => {
+  const { days, terms } = ttlNeeded(s);
+  if (!(days < s.jobTtlDays)) throw new TtlTooShortError(s.jobTtlDays, days, terms);
 };

@@ -96,7 +96,8 @@ export interface JobDetailsArchiveProps {
   readonly graceHours?: number;
   /**
    * Lifetime in days of a terminal job row (the `ttl` the indexer writes). Must exceed
-   * `olderThanDays + graceHours/24 + 2`: a row must outlive its archival or the plan never sees it.
+   * `olderThanDays + 31 (with wholeMonths: a job of the 1st waits for its whole month) + graceHours/24 + 2`:
+   * a row must outlive its archival or the plan never sees it (TtlTooShortError).
    * @default 90
    */
   readonly jobTtlDays?: number;

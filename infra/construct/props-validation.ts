@@ -1,6 +1,12 @@
 import { Duration, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { SETTINGS, type SettingName, SWITCHES, settingProblem } from '../../shared/settings';
+import {
+  checkTtlOutlivesArchival,
+  SETTINGS,
+  type SettingName,
+  SWITCHES,
+  settingProblem,
+} from '../../shared/settings';
 import { InvalidInputError } from '../../shared/errors';
 import { RUNS_EXPIRE_DAYS } from './details-bucket';
 import type { ArchiveStorageClass, JobDetailsArchiveProps } from './job-details-archive';
@@ -8,9 +14,6 @@ import { ARCHIVER_STEPS, type ArchiverStep, defaultMemoryMb, defaultTimeout } fr
 
 /** Storage classes a part may move to; all three accept a transition on day 0 (no 30-day STANDARD minimum). */
 export const ARCHIVE_STORAGE_CLASSES = ['GLACIER_IR', 'GLACIER', 'DEEP_ARCHIVE'] as const;
-
-/** Days a row must outlive its archival cut-off, so a late or retried run still finds it. */
-export const TTL_MARGIN_DAYS = 2;
 
 export const DEFAULT_SCHEDULE = 'cron(0 3 * * ? *)';
 
@@ -144,13 +147,6 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
   const olderThanDays = checkSettingProp('olderThanDays', props.olderThanDays);
   const graceHours = checkSettingProp('graceHours', props.graceHours);
   const jobTtlDays = checkSettingProp('jobTtlDays', props.jobTtlDays);
-  const needed = olderThanDays + graceHours / 24 + TTL_MARGIN_DAYS;
-  if (!(needed < jobTtlDays)) {
-    fail(
-      'jobTtlDays',
-      `${jobTtlDays} days is too short: rows must outlive archival so the plan can still find them — olderThanDays (${olderThanDays}) + graceHours/24 (${graceHours / 24}) + a ${TTL_MARGIN_DAYS}-day margin = ${needed} must be below jobTtlDays`,
-    );
-  }
 
   const archiveStorageClass = props.archiveStorageClass ?? 'GLACIER_IR';
   if (!(ARCHIVE_STORAGE_CLASSES as readonly string[]).includes(archiveStorageClass)) {
@@ -191,6 +187,7 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
   const batchJobs = checkSettingProp('batchJobs', props.batchJobs);
   const wholeMonths = props.wholeMonths ?? SWITCHES.wholeMonths.default;
   if (typeof wholeMonths !== 'boolean') fail('wholeMonths', 'expected a boolean');
+  checkTtlOutlivesArchival({ olderThanDays, graceHours, jobTtlDays, wholeMonths });
 
   const schedule = {
     expression: checkScheduleExpression(
