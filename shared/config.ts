@@ -24,6 +24,7 @@ export interface Config {
   readonly olderThanDays: number;
   readonly graceHours: number;
   readonly jobTtlDays: number;
+  readonly retentionMonths: number;
   readonly readConcurrency: number;
   /** `JDA_RESTORE_TIER`, default Standard: tier used when a reader must restore a Glacier part. */
   readonly restoreTier: RestoreTier;
@@ -98,6 +99,7 @@ export const parseConfig = (env: Env): Config => {
     olderThanDays: setting(env, 'olderThanDays'),
     graceHours: setting(env, 'graceHours'),
     jobTtlDays: setting(env, 'jobTtlDays'),
+    retentionMonths: setting(env, 'retentionMonths'),
     readConcurrency: setting(env, 'readConcurrency'),
     restoreTier: tier as RestoreTier,
     restoreDays: setting(env, 'restoreDays'),
@@ -141,6 +143,7 @@ export const ENV = {
   olderThanDays: SETTINGS.olderThanDays.env,
   graceHours: SETTINGS.graceHours.env,
   jobTtlDays: SETTINGS.jobTtlDays.env,
+  retentionMonths: SETTINGS.retentionMonths.env,
   readConcurrency: SETTINGS.readConcurrency.env,
   restoreTier: 'JDA_RESTORE_TIER',
   planPageGroups: SETTINGS.planPageGroups.env,

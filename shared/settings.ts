@@ -109,6 +109,20 @@ export const SETTINGS = {
     integer: true,
     summary: 'jobs one batch may hold (a larger shop-month is a batch alone)',
   },
+  /**
+   * 0 keeps everything forever. Otherwise lifecycle rules expire archive parts and hot objects this
+   * many months (retentionDays) after they were written, month indexes a month later (never before
+   * their parts), and the cost model prices the same horizon.
+   */
+  retentionMonths: {
+    env: 'JDA_RETENTION_MONTHS',
+    default: 0,
+    min: 0,
+    max: 1200,
+    integer: true,
+    summary:
+      'months archive parts and never-archived hot objects are kept (0: forever); indexes a month longer',
+  },
 } as const satisfies Record<string, NumberSetting>;
 
 export const SWITCHES = {
@@ -188,3 +202,12 @@ export const checkTtlOutlivesArchival = (s: TtlInputs): void => {
   const { days, terms } = ttlNeeded(s);
   if (!(days < s.jobTtlDays)) throw new TtlTooShortError(s.jobTtlDays, days, terms);
 };
+
+/** Lifecycle days of `months` of retention: at least that many calendar months. */
+export const retentionDays = (months: number): number => Math.ceil((months * 365.25) / 12);
+
+/**
+ * Days after which a month index expires: a month after its parts. Every commit rewrites the index,
+ * so it is never older than any part it names, and with the later horizon it never goes first.
+ */
+export const INDEX_RETENTION_EXTRA_DAYS = 31;

@@ -2,6 +2,7 @@ import { Duration, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
   checkTtlOutlivesArchival,
+  retentionDays,
   SETTINGS,
   type SettingName,
   SWITCHES,
@@ -25,6 +26,7 @@ export interface ResolvedArchiveProps {
   readonly archiveStorageClass: ArchiveStorageClass;
   readonly transitionAfterDays: number;
   readonly transitionSmallObjects: boolean;
+  readonly retentionMonths: number;
   readonly memoryMb: Readonly<Record<ArchiverStep, number>>;
   readonly timeout: Readonly<Record<ArchiverStep, Duration>>;
   readonly maxConcurrency: number;
@@ -166,6 +168,16 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
   const transitionSmallObjects = props.transitionSmallObjects ?? false;
   if (typeof transitionSmallObjects !== 'boolean') fail('transitionSmallObjects', 'expected a boolean');
 
+  // Lifecycle expiration counts from an object's creation: a hot object must outlive its job's row,
+  // or a run plans a job whose data is gone (quarantined, never archived).
+  const retentionMonths = checkSettingProp('retentionMonths', props.retentionMonths);
+  if (retentionMonths > 0 && !(retentionDays(retentionMonths) > jobTtlDays)) {
+    fail(
+      'retentionMonths',
+      `${retentionMonths} months (${retentionDays(retentionMonths)} days) must outlast jobTtlDays (${jobTtlDays}): hot objects would expire while their job can still be archived; use 0 to keep forever`,
+    );
+  }
+
   const memoryMb = perStep('lambdaMemoryMb', props.lambdaMemoryMb, isNumber, defaultMemoryMb, (f, v) =>
     checkNumber(f, v, 128, 10240, true),
   );
@@ -206,6 +218,7 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     archiveStorageClass,
     transitionAfterDays,
     transitionSmallObjects,
+    retentionMonths,
     memoryMb,
     timeout,
     maxConcurrency,

@@ -11,6 +11,7 @@ export const SETTING_USES: Record<SettingName | keyof typeof SWITCHES, string> =
   planPageJobs: '—',
   batchGroups: 'prop',
   batchJobs: 'prop',
+  retentionMonths: 'prop; `jobarchive cost --retention-months`',
   wholeMonths: 'prop, run input',
 };
 
