@@ -102,7 +102,8 @@ describe('versioned buckets', () => {
     );
     const { template } = synth({}, (s) => new Bucket(s, 'Plain'));
     const [plain] = Object.values(template.findResources('AWS::S3::Bucket'));
-    const ids = (plain?.Properties.LifecycleConfiguration.Rules as { Id: string }[]).map((r) => r.Id);
+    const ids = ((plain?.Properties.LifecycleConfiguration.Rules ?? []) as { Id: string }[]).map((r) => r.Id);
+    expect(ids).toContain('expire-run-scratch');
     expect(ids).not.toContain('expire-noncurrent-versions');
   });
 

@@ -10,7 +10,9 @@
  *   whole-part GET;
  * - memory: peak RSS of the ArchiveBatch step (archive, verify, commit, delete), in its own process
  *   (step-child.ts) on one detail-heavy shop-month;
- * - codec: fflate and node:zlib on the same 64 KB blocks of JSONL.
+ * - codec: fflate and node:zlib on the same 64 KB blocks of JSONL;
+ * - steady-year (steady-year.ts): daily scheduled runs for 13 months beside recent jobs, rows expiring
+ *   at their TTL; `--steady-year` runs only it, `--out DIR` writes DIR/steady-year.{txt,json}.
  *
  * Prints a table per part and, as its LAST line, one JSON object (see `BenchResult`). Absolute times
  * are noisy on shared machines; compare ratios within one run. Workload: workload.ts.
@@ -41,6 +43,7 @@ import { GZIP_LEVEL } from '../../../shared/details';
 import { createTableInput } from '../../../shared/jobs/schema';
 import { JobDetailsReader } from '../../../shared/reader';
 import { ioFloor } from './floor';
+import { runSteadyYear, STEADY_YEAR_SIZES, type SteadyDeps, steadyYearLines } from './steady-year';
 import { type BenchJob, makeJob, prng, seededMonth, shopMonth, smallFleet, writeJobs } from './workload';
 
 const MONTH = '2026-01';
@@ -55,6 +58,10 @@ interface Options {
   readonly memoryOnly?: number;
   /** `--keep DIR`: each scenario's archive objects are copied there. */
   readonly keep?: string;
+  /** `--steady-year`: only the steady-year scenario. */
+  readonly steadyYearOnly: boolean;
+  /** `--out DIR`: write steady-year.txt and steady-year.json there. */
+  readonly out?: string;
 }
 
 const parseOptions = (argv: readonly string[]): Options => {
@@ -62,6 +69,8 @@ const parseOptions = (argv: readonly string[]): Options => {
   let seed = 1;
   let memoryOnly: number | undefined;
   let keep: string | undefined;
+  let steadyYearOnly = false;
+  let out: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') mode = 'quick';
@@ -69,18 +78,23 @@ const parseOptions = (argv: readonly string[]): Options => {
     else if (a === '--seed') seed = Number(argv[++i]);
     else if (a === '--memory-only') memoryOnly = Number(argv[++i]);
     else if (a === '--keep') keep = argv[++i] ?? '';
+    else if (a === '--steady-year') steadyYearOnly = true;
+    else if (a === '--out') out = argv[++i] ?? '';
     else
       throw new Error(
-        `bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N, --memory-only MB, --keep DIR)`,
+        `bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N, --memory-only MB, --keep DIR, --steady-year, --out DIR)`,
       );
   }
   if (!Number.isSafeInteger(seed) || seed < 0) throw new Error('bench:archive: --seed takes a whole number');
   if (memoryOnly !== undefined && !(memoryOnly > 0))
     throw new Error('bench:archive: --memory-only takes a size in MB');
   if (keep === '') throw new Error('bench:archive: --keep takes a directory');
+  if (out === '') throw new Error('bench:archive: --out takes a directory');
   return {
     mode,
     seed,
+    steadyYearOnly,
+    ...(out !== undefined ? { out: resolve(out) } : {}),
     ...(memoryOnly !== undefined ? { memoryOnly } : {}),
     ...(keep !== undefined ? { keep: resolve(keep) } : {}),
   };
@@ -609,6 +623,39 @@ const main = async () => {
       `archive benchmark (${opts.mode}, seed ${opts.seed}); start-up excluded from wall times: stack ${f1(stackSeconds)} s, CDK synth ${f1(synthSeconds)} s`,
     );
 
+    const steadyDeps: SteadyDeps = {
+      s3: c.s3,
+      ddb: c.ddb,
+      definition,
+      freshStores: (n) => freshStores(c, n),
+      listAll: (bucket, prefix) => listAll(c.s3, bucket, prefix),
+      pointHandlers,
+    };
+    const steadyYear = async () => {
+      const lines: string[] = [];
+      const { result } = await runSteadyYear(steadyDeps, STEADY_YEAR_SIZES[opts.mode], opts.seed, (l) => {
+        lines.push(l);
+        out(l);
+      });
+      const summary = steadyYearLines(result);
+      if (opts.out !== undefined) {
+        mkdirSync(opts.out, { recursive: true });
+        writeFileSync(
+          join(opts.out, 'steady-year.txt'),
+          `${[...summary, '', 'per run:', ...lines].join('\n')}\n`,
+        );
+        writeFileSync(join(opts.out, 'steady-year.json'), `${JSON.stringify(result, null, 2)}\n`);
+      }
+      return { result, summary };
+    };
+    if (opts.steadyYearOnly) {
+      const { result, summary } = await steadyYear();
+      out('');
+      for (const l of summary) out(l);
+      out(JSON.stringify({ mode: opts.mode, seed: opts.seed, steadyYear: result }));
+      return;
+    }
+
     if (opts.memoryOnly !== undefined) {
       const m = await runMemory(c, opts.memoryOnly, opts.seed);
       out(JSON.stringify({ memoryMb: opts.memoryOnly, ...m }));
@@ -644,6 +691,8 @@ const main = async () => {
 
     const daily = await runDaily(c, sizes.daily[0], sizes.daily[1]);
     out(`  done: ${daily.name}`);
+    const steady = await steadyYear();
+    out('  done: steady-year');
 
     // The step process's own floor (runtime, SDK, handler modules), to read the figures against.
     const baseline = await inChild(c, 'noop', {});
@@ -733,6 +782,8 @@ const main = async () => {
       `  ${daily.name}: ${f2(daily.parts / daily.shopMonths)} parts per shop-month (${daily.parts} parts); every job archived by the run ${daily.archivedDay ?? 'never'} days after the month ended (deadline: ${daily.olderThanDays + 5}); hot objects left ${daily.hotObjectsLeft}`,
     );
     out('');
+    for (const l of steady.summary) out(l);
+    out('');
     out(
       `Memory: peak RSS of each step in its own process (one detail-heavy shop-month); an idle step process: ${f1(baseline.maxRssMb)} MB`,
     );
@@ -755,6 +806,7 @@ const main = async () => {
         startupSeconds: { stack: stackSeconds, synth: synthSeconds },
         scenarios,
         daily,
+        steadyYear: steady.result,
         peakRssMb: Object.fromEntries(Object.entries(memory).map(([k, m]) => [k, m.archiveRssMb])),
         giantSource: giant,
         idleStepRssMb: baseline.maxRssMb,
