@@ -20,7 +20,10 @@ import { DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { setHandlerClock } from '../../../functions/deps';
 import { runArchiverLocally, type synthesizedDefinition } from '../../../infra/local/runner';
+import { s3ClientFrom } from '../../../shared/clients';
+import { config } from '../../../shared/config';
 import { jobPk, jobSk } from '../../../shared/jobs/schema';
+import { JobDetailsReader } from '../../../shared/reader';
 import { addCounts } from '../../../shared/metrics';
 import { type BenchJob, makeJob, objectsOf, prng, writeJobs } from './workload';
 
@@ -107,6 +110,20 @@ export interface SteadyRun {
   readonly lifecycleTransitions: number;
   readonly hotObjectsLeft: number;
   readonly rowsExpired: number;
+  /** Hot bytes read into parts, and part bytes written (the report's bytesIn / bytesOut). */
+  readonly bytesIn: number;
+  readonly bytesOut: number;
+}
+
+/** One lookup of an archived job (month known), split by what it read. */
+export interface LookupCost {
+  readonly sample: number;
+  /** Per lookup: GETs of month indexes (Standard) and of part blocks (the part's class). */
+  readonly indexRequests: number;
+  readonly indexBytes: number;
+  readonly partRequests: number;
+  readonly partBytes: number;
+  readonly otherRequests: number;
 }
 
 export interface SteadyYearResult {
@@ -144,6 +161,9 @@ export interface SteadyYearResult {
   readonly hotObjectsLeftRowless: number;
   /** Hot objects of jobs not yet eligible at the last run (neighbours). */
   readonly hotObjectsLeftNotYetEligible: number;
+  /** Every part's size at the end (the cost model decides each part's class from its size). */
+  readonly partSizes: number[];
+  readonly lookup: LookupCost;
   readonly wallSeconds: number;
   readonly monthly: { month: string; bytesAtRest: Record<string, number>; hotObjectsLeft: number }[];
 }
@@ -366,6 +386,8 @@ export const runSteadyYear = async (
       lifecycleTransitions,
       hotObjectsLeft: hotLeft,
       rowsExpired: gone.length,
+      bytesIn: n(report, 'bytesIn'),
+      bytesOut: n(report, 'bytesOut'),
     };
     perRun.push(entry);
     progress(runLine(entry));
@@ -411,6 +433,8 @@ export const runSteadyYear = async (
     stateTransitions: 0,
     lifecycleTransitions: 0,
     rowsExpired: 0,
+    bytesIn: 0,
+    bytesOut: 0,
   };
   for (const r of perRun) {
     totals.jobsPlanned += r.jobsPlanned;
@@ -423,10 +447,17 @@ export const runSteadyYear = async (
     totals.stateTransitions += r.stateTransitions;
     totals.lifecycleTransitions += r.lifecycleTransitions;
     totals.rowsExpired += r.rowsExpired;
+    totals.bytesIn += r.bytesIn;
+    totals.bytesOut += r.bytesOut;
   }
   const per = (x: number) => x / Math.max(1, totals.hotArchived);
   const idleRuns = perRun.filter((r) => r.jobsArchived === 0 && r.hotArchived === 0);
   const partList = end.filter((o) => o.key.startsWith('job-details-cold/'));
+  const lookup = await measureLookups(
+    bucket,
+    jobs.filter((j) => Date.parse(j.completedAt) < cutoff && !hotJobs.has(j.jobId)),
+    seed,
+  );
   const result: SteadyYearResult = {
     name: 'steady-year',
     settings: S,
@@ -464,10 +495,62 @@ export const runSteadyYear = async (
     hotObjectsLeft: hot.length,
     hotObjectsLeftRowless: rowlessLeft,
     hotObjectsLeftNotYetEligible: notYetEligible,
+    partSizes: partList.map((p) => p.size).sort((a, b) => a - b),
+    lookup,
     wallSeconds: (performance.now() - t0) / 1000,
     monthly,
   };
   return { result, perRun };
+};
+
+/**
+ * Reads a sample of archived jobs (month known) through the reader on a client that counts every
+ * request and body by prefix: the cost model prices index reads in Standard and part reads in the
+ * part's class.
+ */
+const measureLookups = async (
+  bucket: string,
+  archived: readonly BenchJob[],
+  seed: number,
+): Promise<LookupCost> => {
+  const s3 = s3ClientFrom(config());
+  const c = { index: [0, 0], part: [0, 0], other: [0, 0] } as Record<
+    'index' | 'part' | 'other',
+    [number, number]
+  >;
+  s3.middlewareStack.add(
+    // biome-ignore lint/suspicious/noExplicitAny: generic pass-through middleware
+    (next: any) => async (args: any) => {
+      const key = String(args.input?.Key ?? args.input?.Prefix ?? '');
+      const slot = key.startsWith('job-details-index/')
+        ? c.index
+        : key.startsWith('job-details-cold/')
+          ? c.part
+          : c.other;
+      slot[0]++;
+      const out = await next(args);
+      slot[1] += Number(out.output?.ContentLength ?? 0);
+      return out;
+    },
+    { step: 'initialize', name: 'benchLookupCounter' },
+  );
+  const reader = new JobDetailsReader(s3, bucket);
+  const pick = prng(seed + 17);
+  const sample = Math.min(20, archived.length);
+  for (let i = 0; i < sample; i++) {
+    const j = archived[pick.int(0, archived.length - 1)] as BenchJob;
+    await reader.readAllDetails({ shopId: j.shopId, jobId: j.jobId, completedAt: j.completedAt });
+  }
+  s3.destroy();
+  const per = (x: number) => x / Math.max(1, sample);
+  return {
+    sample,
+    indexRequests: per(c.index[0]),
+    indexBytes: per(c.index[1]),
+    partRequests: per(c.part[0]),
+    partBytes: per(c.part[1]),
+    otherRequests: per(c.other[0]),
+  };
 };
 
 const f2 = (x: number) => x.toFixed(2);
@@ -501,6 +584,7 @@ export const steadyYearLines = (r: SteadyYearResult): string[] => {
       .map(([k, v]) => `${k} ${kb(v)}`)
       .join(', ')}`,
     `  parts: ${r.parts.count} (${r.parts.inGlacierIr} in Glacier IR, mean ${kb(r.parts.meanBytes)}; parts under 128 KB stay in Standard)`,
+    `  lookup of an archived job, month known (${r.lookup.sample} sampled): index ${f2(r.lookup.indexRequests)} GETs / ${kb(r.lookup.indexBytes)}, part ${f2(r.lookup.partRequests)} GETs / ${kb(r.lookup.partBytes)}, other ${f2(r.lookup.otherRequests)}`,
     `  hot objects left: ${r.hotObjectsLeft} (${r.hotObjectsLeftNotYetEligible} of jobs not yet eligible, ${r.hotObjectsLeftRowless} of jobs whose row expired unarchived)`,
     `  wall: ${r.wallSeconds.toFixed(0)} s`,
     '  by month end:',
