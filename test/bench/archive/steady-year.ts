@@ -105,6 +105,8 @@ export interface SteadyRun {
   readonly s3Requests: number;
   readonly readUnits: number;
   readonly invocations: number;
+  /** Seconds inside handlers (Lambda duration). */
+  readonly taskSeconds: number;
   readonly stateTransitions: number;
   /** Lifecycle transitions S3 would make that day (parts turning a day old, ≥ 128 KB). */
   readonly lifecycleTransitions: number;
@@ -152,6 +154,14 @@ export interface SteadyYearResult {
     readonly maxJobsPlanned: number;
     readonly maxS3Requests: number;
     readonly maxInvocations: number;
+    /** The mean idle run: what the cost model charges per scheduled day. */
+    readonly mean: {
+      readonly s3ByType: Record<string, number>;
+      readonly invocations: number;
+      readonly taskSeconds: number;
+      readonly stateTransitions: number;
+      readonly readUnits: number;
+    };
   };
   /** At the end, by class and prefix (bytes). */
   readonly bytesAtRest: Record<string, number>;
@@ -165,6 +175,7 @@ export interface SteadyYearResult {
   readonly partSizes: number[];
   readonly lookup: LookupCost;
   readonly wallSeconds: number;
+  readonly perRun: SteadyRun[];
   readonly monthly: { month: string; bytesAtRest: Record<string, number>; hotObjectsLeft: number }[];
 }
 
@@ -382,6 +393,7 @@ export const runSteadyYear = async (
       s3Requests: Object.values(s3ByType).reduce((a, b) => a + b, 0),
       readUnits: units.read - readBefore,
       invocations: Object.values(run.taskInvocations).reduce((a, b) => a + b, 0),
+      taskSeconds: run.taskSeconds,
       stateTransitions: run.stateTransitions,
       lifecycleTransitions,
       hotObjectsLeft: hotLeft,
@@ -430,6 +442,7 @@ export const runSteadyYear = async (
     s3Requests: 0,
     readUnits: 0,
     invocations: 0,
+    taskSeconds: 0,
     stateTransitions: 0,
     lifecycleTransitions: 0,
     rowsExpired: 0,
@@ -444,6 +457,7 @@ export const runSteadyYear = async (
     totals.s3Requests += r.s3Requests;
     totals.readUnits += r.readUnits;
     totals.invocations += r.invocations;
+    totals.taskSeconds += r.taskSeconds;
     totals.stateTransitions += r.stateTransitions;
     totals.lifecycleTransitions += r.lifecycleTransitions;
     totals.rowsExpired += r.rowsExpired;
@@ -483,6 +497,18 @@ export const runSteadyYear = async (
       maxJobsPlanned: Math.max(0, ...idleRuns.map((r) => r.jobsPlanned)),
       maxS3Requests: Math.max(0, ...idleRuns.map((r) => r.s3Requests)),
       maxInvocations: Math.max(0, ...idleRuns.map((r) => r.invocations)),
+      mean: (() => {
+        const k = Math.max(1, idleRuns.length);
+        const byType: Record<string, number> = {};
+        for (const r of idleRuns) sumInto(byType, r.s3ByType);
+        return {
+          s3ByType: Object.fromEntries(Object.entries(byType).map(([t, v]) => [t, v / k])),
+          invocations: idleRuns.reduce((a, r) => a + r.invocations, 0) / k,
+          taskSeconds: idleRuns.reduce((a, r) => a + r.taskSeconds, 0) / k,
+          stateTransitions: idleRuns.reduce((a, r) => a + r.stateTransitions, 0) / k,
+          readUnits: idleRuns.reduce((a, r) => a + r.readUnits, 0) / k,
+        };
+      })(),
     },
     bytesAtRest: bytesAtRest(end, lastNow),
     parts: {
@@ -498,6 +524,7 @@ export const runSteadyYear = async (
     partSizes: partList.map((p) => p.size).sort((a, b) => a - b),
     lookup,
     wallSeconds: (performance.now() - t0) / 1000,
+    perRun,
     monthly,
   };
   return { result, perRun };
