@@ -87,6 +87,21 @@ export class JobNotFoundError extends JobArchiveError {
   }
 }
 
+/**
+ * A part its month index names is gone and older than the retention horizon: the lifecycle rule
+ * expired it (indexes expire a month after their parts). Expected, not damage.
+ */
+export class ArchiveExpiredError extends JobArchiveError {
+  override readonly name = 'ArchiveExpiredError';
+  constructor(
+    readonly key: string,
+    readonly retentionMonths: number,
+    readonly writtenAt: string,
+  ) {
+    super(`archive ${key} (written ${writtenAt}) expired: it is past the ${retentionMonths}-month retention`);
+  }
+}
+
 /** A part read back does not match what was planned; the part is not committed. */
 export class VerificationError extends JobArchiveError {
   override readonly name = 'VerificationError';

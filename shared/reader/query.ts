@@ -15,6 +15,8 @@ export interface ReaderSettings {
   readonly restoreDays: number;
   readonly searchMonths: number;
   readonly readConcurrency: number;
+  readonly retentionMonths: number;
+  readonly clock: () => Date;
 }
 
 const wholeNumber = (
@@ -47,6 +49,11 @@ export const readerSettings = (opts: JobDetailsReaderOptions = {}): ReaderSettin
       'readConcurrency',
       opts.readConcurrency ?? SETTINGS.readConcurrency.default,
     ),
+    retentionMonths: checkSetting(
+      'retentionMonths',
+      opts.retentionMonths ?? SETTINGS.retentionMonths.default,
+    ),
+    clock: opts.clock ?? (() => new Date()),
   };
 };
 
