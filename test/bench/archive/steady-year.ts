@@ -39,11 +39,12 @@ export interface SteadyYearSizes {
 }
 
 export const STEADY_YEAR_SIZES: Record<'full' | 'quick' | 'smoke', SteadyYearSizes> = {
-  // 13 months of runs; the first archival is Feb 15 (January is whole and 14 days old).
+  // 13 months of runs; the first archival is Feb 15 (January is whole and 14 days old). In the past:
+  // a run's `now` may not be later than its execution's start.
   full: {
-    jobsFrom: '2026-01-01',
-    runsFrom: '2026-01-02',
-    runsTo: '2027-01-31',
+    jobsFrom: '2025-01-01',
+    runsFrom: '2025-01-02',
+    runsTo: '2026-01-31',
     largeShops: 3,
     largeJobsPerDay: 4,
     tailShops: 40,
@@ -277,6 +278,8 @@ export const runSteadyYear = async (
   progress: (line: string) => void = () => undefined,
 ): Promise<{ result: SteadyYearResult; perRun: SteadyRun[] }> => {
   const S = STEADY_YEAR_SETTINGS;
+  if (Date.parse(`${sizes.runsTo}T03:00:00Z`) > Date.now())
+    throw new Error(`steady-year: the last run (${sizes.runsTo}) is in the future; a run's now may not be`);
   const t0 = performance.now();
   const { table, buckets } = await d.freshStores(1);
   const bucket = buckets[0] as string;
