@@ -58,10 +58,11 @@ export const STEADY_YEAR_SIZES: Record<'full' | 'quick' | 'smoke', SteadyYearSiz
     largeJobsPerDay: 3,
     tailShops: 20,
   },
+  // An idle run, the run that archives January, the run that deletes its hot objects after the grace hour.
   smoke: {
     jobsFrom: '2026-01-01',
-    runsFrom: '2026-02-12',
-    runsTo: '2026-02-18',
+    runsFrom: '2026-02-14',
+    runsTo: '2026-02-16',
     largeShops: 1,
     largeJobsPerDay: 1,
     tailShops: 4,
