@@ -55,6 +55,27 @@ export class ConfigError extends JobArchiveError {
   }
 }
 
+/**
+ * The jobs table's TTL would delete rows before the archiver reaches them: a job whose row is gone
+ * is no longer planned, so its hot objects would stay hot. Names every value of the sum.
+ */
+export class TtlTooShortError extends JobArchiveError {
+  override readonly name = 'TtlTooShortError';
+  readonly field = 'jobTtlDays';
+  constructor(
+    readonly jobTtlDays: number,
+    readonly neededDays: number,
+    readonly terms: Readonly<Record<string, number>>,
+  ) {
+    const sum = Object.entries(terms)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(' + ');
+    super(
+      `invalid jobTtlDays: ${jobTtlDays} days is too short: rows must outlive archival so the plan can still find them — ${sum} = ${neededDays} days must be below jobTtlDays`,
+    );
+  }
+}
+
 /** The job row does not exist (flush for an unknown job, lookup of a missing row). */
 export class JobNotFoundError extends JobArchiveError {
   override readonly name = 'JobNotFoundError';
@@ -63,6 +84,21 @@ export class JobNotFoundError extends JobArchiveError {
     readonly jobId: string,
   ) {
     super(`job ${jobId} of shop ${shopId} not found`);
+  }
+}
+
+/**
+ * A part its month index names is gone and older than the retention horizon: the lifecycle rule
+ * expired it (indexes expire a month after their parts). Expected, not damage.
+ */
+export class ArchiveExpiredError extends JobArchiveError {
+  override readonly name = 'ArchiveExpiredError';
+  constructor(
+    readonly key: string,
+    readonly retentionMonths: number,
+    readonly writtenAt: string,
+  ) {
+    super(`archive ${key} (written ${writtenAt}) expired: it is past the ${retentionMonths}-month retention`);
   }
 }
 

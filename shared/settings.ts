@@ -1,4 +1,4 @@
-import { InvalidInputError } from './errors';
+import { InvalidInputError, TtlTooShortError } from './errors';
 
 /**
  * Every tunable of the archiver and writer, described once: its environment variable, default,
@@ -130,6 +130,20 @@ export const SETTINGS = {
     summary:
       "largest hot object (stored, gzipped) a job may have to be archived; a larger one quarantines the job (default: the function's memory / 40)",
   },
+  /**
+   * 0 keeps everything forever. Otherwise lifecycle rules expire archive parts and hot objects this
+   * many months (retentionDays) after they were written, month indexes a month later (never before
+   * their parts), and the cost model prices the same horizon.
+   */
+  retentionMonths: {
+    env: 'JDA_RETENTION_MONTHS',
+    default: 0,
+    min: 0,
+    max: 1200,
+    integer: true,
+    summary:
+      'months archive parts and never-archived hot objects are kept (0: forever); indexes a month longer',
+  },
 } as const satisfies Record<string, NumberSetting>;
 
 export const SWITCHES = {
@@ -201,3 +215,47 @@ export const defaultPhrase = (name: AnySettingName): string => {
   const s = ALL_SETTINGS[name];
   return `$${s.env} or ${String(s.default)}`;
 };
+
+/** Days a row must outlive its archival, so a late or retried run still finds it. */
+export const TTL_MARGIN_DAYS = 2;
+/** The longest month: with `wholeMonths` a job completed on a month's first day waits for all of it. */
+export const WHOLE_MONTH_DAYS = 31;
+
+export interface TtlInputs {
+  readonly olderThanDays: number;
+  readonly graceHours: number;
+  readonly jobTtlDays: number;
+  readonly wholeMonths: boolean;
+}
+
+/**
+ * The days a terminal row must live: a job is archived once its month (whole months) is older than
+ * olderThanDays, its hot objects deleted graceHours after the commit, plus a margin for a missed run.
+ */
+export const ttlNeeded = (
+  s: Omit<TtlInputs, 'jobTtlDays'>,
+): { days: number; terms: Record<string, number> } => {
+  const terms: Record<string, number> = {
+    olderThanDays: s.olderThanDays,
+    ...(s.wholeMonths ? { 'a whole month': WHOLE_MONTH_DAYS } : {}),
+    'graceHours/24': s.graceHours / 24,
+    margin: TTL_MARGIN_DAYS,
+  };
+  const days = Object.values(terms).reduce((a, b) => a + b, 0);
+  return { days, terms };
+};
+
+/** Throws TtlTooShortError when rows would expire before their (whole) month is archived. */
+export const checkTtlOutlivesArchival = (s: TtlInputs): void => {
+  const { days, terms } = ttlNeeded(s);
+  if (!(days < s.jobTtlDays)) throw new TtlTooShortError(s.jobTtlDays, days, terms);
+};
+
+/** Lifecycle days of `months` of retention: at least that many calendar months. */
+export const retentionDays = (months: number): number => Math.ceil((months * 365.25) / 12);
+
+/**
+ * Days after which a month index expires: a month after its parts. Every commit rewrites the index,
+ * so it is never older than any part it names, and with the later horizon it never goes first.
+ */
+export const INDEX_RETENTION_EXTRA_DAYS = 31;

@@ -1,26 +1,31 @@
 import { InvalidInputError } from '../../shared/errors';
-import { type Prices, requestPrice, type StorageClass } from './prices';
+import { type Prices, requestPrice, type StorageClass, STORAGE_CLASSES } from './prices';
 
 /**
- * The cost model behind `jobarchive cost` (pure). Three ways to keep a month's job details for the
- * retention horizon, every figure per month and cumulative:
+ * The cost model behind `jobarchive cost` (pure). Three ways to keep a month's job details (a cohort)
+ * for the retention horizon:
  *
  * - hot: the flush objects stay in S3 Standard until they expire;
  * - lifecycle: a rule moves the small objects themselves to the class after the first month
  *   (transition fee per object, the class's per-object minimum and overhead, minimum duration);
  * - archive: this archiver — its measured requests, Lambda time, state transitions and read units
- *   once per cohort, then the archive's measured bytes at rest (parts in the class when S3 would
- *   move them, i.e. ≥ 128 KB; indexes in Standard), plus lookups.
+ *   per archived object (re-planning and listing beside recent jobs included when the figures come
+ *   from `steady-year`), then the archive's measured bytes at rest: each part in the class only when
+ *   S3 would move it (≥ 128 KB by default, decided per part as S3 does), indexes in Standard; lookups
+ *   priced by what they read (index GETs in Standard, part blocks in the part's class).
  *
- * Every month J jobs complete (a cohort); each cohort is kept `retentionMonths` and then deleted.
- * The writes of the hot path are the same in all three and left out.
+ * A cohort is hot its first month (whole months: archived mid-next-month) and archived for the rest
+ * of the horizon. Payback is per cohort: the age at which one cohort's archival has cost no more than
+ * keeping that cohort hot — not a cumulative bill from an empty bucket. Fixed costs (alarms, custom
+ * metrics, the idle part of the daily runs) are charged to the cohort archived that month. The writes
+ * of the hot path are the same in all three and left out.
  */
 export interface Measured {
   /** Where the figures came from (shown in the output). */
   readonly source: string;
   readonly objectsPerJob: number;
   readonly bytesPerJob: number;
-  /** S3 requests of the archiver per hot object, by API call (`GetObject`, `ListObjectsV2`, …). */
+  /** S3 requests of the archiver per archived hot object, by API call (`GetObject`, `ListObjectsV2`, …). */
   readonly s3RequestsPerObject: Readonly<Record<string, number>>;
   readonly taskInvocationsPerJob: number;
   readonly taskSecondsPerJob: number;
@@ -32,8 +37,23 @@ export interface Measured {
   readonly indexShare: number;
   readonly partsPerJob: number;
   readonly averagePartBytes: number;
-  readonly lookupRequests: number;
-  readonly lookupBytes: number;
+  /** Sizes of the measured parts (each decides its own class); absent: every part of the average size. */
+  readonly partSizes?: readonly number[];
+  /** Per lookup (month known): GETs and bytes of month indexes and of part blocks. */
+  readonly lookup: {
+    readonly indexRequests: number;
+    readonly indexBytes: number;
+    readonly partRequests: number;
+    readonly partBytes: number;
+  };
+  /** What a run with nothing to do costs (steady-year's idle runs); charged per scheduled run. */
+  readonly idleRun?: {
+    readonly s3RequestsByType: Readonly<Record<string, number>>;
+    readonly invocations: number;
+    readonly stateTransitions: number;
+    readonly readUnits: number;
+    readonly taskSeconds: number;
+  };
 }
 
 export interface Workload {
@@ -44,6 +64,10 @@ export interface Workload {
   readonly storageClass: StorageClass;
   readonly lookupsPerMonth: number;
   readonly lambdaMemoryMb: number;
+  /** Scheduled runs a month (daily: 30). */
+  readonly runsPerMonth?: number;
+  /** The construct's `transitionSmallObjects`: parts under 128 KB move too. */
+  readonly transitionSmallParts?: boolean;
 }
 
 export interface MonthCost {
@@ -55,19 +79,32 @@ export interface MonthCost {
 
 export interface CostResult {
   readonly workload: Workload;
+  /** The whole bill month by month from an empty bucket (every cohort kept), for the table. */
   readonly months: MonthCost[];
   readonly cumulative: MonthCost[];
-  /** First month whose cumulative archive cost is at most keeping the objects hot; null: never. */
+  /** One cohort (a month of jobs), by its age in months: what it costs that month. */
+  readonly cohort: MonthCost[];
+  /** One cohort's cost over the whole horizon, each way. */
+  readonly cohortTotal: Omit<MonthCost, 'month'>;
+  /** Age (months) from which one cohort's cumulative archive cost is at most hot's; null: never. */
   readonly breakEvenVsHot: number | null;
   readonly breakEvenVsLifecycle: number | null;
-  /** One-time cost of archiving one cohort, by component. */
+  /** One-time cost of archiving one cohort, by component (fixed costs of its month included). */
   readonly archiveOneTime: Readonly<Record<string, number>>;
+  /** Monthly fixed costs of a deployment, by component. */
+  readonly fixedPerMonth: Readonly<Record<string, number>>;
+  /** How the cohort's parts are billed: share of part bytes and parts that move to the class. */
+  readonly partsMoving: { readonly byteShare: number; readonly countShare: number };
 }
 
 const GB = 1024 ** 3;
 const DAYS_PER_MONTH = 30;
-/** S3 lifecycle does not move objects under 128 KB unless a size filter says so (the construct's default). */
-const TRANSITION_MIN_BYTES = 128 * 1024;
+/** S3 lifecycle does not transition objects under 128 KB by default (all_storage_classes_128K). */
+export const TRANSITION_MIN_BYTES = 128 * 1024;
+/** What the construct deploys that bills by the month (infra/construct/job-details-archive.ts). */
+export const ARCHIVE_ALARMS = 5;
+/** RUN_METRICS (functions/observability.ts), one `service` dimension each. */
+export const ARCHIVE_CUSTOM_METRICS = 7;
 
 export const validateWorkload = (w: Workload): Workload => {
   const positive = (field: string, v: number, whole = false) => {
@@ -87,29 +124,86 @@ export const validateWorkload = (w: Workload): Workload => {
   return w;
 };
 
-/** One cohort's one-time archival cost, by component. */
-export const archiveOneTime = (w: Workload, m: Measured, p: Prices): Record<string, number> => {
-  const objects = w.jobsPerMonth * w.objectsPerJob;
-  const s3 = Object.entries(m.s3RequestsPerObject).reduce(
-    (s, [call, n]) => s + n * objects * requestPrice(call, p),
-    0,
-  );
-  const jobs = w.jobsPerMonth;
-  const partsMove = m.averagePartBytes >= TRANSITION_MIN_BYTES;
+/**
+ * Which of the cohort's parts S3 moves, decided per part as S3 does. Part sizes scale with the
+ * workload's bytes per job against the measured one (a part holds a shop-month's objects).
+ */
+export const partsMoving = (w: Workload, m: Measured): { byteShare: number; countShare: number } => {
+  const scale = m.bytesPerJob > 0 ? w.bytesPerJob / m.bytesPerJob : 1;
+  const sizes = m.partSizes && m.partSizes.length > 0 ? m.partSizes : [m.averagePartBytes];
+  const scaled = sizes.map((s) => s * scale);
+  const moves = (s: number) => w.transitionSmallParts === true || s >= TRANSITION_MIN_BYTES;
+  const total = scaled.reduce((a, b) => a + b, 0);
+  const moving = scaled.filter(moves);
   return {
-    s3Requests: s3,
-    lambda:
-      jobs *
-      (m.taskInvocationsPerJob * p.lambdaRequest +
-        m.taskSecondsPerJob * (w.lambdaMemoryMb / 1024) * p.lambdaGbSecond),
-    stepFunctions: jobs * m.stateTransitionsPerJob * p.stateTransition,
-    dynamodb: jobs * m.dynamodbReadUnitsPerJob * p.dynamodbReadUnit,
-    transitions: partsMove ? jobs * m.partsPerJob * p.transitionRequest[w.storageClass] : 0,
+    byteShare: total > 0 ? moving.reduce((a, b) => a + b, 0) / total : 0,
+    countShare: moving.length / scaled.length,
   };
 };
 
-/** $ per month of one cohort, `age` months after it completed (1 = its first month, hot everywhere). */
-const cohortMonth = (w: Workload, m: Measured, p: Prices, age: number) => {
+const runCost = (
+  r: {
+    s3RequestsByType: Readonly<Record<string, number>>;
+    invocations: number;
+    stateTransitions: number;
+    readUnits: number;
+    taskSeconds: number;
+  },
+  w: Workload,
+  p: Prices,
+) => ({
+  s3: Object.entries(r.s3RequestsByType).reduce((s, [call, n]) => s + n * requestPrice(call, p), 0),
+  lambda: r.invocations * p.lambdaRequest + r.taskSeconds * (w.lambdaMemoryMb / 1024) * p.lambdaGbSecond,
+  stepFunctions: r.stateTransitions * p.stateTransition,
+  dynamodb: r.readUnits * p.dynamodbReadUnit,
+});
+
+/** $ a month a deployment costs whatever it archives: alarms, custom metrics, its idle daily runs. */
+export const fixedPerMonth = (
+  w: Workload,
+  m: Measured,
+  p: Prices,
+): { alarms: number; customMetrics: number; idleRuns: number } => {
+  const runs = w.runsPerMonth ?? 30;
+  const idle = m.idleRun ? runCost(m.idleRun, w, p) : { s3: 0, lambda: 0, stepFunctions: 0, dynamodb: 0 };
+  return {
+    alarms: ARCHIVE_ALARMS * p.alarmMonth,
+    customMetrics: ARCHIVE_CUSTOM_METRICS * p.customMetricMonth,
+    idleRuns: runs * (idle.s3 + idle.lambda + idle.stepFunctions + idle.dynamodb),
+  };
+};
+
+/** One cohort's one-time archival cost, by component. */
+export const archiveOneTime = (w: Workload, m: Measured, p: Prices): Record<string, number> => {
+  const objects = w.jobsPerMonth * w.objectsPerJob;
+  const jobs = w.jobsPerMonth;
+  const move = partsMoving(w, m);
+  const work = runCost(
+    {
+      s3RequestsByType: Object.fromEntries(
+        Object.entries(m.s3RequestsPerObject).map(([k, n]) => [k, n * objects]),
+      ),
+      invocations: jobs * m.taskInvocationsPerJob,
+      stateTransitions: jobs * m.stateTransitionsPerJob,
+      readUnits: jobs * m.dynamodbReadUnitsPerJob,
+      taskSeconds: jobs * m.taskSecondsPerJob,
+    },
+    w,
+    p,
+  );
+  const fixed = Object.values(fixedPerMonth(w, m, p)).reduce((a, b) => a + b, 0);
+  return {
+    s3Requests: work.s3,
+    lambda: work.lambda,
+    stepFunctions: work.stepFunctions,
+    dynamodb: work.dynamodb,
+    transitions: jobs * m.partsPerJob * move.countShare * p.transitionRequest[w.storageClass],
+    fixed,
+  };
+};
+
+/** $ of one cohort's storage in its month `age` (1 = hot everywhere), each way. */
+const cohortStorage = (w: Workload, m: Measured, p: Prices, age: number) => {
   const cls = w.storageClass;
   const objects = w.jobsPerMonth * w.objectsPerJob;
   const hotGb = (w.jobsPerMonth * w.bytesPerJob) / GB;
@@ -120,35 +214,37 @@ const cohortMonth = (w: Workload, m: Measured, p: Prices, age: number) => {
   const billed = Math.max(objectBytes, p.classMinObjectBytes[cls]) + ovh.inClass;
   const lifecycle =
     ((objects * billed) / GB) * p.classGbMonth[cls] + ((objects * ovh.inStandard) / GB) * p.standardGbMonth;
-  const atRest = (w.jobsPerMonth * w.bytesPerJob * m.bytesAtRestRatio) / GB;
-  const partsMove = m.averagePartBytes >= TRANSITION_MIN_BYTES;
-  const partGb = atRest * (1 - m.indexShare);
-  const parts = w.jobsPerMonth * m.partsPerJob;
-  const partBilledGb = partsMove
-    ? (Math.max(partGb, (parts * p.classMinObjectBytes[cls]) / GB) + (parts * ovh.inClass) / GB) *
-        p.classGbMonth[cls] +
-      ((parts * ovh.inStandard) / GB) * p.standardGbMonth
-    : partGb * p.standardGbMonth;
-  const archive = partBilledGb + atRest * m.indexShare * p.standardGbMonth;
+  const atRestGb = (w.jobsPerMonth * w.bytesPerJob * m.bytesAtRestRatio) / GB;
+  const partGb = atRestGb * (1 - m.indexShare);
+  const move = partsMoving(w, m);
+  const movingParts = w.jobsPerMonth * m.partsPerJob * move.countShare;
+  const movingGb = partGb * move.byteShare;
+  const parts =
+    (Math.max(movingGb, (movingParts * p.classMinObjectBytes[cls]) / GB) + (movingParts * ovh.inClass) / GB) *
+      p.classGbMonth[cls] +
+    ((movingParts * ovh.inStandard) / GB + (partGb - movingGb)) * p.standardGbMonth;
+  const archive = parts + atRestGb * m.indexShare * p.standardGbMonth;
   return { hot, lifecycle, archive };
 };
 
-/** Lookups of one month over the jobs kept then (each lookup reads one job). */
-const lookupMonth = (w: Workload, m: Measured, p: Prices) => {
+/** $ of one lookup of an archived job (month known), each way. */
+export const lookupCost = (w: Workload, m: Measured, p: Prices) => {
   const cls = w.storageClass;
-  const n = w.lookupsPerMonth;
-  const hot = n * (p.putRequest + w.objectsPerJob * p.getRequest); // one LIST, a GET per object
-  const objectGb = (w.objectsPerJob > 0 ? w.bytesPerJob : 0) / GB;
   const restore = p.classRestoreRequest[cls];
+  const hot = p.putRequest + w.objectsPerJob * p.getRequest; // one LIST, a GET per object
+  const objectGb = (w.objectsPerJob > 0 ? w.bytesPerJob : 0) / GB;
   const lifecycle =
-    n *
-    (p.putRequest +
-      w.objectsPerJob * (p.classGetRequest[cls] + restore) +
-      objectGb * p.classRetrievalGb[cls]);
-  // The archive reads a range of one part; a class that needs a restore restores the whole part.
-  const readGb = (restore > 0 ? m.averagePartBytes : m.lookupBytes) / GB;
-  const archive =
-    n * (m.lookupRequests * p.classGetRequest[cls] + restore + readGb * p.classRetrievalGb[cls]);
+    p.putRequest + w.objectsPerJob * (p.classGetRequest[cls] + restore) + objectGb * p.classRetrievalGb[cls];
+  // The index is read in Standard; the part's blocks in the part's class (a part that did not move
+  // is read in Standard too). A class that needs a restore restores the whole part.
+  const move = partsMoving(w, m);
+  const scale = m.bytesPerJob > 0 ? w.bytesPerJob / m.bytesPerJob : 1;
+  const index = m.lookup.indexRequests * p.getRequest;
+  const inStandard = m.lookup.partRequests * p.getRequest;
+  const movedReadGb = ((restore > 0 ? m.averagePartBytes : m.lookup.partBytes) * scale) / GB;
+  const inClass =
+    m.lookup.partRequests * p.classGetRequest[cls] + restore + movedReadGb * p.classRetrievalGb[cls];
+  const archive = index + move.byteShare * inClass + (1 - move.byteShare) * inStandard;
   return { hot, lifecycle, archive };
 };
 
@@ -162,32 +258,62 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
   // Deleting before the class's minimum duration bills the rest, once, at deletion.
   const keptInClassDays = (w.retentionMonths - 1) * DAYS_PER_MONTH;
   const shortfallMonths = Math.max(0, p.classMinDays[cls] - keptInClassDays) / DAYS_PER_MONTH;
+  const move = partsMoving(w, m);
+  // Lookups spread evenly over the cohorts kept.
+  const l = lookupCost(w, m, p);
+  const perCohortLookups = w.lookupsPerMonth / w.retentionMonths;
+
+  const cohort: MonthCost[] = [];
+  for (let age = 1; age <= w.retentionMonths; age++) {
+    const c = cohortStorage(w, m, p, age);
+    let { hot, lifecycle, archive } = c;
+    if (age === 2) {
+      lifecycle += lifecycleOnce;
+      archive += onceTotal;
+    }
+    if (age === w.retentionMonths && shortfallMonths > 0) {
+      const inClass = cohortStorage(w, m, p, 2);
+      lifecycle += inClass.lifecycle * shortfallMonths;
+      // Only the parts that moved owe the class's minimum.
+      const partsInClass =
+        ((w.jobsPerMonth * w.bytesPerJob * m.bytesAtRestRatio * (1 - m.indexShare) * move.byteShare) / GB) *
+        p.classGbMonth[cls];
+      archive += partsInClass * shortfallMonths;
+    }
+    if (age > 1) {
+      hot += perCohortLookups * l.hot;
+      lifecycle += perCohortLookups * l.lifecycle;
+      archive += perCohortLookups * l.archive;
+    }
+    cohort.push({ month: age, hot, lifecycle, archive });
+  }
+  const sum = (k: 'hot' | 'lifecycle' | 'archive') => cohort.reduce((s, c) => s + c[k], 0);
+  const cohortTotal = { hot: sum('hot'), lifecycle: sum('lifecycle'), archive: sum('archive') };
+  const payback = (other: 'hot' | 'lifecycle'): number | null => {
+    let a = 0;
+    let o = 0;
+    for (const c of cohort) {
+      a += c.archive;
+      o += c[other];
+      if (c.month >= 2 && a <= o + 1e-12) return c.month;
+    }
+    return null;
+  };
+
+  // The whole bill from an empty bucket: cohorts accumulate to the horizon, then steady.
   const months: MonthCost[] = [];
-  const horizon = w.retentionMonths * 2; // long enough to reach steady state and show it
+  const horizon = w.retentionMonths * 2;
   for (let t = 1; t <= horizon; t++) {
     let hot = 0;
     let lifecycle = 0;
     let archive = 0;
     for (let age = 1; age <= Math.min(t, w.retentionMonths); age++) {
-      const c = cohortMonth(w, m, p, age);
+      const c = cohort[age - 1] as MonthCost;
       hot += c.hot;
       lifecycle += c.lifecycle;
       archive += c.archive;
-      if (age === 2) {
-        lifecycle += lifecycleOnce;
-        archive += onceTotal;
-      }
-      if (age === w.retentionMonths && shortfallMonths > 0) {
-        lifecycle += cohortMonth(w, m, p, 2).lifecycle * shortfallMonths;
-      }
     }
-    const l = lookupMonth(w, m, p);
-    months.push({
-      month: t,
-      hot: hot + l.hot,
-      lifecycle: lifecycle + l.lifecycle,
-      archive: archive + l.archive,
-    });
+    months.push({ month: t, hot, lifecycle, archive });
   }
   const cumulative: MonthCost[] = [];
   let acc = { hot: 0, lifecycle: 0, archive: 0 };
@@ -195,15 +321,66 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
     acc = { hot: acc.hot + c.hot, lifecycle: acc.lifecycle + c.lifecycle, archive: acc.archive + c.archive };
     cumulative.push({ month: c.month, ...acc });
   }
-  // Archival only differs from month 2 on; "pays" = cumulative at most the alternative.
-  const first = (other: 'hot' | 'lifecycle') =>
-    cumulative.find((c) => c.month >= 2 && c.archive <= c[other] + 1e-12)?.month ?? null;
   return {
     workload: w,
     months,
     cumulative,
-    breakEvenVsHot: first('hot'),
-    breakEvenVsLifecycle: first('lifecycle'),
+    cohort,
+    cohortTotal,
+    breakEvenVsHot: payback('hot'),
+    breakEvenVsLifecycle: payback('lifecycle'),
     archiveOneTime: once,
+    fixedPerMonth: fixedPerMonth(w, m, p),
+    partsMoving: move,
   };
 };
+
+export const PAYS_RETENTIONS = [12, 24, 36, 60, 84] as const;
+
+/**
+ * The smallest mean hot-object size at which archiving one cohort costs no more than keeping it hot
+ * for `retentionMonths` in `cls` (the workload's other figures kept); null when it never pays up to
+ * 1 GB per object. Bytes at rest and request counts per object are the measured ones; part sizes
+ * scale with the object size.
+ */
+export const smallestPayingObjectBytes = (
+  w: Workload,
+  m: Measured,
+  p: Prices,
+  cls: StorageClass,
+  retentionMonths: number,
+): number | null => {
+  const objectsPerJob = w.objectsPerJob > 0 ? w.objectsPerJob : 1;
+  const pays = (objectBytes: number) => {
+    const r = costModel(
+      { ...w, storageClass: cls, retentionMonths, bytesPerJob: objectBytes * objectsPerJob, objectsPerJob },
+      m,
+      p,
+    );
+    return r.cohortTotal.archive <= r.cohortTotal.hot;
+  };
+  let hi = GB;
+  if (!pays(hi)) return null;
+  let lo = 16;
+  if (pays(lo)) return lo;
+  // Bisect in log space to 1 %.
+  while (hi / lo > 1.01) {
+    const mid = Math.sqrt(lo * hi);
+    if (pays(mid)) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+};
+
+export interface PaysRow {
+  readonly retentionMonths: number;
+  readonly smallestObjectBytes: Readonly<Record<StorageClass, number | null>>;
+}
+
+export const wherePays = (w: Workload, m: Measured, p: Prices): PaysRow[] =>
+  PAYS_RETENTIONS.map((retentionMonths) => ({
+    retentionMonths,
+    smallestObjectBytes: Object.fromEntries(
+      STORAGE_CLASSES.map((cls) => [cls, smallestPayingObjectBytes(w, m, p, cls, retentionMonths)]),
+    ) as Record<StorageClass, number | null>,
+  }));

@@ -11,12 +11,26 @@ import {
   stringFlag,
   wholeNumberFlag,
 } from './args';
-import { type CostResult, costModel, type Measured, type Workload } from './cost-model';
+import {
+  type CostResult,
+  costModel,
+  type Measured,
+  type PaysRow,
+  TRANSITION_MIN_BYTES,
+  type Workload,
+  wherePays,
+} from './cost-model';
 import { type Output, printJson, table } from './output';
 import { DEFAULT_PRICES, type Prices, PRICES_TAKEN, STORAGE_CLASSES, type StorageClass } from './prices';
 
-/** Measured figures the model starts from when no --from-report is given (bench:archive output). */
-export const DEFAULT_MEASUREMENTS = join(packageRoot(), 'docs/bench/archive.json');
+/**
+ * Measured figures the model starts from when no --from-report is given: a year of daily runs
+ * (`npm run bench:archive -- --steady-year --out docs/bench`), re-planning, listing beside recent
+ * jobs and idle runs included; the single-run scenarios of docs/bench/archive.json otherwise.
+ */
+export const DEFAULT_MEASUREMENTS = existsSync(join(packageRoot(), 'docs/bench/steady-year.json'))
+  ? join(packageRoot(), 'docs/bench/steady-year.json')
+  : join(packageRoot(), 'docs/bench/archive.json');
 const DEFAULT_SCENARIO = 'month-1500';
 
 export const costSpec: CommandSpec = {
@@ -26,8 +40,9 @@ export const costSpec: CommandSpec = {
   summary:
     'Cost over the retention horizon of three ways to keep job details — hot in S3 Standard, the small objects ' +
     'lifecycled straight to a Glacier class, and this archiver — from request counts, bytes at rest, Lambda time ' +
-    'and state transitions MEASURED by a run (`npm run bench:archive` output or a run report) and published list ' +
-    'prices (infra/cli/prices.ts). Prints $/month, cumulative, and the break-even month, or says that archival does not pay.',
+    'and state transitions MEASURED by a year of daily runs (`bench:archive --steady-year`), a bench scenario or a run report, ' +
+    'and published list prices (infra/cli/prices.ts). Prints one cohort (a month of jobs) over its life and its payback age, ' +
+    'the whole bill by month, and where archiving pays: the smallest mean object size per retention and class.',
   without: {
     aws: 'it talks to nothing (it prices measured figures)',
     table: 'it talks to nothing',
@@ -57,7 +72,7 @@ export const costSpec: CommandSpec = {
     'from-report': {
       type: 'string',
       value: 'FILE',
-      help: 'measured figures: bench:archive output (its last line) or a run report (default docs/bench/archive.json)',
+      help: 'measured figures: docs/bench/steady-year.json (default), bench:archive output (its last line) or a run report',
     },
     scenario: {
       type: 'string',
@@ -66,7 +81,10 @@ export const costSpec: CommandSpec = {
     },
     prices: { type: 'string', value: 'FILE', help: 'JSON overriding any price of infra/cli/prices.ts' },
   },
-  notes: [`Prices: ${PRICES_TAKEN}. Hot-path writes are the same for all three and left out.`],
+  notes: [
+    `Prices: ${PRICES_TAKEN}. Hot-path writes are the same for all three and left out.`,
+    'Fixed costs (5 alarms, 7 custom metrics, the idle part of 30 daily runs) are charged to the cohort archived that month.',
+  ],
 };
 
 export interface CostOptions {
@@ -128,12 +146,63 @@ const readJson = (file: string, field: string): unknown => {
   throw new InvalidInputError(field, `${file} is neither a JSON document nor ends with a JSON line`);
 };
 
-/** The per-job figures of a bench scenario or a run report. */
+/** steady-year's figures: per archived object, with the idle runs' cost taken out and kept per run. */
+const fromSteadyYear = (sy: Obj, file: string): Measured => {
+  const t = (sy.totals ?? {}) as Obj;
+  const jobs = Math.max(1, num(t, 'jobsArchived'));
+  const objects = Math.max(1, num(t, 'hotArchived'));
+  const runs = num(sy, 'runs');
+  const idle = (((sy.idle ?? {}) as Obj).mean ?? {}) as Obj;
+  const idleByType = (idle.s3ByType ?? {}) as Record<string, number>;
+  const byType = (t.s3ByType ?? {}) as Record<string, number>;
+  const net = (total: number, perRun: number, per: number) => Math.max(0, total - runs * perRun) / per;
+  const atRest = (sy.bytesAtRest ?? {}) as Record<string, number>;
+  const partBytes = (atRest['STANDARD parts'] ?? 0) + (atRest['GLACIER_IR parts'] ?? 0);
+  const indexBytes = atRest['STANDARD index'] ?? 0;
+  const parts = (sy.parts ?? {}) as Obj;
+  const lookup = (sy.lookup ?? {}) as Obj;
+  const written = Math.max(1, num(sy, 'jobs'));
+  return {
+    source: `${relative(process.cwd(), file) || file}, steady-year: ${runs} daily runs, ${num(t, 'jobsArchived')} jobs / ${num(t, 'hotArchived')} hot objects archived (idle runs charged per day)`,
+    objectsPerJob: num(sy, 'hotObjectsWritten') / written,
+    bytesPerJob: num(sy, 'hotBytesWritten') / written,
+    s3RequestsPerObject: Object.fromEntries(
+      Object.entries(byType).map(([k, v]) => [k, net(v, idleByType[k] ?? 0, objects)]),
+    ),
+    taskInvocationsPerJob: net(num(t, 'invocations'), num(idle, 'invocations'), jobs),
+    taskSecondsPerJob: net(num(t, 'taskSeconds'), num(idle, 'taskSeconds'), jobs),
+    stateTransitionsPerJob: net(num(t, 'stateTransitions'), num(idle, 'stateTransitions'), jobs),
+    dynamodbReadUnitsPerJob: net(num(t, 'readUnits'), num(idle, 'readUnits'), jobs),
+    bytesAtRestRatio: (partBytes + indexBytes) / Math.max(1, num(t, 'bytesIn')),
+    indexShare: indexBytes / Math.max(1, partBytes + indexBytes),
+    partsPerJob: num(parts, 'count') / jobs,
+    averagePartBytes: num(parts, 'meanBytes'),
+    ...(Array.isArray(sy.partSizes) ? { partSizes: sy.partSizes as number[] } : {}),
+    lookup: {
+      indexRequests: num(lookup, 'indexRequests'),
+      indexBytes: num(lookup, 'indexBytes'),
+      partRequests: num(lookup, 'partRequests'),
+      partBytes: num(lookup, 'partBytes'),
+    },
+    idleRun: {
+      s3RequestsByType: idleByType,
+      invocations: num(idle, 'invocations'),
+      stateTransitions: num(idle, 'stateTransitions'),
+      readUnits: num(idle, 'readUnits'),
+      taskSeconds: num(idle, 'taskSeconds'),
+    },
+  };
+};
+
+/** The per-job figures of steady-year, a bench scenario or a run report. */
 export const measuredFrom = (file: string, scenarioName?: string): Measured => {
   const doc = readJson(file, '--from-report');
   if (typeof doc !== 'object' || doc === null)
     throw new InvalidInputError('--from-report', 'expected a JSON object');
   const d = doc as Obj;
+  const sy = d.name === 'steady-year' ? d : (d.steadyYear as Obj | undefined);
+  if (sy && typeof sy === 'object' && typeof sy.totals === 'object' && scenarioName === undefined)
+    return fromSteadyYear(sy, file);
   if (Array.isArray(d.scenarios)) {
     const all = d.scenarios as Obj[];
     const want =
@@ -162,8 +231,14 @@ export const measuredFrom = (file: string, scenarioName?: string): Measured => {
       indexShare: num(s, 'indexBytes') / Math.max(1, num(s, 'archiveBytes')),
       partsPerJob: num(s, 'parts') / jobs,
       averagePartBytes: num(s, 'wholePartBytes'),
-      lookupRequests: num(s, 'lookupRequests'),
-      lookupBytes: num(s, 'lookupBytes'),
+      // A scenario measured a lookup's requests and bytes in all: one GET is the part's block, the
+      // rest the index; its bytes are counted as the part's (the dearer reading in Glacier IR).
+      lookup: {
+        indexRequests: Math.max(0, num(s, 'lookupRequests') - 1),
+        indexBytes: 0,
+        partRequests: Math.min(1, num(s, 'lookupRequests')),
+        partBytes: num(s, 'lookupBytes'),
+      },
     };
   }
   if (typeof d.jobsArchived === 'number' && typeof d.requests === 'object') {
@@ -189,8 +264,7 @@ export const measuredFrom = (file: string, scenarioName?: string): Measured => {
       indexShare: 0,
       partsPerJob: num(d, 'partsWritten') / jobs,
       averagePartBytes: num(d, 'bytesOut') / Math.max(1, num(d, 'partsWritten')),
-      lookupRequests: 0,
-      lookupBytes: 0,
+      lookup: { indexRequests: 0, indexBytes: 0, partRequests: 0, partBytes: 0 },
     };
   }
   throw new InvalidInputError('--from-report', `${file} is neither bench:archive output nor a run report`);
@@ -210,57 +284,119 @@ const loadPrices = (file: string | undefined): Prices => {
 const usd = (x: number): string =>
   x >= 100 ? `$${Math.round(x).toLocaleString('en-US')}` : x >= 1 ? `$${x.toFixed(2)}` : `$${x.toFixed(4)}`;
 
-/** The months shown: the first year's milestones, then every half year to the horizon. */
-const shown = (r: CostResult) => {
-  const last = r.months.length;
-  const marks = new Set([1, 2, 3, 6, 12, r.workload.retentionMonths, last]);
+/** The ages shown: the first year's milestones, then every half year to the horizon. */
+const shownAges = (r: CostResult) => {
+  const last = r.cohort.length;
+  const marks = new Set([1, 2, 3, 6, 12, last]);
   for (let m = 18; m <= last; m += 6) marks.add(m);
   return [...marks].filter((m) => m <= last).sort((a, b) => a - b);
 };
 
-export const costLines = (r: CostResult, m: Measured): string[] => {
+export const sizeText = (b: number | null): string =>
+  b === null
+    ? 'never'
+    : b >= 1024 * 1024
+      ? `${(b / 1024 / 1024).toFixed(1)} MB`
+      : b >= 1024
+        ? `${(b / 1024).toFixed(b >= 10 * 1024 ? 0 : 1)} KB`
+        : `${Math.round(b)} B`;
+
+const CLASS_NAMES: Record<StorageClass, string> = {
+  GLACIER_IR: 'Glacier IR',
+  GLACIER: 'Flexible Retrieval',
+  DEEP_ARCHIVE: 'Deep Archive',
+};
+
+/** "Where archiving pays": the smallest mean hot-object size per retention and class (markdown). */
+export const paysTable = (rows: readonly PaysRow[]): string[] => [
+  `| kept | ${STORAGE_CLASSES.map((c) => CLASS_NAMES[c]).join(' | ')} |`,
+  `|---|${STORAGE_CLASSES.map(() => '---').join('|')}|`,
+  ...rows.map(
+    (r) =>
+      `| ${r.retentionMonths} months | ${STORAGE_CLASSES.map((c) => sizeText(r.smallestObjectBytes[c])).join(' | ')} |`,
+  ),
+];
+
+export const costLines = (r: CostResult, m: Measured, pays: readonly PaysRow[] = []): string[] => {
   const w = r.workload;
+  const objectBytes = w.objectsPerJob > 0 ? w.bytesPerJob / w.objectsPerJob : 0;
   const lines = [
-    `workload: ${w.jobsPerMonth.toLocaleString('en-US')} jobs/month × ${w.objectsPerJob.toFixed(2)} objects × ${Math.round(w.bytesPerJob).toLocaleString('en-US')} bytes; kept ${w.retentionMonths} months; ${w.storageClass}; ${w.lookupsPerMonth} lookups/month`,
+    `workload: ${w.jobsPerMonth.toLocaleString('en-US')} jobs/month × ${w.objectsPerJob.toFixed(2)} objects × ${Math.round(w.bytesPerJob).toLocaleString('en-US')} bytes (${sizeText(objectBytes)} per object); kept ${w.retentionMonths} months; ${w.storageClass}; ${w.lookupsPerMonth} lookups/month`,
     `measured: ${m.source}`,
-    `  per hot object: ${Object.entries(m.s3RequestsPerObject)
-      .map(([k, n]) => `${k} ${n.toFixed(2)}`)
+    `  per archived hot object: ${Object.entries(m.s3RequestsPerObject)
+      .map(([k, n]) => `${k} ${n.toFixed(3)}`)
       .join(', ')}`,
-    `  per job: ${m.taskInvocationsPerJob.toFixed(3)} Lambda invocations, ${m.stateTransitionsPerJob.toFixed(2)} state transitions, ${m.dynamodbReadUnitsPerJob.toFixed(2)} read units; bytes at rest ${m.bytesAtRestRatio.toFixed(2)}× the hot bytes (${(m.indexShare * 100).toFixed(0)} % index), parts of ${Math.round(m.averagePartBytes / 1024)} KB`,
+    `  per job: ${m.taskInvocationsPerJob.toFixed(4)} Lambda invocations, ${m.stateTransitionsPerJob.toFixed(3)} state transitions, ${m.dynamodbReadUnitsPerJob.toFixed(2)} read units; bytes at rest ${m.bytesAtRestRatio.toFixed(2)}× the hot bytes (${(m.indexShare * 100).toFixed(0)} % index), parts of ${Math.round(m.averagePartBytes / 1024)} KB on average`,
+    ...(m.idleRun
+      ? [
+          `  per idle run: ${Object.entries(m.idleRun.s3RequestsByType)
+            .map(([k, n]) => `${k} ${n.toFixed(1)}`)
+            .join(
+              ', ',
+            )}; ${m.idleRun.invocations.toFixed(1)} invocations, ${m.idleRun.stateTransitions.toFixed(1)} state transitions, ${m.idleRun.readUnits.toFixed(1)} read units`,
+        ]
+      : []),
+    `  lookup (month known): index ${m.lookup.indexRequests.toFixed(2)} GETs in Standard, part ${m.lookup.partRequests.toFixed(2)} GETs / ${sizeText(m.lookup.partBytes)} in the part's class`,
     `prices: ${PRICES_TAKEN}`,
+    `parts: ${(r.partsMoving.countShare * 100).toFixed(0)} % of them (${(r.partsMoving.byteShare * 100).toFixed(0)} % of part bytes) reach ${TRANSITION_MIN_BYTES / 1024} KB and move to ${w.storageClass}; the rest stay in Standard (decided per part, as S3 does)`,
+    `fixed per month: ${Object.entries(r.fixedPerMonth)
+      .map(([k, v]) => `${k} ${usd(v)}`)
+      .join(', ')}`,
     `one-time archival of a month: ${Object.entries(r.archiveOneTime)
       .map(([k, v]) => `${k} ${usd(v)}`)
       .join(', ')}`,
     '',
+    'One cohort (a month of jobs) by age:',
     ...table([
-      ['month', 'hot $/mo', 'lifecycle $/mo', 'archive $/mo', 'hot cum.', 'lifecycle cum.', 'archive cum.'],
-      ...shown(r).map((i) => {
-        const c = r.months[i - 1];
-        const k = r.cumulative[i - 1];
-        return [
-          i,
-          usd(c?.hot ?? 0),
-          usd(c?.lifecycle ?? 0),
-          usd(c?.archive ?? 0),
-          usd(k?.hot ?? 0),
-          usd(k?.lifecycle ?? 0),
-          usd(k?.archive ?? 0),
-        ];
-      }),
+      ['age', 'hot $', 'lifecycle $', 'archive $', 'hot cum.', 'lifecycle cum.', 'archive cum.'],
+      ...(() => {
+        const acc = { hot: 0, lifecycle: 0, archive: 0 };
+        const cum = r.cohort.map((c) => {
+          acc.hot += c.hot;
+          acc.lifecycle += c.lifecycle;
+          acc.archive += c.archive;
+          return { ...acc };
+        });
+        return shownAges(r).map((i) => {
+          const c = r.cohort[i - 1];
+          const k = cum[i - 1];
+          return [
+            i,
+            usd(c?.hot ?? 0),
+            usd(c?.lifecycle ?? 0),
+            usd(c?.archive ?? 0),
+            usd(k?.hot ?? 0),
+            usd(k?.lifecycle ?? 0),
+            usd(k?.archive ?? 0),
+          ];
+        });
+      })(),
     ]),
     '',
   ];
-  const last = r.cumulative.at(-1);
+  const t = r.cohortTotal;
+  const steady = r.months[w.retentionMonths - 1];
   lines.push(
     r.breakEvenVsHot === null
-      ? `archival does NOT pay against keeping the objects hot within ${r.months.length} months (cumulative ${usd(last?.archive ?? 0)} vs ${usd(last?.hot ?? 0)})`
-      : `archival pays against keeping the objects hot from month ${r.breakEvenVsHot}`,
+      ? `archival does NOT pay against keeping the objects hot: one cohort costs ${usd(t.archive)} archived vs ${usd(t.hot)} hot over its ${w.retentionMonths} months`
+      : `archival pays against keeping the objects hot: one cohort from age ${r.breakEvenVsHot} (${usd(t.archive)} vs ${usd(t.hot)} over its ${w.retentionMonths} months)`,
   );
   lines.push(
     r.breakEvenVsLifecycle === null
-      ? `archival does NOT pay against lifecycling the objects to ${w.storageClass} within ${r.months.length} months`
-      : `archival pays against lifecycling the objects to ${w.storageClass} from month ${r.breakEvenVsLifecycle}`,
+      ? `archival does NOT pay against lifecycling the objects to ${w.storageClass} (${usd(t.archive)} vs ${usd(t.lifecycle)} a cohort)`
+      : `archival pays against lifecycling the objects to ${w.storageClass}: one cohort from age ${r.breakEvenVsLifecycle} (${usd(t.archive)} vs ${usd(t.lifecycle)})`,
   );
+  if (steady)
+    lines.push(
+      `the bill once every cohort is kept (month ${w.retentionMonths} on): hot ${usd(steady.hot)}, lifecycle ${usd(steady.lifecycle)}, archive ${usd(steady.archive)} a month`,
+    );
+  if (pays.length > 0) {
+    lines.push(
+      '',
+      `Where archiving pays: the smallest mean hot-object size at which one cohort costs no more archived than hot (this workload's jobs, objects per job, requests and lookups; parts scale with the objects):`,
+      ...paysTable(pays),
+    );
+  }
   return lines;
 };
 
@@ -273,8 +409,9 @@ export const costCommand = async (opts: CostOptions, io: Output): Promise<CostRe
     bytesPerJob: opts.workload.bytesPerJob ?? m.bytesPerJob,
   };
   const r = costModel(w, m, prices);
-  if (opts.json) printJson(io, { ...r, measured: m, prices, pricesTaken: PRICES_TAKEN });
-  else for (const l of costLines(r, m)) io.out(l);
+  const pays = wherePays(w, m, prices);
+  if (opts.json) printJson(io, { ...r, wherePays: pays, measured: m, prices, pricesTaken: PRICES_TAKEN });
+  else for (const l of costLines(r, m, pays)) io.out(l);
   return r;
 };
 

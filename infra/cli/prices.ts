@@ -1,6 +1,6 @@
 /**
  * Published list prices the cost model uses: AWS us-east-1, as listed on the S3, Lambda, Step
- * Functions and DynamoDB pricing pages in November 2026 (`PRICES_TAKEN`). The only figures in the
+ * Functions, DynamoDB and CloudWatch pricing pages in November 2026 (`PRICES_TAKEN`). The only figures in the
  * model that are not measured; override any of them with `jobarchive cost --prices FILE` (a JSON
  * object with the same keys), e.g. for another region.
  */
@@ -38,6 +38,10 @@ export interface Prices {
   readonly stateTransition: number;
   /** DynamoDB on-demand: $ per read request unit. */
   readonly dynamodbReadUnit: number;
+  /** CloudWatch: $ per standard-resolution alarm per month. */
+  readonly alarmMonth: number;
+  /** CloudWatch: $ per custom metric per month (first 10,000 metrics). */
+  readonly customMetricMonth: number;
 }
 
 const KB = 1024;
@@ -62,6 +66,8 @@ export const DEFAULT_PRICES: Prices = {
   lambdaGbSecond: 0.0000133334,
   stateTransition: 0.025 / 1000,
   dynamodbReadUnit: 0.125 / 1_000_000,
+  alarmMonth: 0.1,
+  customMetricMonth: 0.3,
 };
 
 /**

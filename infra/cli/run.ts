@@ -2,6 +2,7 @@ import type { RunInput, RunReport } from '../../shared/archive/steps/types';
 import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
 import { InvalidInputError } from '../../shared/errors';
 import { getObjectBytes } from '../../shared/s3/objects';
+import { checkTtlOutlivesArchival } from '../../shared/settings';
 import {
   boolFlag,
   type CommandSpec,
@@ -110,6 +111,16 @@ export const runCommand = async (
   io: Output,
   deps: RunDeps = {},
 ): Promise<{ outcome: RunOutcome; exitCode: number }> => {
+  // In-process, this run's settings and the table's TTL are both the environment's: refuse a pair
+  // under which rows expire before their month is archived (a deployment checks its props at synth).
+  if (!opts.stateMachineArn) {
+    checkTtlOutlivesArchival({
+      olderThanDays: opts.input.olderThanDays ?? ctx.cfg.olderThanDays,
+      graceHours: opts.input.graceHours ?? ctx.cfg.graceHours,
+      jobTtlDays: ctx.cfg.jobTtlDays,
+      wholeMonths: ctx.cfg.wholeMonths,
+    });
+  }
   const outcome: RunOutcome = opts.stateMachineArn
     ? await startAndFollow(ctx.sfn(), opts.stateMachineArn, opts.input, io, {
         pollMs: opts.pollMs,

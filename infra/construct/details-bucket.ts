@@ -3,11 +3,13 @@ import {
   BlockPublicAccess,
   Bucket,
   BucketEncryption,
+  type CfnBucket,
   type LifecycleRule,
   ObjectOwnership,
   StorageClass,
 } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { INDEX_RETENTION_EXTRA_DAYS, retentionDays } from '../../shared/settings';
 import type { ArchiveStorageClass } from './job-details-archive';
 import { acknowledge } from './nag';
 
@@ -34,13 +36,51 @@ export interface DetailsBucketOptions {
   readonly archiveStorageClass: ArchiveStorageClass;
   readonly transitionAfterDays: number;
   readonly transitionSmallObjects: boolean;
+  /** 0: keep forever. */
+  readonly retentionMonths: number;
   readonly removalPolicy?: RemovalPolicy;
 }
 
+/** Days a deleted or overwritten object lingers as a noncurrent version when the bucket is versioned. */
+export const NONCURRENT_EXPIRE_DAYS = 7;
+
 /**
- * Lifecycle of the details bucket. Nothing touches `job-details/` (the archiver deletes hot objects
- * itself, after a verified commit) or `job-details-index/` (indexes must stay instantly readable: the
- * reader consults them before it knows whether a part needs a restore).
+ * On a versioned bucket the archiver's DeleteObject only adds a delete marker: without this every
+ * archived hot object (and every rewritten index) would stay billed as a noncurrent version forever.
+ * A second rule removes the delete markers left once their noncurrent versions are gone.
+ */
+export const noncurrentVersionRules = (): LifecycleRule[] => [
+  { id: 'expire-noncurrent-versions', noncurrentVersionExpiration: Duration.days(NONCURRENT_EXPIRE_DAYS) },
+  { id: 'remove-expired-delete-markers', expiredObjectDeleteMarker: true },
+];
+
+/**
+ * Retention: parts and hot objects expire `retentionDays(months)` after they were written, month
+ * indexes INDEX_RETENTION_EXTRA_DAYS later. Every commit rewrites its month's index, so an index is
+ * never older than a part it names and the later horizon keeps it until its last part is gone. In
+ * between, an index may name parts that expired: readers treat a missing part past the horizon as
+ * expired by retention, not as damage (docs/retention.md). Hot objects of archived jobs are deleted
+ * by the archiver long before; this rule only reaches the hot objects of jobs never archived.
+ */
+export const retentionRules = (months: number): LifecycleRule[] => {
+  if (months === 0) return [];
+  const days = retentionDays(months);
+  return [
+    { id: 'expire-archive-parts', prefix: PREFIX.cold, expiration: Duration.days(days) },
+    {
+      id: 'expire-month-indexes',
+      prefix: PREFIX.index,
+      expiration: Duration.days(days + INDEX_RETENTION_EXTRA_DAYS),
+    },
+    { id: 'expire-unarchived-hot-objects', prefix: PREFIX.hot, expiration: Duration.days(days) },
+  ];
+};
+
+/**
+ * Lifecycle of the details bucket. No transition touches `job-details/` (the archiver deletes hot
+ * objects itself, after a verified commit) or `job-details-index/` (indexes must stay instantly
+ * readable: the reader consults them before it knows whether a part needs a restore); with
+ * `retentionMonths` all three expire (retentionRules).
  */
 export const detailsLifecycleRules = (o: DetailsBucketOptions): LifecycleRule[] => [
   { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
@@ -58,12 +98,14 @@ export const detailsLifecycleRules = (o: DetailsBucketOptions): LifecycleRule[] 
     ...(o.transitionSmallObjects ? { objectSizeGreaterThan: 1 } : {}),
   },
   { id: 'expire-run-scratch', prefix: PREFIX.runs, expiration: Duration.days(RUNS_EXPIRE_DAYS) },
+  ...retentionRules(o.retentionMonths),
 ];
 
 /**
  * The details bucket and the bucket that receives its server access logs. Versioning stays off on
  * purpose: parts are immutable (new data → new part key), and when the archiver deletes a hot object
- * after a verified commit, that object must really be gone, not linger as a billed noncurrent version.
+ * after a verified commit, that object must really be gone, not linger as a billed noncurrent version
+ * (the noncurrent-version rules still apply should someone turn versioning on later).
  */
 export const createDetailsBucket = (
   scope: Construct,
@@ -85,7 +127,7 @@ export const createDetailsBucket = (
     objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
     serverAccessLogsBucket: logsBucket,
     serverAccessLogsPrefix: 'details-bucket/',
-    lifecycleRules: detailsLifecycleRules(o),
+    lifecycleRules: [...detailsLifecycleRules(o), ...noncurrentVersionRules()],
     removalPolicy: o.removalPolicy,
   });
   return { bucket, logsBucket };
@@ -101,4 +143,11 @@ export const acknowledgeSizeFilterCoercion = (bucket: Bucket): void => {
     'CloudFormation-Validate::W9003',
     'ObjectSizeGreaterThan number is coerced to string by design',
   );
+};
+
+/** Whether versioning is enabled on a bucket of this app (from its CloudFormation resource). */
+export const isVersioned = (bucket: Bucket): boolean => {
+  const cfn = bucket.node.defaultChild as CfnBucket | undefined;
+  const v = cfn?.versioningConfiguration as CfnBucket.VersioningConfigurationProperty | undefined;
+  return v?.status === 'Enabled';
 };

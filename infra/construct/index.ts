@@ -13,4 +13,9 @@ export {
 export type { ArchiveSql } from './archive-sql';
 export { ArchiveStack, type ArchiveStackProps } from './archive-stack';
 /** For an imported bucket, which the construct cannot give lifecycle rules: add them where it is defined. */
-export { detailsLifecycleRules, type DetailsBucketOptions } from './details-bucket';
+export {
+  type DetailsBucketOptions,
+  detailsLifecycleRules,
+  noncurrentVersionRules,
+  retentionRules,
+} from './details-bucket';

@@ -35,7 +35,10 @@ import {
   acknowledgeSizeFilterCoercion,
   createDetailsBucket,
   detailsLifecycleRules,
+  isVersioned,
   type KeyPrefix,
+  NONCURRENT_EXPIRE_DAYS,
+  noncurrentVersionRules,
 } from './details-bucket';
 import { archiverEnvironment } from './env-binding';
 import { createJobsTable } from './jobs-table';
@@ -127,7 +130,8 @@ export interface JobDetailsArchiveProps {
   readonly graceHours?: number;
   /**
    * Lifetime in days of a terminal job row (the `ttl` the indexer writes). Must exceed
-   * `olderThanDays + graceHours/24 + 2`: a row must outlive its archival or the plan never sees it.
+   * `olderThanDays + 31 (with wholeMonths: a job of the 1st waits for its whole month) + graceHours/24 + 2`:
+   * a row must outlive its archival or the plan never sees it (TtlTooShortError).
    * @default 90
    */
   readonly jobTtlDays?: number;
@@ -150,6 +154,13 @@ export interface JobDetailsArchiveProps {
    * @default false
    */
   readonly transitionSmallObjects?: boolean;
+  /**
+   * Months archive parts, and hot objects of jobs never archived, are kept (from when each was
+   * written); month indexes expire a month after their parts. 0 keeps everything forever. Must outlast
+   * `jobTtlDays`. Readers report a part past the horizon as expired, not damaged (docs/retention.md).
+   * @default 0
+   */
+  readonly retentionMonths?: number;
   /**
    * Memory (MB) of every step, or per step.
    * @default 1024 for archive-batch, 512 for the others
@@ -284,17 +295,25 @@ export class JobDetailsArchive extends Construct {
       archiveStorageClass: p.archiveStorageClass,
       transitionAfterDays: p.transitionAfterDays,
       transitionSmallObjects: p.transitionSmallObjects,
+      retentionMonths: p.retentionMonths,
       removalPolicy: props.removalPolicy,
     };
     if (props.bucket) {
       this.bucket = props.bucket;
       if (props.bucket instanceof Bucket) {
         for (const rule of detailsLifecycleRules(bucketOptions)) props.bucket.addLifecycleRule(rule);
+        if (isVersioned(props.bucket)) {
+          for (const rule of noncurrentVersionRules()) props.bucket.addLifecycleRule(rule);
+        }
         if (p.transitionSmallObjects) acknowledgeSizeFilterCoercion(props.bucket);
       } else {
         Annotations.of(this).addWarningV2(
           'job-details-archive:imported-bucket-lifecycle',
-          'The details bucket is imported: add detailsLifecycleRules(...) to it, or archive parts never leave STANDARD.',
+          `The details bucket is imported: add detailsLifecycleRules(...) to it, or archive parts never leave STANDARD${p.retentionMonths > 0 ? ` and nothing expires after retentionMonths (${p.retentionMonths})` : ''}.`,
+        );
+        Annotations.of(this).addWarningV2(
+          'job-details-archive:imported-bucket-versioning',
+          `The details bucket is imported, so its versioning is unknown here. IF IT IS VERSIONED, every hot object the archiver deletes stays billed as a noncurrent version forever: add noncurrentVersionRules() (noncurrent versions expire after ${NONCURRENT_EXPIRE_DAYS} days) to its lifecycle.`,
         );
       }
     } else {

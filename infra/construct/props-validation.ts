@@ -1,6 +1,13 @@
 import { Duration, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { SETTINGS, type SettingName, SWITCHES, settingProblem } from '../../shared/settings';
+import {
+  checkTtlOutlivesArchival,
+  retentionDays,
+  SETTINGS,
+  type SettingName,
+  SWITCHES,
+  settingProblem,
+} from '../../shared/settings';
 import { InvalidInputError } from '../../shared/errors';
 import { RUNS_EXPIRE_DAYS } from './details-bucket';
 import type { ArchiveStorageClass, JobDetailsArchiveProps } from './job-details-archive';
@@ -8,9 +15,6 @@ import { ARCHIVER_STEPS, type ArchiverStep, defaultMemoryMb, defaultTimeout } fr
 
 /** Storage classes a part may move to; all three accept a transition on day 0 (no 30-day STANDARD minimum). */
 export const ARCHIVE_STORAGE_CLASSES = ['GLACIER_IR', 'GLACIER', 'DEEP_ARCHIVE'] as const;
-
-/** Days a row must outlive its archival cut-off, so a late or retried run still finds it. */
-export const TTL_MARGIN_DAYS = 2;
 
 export const DEFAULT_SCHEDULE = 'cron(0 3 * * ? *)';
 
@@ -22,6 +26,7 @@ export interface ResolvedArchiveProps {
   readonly archiveStorageClass: ArchiveStorageClass;
   readonly transitionAfterDays: number;
   readonly transitionSmallObjects: boolean;
+  readonly retentionMonths: number;
   readonly memoryMb: Readonly<Record<ArchiverStep, number>>;
   readonly timeout: Readonly<Record<ArchiverStep, Duration>>;
   readonly maxConcurrency: number;
@@ -180,13 +185,6 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
   const olderThanDays = checkSettingProp('olderThanDays', props.olderThanDays);
   const graceHours = checkSettingProp('graceHours', props.graceHours);
   const jobTtlDays = checkSettingProp('jobTtlDays', props.jobTtlDays);
-  const needed = olderThanDays + graceHours / 24 + TTL_MARGIN_DAYS;
-  if (!(needed < jobTtlDays)) {
-    fail(
-      'jobTtlDays',
-      `${jobTtlDays} days is too short: rows must outlive archival so the plan can still find them — olderThanDays (${olderThanDays}) + graceHours/24 (${graceHours / 24}) + a ${TTL_MARGIN_DAYS}-day margin = ${needed} must be below jobTtlDays`,
-    );
-  }
 
   const archiveStorageClass = props.archiveStorageClass ?? 'GLACIER_IR';
   if (!(ARCHIVE_STORAGE_CLASSES as readonly string[]).includes(archiveStorageClass)) {
@@ -205,6 +203,16 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
   );
   const transitionSmallObjects = props.transitionSmallObjects ?? false;
   if (typeof transitionSmallObjects !== 'boolean') fail('transitionSmallObjects', 'expected a boolean');
+
+  // Lifecycle expiration counts from an object's creation: a hot object must outlive its job's row,
+  // or a run plans a job whose data is gone (quarantined, never archived).
+  const retentionMonths = checkSettingProp('retentionMonths', props.retentionMonths);
+  if (retentionMonths > 0 && !(retentionDays(retentionMonths) > jobTtlDays)) {
+    fail(
+      'retentionMonths',
+      `${retentionMonths} months (${retentionDays(retentionMonths)} days) must outlast jobTtlDays (${jobTtlDays}): hot objects would expire while their job can still be archived; use 0 to keep forever`,
+    );
+  }
 
   const memoryMb = perStep('lambdaMemoryMb', props.lambdaMemoryMb, isNumber, defaultMemoryMb, (f, v) =>
     checkNumber(f, v, 128, 10240, true),
@@ -229,6 +237,7 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
   if (typeof wholeMonths !== 'boolean') fail('wholeMonths', 'expected a boolean');
   const maxSourceMb =
     props.maxSourceMb === undefined ? undefined : checkSettingProp('maxSourceMb', props.maxSourceMb);
+  checkTtlOutlivesArchival({ olderThanDays, graceHours, jobTtlDays, wholeMonths });
 
   const schedule = {
     expression: checkScheduleExpression(
@@ -247,6 +256,7 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     archiveStorageClass,
     transitionAfterDays,
     transitionSmallObjects,
+    retentionMonths,
     memoryMb,
     timeout,
     maxConcurrency,

@@ -1,5 +1,5 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { monthIndexKey, shopIndexPrefix } from '../archive/format/keys';
+import { monthIndexKey, partWrittenAt, shopIndexPrefix } from '../archive/format/keys';
 import { gunzipSync } from 'node:zlib';
 import { gzipMemberLength } from '../archive/format/member-scan';
 import {
@@ -11,7 +11,8 @@ import {
   parseMonthIndex,
 } from '../archive/format/month-index';
 import { mapLimit } from '../concurrency';
-import { ArchiveNotRestoredError, CorruptObjectError } from '../errors';
+import { ArchiveExpiredError, ArchiveNotRestoredError, CorruptObjectError } from '../errors';
+import { retentionDays } from '../settings';
 import { isNotFound, isPreconditionFailed, listAll, normalizeEtag } from '../s3/objects';
 import { type ArchiveEntry, entriesFromIndex, newestIndexMonths } from './entries';
 import { isInvalidObjectState, restoreOnce } from './glacier';
@@ -173,6 +174,21 @@ export const searchIndexes = async (ctx: ReadContext, q: ResolvedQuery): Promise
   return readIndexes(ctx, q, newestIndexMonths(keys, q.shopId, ctx.settings.searchMonths, q.searchFrom));
 };
 
+/**
+ * A part its index names is gone: expired by the retention rule when it is older than the horizon
+ * (the index outlives its parts by a month, so it may still name them), damage otherwise.
+ */
+const missingPart = (ctx: ReadContext, key: string): Error => {
+  const written = partWrittenAt(key);
+  const months = ctx.settings.retentionMonths;
+  if (months > 0 && written) {
+    const horizon = written.getTime() + retentionDays(months) * 86_400_000;
+    if (ctx.settings.clock().getTime() >= horizon)
+      return new ArchiveExpiredError(key, months, written.toISOString());
+  }
+  return new CorruptObjectError(key, 'part is committed in its month index but does not exist');
+};
+
 /** One ranged GET; a part in a Glacier class triggers (at most one) restore and ArchiveNotRestoredError. */
 const readRange = async (
   ctx: ReadContext,
@@ -190,7 +206,7 @@ const readRange = async (
       throw new CorruptObjectError(at, 'range lies outside the part', { cause: err });
     throw err;
   }
-  if (!got) throw new CorruptObjectError(key, 'part is committed in its month index but does not exist');
+  if (!got) throw missingPart(ctx, key);
   if (got.bytes.length !== length) {
     throw new CorruptObjectError(
       at,

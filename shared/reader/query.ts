@@ -20,6 +20,8 @@ export interface ReaderSettings {
   readonly restoreDays: number;
   readonly searchMonths: number;
   readonly readConcurrency: number;
+  readonly retentionMonths: number;
+  readonly clock: () => Date;
 }
 
 const wholeNumber = (
@@ -52,6 +54,11 @@ export const readerSettings = (opts: JobDetailsReaderOptions = {}): ReaderSettin
       'readConcurrency',
       opts.readConcurrency ?? SETTINGS.readConcurrency.default,
     ),
+    retentionMonths: checkSetting(
+      'retentionMonths',
+      opts.retentionMonths ?? SETTINGS.retentionMonths.default,
+    ),
+    clock: opts.clock ?? (() => new Date()),
   };
 };
 

@@ -66,6 +66,14 @@ export interface JobDetailsReaderOptions {
   readonly searchMonths?: number;
   /** Parallel GETs per read. */
   readonly readConcurrency?: number;
+  /**
+   * The deployment's `retentionMonths` (0: forever). A part its index names that is missing and
+   * older than the horizon was expired by the lifecycle rule (its index outlives it by a month):
+   * ArchiveExpiredError, not CorruptObjectError.
+   */
+  readonly retentionMonths?: number;
+  /** Time source for the retention horizon (default: the system clock). */
+  readonly clock?: () => Date;
 }
 
 export interface DetailsResult {

@@ -1,7 +1,7 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { JobDetailsArchive, type JobDetailsArchiveProps } from '../../infra/construct/job-details-archive';
 import { resolveArchiveProps } from '../../infra/construct/props-validation';
-import { InvalidInputError } from '../../shared/errors';
+import { InvalidInputError, TtlTooShortError } from '../../shared/errors';
 import { useOutdirs } from './template-helpers';
 
 /** Props are checked in the constructor, before any resource exists; no synthesis needed. */
@@ -92,14 +92,31 @@ describe('JobDetailsArchive props: fails when', () => {
     expectInvalid({ graceHours: -0.5 }, 'graceHours', /\[0, 8760\]/);
   });
 
-  it('jobTtlDays would let rows expire before they are archived', () => {
-    expectInvalid(
-      { jobTtlDays: 32 },
-      'jobTtlDays',
-      /rows must outlive archival so the plan can still find them/,
+  it('jobTtlDays would let rows expire before their whole month is archived', () => {
+    // Whole months (default): a job completed on the 1st waits for its month to be older than
+    // olderThanDays — up to 31 days more — then the grace hours and a 2-day margin.
+    const expectTooShort = (props: JobDetailsArchiveProps, needed: number) => {
+      const { stack, error } = build(props);
+      expect(error).toBeInstanceOf(TtlTooShortError);
+      expect(error).toMatchObject({ name: 'TtlTooShortError', field: 'jobTtlDays', neededDays: needed });
+      expect((error as Error).message).toMatch(/rows must outlive archival so the plan can still find them/);
+      expect(stack.node.tryFindChild('Archive')?.node.children ?? []).toHaveLength(0);
+      return error as TtlTooShortError;
+    };
+    const err = expectTooShort({ olderThanDays: 14, graceHours: 24, jobTtlDays: 48 }, 14 + 31 + 1 + 2);
+    expect(err.terms).toEqual({ olderThanDays: 14, 'a whole month': 31, 'graceHours/24': 1, margin: 2 });
+    expect(err.message).toMatch(
+      /olderThanDays 14 \+ a whole month 31 \+ graceHours\/24 1 \+ margin 2 = 48 days/,
     );
-    expectInvalid({ olderThanDays: 60, graceHours: 24, jobTtlDays: 63 }, 'jobTtlDays', /= 63 must be below/);
-    expect(() => resolveArchiveProps({ olderThanDays: 60, graceHours: 24, jobTtlDays: 63.5 })).not.toThrow();
+    // The case: a TTL of 33–61 days passed the old olderThanDays + 2 check.
+    expectTooShort({ olderThanDays: 30, graceHours: 0, jobTtlDays: 61 }, 63);
+    expect(() => resolveArchiveProps({ olderThanDays: 14, graceHours: 24, jobTtlDays: 48.5 })).not.toThrow();
+    expect(() => resolveArchiveProps({ olderThanDays: 30, graceHours: 1, jobTtlDays: 90 })).not.toThrow();
+    // Without whole months the cut-off is a rolling day: no month to wait for.
+    expectTooShort({ olderThanDays: 60, graceHours: 24, jobTtlDays: 63, wholeMonths: false }, 63);
+    expect(() =>
+      resolveArchiveProps({ olderThanDays: 60, graceHours: 24, jobTtlDays: 63.5, wholeMonths: false }),
+    ).not.toThrow();
   });
 
   it('archiveStorageClass is not a Glacier class', () => {

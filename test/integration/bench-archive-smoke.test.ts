@@ -85,4 +85,27 @@ test('bench:archive --smoke runs and ends with one JSON object of every document
     }),
   );
   expect(stdout).toMatch(/^Search by document: one shop, 24 archived months/m);
+  // steady-year at its smoke size: three daily runs beside February's jobs — idle, January archived
+  // on the 15th, its hot objects deleted after the grace hour by the next run.
+  const steady = last.steadyYear as Record<string, unknown>;
+  expect(steady).toEqual(
+    expect.objectContaining({
+      name: 'steady-year',
+      runs: 3,
+      hotObjectsLeftRowless: 0,
+      jobsByStatus: expect.objectContaining({
+        COMPLETED: expect.any(Number),
+        FAILED: expect.any(Number),
+        CONFLICT: expect.any(Number),
+      }),
+      bytesAtRest: expect.objectContaining({ 'STANDARD hot': expect.any(Number), 'GLACIER_IR parts': 0 }),
+    }),
+  );
+  const totals = steady.totals as Record<string, number>;
+  expect(totals.jobsArchived).toBeGreaterThan(0);
+  expect(totals.hotArchived).toBeGreaterThan(0);
+  // Whatever is left hot belongs to jobs not yet eligible (February's).
+  expect(steady.hotObjectsLeft).toBe(steady.hotObjectsLeftNotYetEligible);
+  expect((steady.perRun as unknown[]).length).toBe(3);
+  expect(stdout).toMatch(/^ {2}per archived hot object: S3 \d/m);
 });

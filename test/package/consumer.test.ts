@@ -123,6 +123,7 @@ it('the tarball ships the build, the CLI and the wire contract — no tests, no 
       'README.md',
       'bin/jobarchive.cjs',
       'docs/bench/archive.json',
+      'docs/bench/steady-year.json',
       'docs/schema/flush-payload.schema.json',
       'docs/schema/platform-data.schema.json',
       'docs/wire-format.md',

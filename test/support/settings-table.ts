@@ -12,6 +12,7 @@ export const SETTING_USES: Record<AnySettingName, string> = {
   batchGroups: 'prop',
   batchJobs: 'prop',
   maxSourceMb: 'prop',
+  retentionMonths: 'prop; `jobarchive cost --retention-months`',
   wholeMonths: 'prop, run input',
   restoreTier: 'reader option',
 };

@@ -3,7 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseFlags } from '../../infra/cli/args';
 import { costCommand, costSpec, measuredFrom, parseCostOptions } from '../../infra/cli/cost';
-import { archiveOneTime, costModel, type Measured, type Workload } from '../../infra/cli/cost-model';
+import {
+  ARCHIVE_CUSTOM_METRICS,
+  archiveOneTime,
+  costModel,
+  fixedPerMonth,
+  lookupCost,
+  type Measured,
+  partsMoving,
+  smallestPayingObjectBytes,
+  type Workload,
+  wherePays,
+} from '../../infra/cli/cost-model';
+import { RUN_METRICS } from '../../functions/metric-names';
 import { memoryOutput } from '../../infra/cli/output';
 import { DEFAULT_PRICES, requestPrice } from '../../infra/cli/prices';
 import { runCli } from '../../infra/cli/main';
@@ -22,8 +34,7 @@ const measured: Measured = {
   indexShare: 0.05,
   partsPerJob: 0.001,
   averagePartBytes: 2 * 1024 * 1024,
-  lookupRequests: 2,
-  lookupBytes: 60_000,
+  lookup: { indexRequests: 1, indexBytes: 30_000, partRequests: 1, partBytes: 60_000 },
 };
 const workload: Workload = {
   jobsPerMonth: 1000,
@@ -97,6 +108,100 @@ describe('costModel', () => {
     ).toBe(0);
     const big = costModel(workload, measured, DEFAULT_PRICES);
     expect(small.months[5]?.archive ?? 0).toBeGreaterThan(big.months[5]?.archive ?? 0);
+  });
+
+  it('payback is per cohort: the age at which one month of jobs has cost no more archived than hot', () => {
+    const w = { ...workload, bytesPerJob: 5 * 1024 * 1024, retentionMonths: 36 };
+    const r = costModel(w, { ...measured, bytesPerJob: w.bytesPerJob }, DEFAULT_PRICES);
+    let a = 0;
+    let h = 0;
+    let age: number | null = null;
+    for (const c of r.cohort) {
+      a += c.archive;
+      h += c.hot;
+      if (age === null && c.month >= 2 && a <= h) age = c.month;
+    }
+    expect(age).not.toBeNull();
+    expect(r.breakEvenVsHot).toBe(age);
+    expect(r.cohort).toHaveLength(36);
+    expect(r.cohortTotal.archive).toBeCloseTo(a, 12);
+    // The bill from an empty bucket pays later than one cohort does (cohorts not yet paid back
+    // keep being added): the old reading overstated the payback.
+    const fromEmpty = r.cumulative.find((c) => c.month >= 2 && c.archive <= c.hot)?.month ?? Infinity;
+    expect(fromEmpty).toBeGreaterThan(age ?? 0);
+  });
+
+  it('fixed costs (alarms, custom metrics, idle runs) are charged to the cohort of their month', () => {
+    const idleRun = {
+      s3RequestsByType: { GetObject: 2, PutObject: 2 },
+      invocations: 3,
+      stateTransitions: 7,
+      readUnits: 1,
+      taskSeconds: 0.5,
+    };
+    const f = fixedPerMonth(workload, { ...measured, idleRun }, DEFAULT_PRICES);
+    expect(f.alarms).toBeCloseTo(5 * 0.1, 12);
+    expect(f.customMetrics).toBeCloseTo(7 * 0.3, 12);
+    const run = 2 * 0.0004e-3 + 2 * 0.005e-3 + 3 * 0.2e-6 + 0.5 * 0.0000133334 + 7 * 0.025e-3 + 0.125e-6;
+    expect(f.idleRuns).toBeCloseTo(30 * run, 12);
+    expect(archiveOneTime(workload, { ...measured, idleRun }, DEFAULT_PRICES).fixed).toBeCloseTo(
+      f.alarms + f.customMetrics + f.idleRuns,
+      12,
+    );
+    // The construct publishes one custom metric per RUN_METRICS entry.
+    expect(ARCHIVE_CUSTOM_METRICS).toBe(Object.keys(RUN_METRICS).length);
+  });
+
+  it('decides the class per part, as S3 does: parts under 128 KB stay in Standard', () => {
+    const mixed = { ...measured, partSizes: [10 * 1024, 10 * 1024, 1024 * 1024], partsPerJob: 0.003 };
+    const move = partsMoving(workload, mixed);
+    expect(move.countShare).toBeCloseTo(1 / 3, 12);
+    expect(move.byteShare).toBeCloseTo(1024 / (1024 + 20), 12);
+    expect(archiveOneTime(workload, mixed, DEFAULT_PRICES).transitions).toBeCloseTo(
+      ((1000 * 0.003) / 3) * 0.00002,
+      12,
+    );
+    // transitionSmallObjects: every part moves.
+    expect(partsMoving({ ...workload, transitionSmallParts: true }, mixed).countShare).toBe(1);
+    // Part sizes scale with the workload's bytes per job: 20× larger jobs lift the 10 KB parts over 128 KB.
+    expect(partsMoving({ ...workload, bytesPerJob: 20 * 2048 }, mixed).countShare).toBe(1);
+  });
+
+  it('prices a lookup by what it reads: the index in Standard, the part block in its class', () => {
+    const p = DEFAULT_PRICES;
+    const inIr = lookupCost(workload, measured, p); // 2 MB parts: in Glacier IR
+    expect(inIr.archive).toBeCloseTo(1 * p.getRequest + 1 * 0.01e-3 + (60_000 / 1024 ** 3) * 0.03, 15);
+    const small = lookupCost(workload, { ...measured, averagePartBytes: 10_000 }, p); // parts stay in Standard
+    expect(small.archive).toBeCloseTo(2 * p.getRequest, 15);
+    // Flexible Retrieval restores the whole part before its block can be read.
+    const fr = lookupCost({ ...workload, storageClass: 'GLACIER' }, measured, p);
+    expect(fr.archive).toBeCloseTo(
+      p.getRequest + 0.0004e-3 + 0.05e-3 + ((2 * 1024 * 1024) / 1024 ** 3) * 0.01,
+      15,
+    );
+  });
+
+  it('where archiving pays: the smallest mean object size per retention and class', () => {
+    const w = { ...workload, jobsPerMonth: 100_000, lookupsPerMonth: 100 };
+    const size = smallestPayingObjectBytes(w, measured, DEFAULT_PRICES, 'GLACIER_IR', 24);
+    expect(size).not.toBeNull();
+    const at = (b: number) =>
+      costModel({ ...w, retentionMonths: 24, bytesPerJob: b * w.objectsPerJob }, measured, DEFAULT_PRICES)
+        .cohortTotal;
+    const pays = at(size ?? 0);
+    expect(pays.archive).toBeLessThanOrEqual(pays.hot);
+    const below = at((size ?? 0) * 0.98);
+    expect(below.archive).toBeGreaterThan(below.hot);
+    const rows = wherePays(w, measured, DEFAULT_PRICES);
+    expect(rows.map((r) => r.retentionMonths)).toEqual([12, 24, 36, 60, 84]);
+    // Kept longer, smaller objects pay.
+    const ir = rows.map((r) => r.smallestObjectBytes.GLACIER_IR ?? Infinity);
+    for (let i = 1; i < ir.length; i++) expect(ir[i]).toBeLessThan(ir[i - 1] ?? 0);
+    // A LIST and a PUT per object: requests outweigh any storage saved, even a GB per object for a year.
+    const costly = { ...measured, s3RequestsPerObject: { ListObjectsV2: 1000, PutObject: 1000 } };
+    expect(
+      smallestPayingObjectBytes({ ...w, jobsPerMonth: 1 }, costly, DEFAULT_PRICES, 'DEEP_ARCHIVE', 12),
+    ).toBeNull();
   });
 
   it('refuses a horizon shorter than two months', () => {
@@ -173,8 +278,7 @@ describe('jobarchive cost', () => {
       s3RequestsPerObject: { GetObject: 1, ListObjectsV2: 1 / 30 },
       bytesAtRestRatio: 0.7,
       taskInvocationsPerJob: 0,
-      lookupRequests: 0,
-      lookupBytes: 0,
+      lookup: { indexRequests: 0, indexBytes: 0, partRequests: 0, partBytes: 0 },
     });
     expect(m.source).toMatch(/no Lambda, transition, index or lookup figures in a report: counted as 0/);
   });
@@ -187,8 +291,11 @@ describe('jobarchive cost', () => {
     );
     const text = io.stdout.join('\n');
     expect(text).toMatch(/^measured: .*scenario month-1500/m);
-    expect(text).toMatch(/^month +hot \$\/mo +lifecycle \$\/mo +archive \$\/mo/m);
+    expect(text).toMatch(/^age +hot \$ +lifecycle \$ +archive \$ +hot cum\./m);
     expect(text).toMatch(/^archival (does NOT pay|pays) against keeping the objects hot/m);
+    expect(text).toMatch(/^fixed per month: alarms \$0\.5000, customMetrics \$2\.10/m);
+    expect(text).toContain('| kept | Glacier IR | Flexible Retrieval | Deep Archive |');
+    expect(text).toMatch(/^\| 84 months \| (\d|never)/m);
     const json = memoryOutput();
     await costCommand(parseCostOptions(parseFlags(costSpec, ['--from-report', bench, '--json'])), json);
     const doc = json.json<Record<string, unknown>>();
@@ -196,6 +303,59 @@ describe('jobarchive cost', () => {
       expect.objectContaining({ months: expect.any(Array), pricesTaken: expect.any(String) }),
     );
     expect(doc).toHaveProperty('breakEvenVsHot');
+    expect(doc).toHaveProperty('wherePays');
+  });
+
+  it('reads steady-year figures: per archived object with the idle runs taken out and charged per run', () => {
+    const file = join(tmpdir(), `jda-cost-steady-${process.pid}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'steady-year',
+        runs: 10,
+        jobs: 120,
+        hotObjectsWritten: 240,
+        hotBytesWritten: 240 * 1000,
+        totals: {
+          jobsArchived: 100,
+          hotArchived: 200,
+          s3ByType: { GetObject: 260, ListObjectsV2: 30, PutObject: 40 },
+          invocations: 50,
+          taskSeconds: 10,
+          stateTransitions: 90,
+          readUnits: 120,
+          bytesIn: 200_000,
+        },
+        idle: {
+          mean: {
+            s3ByType: { GetObject: 1, ListObjectsV2: 1, PutObject: 2 },
+            invocations: 3,
+            taskSeconds: 0.5,
+            stateTransitions: 7,
+            readUnits: 1,
+          },
+        },
+        bytesAtRest: { 'STANDARD parts': 100_000, 'GLACIER_IR parts': 40_000, 'STANDARD index': 10_000 },
+        parts: { count: 4, meanBytes: 35_000 },
+        partSizes: [10_000, 10_000, 20_000, 100_000],
+        lookup: { indexRequests: 1, indexBytes: 2000, partRequests: 1, partBytes: 9000 },
+      }),
+    );
+    const m = measuredFrom(file);
+    expect(m).toMatchObject({
+      objectsPerJob: 2,
+      bytesPerJob: 2000,
+      s3RequestsPerObject: { GetObject: 1.25, ListObjectsV2: 0.1, PutObject: 0.1 },
+      taskInvocationsPerJob: 0.2,
+      stateTransitionsPerJob: 0.2,
+      dynamodbReadUnitsPerJob: 1.1,
+      bytesAtRestRatio: 0.75,
+      partSizes: [10_000, 10_000, 20_000, 100_000],
+      lookup: { indexRequests: 1, partBytes: 9000 },
+      idleRun: expect.objectContaining({ invocations: 3, stateTransitions: 7 }),
+    });
+    expect(m.indexShare).toBeCloseTo(10 / 150, 12);
+    expect(m.source).toMatch(/steady-year: 10 daily runs, 100 jobs \/ 200 hot objects archived/);
   });
 
   it('runs without any stack; bad flags are one line and exit 2', async () => {

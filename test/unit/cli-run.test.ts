@@ -244,6 +244,28 @@ describe('runCommand with a local runner', () => {
     );
     expect(io.stderr.join('\n')).not.toContain('listed above');
   });
+
+  it('refuses, before running, an --older-than-days under which rows expire before their month is archived', async () => {
+    const io = memoryOutput();
+    let ran = false;
+    // The environment's TTL is 90 days: 57 + a whole month (31) + 1 h + 2 days of margin is not below it.
+    const run = runCommand(ctx, { input: { olderThanDays: 57 }, pollMs: 1, json: true }, io, {
+      runLocally: async () => {
+        ran = true;
+        return { status: 'SUCCEEDED', output: report() };
+      },
+    });
+    await expect(run).rejects.toMatchObject({
+      name: 'TtlTooShortError',
+      field: 'jobTtlDays',
+      jobTtlDays: 90,
+      neededDays: 57 + 31 + 1 / 24 + 2,
+    });
+    await expect(run).rejects.toThrow(
+      /olderThanDays 57 \+ a whole month 31 \+ graceHours\/24 0\.041\d* \+ margin 2/,
+    );
+    expect(ran).toBe(false);
+  });
 });
 
 describe('progress', () => {

@@ -2,20 +2,32 @@ import { InvalidIdError, InvalidInputError } from '../../shared/errors';
 import { monthRange, readerSettings, resolveQuery } from '../../shared/reader';
 
 describe('readerSettings', () => {
-  it('defaults: Standard tier, 7 days, 24 months, 16 parallel reads', () => {
+  it('defaults: Standard tier, 7 days, 24 months, 16 parallel reads, kept forever, the system clock', () => {
     expect(readerSettings()).toEqual({
       restoreTier: 'Standard',
       restoreDays: 7,
       searchMonths: 24,
       readConcurrency: 16,
+      retentionMonths: 0,
+      clock: expect.any(Function),
     });
+    const clock = () => new Date(0);
     expect(
-      readerSettings({ restoreTier: 'Expedited', restoreDays: 1, searchMonths: 3, readConcurrency: 2 }),
+      readerSettings({
+        restoreTier: 'Expedited',
+        restoreDays: 1,
+        searchMonths: 3,
+        readConcurrency: 2,
+        retentionMonths: 24,
+        clock,
+      }),
     ).toEqual({
       restoreTier: 'Expedited',
       restoreDays: 1,
       searchMonths: 3,
       readConcurrency: 2,
+      retentionMonths: 24,
+      clock,
     });
   });
 
@@ -25,6 +37,7 @@ describe('readerSettings', () => {
     [{ restoreDays: 1.5 }, 'restoreDays'],
     [{ searchMonths: 0 }, 'searchMonths'],
     [{ readConcurrency: 1000 }, 'readConcurrency'],
+    [{ retentionMonths: 1.5 }, 'retentionMonths'],
   ])('%j → InvalidInputError on %s', (opts, field) => {
     expect(() => readerSettings(opts)).toThrow(InvalidInputError);
     expect(() => readerSettings(opts)).toThrow(new RegExp(field));

@@ -81,6 +81,14 @@ export const parsePartKey = (key: string): { shopId: string; month: string; part
     : null;
 };
 
+/** When a part was written, from its name (`part-20260315T030000Z-…`); null for another key. */
+export const partWrittenAt = (key: string): Date | null => {
+  const m = /(?:^|\/)part-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-[a-z0-9]{8}\.jsonl\.gz$/.exec(key);
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  return new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+};
+
 /** Run ids come from execution names; keep them key-safe. */
 export const validateRunId = (runId: unknown): string => {
   if (typeof runId !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$/.test(runId)) {

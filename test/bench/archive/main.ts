@@ -13,11 +13,13 @@
  * - codec: fflate and node:zlib on the same 64 KB blocks of JSONL;
  * - search: find by document on one shop with 24 archived months (search.ts), and per scenario the
  *   document filters' bytes against the parts'.
+ * - steady-year (steady-year.ts): daily scheduled runs for 13 months beside recent jobs, rows expiring
+ *   at their TTL; `--steady-year` runs only it, `--out DIR` writes DIR/steady-year.{txt,json}.
  *
  * Prints a table per part and, as its LAST line, one JSON object (see `BenchResult`). Absolute times
  * are noisy on shared machines; compare ratios within one run. Workload: workload.ts.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,6 +46,7 @@ import { createTableInput } from '../../../shared/jobs/schema';
 import { JobDetailsReader } from '../../../shared/reader';
 import { ioFloor } from './floor';
 import { measureSearch, monthsBefore, type SearchResult, searchShop } from './search';
+import { runSteadyYear, STEADY_YEAR_SIZES, type SteadyDeps, steadyYearLines } from './steady-year';
 import { type BenchJob, makeJob, prng, seededMonth, shopMonth, smallFleet, writeJobs } from './workload';
 
 const MONTH = '2026-01';
@@ -58,6 +61,10 @@ interface Options {
   readonly memoryOnly?: number;
   /** `--keep DIR`: each scenario's archive objects are copied there. */
   readonly keep?: string;
+  /** `--steady-year`: only the steady-year scenario. */
+  readonly steadyYearOnly: boolean;
+  /** `--out DIR`: write steady-year.txt and steady-year.json there. */
+  readonly out?: string;
 }
 
 const parseOptions = (argv: readonly string[]): Options => {
@@ -65,6 +72,8 @@ const parseOptions = (argv: readonly string[]): Options => {
   let seed = 1;
   let memoryOnly: number | undefined;
   let keep: string | undefined;
+  let steadyYearOnly = false;
+  let out: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') mode = 'quick';
@@ -72,18 +81,23 @@ const parseOptions = (argv: readonly string[]): Options => {
     else if (a === '--seed') seed = Number(argv[++i]);
     else if (a === '--memory-only') memoryOnly = Number(argv[++i]);
     else if (a === '--keep') keep = argv[++i] ?? '';
+    else if (a === '--steady-year') steadyYearOnly = true;
+    else if (a === '--out') out = argv[++i] ?? '';
     else
       throw new Error(
-        `bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N, --memory-only MB, --keep DIR)`,
+        `bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N, --memory-only MB, --keep DIR, --steady-year, --out DIR)`,
       );
   }
   if (!Number.isSafeInteger(seed) || seed < 0) throw new Error('bench:archive: --seed takes a whole number');
   if (memoryOnly !== undefined && !(memoryOnly > 0))
     throw new Error('bench:archive: --memory-only takes a size in MB');
   if (keep === '') throw new Error('bench:archive: --keep takes a directory');
+  if (out === '') throw new Error('bench:archive: --out takes a directory');
   return {
     mode,
     seed,
+    steadyYearOnly,
+    ...(out !== undefined ? { out: resolve(out) } : {}),
     ...(memoryOnly !== undefined ? { memoryOnly } : {}),
     ...(keep !== undefined ? { keep: resolve(keep) } : {}),
   };
@@ -651,6 +665,44 @@ const main = async () => {
       `archive benchmark (${opts.mode}, seed ${opts.seed}); start-up excluded from wall times: stack ${f1(stackSeconds)} s, CDK synth ${f1(synthSeconds)} s`,
     );
 
+    const steadyDeps: SteadyDeps = {
+      s3: c.s3,
+      ddb: c.ddb,
+      definition,
+      freshStores: (n) => freshStores(c, n),
+      listAll: (bucket, prefix) => listAll(c.s3, bucket, prefix),
+      pointHandlers,
+    };
+    const steadyYear = async () => {
+      const lines: string[] = [];
+      const { result } = await runSteadyYear(steadyDeps, STEADY_YEAR_SIZES[opts.mode], opts.seed, (l) => {
+        lines.push(l);
+        out(l);
+      });
+      const summary = steadyYearLines(result);
+      if (opts.out !== undefined) {
+        mkdirSync(opts.out, { recursive: true });
+        writeFileSync(
+          join(opts.out, 'steady-year.txt'),
+          `${[...summary, '', 'per run:', ...lines].join('\n')}\n`,
+        );
+        const json = join(opts.out, 'steady-year.json');
+        writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
+        // In the repository's own format, so `biome check` passes on the committed figures.
+        spawnSync(resolve(__dirname, '../../../node_modules/.bin/biome'), ['format', '--write', json], {
+          stdio: 'ignore',
+        });
+      }
+      return { result, summary };
+    };
+    if (opts.steadyYearOnly) {
+      const { result, summary } = await steadyYear();
+      out('');
+      for (const l of summary) out(l);
+      out(JSON.stringify({ mode: opts.mode, seed: opts.seed, steadyYear: result }));
+      return;
+    }
+
     if (opts.memoryOnly !== undefined) {
       const m = await runMemory(c, opts.memoryOnly, opts.seed);
       out(JSON.stringify({ memoryMb: opts.memoryOnly, ...m }));
@@ -688,6 +740,8 @@ const main = async () => {
     out(`  done: ${daily.name}`);
     const search = await runSearch(c, sizes.searchJobsPerMonth, sizes.searchSample, opts.seed);
     out('  done: search');
+    const steady = await steadyYear();
+    out('  done: steady-year');
 
     // The step process's own floor (runtime, SDK, handler modules), to read the figures against.
     const baseline = await inChild(c, 'noop', {});
@@ -792,6 +846,8 @@ const main = async () => {
       `  ${daily.name}: ${f2(daily.parts / daily.shopMonths)} parts per shop-month (${daily.parts} parts); every job archived by the run ${daily.archivedDay ?? 'never'} days after the month ended (deadline: ${daily.olderThanDays + 5}); hot objects left ${daily.hotObjectsLeft}`,
     );
     out('');
+    for (const l of steady.summary) out(l);
+    out('');
     out(
       `Memory: peak RSS of each step in its own process (one detail-heavy shop-month); an idle step process: ${f1(baseline.maxRssMb)} MB`,
     );
@@ -815,6 +871,7 @@ const main = async () => {
         scenarios,
         daily,
         search,
+        steadyYear: steady.result,
         peakRssMb: Object.fromEntries(Object.entries(memory).map(([k, m]) => [k, m.archiveRssMb])),
         giantSource: giant,
         idleStepRssMb: baseline.maxRssMb,
