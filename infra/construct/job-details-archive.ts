@@ -358,6 +358,9 @@ export class JobDetailsArchive extends Construct {
     // Plan: Query the status GSI; write the page's planned jobs, batches and quarantine findings.
     ddb('plan', ['dynamodb:Query'], `${this.table.tableArn}/index/${JOBS_TABLE.gsiJobsByStatus.name}`);
     s3('plan', 'runs', ['put']);
+    // The plan watermark (absent before the first run: a 404, not a 403) and its retry list's rows.
+    s3('plan', 'state', ['read']);
+    ddb('plan', ['dynamodb:BatchGetItem'], this.table.tableArn);
 
     // ArchiveBatch, per group of its batch: BatchGetItem the rows; list + GET the hot objects; upload
     // the part (multipart for large ones), list the group's parts and delete abandoned (or its own
@@ -380,6 +383,8 @@ export class JobDetailsArchive extends Construct {
     // findings they name, writes the report.
     s3('tally', 'runs', ['get', 'put']);
     s3('report', 'runs', ['get', 'put']);
+    // Report moves the watermark (conditional PUT; a conflict re-reads it).
+    s3('report', 'state', ['read', 'put']);
   }
 
   private acknowledgeStateMachineRole(): void {

@@ -60,6 +60,21 @@ export interface RunTotals {
   requests: RequestCounts;
 }
 
+/**
+ * What the run read of the plan watermark and where it may move it (plan/watermark.ts): Plan sets it
+ * on the first page and narrows `next` on every page; Report writes it (never in a dry run).
+ */
+export interface ScanState {
+  /** ETag of the watermark document read at the start (null: there was none). */
+  readonly etag: string | null;
+  /** The watermark read at the start (null: none, the run read every status from the beginning). */
+  readonly from: { readonly cutoff: string; readonly keys: Readonly<Record<string, string>> } | null;
+  /** Terminal status → the key the watermark may advance to. */
+  readonly next: Readonly<Record<string, string>>;
+  /** Retry entries read at the start (what became of them is in this run's findings). */
+  readonly retried: number;
+}
+
 /** State between pages: Tally's output, Plan's later input, Report's input. */
 export interface PageState {
   readonly run: RunContext;
@@ -68,6 +83,8 @@ export interface PageState {
   /** Opaque; null when the GSI is exhausted. */
   readonly cursor: string | null;
   readonly totals: RunTotals;
+  /** Absent only in states written before the watermark existed (then nothing is written). */
+  readonly scan?: ScanState;
 }
 
 /** `Plan` event: `{state: $, execution: $$.Execution.Name, startTime: $$.Execution.StartTime}`. */
@@ -99,8 +116,12 @@ export interface PlannedBatch {
   readonly groups: PlannedGroup[];
 }
 
+/**
+ * Plan's output. With batches, `page` is the page planned (Tally moves it on); without, Plan wrote the
+ * page's results itself and `page` is the next one, so the state machine goes straight to MorePages.
+ */
 export interface PlanResult extends PageState {
-  /** Batches on this page (0: the Map is skipped). */
+  /** Batches on this page (0: the Map and Tally are skipped). */
   readonly batches: number;
   /** Shop-months on this page. */
   readonly groups: number;
@@ -305,6 +326,8 @@ export interface RunReport {
   readonly pages: number;
   readonly requests: RequestCounts;
   readonly reportKey: string;
+  /** What Report did with the plan watermark (docs/steady-state.md). */
+  readonly watermark?: 'unchanged' | 'written' | 'merged' | 'dry-run';
   /**
    * Present when groups failed in a real run: the Cause of the `ArchiveRunIncomplete` failure the
    * state machine ends with (JSON, see `incompleteCause`). A dry run never carries it.

@@ -9,7 +9,10 @@ import { putBytes } from '../../../s3/objects';
 import { mapResultsPrefix } from '../../format/keys';
 import { writePlanFindings } from '../report/findings';
 import { buildRun, zeroTotals } from '../run';
-import type { PageState, PlanResult, RunInput } from '../types';
+import type { PageState, PlanResult, RunContext, RunInput, ScanState } from '../types';
+import { writePageResults } from '../report/tally';
+import { readJobRows } from '../archive/job-rows';
+import { readWatermark, type RetryJob, windowStart } from './watermark';
 
 /** Items asked of one Query call (DynamoDB also stops at 1 MB). */
 const QUERY_LIMIT = 1000;
@@ -22,6 +25,34 @@ export type PlanCall =
       readonly startTime: string;
     }
   | { readonly kind: 'next'; readonly state: PageState };
+
+/**
+ * The first page reads the watermark and plans its retry list (jobs a run could not finish) by key:
+ * a row still terminal is classified like a GSI row; a row gone or no longer terminal is dropped (its
+ * next completion gets a new GSI key; hot objects of a row gone are the orphan sweep's).
+ */
+const startScan = async (
+  deps: StepDeps,
+  run: RunContext,
+  page: PlanPage,
+): Promise<ScanState> => {
+  const { doc, etag } = await readWatermark(deps);
+  const bound = keyConditionBound(run.cutoff);
+  const next = Object.fromEntries(TERMINAL_STATUSES.map((s) => [s, bound]));
+  const retry: readonly RetryJob[] = doc?.retry ?? [];
+  const byShop = new Map<string, string[]>();
+  for (const r of retry) byShop.set(r.shopId, [...(byShop.get(r.shopId) ?? []), r.jobId]);
+  for (const [shopId, jobIds] of byShop) {
+    const rows = await readJobRows(deps, shopId, jobIds);
+    for (const row of rows.values()) {
+      const status = row.item.job_status;
+      if (typeof status !== 'string' || !(TERMINAL_STATUSES as readonly string[]).includes(status)) continue;
+      const v = classifyPlanRow(row.item, status, run.cutoff);
+      if (v.kind !== 'later') page.add(v);
+    }
+  }
+  return { etag, from: doc ? { cutoff: doc.cutoff, keys: doc.keys } : null, next, retried: retry.length };
+};
 
 const after = (statusIndex: number): PlanCursor | null =>
   statusIndex + 1 < TERMINAL_STATUSES.length ? { statusIndex: statusIndex + 1, startKey: null } : null;
@@ -45,18 +76,34 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
 
   const { value, requests } = await deps.meter.measure(async () => {
     const page = new PlanPage(settings.planPageGroups);
+    const scanState =
+      call.kind === 'first' || !call.state.scan ? await startScan(deps, run, page) : call.state.scan;
+    const nextKeys: Record<string, string> = { ...scanState.next };
     let consumed = 0;
     let next: PlanCursor | null = start;
     scan: while (next !== null) {
       const here: PlanCursor = next;
       const status = TERMINAL_STATUSES[here.statusIndex] as string;
+      const bound = keyConditionBound(run.cutoff);
+      // From the watermark less the lateness window; the first run ever reads from the beginning.
+      const start = windowStart(scanState.from, status);
+      // (BETWEEN needs from ≤ bound: a run whose cutoff went back reads at most its own bound.)
+      const from = start === null ? null : start < bound ? start : bound;
+      const watermark = scanState.from?.keys[status];
       const out = await deps.ddb.send(
         new QueryCommand({
           TableName: deps.table,
           IndexName: JOBS_TABLE.gsiJobsByStatus.name,
           // A superset of the due jobs (see keyConditionBound); classifyPlanRow applies the exact rule.
-          KeyConditionExpression: 'job_status = :s AND status_created_at < :bound',
-          ExpressionAttributeValues: { ':s': status, ':bound': keyConditionBound(run.cutoff) },
+          KeyConditionExpression:
+            from === null
+              ? 'job_status = :s AND status_created_at < :bound'
+              : 'job_status = :s AND status_created_at BETWEEN :from AND :bound',
+          ExpressionAttributeValues: {
+            ':s': status,
+            ':bound': bound,
+            ...(from === null ? {} : { ':from': from }),
+          },
           ...(here.startKey ? { ExclusiveStartKey: { ...here.startKey } } : {}),
           Limit: Math.min(settings.planPageJobs - consumed, QUERY_LIMIT),
         }),
@@ -64,7 +111,24 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
       const items = out.Items ?? [];
       let last = here.startKey;
       for (const [i, item] of items.entries()) {
-        const verdict = classifyPlanRow(item, status, run.cutoff);
+        const key = String(item.status_created_at);
+        let verdict = classifyPlanRow(item, status, run.cutoff);
+        // Below the watermark (the lateness window) only a job not due at the previous cutoff is new:
+        // the runs before planned the rest.
+        if (
+          verdict.kind === 'plan' &&
+          watermark !== undefined &&
+          scanState.from &&
+          key < watermark &&
+          verdict.job.completed_at < scanState.from.cutoff
+        ) {
+          verdict = { kind: 'seen' };
+        }
+        // A row not due yet keeps the watermark at or below its key, so a later run reads it again
+        // (one keyed at or past the cutoff is inside every later run's window anyway).
+        if (verdict.kind === 'later' && key < run.cutoff && key < (nextKeys[status] as string)) {
+          nextKeys[status] = key;
+        }
         if (!page.fits(verdict)) {
           next = { statusIndex: here.statusIndex, startKey: last };
           break scan;
@@ -90,14 +154,18 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
       // The jobs first: a batches file only ever names ranges that exist.
       await putBytes(deps, files.jobsKey, files.jobsBody, 'application/x-ndjson');
       await putBytes(deps, files.batchesKey, files.batchesBody, 'application/x-ndjson');
+    } else {
+      // Nothing to archive on this page: its results are Plan's to write (no Map, no Tally).
+      await writePageResults(deps, run.runId, pageNo, page.quarantined.length, []);
     }
-    return { page, next, files, groupCount: groups.length };
+    return { page, next, files, groupCount: groups.length, scan: { ...scanState, next: nextKeys } };
   });
 
-  const { page, next, files, groupCount } = value;
+  const { page, next, files, groupCount, scan } = value;
   return {
     run,
-    page: pageNo,
+    page: files.batches.length > 0 ? pageNo : pageNo + 1,
+    scan,
     cursor: next === null ? null : encodeCursor(next),
     batches: files.batches.length,
     groups: groupCount,

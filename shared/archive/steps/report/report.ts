@@ -15,6 +15,7 @@ import { CAPS } from '../run';
 import { isObj } from '../shape';
 import { PAGE_RESULTS_FORMAT } from './tally';
 import { failuresOf, isDone } from './totals';
+import { advanceWatermark, type FailedGroupAt } from './advance-watermark';
 import type { GroupResult, PageState, QuarantinedJob, RunReport } from '../types';
 
 export const REPORT_FORMAT = 'job-details-archive/report@2';
@@ -83,9 +84,12 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     const quarantined = new ReportList<QuarantinedJob>();
     const deleteErrors = new ReportList<DeleteErrorEntry>();
     const failed = new ReportList<RunReport['groupsFailed'][number]>();
+    const failedAt: FailedGroupAt[] = [];
     for (let page = 0; page < state.page; page++) {
       const doc = await readPage(deps, run.runId, page);
-      failed.add(failuresOf(doc.results));
+      const failures = failuresOf(doc.results);
+      failed.add(failures);
+      for (const f of failures) failedAt.push({ page, shopId: f.shopId, month: f.month });
       const wanted: Wanted[] = [];
       if (doc.planQuarantined > 0 && !quarantined.full) {
         wanted.push({
@@ -118,7 +122,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       );
       for (const [i, w] of wanted.entries()) w.into(read[i] ?? []);
     }
-    return { quarantined, deleteErrors, failed };
+    return { quarantined, deleteErrors, failed, failedAt };
   });
   const summary: RunReport = {
     runId: run.runId,
@@ -145,6 +149,11 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     reportKey: key,
   };
   const incomplete = !run.dryRun && totals.groupsFailed > 0 ? incompleteCause(summary) : undefined;
+  // The watermark moves last, once everything the run did is in its report (a crash before keeps the
+  // old one: the next run plans the same rows again).
+  const { value: watermark, requests: moved } = await deps.meter.measure(() =>
+    advanceWatermark(deps, state, found.quarantined.items, found.failedAt),
+  );
   const { requests: write } = await deps.meter.measure(() =>
     putJson(deps, key, {
       format: REPORT_FORMAT,
@@ -161,7 +170,8 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
   );
   return {
     ...summary,
-    requests: addCounts(summary.requests, write),
+    watermark,
+    requests: addCounts(addCounts(summary.requests, write), moved),
     ...(incomplete !== undefined ? { incomplete } : {}),
   };
 };

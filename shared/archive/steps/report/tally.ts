@@ -33,15 +33,7 @@ export const tally = async (deps: StepDeps, event: TallyEvent): Promise<PageStat
       };
       if (doc.requests) failedAttempts = addCounts(failedAttempts, doc.requests);
     }
-    const results = found.results;
-    const doc: PageResultsDoc = {
-      format: PAGE_RESULTS_FORMAT,
-      run_id: run.runId,
-      page,
-      plan_quarantined: planQuarantined,
-      results,
-    };
-    await putJson(deps, pageResultsKey(run.runId, page), doc);
+    await writePageResults(deps, run.runId, page, planQuarantined, found.results);
     return { ...found, overhead: addCounts(found.overhead, failedAttempts) };
   });
   const totals = addResults(event.totals, found.results);
@@ -50,5 +42,24 @@ export const tally = async (deps: StepDeps, event: TallyEvent): Promise<PageStat
     page: page + 1,
     cursor,
     totals: { ...totals, requests: addCounts(addCounts(totals.requests, found.overhead), requests) },
+    ...(event.scan ? { scan: event.scan } : {}),
   };
+};
+
+/** A page's results, the document Report reads (Tally's; Plan's own for a page without batches). */
+export const writePageResults = async (
+  deps: StepDeps,
+  runId: string,
+  page: number,
+  planQuarantined: number,
+  results: GroupResult[],
+): Promise<void> => {
+  const doc: PageResultsDoc = {
+    format: PAGE_RESULTS_FORMAT,
+    run_id: runId,
+    page,
+    plan_quarantined: planQuarantined,
+    results,
+  };
+  await putJson(deps, pageResultsKey(runId, page), doc);
 };
