@@ -186,7 +186,10 @@ export const parseScan = (v: unknown, field: string): ScanState => {
   let from: ScanState['from'] = null;
   if (o.from !== null) {
     const f = obj(o.from, `${field}.from`);
-    from = { cutoff: isoTime(f.cutoff, `${field}.from.cutoff`), keys: statusKeys(f.keys, `${field}.from.keys`) };
+    from = {
+      cutoff: isoTime(f.cutoff, `${field}.from.cutoff`),
+      keys: statusKeys(f.keys, `${field}.from.keys`),
+    };
   }
   return {
     etag: o.etag === null ? null : str(o.etag, `${field}.etag`),

@@ -31,11 +31,7 @@ export type PlanCall =
  * a row still terminal is classified like a GSI row; a row gone or no longer terminal is dropped (its
  * next completion gets a new GSI key; hot objects of a row gone are the orphan sweep's).
  */
-const startScan = async (
-  deps: StepDeps,
-  run: RunContext,
-  page: PlanPage,
-): Promise<ScanState> => {
+const startScan = async (deps: StepDeps, run: RunContext, page: PlanPage): Promise<ScanState> => {
   const { doc, etag } = await readWatermark(deps);
   const bound = keyConditionBound(run.cutoff);
   const next = Object.fromEntries(TERMINAL_STATUSES.map((s) => [s, bound]));
@@ -81,14 +77,14 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
     const nextKeys: Record<string, string> = { ...scanState.next };
     let consumed = 0;
     let next: PlanCursor | null = start;
-    scan: while (next !== null) {
+    rows: while (next !== null) {
       const here: PlanCursor = next;
       const status = TERMINAL_STATUSES[here.statusIndex] as string;
       const bound = keyConditionBound(run.cutoff);
       // From the watermark less the lateness window; the first run ever reads from the beginning.
       const start = windowStart(scanState.from, status);
       // (BETWEEN needs from ≤ bound: a run whose cutoff went back reads at most its own bound.)
-      const from = start === null ? null : start < bound ? start : bound;
+      const from = start === null ? null : ([start, bound].sort()[0] as string);
       const watermark = scanState.from?.keys[status];
       const out = await deps.ddb.send(
         new QueryCommand({
@@ -131,7 +127,7 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
         }
         if (!page.fits(verdict)) {
           next = { statusIndex: here.statusIndex, startKey: last };
-          break scan;
+          break rows;
         }
         page.add(verdict);
         consumed++;
@@ -139,7 +135,7 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
         if (consumed >= settings.planPageJobs) {
           const exhausted = i === items.length - 1 && out.LastEvaluatedKey === undefined;
           next = exhausted ? after(here.statusIndex) : { statusIndex: here.statusIndex, startKey: last };
-          break scan;
+          break rows;
         }
       }
       next = out.LastEvaluatedKey

@@ -112,12 +112,12 @@ export const mergeWatermarks = (a: WatermarkDoc, b: WatermarkDoc, runId: string)
     const x = a.keys[status];
     const y = b.keys[status];
     // A status one document lacks was read from the beginning by that run: the other's key holds.
-    const k = x === undefined ? y : y === undefined ? x : x > y ? x : y;
+    const k = x === undefined ? y : y === undefined ? x : [x, y].sort()[1];
     if (k !== undefined) keys[status] = k;
   }
   return {
     format: WATERMARK_FORMAT,
-    cutoff: a.cutoff < b.cutoff ? a.cutoff : b.cutoff,
+    cutoff: [a.cutoff, b.cutoff].sort()[0] as string,
     keys,
     retry: uniqueRetry([...a.retry, ...b.retry]),
     runId,

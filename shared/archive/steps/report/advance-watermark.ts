@@ -34,11 +34,15 @@ const failedJobs = async (deps: StepDeps, state: PageState, failed: readonly Fai
     const got = await getObjectBytes(deps.s3, deps.bucket, key);
     if (!got) throw new CorruptObjectError(key, 'the plan of a page with failed groups is missing');
     const wanted = new Set(failed.filter((f) => f.page === page).map((f) => `${f.shopId}\u0000${f.month}`));
-    const lines = got.bytes.toString('utf8').split('\n').filter((l) => l !== '');
+    const lines = got.bytes
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     for (const line of lines) {
       for (const g of parseBatch(JSON.parse(line), state.run).groups) {
         if (!wanted.has(`${g.shopId}\u0000${g.month}`)) continue;
-        for (const j of await readPlannedJobs(deps, state.run, g)) out.push({ shopId: g.shopId, jobId: j.job_id });
+        for (const j of await readPlannedJobs(deps, state.run, g))
+          out.push({ shopId: g.shopId, jobId: j.job_id });
       }
     }
   }

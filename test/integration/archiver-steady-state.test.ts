@@ -1,0 +1,178 @@
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { runArchiverLocally } from '../../infra/local/runner';
+import { WATERMARK_KEY } from '../../shared/archive/format/keys';
+import type { RunReport } from '../../shared/archive/steps/types';
+import { chunkIds } from '../../shared/ids';
+import { getJob, recordFlush } from '../../shared/jobs';
+import {
+  DAY,
+  getBytes,
+  readIndex,
+  type SeededJob,
+  seedTerminalJob,
+  setUpMachineRuns,
+} from '../support/archiver-fixtures';
+
+/**
+ * A year of scheduled runs is mostly idle runs: the plan watermark (docs/steady-state.md) makes a run
+ * plan only what is new since the last one, through the synthesized state machine on the local stack.
+ * Every run here uses `olderThanDays` to move its cutoff (a run's `now` may not be in the future).
+ */
+jest.setTimeout(240_000);
+
+const runs = setUpMachineRuns();
+
+const run = async (input: Record<string, unknown>) => {
+  const r = await runArchiverLocally({
+    input: { graceHours: 0, wholeMonths: false, ...input },
+    definition: runs.definition,
+  });
+  expect(r.unexpectedErrors).toEqual([]);
+  expect(r.handlerErrors).toEqual([]);
+  expect(r.status).toBe('SUCCEEDED');
+  return { report: r.output as RunReport, invocations: r.taskInvocations };
+};
+
+const watermark = async () =>
+  JSON.parse((await getBytes(runs.env.s3, runs.env.bucket, WATERMARK_KEY)).toString('utf8')) as {
+    cutoff: string;
+    keys: Record<string, string>;
+    retry: Array<{ shopId: string; jobId: string }>;
+  };
+
+const ago = (days: number) => new Date(Date.now() - days * DAY);
+
+test('an idle run plans nothing: Plan and Report only, a Query page per status, at most 8 S3 requests', async () => {
+  const jobs: SeededJob[] = [];
+  for (const [shopId, days] of [
+    ['idle-a', 40],
+    ['idle-a', 45],
+    ['idle-b', 50],
+  ] as const) {
+    jobs.push(await seedTerminalJob(runs.env, { shopId, completedAt: ago(days) }));
+  }
+  // Not due: completed yesterday.
+  await seedTerminalJob(runs.env, { shopId: 'idle-a', completedAt: ago(1) });
+
+  const first = await run({ olderThanDays: 30 });
+  expect(first.report).toMatchObject({ jobsArchived: 3, groupsFailedCount: 0, watermark: 'written' });
+
+  const idle = await run({ olderThanDays: 30 });
+  expect(idle.invocations).toEqual({ Plan: 1, ArchiveBatch: 0, Tally: 0, Report: 1 });
+  expect(idle.report).toMatchObject({ jobsPlanned: 0, jobsArchived: 0, pages: 1, watermark: 'unchanged' });
+  // GET watermark; Plan writes the page's results, Report reads them and writes report.json.
+  expect(idle.report.requests.byType).toEqual({
+    's3.GetObject': 2,
+    's3.PutObject': 2,
+    'dynamodb.Query': 3,
+  });
+  expect(idle.report.requests.s3).toBeLessThanOrEqual(8);
+  expect(idle.report.requests.dynamodb).toBe(3);
+});
+
+test('late rows are still archived: a redriven job completing again and a Python row keyed at its IN_PROGRESS time', async () => {
+  // Due at the first run (cutoff now − 10 days).
+  const archived = await seedTerminalJob(runs.env, { shopId: 'late-a', completedAt: ago(15) });
+  // Due at the first run and keyed inside the next run's lateness window: planned once only.
+  const nearCutoff = await seedTerminalJob(runs.env, { shopId: 'late-a', completedAt: ago(10.2) });
+  const first = await run({ olderThanDays: 10 });
+  expect(first.report).toMatchObject({ jobsArchived: 2 });
+  const w = await watermark();
+  expect(Object.values(w.keys).every((k) => k > w.cutoff)).toBe(true);
+
+  // The archived job is redriven and completes again (a new completed_at = status_created_at).
+  const row = await getJob(runs.env.ddb, runs.env.table, archived.shopId, archived.jobId, {
+    consistentRead: true,
+  });
+  if (!row) throw new Error('no row');
+  const redoneAt = ago(9.5);
+  const redo = await recordFlush(
+    { ddb: runs.env.ddb, table: runs.env.table, detailsWriter: runs.env.store },
+    {
+      shopId: archived.shopId,
+      jobId: archived.jobId,
+      totalItems: row.total_items,
+      knownStatus: 'FAILED',
+      redrive: { attempt: 1, failed: row.failed_items, conflict: row.conflict_items },
+    },
+    {
+      chunkIds: [chunkIds.redrive(1, 'p0')],
+      counts: { processed: row.failed_items, failed: 0, skipped: 0, conflict: 0 },
+      details: { skipped: { redone: ['doc-r'] } },
+    },
+    { now: redoneAt },
+  );
+  expect(redo.applied).toBe(true);
+  const again = await getJob(runs.env.ddb, runs.env.table, archived.shopId, archived.jobId, {
+    consistentRead: true,
+  });
+  expect(again).toMatchObject({ job_status: 'COMPLETED', completed_at: redoneAt.toISOString() });
+
+  // A Python row that turned terminal after the first run: its GSI key is its IN_PROGRESS time, below
+  // the watermark (within the lateness window); completed after the first run's cutoff.
+  const pyCompleted = ago(9.8);
+  await runs.env.ddb.send(
+    new PutCommand({
+      TableName: runs.env.table,
+      Item: {
+        pk: 'SHOP#late-py',
+        sk: 'JOB#py-late-1',
+        job_id: 'py-late-1',
+        job_status: 'FAILED',
+        status_created_at: ago(10.6).toISOString().replace('Z', '+00:00'),
+        created_at: ago(10.7).toISOString(),
+        started_at: ago(10.6).toISOString(),
+        completed_at: pyCompleted.toISOString().replace('Z', '+00:00'),
+        total_items: 1,
+        processed_items: 0,
+        failed_items: 1,
+        skipped_items: 0,
+        conflict_items: 0,
+        job_type: 'full_sync',
+        platform: 'shopify',
+      },
+    }),
+  );
+  const pyKey = 'job-details/py-late-1/platform-data.json';
+  await runs.env.s3.send(
+    new PutObjectCommand({ Bucket: runs.env.bucket, Key: pyKey, Body: '{"indexer":{"v":1}}' }),
+  );
+
+  const second = await run({ olderThanDays: 9 });
+  // The redriven job and the Python row; not `nearCutoff` again.
+  expect(second.report).toMatchObject({ jobsPlanned: 2, jobsArchived: 2, jobsQuarantinedCount: 0 });
+  const redoneIndex = await readIndex(runs.env, archived.shopId, redoneAt.toISOString().slice(0, 7));
+  expect(redoneIndex?.jobs[archived.jobId]?.map((e) => e.completed_at)).toContain(redoneAt.toISOString());
+  const pyIndex = await readIndex(runs.env, 'late-py', pyCompleted.toISOString().slice(0, 7));
+  expect(pyIndex?.jobs['py-late-1']).toHaveLength(1);
+  expect(nearCutoff.jobId).toBeDefined();
+});
+
+test('a failed group goes to the retry list and the next run archives it by key, without re-planning the rest', async () => {
+  const ok = await seedTerminalJob(runs.env, { shopId: 'retry-ok', completedAt: ago(40) });
+  const bad = await seedTerminalJob(runs.env, { shopId: 'retry-bad', completedAt: ago(40) });
+  // The bad group's month index is not an index: its commit fails, the group fails, the run is incomplete.
+  const month = bad.completedAt.slice(0, 7);
+  const indexKey = `job-details-index/retry-bad/${month}/index.json`;
+  await runs.env.s3.send(new PutObjectCommand({ Bucket: runs.env.bucket, Key: indexKey, Body: 'not json' }));
+  const failed = await runArchiverLocally({
+    input: { graceHours: 0, wholeMonths: false, olderThanDays: 30 },
+    definition: runs.definition,
+  });
+  expect(failed.status).toBe('FAILED');
+  const w = await watermark();
+  expect(w.retry).toEqual([{ shopId: 'retry-bad', jobId: bad.jobId }]);
+
+  await runs.env.s3.send(new DeleteObjectCommand({ Bucket: runs.env.bucket, Key: indexKey }));
+  const next = await run({ olderThanDays: 30 });
+  expect(next.report).toMatchObject({
+    jobsPlanned: 1,
+    jobsArchived: 1,
+    groupsFailedCount: 0,
+    watermark: 'written',
+  });
+  expect((await readIndex(runs.env, 'retry-bad', month))?.jobs[bad.jobId]).toHaveLength(1);
+  expect((await watermark()).retry).toEqual([]);
+  expect(ok.jobId).toBeDefined();
+});
