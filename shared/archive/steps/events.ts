@@ -121,6 +121,7 @@ export const parseDeleteSummary = (v: unknown, field = 'delete'): DeleteSummary 
     objectsKept: n('objectsKept'),
     deleteErrorCount: n('deleteErrorCount'),
     jobsCompleted: n('jobsCompleted'),
+    ...(o.jobsWaiting !== undefined ? { jobsWaiting: n('jobsWaiting') } : {}),
     requests: requestsOf(o.requests, `${field}.requests`),
   };
 };
@@ -196,6 +197,7 @@ export const parseScan = (v: unknown, field: string): ScanState => {
     from,
     next: statusKeys(o.next, `${field}.next`),
     retried: int(o.retried, `${field}.retried`),
+    carried: int(o.carried, `${field}.carried`),
   };
 };
 

@@ -71,8 +71,10 @@ export interface ScanState {
   readonly from: { readonly cutoff: string; readonly keys: Readonly<Record<string, string>> } | null;
   /** Terminal status → the key the watermark may advance to. */
   readonly next: Readonly<Record<string, string>>;
-  /** Retry entries read at the start (what became of them is in this run's findings). */
+  /** Retry entries planned at the start (what became of them is in this run's findings). */
   readonly retried: number;
+  /** Retry entries not due yet, kept in the run's scratch (plan/watermark.ts `carriedKey`) for Report. */
+  readonly carried: number;
 }
 
 /** State between pages: Tally's output, Plan's later input, Report's input. */
@@ -149,7 +151,18 @@ export interface PlannedJob {
   readonly ttl: number | null;
 }
 
-export const PLANNED_FORMAT = 'job-details-archive/planned@2';
+/**
+ * A hot object of a planned job as Plan listed it (one walk per page, shared by every batch:
+ * docs/steady-state.md). A planned-jobs line is a PlannedJob with `objects`.
+ */
+export interface PlannedObject {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string | null;
+  readonly lastModified: string | null;
+}
+
+export const PLANNED_FORMAT = 'job-details-archive/planned@3';
 
 /** What each per-group step works on. */
 export interface GroupEvent {
@@ -237,6 +250,8 @@ export interface DeleteSummary {
   readonly deleteErrorCount: number;
   /** Jobs marked deleted in the index (dry run: that would be). */
   readonly jobsCompleted: number;
+  /** Jobs committed whose sources wait for the grace period (a later run revisits them); absent: 0. */
+  readonly jobsWaiting?: number;
   /** This step's requests plus `$.verify.requests` and `$.commit.requests`: the rest of the group. */
   readonly requests: RequestCounts;
 }

@@ -5,7 +5,7 @@ import { assertPartStored } from '../commit/commit-part';
 import type { StepDeps } from '../context';
 import { deleteMatching } from './delete-objects';
 import { type DeleteErrorItem, writeGroupFindings } from '../report/findings';
-import { deletedByRun, eligibleForDelete, matchSources } from './delete-plan';
+import { deletedByRun, eligibleForDelete, matchSources, waitingForGrace } from './delete-plan';
 import { type LoadedIndex, loadMonthIndex, updateMonthIndex } from '../commit/index-store';
 import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
@@ -72,7 +72,8 @@ export const prepareDelete = async (
     const planned = plannedJobs ?? (await readPlannedJobs(deps, run, group));
     const asOf = Math.max(Date.parse(run.now), deps.clock().getTime());
     const eligible = eligibleForDelete(index, planned, asOf, run.graceHours);
-    if (eligible.length === 0) return { eligible, matched: [], objectsKept: 0, planned, index };
+    const waiting = waitingForGrace(index, planned, asOf, run.graceHours);
+    if (eligible.length === 0) return { eligible, matched: [], objectsKept: 0, planned, index, waiting };
 
     // Last line of defence: never delete sources whose archive is not stored as committed.
     for (const name of new Set(eligible.map((e) => e.entry.part))) {
@@ -93,9 +94,10 @@ export const prepareDelete = async (
             )
           ).objects;
     const matched = eligible.map((e) => ({ ...e, ...matchSources(e.entry, listed.get(e.jobId) ?? []) }));
-    return { eligible, matched, objectsKept: matched.reduce((n, m) => n + m.kept, 0), planned, index };
+    const objectsKept = matched.reduce((n, m) => n + m.kept, 0);
+    return { eligible, matched, objectsKept, planned, index, waiting };
   });
-  const { eligible, matched, objectsKept, planned } = plan;
+  const { eligible, matched, objectsKept, planned, waiting } = plan;
   const toDelete = run.dryRun ? [] : matched.flatMap((m) => m.remove);
 
   const finish = async (outcome: DeleteOutcome, deletion?: RequestCounts): Promise<DeleteResult> => {
@@ -150,6 +152,7 @@ export const prepareDelete = async (
         ...counts,
         objectsKept,
         deleteErrorCount: errors.length,
+        ...(waiting > 0 && !run.dryRun ? { jobsWaiting: waiting } : {}),
         requests: addCounts(
           addCounts(
             addCounts(addCounts(addCounts(zeroCounts(), before), deletion), after),

@@ -3,7 +3,7 @@ import { TERMINAL_STATUSES } from '../../../jobs/schema';
 import { checkTimestamp } from '../../../time';
 import type { GsiStartKey } from './cursor';
 import { reasonOf, reportableId } from '../run';
-import type { PlannedJob, QuarantinedJob } from '../types';
+import type { PlannedJob, PlannedObject, QuarantinedJob } from '../types';
 
 /**
  * Pure part of Plan: what one GSI_JobsByStatus_v2 item becomes (a planned job in a shop × month
@@ -163,5 +163,6 @@ export class PlanPage {
 export interface PageGroup {
   readonly shopId: string;
   readonly month: string;
-  readonly jobs: PlannedJob[];
+  /** With `objects` once Plan has listed the page's hot objects. */
+  readonly jobs: Array<PlannedJob & { readonly objects?: PlannedObject[] }>;
 }

@@ -3,7 +3,8 @@ import { addCounts } from '../../../metrics';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../../jobs/schema';
 import type { StepDeps } from '../context';
 import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
-import { classifyPlanRow, keyConditionBound, PlanPage, startKeyOf } from './plan-rows';
+import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyOf } from './plan-rows';
+import { listJobsObjects } from '../../../details/hot-listing';
 import { layoutPlanFiles } from './plan-files';
 import { putBytes } from '../../../s3/objects';
 import { mapResultsPrefix } from '../../format/keys';
@@ -12,7 +13,7 @@ import { buildRun, zeroTotals } from '../run';
 import type { PageState, PlanResult, RunContext, RunInput, ScanState } from '../types';
 import { writePageResults } from '../report/tally';
 import { readJobRows } from '../archive/job-rows';
-import { readWatermark, type RetryJob, windowStart } from './watermark';
+import { readWatermark, type RetryJob, windowStart, writeCarried } from './watermark';
 
 /** Items asked of one Query call (DynamoDB also stops at 1 MB). */
 const QUERY_LIMIT = 1000;
@@ -36,8 +37,14 @@ const startScan = async (deps: StepDeps, run: RunContext, page: PlanPage): Promi
   const bound = keyConditionBound(run.cutoff);
   const next = Object.fromEntries(TERMINAL_STATUSES.map((s) => [s, bound]));
   const retry: readonly RetryJob[] = doc?.retry ?? [];
+  const at = deps.clock().toISOString();
+  const carried = retry.filter((r) => r.notBefore !== undefined && r.notBefore > at);
+  if (carried.length > 0) await writeCarried(deps, run.runId, carried);
   const byShop = new Map<string, string[]>();
-  for (const r of retry) byShop.set(r.shopId, [...(byShop.get(r.shopId) ?? []), r.jobId]);
+  for (const r of retry) {
+    if (r.notBefore !== undefined && r.notBefore > at) continue;
+    byShop.set(r.shopId, [...(byShop.get(r.shopId) ?? []), r.jobId]);
+  }
   for (const [shopId, jobIds] of byShop) {
     const rows = await readJobRows(deps, shopId, jobIds);
     for (const row of rows.values()) {
@@ -47,7 +54,37 @@ const startScan = async (deps: StepDeps, run: RunContext, page: PlanPage): Promi
       if (v.kind !== 'later') page.add(v);
     }
   }
-  return { etag, from: doc ? { cutoff: doc.cutoff, keys: doc.keys } : null, next, retried: retry.length };
+  return {
+    etag,
+    from: doc ? { cutoff: doc.cutoff, keys: doc.keys } : null,
+    next,
+    retried: retry.length - carried.length,
+    carried: carried.length,
+  };
+};
+
+/**
+ * The hot objects of every job of the page in ONE walk over `job-details/` (hot-listing.ts: pages of
+ * 1,000 keys, jumping over gaps), written into the planned-jobs lines: each batch reads them with its
+ * jobs (the same ranged GET) instead of walking the prefix again for its own, scattered jobs. With
+ * random job ids, a batch's jobs are spread over the whole prefix; the page's are dense in it.
+ */
+const withHotObjects = async (deps: StepDeps, groups: PageGroup[]): Promise<PageGroup[]> => {
+  const ids = groups.flatMap((g) => g.jobs.map((j) => j.job_id));
+  if (ids.length === 0) return groups;
+  const { objects } = await listJobsObjects(deps.s3, deps.bucket, ids);
+  return groups.map((g) => ({
+    ...g,
+    jobs: g.jobs.map((j) => ({
+      ...j,
+      objects: (objects.get(j.job_id) ?? []).map((o) => ({
+        key: o.key,
+        size: o.size,
+        etag: o.etag ?? null,
+        lastModified: o.lastModified?.toISOString() ?? null,
+      })),
+    })),
+  }));
 };
 
 const after = (statusIndex: number): PlanCursor | null =>
@@ -143,7 +180,7 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
         : after(here.statusIndex);
     }
 
-    const groups = page.result();
+    const groups = await withHotObjects(deps, page.result());
     const files = layoutPlanFiles(run.runId, pageNo, groups, settings);
     await writePlanFindings(deps, run.runId, pageNo, page.quarantined);
     if (files.batches.length > 0) {

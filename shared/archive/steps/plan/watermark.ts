@@ -1,8 +1,8 @@
 import { ConcurrentModificationError, CorruptObjectError } from '../../../errors';
 import { validateJobId, validateShopId } from '../../../ids';
 import { TERMINAL_STATUSES } from '../../../jobs/schema';
-import { getObjectBytes, putConditional } from '../../../s3/objects';
-import { WATERMARK_KEY } from '../../format/keys';
+import { getJson, getObjectBytes, putConditional, putJson } from '../../../s3/objects';
+import { runPrefix, WATERMARK_KEY } from '../../format/keys';
 import type { StepDeps } from '../context';
 import { isObj } from '../shape';
 
@@ -27,6 +27,8 @@ export const LATENESS_MS = 2 * 24 * 3600 * 1000;
 export interface RetryJob {
   readonly shopId: string;
   readonly jobId: string;
+  /** Not planned before this time (ISO): carried over by the runs before it. */
+  readonly notBefore?: string;
 }
 
 export interface WatermarkDoc {
@@ -59,10 +61,17 @@ const parseDoc = (v: unknown): WatermarkDoc => {
     keys[status] = key;
   }
   if (!Array.isArray(v.retry)) return bad('retry is not a list');
-  const retry = v.retry.map((r) => {
+  const retry = v.retry.map((r): RetryJob => {
     if (!isObj(r)) return bad('a retry entry is not an object');
+    const notBefore = r.notBefore;
+    if (notBefore !== undefined && (typeof notBefore !== 'string' || Number.isNaN(Date.parse(notBefore))))
+      return bad('a retry entry has a notBefore that is not a time');
     try {
-      return { shopId: validateShopId(r.shopId), jobId: validateJobId(r.jobId) };
+      return {
+        shopId: validateShopId(r.shopId),
+        jobId: validateJobId(r.jobId),
+        ...(notBefore !== undefined ? { notBefore } : {}),
+      };
     } catch (err) {
       throw new CorruptObjectError(WATERMARK_KEY, `a retry entry: ${(err as Error).message}`);
     }
@@ -96,9 +105,13 @@ export const windowStart = (
 
 const retryId = (r: RetryJob): string => `${r.shopId}\u0000${r.jobId}`;
 
+/** One entry per job; of two, the later notBefore (a revisit must not come before its leftovers are collectable). */
 export const uniqueRetry = (list: readonly RetryJob[]): RetryJob[] => {
   const seen = new Map<string, RetryJob>();
-  for (const r of list) seen.set(retryId(r), r);
+  for (const r of list) {
+    const had = seen.get(retryId(r));
+    if (!had || (r.notBefore ?? '') > (had.notBefore ?? '')) seen.set(retryId(r), r);
+  }
   return [...seen.values()].sort((a, b) => (retryId(a) < retryId(b) ? -1 : 1));
 };
 
@@ -122,6 +135,20 @@ export const mergeWatermarks = (a: WatermarkDoc, b: WatermarkDoc, runId: string)
     retry: uniqueRetry([...a.retry, ...b.retry]),
     runId,
   };
+};
+
+/** Retry entries not due at a run's start, kept in its scratch until Report writes them back. */
+export const carriedKey = (runId: string): string => `${runPrefix(runId)}retry-carried.json`;
+
+export const writeCarried = (deps: StepDeps, runId: string, carried: readonly RetryJob[]) =>
+  putJson(deps, carriedKey(runId), { format: WATERMARK_FORMAT, retry: carried });
+
+export const readCarried = async (deps: StepDeps, runId: string): Promise<RetryJob[]> => {
+  const v = await getJson(deps, carriedKey(runId), 'carried retry entries');
+  if (!isObj(v) || !Array.isArray(v.retry))
+    throw new CorruptObjectError(carriedKey(runId), 'carried retry entries are missing');
+  const epoch = new Date(0).toISOString();
+  return [...parseDoc({ format: WATERMARK_FORMAT, cutoff: epoch, keys: {}, retry: v.retry }).retry];
 };
 
 const sameDoc = (a: WatermarkDoc, b: WatermarkDoc): boolean =>

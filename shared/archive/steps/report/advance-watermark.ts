@@ -6,15 +6,20 @@ import { planBatchesKey } from '../../format/keys';
 import type { StepDeps } from '../context';
 import { parseBatch } from '../events';
 import { readPlannedJobs } from '../plan/planned-jobs';
-import { type RetryJob, uniqueRetry, WATERMARK_FORMAT, writeWatermark } from '../plan/watermark';
+import { readCarried, type RetryJob, uniqueRetry, WATERMARK_FORMAT, writeWatermark } from '../plan/watermark';
+import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
 import type { PageState, QuarantinedJob } from '../types';
 
-/** A failed group and the page that planned it. */
-export interface FailedGroupAt {
-  readonly page: number;
-  readonly shopId: string;
-  readonly month: string;
-}
+/** A failed group, or an interrupted batch (all its groups), and the page that planned it. */
+export type FailedGroupAt =
+  | {
+      readonly page: number;
+      readonly shopId: string;
+      readonly month: string;
+      /** Its jobs are committed; their sources wait for the grace period (or a failed delete). */
+      readonly graceOnly?: boolean;
+    }
+  | { readonly page: number; readonly batch: number };
 
 const validRetry = (shopId: string, jobId: string): RetryJob | null => {
   try {
@@ -25,24 +30,44 @@ const validRetry = (shopId: string, jobId: string): RetryJob | null => {
   }
 };
 
-/** The jobs of the run's failed groups, from the pages' plan files (read only when a group failed). */
-const failedJobs = async (deps: StepDeps, state: PageState, failed: readonly FailedGroupAt[]) => {
+/**
+ * The jobs of the run's failed groups and interrupted batches, from the pages' plan files (read only
+ * then). They are retried once what their attempts may have left (an abandoned part, its staging
+ * docs) is old enough to collect (pending-gc.ts), which the archive step of their group then does.
+ */
+const failedJobs = async (
+  deps: StepDeps,
+  state: PageState,
+  failed: readonly FailedGroupAt[],
+): Promise<RetryJob[]> => {
   const out: RetryJob[] = [];
+  const now = deps.clock().getTime();
+  const notBefore = new Date(now + ABANDONED_AFTER_MS).toISOString();
+  // Sources are deleted once the grace period after their commit (a moment ago) has passed.
+  const afterGrace = new Date(now + state.run.graceHours * 3_600_000).toISOString();
   const pages = [...new Set(failed.map((f) => f.page))];
   for (const page of pages) {
     const key = planBatchesKey(state.run.runId, page);
     const got = await getObjectBytes(deps.s3, deps.bucket, key);
     if (!got) throw new CorruptObjectError(key, 'the plan of a page with failed groups is missing');
-    const wanted = new Set(failed.filter((f) => f.page === page).map((f) => `${f.shopId}\u0000${f.month}`));
+    const here = failed.filter((f) => f.page === page);
+    const groups = new Map(
+      here.flatMap((f) =>
+        'shopId' in f ? [[`${f.shopId}\u0000${f.month}`, f.graceOnly ? afterGrace : notBefore] as const] : [],
+      ),
+    );
+    const batches = new Set(here.flatMap((f) => ('batch' in f ? [f.batch] : [])));
     const lines = got.bytes
       .toString('utf8')
       .split('\n')
       .filter((l) => l !== '');
     for (const line of lines) {
-      for (const g of parseBatch(JSON.parse(line), state.run).groups) {
-        if (!wanted.has(`${g.shopId}\u0000${g.month}`)) continue;
+      const b = parseBatch(JSON.parse(line), state.run);
+      for (const g of b.groups) {
+        const at = batches.has(b.batch) ? notBefore : groups.get(`${g.shopId}\u0000${g.month}`);
+        if (at === undefined) continue;
         for (const j of await readPlannedJobs(deps, state.run, g))
-          out.push({ shopId: g.shopId, jobId: j.job_id });
+          out.push({ shopId: g.shopId, jobId: j.job_id, notBefore: at });
       }
     }
   }
@@ -67,11 +92,13 @@ export const advanceWatermark = async (
   const retry = uniqueRetry([
     ...quarantined.map((q) => validRetry(q.shopId, q.jobId)).filter((r): r is RetryJob => r !== null),
     ...(await failedJobs(deps, state, failed)),
+    ...(scan.carried > 0 ? await readCarried(deps, run.runId) : []),
   ]);
   const idle =
     scan.from !== null &&
     scan.from.cutoff === run.cutoff &&
     scan.retried === 0 &&
+    scan.carried === 0 &&
     retry.length === 0 &&
     TERMINAL_STATUSES.every((s) => scan.from?.keys[s] === scan.next[s]);
   if (idle) return 'unchanged';

@@ -30,6 +30,7 @@ export const REPORT_FILE_LIST_MAX = 100_000;
 interface PageDoc {
   readonly planQuarantined: number;
   readonly results: GroupResult[];
+  readonly interrupted: number[];
 }
 
 const readPage = async (deps: StepDeps, runId: string, page: number): Promise<PageDoc> => {
@@ -45,7 +46,10 @@ const readPage = async (deps: StepDeps, runId: string, page: number): Promise<Pa
   ) {
     throw new CorruptObjectError(key, `not this run's ${PAGE_RESULTS_FORMAT} document`);
   }
-  return { planQuarantined: v.plan_quarantined, results: v.results as GroupResult[] };
+  const interrupted = Array.isArray(v.interrupted_batches)
+    ? v.interrupted_batches.filter((b): b is number => Number.isInteger(b))
+    : [];
+  return { planQuarantined: v.plan_quarantined, results: v.results as GroupResult[], interrupted };
 };
 
 export type DeleteErrorEntry = { shopId: string; month: string } & DeleteErrorItem;
@@ -90,6 +94,12 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       const failures = failuresOf(doc.results);
       failed.add(failures);
       for (const f of failures) failedAt.push({ page, shopId: f.shopId, month: f.month });
+      for (const batch of doc.interrupted) failedAt.push({ page, batch });
+      // Groups whose sources wait for the grace period, or whose deletes failed: revisited later.
+      for (const r of doc.results.filter(isDone)) {
+        if ((r.delete.jobsWaiting ?? 0) > 0 || r.delete.deleteErrorCount > 0)
+          failedAt.push({ page, shopId: r.group.shopId, month: r.group.month, graceOnly: true });
+      }
       const wanted: Wanted[] = [];
       if (doc.planQuarantined > 0 && !quarantined.full) {
         wanted.push({
