@@ -5,8 +5,11 @@ import { WATERMARK_KEY } from '../../shared/archive/format/keys';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { chunkIds } from '../../shared/ids';
 import { getJob, recordFlush } from '../../shared/jobs';
+import { setHandlerClock } from '../../functions/deps';
+import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/archive/pending-gc';
 import {
   DAY,
+  HOUR,
   getBytes,
   readIndex,
   type SeededJob,
@@ -162,10 +165,19 @@ test('a failed group goes to the retry list and the next run archives it by key,
   });
   expect(failed.status).toBe('FAILED');
   const w = await watermark();
-  expect(w.retry).toEqual([{ shopId: 'retry-bad', jobId: bad.jobId }]);
+  // Retried once what the failed attempt may have left is old enough to collect (pending-gc.ts).
+  expect(w.retry).toEqual([{ shopId: 'retry-bad', jobId: bad.jobId, notBefore: expect.any(String) }]);
+  const notBefore = Date.parse((w.retry[0] as { notBefore?: string } | undefined)?.notBefore ?? '');
+  expect(notBefore - Date.now()).toBeGreaterThan(ABANDONED_AFTER_MS - 60_000);
 
   await runs.env.s3.send(new DeleteObjectCommand({ Bucket: runs.env.bucket, Key: indexKey }));
-  const next = await run({ olderThanDays: 30 });
+  // Too early: carried over, nothing planned.
+  const early = await run({ olderThanDays: 30 });
+  expect(early.report).toMatchObject({ jobsPlanned: 0, watermark: 'written' });
+  expect((await watermark()).retry).toEqual(w.retry);
+
+  setHandlerClock(() => new Date(Date.now() + ABANDONED_AFTER_MS + HOUR));
+  const next = await run({ olderThanDays: 30 }).finally(() => setHandlerClock(undefined));
   expect(next.report).toMatchObject({
     jobsPlanned: 1,
     jobsArchived: 1,
