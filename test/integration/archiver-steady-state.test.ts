@@ -1,5 +1,9 @@
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { auditCommand } from '../../infra/cli/audit';
+import { memoryOutput } from '../../infra/cli/output';
+import type { JobRecord } from '../../shared/archive/format/records';
+import { JobDetailsReader } from '../../shared/reader';
 import { runArchiverLocally } from '../../infra/local/runner';
 import { WATERMARK_KEY } from '../../shared/archive/format/keys';
 import type { RunReport } from '../../shared/archive/steps/types';
@@ -8,8 +12,12 @@ import { getJob, recordFlush } from '../../shared/jobs';
 import { setHandlerClock } from '../../functions/deps';
 import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/archive/pending-gc';
 import {
+  cliContextFor,
   DAY,
   HOUR,
+  hotState,
+  listKeys,
+  memberAt,
   getBytes,
   readIndex,
   type SeededJob,
@@ -49,19 +57,20 @@ const ago = (days: number) => new Date(Date.now() - days * DAY);
 test('an idle run plans nothing: Plan and Report only, a Query page per status, at most 8 S3 requests', async () => {
   const jobs: SeededJob[] = [];
   for (const [shopId, days] of [
-    ['idle-a', 40],
-    ['idle-a', 45],
-    ['idle-b', 50],
+    ['idle-a', 70],
+    ['idle-a', 75],
+    ['idle-b', 80],
   ] as const) {
     jobs.push(await seedTerminalJob(runs.env, { shopId, completedAt: ago(days) }));
   }
   // Not due: completed yesterday.
   await seedTerminalJob(runs.env, { shopId: 'idle-a', completedAt: ago(1) });
 
-  const first = await run({ olderThanDays: 30 });
+  // Whole months (the default): the cutoff stays put until the next month comes due.
+  const first = await run({ olderThanDays: 30, wholeMonths: true });
   expect(first.report).toMatchObject({ jobsArchived: 3, groupsFailedCount: 0, watermark: 'written' });
 
-  const idle = await run({ olderThanDays: 30 });
+  const idle = await run({ olderThanDays: 30, wholeMonths: true });
   expect(idle.invocations).toEqual({ Plan: 1, ArchiveBatch: 0, Tally: 0, Report: 1 });
   expect(idle.report).toMatchObject({ jobsPlanned: 0, jobsArchived: 0, pages: 1, watermark: 'unchanged' });
   // GET watermark; Plan writes the page's results, Report reads them and writes report.json.
@@ -187,4 +196,55 @@ test('a failed group goes to the retry list and the next run archives it by key,
   expect((await readIndex(runs.env, 'retry-bad', month))?.jobs[bad.jobId]).toHaveLength(1);
   expect((await watermark()).retry).toEqual([]);
   expect(ok.jobId).toBeDefined();
+});
+
+test('orphan sweep: hot objects whose row expired before archival are archived with row null, once older than jobTtlDays', async () => {
+  const job = await seedTerminalJob(runs.env, { shopId: 'orphan-shop', completedAt: ago(3) });
+  const before = await hotState(runs.env, job.jobId);
+  // DynamoDB Local never deletes by TTL: the row goes as TTL would.
+  await runs.env.ddb.send(
+    new DeleteCommand({ TableName: runs.env.table, Key: { pk: 'SHOP#orphan-shop', sk: `JOB#${job.jobId}` } }),
+  );
+  const audit = () =>
+    auditCommand(cliContextFor(runs.env), { maxHeads: 100, concurrency: 4, json: true }, memoryOutput());
+  expect((await audit()).orphans).toEqual([
+    expect.objectContaining({ jobId: job.jobId, shopId: 'orphan-shop', objects: job.keys.length }),
+  ]);
+
+  // Its objects are younger than jobTtlDays (90): a row may still be on its way. The sweep leaves them.
+  const young = await run({ olderThanDays: 30 });
+  expect(young.report).toMatchObject({ orphansPlanned: 0 });
+  expect(await listKeys(runs.env.s3, runs.env.bucket, `job-details/${job.jobId}/`)).toEqual(job.keys);
+
+  // 91 days on (the handlers' clock), the next sweep is due and the objects are old enough.
+  setHandlerClock(() => new Date(Date.now() + 91 * DAY));
+  const swept = await run({ olderThanDays: 30 }).finally(() => setHandlerClock(undefined));
+  expect(swept.report).toMatchObject({
+    orphansPlanned: 1,
+    jobsArchived: 1,
+    objectsDeleted: job.keys.length,
+    groupsFailedCount: 0,
+  });
+  expect(await listKeys(runs.env.s3, runs.env.bucket, `job-details/${job.jobId}/`)).toEqual([]);
+  expect((await audit()).orphans).toEqual([]);
+
+  // The record: row null (expired before archival), status ROW_EXPIRED, completed_at = its newest object.
+  const month = new Date().toISOString().slice(0, 7);
+  const index = await readIndex(runs.env, 'orphan-shop', month);
+  const entry = index?.jobs[job.jobId]?.[0];
+  const part = index?.parts[0];
+  if (!entry || !part) throw new Error('orphan not indexed');
+  expect(entry.status).toBe('ROW_EXPIRED');
+  const record = (await memberAt(runs.env, part.key, entry, { type: 'job', jobId: job.jobId }))
+    .record as JobRecord;
+  expect(record.row).toBeNull();
+  // Read back through the reader, as it was hot.
+  const reader = new JobDetailsReader(runs.env.s3, runs.env.bucket);
+  const read = await reader.readAllDetails({
+    shopId: 'orphan-shop',
+    jobId: job.jobId,
+    completedAt: entry.completed_at,
+  });
+  expect(read.provenance.source).toBe('archive');
+  expect(read.details).toEqual(before.details);
 });

@@ -32,6 +32,7 @@ import { archivableRow } from '../../shared/jobs/row-json';
 import { createJob, getJob, recordFlush } from '../../shared/jobs';
 import { parseTimestamp } from '../../shared/time';
 import { freshCliContext } from '../support/local';
+import { forgetWatermark } from '../support/archiver-fixtures';
 
 jest.setTimeout(240_000);
 
@@ -52,6 +53,9 @@ afterAll(() => {
 });
 
 const run = async (ctx: CliContext, input: Record<string, unknown> = {}) => {
+  // Rows here are written back-dated around a fixed NOW, between runs: each run plans from the
+  // beginning (no live writer completes a job weeks in the past: docs/steady-state.md).
+  await forgetWatermark(ctx);
   const io = memoryOutput();
   const r = await runCommand(
     ctx,

@@ -74,6 +74,7 @@ export const DEFAULT_SETTINGS: StepSettings = {
   // Most tests archive jobs of a few days past the cutoff; whole months are tested on their own.
   wholeMonths: false,
   maxSourceMb: 25.6,
+  jobTtlDays: 90,
 };
 
 export interface ArchiverEnv {

@@ -190,6 +190,7 @@ export const parseScan = (v: unknown, field: string): ScanState => {
     from = {
       cutoff: isoTime(f.cutoff, `${field}.from.cutoff`),
       keys: statusKeys(f.keys, `${field}.from.keys`),
+      ...(f.sweptAt !== undefined ? { sweptAt: isoTime(f.sweptAt, `${field}.from.sweptAt`) } : {}),
     };
   }
   return {
@@ -198,6 +199,8 @@ export const parseScan = (v: unknown, field: string): ScanState => {
     next: statusKeys(o.next, `${field}.next`),
     retried: int(o.retried, `${field}.retried`),
     carried: int(o.carried, `${field}.carried`),
+    sweptAt: o.sweptAt === null ? null : isoTime(o.sweptAt, `${field}.sweptAt`),
+    orphans: int(o.orphans, `${field}.orphans`),
   };
 };
 

@@ -68,13 +68,21 @@ export interface ScanState {
   /** ETag of the watermark document read at the start (null: there was none). */
   readonly etag: string | null;
   /** The watermark read at the start (null: none, the run read every status from the beginning). */
-  readonly from: { readonly cutoff: string; readonly keys: Readonly<Record<string, string>> } | null;
+  readonly from: {
+    readonly cutoff: string;
+    readonly keys: Readonly<Record<string, string>>;
+    readonly sweptAt?: string;
+  } | null;
   /** Terminal status → the key the watermark may advance to. */
   readonly next: Readonly<Record<string, string>>;
   /** Retry entries planned at the start (what became of them is in this run's findings). */
   readonly retried: number;
   /** Retry entries not due yet, kept in the run's scratch (plan/watermark.ts `carriedKey`) for Report. */
   readonly carried: number;
+  /** When the hot prefix was last swept for orphans (plan/orphans.ts); null until this run's sweep. */
+  readonly sweptAt: string | null;
+  /** Orphans this run's sweep planned. */
+  readonly orphans: number;
 }
 
 /** State between pages: Tally's output, Plan's later input, Report's input. */
@@ -343,6 +351,8 @@ export interface RunReport {
   readonly reportKey: string;
   /** What Report did with the plan watermark (docs/steady-state.md). */
   readonly watermark?: 'unchanged' | 'written' | 'merged' | 'dry-run';
+  /** Jobs without a row (expired before archival) this run's orphan sweep planned (in jobsPlanned too). */
+  readonly orphansPlanned?: number;
   /**
    * Present when groups failed in a real run: the Cause of the `ArchiveRunIncomplete` failure the
    * state machine ends with (JSON, see `incompleteCause`). A dry run never carries it.

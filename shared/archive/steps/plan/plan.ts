@@ -5,6 +5,8 @@ import type { StepDeps } from '../context';
 import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
 import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyOf } from './plan-rows';
 import { listJobsObjects } from '../../../details/hot-listing';
+import type { JobObject } from '../../../details';
+import { SWEEP_EVERY_MS, sweepHot } from './orphans';
 import { layoutPlanFiles } from './plan-files';
 import { putBytes } from '../../../s3/objects';
 import { mapResultsPrefix } from '../../format/keys';
@@ -54,12 +56,19 @@ const startScan = async (deps: StepDeps, run: RunContext, page: PlanPage): Promi
       if (v.kind !== 'later') page.add(v);
     }
   }
+  const sweptAt = doc?.sweptAt ?? null;
+  const sweep = sweptAt === null || deps.clock().getTime() - Date.parse(sweptAt) >= SWEEP_EVERY_MS;
   return {
     etag,
-    from: doc ? { cutoff: doc.cutoff, keys: doc.keys } : null,
+    from: doc
+      ? { cutoff: doc.cutoff, keys: doc.keys, ...(doc.sweptAt !== undefined ? { sweptAt: doc.sweptAt } : {}) }
+      : null,
     next,
     retried: retry.length - carried.length,
     carried: carried.length,
+    // Set to the sweep's time by the page that sweeps (the first).
+    sweptAt: sweep ? null : sweptAt,
+    orphans: 0,
   };
 };
 
@@ -69,10 +78,14 @@ const startScan = async (deps: StepDeps, run: RunContext, page: PlanPage): Promi
  * jobs (the same ranged GET) instead of walking the prefix again for its own, scattered jobs. With
  * random job ids, a batch's jobs are spread over the whole prefix; the page's are dense in it.
  */
-const withHotObjects = async (deps: StepDeps, groups: PageGroup[]): Promise<PageGroup[]> => {
+const withHotObjects = async (
+  deps: StepDeps,
+  groups: PageGroup[],
+  swept?: ReadonlyMap<string, JobObject[]>,
+): Promise<PageGroup[]> => {
   const ids = groups.flatMap((g) => g.jobs.map((j) => j.job_id));
   if (ids.length === 0) return groups;
-  const { objects } = await listJobsObjects(deps.s3, deps.bucket, ids);
+  const objects = swept ?? (await listJobsObjects(deps.s3, deps.bucket, ids)).objects;
   return groups.map((g) => ({
     ...g,
     jobs: g.jobs.map((j) => ({
@@ -180,7 +193,19 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
         : after(here.statusIndex);
     }
 
-    const groups = await withHotObjects(deps, page.result());
+    // The orphan sweep, when due, walks the whole hot prefix: that walk is the page's listing too.
+    let scan: ScanState = { ...scanState, next: nextKeys };
+    let swept: Map<string, JobObject[]> | undefined;
+    if (scanState.sweptAt === null) {
+      const sweepAt = deps.clock().toISOString();
+      const wanted = new Set(page.result().flatMap((g) => g.jobs.map((j) => j.job_id)));
+      const found = await sweepHot(deps, wanted);
+      for (const o of found.orphans) page.add({ kind: 'plan', shopId: o.shopId, month: o.month, job: o.job });
+      for (const q of found.unattributed) page.add({ kind: 'quarantine', entry: q });
+      swept = found.listing;
+      scan = { ...scan, sweptAt: sweepAt, orphans: found.orphans.length };
+    }
+    const groups = await withHotObjects(deps, page.result(), swept);
     const files = layoutPlanFiles(run.runId, pageNo, groups, settings);
     await writePlanFindings(deps, run.runId, pageNo, page.quarantined);
     if (files.batches.length > 0) {
@@ -191,7 +216,7 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
       // Nothing to archive on this page: its results are Plan's to write (no Map, no Tally).
       await writePageResults(deps, run.runId, pageNo, page.quarantined.length, []);
     }
-    return { page, next, files, groupCount: groups.length, scan: { ...scanState, next: nextKeys } };
+    return { page, next, files, groupCount: groups.length, scan };
   });
 
   const { page, next, files, groupCount, scan } = value;

@@ -39,6 +39,8 @@ export interface WatermarkDoc {
   readonly keys: Readonly<Record<string, string>>;
   readonly retry: readonly RetryJob[];
   readonly runId: string;
+  /** When the last orphan sweep ran (plan/orphans.ts); absent: never. */
+  readonly sweptAt?: string;
 }
 
 export interface ReadWatermark {
@@ -76,7 +78,16 @@ const parseDoc = (v: unknown): WatermarkDoc => {
       throw new CorruptObjectError(WATERMARK_KEY, `a retry entry: ${(err as Error).message}`);
     }
   });
-  return { format: WATERMARK_FORMAT, cutoff: v.cutoff, keys, retry, runId: String(v.runId ?? '') };
+  const sweptAt =
+    typeof v.sweptAt === 'string' && !Number.isNaN(Date.parse(v.sweptAt)) ? { sweptAt: v.sweptAt } : {};
+  return {
+    format: WATERMARK_FORMAT,
+    cutoff: v.cutoff,
+    keys,
+    retry,
+    runId: String(v.runId ?? ''),
+    ...sweptAt,
+  };
 };
 
 export const readWatermark = async (deps: StepDeps): Promise<ReadWatermark> => {
@@ -134,6 +145,7 @@ export const mergeWatermarks = (a: WatermarkDoc, b: WatermarkDoc, runId: string)
     keys,
     retry: uniqueRetry([...a.retry, ...b.retry]),
     runId,
+    ...([a.sweptAt, b.sweptAt].sort().at(-1) ? { sweptAt: [a.sweptAt, b.sweptAt].sort().at(-1) } : {}),
   };
 };
 
@@ -153,6 +165,7 @@ export const readCarried = async (deps: StepDeps, runId: string): Promise<RetryJ
 
 const sameDoc = (a: WatermarkDoc, b: WatermarkDoc): boolean =>
   a.cutoff === b.cutoff &&
+  a.sweptAt === b.sweptAt &&
   TERMINAL_STATUSES.every((s) => a.keys[s] === b.keys[s]) &&
   JSON.stringify(uniqueRetry(a.retry)) === JSON.stringify(uniqueRetry(b.retry));
 

@@ -99,12 +99,21 @@ export const advanceWatermark = async (
     scan.from.cutoff === run.cutoff &&
     scan.retried === 0 &&
     scan.carried === 0 &&
+    scan.orphans === 0 &&
+    scan.sweptAt === (scan.from.sweptAt ?? null) &&
     retry.length === 0 &&
     TERMINAL_STATUSES.every((s) => scan.from?.keys[s] === scan.next[s]);
   if (idle) return 'unchanged';
   return writeWatermark(
     deps,
     { doc: null, etag: scan.etag },
-    { format: WATERMARK_FORMAT, cutoff: run.cutoff, keys: scan.next, retry, runId: run.runId },
+    {
+      format: WATERMARK_FORMAT,
+      cutoff: run.cutoff,
+      keys: scan.next,
+      retry,
+      runId: run.runId,
+      ...(scan.sweptAt !== null ? { sweptAt: scan.sweptAt } : {}),
+    },
   );
 };

@@ -181,6 +181,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
   return {
     ...summary,
     watermark,
+    ...(state.scan ? { orphansPlanned: state.scan.orphans } : {}),
     requests: addCounts(addCounts(summary.requests, write), moved),
     ...(incomplete !== undefined ? { incomplete } : {}),
   };
