@@ -9,7 +9,7 @@ import { WATERMARK_KEY } from '../../shared/archive/format/keys';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { chunkIds } from '../../shared/ids';
 import { getJob, recordFlush } from '../../shared/jobs';
-import { setHandlerClock } from '../../functions/deps';
+import { getDeps, setHandlerClock } from '../../functions/deps';
 import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/archive/pending-gc';
 import {
   cliContextFor,
@@ -247,4 +247,39 @@ test('orphan sweep: hot objects whose row expired before archival are archived w
   });
   expect(read.provenance.source).toBe('archive');
   expect(read.details).toEqual(before.details);
+});
+
+test('listing beside neighbours: one walk for the page, at most 0.02 LIST per archived hot object', async () => {
+  // Due jobs are a fifth of the hot prefix; the rest completed yesterday (random ids interleave them).
+  const due: SeededJob[] = [];
+  for (let i = 0; i < 25; i++) {
+    due.push(await seedTerminalJob(runs.env, { shopId: `nb-${i % 10}`, completedAt: ago(70 + (i % 5)) }));
+  }
+  for (let i = 0; i < 100; i++)
+    await seedTerminalJob(runs.env, { shopId: `nb-${i % 10}`, completedAt: ago(1) });
+  const hotObjects = due.reduce((n, j) => n + j.keys.length, 0);
+
+  // LISTs of the hot prefix, by whichever handler sent them (the report counts LISTs of every prefix:
+  // Tally's attempts, each group's staging area).
+  const hotLists: string[] = [];
+  getDeps().s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { Prefix?: string };
+      if (context.commandName === 'ListObjectsV2Command' && input.Prefix?.startsWith('job-details/'))
+        hotLists.push(input.Prefix);
+      return next(args);
+    },
+    { step: 'initialize', name: 'countHotLists' },
+  );
+  const out = await run({ olderThanDays: 30, wholeMonths: true }).finally(() =>
+    getDeps().s3.middlewareStack.remove('countHotLists'),
+  );
+  expect(out.report).toMatchObject({
+    jobsArchived: due.length,
+    objectsDeleted: hotObjects,
+    groupsFailedCount: 0,
+  });
+  // One walk for the page (here the orphan sweep's, which is the page's listing); the batches list nothing.
+  expect(hotLists).toHaveLength(1);
+  expect(hotLists.length / hotObjects).toBeLessThanOrEqual(0.02);
 });
