@@ -118,6 +118,7 @@ const main = async () => {
   const quick = process.argv.includes('--quick');
   const tmp = mkdtempSync(join(tmpdir(), 'jda-bench-listing-'));
   let stack: LocalStack | undefined;
+  const clients: S3Client[] = [];
   try {
     stack = await startLocalStack({ dataDir: join(tmp, 'stack'), fresh: true });
     applyStackEnv(stack);
@@ -125,6 +126,7 @@ const main = async () => {
     const s3 = s3ClientFrom(cfg);
     const counted = s3ClientFrom(cfg);
     countRequests(counted, 's3', zeroCounts());
+    clients.push(s3, counted);
     const results = [];
     console.log('LIST per archived hot object, due jobs beside neighbours (random ids)');
     console.log(
@@ -141,6 +143,8 @@ const main = async () => {
     console.log('* inventory: weekly delivery of the hot prefix for a month, in LIST-equivalent dollars');
     console.log(JSON.stringify({ bench: 'listing', results }));
   } finally {
+    // Idle keep-alive sockets would hold the process open after the stack is gone.
+    for (const c of clients) c.destroy();
     await stack?.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
