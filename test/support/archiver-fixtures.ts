@@ -603,9 +603,13 @@ export const runSteps = async (deps: StepDeps, opts: RunStepsOptions = {}): Prom
     }
     all.push(...results);
     const mapRun = planned.batches > 0 ? await writeResults(deps, planned, results) : undefined;
-    const tallied = viaJson(
-      await tally(deps, parseTallyEvent(viaJson({ ...planned, ...(mapRun ? { mapRun } : {}) }))),
-    ) as PageState;
+    // As the state machine: a page without batches goes on without Tally (Plan wrote its results).
+    const tallied =
+      planned.batches === 0
+        ? (viaJson(planned) as PageState)
+        : (viaJson(
+            await tally(deps, parseTallyEvent(viaJson({ ...planned, ...(mapRun ? { mapRun } : {}) }))),
+          ) as PageState);
     if (tallied.cursor === null) {
       const out = await report(deps, parseReportEvent(viaJson(tallied)));
       return { report: viaJson(out) as RunReport, pages, results: all, steps, crashed: false };
