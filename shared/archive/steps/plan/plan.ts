@@ -7,6 +7,7 @@ import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyO
 import { listJobsObjects } from '../../../details/hot-listing';
 import type { JobObject } from '../../../details';
 import { SWEEP_EVERY_MS, sweepHot } from './orphans';
+import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
 import { layoutPlanFiles } from './plan-files';
 import { putBytes } from '../../../s3/objects';
 import { mapResultsPrefix } from '../../format/keys';
@@ -41,7 +42,12 @@ const startScan = async (deps: StepDeps, run: RunContext, page: PlanPage): Promi
   const retry: readonly RetryJob[] = doc?.retry ?? [];
   const at = deps.clock().toISOString();
   const carried = retry.filter((r) => r.notBefore !== undefined && r.notBefore > at);
-  if (carried.length > 0) await writeCarried(deps, run.runId, carried);
+  // Planned now, and once more when what a failed attempt left is collectable.
+  const followUp = new Date(deps.clock().getTime() + ABANDONED_AFTER_MS).toISOString();
+  const revisits = retry
+    .filter((r) => r.revisit === true && !(r.notBefore !== undefined && r.notBefore > at))
+    .map((r) => ({ shopId: r.shopId, jobId: r.jobId, notBefore: followUp }));
+  if (carried.length + revisits.length > 0) await writeCarried(deps, run.runId, [...carried, ...revisits]);
   const byShop = new Map<string, string[]>();
   for (const r of retry) {
     if (r.notBefore !== undefined && r.notBefore > at) continue;
@@ -65,7 +71,7 @@ const startScan = async (deps: StepDeps, run: RunContext, page: PlanPage): Promi
       : null,
     next,
     retried: retry.length - carried.length,
-    carried: carried.length,
+    carried: carried.length + revisits.length,
     // Set to the sweep's time by the page that sweeps (the first).
     sweptAt: sweep ? null : sweptAt,
     orphans: 0,

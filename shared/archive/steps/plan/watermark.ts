@@ -29,6 +29,12 @@ export interface RetryJob {
   readonly jobId: string;
   /** Not planned before this time (ISO): carried over by the runs before it. */
   readonly notBefore?: string;
+  /**
+   * Planned once more after this, when what a failed or interrupted attempt left is collectable
+   * (ABANDONED_AFTER_MS): a group's abandoned parts are collected only by an archive that finds its
+   * index, which the first retry may be the one to write.
+   */
+  readonly revisit?: true;
 }
 
 export interface WatermarkDoc {
@@ -73,6 +79,7 @@ const parseDoc = (v: unknown): WatermarkDoc => {
         shopId: validateShopId(r.shopId),
         jobId: validateJobId(r.jobId),
         ...(notBefore !== undefined ? { notBefore } : {}),
+        ...(r.revisit === true ? { revisit: true as const } : {}),
       };
     } catch (err) {
       throw new CorruptObjectError(WATERMARK_KEY, `a retry entry: ${(err as Error).message}`);
@@ -121,7 +128,9 @@ export const uniqueRetry = (list: readonly RetryJob[]): RetryJob[] => {
   const seen = new Map<string, RetryJob>();
   for (const r of list) {
     const had = seen.get(retryId(r));
-    if (!had || (r.notBefore ?? '') > (had.notBefore ?? '')) seen.set(retryId(r), r);
+    const later = !had || (r.notBefore ?? '') > (had.notBefore ?? '') ? r : had;
+    const revisit = r.revisit === true || had?.revisit === true;
+    seen.set(retryId(r), revisit ? { ...later, revisit: true } : later);
   }
   return [...seen.values()].sort((a, b) => (retryId(a) < retryId(b) ? -1 : 1));
 };

@@ -7,7 +7,6 @@ import type { StepDeps } from '../context';
 import { parseBatch } from '../events';
 import { readPlannedJobs } from '../plan/planned-jobs';
 import { readCarried, type RetryJob, uniqueRetry, WATERMARK_FORMAT, writeWatermark } from '../plan/watermark';
-import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
 import type { PageState, QuarantinedJob } from '../types';
 
 /** A failed group, or an interrupted batch (all its groups), and the page that planned it. */
@@ -42,7 +41,6 @@ const failedJobs = async (
 ): Promise<RetryJob[]> => {
   const out: RetryJob[] = [];
   const now = deps.clock().getTime();
-  const notBefore = new Date(now + ABANDONED_AFTER_MS).toISOString();
   // Sources are deleted once the grace period after their commit (a moment ago) has passed.
   const afterGrace = new Date(now + state.run.graceHours * 3_600_000).toISOString();
   const pages = [...new Set(failed.map((f) => f.page))];
@@ -51,11 +49,8 @@ const failedJobs = async (
     const got = await getObjectBytes(deps.s3, deps.bucket, key);
     if (!got) throw new CorruptObjectError(key, 'the plan of a page with failed groups is missing');
     const here = failed.filter((f) => f.page === page);
-    const groups = new Map(
-      here.flatMap((f) =>
-        'shopId' in f ? [[`${f.shopId}\u0000${f.month}`, f.graceOnly ? afterGrace : notBefore] as const] : [],
-      ),
-    );
+    const groups = new Map<string, boolean>();
+    for (const f of here) if ('shopId' in f) groups.set(`${f.shopId}\u0000${f.month}`, f.graceOnly === true);
     const batches = new Set(here.flatMap((f) => ('batch' in f ? [f.batch] : [])));
     const lines = got.bytes
       .toString('utf8')
@@ -64,10 +59,17 @@ const failedJobs = async (
     for (const line of lines) {
       const b = parseBatch(JSON.parse(line), state.run);
       for (const g of b.groups) {
-        const at = batches.has(b.batch) ? notBefore : groups.get(`${g.shopId}\u0000${g.month}`);
-        if (at === undefined) continue;
+        const key = `${g.shopId}\u0000${g.month}`;
+        const graceOnly = !batches.has(b.batch) && groups.get(key) === true;
+        if (!batches.has(b.batch) && !groups.has(key)) continue;
+        // Failed or interrupted: retried by the next run, and once more when its leftovers are
+        // collectable (RetryJob.revisit). Waiting for the grace period: once, after it.
         for (const j of await readPlannedJobs(deps, state.run, g))
-          out.push({ shopId: g.shopId, jobId: j.job_id, notBefore: at });
+          out.push(
+            graceOnly
+              ? { shopId: g.shopId, jobId: j.job_id, notBefore: afterGrace }
+              : { shopId: g.shopId, jobId: j.job_id, revisit: true },
+          );
       }
     }
   }
