@@ -24,6 +24,7 @@ import {
   orphanCandidates,
   pendingId,
 } from './audit-model';
+import { type SharedJobId, sharedJobIds } from './audit-shared-ids';
 import type { CliContext } from './context';
 import { formatBytes, type Output, printJson, table } from './output';
 
@@ -77,6 +78,8 @@ export interface AuditResult extends AuditFindings {
   readonly requests: AuditRequests;
   /** Orphan prefixes not HEADed because --max-heads was reached. */
   readonly orphansUnattributed: number;
+  /** Job ids with rows in several shops and a hot prefix (informational: see audit-shared-ids.ts). */
+  readonly sharedJobIds: readonly SharedJobId[];
 }
 
 interface Listed {
@@ -227,6 +230,7 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     ...findings,
     requests: req,
     orphansUnattributed: candidates.length - toHead.length,
+    sharedJobIds: sharedJobIds(rows, hot),
   };
   if (opts.json) printJson(io, result);
   else printAudit(io, result);
@@ -282,6 +286,15 @@ const printAudit = (io: Output, r: AuditResult): void => {
     );
     for (const u of r.undated.slice(0, LIST_LIMIT))
       io.out(`  ${u.shopId} job ${u.jobId} (${u.status}): ${u.reason}`);
+  }
+  if (r.sharedJobIds.length > 0) {
+    io.out('');
+    io.out(
+      `job ids shared by shops (one hot prefix holds each shop's objects, told apart by shop-id; a key both wrote was overwritten when written)${r.sharedJobIds.length > LIST_LIMIT ? `, first ${LIST_LIMIT}` : ''}:`,
+    );
+    for (const s of r.sharedJobIds.slice(0, LIST_LIMIT)) {
+      io.out(`  job ${s.jobId}: shops ${s.shops.join(', ')}; ${s.hotObjects} hot objects`);
+    }
   }
   const q = r.requests;
   io.out('');

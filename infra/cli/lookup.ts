@@ -165,6 +165,11 @@ export const lookupCommand = async (
   io.out(
     `provenance: source ${p.source}, ${p.parts.length} part(s), ${p.requests} S3 requests, ${formatBytes(p.bytes)} read${p.parts.length > 0 ? `\n            ${p.parts.join('\n            ')}` : ''}`,
   );
+  // Damage the reader went around (the hot copy answered): loud, on stderr too.
+  for (const w of p.warnings) {
+    io.out(`warning:    ${w}`);
+    io.err(`lookup: ${w}`);
+  }
   if (!found)
     io.err(
       `lookup: job ${opts.jobId} of ${opts.shopId} not found (no row, no hot objects, no archival in the months searched)`,

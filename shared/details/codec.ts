@@ -1,6 +1,13 @@
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { CorruptObjectError, InvalidInputError } from '../errors';
-import { canonicalJson, findJsonProblem, isPlainObject, type JsonObject, type JsonValue } from './json';
+import {
+  canonicalJson,
+  findJsonProblem,
+  isPlainObject,
+  type JsonObject,
+  type JsonValue,
+  parseJsonExact,
+} from './json';
 import { normalizeJobDetails } from './merge';
 import { type JobDetailsPayload, parseJobDetailsPayload, validateJobDetailsPayload } from './payload';
 
@@ -41,11 +48,8 @@ const parseJsonBytes = (bytes: Uint8Array, key: string): unknown => {
   } catch (err) {
     throw new CorruptObjectError(key, 'not valid UTF-8', { cause: err });
   }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new CorruptObjectError(key, `bad JSON: ${(err as Error).message}`, { cause: err });
-  }
+  // Lossless and depth-bounded: the same parser reads part records (archive/format/members.ts).
+  return parseJsonExact(text, key);
 };
 
 /**
@@ -79,7 +83,7 @@ export const encodePlatformData = (data: unknown): Buffer => {
   if (!isPlainObject(data)) throw new InvalidInputError('platform data', 'must be a JSON object');
   const problem = findJsonProblem(data, 'platform data');
   if (problem) throw new InvalidInputError(problem.path, problem.reason);
-  return Buffer.from(JSON.stringify(data), 'utf8');
+  return Buffer.from(JSON.stringify(data), 'utf8'); // RawJsonNumbers as their text
 };
 
 export const decodePlatformData = (bytes: Uint8Array, key: string): JsonObject => {

@@ -32,7 +32,18 @@ export {
   flushIdForChunks,
   sortedUniqueIds,
 } from './helpers';
-export { canonicalJson, findJsonProblem, isPlainObject, type JsonObject, type JsonValue } from './json';
+export {
+  canonicalJson,
+  findJsonProblem,
+  isPlainObject,
+  isRawJson,
+  type JsonObject,
+  type JsonValue,
+  MAX_JSON_DEPTH,
+  parseJsonExact,
+  type RawJsonNumber,
+  rawJsonNumber,
+} from './json';
 export {
   classifyJobKey,
   DETAILS_ROOT,

@@ -1,7 +1,93 @@
+import { CorruptObjectError } from '../errors';
+
+/**
+ * A number kept as its source text: what `JSON.parse` gives (through `parseJsonExact`) for a number
+ * whose text a float64 would not reproduce (2^63−1, 20-digit ids, `1.0`, `1e400`). It is
+ * `JSON.rawJSON(text)`: a frozen null-prototype object whose `rawJSON` is the text, which
+ * `JSON.stringify` (and `canonicalJson`) write back verbatim.
+ */
+export interface RawJsonNumber {
+  readonly rawJSON: string;
+}
+
 /** Plain JSON values: what survives a write → read round trip unchanged. */
-export type JsonPrimitive = string | number | boolean | null;
+export type JsonPrimitive = string | number | boolean | null | RawJsonNumber;
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
+
+// ES2024+ JSON additions (Node ≥ 21), not in the ES2023 lib this package compiles against.
+const ExactJSON = JSON as unknown as {
+  rawJSON(text: string): RawJsonNumber;
+  isRawJSON(value: unknown): value is RawJsonNumber;
+  parse(text: string, reviver: (key: string, value: unknown, ctx: { source?: string }) => unknown): unknown;
+};
+
+export const isRawJson = (value: unknown): value is RawJsonNumber => ExactJSON.isRawJSON(value);
+
+/** A number as its exact text: `JSON.rawJSON(text)` (validated as one JSON number by V8). */
+export const rawJsonNumber = (text: string): RawJsonNumber => ExactJSON.rawJSON(text);
+
+/**
+ * Deepest nesting of arrays/objects accepted anywhere a payload is read or written. Real payloads are
+ * 3–5 levels deep; the bound keeps every recursive walk (canonical JSON, validation, merging) far
+ * from the stack limit, so one pathological object is one bad object, not a crashed group.
+ */
+export const MAX_JSON_DEPTH = 256;
+
+/** Whether `text` nests arrays/objects deeper than `max` (one pass, no recursion, strings skipped). */
+export const jsonDeeperThan = (text: string, max: number): boolean => {
+  let depth = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Jump to the closing quote: the next one not escaped (preceded by an even run of backslashes).
+      for (;;) {
+        i = text.indexOf('"', i + 1);
+        if (i < 0) return false; // unterminated: JSON.parse rejects it
+        let backslashes = 0;
+        while (text.charCodeAt(i - 1 - backslashes) === 0x5c) backslashes++;
+        if (backslashes % 2 === 0) break;
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+};
+
+/**
+ * The fast path's test: a number token (after `:`, `,` or `[`) that a float64 may not reproduce — 16+
+ * digits, a fraction or exponent, or `-0`. Text inside strings can match too (`10:01:00.000Z`): that
+ * only costs the slower, still exact, path.
+ */
+const MAYBE_INEXACT = /[:,[]\s*(?:-0|-?\d{16}|-?\d+[.eE])/;
+
+const keepExact = (_key: string, value: unknown, ctx: { source?: string }): unknown =>
+  typeof value === 'number' && ctx.source !== undefined && String(value) !== ctx.source
+    ? ExactJSON.rawJSON(ctx.source)
+    : value;
+
+/**
+ * The one parser of stored payloads (hot objects, part records) — archiver, reader and CLI alike:
+ * - lossless: a number whose text `String(Number(text))` does not reproduce stays its text
+ *   (`RawJsonNumber`), so 9223372036854775807 is archived and read back bit for bit;
+ * - bounded: nesting deeper than MAX_JSON_DEPTH is a CorruptObjectError naming `where`, before any
+ *   recursive walk could overflow the stack.
+ * Invalid JSON is a CorruptObjectError too.
+ */
+export const parseJsonExact = (text: string, where: string, what = 'JSON'): unknown => {
+  if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
+    throw new CorruptObjectError(where, `${what} nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  try {
+    return MAYBE_INEXACT.test(text) ? ExactJSON.parse(text, keepExact) : JSON.parse(text);
+  } catch (err) {
+    const message = (err as Error).message;
+    const reason = what === 'JSON' ? `bad JSON: ${message}` : `${what} is not JSON: ${message}`;
+    throw new CorruptObjectError(where, reason, { cause: err });
+  }
+};
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
@@ -18,13 +104,16 @@ export const findJsonProblem = (
   value: unknown,
   path: string,
   ancestors: Set<unknown> = new Set(),
+  depth = 0,
 ): { path: string; reason: string } | undefined => {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
+  if (isRawJson(value)) return undefined;
   if (typeof value === 'number') {
     return Number.isFinite(value) ? undefined : { path, reason: `${value} is not a JSON number` };
   }
   if (typeof value !== 'object') return { path, reason: `${typeof value} is not a JSON value` };
   if (ancestors.has(value)) return { path, reason: 'circular reference' };
+  if (depth >= MAX_JSON_DEPTH) return { path, reason: `nested deeper than ${MAX_JSON_DEPTH} levels` };
   const isArray = Array.isArray(value);
   if (!isArray && !isPlainObject(value)) return { path, reason: 'only plain objects and arrays are JSON' };
   ancestors.add(value);
@@ -33,7 +122,7 @@ export const findJsonProblem = (
       ? value.map((v, i): [string, unknown] => [`${path}[${i}]`, v])
       : Object.entries(value).map(([k, v]): [string, unknown] => [`${path}[${JSON.stringify(k)}]`, v]);
     for (const [childPath, child] of entries) {
-      const problem = findJsonProblem(child, childPath, ancestors);
+      const problem = findJsonProblem(child, childPath, ancestors, depth + 1);
       if (problem) return problem;
     }
     return undefined;
@@ -45,10 +134,10 @@ export const findJsonProblem = (
 /**
  * JSON with object keys sorted (by UTF-16 code unit, recursively) and no whitespace: two values that
  * are equal as JSON give the same string whatever their key insertion order. Input must be plain JSON
- * (see `findJsonProblem`).
+ * (see `findJsonProblem`); a RawJsonNumber is written as its text.
  */
 export const canonicalJson = (value: JsonValue): string => {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (value === null || typeof value !== 'object' || isRawJson(value)) return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   const keys = Object.keys(value).sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k] as JsonValue)}`).join(',')}}`;

@@ -44,6 +44,8 @@ export interface JobObject extends ObjectRef {
 export interface FlushObject extends ObjectRef {
   readonly payload: JobDetailsPayload;
   readonly bytes: Uint8Array;
+  /** The object's user metadata as the GET returned it (`shop-id`, `job-id`): no extra request. */
+  readonly metadata: Readonly<Record<string, string>>;
 }
 
 export interface JobDetailsWithSources {
@@ -120,8 +122,8 @@ export class JobDetailsStore {
     if (parseFlushKey(key) === undefined) {
       throw new InvalidInputError('key', `${JSON.stringify(key)} is not a job-details flush key`);
     }
-    const { bytes, etag } = await this.getBytes(key);
-    return { key, size: bytes.length, etag, bytes, payload: decodeFlushBody(bytes, key) };
+    const { bytes, etag, metadata } = await this.getBytes(key);
+    return { key, size: bytes.length, etag, bytes, metadata, payload: decodeFlushBody(bytes, key) };
   }
 
   /** All flushes of the job merged (list prefix, bounded parallel GETs, merge by reason, dedupe). */
@@ -178,9 +180,11 @@ export class JobDetailsStore {
     return { key, size: body.length, etag: normalizeEtag(res.ETag) };
   }
 
-  private async getBytes(key: string): Promise<{ bytes: Uint8Array; etag: string | undefined }> {
+  private async getBytes(
+    key: string,
+  ): Promise<{ bytes: Uint8Array; etag: string | undefined; metadata: Record<string, string> }> {
     const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
     const bytes = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
-    return { bytes, etag: normalizeEtag(res.ETag) };
+    return { bytes, etag: normalizeEtag(res.ETag), metadata: res.Metadata ?? {} };
   }
 }

@@ -8,6 +8,11 @@ import type { JobDetailsReaderOptions, JobQuery } from './types';
 /** Pure checks of what callers pass in; everything here runs before any request. */
 
 export const DEFAULT_SEARCH_MONTHS = 24;
+/**
+ * How far `createdAt` may lie after `completedAt` (two writers' clocks) before a query is refused:
+ * within it, the job is read as if created when it completed.
+ */
+export const MAX_CLOCK_SKEW_MS = 60 * 60_000;
 const MAX_SEARCH_MONTHS = 1200;
 
 export interface ReaderSettings {
@@ -93,9 +98,17 @@ export const resolveQuery = (q: JobQuery, searchMonths: number): ResolvedQuery =
   const jobId = validateJobId(q.jobId);
   const completedAt = q.completedAt === undefined ? null : timestamp('completedAt', q.completedAt);
   const createdAt = q.createdAt === undefined ? null : timestamp('createdAt', q.createdAt);
+  // Two writers' clocks: a created_at a little after completed_at is skew, not a different job. The
+  // months then start at the earlier of the two; beyond the bound the caller passed the wrong times.
   if (createdAt !== null && completedAt !== null && createdAt > completedAt) {
-    throw new InvalidInputError('createdAt', `${createdAt} is after completedAt ${completedAt}`);
+    if (Date.parse(createdAt) - Date.parse(completedAt) > MAX_CLOCK_SKEW_MS) {
+      throw new InvalidInputError(
+        'createdAt',
+        `${createdAt} is after completedAt ${completedAt} by more than the ${MAX_CLOCK_SKEW_MS / 60_000} minutes of clock skew tolerated`,
+      );
+    }
   }
+  const firstMonth = createdAt !== null && completedAt !== null && createdAt > completedAt ? null : createdAt;
 
   if (q.months !== undefined) {
     if (!Array.isArray(q.months)) throw new InvalidInputError('months', 'must be a list of yyyy-mm');
@@ -109,7 +122,7 @@ export const resolveQuery = (q: JobQuery, searchMonths: number): ResolvedQuery =
     return { shopId, jobId, completedAt, months, searchFrom: null };
   }
   if (completedAt !== null) {
-    const months = monthRange(monthOf(createdAt ?? completedAt), monthOf(completedAt), searchMonths);
+    const months = monthRange(monthOf(firstMonth ?? completedAt), monthOf(completedAt), searchMonths);
     return { shopId, jobId, completedAt, months, searchFrom: null };
   }
   return {

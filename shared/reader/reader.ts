@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { JobRecord } from '../archive/format/records';
 import { INLINE_PLATFORM_DATA, type InlineDetails, parseInlineDetails } from '../details/inline';
-import { InvalidInputError } from '../errors';
+import { CorruptObjectError, InvalidInputError } from '../errors';
 import { itemToJson } from '../jobs/row-json';
 import { type MonthRead, readIndexes, readMembers, recheckIndexes, searchIndexes } from './archive-reads';
 import { choosePlatformData, combineDetails } from './combine';
@@ -62,8 +62,8 @@ export class JobDetailsReader {
     const rq = resolveQuery(q, this.settings.searchMonths);
     const inline = inlineOf(q);
     const ctx = newReadContext(this.s3, this.bucket, this.settings);
-    const { entries, hot } = await this.gather(ctx, rq, false);
-    const { records } = await this.readArchived(ctx, rq, entries, undefined);
+    const gathered = await this.gather(ctx, rq, false);
+    const { records, hot } = await this.readArchived(ctx, rq, gathered, undefined, false);
     const { details, source } = combineDetails(
       records,
       hot?.flushes.map((f) => f.payload) ?? [],
@@ -90,7 +90,11 @@ export class JobDetailsReader {
     if (!latest) return { data: null, provenance: ctx.tally.provenance('none') };
     // With its job record: index@2 entries leave the platform data's ref to the record (usually the
     // same block, fetched once).
-    const { platformData } = await this.readArchived(ctx, rq, [latest], latest);
+    // Nothing hot to fall back on here: damage to the platform data itself is the read's error.
+    const damage: unknown[] = [];
+    const { platformData } = await this.readMembers(ctx, rq, [latest], latest, damage);
+    if (platformData === null && damage.length > 0) throw damage[0];
+    for (const err of damage) ctx.tally.warn(warning(err));
     return { data: platformData, provenance: ctx.tally.provenance('archive') };
   }
 
@@ -102,10 +106,13 @@ export class JobDetailsReader {
     const rq = resolveQuery(q, this.settings.searchMonths);
     const inline = inlineOf(q);
     const ctx = newReadContext(this.s3, this.bucket, this.settings);
-    const { entries, hot } = await this.gather(ctx, rq, true);
+    const gathered = await this.gather(ctx, rq, true);
+    const { entries } = gathered;
     const platformEntry =
-      hot?.platformData || inline.platformData !== null ? undefined : latestWithPlatformData(entries);
-    const { records, platformData } = await this.readArchived(ctx, rq, entries, platformEntry);
+      gathered.hot?.platformData || inline.platformData !== null
+        ? undefined
+        : latestWithPlatformData(entries);
+    const { records, platformData, hot } = await this.readArchived(ctx, rq, gathered, platformEntry, true);
     const details = combineDetails(records, hot?.flushes.map((f) => f.payload) ?? [], inline.details);
     const pd = choosePlatformData(hot?.platformData ?? null, platformData, inline.platformData);
     const newest = records[records.length - 1];
@@ -132,26 +139,76 @@ export class JobDetailsReader {
     withPlatformData: boolean,
   ): Promise<{ entries: ArchiveEntry[]; hot: HotRead | null }> {
     if (rq.months !== null && rq.completedAt !== null) {
-      let reads = await readIndexes(ctx, rq, rq.months);
+      const months = rq.months;
+      let reads: MonthRead[];
+      try {
+        reads = await readIndexes(ctx, rq, months);
+      } catch (err) {
+        // A damaged index hides nothing that is still hot.
+        if (!(err instanceof CorruptObjectError)) throw err;
+        return { entries: [], hot: degrade(ctx, await readHot(ctx, rq, withPlatformData), err) };
+      }
       const plan = hotPlan(entriesOf(reads), rq.completedAt);
       if (plan === 'skip') return { entries: entriesOf(reads), hot: null };
       const hot = await readHot(ctx, rq, withPlatformData);
-      if (plan === 'read-then-recheck') reads = await recheckIndexes(ctx, rq, reads);
+      if (plan === 'read-then-recheck') {
+        try {
+          reads = await recheckIndexes(ctx, rq, reads);
+        } catch (err) {
+          return { entries: [], hot: degrade(ctx, hot, err) };
+        }
+      }
       return { entries: entriesOf(reads), hot };
     }
     // Nothing to decide the plan with: hot first, then the indexes, which then include any archival
     // that deleted hot objects before we got to them.
     const hot = await readHot(ctx, rq, withPlatformData);
-    const reads = rq.months !== null ? await readIndexes(ctx, rq, rq.months) : await searchIndexes(ctx, rq);
-    return { entries: entriesOf(reads), hot };
+    try {
+      const reads = rq.months !== null ? await readIndexes(ctx, rq, rq.months) : await searchIndexes(ctx, rq);
+      return { entries: entriesOf(reads), hot };
+    } catch (err) {
+      return { entries: [], hot: degrade(ctx, hot, err) };
+    }
+  }
+
+  /**
+   * The entries' records, verified (see `readMembers`); a damaged one is left out with a warning as
+   * long as something readable remains: the other archivals, or the hot copy (read now if the plan
+   * had skipped it). With nothing left, the damage's CorruptObjectError is thrown.
+   */
+  private async readArchived(
+    ctx: ReadContext,
+    rq: ResolvedQuery,
+    gathered: { entries: readonly ArchiveEntry[]; hot: HotRead | null },
+    platformEntry: ArchiveEntry | undefined,
+    withPlatformData: boolean,
+  ): Promise<{ records: JobRecord[]; platformData: unknown | null; hot: HotRead | null }> {
+    const damage: unknown[] = [];
+    let read: { records: JobRecord[]; platformData: unknown | null };
+    try {
+      read = await this.readMembers(ctx, rq, gathered.entries, platformEntry, damage);
+    } catch (err) {
+      if (!(err instanceof CorruptObjectError)) throw err;
+      damage.push(err);
+      read = { records: [], platformData: null };
+    }
+    if (damage.length === 0) return { ...read, hot: gathered.hot };
+    const hot = gathered.hot ?? (await readHot(ctx, rq, withPlatformData));
+    if (read.records.length > 0 || read.platformData !== null) {
+      for (const err of damage) ctx.tally.warn(warning(err));
+      return { ...read, hot };
+    }
+    for (const err of damage.slice(1)) ctx.tally.warn(warning(err));
+    return { ...read, hot: degrade(ctx, hot, damage[0]) };
   }
 
   /** Ranged GETs of the entries' job records (and one platform-data member), verified. */
-  private async readArchived(
+  private async readMembers(
     ctx: ReadContext,
     rq: ResolvedQuery,
     entries: readonly ArchiveEntry[],
     platformEntry: ArchiveEntry | undefined,
+    damage: unknown[],
   ): Promise<{ records: JobRecord[]; platformData: unknown | null }> {
     const wanted: WantedMember[] = entries.map((e, i) => ({
       id: `job:${i}`,
@@ -165,20 +222,46 @@ export class JobDetailsReader {
 
     const bytes = await readMembers(ctx, wanted);
     const member = (id: string): Uint8Array => bytes.get(id) ?? new Uint8Array(0);
-    const records = entries.map((e, i) => checkJobMember(member(`job:${i}`), e, rq.shopId, rq.jobId));
+    const checked = entries.map((e, i) => {
+      try {
+        return checkJobMember(member(`job:${i}`), e, rq.shopId, rq.jobId);
+      } catch (err) {
+        if (!(err instanceof CorruptObjectError)) throw err;
+        damage.push(err);
+        return null;
+      }
+    });
     // index@2/3 entries name no platform ref: the job record of the same entry does.
     const jobRef = platformEntry
-      ? (records[entries.indexOf(platformEntry)]?.platform_data_ref ?? null)
+      ? (checked[entries.indexOf(platformEntry)]?.platform_data_ref ?? null)
       : null;
-    return {
-      records,
-      platformData:
-        platformEntry && pd
-          ? checkPlatformMember(member('platform'), platformEntry, jobRef, rq.shopId)
-          : null,
-    };
+    let platformData: unknown | null = null;
+    if (platformEntry && pd) {
+      try {
+        platformData = checkPlatformMember(member('platform'), platformEntry, jobRef, rq.shopId);
+      } catch (err) {
+        if (!(err instanceof CorruptObjectError)) throw err;
+        damage.push(err);
+      }
+    }
+    return { records: checked.filter((r): r is JobRecord => r !== null), platformData };
   }
 }
+
+const warning = (err: unknown): string =>
+  `archive damaged, left out: ${err instanceof Error ? err.message : String(err)}`;
+
+const hasAnything = (hot: HotRead): boolean => hot.flushes.length > 0 || hot.platformData !== null;
+
+/**
+ * Readers degrade, never hide: archive damage (a CorruptObjectError) with intact hot objects gives the
+ * hot copy and a warning in provenance; with nothing hot, the error stands. Other errors propagate.
+ */
+const degrade = (ctx: ReadContext, hot: HotRead, err: unknown): HotRead => {
+  if (!(err instanceof CorruptObjectError) || !hasAnything(hot)) throw err;
+  ctx.tally.warn(warning(err));
+  return hot;
+};
 
 const entriesOf = (reads: readonly MonthRead[]): ArchiveEntry[] =>
   orderEntries(reads.flatMap((r) => r.entries));

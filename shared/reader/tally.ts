@@ -5,6 +5,7 @@ export class ReadTally {
   private requestCount = 0;
   private byteCount = 0;
   private readonly partKeys = new Set<string>();
+  private readonly warningList: string[] = [];
 
   request(): void {
     this.requestCount += 1;
@@ -18,6 +19,15 @@ export class ReadTally {
     this.partKeys.add(key);
   }
 
+  /** Damage the read went around (e.g. a corrupt archive member while the hot copy answered). */
+  warn(message: string): void {
+    this.warningList.push(message);
+  }
+
+  get warnings(): readonly string[] {
+    return this.warningList;
+  }
+
   get requests(): number {
     return this.requestCount;
   }
@@ -29,6 +39,7 @@ export class ReadTally {
       requests: this.requestCount,
       bytes: this.byteCount,
       inline: [...inline],
+      warnings: [...this.warningList],
     };
   }
 }

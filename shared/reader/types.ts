@@ -21,6 +21,12 @@ export interface Provenance {
   readonly bytes: number;
   /** Inline attributes of the row passed in `JobQuery.row` that the result used (see details/inline.ts). */
   readonly inline: readonly string[];
+  /**
+   * Damage the read went around instead of failing: a month index or archive member that is corrupt
+   * while intact hot objects answered (each message names the object and what is wrong). Empty
+   * when nothing was damaged. When nothing readable is left, the read throws the damage's error.
+   */
+  readonly warnings: readonly string[];
 }
 
 /**

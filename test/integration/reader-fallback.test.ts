@@ -116,6 +116,7 @@ describe('JobDetailsReader against s3rver', () => {
       requests: 2,
       bytes: indexBytes + (entry?.length ?? 0),
       inline: [],
+      warnings: [],
     });
 
     // Platform data: hot GET (404), index, one ranged GET.

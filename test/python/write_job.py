@@ -4,9 +4,11 @@
     python3 write_job.py vectors VECTORS_JSON
         checks the contract's test vectors (flush ids, payload bytes, the rows of a job) against this
         implementation; the rows are written to --table in DynamoDB and read back.
-    python3 write_job.py job --table T --bucket B --shop S --completed-at ISO
+    python3 write_job.py job --table T --bucket B --shop S --completed-at ISO [--exact-numbers]
         creates a job, flushes two batches of chunks (S3 object, then one UpdateItem each), writes its
-        platform data, completes it, and prints {"job_id", "completed_at", "details", "platform_data"}.
+        platform data, completes it, and prints {"job_id", "completed_at", "details", "platform_data"}
+        plus their canonical JSON ("details_json", "platform_data_json"). --exact-numbers puts integers
+        a float64 cannot hold (2^63-1, 2^53+1, 20 digits) in a conflict item and the platform data.
 
 Endpoints and credentials come from the environment (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL_DYNAMODB,
 AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION), as for any boto3 program.
@@ -258,9 +260,15 @@ def write_job(args):
          "details": {"conflict": {"version_conflict": [{"doc_id": "py-4", "existing_version": 5,
                                                         "incoming_version": 4}]}}},
     ]
+    platform_data = {"indexer": {"batch_size": 50, "locale": "fr"}, "source": "python"}
+    if args.exact_numbers:
+        # Python ints are exact and json.dumps writes them digit for digit; the schema allows them.
+        batches[1]["details"]["conflict"]["version_conflict"][0].update(
+            {"existing_version": 2**63 - 1, "incoming_version": 2**53 + 1, "sequence": 12345678901234567891})
+        platform_data.update({"cursor": 12345678901234567891, "max_version": 2**63 - 1, "odd": 2**53 + 1,
+                              "negative": -(2**63), "ratio": 1.0})
     total = sum(sum(b["counts"].values()) for b in batches)
     create_job(table, args.shop, job_id, created, total)
-    platform_data = {"indexer": {"batch_size": 50, "locale": "fr"}, "source": "python"}
     s3.put_object(Bucket=args.bucket, Key=f"job-details/{job_id}/platform-data.json",
                   Body=json.dumps(platform_data).encode("utf-8"), ContentType="application/json",
                   Metadata={"shop-id": args.shop, "job-id": job_id})
@@ -273,7 +281,8 @@ def write_job(args):
         "conflict": {r: items for p in payloads for r, items in p["conflict"].items()},
     })
     print(json.dumps({"job_id": job_id, "completed_at": timestamp(done), "details": merged,
-                      "platform_data": platform_data}))
+                      "platform_data": platform_data, "details_json": canonical_json(merged),
+                      "platform_data_json": canonical_json(platform_data)}))
 
 
 def main():
@@ -285,6 +294,7 @@ def main():
     job = sub.add_parser("job")
     for name in ("--table", "--bucket", "--shop", "--completed-at"):
         job.add_argument(name, required=True)
+    job.add_argument("--exact-numbers", action="store_true")
     args = parser.parse_args()
     if args.cmd == "vectors":
         failures = check_vectors(args.path, args.table)

@@ -85,6 +85,9 @@ describe('provenance accounting', () => {
       requests: 2,
       bytes: 15,
       inline: [],
+      warnings: [],
     });
+    t.warn('archive damaged, left out: x');
+    expect(t.provenance('hot').warnings).toEqual(['archive damaged, left out: x']);
   });
 });

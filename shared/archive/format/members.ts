@@ -1,5 +1,6 @@
 import { deflateBlock, inflateBlocks } from './codec';
 import { CorruptObjectError } from '../../errors';
+import { parseJsonExact } from '../../details/json';
 
 const fail = (where: string, reason: string): never => {
   throw new CorruptObjectError(where, reason);
@@ -69,12 +70,8 @@ export const decodeLine = (
   if (!text.endsWith('\n') || text.indexOf('\n') !== text.length - 1) {
     throw new CorruptObjectError(where, 'a record must be exactly one JSONL line');
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new CorruptObjectError(where, 'member is not JSON', { cause: err });
-  }
+  // The payload parser (lossless numbers, bounded depth): a record reads back what was archived.
+  const value = parseJsonExact(text, where, 'member');
   return { record: parsePartRecord(value, where, shopId), sha256: sha256Hex(line) };
 };
 

@@ -9,7 +9,7 @@ import { type LoadedIndex, loadMonthIndex } from '../commit/index-store';
 import { readJobRows } from './job-rows';
 import { listJobsObjects } from '../../../details/hot-listing';
 import type { JobObject } from '../../../details';
-import { listingProblem, readJobSources } from './job-sources';
+import { foreignReason, listingProblem, readJobSources } from './job-sources';
 import { PartUpload } from './part-upload';
 import { Semaphore } from '../../../concurrency';
 import { orderedPrefetch } from './prefetch';
@@ -154,7 +154,10 @@ export const archiveGroupInMemory = async (
     try {
       const reads = orderedPrefetch(
         current,
-        async (job) => ({ job, read: await readJobSources(deps, listed.get(job.job_id) ?? [], gate) }),
+        async (job) => ({
+          job,
+          read: await readJobSources(deps, listed.get(job.job_id) ?? [], gate, shopId),
+        }),
         { ...ahead, sizeOf: (r) => (r.read.kind === 'ok' ? r.read.bytesIn : 0) },
       );
       for await (const { job, read } of reads) {
@@ -162,6 +165,9 @@ export const archiveGroupInMemory = async (
           quarantined.push({ jobId: job.job_id, reason: read.reason });
           continue;
         }
+        // Another shop's objects under the same job id: reported, kept, never archived here.
+        for (const o of read.foreign)
+          quarantined.push({ jobId: job.job_id, reason: foreignReason(o, shopId) });
         const record = assembleJob(job, rows.get(job.job_id), read);
         if (record.kind === 'quarantine') {
           quarantined.push({ jobId: job.job_id, reason: record.reason });

@@ -1,6 +1,8 @@
 import { mapLimit } from '../../../concurrency';
 import {
+  decodeFlushBody,
   decodePlatformData,
+  META_SHOP_ID,
   type JobDetailsPayload,
   type JobObject,
   type JsonObject,
@@ -8,7 +10,7 @@ import {
 } from '../../../details';
 import type { JobDetails } from '../../../details';
 import { CorruptObjectError } from '../../../errors';
-import { getObjectBytes, isNotFound, normalizeEtag } from '../../../s3/objects';
+import { getObjectBytes } from '../../../s3/objects';
 import { sha256Hex } from '../../format/canonical-json';
 import type { SourceObject } from '../../format/records';
 import type { StepDeps } from '../context';
@@ -28,6 +30,8 @@ export type SourceRead =
       readonly platformData: JsonObject | null;
       readonly sources: SourceObject[];
       readonly bytesIn: number;
+      /** Objects under the prefix that another shop's `shop-id` names: not read into the record, kept. */
+      readonly foreign: readonly ForeignObject[];
     }
   | { readonly kind: 'quarantine'; readonly reason: string };
 
@@ -48,6 +52,17 @@ export const listingProblem = (listed: readonly JobObject[], maxSourceBytes: num
   return null;
 };
 
+/** A hot object whose `shop-id` metadata names another shop (job ids are unique per shop only). */
+export interface ForeignObject {
+  readonly key: string;
+  readonly shopId: string;
+}
+
+/** Why a foreign object is reported (as a quarantine item of the job: the object, not the job). */
+export const foreignReason = (o: ForeignObject, shopId: string): string =>
+  `object ${o.key} belongs to shop ${o.shopId} (shop-id metadata), not ${shopId}: another shop's job ` +
+  'with the same id; left in place, not archived with this job';
+
 class VanishedError extends Error {
   constructor(readonly key: string) {
     super(`object ${key} vanished while being read`);
@@ -56,29 +71,31 @@ class VanishedError extends Error {
 
 interface ReadObject {
   readonly source: SourceObject;
+  /** Set when the object is another shop's: nothing else of it is used. */
+  readonly foreign?: string;
   readonly payload?: JobDetailsPayload;
   readonly platformData?: JsonObject;
 }
 
-const readOne = async (deps: StepDeps, o: JobObject, gate: Semaphore): Promise<ReadObject> => {
-  if (o.kind === 'flush') {
-    const f = await gate
-      .run(() => deps.store.readFlushObject(o.key))
-      .catch((err: unknown) => {
-        throw isNotFound(err) ? new VanishedError(o.key) : err;
-      });
-    const bytes = Buffer.from(f.bytes);
-    return {
-      source: { key: o.key, size: bytes.length, etag: normalizeEtag(f.etag), sha256: sha256Hex(bytes) },
-      payload: f.payload,
-    };
-  }
+/**
+ * One GET per object: its body and its user metadata come together, so attributing it to a shop costs
+ * no HEAD. An object whose `shop-id` names another shop is not decoded (its bytes are not ours to
+ * judge); one without the metadata (written before the contract required it) is the asking shop's.
+ */
+const readOne = async (
+  deps: StepDeps,
+  o: JobObject,
+  gate: Semaphore,
+  shopId: string,
+): Promise<ReadObject> => {
   const got = await gate.run(() => getObjectBytes(deps.s3, deps.bucket, o.key));
   if (!got) throw new VanishedError(o.key);
-  return {
-    source: { key: o.key, size: got.bytes.length, etag: got.etag, sha256: sha256Hex(got.bytes) },
-    platformData: decodePlatformData(got.bytes, o.key),
-  };
+  const source = { key: o.key, size: got.bytes.length, etag: got.etag, sha256: sha256Hex(got.bytes) };
+  const owner = got.metadata[META_SHOP_ID];
+  if (owner !== undefined && owner !== shopId) return { source, foreign: owner };
+  return o.kind === 'flush'
+    ? { source, payload: decodeFlushBody(got.bytes, o.key) }
+    : { source, platformData: decodePlatformData(got.bytes, o.key) };
 };
 
 /**
@@ -89,24 +106,30 @@ export const readJobSources = async (
   deps: StepDeps,
   listed: readonly JobObject[],
   gate: Semaphore,
+  shopId: string,
 ): Promise<SourceRead> => {
   const problem = listingProblem(listed, Math.floor(deps.settings.maxSourceMb * 1024 * 1024));
   if (problem) return { kind: 'quarantine', reason: problem };
   let read: ReadObject[];
   try {
-    read = await mapLimit(listed, gate.size, (o) => readOne(deps, o, gate));
+    read = await mapLimit(listed, gate.size, (o) => readOne(deps, o, gate, shopId));
   } catch (err) {
     if (err instanceof CorruptObjectError) return { kind: 'quarantine', reason: reasonOf(err) };
     if (err instanceof VanishedError) return { kind: 'quarantine', reason: err.message };
     throw err;
   }
-  const payloads = read.flatMap((r) => (r.payload ? [r.payload] : []));
-  const platform = read.find((r) => r.platformData !== undefined)?.platformData ?? null;
+  const foreign = read.flatMap((r) => (r.foreign ? [{ key: r.source.key, shopId: r.foreign }] : []));
+  const own = read.filter((r) => r.foreign === undefined);
+  const payloads = own.flatMap((r) => (r.payload ? [r.payload] : []));
+  const platform = own.find((r) => r.platformData !== undefined)?.platformData ?? null;
   return {
     kind: 'ok',
     details: mergeAllJobDetails(payloads),
     platformData: platform,
-    sources: read.map((r) => r.source),
-    bytesIn: read.reduce((n, r) => n + r.source.size, 0),
+    // Only the shop's own objects are recorded, so the delete step (which removes exactly what the
+    // entry records) never touches another shop's.
+    sources: own.map((r) => r.source),
+    bytesIn: own.reduce((n, r) => n + r.source.size, 0),
+    foreign,
   };
 };

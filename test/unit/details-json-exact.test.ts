@@ -1,0 +1,112 @@
+import { sharedJobIds } from '../../infra/cli/audit-shared-ids';
+import {
+  canonicalJson,
+  decodeFlushBody,
+  encodeFlushBody,
+  encodePlatformData,
+  isRawJson,
+  MAX_JSON_DEPTH,
+  parseJsonExact,
+  rawJsonNumber,
+  validateJobDetailsPayload,
+} from '../../shared/details';
+import { jsonDeeperThan } from '../../shared/details/json';
+import { decodeLine, encodeLine } from '../../shared/archive/format/members';
+import { CorruptObjectError, InvalidInputError } from '../../shared/errors';
+
+describe('parseJsonExact: numbers bit for bit', () => {
+  const texts = [
+    '9223372036854775807',
+    '-9223372036854775808',
+    '9007199254740993',
+    '12345678901234567891',
+    '1.0',
+    '1e2',
+    '-0',
+    '0.1000000000000000055511151231257827',
+    '1e400',
+  ];
+  it.each(texts)('%s is kept as its text and written back verbatim', (n) => {
+    const v = parseJsonExact(`{"n":${n},"list":[${n}]}`, 'k') as { n: unknown; list: unknown[] };
+    expect(isRawJson(v.n)).toBe(true);
+    expect(JSON.stringify(v)).toBe(`{"n":${n},"list":[${n}]}`);
+    expect(canonicalJson(v as never)).toBe(`{"list":[${n}],"n":${n}}`);
+  });
+
+  it('numbers a float64 reproduces stay plain numbers (and text that only looks like them is untouched)', () => {
+    const v = parseJsonExact('{"a":5,"b":-12,"c":0.5,"d":"9223372036854775807","e":123456789012345}', 'k');
+    expect(v).toEqual({ a: 5, b: -12, c: 0.5, d: '9223372036854775807', e: 123456789012345 });
+  });
+
+  it('a flush object and a part record carry them through (the archiver’s and reader’s paths)', () => {
+    const payload = {
+      chunk_ids: ['p0'],
+      failed: {},
+      skipped: {},
+      conflict: { v: [{ doc_id: 'd', existing_version: rawJsonNumber('9223372036854775807') }] },
+    };
+    const decoded = decodeFlushBody(encodeFlushBody(payload), 'k');
+    expect(canonicalJson(decoded as never)).toContain('"existing_version":9223372036854775807');
+    const { line } = encodeLine({
+      type: 'platform_data',
+      ref: 'r',
+      data: { big: decoded.conflict.v?.[0]?.existing_version ?? null },
+    } as never);
+    expect(line.toString()).toContain('"big":9223372036854775807');
+    expect(JSON.stringify(decodeLine(line, 'w', 's').record)).toContain('"big":9223372036854775807');
+    expect(encodePlatformData({ n: rawJsonNumber('12345678901234567891') }).toString()).toBe(
+      '{"n":12345678901234567891}',
+    );
+  });
+});
+
+describe('bounded depth', () => {
+  const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+  it('counts nesting outside strings only', () => {
+    expect(jsonDeeperThan(nested(3), 3)).toBe(false);
+    expect(jsonDeeperThan(nested(4), 3)).toBe(true);
+    expect(jsonDeeperThan(`["${'['.repeat(100)}\\"["]`, 2)).toBe(false);
+  });
+
+  it('a 50,000-deep document is a CorruptObjectError naming the object, not a stack overflow', () => {
+    expect(() => parseJsonExact(nested(50_000), 'job-details/j/x.json.gz')).toThrow(CorruptObjectError);
+    expect(() => parseJsonExact(nested(MAX_JSON_DEPTH), 'k')).not.toThrow();
+    expect(() => parseJsonExact(nested(MAX_JSON_DEPTH + 1), 'k')).toThrow(
+      /JSON nests deeper than 256 levels/,
+    );
+  });
+
+  it('a writer handed a too-deep conflict item gets an InvalidInputError before any write', () => {
+    let v: unknown = 1;
+    for (let i = 0; i < 50_000; i++) v = [v];
+    const payload = { chunk_ids: ['p0'], failed: {}, skipped: {}, conflict: { r: [{ doc_id: 'd', v }] } };
+    expect(() => validateJobDetailsPayload(payload)).toThrow(InvalidInputError);
+    expect(() => encodePlatformData({ v })).toThrow(/nested deeper than 256 levels/);
+  });
+});
+
+describe('audit: job ids shared by shops', () => {
+  it('names ids with rows in several shops and a hot prefix', () => {
+    const hot = new Map([
+      [
+        'dup',
+        {
+          objects: new Map([
+            ['k1', 'e'],
+            ['k2', 'e'],
+          ]),
+        },
+      ],
+      ['solo', { objects: new Map([['k3', 'e']]) }],
+    ]);
+    const rows = [
+      { shopId: 'b', jobId: 'dup' },
+      { shopId: 'a', jobId: 'dup' },
+      { shopId: 'a', jobId: 'solo' },
+      { shopId: 'a', jobId: 'cold' },
+      { shopId: 'b', jobId: 'cold' },
+    ];
+    expect(sharedJobIds(rows, hot)).toEqual([{ jobId: 'dup', shops: ['a', 'b'], hotObjects: 2 }]);
+  });
+});
