@@ -119,7 +119,8 @@ export interface ArchiverStateMachineProps {
  * Distributed Map's ItemReader and ResultWriter: infra/local/distributed-map.ts).
  *
  * Plan → HasBatches → ProcessBatches (Distributed Map over the page's batches) → Tally → MorePages
- *   ─cursor→ Plan; none → Report → RunComplete → Done | RunIncomplete (Fail)
+ *   ─cursor→ Plan; none → Report → RunComplete → Done | RunIncomplete (Fail). A page without batches
+ *   goes from HasBatches straight to MorePages (an idle run invokes Plan and Report only).
  * Per batch (a STANDARD child): one ArchiveBatch Task archives, verifies, commits and deletes the
  * sources of every shop-month of the batch; a group's failure is reported in its result, never thrown.
  *
@@ -212,9 +213,11 @@ export class ArchiverStateMachine extends Construct {
       .when(Condition.and(Condition.isPresent('$.cursor'), Condition.not(Condition.isNull('$.cursor'))), plan)
       .otherwise(report.next(runComplete));
     tally.next(morePages);
+    // A page without batches has nothing for the Map or Tally (Plan wrote its results): an idle run is
+    // Plan → Report.
     const hasBatches = new Choice(this, STATE.hasBatches)
       .when(Condition.numberGreaterThan('$.batches', 0), processBatches.next(tally))
-      .otherwise(tally);
+      .otherwise(morePages);
 
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention,

@@ -19,6 +19,7 @@ export const PREFIX = {
   cold: 'job-details-cold/',
   index: 'job-details-index/',
   runs: 'job-details-runs/',
+  state: 'job-details-state/',
 } as const;
 export type KeyPrefix = keyof typeof PREFIX;
 

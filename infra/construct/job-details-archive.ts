@@ -456,6 +456,11 @@ export class JobDetailsArchive extends Construct {
     // Plan: Query the status GSI; write the page's planned jobs, batches and quarantine findings.
     ddb('plan', ['dynamodb:Query'], `${this.table.tableArn}/index/${JOBS_TABLE.gsiJobsByStatus.name}`);
     s3('plan', 'runs', ['put']);
+    // The plan watermark (absent before the first run: a 404, not a 403) and its retry list's rows;
+    // one walk over the hot prefix for the page's jobs (their listing goes into the planned jobs).
+    s3('plan', 'state', ['read']);
+    ddb('plan', ['dynamodb:BatchGetItem'], this.table.tableArn);
+    s3('plan', 'hot', ['list']);
 
     // ArchiveBatch, per group of its batch: BatchGetItem the rows; list + GET the hot objects; upload
     // the part (multipart for large ones), list the group's parts and delete abandoned (or its own
@@ -470,7 +475,8 @@ export class JobDetailsArchive extends Construct {
     s3('archive-batch', 'index', ['put'], INDEX_KEYS);
     s3('archive-batch', 'index', ['put', 'delete'], STAGING_KEYS);
     s3('archive-batch', 'index', ['put'], DOC_FILTER_KEYS);
-    s3('archive-batch', 'runs', ['get', 'put']);
+    // The attempt's marker: written first, deleted when the attempt finishes (Tally reads what is left).
+    s3('archive-batch', 'runs', ['get', 'put', 'delete']);
     // GETs of keys which may be absent (month index before its first commit, platform data, staging
     // docs after a commit got through) need S3 to answer 404 rather than 403.
     grantMissingKeysAre404(this.functions['archive-batch'], this.bucket);
@@ -479,6 +485,8 @@ export class JobDetailsArchive extends Construct {
     // findings they name, writes the report.
     s3('tally', 'runs', ['get', 'put']);
     s3('report', 'runs', ['get', 'put']);
+    // Report moves the watermark (conditional PUT; a conflict re-reads it).
+    s3('report', 'state', ['read', 'put']);
   }
 
   private acknowledgeStateMachineRole(): void {

@@ -264,10 +264,14 @@ describe('least privilege per step', () => {
     { objects: Record<string, string[]>; lists: string[]; table: Record<string, string[]> }
   > = {
     // Query the GSI; PUT planned-jobs lists and plan findings.
+    // Read the watermark, BatchGetItem its retry list, list the page's hot objects.
     plan: {
-      objects: { 'job-details-runs/': [P1] },
-      lists: [],
-      table: { [`${'<T>'}/index/${JOBS_TABLE.gsiJobsByStatus.name}`]: ['dynamodb:Query'] },
+      objects: { 'job-details-runs/': [P1], 'job-details-state/': [G] },
+      lists: ['job-details-state/*', 'job-details/*'],
+      table: {
+        [`${'<T>'}/index/${JOBS_TABLE.gsiJobsByStatus.name}`]: ['dynamodb:Query'],
+        '<T>': ['dynamodb:BatchGetItem'],
+      },
     },
     // Per group of its batch: BatchGetItem rows; list + GET hot objects; multipart upload, GET back,
     // list and GC parts; read + PUT the index; PUT/DELETE staging docs; delete hot objects
@@ -280,14 +284,19 @@ describe('least privilege per step', () => {
         [INDEX]: [P1],
         [PENDING]: [D, P1].sort(),
         'job-details-index/*/*/docs/': [P1],
-        'job-details-runs/': [G, P1].sort(),
+        'job-details-runs/': [D, G, P1].sort(),
       },
       lists: [ANY_KEY, 'job-details-cold/*', 'job-details-index/*', 'job-details/*'],
       table: { '<T>': ['dynamodb:BatchGetItem'] },
     },
     // GET the Map run's manifest and result files; PUT the page results.
     tally: { objects: { 'job-details-runs/': [G, P1].sort() }, lists: [], table: {} },
-    report: { objects: { 'job-details-runs/': [G, P1].sort() }, lists: [], table: {} },
+    // ... and read + conditionally PUT the watermark.
+    report: {
+      objects: { 'job-details-runs/': [G, P1].sort(), 'job-details-state/': [G, P1].sort() },
+      lists: ['job-details-state/*'],
+      table: {},
+    },
   };
 
   it.each(ARCHIVER_STEPS)('%s: exactly its key patterns, listings and table calls', (step) => {

@@ -117,6 +117,8 @@ describe('with an imported table and bucket', () => {
       statementsOfRole(imported.template, roleIdOf(imported.archive.functions[step], imported.stack));
     expect(tableAccess(st('plan'))).toEqual({
       [`${IMPORTED_TABLE_ARN}/index/GSI_JobsByStatus_v2`]: ['dynamodb:Query'],
+      // The watermark's retry list, read by key.
+      [IMPORTED_TABLE_ARN]: ['dynamodb:BatchGetItem'],
     });
     expect(tableAccess(st('archive-batch'))).toEqual({
       [IMPORTED_TABLE_ARN]: ['dynamodb:BatchGetItem'],

@@ -53,7 +53,8 @@ describe('archiver definition: shape', () => {
     expect(top.States.HasBatches).toEqual({
       Type: 'Choice',
       Choices: [{ Variable: '$.batches', NumericGreaterThan: 0, Next: STATE.processBatches }],
-      Default: STATE.tally,
+      // A page without batches: Plan wrote its results, no Map and no Tally.
+      Default: STATE.morePages,
     });
     expect(top.States.ProcessBatches?.Next).toBe(STATE.tally);
     expect(top.States.Tally?.Next).toBe(STATE.morePages);

@@ -298,13 +298,19 @@ test('a retried ArchiveBatch: every request either attempt sent is in the report
     await seed(env, false);
     const sent = { s3: 0, dynamodb: 0 };
     let failed = 0;
-    // The first attempt reads its plan, then its listing fails (a 503 past the SDK's retries): the
-    // Task retries the batch. Every call that reached the store is counted here.
+    // The first attempt writes its marker, then the read of its plan (its jobs with the hot listing
+    // Plan made) fails (a 503 past the SDK's retries): the Task retries the batch. Every call that
+    // reached the store is counted here.
     layer.fault = {
       at: 'call',
       fired: 0,
       handle: async (c, send) => {
-        if (failed === 0 && c.step === 'archive-batch' && c.command === 'ListObjectsV2Command') {
+        if (
+          failed === 0 &&
+          c.step === 'archive-batch' &&
+          c.command === 'GetObjectCommand' &&
+          String(c.input.Key ?? '').endsWith('/jobs.jsonl')
+        ) {
           failed++;
           throw slowDown();
         }

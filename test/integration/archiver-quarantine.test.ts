@@ -146,7 +146,9 @@ test('rows with ids that are unsafe as keys are quarantined at plan time; no key
     'completed_at: "yesterday" is not an ISO-8601 timestamp with a UTC offset',
   );
   // Only the good job's keys exist outside the run scratch.
-  const keys = (await listKeys(env.s3, env.bucket, '')).filter((k) => !k.startsWith('job-details-runs/'));
+  const keys = (await listKeys(env.s3, env.bucket, '')).filter(
+    (k) => !k.startsWith('job-details-runs/') && !k.startsWith('job-details-state/'),
+  );
   expect(keys.every((k) => k.includes('shop-ok/'))).toBe(true);
   expect(keys.some((k) => k.includes('..') || k.includes('etc') || k.includes('other-shop'))).toBe(false);
   expect((await readIndex(env, 'shop-ok', good.completedAt.slice(0, 7)))?.jobs[good.jobId]).toHaveLength(1);

@@ -11,6 +11,11 @@ export const HOT_PREFIX = 'job-details/';
 export const COLD_PREFIX = 'job-details-cold/';
 export const INDEX_PREFIX = 'job-details-index/';
 export const RUNS_PREFIX = 'job-details-runs/';
+/** The archiver's lasting state (the plan watermark): never expired, unlike the run scratch. */
+export const STATE_PREFIX = 'job-details-state/';
+
+/** Where planning resumes: docs/steady-state.md. */
+export const WATERMARK_KEY = `${STATE_PREFIX}watermark.json`;
 
 const PART_NAME = /^part-\d{8}T\d{6}Z-[a-z0-9]{8}\.jsonl\.gz$/;
 

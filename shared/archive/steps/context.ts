@@ -17,6 +17,7 @@ export type StepSettings = Pick<
   | 'batchJobs'
   | 'wholeMonths'
   | 'maxSourceMb'
+  | 'jobTtlDays'
 >;
 
 /**

@@ -1,6 +1,7 @@
 import { BATCH_GROUPS_MAX } from '../../settings';
 import { InvalidInputError } from '../../errors';
 import { validateMonth, validateShopId } from '../../ids';
+import { TERMINAL_STATUSES } from '../../jobs/schema';
 import type { RequestCounts } from '../../metrics';
 import type { PlanCall } from './plan/plan';
 import { checkJobsKey } from './plan/planned-jobs';
@@ -17,6 +18,7 @@ import type {
   PageState,
   PlannedGroup,
   RunContext,
+  ScanState,
   TallyEvent,
 } from './types';
 
@@ -70,6 +72,7 @@ export const parseDeleteSummary = (v: unknown, field = 'delete'): DeleteSummary 
     objectsKept: n('objectsKept'),
     deleteErrorCount: n('deleteErrorCount'),
     jobsCompleted: n('jobsCompleted'),
+    ...(o.jobsWaiting !== undefined ? { jobsWaiting: n('jobsWaiting') } : {}),
     requests: requestsOf(o.requests, `${field}.requests`),
   };
 };
@@ -115,6 +118,40 @@ export const parsePageState = (v: unknown, field?: string): PageState => {
     page: int(o.page, at('page'), 0, 1_000_000),
     cursor: o.cursor === null ? null : str(o.cursor, at('cursor')),
     totals: parseTotals(o.totals, at('totals')),
+    ...(o.scan !== undefined ? { scan: parseScan(o.scan, at('scan')) } : {}),
+  };
+};
+
+const statusKeys = (v: unknown, field: string): Record<string, string> => {
+  const o = obj(v, field);
+  const keys: Record<string, string> = {};
+  for (const [status, key] of Object.entries(o)) {
+    if (!(TERMINAL_STATUSES as readonly string[]).includes(status))
+      throw new InvalidInputError(`${field}.${status}`, 'not a terminal status');
+    keys[status] = str(key, `${field}.${status}`);
+  }
+  return keys;
+};
+
+export const parseScan = (v: unknown, field: string): ScanState => {
+  const o = obj(v, field);
+  let from: ScanState['from'] = null;
+  if (o.from !== null) {
+    const f = obj(o.from, `${field}.from`);
+    from = {
+      cutoff: isoTime(f.cutoff, `${field}.from.cutoff`),
+      keys: statusKeys(f.keys, `${field}.from.keys`),
+      ...(f.sweptAt !== undefined ? { sweptAt: isoTime(f.sweptAt, `${field}.from.sweptAt`) } : {}),
+    };
+  }
+  return {
+    etag: o.etag === null ? null : str(o.etag, `${field}.etag`),
+    from,
+    next: statusKeys(o.next, `${field}.next`),
+    retried: int(o.retried, `${field}.retried`),
+    carried: int(o.carried, `${field}.carried`),
+    sweptAt: o.sweptAt === null ? null : isoTime(o.sweptAt, `${field}.sweptAt`),
+    orphans: int(o.orphans, `${field}.orphans`),
   };
 };
 

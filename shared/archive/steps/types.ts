@@ -60,6 +60,31 @@ export interface RunTotals {
   requests: RequestCounts;
 }
 
+/**
+ * What the run read of the plan watermark and where it may move it (plan/watermark.ts): Plan sets it
+ * on the first page and narrows `next` on every page; Report writes it (never in a dry run).
+ */
+export interface ScanState {
+  /** ETag of the watermark document read at the start (null: there was none). */
+  readonly etag: string | null;
+  /** The watermark read at the start (null: none, the run read every status from the beginning). */
+  readonly from: {
+    readonly cutoff: string;
+    readonly keys: Readonly<Record<string, string>>;
+    readonly sweptAt?: string;
+  } | null;
+  /** Terminal status → the key the watermark may advance to. */
+  readonly next: Readonly<Record<string, string>>;
+  /** Retry entries planned at the start (what became of them is in this run's findings). */
+  readonly retried: number;
+  /** Retry entries not due yet, kept in the run's scratch (plan/watermark.ts `carriedKey`) for Report. */
+  readonly carried: number;
+  /** When the hot prefix was last swept for orphans (plan/orphans.ts); null until this run's sweep. */
+  readonly sweptAt: string | null;
+  /** Orphans this run's sweep planned. */
+  readonly orphans: number;
+}
+
 /** State between pages: Tally's output, Plan's later input, Report's input. */
 export interface PageState {
   readonly run: RunContext;
@@ -68,6 +93,8 @@ export interface PageState {
   /** Opaque; null when the GSI is exhausted. */
   readonly cursor: string | null;
   readonly totals: RunTotals;
+  /** Absent only in states written before the watermark existed (then nothing is written). */
+  readonly scan?: ScanState;
 }
 
 /** One shop × month of a page. */
@@ -92,8 +119,12 @@ export interface PlannedBatch {
   readonly groups: PlannedGroup[];
 }
 
+/**
+ * Plan's output. With batches, `page` is the page planned (Tally moves it on); without, Plan wrote the
+ * page's results itself and `page` is the next one, so the state machine goes straight to MorePages.
+ */
 export interface PlanResult extends PageState {
-  /** Batches on this page (0: the Map is skipped). */
+  /** Batches on this page (0: the Map and Tally are skipped). */
   readonly batches: number;
   /** Shop-months on this page. */
   readonly groups: number;
@@ -119,6 +150,17 @@ export interface PlannedJob {
   readonly initiator_user_id: string | null;
   readonly estimated_time_minutes: number | null;
   readonly ttl: number | null;
+}
+
+/**
+ * A hot object of a planned job as Plan listed it (one walk per page, shared by every batch:
+ * docs/steady-state.md). A planned-jobs line is a PlannedJob with `objects`.
+ */
+export interface PlannedObject {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string | null;
+  readonly lastModified: string | null;
 }
 
 /** What each stage of a group works on (in ArchiveBatch's memory: no Task passes it). */
@@ -207,6 +249,8 @@ export interface DeleteSummary {
   readonly deleteErrorCount: number;
   /** Jobs marked deleted in the index (dry run: that would be). */
   readonly jobsCompleted: number;
+  /** Jobs committed whose sources wait for the grace period (a later run revisits them); absent: 0. */
+  readonly jobsWaiting?: number;
   /** This stage's requests plus the verify and commit stages': the rest of the group. */
   readonly requests: RequestCounts;
 }
@@ -296,6 +340,10 @@ export interface RunReport {
   readonly pages: number;
   readonly requests: RequestCounts;
   readonly reportKey: string;
+  /** What Report did with the plan watermark (docs/steady-state.md). */
+  readonly watermark?: 'unchanged' | 'written' | 'merged' | 'dry-run';
+  /** Jobs without a row (expired before archival) this run's orphan sweep planned (in jobsPlanned too). */
+  readonly orphansPlanned?: number;
   /**
    * Present when groups failed in a real run: the Cause of the `ArchiveRunIncomplete` failure the
    * state machine ends with (JSON, see `incompleteCause`). A dry run never carries it.

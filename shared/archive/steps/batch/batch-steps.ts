@@ -1,4 +1,4 @@
-import { DeleteObjectsCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, DeleteObjectsCommand } from '@aws-sdk/client-s3';
 import { mapLimit } from '../../../concurrency';
 import { addCounts, zeroCounts } from '../../../metrics';
 import { randomUUID } from 'node:crypto';
@@ -169,12 +169,29 @@ export const archiveBatch = async (
   event: BatchEvent,
   hooks: BatchHooks = {},
 ): Promise<BatchResult> => {
-  const attempt = await deps.meter.settle(() => archiveBatchOnce(deps, event, hooks));
-  if ('value' in attempt) return attempt.value;
   const key = `${failedAttemptsPrefix(event.run.runId, event.batch.page)}${event.batch.batch}-${randomUUID()}.json`;
-  // The record's own PUT is one of the attempt's requests too.
-  const requests = addCounts(attempt.requests, { ...zeroCounts(), s3: 1, byType: { 's3.PutObject': 1 } });
-  await putJson(deps, key, { format: FAILED_ATTEMPT_FORMAT, requests }).catch(() => undefined);
+  const put = { ...zeroCounts(), s3: 1, byType: { 's3.PutObject': 1 } };
+  // The attempt's marker first: an attempt that is killed (timeout, out of memory) leaves it, so Tally
+  // knows the batch was interrupted and its groups are revisited once their leftovers are collectable.
+  if (!event.run.dryRun) {
+    await deps.meter.measure(() =>
+      putJson(deps, key, { format: FAILED_ATTEMPT_FORMAT, requests: put, interrupted: true }),
+    );
+  }
+  const attempt = await deps.meter.settle(() => archiveBatchOnce(deps, event, hooks));
+  if ('value' in attempt) {
+    if (event.run.dryRun) return attempt.value;
+    const { requests: done } = await deps.meter.measure(() =>
+      deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key })),
+    );
+    const overhead = addCounts(addCounts(attempt.value.overhead, put), done);
+    return { ...attempt.value, overhead };
+  }
+  // The record's own PUTs (marker and this one) are among the attempt's requests too.
+  const requests = addCounts(addCounts(attempt.requests, put), event.run.dryRun ? undefined : put);
+  await putJson(deps, key, { format: FAILED_ATTEMPT_FORMAT, requests, interrupted: true }).catch(
+    () => undefined,
+  );
   throw attempt.error;
 };
 
@@ -186,13 +203,17 @@ const archiveBatchOnce = async (
   hooks: BatchHooks,
 ): Promise<BatchResult> => {
   const { run } = event;
-  // The batch's planned jobs in one ranged GET, and their hot objects in one walk over the hot
-  // prefix (a LIST per 1,000 keys, jumping over others' keys), not a LIST per shop-month: batch
-  // overhead, not any one group's.
+  // The batch's planned jobs and their hot objects (Plan listed the whole page in one walk) in one
+  // ranged GET; only jobs of a plan without a listing are listed here.
   const { value: batchInput, requests: readPlan } = await deps.meter.measure(async () => {
     const jobs = await readBatchJobs(deps, run, event.batch.groups);
     const ids = event.batch.groups.flatMap((g) => jobs.get(g).map((j) => j.job_id));
-    const listing = ids.length > 0 ? (await listJobsObjects(deps.s3, deps.bucket, ids)).objects : new Map();
+    const unlisted = ids.filter((id) => !jobs.listed.has(id));
+    const listing = new Map(jobs.listed);
+    if (unlisted.length > 0) {
+      for (const [id, objects] of (await listJobsObjects(deps.s3, deps.bucket, unlisted)).objects)
+        listing.set(id, objects);
+    }
     return { jobs, listing };
   });
   const { jobs, listing } = batchInput;

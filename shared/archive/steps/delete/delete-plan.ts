@@ -35,6 +35,28 @@ export const eligibleForDelete = (
 };
 
 /**
+ * Jobs committed for their planned completion, not deleted, whose grace period has not passed: a
+ * later run must come back for their sources (the plan watermark will not plan them again).
+ */
+export const waitingForGrace = (
+  index: MonthIndex,
+  planned: readonly PlannedJob[],
+  asOfMs: number,
+  graceHours: number,
+): number => {
+  const latestCommit = asOfMs - graceHours * 3_600_000;
+  return planned.filter((job) => {
+    const entry = latestEntry(index, job.job_id);
+    return (
+      entry !== undefined &&
+      entry.deleted_at === null &&
+      entry.completed_at === job.completed_at &&
+      !(Date.parse(entry.committed_at) <= latestCommit)
+    );
+  }).length;
+};
+
+/**
  * Listed objects split into those the entry archived (to delete) and everything else (kept).
  * `changed`: kept objects under a key the manifest names (rewritten since): once the removals are
  * done, the entry's sources less these are gone — what the report counts as deleted.

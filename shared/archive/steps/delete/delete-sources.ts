@@ -7,7 +7,7 @@ import { blockCheck, headCheck, pointedBlocks } from '../../format/part-integrit
 import type { StepDeps } from '../context';
 import type { deleteMatching } from './delete-objects';
 import { type DeleteErrorItem, writeGroupFindings } from '../report/findings';
-import { deletedByRun, eligibleForDelete, matchSources } from './delete-plan';
+import { deletedByRun, eligibleForDelete, matchSources, waitingForGrace } from './delete-plan';
 import { type LoadedIndex, updateMonthIndex } from '../commit/index-store';
 import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
@@ -58,7 +58,9 @@ export const deleteSources = async (
     const { index } = known.index;
     const asOf = Math.max(Date.parse(run.now), deps.clock().getTime());
     const eligible = eligibleForDelete(index, planned, asOf, run.graceHours);
-    if (eligible.length === 0) return { eligible, matched: [], changed: [], objectsKept: 0, planned, index };
+    const waiting = waitingForGrace(index, planned, asOf, run.graceHours);
+    if (eligible.length === 0)
+      return { eligible, matched: [], changed: [], objectsKept: 0, planned, index, waiting };
 
     // Last line of defence: never delete sources whose archive is not provably the bytes committed.
     // 1 HEAD per part against the size and ETag recorded at commit (index@4) — even for a part verify
@@ -127,9 +129,9 @@ export const deleteSources = async (
     const changed = all.filter((m) => ownKept(m) > 0 && !retried(m.jobId));
     const objectsKept =
       matched.reduce((n, m) => n + m.kept, 0) + changed.reduce((n, m) => n + m.kept + m.remove.length, 0);
-    return { eligible, matched, changed, objectsKept, planned, index };
+    return { eligible, matched, changed, objectsKept, planned, index, waiting };
   });
-  const { eligible, matched, changed, objectsKept } = plan;
+  const { eligible, matched, changed, objectsKept, waiting } = plan;
   const toDelete = run.dryRun ? [] : matched.flatMap((m) => m.remove);
 
   const finish = async (outcome: DeleteOutcome, deletion?: RequestCounts): Promise<DeleteResult> => {
@@ -202,6 +204,7 @@ export const deleteSources = async (
         ...counts,
         objectsKept,
         deleteErrorCount: errors.length,
+        ...(waiting > 0 && !run.dryRun ? { jobsWaiting: waiting } : {}),
         requests: addCounts(
           addCounts(
             addCounts(addCounts(addCounts(zeroCounts(), before), deletion), after),

@@ -3,7 +3,7 @@ import { TERMINAL_STATUSES } from '../../../jobs/schema';
 import { checkTimestamp } from '../../../time';
 import type { GsiStartKey } from './cursor';
 import { reasonOf, reportableId } from '../run';
-import type { PlannedJob, QuarantinedJob } from '../types';
+import type { PlannedJob, PlannedObject, QuarantinedJob } from '../types';
 
 /**
  * Pure part of Plan: what one GSI_JobsByStatus_v2 item becomes (a planned job in a shop × month
@@ -14,7 +14,9 @@ export type RowVerdict =
   | { readonly kind: 'plan'; readonly shopId: string; readonly month: string; readonly job: PlannedJob }
   | { readonly kind: 'quarantine'; readonly entry: QuarantinedJob }
   /** Terminal, but its completed_at is not before the cutoff yet: a later run plans it. */
-  | { readonly kind: 'later' };
+  | { readonly kind: 'later' }
+  /** Below the watermark and due at the previous cutoff: an earlier run planned it. */
+  | { readonly kind: 'seen' };
 
 type Item = Record<string, unknown>;
 
@@ -112,6 +114,7 @@ export class PlanPage {
     { shopId: string; month: string; jobs: Map<string, PlannedJob> }
   >();
   readonly quarantined: QuarantinedJob[] = [];
+  private readonly quarantinedIds = new Set<string>();
   jobsPlanned = 0;
 
   constructor(private readonly maxGroups: number) {}
@@ -124,9 +127,12 @@ export class PlanPage {
   }
 
   add(v: RowVerdict): void {
-    if (v.kind === 'later') return;
+    if (v.kind === 'later' || v.kind === 'seen') return;
     if (v.kind === 'quarantine') {
-      this.quarantined.push(v.entry);
+      // A retried job can also be read from the GSI: listed once.
+      const id = `${v.entry.shopId}\u0000${v.entry.jobId}`;
+      if (!this.quarantinedIds.has(id)) this.quarantined.push(v.entry);
+      this.quarantinedIds.add(id);
       return;
     }
     const id = groupId(v.shopId, v.month);
@@ -157,5 +163,6 @@ export class PlanPage {
 export interface PageGroup {
   readonly shopId: string;
   readonly month: string;
-  readonly jobs: PlannedJob[];
+  /** With `objects` once Plan has listed the page's hot objects. */
+  readonly jobs: Array<PlannedJob & { readonly objects?: PlannedObject[] }>;
 }

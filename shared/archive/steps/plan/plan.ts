@@ -3,13 +3,20 @@ import { ExactQueryCommand } from '../../../jobs/exact-commands';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../../jobs/schema';
 import type { StepDeps } from '../context';
 import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
-import { classifyPlanRow, keyConditionBound, PlanPage, startKeyOf } from './plan-rows';
+import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyOf } from './plan-rows';
+import { listJobsObjects } from '../../../details/hot-listing';
+import type { JobObject } from '../../../details';
+import { SWEEP_EVERY_MS, sweepHot } from './orphans';
+import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
 import { layoutPlanFiles } from './plan-files';
 import { putBytes } from '../../../s3/objects';
 import { mapResultsPrefix } from '../../format/keys';
 import { writePlanFindings } from '../report/findings';
 import { buildRun, zeroTotals } from '../run';
-import type { PageState, PlanResult, RunInput } from '../types';
+import type { PageState, PlanResult, RunContext, RunInput, ScanState } from '../types';
+import { writePageResults } from '../report/tally';
+import { readJobRows } from '../archive/job-rows';
+import { readWatermark, type RetryJob, windowStart, writeCarried } from './watermark';
 
 /** Items asked of one Query call (DynamoDB also stops at 1 MB). */
 const QUERY_LIMIT = 1000;
@@ -22,6 +29,82 @@ export type PlanCall =
       readonly startTime: string;
     }
   | { readonly kind: 'next'; readonly state: PageState };
+
+/**
+ * The first page reads the watermark and plans its retry list (jobs a run could not finish) by key:
+ * a row still terminal is classified like a GSI row; a row gone or no longer terminal is dropped (its
+ * next completion gets a new GSI key; hot objects of a row gone are the orphan sweep's).
+ */
+const startScan = async (deps: StepDeps, run: RunContext, page: PlanPage): Promise<ScanState> => {
+  const { doc, etag } = await readWatermark(deps);
+  const bound = keyConditionBound(run.cutoff);
+  const next = Object.fromEntries(TERMINAL_STATUSES.map((s) => [s, bound]));
+  const retry: readonly RetryJob[] = doc?.retry ?? [];
+  const at = deps.clock().toISOString();
+  const carried = retry.filter((r) => r.notBefore !== undefined && r.notBefore > at);
+  // Planned now, and once more when what a failed attempt left is collectable.
+  const followUp = new Date(deps.clock().getTime() + ABANDONED_AFTER_MS).toISOString();
+  const revisits = retry
+    .filter((r) => r.revisit === true && !(r.notBefore !== undefined && r.notBefore > at))
+    .map((r) => ({ shopId: r.shopId, jobId: r.jobId, notBefore: followUp }));
+  if (carried.length + revisits.length > 0) await writeCarried(deps, run.runId, [...carried, ...revisits]);
+  const byShop = new Map<string, string[]>();
+  for (const r of retry) {
+    if (r.notBefore !== undefined && r.notBefore > at) continue;
+    byShop.set(r.shopId, [...(byShop.get(r.shopId) ?? []), r.jobId]);
+  }
+  for (const [shopId, jobIds] of byShop) {
+    const rows = await readJobRows(deps, shopId, jobIds);
+    for (const row of rows.values()) {
+      const status = row.item.job_status;
+      if (typeof status !== 'string' || !(TERMINAL_STATUSES as readonly string[]).includes(status)) continue;
+      const v = classifyPlanRow(row.item, status, run.cutoff);
+      if (v.kind !== 'later') page.add(v);
+    }
+  }
+  const sweptAt = doc?.sweptAt ?? null;
+  const sweep = sweptAt === null || deps.clock().getTime() - Date.parse(sweptAt) >= SWEEP_EVERY_MS;
+  return {
+    etag,
+    from: doc
+      ? { cutoff: doc.cutoff, keys: doc.keys, ...(doc.sweptAt !== undefined ? { sweptAt: doc.sweptAt } : {}) }
+      : null,
+    next,
+    retried: retry.length - carried.length,
+    carried: carried.length + revisits.length,
+    // Set to the sweep's time by the page that sweeps (the first).
+    sweptAt: sweep ? null : sweptAt,
+    orphans: 0,
+  };
+};
+
+/**
+ * The hot objects of every job of the page in ONE walk over `job-details/` (hot-listing.ts: pages of
+ * 1,000 keys, jumping over gaps), written into the planned-jobs lines: each batch reads them with its
+ * jobs (the same ranged GET) instead of walking the prefix again for its own, scattered jobs. With
+ * random job ids, a batch's jobs are spread over the whole prefix; the page's are dense in it.
+ */
+const withHotObjects = async (
+  deps: StepDeps,
+  groups: PageGroup[],
+  swept?: ReadonlyMap<string, JobObject[]>,
+): Promise<PageGroup[]> => {
+  const ids = groups.flatMap((g) => g.jobs.map((j) => j.job_id));
+  if (ids.length === 0) return groups;
+  const objects = swept ?? (await listJobsObjects(deps.s3, deps.bucket, ids)).objects;
+  return groups.map((g) => ({
+    ...g,
+    jobs: g.jobs.map((j) => ({
+      ...j,
+      objects: (objects.get(j.job_id) ?? []).map((o) => ({
+        key: o.key,
+        size: o.size,
+        etag: o.etag ?? null,
+        lastModified: o.lastModified?.toISOString() ?? null,
+      })),
+    })),
+  }));
+};
 
 const after = (statusIndex: number): PlanCursor | null =>
   statusIndex + 1 < TERMINAL_STATUSES.length ? { statusIndex: statusIndex + 1, startKey: null } : null;
@@ -45,18 +128,34 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
 
   const { value, requests } = await deps.meter.measure(async () => {
     const page = new PlanPage(settings.planPageGroups);
+    const scanState =
+      call.kind === 'first' || !call.state.scan ? await startScan(deps, run, page) : call.state.scan;
+    const nextKeys: Record<string, string> = { ...scanState.next };
     let consumed = 0;
     let next: PlanCursor | null = start;
-    scan: while (next !== null) {
+    rows: while (next !== null) {
       const here: PlanCursor = next;
       const status = TERMINAL_STATUSES[here.statusIndex] as string;
+      const bound = keyConditionBound(run.cutoff);
+      // From the watermark less the lateness window; the first run ever reads from the beginning.
+      const start = windowStart(scanState.from, status);
+      // (BETWEEN needs from ≤ bound: a run whose cutoff went back reads at most its own bound.)
+      const from = start === null ? null : ([start, bound].sort()[0] as string);
+      const watermark = scanState.from?.keys[status];
       const out = await deps.ddb.send(
         new ExactQueryCommand({
           TableName: deps.table,
           IndexName: JOBS_TABLE.gsiJobsByStatus.name,
           // A superset of the due jobs (see keyConditionBound); classifyPlanRow applies the exact rule.
-          KeyConditionExpression: 'job_status = :s AND status_created_at < :bound',
-          ExpressionAttributeValues: { ':s': status, ':bound': keyConditionBound(run.cutoff) },
+          KeyConditionExpression:
+            from === null
+              ? 'job_status = :s AND status_created_at < :bound'
+              : 'job_status = :s AND status_created_at BETWEEN :from AND :bound',
+          ExpressionAttributeValues: {
+            ':s': status,
+            ':bound': bound,
+            ...(from === null ? {} : { ':from': from }),
+          },
           ...(here.startKey ? { ExclusiveStartKey: { ...here.startKey } } : {}),
           Limit: Math.min(settings.planPageJobs - consumed, QUERY_LIMIT),
         }),
@@ -64,10 +163,27 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
       const items = out.Items ?? [];
       let last = here.startKey;
       for (const [i, item] of items.entries()) {
-        const verdict = classifyPlanRow(item, status, run.cutoff);
+        const key = String(item.status_created_at);
+        let verdict = classifyPlanRow(item, status, run.cutoff);
+        // Below the watermark (the lateness window) only a job not due at the previous cutoff is new:
+        // the runs before planned the rest.
+        if (
+          verdict.kind === 'plan' &&
+          watermark !== undefined &&
+          scanState.from &&
+          key < watermark &&
+          verdict.job.completed_at < scanState.from.cutoff
+        ) {
+          verdict = { kind: 'seen' };
+        }
+        // A row not due yet keeps the watermark at or below its key, so a later run reads it again
+        // (one keyed at or past the cutoff is inside every later run's window anyway).
+        if (verdict.kind === 'later' && key < run.cutoff && key < (nextKeys[status] as string)) {
+          nextKeys[status] = key;
+        }
         if (!page.fits(verdict)) {
           next = { statusIndex: here.statusIndex, startKey: last };
-          break scan;
+          break rows;
         }
         page.add(verdict);
         consumed++;
@@ -75,7 +191,7 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
         if (consumed >= settings.planPageJobs) {
           const exhausted = i === items.length - 1 && out.LastEvaluatedKey === undefined;
           next = exhausted ? after(here.statusIndex) : { statusIndex: here.statusIndex, startKey: last };
-          break scan;
+          break rows;
         }
       }
       next = out.LastEvaluatedKey
@@ -83,21 +199,37 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
         : after(here.statusIndex);
     }
 
-    const groups = page.result();
+    // The orphan sweep, when due, walks the whole hot prefix: that walk is the page's listing too.
+    let scan: ScanState = { ...scanState, next: nextKeys };
+    let swept: Map<string, JobObject[]> | undefined;
+    if (scanState.sweptAt === null) {
+      const sweepAt = deps.clock().toISOString();
+      const wanted = new Set(page.result().flatMap((g) => g.jobs.map((j) => j.job_id)));
+      const found = await sweepHot(deps, wanted);
+      for (const o of found.orphans) page.add({ kind: 'plan', shopId: o.shopId, month: o.month, job: o.job });
+      for (const q of found.unattributed) page.add({ kind: 'quarantine', entry: q });
+      swept = found.listing;
+      scan = { ...scan, sweptAt: sweepAt, orphans: found.orphans.length };
+    }
+    const groups = await withHotObjects(deps, page.result(), swept);
     const files = layoutPlanFiles(run.runId, pageNo, groups, settings);
     await writePlanFindings(deps, run.runId, pageNo, page.quarantined);
     if (files.batches.length > 0) {
       // The jobs first: a batches file only ever names ranges that exist.
       await putBytes(deps, files.jobsKey, files.jobsBody, 'application/x-ndjson');
       await putBytes(deps, files.batchesKey, files.batchesBody, 'application/x-ndjson');
+    } else {
+      // Nothing to archive on this page: its results are Plan's to write (no Map, no Tally).
+      await writePageResults(deps, run.runId, pageNo, page.quarantined.length, []);
     }
-    return { page, next, files, groupCount: groups.length };
+    return { page, next, files, groupCount: groups.length, scan };
   });
 
-  const { page, next, files, groupCount } = value;
+  const { page, next, files, groupCount, scan } = value;
   return {
     run,
-    page: pageNo,
+    page: files.batches.length > 0 ? pageNo : pageNo + 1,
+    scan,
     cursor: next === null ? null : encodeCursor(next),
     batches: files.batches.length,
     groups: groupCount,

@@ -5,6 +5,7 @@ import { getObjectBytes } from '../../../s3/objects';
 import { plannedJobsKey, runPrefix } from '../../format/keys';
 import type { StepDeps } from '../context';
 import { isObj } from '../shape';
+import { classifyJobKey, type JobObject, jobPrefix } from '../../../details';
 import type { PlannedGroup, PlannedJob, RunContext } from '../types';
 
 /** The planned-jobs file Plan writes per page; the batch steps read their groups' byte ranges of it. */
@@ -32,8 +33,45 @@ export const checkJobsKey = (run: RunContext, group: PlannedGroup, field: string
 
 const groupKey = (g: { shopId: string; month: string }): string => `${g.shopId}\u0000${g.month}`;
 
+/**
+ * A line's listed hot objects, checked: every key under the job's own prefix (a step never acts on a
+ * key of another job), sizes whole numbers. Absent in a plan written without a listing.
+ */
+const parseObjects = (key: string, jobId: string, v: unknown): JobObject[] | undefined => {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v)) throw new CorruptObjectError(key, `job ${jobId}: objects is not a list`);
+  const prefix = jobPrefix(jobId);
+  return v.map((o) => {
+    if (
+      !isObj(o) ||
+      typeof o.key !== 'string' ||
+      !o.key.startsWith(prefix) ||
+      typeof o.size !== 'number' ||
+      !Number.isInteger(o.size) ||
+      o.size < 0 ||
+      (o.etag !== null && typeof o.etag !== 'string') ||
+      (o.lastModified !== null &&
+        (typeof o.lastModified !== 'string' || Number.isNaN(Date.parse(o.lastModified))))
+    ) {
+      throw new CorruptObjectError(key, `job ${jobId}: a listed object is not a hot object of the job`);
+    }
+    return {
+      key: o.key,
+      size: o.size,
+      etag: o.etag === null ? undefined : (o.etag as string),
+      lastModified: o.lastModified === null ? undefined : new Date(o.lastModified as string),
+      kind: classifyJobKey(jobId, o.key),
+    };
+  });
+};
+
 /** One group's lines, checked: ids safe, completed in the group's month, none twice, as many as planned. */
-const parseGroupJobs = (key: string, group: PlannedGroup, text: string): PlannedJob[] => {
+const parseGroupJobs = (
+  key: string,
+  group: PlannedGroup,
+  text: string,
+  listed: Map<string, JobObject[]>,
+): PlannedJob[] => {
   const lines = text.split('\n');
   if (lines.pop() !== '')
     throw new CorruptObjectError(key, `${group.shopId} ${group.month}: range does not end a line`);
@@ -67,7 +105,10 @@ const parseGroupJobs = (key: string, group: PlannedGroup, text: string): Planned
     }
     if (seen.has(j.job_id)) throw new CorruptObjectError(key, `job ${j.job_id} is listed twice`);
     seen.add(j.job_id);
-    return j as unknown as PlannedJob;
+    const { objects, ...job } = j;
+    const hot = parseObjects(key, j.job_id, objects);
+    if (hot) listed.set(j.job_id, hot);
+    return job as unknown as PlannedJob;
   });
   if (jobs.length !== group.jobCount) {
     throw new CorruptObjectError(
@@ -81,6 +122,8 @@ const parseGroupJobs = (key: string, group: PlannedGroup, text: string): Planned
 /** Planned jobs of each group, by group. */
 export interface BatchJobs {
   get(group: { shopId: string; month: string }): PlannedJob[];
+  /** The hot objects Plan listed for each job (jobs of a plan without a listing are absent). */
+  readonly listed: ReadonlyMap<string, JobObject[]>;
 }
 
 /**
@@ -93,6 +136,7 @@ export const readBatchJobs = async (
   groups: readonly PlannedGroup[],
 ): Promise<BatchJobs> => {
   const byGroup = new Map<string, PlannedJob[]>();
+  const listed = new Map<string, JobObject[]>();
   const first = groups[0];
   if (first !== undefined) {
     const key = first.jobsKey;
@@ -112,10 +156,11 @@ export const readBatchJobs = async (
     for (const g of groups) {
       const [s, e] = g.jobsRange;
       const text = got ? got.bytes.subarray(s - start, e - start).toString('utf8') : '';
-      byGroup.set(groupKey(g), parseGroupJobs(key, g, text));
+      byGroup.set(groupKey(g), parseGroupJobs(key, g, text, listed));
     }
   }
   return {
+    listed,
     get: (group) => {
       const jobs = byGroup.get(groupKey(group));
       if (!jobs) throw new InvalidInputError('group', `${group.shopId} ${group.month} is not in this batch`);
@@ -123,3 +168,10 @@ export const readBatchJobs = async (
     },
   };
 };
+
+/** One group's planned jobs (Report reads those of failed groups into the watermark's retry list). */
+export const readPlannedJobs = async (
+  deps: StepDeps,
+  run: RunContext,
+  group: PlannedGroup,
+): Promise<PlannedJob[]> => (await readBatchJobs(deps, run, [group])).get(group);

@@ -15,6 +15,7 @@ import { CAPS } from '../run';
 import { isObj } from '../shape';
 import { PAGE_RESULTS_FORMAT } from './tally';
 import { failuresOf, isDone } from './totals';
+import { advanceWatermark, type FailedGroupAt } from './advance-watermark';
 import type { GroupResult, PageState, QuarantinedJob, RunReport } from '../types';
 
 export const REPORT_FORMAT = 'job-details-archive/report@2';
@@ -29,6 +30,7 @@ export const REPORT_FILE_LIST_MAX = 100_000;
 interface PageDoc {
   readonly planQuarantined: number;
   readonly results: GroupResult[];
+  readonly interrupted: number[];
 }
 
 const readPage = async (deps: StepDeps, runId: string, page: number): Promise<PageDoc> => {
@@ -44,7 +46,10 @@ const readPage = async (deps: StepDeps, runId: string, page: number): Promise<Pa
   ) {
     throw new CorruptObjectError(key, `not this run's ${PAGE_RESULTS_FORMAT} document`);
   }
-  return { planQuarantined: v.plan_quarantined, results: v.results as GroupResult[] };
+  const interrupted = Array.isArray(v.interrupted_batches)
+    ? v.interrupted_batches.filter((b): b is number => Number.isInteger(b))
+    : [];
+  return { planQuarantined: v.plan_quarantined, results: v.results as GroupResult[], interrupted };
 };
 
 export type DeleteErrorEntry = { shopId: string; month: string } & DeleteErrorItem;
@@ -83,9 +88,18 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     const quarantined = new ReportList<QuarantinedJob>();
     const deleteErrors = new ReportList<DeleteErrorEntry>();
     const failed = new ReportList<RunReport['groupsFailed'][number]>();
+    const failedAt: FailedGroupAt[] = [];
     for (let page = 0; page < state.page; page++) {
       const doc = await readPage(deps, run.runId, page);
-      failed.add(failuresOf(doc.results));
+      const failures = failuresOf(doc.results);
+      failed.add(failures);
+      for (const f of failures) failedAt.push({ page, shopId: f.shopId, month: f.month });
+      for (const batch of doc.interrupted) failedAt.push({ page, batch });
+      // Groups whose sources wait for the grace period, or whose deletes failed: revisited later.
+      for (const r of doc.results.filter(isDone)) {
+        if ((r.delete.jobsWaiting ?? 0) > 0 || r.delete.deleteErrorCount > 0)
+          failedAt.push({ page, shopId: r.group.shopId, month: r.group.month, graceOnly: true });
+      }
       const wanted: Wanted[] = [];
       if (doc.planQuarantined > 0 && !quarantined.full) {
         wanted.push({
@@ -118,7 +132,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       );
       for (const [i, w] of wanted.entries()) w.into(read[i] ?? []);
     }
-    return { quarantined, deleteErrors, failed };
+    return { quarantined, deleteErrors, failed, failedAt };
   });
   const summary: RunReport = {
     runId: run.runId,
@@ -145,6 +159,11 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     reportKey: key,
   };
   const incomplete = !run.dryRun && totals.groupsFailed > 0 ? incompleteCause(summary) : undefined;
+  // The watermark moves last, once everything the run did is in its report (a crash before keeps the
+  // old one: the next run plans the same rows again).
+  const { value: watermark, requests: moved } = await deps.meter.measure(() =>
+    advanceWatermark(deps, state, found.quarantined.items, found.failedAt),
+  );
   const { requests: write } = await deps.meter.measure(() =>
     putJson(deps, key, {
       format: REPORT_FORMAT,
@@ -161,7 +180,9 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
   );
   return {
     ...summary,
-    requests: addCounts(summary.requests, write),
+    watermark,
+    ...(state.scan ? { orphansPlanned: state.scan.orphans } : {}),
+    requests: addCounts(addCounts(summary.requests, write), moved),
     ...(incomplete !== undefined ? { incomplete } : {}),
   };
 };

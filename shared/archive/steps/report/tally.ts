@@ -15,6 +15,8 @@ export interface PageResultsDoc {
   /** Plan-time quarantines of the page (listed in its findings document when > 0). */
   readonly plan_quarantined: number;
   readonly results: GroupResult[];
+  /** Batches of the page with an attempt that did not finish (absent: none). */
+  readonly interrupted_batches?: number[];
 }
 
 /**
@@ -26,22 +28,20 @@ export const tally = async (deps: StepDeps, event: TallyEvent): Promise<PageStat
   const { value: found, requests } = await deps.meter.measure(async () => {
     const found = await readPageMapResults(deps, event);
     // Requests of ArchiveBatch attempts that threw and were retried: sent, so counted.
+    // Every record left is an attempt that did not finish (it threw, or was killed): its batch's
+    // groups are revisited by a later run (Report puts them on the retry list).
     let failedAttempts = zeroCounts();
-    for (const o of await listAllArray(deps.s3, deps.bucket, failedAttemptsPrefix(run.runId, page))) {
+    const prefix = failedAttemptsPrefix(run.runId, page);
+    const interrupted = new Set<number>();
+    for (const o of await listAllArray(deps.s3, deps.bucket, prefix)) {
       const doc = ((await getJson(deps, o.key, 'failed attempt record')) ?? {}) as {
         requests?: RequestCounts;
       };
       if (doc.requests) failedAttempts = addCounts(failedAttempts, doc.requests);
+      const batch = /^(\d+)-/.exec(o.key.slice(prefix.length))?.[1];
+      if (batch !== undefined) interrupted.add(Number(batch));
     }
-    const results = found.results;
-    const doc: PageResultsDoc = {
-      format: PAGE_RESULTS_FORMAT,
-      run_id: run.runId,
-      page,
-      plan_quarantined: planQuarantined,
-      results,
-    };
-    await putJson(deps, pageResultsKey(run.runId, page), doc);
+    await writePageResults(deps, run.runId, page, planQuarantined, found.results, [...interrupted].sort());
     return { ...found, overhead: addCounts(found.overhead, failedAttempts) };
   });
   const totals = addResults(event.totals, found.results);
@@ -50,5 +50,26 @@ export const tally = async (deps: StepDeps, event: TallyEvent): Promise<PageStat
     page: page + 1,
     cursor,
     totals: { ...totals, requests: addCounts(addCounts(totals.requests, found.overhead), requests) },
+    ...(event.scan ? { scan: event.scan } : {}),
   };
+};
+
+/** A page's results, the document Report reads (Tally's; Plan's own for a page without batches). */
+export const writePageResults = async (
+  deps: StepDeps,
+  runId: string,
+  page: number,
+  planQuarantined: number,
+  results: GroupResult[],
+  interrupted: number[] = [],
+): Promise<void> => {
+  const doc: PageResultsDoc = {
+    format: PAGE_RESULTS_FORMAT,
+    run_id: runId,
+    page,
+    plan_quarantined: planQuarantined,
+    results,
+    ...(interrupted.length > 0 ? { interrupted_batches: interrupted } : {}),
+  };
+  await putJson(deps, pageResultsKey(runId, page), doc);
 };

@@ -1,0 +1,133 @@
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { classifyJobKey, type JobObject, META_JOB_ID, META_SHOP_ID } from '../../../details';
+import { validateShopId } from '../../../ids';
+import { listAll } from '../../../s3/objects';
+import { HOT_PREFIX } from '../../format/keys';
+import { readJobRows } from '../archive/job-rows';
+import type { StepDeps } from '../context';
+import { reportableId } from '../run';
+import type { PlannedJob, QuarantinedJob } from '../types';
+
+/**
+ * The orphan sweep (docs/steady-state.md): hot objects of jobs whose row is gone — expired by TTL
+ * before the job was archived — would stay hot forever, since nothing plans a job without a row.
+ * Every SWEEP_EVERY_MS, Plan's first page walks the whole hot prefix once (that walk is also the
+ * page's listing) and plans, as orphans, jobs whose newest object is older than `jobTtlDays` and whose
+ * row is missing. That age is safe: a row expires `jobTtlDays` after completion, and a job's objects
+ * are written before it completes, so an object younger than that may belong to a job whose row still
+ * exists or is still to be written (the writer writes S3 first).
+ */
+export const SWEEP_EVERY_MS = 7 * 86_400_000;
+
+/** Status an orphan is archived under: its row (and so its status) expired before archival. */
+export const ORPHAN_STATUS = 'ROW_EXPIRED';
+
+export interface Orphan {
+  readonly shopId: string;
+  readonly month: string;
+  readonly job: PlannedJob;
+}
+
+export interface HotSweep {
+  /** Hot objects of the wanted jobs and of the orphans. */
+  readonly listing: Map<string, JobObject[]>;
+  readonly orphans: Orphan[];
+  /** Old jobs without a row whose objects do not say their shop: kept and reported. */
+  readonly unattributed: QuarantinedJob[];
+}
+
+const toJobObject = (jobId: string, o: { key: string; size: number; etag: string; lastModified?: Date }) => ({
+  key: o.key,
+  size: o.size,
+  etag: o.etag,
+  lastModified: o.lastModified,
+  kind: classifyJobKey(jobId, o.key),
+});
+
+export const sweepHot = async (deps: StepDeps, wanted: ReadonlySet<string>): Promise<HotSweep> => {
+  const listing = new Map<string, JobObject[]>();
+  const oldBefore = deps.clock().getTime() - deps.settings.jobTtlDays * 86_400_000;
+  const candidates: Array<{ jobId: string; objects: JobObject[]; newest: number }> = [];
+  // A job's keys are contiguous in key order: decide each job as the walk leaves it.
+  const state: { current: { jobId: string; objects: JobObject[] } | null } = { current: null };
+  const close = () => {
+    if (!state.current) return;
+    const { jobId, objects } = state.current;
+    if (wanted.has(jobId)) listing.set(jobId, objects);
+    else {
+      const newest = Math.max(...objects.map((o) => o.lastModified?.getTime() ?? Number.POSITIVE_INFINITY));
+      if (newest < oldBefore) candidates.push({ jobId, objects, newest });
+    }
+    state.current = null;
+  };
+  for await (const o of listAll(deps.s3, deps.bucket, HOT_PREFIX)) {
+    const jobId = o.key.slice(HOT_PREFIX.length).split('/')[0] ?? '';
+    if (state.current?.jobId !== jobId) {
+      close();
+      state.current = { jobId, objects: [] };
+    }
+    state.current.objects.push(toJobObject(jobId, o));
+  }
+  close();
+
+  // Attribute each candidate to its shop (the writer's `shop-id` metadata), then ask for its row.
+  const unattributed: QuarantinedJob[] = [];
+  const byShop = new Map<string, typeof candidates>();
+  for (const c of candidates) {
+    const first = c.objects[0];
+    const head = first
+      ? await deps.s3.send(new HeadObjectCommand({ Bucket: deps.bucket, Key: first.key }))
+      : undefined;
+    const meta = head?.Metadata ?? {};
+    let shopId: string | null = null;
+    try {
+      shopId = meta[META_JOB_ID] === c.jobId ? validateShopId(meta[META_SHOP_ID]) : null;
+    } catch {
+      shopId = null;
+    }
+    if (shopId === null) {
+      unattributed.push({
+        shopId: reportableId(meta[META_SHOP_ID] ?? '(none)'),
+        jobId: reportableId(c.jobId),
+        reason:
+          'hot objects older than jobTtlDays without a row, and without shop-id/job-id metadata naming this job',
+      });
+      continue;
+    }
+    byShop.set(shopId, [...(byShop.get(shopId) ?? []), c]);
+  }
+  const orphans: Orphan[] = [];
+  for (const [shopId, list] of byShop) {
+    const rows = await readJobRows(
+      deps,
+      shopId,
+      list.map((c) => c.jobId),
+    );
+    for (const c of list) {
+      if (rows.has(c.jobId)) continue;
+      // The newest object is the last thing known of the job: its archive month.
+      const at = new Date(c.newest).toISOString();
+      listing.set(c.jobId, c.objects);
+      orphans.push({
+        shopId,
+        month: at.slice(0, 7),
+        job: {
+          job_id: c.jobId,
+          status: ORPHAN_STATUS,
+          completed_at: at,
+          created_at: null,
+          started_at: null,
+          job_type: null,
+          platform: null,
+          error_message: null,
+          retry_count: null,
+          is_internal: null,
+          initiator_user_id: null,
+          estimated_time_minutes: null,
+          ttl: null,
+        },
+      });
+    }
+  }
+  return { listing, orphans, unattributed };
+};
