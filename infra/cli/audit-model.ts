@@ -86,15 +86,15 @@ export type MismatchKind =
 /** What repairs each kind of finding (printed under its heading). */
 export const REPAIR: Readonly<Record<MismatchKind, (shopId: string, month: string) => string>> = {
   'source-present-after-delete': () =>
-    'jobarchive run (the delete step removes what still matches its archive; the rest is archived again)',
+    'jobarchive run --replan (re-plans archived jobs past the watermark: the delete step removes what still matches its archive; the rest is archived again)',
   'hidden-hot-object': () =>
-    'jobarchive run (archives the job again, hot prefix included; readers skip it until then)',
+    'jobarchive run --replan (re-plans archived jobs past the watermark and archives this one again, hot prefix included; readers skip it until then)',
   'uncommitted-part': () =>
     'none needed with a staging manifest (a later run collects it after 12 h); without one: jobarchive reindex --force on its month, then remove the part if reindex excludes it',
   'missing-part': (s, m) =>
-    `jobarchive reindex --shop ${s} --month ${m} --force (hot copies of its jobs were kept only if never deleted)`,
+    `jobarchive reindex --shop ${s} --month ${m} --force, then jobarchive run --replan (hot copies of its jobs were kept only if never deleted)`,
   'damaged-part': (s, m) =>
-    `jobarchive reindex --shop ${s} --month ${m} --force (drops the unreadable part; the next run archives its jobs again from their hot copies, which deletes never touch while it is damaged)`,
+    `jobarchive reindex --shop ${s} --month ${m} --force, then jobarchive run --replan (drops the unreadable part; that run archives its jobs again from their hot copies, which deletes never touch while it is damaged)`,
   'lost-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m}`,
   'corrupt-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m} --force`,
   'unplannable-row': () =>

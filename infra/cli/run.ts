@@ -37,6 +37,10 @@ export const runSpec: CommandSpec = {
       help: "the run's logical time (default: the execution's start; earlier is fine, later than start + 5 min is refused)",
     },
     'dry-run': { type: 'boolean', help: 'plan and count only: no part written, nothing deleted' },
+    replan: {
+      type: 'boolean',
+      help: 'plan from the beginning of the status index, ignoring the plan watermark (audit names when)',
+    },
     'state-machine-arn': {
       type: 'string',
       value: 'ARN',
@@ -80,6 +84,7 @@ export const parseRunOptions = (flags: Flags): RunOptions => {
     ...(grace !== undefined ? { graceHours: grace } : {}),
     ...(now ? { now: now.toISOString() } : {}),
     ...(boolFlag(flags, 'dry-run') ? { dryRun: true } : {}),
+    ...(boolFlag(flags, 'replan') ? { replan: true } : {}),
   };
   return {
     input,

@@ -172,8 +172,17 @@ test('case 4: an object written after the delete is flagged by audit and archive
   const a = await audit();
   expect(a.r.mismatches).toEqual([expect.objectContaining({ kind: 'hidden-hot-object', jobId: job.jobId })]);
   expect(a.exit).not.toBe(0);
-
+  // Nothing about the job's row changed, so the watermark does not plan it again: the repair audit
+  // names re-plans past it. (A plain run leaves it hot and flagged.)
+  expect(a.text).toContain('jobarchive run --replan');
   expect((await run({ graceHours: 0 })).status).toBe('SUCCEEDED');
+  expect((await audit()).r.mismatches).toEqual([expect.objectContaining({ kind: 'hidden-hot-object' })]);
+
+  const replanned = await run({ graceHours: 0, replan: true });
+  expect({ status: replanned.status, errors: replanned.handlerErrors.map((e) => e.message) }).toEqual({
+    status: 'SUCCEEDED',
+    errors: [],
+  });
   expect(await listKeys(env.s3, env.bucket, jobPrefix(job.jobId))).toEqual([]);
   expect((await reader().lookup(q)).platformData).toEqual({ indexer: { v: 3 } });
   expect((await reader().readPlatformData(q)).data).toEqual({ indexer: { v: 3 } });
@@ -189,7 +198,12 @@ test('case 6: a lost month index fails its group loudly, commits no empty record
   const key = monthIndexKey(job.shopId, month);
   await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: key }));
 
-  const second = await run({ graceHours: 0 });
+  // A scheduled run does not plan the month's jobs again (the watermark is past them): it touches
+  // nothing, commits nothing. A re-plan (what audit's repairs ask for) meets the guard: the group
+  // fails loudly, and still nothing is committed.
+  expect((await run({ graceHours: 0 })).status).toBe('SUCCEEDED');
+  expect(await readIndex(env, job.shopId, month)).toBeNull();
+  const second = await run({ graceHours: 0, replan: true });
   expect(second.status).toBe('FAILED');
   expect(await readIndex(env, job.shopId, month)).toBeNull(); // no empty records committed
   expect(await listKeys(env.s3, env.bucket, `job-details-cold/${job.shopId}/${month}/`)).toHaveLength(1);
@@ -201,7 +215,7 @@ test('case 6: a lost month index fails its group loudly, commits no empty record
   expect(a.exit).not.toBe(0);
 
   await rebuildMonthIndex(env.deps, job.shopId, month, { dryRun: false });
-  expect((await run({ graceHours: 0 })).status).toBe('SUCCEEDED');
+  expect((await run({ graceHours: 0, replan: true })).status).toBe('SUCCEEDED');
   expect((await reader().readAllDetails(q)).details).toEqual(want.details);
   expect((await audit()).exit).toBe(0);
 });

@@ -47,7 +47,7 @@ export const runIdFromExecution = (execution: string): string => {
   return validateRunId(id);
 };
 
-const RUN_INPUT_FIELDS = ['olderThanDays', 'graceHours', 'now', 'dryRun', 'wholeMonths'] as const;
+const RUN_INPUT_FIELDS = ['olderThanDays', 'graceHours', 'now', 'dryRun', 'wholeMonths', 'replan'] as const;
 
 export const parseRunInput = (v: unknown, field = 'state'): RunInput => {
   const o = v === undefined || v === null ? {} : obj(v, field);
@@ -62,6 +62,7 @@ export const parseRunInput = (v: unknown, field = 'state'): RunInput => {
     ...(o.now !== undefined ? { now: isoTime(o.now, `${field}.now`) } : {}),
     ...(o.dryRun !== undefined ? { dryRun: bool(o.dryRun, `${field}.dryRun`) } : {}),
     ...(o.wholeMonths !== undefined ? { wholeMonths: bool(o.wholeMonths, `${field}.wholeMonths`) } : {}),
+    ...(o.replan !== undefined ? { replan: bool(o.replan, `${field}.replan`) } : {}),
   };
 };
 

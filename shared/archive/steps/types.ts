@@ -14,6 +14,8 @@ export interface RunInput {
   readonly dryRun?: boolean;
   /** Overrides the `wholeMonths` setting for this run (false: archive up to the exact cutoff). */
   readonly wholeMonths?: boolean;
+  /** Plan from the beginning of the status GSI, ignoring the watermark (docs/steady-state.md). */
+  readonly replan?: boolean;
 }
 
 /** Fixed for the whole run; built by the first Plan call and carried through every state. */

@@ -204,7 +204,9 @@ export const deleteSources = async (
         ...counts,
         objectsKept,
         deleteErrorCount: errors.length,
-        ...(waiting > 0 && !run.dryRun ? { jobsWaiting: waiting } : {}),
+        // Changed prefixes (kept, entry marked `rearchive`) wait like sources in their grace period:
+        // the group goes on the watermark's retry list, so a later run archives them again.
+        ...(waiting + changed.length > 0 && !run.dryRun ? { jobsWaiting: waiting + changed.length } : {}),
         requests: addCounts(
           addCounts(
             addCounts(addCounts(addCounts(zeroCounts(), before), deletion), after),

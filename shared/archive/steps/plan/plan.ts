@@ -16,7 +16,7 @@ import { buildRun, zeroTotals } from '../run';
 import type { PageState, PlanResult, RunContext, RunInput, ScanState } from '../types';
 import { writePageResults } from '../report/tally';
 import { readJobRows } from '../archive/job-rows';
-import { readWatermark, type RetryJob, windowStart, writeCarried } from './watermark';
+import { readWatermark, type RetryJob, retryNotDue, windowStart, writeCarried } from './watermark';
 
 /** Items asked of one Query call (DynamoDB also stops at 1 MB). */
 const QUERY_LIMIT = 1000;
@@ -35,22 +35,28 @@ export type PlanCall =
  * a row still terminal is classified like a GSI row; a row gone or no longer terminal is dropped (its
  * next completion gets a new GSI key; hot objects of a row gone are the orphan sweep's).
  */
-const startScan = async (deps: StepDeps, run: RunContext, page: PlanPage): Promise<ScanState> => {
+const startScan = async (
+  deps: StepDeps,
+  run: RunContext,
+  page: PlanPage,
+  replan: boolean,
+): Promise<ScanState> => {
   const { doc, etag } = await readWatermark(deps);
   const bound = keyConditionBound(run.cutoff);
   const next = Object.fromEntries(TERMINAL_STATUSES.map((s) => [s, bound]));
   const retry: readonly RetryJob[] = doc?.retry ?? [];
-  const at = deps.clock().toISOString();
-  const carried = retry.filter((r) => r.notBefore !== undefined && r.notBefore > at);
+  const now = deps.clock();
+  const notDue = (r: RetryJob): boolean => retryNotDue(r, now, run.graceHours);
+  const carried = retry.filter(notDue);
   // Planned now, and once more when what a failed attempt left is collectable.
   const followUp = new Date(deps.clock().getTime() + ABANDONED_AFTER_MS).toISOString();
   const revisits = retry
-    .filter((r) => r.revisit === true && !(r.notBefore !== undefined && r.notBefore > at))
+    .filter((r) => r.revisit === true && !notDue(r))
     .map((r) => ({ shopId: r.shopId, jobId: r.jobId, notBefore: followUp }));
   if (carried.length + revisits.length > 0) await writeCarried(deps, run.runId, [...carried, ...revisits]);
   const byShop = new Map<string, string[]>();
   for (const r of retry) {
-    if (r.notBefore !== undefined && r.notBefore > at) continue;
+    if (notDue(r)) continue;
     byShop.set(r.shopId, [...(byShop.get(r.shopId) ?? []), r.jobId]);
   }
   for (const [shopId, jobIds] of byShop) {
@@ -66,9 +72,16 @@ const startScan = async (deps: StepDeps, run: RunContext, page: PlanPage): Promi
   const sweep = sweptAt === null || deps.clock().getTime() - Date.parse(sweptAt) >= SWEEP_EVERY_MS;
   return {
     etag,
-    from: doc
-      ? { cutoff: doc.cutoff, keys: doc.keys, ...(doc.sweptAt !== undefined ? { sweptAt: doc.sweptAt } : {}) }
-      : null,
+    // `replan` reads the GSI from the beginning, as the first run ever, keeping the retry list and the
+    // sweep time; its Report writes the watermark as usual (docs/steady-state.md).
+    from:
+      doc && !replan
+        ? {
+            cutoff: doc.cutoff,
+            keys: doc.keys,
+            ...(doc.sweptAt !== undefined ? { sweptAt: doc.sweptAt } : {}),
+          }
+        : null,
     next,
     retried: retry.length - carried.length,
     carried: carried.length + revisits.length,
@@ -129,7 +142,9 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
   const { value, requests } = await deps.meter.measure(async () => {
     const page = new PlanPage(settings.planPageGroups);
     const scanState =
-      call.kind === 'first' || !call.state.scan ? await startScan(deps, run, page) : call.state.scan;
+      call.kind === 'first' || !call.state.scan
+        ? await startScan(deps, run, page, call.kind === 'first' && call.input.replan === true)
+        : call.state.scan;
     const nextKeys: Record<string, string> = { ...scanState.next };
     let consumed = 0;
     let next: PlanCursor | null = start;

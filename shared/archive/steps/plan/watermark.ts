@@ -30,6 +30,11 @@ export interface RetryJob {
   /** Not planned before this time (ISO): carried over by the runs before it. */
   readonly notBefore?: string;
   /**
+   * Waits for the grace period that began at this time (ISO; its group's commit or delete pass): due
+   * once the PLANNING run's graceHours have passed since, so a run with another grace decides for itself.
+   */
+  readonly graceFrom?: string;
+  /**
    * Planned once more after this, when what a failed or interrupted attempt left is collectable
    * (ABANDONED_AFTER_MS): a group's abandoned parts are collected only by an archive that finds its
    * index, which the first retry may be the one to write.
@@ -74,11 +79,15 @@ const parseDoc = (v: unknown): WatermarkDoc => {
     const notBefore = r.notBefore;
     if (notBefore !== undefined && (typeof notBefore !== 'string' || Number.isNaN(Date.parse(notBefore))))
       return bad('a retry entry has a notBefore that is not a time');
+    const graceFrom = r.graceFrom;
+    if (graceFrom !== undefined && (typeof graceFrom !== 'string' || Number.isNaN(Date.parse(graceFrom))))
+      return bad('a retry entry has a graceFrom that is not a time');
     try {
       return {
         shopId: validateShopId(r.shopId),
         jobId: validateJobId(r.jobId),
         ...(notBefore !== undefined ? { notBefore } : {}),
+        ...(graceFrom !== undefined ? { graceFrom } : {}),
         ...(r.revisit === true ? { revisit: true as const } : {}),
       };
     } catch (err) {
@@ -121,6 +130,11 @@ export const windowStart = (
   return Number.isNaN(t) ? null : new Date(t - LATENESS_MS).toISOString();
 };
 
+/** Whether a retry entry waits beyond `at` for a run with this grace period. */
+export const retryNotDue = (r: RetryJob, at: Date, graceHours: number): boolean =>
+  (r.notBefore !== undefined && r.notBefore > at.toISOString()) ||
+  (r.graceFrom !== undefined && Date.parse(r.graceFrom) + graceHours * 3_600_000 > at.getTime());
+
 const retryId = (r: RetryJob): string => `${r.shopId}\u0000${r.jobId}`;
 
 /** One entry per job; of two, the later notBefore (a revisit must not come before its leftovers are collectable). */
@@ -128,7 +142,8 @@ export const uniqueRetry = (list: readonly RetryJob[]): RetryJob[] => {
   const seen = new Map<string, RetryJob>();
   for (const r of list) {
     const had = seen.get(retryId(r));
-    const later = !had || (r.notBefore ?? '') > (had.notBefore ?? '') ? r : had;
+    const when = (x: RetryJob): string => x.notBefore ?? x.graceFrom ?? '';
+    const later = !had || when(r) > when(had) ? r : had;
     const revisit = r.revisit === true || had?.revisit === true;
     seen.set(retryId(r), revisit ? { ...later, revisit: true } : later);
   }

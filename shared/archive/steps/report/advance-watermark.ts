@@ -41,8 +41,9 @@ const failedJobs = async (
 ): Promise<RetryJob[]> => {
   const out: RetryJob[] = [];
   const now = deps.clock().getTime();
-  // Sources are deleted once the grace period after their commit (a moment ago) has passed.
-  const afterGrace = new Date(now + state.run.graceHours * 3_600_000).toISOString();
+  // Sources are deleted once the grace period after their commit (a moment ago) has passed: the
+  // planning run measures it with its own graceHours.
+  const graceFrom = new Date(now).toISOString();
   const pages = [...new Set(failed.map((f) => f.page))];
   for (const page of pages) {
     const key = planBatchesKey(state.run.runId, page);
@@ -67,7 +68,7 @@ const failedJobs = async (
         for (const j of await readPlannedJobs(deps, state.run, g))
           out.push(
             graceOnly
-              ? { shopId: g.shopId, jobId: j.job_id, notBefore: afterGrace }
+              ? { shopId: g.shopId, jobId: j.job_id, graceFrom }
               : { shopId: g.shopId, jobId: j.job_id, revisit: true },
           );
       }
