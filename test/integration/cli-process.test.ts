@@ -161,7 +161,9 @@ it('two `jobarchive run` on one data dir at once share its stack: neither stops 
     for (const r of runs) {
       for (const p of reportedPids(r.stderr)) pids.add(p);
       expect(r.stderr).not.toMatch(/ECONNREFUSED|socket hang up/);
-      expect({ code: r.code, signal: r.signal }).toEqual({ code: 0, signal: null });
+      // On failure, what the run said (its quarantined jobs or failed groups are listed on stderr).
+      const said = r.code === 0 ? {} : { stderr: r.stderr.slice(-3000), stdout: r.stdout.slice(0, 3000) };
+      expect({ code: r.code, signal: r.signal, ...said }).toEqual({ code: 0, signal: null });
     }
     return runs.map((r) => JSON.parse(r.stdout) as RunReport);
   };

@@ -159,9 +159,11 @@ export const archiveGroup = async (
         }),
         { ...ahead, sizeOf: (r) => (r.read.kind === 'ok' ? r.read.bytesIn : 0) },
       );
+      const vanished: { job: PlannedJob; reason: string }[] = [];
       for await (const { job, read } of reads) {
         if (read.kind === 'quarantine') {
-          quarantined.push({ jobId: job.job_id, reason: read.reason });
+          if (read.vanished) vanished.push({ job, reason: read.reason });
+          else quarantined.push({ jobId: job.job_id, reason: read.reason });
           continue;
         }
         // Another shop's objects under the same job id: reported, kept, never archived here.
@@ -190,6 +192,16 @@ export const archiveGroup = async (
         });
         archived++;
         bytesIn += read.bytesIn;
+      }
+      // A source gone mid-read: an overlapping run archived this completion and deleted it (runs need
+      // no lease, docs/operations.md) — then the job is archived, here skipped. Anything else gone is
+      // a quarantine: its remaining objects stay where they are. One index GET, only when it happens.
+      if (vanished.length > 0) {
+        const now = await loadMonthIndex(deps, shopId, month);
+        for (const { job, reason } of vanished) {
+          if (latestEntry(now.index, job.job_id)?.completed_at === job.completed_at) skipped++;
+          else quarantined.push({ jobId: job.job_id, reason });
+        }
       }
       await findings();
       if (!part) return result(0, null);

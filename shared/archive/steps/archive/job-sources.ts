@@ -34,7 +34,12 @@ export type SourceRead =
       /** Objects under the prefix that another shop's `shop-id` names: not read into the record, kept. */
       readonly foreign: readonly ForeignObject[];
     }
-  | { readonly kind: 'quarantine'; readonly reason: string };
+  | {
+      readonly kind: 'quarantine';
+      readonly reason: string;
+      /** A source was gone when read: an overlapping run may have archived and deleted it. */
+      readonly vanished?: true;
+    };
 
 /**
  * What the listing alone already rules out (the dry run stops here), before a byte is read: a key the
@@ -139,7 +144,7 @@ export const readJobSources = async (
     read = await mapLimit(listed, gate.size, (o) => readOne(deps, o, gate, shopId));
   } catch (err) {
     if (err instanceof CorruptObjectError) return { kind: 'quarantine', reason: reasonOf(err) };
-    if (err instanceof VanishedError) return { kind: 'quarantine', reason: err.message };
+    if (err instanceof VanishedError) return { kind: 'quarantine', reason: err.message, vanished: true };
     throw err;
   }
   const foreign = read.flatMap((r) => (r.foreign ? [{ key: r.source.key, shopId: r.foreign }] : []));
