@@ -45,13 +45,17 @@ const cutOff = (key: string): StepDeps => {
 const listed = async (jobId: string) =>
   (await env.store.listJobObjects(jobId)).filter((o) => o.kind === 'flush');
 
-it('an object deleted meanwhile (an overlapping run archived it) quarantines the job as vanished', async () => {
+it('an object deleted meanwhile reads as vanished (the group then skips the job if an overlapping run committed it, else quarantines it)', async () => {
   const job = await seedTerminalJob(env, { shopId: 'shop-cut-1', completedAt: daysAgo(40) });
   const objects = await listed(job.jobId);
   const victim = objects[0]?.key as string;
   await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: victim }));
   const read = await readJobSources(cutOff(victim), objects, new Semaphore(2), job.shopId);
-  expect(read).toEqual({ kind: 'quarantine', reason: `object ${victim} vanished while being read` });
+  expect(read).toEqual({
+    kind: 'quarantine',
+    reason: `object ${victim} vanished while being read`,
+    vanished: true,
+  });
 });
 
 it('an object still there fails its group with a SourceReadError naming it, not a bare "Error: aborted"', async () => {

@@ -1,7 +1,7 @@
 import type { JobDetails } from '../../details';
 import { COLD_PREFIX } from './keys';
 import { parsePartRecord } from './record-shape';
-import type { JobRecord, PartRecord } from './records';
+import type { ArchivedJobMeta, JobRecord, PartRecord } from './records';
 
 /**
  * The flattening view: how the records of a part become rows, the one definition SQL (Athena views,
@@ -26,25 +26,12 @@ export interface PartPlace {
 export type DetailKind = 'failed' | 'skipped' | 'conflict';
 export const DETAIL_KINDS: readonly DetailKind[] = ['failed', 'skipped', 'conflict'];
 
-/** A row of `jobs`. */
-export interface FlatJob {
+/** A row of `jobs`: the archived meta (status, timestamps, counters) and where and how much. */
+export interface FlatJob extends ArchivedJobMeta {
   readonly shop_id: string;
   readonly month: string;
   readonly part: string;
   readonly job_id: string;
-  readonly status: string;
-  readonly completed_at: string;
-  readonly created_at: string | null;
-  readonly started_at: string | null;
-  readonly job_type: string | null;
-  readonly platform: string | null;
-  readonly total_items: number | null;
-  readonly processed_items: number | null;
-  readonly failed_items: number | null;
-  readonly skipped_items: number | null;
-  readonly conflict_items: number | null;
-  readonly retry_count: number | null;
-  readonly error_message: string | null;
   /** Chunk ids in the archived details. */
   readonly chunks: number;
   /** Listings in the archived details, per kind (all reasons). */
