@@ -1,5 +1,5 @@
-import type { Context } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Context } from 'aws-lambda';
 import { truncate } from '../shared/text';
 import { invocationLogger } from './observability';
 

@@ -1,8 +1,8 @@
-import { s3ClientFrom, dynamoClientFrom } from '../shared/clients';
-import { config, ENV, requireSetting, resetConfig } from '../shared/config';
-import { countRequests } from '../shared/metrics';
 import { makeStepDeps, type StepDeps } from '../shared/archive/steps/context';
 import { createRequestMeter } from '../shared/archive/steps/meter';
+import { dynamoClientFrom, s3ClientFrom } from '../shared/clients';
+import { config, ENV, requireSetting, resetConfig } from '../shared/config';
+import { countRequests } from '../shared/metrics';
 
 /**
  * The archiver handlers' dependencies, built once per Lambda container from `config()`: both clients

@@ -1,6 +1,6 @@
 import type { StepDeps } from '../shared/archive/steps/context';
-import { plan } from '../shared/archive/steps/plan/plan';
 import { parsePlanEvent } from '../shared/archive/steps/events';
+import { plan } from '../shared/archive/steps/plan/plan';
 import type { PlanResult } from '../shared/archive/steps/types';
 import { withBoundedErrors } from './bounded-errors';
 import { getDeps } from './deps';

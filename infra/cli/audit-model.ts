@@ -1,8 +1,8 @@
-import { EXIT_FINDINGS, EXIT_OK } from './args';
-import { checkTimestamp } from '../../shared/time';
 import type { IndexedSource, MonthIndex } from '../../shared/archive/format/month-index';
-import { normalizeEtag } from '../../shared/s3/objects';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
+import { normalizeEtag } from '../../shared/s3/objects';
+import { checkTimestamp } from '../../shared/time';
+import { EXIT_FINDINGS, EXIT_OK } from './args';
 
 /**
  * What `jobarchive audit` concludes from what it read (pure: audit.ts does the reads). Everything is

@@ -1,6 +1,4 @@
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { blockCheck, pointedBlocks } from '../../shared/archive/format/part-integrity';
-import { ExactGetCommand, ExactQueryCommand } from '../../shared/jobs/exact-commands';
 import {
   COLD_PREFIX,
   HOT_PREFIX,
@@ -10,9 +8,11 @@ import {
   validatePartName,
 } from '../../shared/archive/format/keys';
 import { type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
+import { blockCheck, pointedBlocks } from '../../shared/archive/format/part-integrity';
 import { mapLimit } from '../../shared/concurrency';
 import { META_SHOP_ID } from '../../shared/details/store';
 import { isNamedError } from '../../shared/errors';
+import { ExactGetCommand, ExactQueryCommand } from '../../shared/jobs/exact-commands';
 import { JOB_STATUSES, JOBS_TABLE, jobIdFromSk, shopIdFromPk } from '../../shared/jobs/schema';
 import { getObjectBytes, normalizeEtag } from '../../shared/s3/objects';
 import { boolFlag, type CommandSpec, type Flags, wholeNumberFlag } from './args';

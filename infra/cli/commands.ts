@@ -8,8 +8,8 @@ import { lookupCommand, lookupSpec, parseLookupOptions } from './lookup';
 import type { Output } from './output';
 import { parseReindexOptions, reindexCommand, reindexSpec } from './reindex';
 import { parseRunOptions, runCommand, runSpec } from './run';
-import { parseSeedOptions, seedCommand, seedSpec } from './seed';
 import { parseSearchOptions, searchCommand, searchSpec } from './search';
+import { parseSeedOptions, seedCommand, seedSpec } from './seed';
 import { parseSqlOptions, sqlCommand, sqlSpec } from './sql';
 import { parseUpOptions, type StackHold, upCommand, upSpec } from './up';
 

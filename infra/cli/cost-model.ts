@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../shared/errors';
-import { type Prices, requestPrice, type StorageClass, STORAGE_CLASSES } from './prices';
+import { type Prices, requestPrice, STORAGE_CLASSES, type StorageClass } from './prices';
 
 /**
  * The cost model behind `jobarchive cost` (pure). Three ways to keep a month's job details (a cohort)

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { packageRoot } from '../package-root';
 import { InvalidInputError } from '../../shared/errors';
+import { packageRoot } from '../package-root';
 import {
   boolFlag,
   type CommandSpec,
@@ -21,7 +21,7 @@ import {
   wherePays,
 } from './cost-model';
 import { type Output, printJson, table } from './output';
-import { DEFAULT_PRICES, type Prices, PRICES_TAKEN, STORAGE_CLASSES, type StorageClass } from './prices';
+import { DEFAULT_PRICES, PRICES_TAKEN, type Prices, STORAGE_CLASSES, type StorageClass } from './prices';
 
 /**
  * Measured figures the model starts from when no --from-report is given: a year of daily runs

@@ -1,14 +1,14 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { INDEX_PREFIX, parseMonthIndexKey } from '../../shared/archive/format/keys';
 import { type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
-import { getObjectBytes, listAll } from '../../shared/s3/objects';
-import { isRunReport } from './run-summary';
 import type { RunReport } from '../../shared/archive/steps/types';
+import { getObjectBytes, listAll } from '../../shared/s3/objects';
 import { boolFlag, type CommandSpec, dateFlag, EXIT_FAILURE, EXIT_OK, type Flags } from './args';
 import type { CliContext } from './context';
-import { lookupCommand, type LookupResult } from './lookup';
+import { type LookupResult, lookupCommand } from './lookup';
 import { type Output, printJson } from './output';
 import { type RunDeps, type RunOutcome, runCommand } from './run';
+import { isRunReport } from './run-summary';
 import { type SeedResult, seedCommand } from './seed';
 
 export const demoSpec: CommandSpec = {

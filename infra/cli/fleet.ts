@@ -1,9 +1,9 @@
-import type { ConflictItem } from '../../shared/details/payload';
 import type { JsonObject } from '../../shared/details/json';
+import type { ConflictItem } from '../../shared/details/payload';
 import { InvalidInputError } from '../../shared/errors';
 import { chunkIds } from '../../shared/ids';
 import type { CreateJobInput } from '../../shared/jobs/create-job';
-import { MAX_CHUNKS_PER_FLUSH, type FlushDetails } from '../../shared/jobs/record-flush';
+import { type FlushDetails, MAX_CHUNKS_PER_FLUSH } from '../../shared/jobs/record-flush';
 import type { TerminalStatus } from '../../shared/jobs/schema';
 import { type JobCounters, terminalStatusFor } from '../../shared/jobs/types';
 import { createPrng, type Prng, seededJobIds } from './prng';

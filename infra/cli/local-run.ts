@@ -1,7 +1,7 @@
 import type { RunInput } from '../../shared/archive/steps/types';
 import { InvalidInputError } from '../../shared/errors';
-import type { StepHandler } from '../local/runner';
 import type { ArchiverStep } from '../construct/step-names';
+import type { StepHandler } from '../local/runner';
 import type { CliContext } from './context';
 import type { Output } from './output';
 import { startProgress } from './progress';

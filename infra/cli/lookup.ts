@@ -1,6 +1,6 @@
+import { isRawJson } from '../../shared/details/json';
 import type { JobDetails } from '../../shared/details/payload';
 import { validateJobId, validateShopId } from '../../shared/ids';
-import { isRawJson } from '../../shared/details/json';
 import { getJob } from '../../shared/jobs/job-repo';
 import type { JobRow } from '../../shared/jobs/types';
 import { JobDetailsReader } from '../../shared/reader/reader';

@@ -2,6 +2,7 @@ import { relative, resolve } from 'node:path';
 import { config } from '../../shared/config';
 import { InvalidInputError } from '../../shared/errors';
 import { applyStackEnv, defaultDataDir, type LocalStack, startLocalStack } from '../local/stack';
+import { packageVersion } from '../package-root';
 import {
   EXIT_FAILURE,
   EXIT_OK,
@@ -13,9 +14,8 @@ import {
   usageLine,
 } from './args';
 import { COMMANDS, generalHelp } from './commands';
-import { dataDirProblem } from './data-dir';
-import { packageVersion } from '../package-root';
 import { contextFromConfig, type OwnedContext, targetKind } from './context';
+import { dataDirProblem } from './data-dir';
 import { type Output, processOutput } from './output';
 
 /**

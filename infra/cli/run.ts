@@ -1,5 +1,5 @@
-import type { RunInput, RunReport } from '../../shared/archive/steps/types';
 import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
+import type { RunInput, RunReport } from '../../shared/archive/steps/types';
 import { InvalidInputError } from '../../shared/errors';
 import { getObjectBytes } from '../../shared/s3/objects';
 import { checkTtlOutlivesArchival } from '../../shared/settings';

@@ -1,16 +1,16 @@
-import { JobDetailsStore } from '../../shared/details/store';
 import { mapLimit } from '../../shared/concurrency';
+import { JobDetailsStore } from '../../shared/details/store';
 import { InvalidInputError, isNamedError, JobArchiveError } from '../../shared/errors';
 import { createJob } from '../../shared/jobs/create-job';
 import { isConditionalCheckFailed } from '../../shared/jobs/job-repo';
 import { recordFlush } from '../../shared/jobs/record-flush';
 import type { JobStatus } from '../../shared/jobs/schema';
 import { boolFlag, type CommandSpec, dateFlag, type Flags, stringFlag, wholeNumberFlag } from './args';
-import { type IndexerRowStyle, ROW_STYLES, type RowStyle, writeIndexerJob } from './python-rows';
 import type { CliContext } from './context';
 import { fleetStats, type PlannedJob, planFleet } from './fleet';
 import { type Output, printJson, table } from './output';
 import { startProgress } from './progress';
+import { type IndexerRowStyle, ROW_STYLES, type RowStyle, writeIndexerJob } from './python-rows';
 
 export const seedSpec: CommandSpec = {
   name: 'seed',

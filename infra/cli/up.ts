@@ -1,8 +1,8 @@
+import { stackEnv } from '../local/env';
 import type { CommandSpec, Flags } from './args';
 import { EXIT_FAILURE, EXIT_OK } from './args';
 import type { CliContext } from './context';
 import { type Output, printJson } from './output';
-import { stackEnv } from '../local/env';
 
 export const upSpec: CommandSpec = {
   name: 'up',

@@ -1,8 +1,8 @@
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
-import * as cxapi from 'aws-cdk-lib/cx-api';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import {
   Choice,
   Condition,
@@ -22,13 +22,12 @@ import {
   Timeout,
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { RUNS_PREFIX } from '../../shared/archive/format/keys';
+import * as cxapi from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
+import { RUNS_PREFIX } from '../../shared/archive/format/keys';
 import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
-import type { ArchiverStep } from './step-functions';
-
 import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from './retry-errors';
+import type { ArchiverStep } from './step-functions';
 
 export { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS };
 

@@ -2,14 +2,7 @@
  * The construct's public face (the package's `./cdk` entry). cdk-nag is not loaded from here:
  * `enableNag` is its own entry (`./cdk/nag`, enable-nag.ts).
  */
-export {
-  JobDetailsArchive,
-  type JobDetailsArchiveProps,
-  type ArchiveAlarms,
-  type ArchiveScheduleProps,
-  type ArchiveStorageClass,
-  type ArchiveSqlProps,
-} from './job-details-archive';
+
 export type { ArchiveSql } from './archive-sql';
 export { ArchiveStack, type ArchiveStackProps } from './archive-stack';
 /** For an imported bucket, which the construct cannot give lifecycle rules: add them where it is defined. */
@@ -19,3 +12,11 @@ export {
   noncurrentVersionRules,
   retentionRules,
 } from './details-bucket';
+export {
+  type ArchiveAlarms,
+  type ArchiveScheduleProps,
+  type ArchiveSqlProps,
+  type ArchiveStorageClass,
+  JobDetailsArchive,
+  type JobDetailsArchiveProps,
+} from './job-details-archive';

@@ -18,8 +18,8 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { CfnPolicy, Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { StepFunctionsStartExecution } from 'aws-cdk-lib/aws-scheduler-targets';
@@ -27,8 +27,8 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, RUN_METRICS } from '../../functions/metric-names';
-import { JOBS_TABLE } from '../../shared/jobs/schema';
 import { InvalidInputError } from '../../shared/errors';
+import { JOBS_TABLE } from '../../shared/jobs/schema';
 import { ArchiveSql, defaultSqlNames } from './archive-sql';
 import { ArchiverStateMachine } from './archiver-state-machine';
 import {

@@ -1,5 +1,6 @@
 import { Duration, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { InvalidInputError } from '../../shared/errors';
 import {
   checkTtlOutlivesArchival,
   retentionDays,
@@ -8,7 +9,6 @@ import {
   SWITCHES,
   settingProblem,
 } from '../../shared/settings';
-import { InvalidInputError } from '../../shared/errors';
 import { RUNS_EXPIRE_DAYS } from './details-bucket';
 import type { ArchiveStorageClass, JobDetailsArchiveProps } from './job-details-archive';
 import { ARCHIVER_STEPS, type ArchiverStep, defaultMemoryMb, defaultTimeout } from './step-functions';

@@ -1,5 +1,5 @@
-import { UnsupportedLocallyError } from './errors';
 import type { ArchiverStep } from '../construct/step-names';
+import { UnsupportedLocallyError } from './errors';
 
 /** Placeholder account/region of the ARNs the local runner binds handlers to. */
 export const LOCAL_REGION = 'us-east-1';

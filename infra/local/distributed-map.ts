@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { mapLimit } from '../../shared/concurrency';
-import { UnsupportedLocallyError } from './errors';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './asl-resolve';
+import { UnsupportedLocallyError } from './errors';
 
 /**
  * aws-local-stepfunctions runs a Map state's items itself but ignores ItemReader and ResultWriter. The

@@ -5,17 +5,16 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import type { Context } from 'aws-lambda';
 import { handler as archiveBatch } from '../../functions/archive-batch';
+import { resetObservability } from '../../functions/observability';
 import { handler as plan } from '../../functions/plan';
 import { handler as report } from '../../functions/report';
 import { handler as tally } from '../../functions/tally';
 import { s3ClientFrom } from '../../shared/clients';
 import { config } from '../../shared/config';
-import { countRequests, type RequestCounts, zeroCounts } from '../../shared/metrics';
-import { resetObservability } from '../../functions/observability';
 import { JobArchiveError } from '../../shared/errors';
-import { LocalStackError, loadOptional, UnsupportedLocallyError } from './errors';
-import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../construct/retry-errors';
+import { countRequests, type RequestCounts, zeroCounts } from '../../shared/metrics';
 import type { JobDetailsArchiveProps } from '../construct/job-details-archive';
+import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../construct/retry-errors';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../construct/step-names';
 import { assertLocallyExecutable } from './asl-guard';
 import { LOCAL_ACCOUNT, LOCAL_BUCKET_PLACEHOLDER, LOCAL_REGION, localFunctionArn } from './asl-resolve';
@@ -25,6 +24,7 @@ import {
   replaceDistributedMaps,
   runDistributedMap,
 } from './distributed-map';
+import { LocalStackError, loadOptional, UnsupportedLocallyError } from './errors';
 
 // The package's typings are ESM-only, but it ships a CommonJS build (exports.require), which is what
 // this CommonJS project (and jest) can load synchronously.

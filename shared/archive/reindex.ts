@@ -8,6 +8,7 @@ import {
   normalizeEtag,
   putConditional,
 } from '../s3/objects';
+import { applyCommit } from './format/commit-entries';
 import { groupPrefix, monthIndexKey, parsePartKey, pendingPrefix } from './format/keys';
 import { MemberScanner } from './format/member-scan';
 import { decodeLine, inflateMember } from './format/members';
@@ -23,7 +24,6 @@ import {
 } from './format/month-index';
 import { countDetails, type JobRecord, PART_FORMAT_V1 } from './format/records';
 import { stagedDocsByPart, VERIFIED_FORMAT, type VerifiedPart } from './format/staging';
-import { applyCommit } from './format/commit-entries';
 
 /**
  * Rebuilds a lost or corrupt month index from the group's parts, which are self-describing (a header

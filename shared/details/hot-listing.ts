@@ -1,9 +1,9 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { validateJobId } from '../ids';
+import { normalizeEtag } from '../s3/objects';
 import { compareCodePoints } from './helpers';
 import { classifyJobKey, DETAILS_ROOT, jobPrefix } from './keys';
 import type { JobObject } from './store';
-import { validateJobId } from '../ids';
-import { normalizeEtag } from '../s3/objects';
 
 /**
  * Lists the hot objects of many jobs at once, with as few LIST requests as the keys allow: one walk

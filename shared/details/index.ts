@@ -53,8 +53,8 @@ export {
   validateJobDetailsPayload,
 } from './payload';
 export {
-  type JobDetailsStoreOptions,
   JobDetailsStore,
+  type JobDetailsStoreOptions,
   type JobObject,
   META_JOB_ID,
   META_SHOP_ID,

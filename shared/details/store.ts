@@ -1,9 +1,9 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { mapLimit } from '../concurrency';
-import { checkSetting, SETTINGS } from '../settings';
 import { InvalidInputError } from '../errors';
-import { isNotFound, listAll, normalizeEtag } from '../s3/objects';
 import { validateJobId, validateShopId } from '../ids';
+import { isNotFound, listAll, normalizeEtag } from '../s3/objects';
+import { checkSetting, SETTINGS } from '../settings';
 import { decodeFlushBody, decodePlatformData, encodeFlushBody, encodePlatformData } from './codec';
 import type { JsonObject } from './json';
 import {

@@ -3,33 +3,33 @@
  * job's details and row — and nothing of the archiver. The wire contract: docs/wire-format.md.
  */
 export {
-  JobDetailsStore,
-  type JobDetailsStoreOptions,
-  getJobDetailsStore,
-  createJobDetailsStoreProvider,
-  flushIdForChunks,
-  type JobDetailsPayload,
-  type JobDetails,
   type ConflictItem,
-  validateJobDetailsPayload,
+  createJobDetailsStoreProvider,
   DETAILS_ROOT,
   detailsKey,
+  flushIdForChunks,
+  getJobDetailsStore,
+  type JobDetails,
+  type JobDetailsPayload,
+  JobDetailsStore,
+  type JobDetailsStoreOptions,
   platformDataKey,
+  validateJobDetailsPayload,
 } from '../details';
+export * from '../errors';
 export { chunkIds, generateJobId } from '../ids';
 export {
-  createJob,
   type CreateJobInput,
-  recordFlush,
+  createJob,
   type FlushInput,
   type FlushJob,
   type FlushResult,
-  writeTerminal,
   getJob,
+  JOB_STATUSES,
+  JOBS_TABLE,
   type JobRow,
   type JobStatus,
-  JOB_STATUSES,
+  recordFlush,
   TERMINAL_STATUSES,
-  JOBS_TABLE,
+  writeTerminal,
 } from '../jobs';
-export * from '../errors';

@@ -1,7 +1,7 @@
-import { formatTimestamp, validDate } from '../time';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError, JobArchiveError } from '../errors';
 import { generateJobId, validateJobId, validateShopId } from '../ids';
+import { formatTimestamp, validDate } from '../time';
 import { isConditionalCheckFailed, keyOf, wholeNumber } from './job-repo';
 import type { DdbSender, JobRow } from './types';
 

@@ -1,12 +1,12 @@
-import { formatTimestamp, validDate } from '../time';
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ConcurrentModificationError, InvalidInputError, JobNotFoundError } from '../errors';
-import { validateChunkId, validateJobId, validateShopId } from '../ids';
 import { flushIdForChunks, sortedUniqueIds } from '../details/helpers';
+import { findJsonProblem, isPlainObject, type JsonValue } from '../details/json';
 import { detailsKey as detailsKeyFor } from '../details/keys';
 import { type ConflictItem, type JobDetailsPayload, validateJobDetailsPayload } from '../details/payload';
-import { findJsonProblem, isPlainObject, type JsonValue } from '../details/json';
+import { ConcurrentModificationError, InvalidInputError, JobNotFoundError } from '../errors';
+import { validateChunkId, validateJobId, validateShopId } from '../ids';
+import { formatTimestamp, validDate } from '../time';
 import { isConditionalCheckFailed, keyOf, type OldItem, oldItemOf, wholeNumber } from './job-repo';
 import { IN_PROGRESS_ELIGIBLE, JOB_STATUSES, type JobStatus, TERMINAL_STATUSES } from './schema';
 import { DEFAULT_JOB_TTL_DAYS, type TerminalResult, validTtlDays, writeTerminal } from './terminal';

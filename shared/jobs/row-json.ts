@@ -1,5 +1,5 @@
-import { exactNumber, isRawJson, type JsonObject, type JsonValue } from '../details/json';
 import { compareCodePoints } from '../details/helpers';
+import { exactNumber, isRawJson, type JsonObject, type JsonValue } from '../details/json';
 
 /**
  * A jobs-table item (as the document client returns it) as plain JSON, for the archive: the row

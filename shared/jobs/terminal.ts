@@ -1,8 +1,8 @@
-import { formatTimestamp, validDate } from '../time';
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { checkSetting, SETTINGS } from '../settings';
 import { validateJobId, validateShopId } from '../ids';
+import { checkSetting, SETTINGS } from '../settings';
+import { formatTimestamp, validDate } from '../time';
 import { isConditionalCheckFailed, keyOf, oldItemOf } from './job-repo';
 import type { TerminalStatus } from './schema';
 import { type DdbSender, type JobCounters, terminalStatusFor } from './types';

@@ -1,6 +1,6 @@
+import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { monthIndexKey, partWrittenAt, shopIndexPrefix } from '../archive/format/keys';
-import { gunzipSync } from 'node:zlib';
 import { gzipMemberLength } from '../archive/format/member-scan';
 import {
   blockOf,
@@ -12,8 +12,8 @@ import {
 } from '../archive/format/month-index';
 import { mapLimit } from '../concurrency';
 import { ArchiveExpiredError, ArchiveNotRestoredError, CorruptObjectError } from '../errors';
-import { retentionDays } from '../settings';
 import { isNotFound, isPreconditionFailed, listAll, normalizeEtag } from '../s3/objects';
+import { retentionDays } from '../settings';
 import { type ArchiveEntry, entriesFromIndex, newestIndexMonths } from './entries';
 import { isInvalidObjectState, restoreOnce } from './glacier';
 import type { ResolvedQuery } from './query';

@@ -1,5 +1,5 @@
-import { type JobDetails, type JobDetailsPayload, mergeAllJobDetails } from '../details';
 import type { JobRecord } from '../archive/format/records';
+import { type JobDetails, type JobDetailsPayload, mergeAllJobDetails } from '../details';
 import { sourceOf } from './tally';
 import type { ReadSource } from './types';
 

@@ -1,5 +1,5 @@
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { gunzipSync } from 'node:zlib';
+import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { candidateBlocks, parseDocFilters } from '../archive/format/doc-filter';
 import { type DetailKind, documentListings, flattenDocuments, flattenPart } from '../archive/format/flatten';
 import { docFilterKey, parseMonthIndexKey, partKey, shopIndexPrefix } from '../archive/format/keys';

@@ -1,3 +1,4 @@
+import { mapLimit } from '../concurrency';
 import {
   decodeFlushBody,
   decodePlatformData,
@@ -7,7 +8,6 @@ import {
   META_SHOP_ID,
   platformDataKey,
 } from '../details';
-import { mapLimit } from '../concurrency';
 import type { FetchedObject } from '../s3/objects';
 import type { ResolvedQuery } from './query';
 import { fetchObject, type ReadContext } from './s3-context';

@@ -1,10 +1,6 @@
 /** Reader with fallback: a job's details from hot objects, archive parts, or both. */
-export { JobDetailsReader } from './reader';
-export {
-  monthRange,
-  readerSettings,
-  resolveQuery,
-} from './query';
+
+export { choosePlatformData, combineDetails } from './combine';
 export {
   type ArchiveEntry,
   entriesFromIndex,
@@ -13,10 +9,21 @@ export {
   newestIndexMonths,
   orderEntries,
 } from './entries';
-export { choosePlatformData, combineDetails } from './combine';
+export type {
+  DocumentJob,
+  DocumentListing,
+  FindDocumentProvenance,
+  FindDocumentQuery,
+  FindDocumentResult,
+} from './find-document';
+export {
+  monthRange,
+  readerSettings,
+  resolveQuery,
+} from './query';
 export { planReads, sliceMembers } from './ranges';
+export { JobDetailsReader } from './reader';
 export { combineSources, ReadTally, sourceOf } from './tally';
-export { checkJobMember, checkPlatformMember } from './verify';
 export type {
   ArchivalSummary,
   DetailsResult,
@@ -27,10 +34,4 @@ export type {
   Provenance,
   ReadSource,
 } from './types';
-export type {
-  DocumentJob,
-  DocumentListing,
-  FindDocumentProvenance,
-  FindDocumentQuery,
-  FindDocumentResult,
-} from './find-document';
+export { checkJobMember, checkPlatformMember } from './verify';

@@ -1,7 +1,7 @@
 import { RESTORE_TIERS, type RestoreTier } from '../config';
-import { checkSetting, SETTINGS } from '../settings';
 import { InvalidInputError } from '../errors';
 import { validateJobId, validateMonth, validateShopId } from '../ids';
+import { checkSetting, SETTINGS } from '../settings';
 import { parseTimestamp } from '../time';
 import type { JobDetailsReaderOptions, JobQuery } from './types';
 

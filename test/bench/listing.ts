@@ -20,12 +20,12 @@ import { join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { applyStackEnv, type LocalStack, startLocalStack } from '../../infra/local/stack';
 import { s3ClientFrom } from '../../shared/clients';
-import { config } from '../../shared/config';
 import { mapLimit } from '../../shared/concurrency';
-import { countRequests, zeroCounts } from '../../shared/metrics';
+import { config } from '../../shared/config';
 import { detailsKey, platformDataKey } from '../../shared/details';
 import { listJobsObjects } from '../../shared/details/hot-listing';
 import { generateJobId } from '../../shared/ids';
+import { countRequests, zeroCounts } from '../../shared/metrics';
 import { BATCH_GROUPS_MAX, SETTINGS } from '../../shared/settings';
 
 interface Scenario {

@@ -1,5 +1,5 @@
-import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { type ArchiveStack, createArchiveApp } from '../../infra/construct/archive-stack';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-functions';
 import { ENV } from '../../shared/config';
@@ -10,10 +10,10 @@ import {
   logicalId,
   objectAccess,
   roleIdOf,
-  useOutdirs,
   type Statement,
   statementsOfRole,
   tableAccess,
+  useOutdirs,
 } from './template-helpers';
 
 /**

@@ -7,8 +7,8 @@ import { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Topic } from 'aws-cdk-lib/aws-sns';
-import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
 import { enableNag } from '../../infra/construct/enable-nag';
+import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
 import { ENV } from '../../shared/config';
 import {
   ANY_KEY,

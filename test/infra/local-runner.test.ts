@@ -1,3 +1,6 @@
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import type { ArchiverStep } from '../../infra/construct/step-functions';
+import { LocalStackError, UnsupportedLocallyError } from '../../infra/local/errors';
 import {
   assertNodeForLocalRuns,
   runArchiverLocally,
@@ -5,12 +8,9 @@ import {
   type StepHandler,
   synthesizedDefinition,
 } from '../../infra/local/runner';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import type { ArchiverStep } from '../../infra/construct/step-functions';
 import { resetConfig } from '../../shared/config';
-import { freshBucket, testS3 } from '../support/local';
 import { ConcurrentModificationError, InvalidInputError, VerificationError } from '../../shared/errors';
-import { LocalStackError, UnsupportedLocallyError } from '../../infra/local/errors';
+import { freshBucket, testS3 } from '../support/local';
 
 /**
  * The REAL synthesized archiver definition, executed by the local runner with canned handlers. The

@@ -1,7 +1,7 @@
 import { withBoundedErrors } from '../../functions/bounded-errors';
 import { plannedJobsKey } from '../../shared/archive/format/keys';
-import { encodeCursor } from '../../shared/archive/steps/plan/cursor';
 import { parseBatchEvent, parseGroupResult, parseTallyEvent } from '../../shared/archive/steps/events';
+import { encodeCursor } from '../../shared/archive/steps/plan/cursor';
 import { buildRun } from '../../shared/archive/steps/run';
 import type {
   ArchiveStaged,
@@ -10,9 +10,9 @@ import type {
   PlannedGroup,
   RunTotals,
 } from '../../shared/archive/steps/types';
-import { BATCH_GROUPS_MAX } from '../../shared/settings';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
 import type { RequestCounts } from '../../shared/metrics';
+import { BATCH_GROUPS_MAX } from '../../shared/settings';
 
 /**
  * A state is capped at 256 KB. The page's items and results live in S3 (ItemReader, ResultWriter), so

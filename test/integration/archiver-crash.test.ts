@@ -1,11 +1,11 @@
 import type { DeleteObjectsCommandInput } from '@aws-sdk/client-s3';
 import { DeleteObjectCommand, DeleteObjectsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { COLD_PREFIX, monthIndexKey, pendingPrefix } from '../../shared/archive/format/keys';
-import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
-import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/archive/pending-gc';
-import type { GroupDone, GroupFailed } from '../../shared/archive/steps/types';
-import type { StagedPart } from '../../shared/archive/steps/archive/staged';
 import type { JobRecord } from '../../shared/archive/format/records';
+import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/archive/pending-gc';
+import type { StagedPart } from '../../shared/archive/steps/archive/staged';
+import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
+import type { GroupDone, GroupFailed } from '../../shared/archive/steps/types';
 import { jobPrefix } from '../../shared/details';
 import {
   type ArchiverEnv,

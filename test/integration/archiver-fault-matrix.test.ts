@@ -13,6 +13,8 @@ import { JobDetailsReader } from '../../shared/reader';
 import {
   type ArchiverEnv,
   archiverEnv,
+  cliContextFor,
+  getBytes,
   HOUR,
   hotState,
   inMonth,
@@ -22,8 +24,6 @@ import {
   type SeededJob,
   seedBigJob,
   seedTerminalJob,
-  cliContextFor,
-  getBytes,
 } from '../support/archiver-fixtures';
 import {
   burst,

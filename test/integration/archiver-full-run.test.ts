@@ -1,13 +1,12 @@
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { getDeps } from '../../functions/deps';
 import { runArchiverLocally } from '../../infra/local/runner';
-import { HOT_PREFIX, INDEX_PREFIX, COLD_PREFIX } from '../../shared/archive/format/keys';
+import { COLD_PREFIX, HOT_PREFIX, INDEX_PREFIX } from '../../shared/archive/format/keys';
 import type { JobRecord, PartRecord, PlatformDataRecord } from '../../shared/archive/format/records';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { jobPrefix } from '../../shared/details';
 import { createJob, recordFlush } from '../../shared/jobs';
 import {
-  setUpMachineRuns,
   daysAgo,
   forgetWatermark,
   getBytes,
@@ -20,6 +19,7 @@ import {
   readIndex,
   type SeededJob,
   seedTerminalJob,
+  setUpMachineRuns,
   sha256,
 } from '../support/archiver-fixtures';
 

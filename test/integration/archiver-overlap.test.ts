@@ -3,7 +3,6 @@ import { parsePartKey } from '../../shared/archive/format/keys';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { JobDetailsReader } from '../../shared/reader';
 import {
-  setUpMachineRuns,
   daysAgo,
   forgetWatermark,
   hotState,
@@ -11,6 +10,7 @@ import {
   readIndex,
   type SeededJob,
   seedTerminalJob,
+  setUpMachineRuns,
 } from '../support/archiver-fixtures';
 
 /**

@@ -1,6 +1,7 @@
-import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
-import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { gzipSync } from 'node:zlib';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { memoryOutput } from '../../infra/cli/output';
+import { reindexCommand } from '../../infra/cli/reindex';
 import { monthIndexKey, partKey, pendingPrefix } from '../../shared/archive/format/keys';
 import {
   type IndexedJob,
@@ -9,13 +10,13 @@ import {
   serializeMonthIndex,
 } from '../../shared/archive/format/month-index';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
+import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
 import { IndexExistsError } from '../../shared/errors';
 import { JobDetailsReader } from '../../shared/reader';
-import { memoryOutput } from '../../infra/cli/output';
-import { reindexCommand } from '../../infra/cli/reindex';
 import {
   type ArchiverEnv,
   archiverEnv,
+  cliContextFor,
   getBytes,
   HOUR,
   hotState,
@@ -25,7 +26,6 @@ import {
   readIndex,
   runMachine,
   seedTerminalJob,
-  cliContextFor,
 } from '../support/archiver-fixtures';
 
 /**

@@ -1,24 +1,24 @@
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { getDeps, setHandlerClock } from '../../functions/deps';
 import { auditCommand } from '../../infra/cli/audit';
 import { memoryOutput } from '../../infra/cli/output';
-import type { JobRecord } from '../../shared/archive/format/records';
-import { JobDetailsReader } from '../../shared/reader';
 import { runArchiverLocally } from '../../infra/local/runner';
 import { WATERMARK_KEY } from '../../shared/archive/format/keys';
+import type { JobRecord } from '../../shared/archive/format/records';
+import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/archive/pending-gc';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { chunkIds } from '../../shared/ids';
 import { getJob, recordFlush } from '../../shared/jobs';
-import { getDeps, setHandlerClock } from '../../functions/deps';
-import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/archive/pending-gc';
+import { JobDetailsReader } from '../../shared/reader';
 import {
   cliContextFor,
   DAY,
+  getBytes,
   HOUR,
   hotState,
   listKeys,
   memberAt,
-  getBytes,
   readIndex,
   type SeededJob,
   seedTerminalJob,

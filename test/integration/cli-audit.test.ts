@@ -4,6 +4,10 @@
  * deleted whose source is still there, and an index part whose object is gone.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { type AuditResult, auditCommand } from '../../infra/cli/audit';
+import { type CliContext, makeContext } from '../../infra/cli/context';
+import { memoryOutput } from '../../infra/cli/output';
+import { seedCommand } from '../../infra/cli/seed';
 import { monthIndexKey, partKey } from '../../shared/archive/format/keys';
 import {
   commitPart,
@@ -13,10 +17,6 @@ import {
 } from '../../shared/archive/format/month-index';
 import { parseConfig } from '../../shared/config';
 import { JobDetailsStore } from '../../shared/details/store';
-import { type AuditResult, auditCommand } from '../../infra/cli/audit';
-import { type CliContext, makeContext } from '../../infra/cli/context';
-import { memoryOutput } from '../../infra/cli/output';
-import { seedCommand } from '../../infra/cli/seed';
 import { freshBucket, freshTable, testDdb, testS3 } from '../support/local';
 
 const NOW = new Date('2026-05-10T12:00:00.000Z');

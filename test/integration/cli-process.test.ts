@@ -6,15 +6,15 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { isAlive } from '../../infra/local/process';
-import { cleanEnv, collect, recordedPids, reportedPids } from '../support/child';
-import type { RunReport } from '../../shared/archive/steps/types';
+import { createInterface } from 'node:readline';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DEMO_FLEET, type DemoResult } from '../../infra/cli/demo';
 import type { SeedResult } from '../../infra/cli/seed';
+import { isAlive } from '../../infra/local/process';
+import type { RunReport } from '../../shared/archive/steps/types';
+import { cleanEnv, collect, recordedPids, reportedPids } from '../support/child';
 
 const ROOT = resolve(__dirname, '../..');
 const BIN = join(ROOT, 'bin/jobarchive.cjs');

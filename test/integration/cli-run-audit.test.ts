@@ -1,4 +1,3 @@
-import type { RunReport } from '../../shared/archive/steps/types';
 import { resetDeps } from '../../functions/deps';
 import { auditCommand } from '../../infra/cli/audit';
 import type { CliContext } from '../../infra/cli/context';
@@ -7,6 +6,7 @@ import { lookupCommand } from '../../infra/cli/lookup';
 import { memoryOutput } from '../../infra/cli/output';
 import { runCommand } from '../../infra/cli/run';
 import { type SeedResult, seedCommand } from '../../infra/cli/seed';
+import type { RunReport } from '../../shared/archive/steps/types';
 import { freshCliContext } from '../support/local';
 
 const NOW = new Date('2026-05-20T12:00:00.000Z');

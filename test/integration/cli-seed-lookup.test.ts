@@ -5,14 +5,14 @@
  */
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type CliContext, makeContext } from '../../infra/cli/context';
+import { shopIdFor } from '../../infra/cli/fleet';
+import { type LookupResult, lookupCommand } from '../../infra/cli/lookup';
+import { memoryOutput } from '../../infra/cli/output';
+import { type SeedResult, seedCommand } from '../../infra/cli/seed';
 import { parseConfig } from '../../shared/config';
 import { jobPk } from '../../shared/jobs/schema';
 import type { JobRow } from '../../shared/jobs/types';
-import { type CliContext, makeContext } from '../../infra/cli/context';
-import { shopIdFor } from '../../infra/cli/fleet';
-import { lookupCommand, type LookupResult } from '../../infra/cli/lookup';
-import { memoryOutput } from '../../infra/cli/output';
-import { type SeedResult, seedCommand } from '../../infra/cli/seed';
 import { freshBucket, freshTable, testDdb, testS3 } from '../support/local';
 
 const NOW = new Date('2026-05-10T12:00:00.000Z');

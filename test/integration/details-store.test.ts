@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import {
   GetObjectCommand,
   HeadObjectCommand,
@@ -5,7 +6,6 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { gzipSync } from 'node:zlib';
 import { mapLimit } from '../../shared/concurrency';
 import {
   detailsKey,

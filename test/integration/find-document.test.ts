@@ -1,11 +1,11 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { COLD_PREFIX, docFilterKey, parsePartKey } from '../../shared/archive/format/keys';
-import { type FlatDocument, flattenPart, partPlace } from '../../shared/archive/format/flatten';
-import { runArchiverLocally } from '../../infra/local/runner';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseSearchOptions, searchCommand } from '../../infra/cli/search';
-import { JobDetailsReader } from '../../shared/reader/reader';
+import { runArchiverLocally } from '../../infra/local/runner';
+import { type FlatDocument, flattenPart, partPlace } from '../../shared/archive/format/flatten';
+import { COLD_PREFIX, docFilterKey, parsePartKey } from '../../shared/archive/format/keys';
 import type { FindDocumentResult } from '../../shared/reader/find-document';
+import { JobDetailsReader } from '../../shared/reader/reader';
 import {
   cliContextFor,
   daysAgo,

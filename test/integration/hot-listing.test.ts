@@ -4,8 +4,8 @@
  * never more than one per job when they are sparse.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { listJobsObjects, nextStart } from '../../shared/details/hot-listing';
 import { mapLimit } from '../../shared/concurrency';
+import { listJobsObjects, nextStart } from '../../shared/details/hot-listing';
 import { freshBucket, testS3 } from '../support/local';
 
 const s3 = testS3();

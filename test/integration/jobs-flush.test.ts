@@ -8,13 +8,13 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { chunkIds, JobDetailsStore } from '../../shared/details';
 import {
   createJob,
+  type DdbSender,
+  type FlushDetailsWriter,
+  type FlushInput,
   findJobKeyById,
   getJob,
   JOBS_TABLE,
   MAX_CHUNKS_PER_FLUSH,
-  type DdbSender,
-  type FlushDetailsWriter,
-  type FlushInput,
   recordFlush,
   writeTerminal,
 } from '../../shared/jobs';

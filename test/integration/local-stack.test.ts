@@ -15,6 +15,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { applyStackEnv, LOCAL_CREDENTIALS } from '../../infra/local/env';
+import { LocalStackError } from '../../infra/local/errors';
 import {
   handoffFile,
   JEST_DATA_DIR_PREFIX,
@@ -24,7 +25,6 @@ import {
 } from '../../infra/local/handoff';
 import { parseJavaMajor } from '../../infra/local/java';
 import { isAlive, pollUntil } from '../../infra/local/process';
-import { readState, statePath } from '../../infra/local/state';
 import {
   defaultDataDir,
   type LocalStack,
@@ -32,10 +32,10 @@ import {
   startLocalStack,
   stopLocalStack,
 } from '../../infra/local/stack';
+import { readState, statePath } from '../../infra/local/state';
 import { dynamoClientFrom, s3ClientFrom } from '../../shared/clients';
 import { config, parseConfig, resetConfig } from '../../shared/config';
 import { InvalidInputError } from '../../shared/errors';
-import { LocalStackError } from '../../infra/local/errors';
 import { JOBS_TABLE } from '../../shared/jobs/schema';
 import { freshBucket, freshTable, sharedStack, testDdb, testS3 } from '../support/local';
 

@@ -9,10 +9,10 @@ import { gzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { resetDeps } from '../../functions/deps';
-import type { CliContext } from '../../infra/cli/context';
 import { EXIT_FINDINGS } from '../../infra/cli/args';
 import { auditCommand } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
+import type { CliContext } from '../../infra/cli/context';
 import { lookupCommand } from '../../infra/cli/lookup';
 import { memoryOutput } from '../../infra/cli/output';
 import { pythonFlushId, pythonIsoformat, pythonJsonDumps, type RowStyle } from '../../infra/cli/python-rows';
@@ -27,12 +27,12 @@ import { monthIndexKey } from '../../shared/archive/format/keys';
 import { parseMonthIndex } from '../../shared/archive/format/month-index';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { INLINE_ATTRIBUTES } from '../../shared/details/inline';
-import { JobDetailsReader } from '../../shared/reader';
-import { archivableRow } from '../../shared/jobs/row-json';
 import { createJob, getJob, recordFlush } from '../../shared/jobs';
+import { archivableRow } from '../../shared/jobs/row-json';
+import { JobDetailsReader } from '../../shared/reader';
 import { parseTimestamp } from '../../shared/time';
-import { freshCliContext } from '../support/local';
 import { forgetWatermark } from '../support/archiver-fixtures';
+import { freshCliContext } from '../support/local';
 
 jest.setTimeout(240_000);
 

@@ -1,8 +1,8 @@
-import { COLD_PREFIX } from '../../shared/archive/format/keys';
-import { type FlatDocument, type FlatJob, flattenPart, partPlace } from '../../shared/archive/format/flatten';
-import { runArchiverLocally } from '../../infra/local/runner';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseSqlOptions, type SqlCommandResult, sqlCommand } from '../../infra/cli/sql';
+import { runArchiverLocally } from '../../infra/local/runner';
+import { type FlatDocument, type FlatJob, flattenPart, partPlace } from '../../shared/archive/format/flatten';
+import { COLD_PREFIX } from '../../shared/archive/format/keys';
 import { DOCUMENTED_QUERIES } from '../../shared/sql/queries';
 import {
   cliContextFor,

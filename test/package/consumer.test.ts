@@ -21,8 +21,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isAlive } from '../../infra/local/process';
 import { ARCHIVER_STEPS } from '../../infra/construct/step-names';
+import { isAlive } from '../../infra/local/process';
 import { SHIPPED_SETUP_FILE } from '../../infra/local/runner';
 import { synthesizedLocalSetup } from '../../infra/local/synth';
 import { cleanEnv, collect, recordedPids, reportedPids } from '../support/child';

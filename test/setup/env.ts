@@ -1,5 +1,5 @@
-import { readHandoff } from '../../infra/local/handoff';
 import { applyStackEnv } from '../../infra/local/env';
+import { readHandoff } from '../../infra/local/handoff';
 
 /**
  * Runs before each test file. Workers normally inherit the endpoints the global setup put into

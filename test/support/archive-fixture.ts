@@ -4,14 +4,14 @@ import { monthIndexKey, newPartName, partKey } from '../../shared/archive/format
 import {
   commitPart,
   emptyMonthIndex,
+  INDEX_FORMAT_V1,
   type IndexedJob,
   type IndexedPart,
-  markDeleted,
   MONTH_INDEX_HEADERS,
   type MonthIndex,
+  markDeleted,
   parseMonthIndex,
   serializeMonthIndex,
-  INDEX_FORMAT_V1,
 } from '../../shared/archive/format/month-index';
 import { PartBuilder } from '../../shared/archive/format/part-builder';
 import type { ArchivedJobMeta, SourceObject } from '../../shared/archive/format/records';

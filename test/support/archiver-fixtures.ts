@@ -10,25 +10,12 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { makeContext } from '../../infra/cli/context';
-import { parseConfig } from '../../shared/config';
-import { monthIndexKey, parsePartKey, WATERMARK_KEY } from '../../shared/archive/format/keys';
-import { decodeMember, type WantedRecord } from '../../shared/archive/format/members';
-import type { PartRecord } from '../../shared/archive/format/records';
-import { type Located, type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
-import { makeStepDeps, type StepDeps, type StepSettings } from '../../shared/archive/steps/context';
-import type {
-  BatchHooks,
-  GroupDetail,
-  GroupStage,
-  StageContext,
-} from '../../shared/archive/steps/batch/batch-steps';
-import { createRequestMeter } from '../../shared/archive/steps/meter';
-import { resetDeps } from '../../functions/deps';
 import { archiveBatchHandler } from '../../functions/archive-batch';
+import { resetDeps } from '../../functions/deps';
 import { planHandler } from '../../functions/plan';
 import { reportHandler } from '../../functions/report';
 import { tallyHandler } from '../../functions/tally';
+import { makeContext } from '../../infra/cli/context';
 import type { ArchiverStep } from '../../infra/construct/step-functions';
 import {
   type LocalRunResult,
@@ -37,6 +24,18 @@ import {
   type StepHandler,
   synthesizedDefinition,
 } from '../../infra/local/runner';
+import { monthIndexKey, parsePartKey, WATERMARK_KEY } from '../../shared/archive/format/keys';
+import { decodeMember, type WantedRecord } from '../../shared/archive/format/members';
+import { type Located, type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
+import type { PartRecord } from '../../shared/archive/format/records';
+import type {
+  BatchHooks,
+  GroupDetail,
+  GroupStage,
+  StageContext,
+} from '../../shared/archive/steps/batch/batch-steps';
+import { makeStepDeps, type StepDeps, type StepSettings } from '../../shared/archive/steps/context';
+import { createRequestMeter } from '../../shared/archive/steps/meter';
 import type {
   GroupResult,
   PlannedBatch,
@@ -44,9 +43,10 @@ import type {
   PlanResult,
   RunReport,
 } from '../../shared/archive/steps/types';
-import type { DdbSender } from '../../shared/jobs/types';
+import { parseConfig } from '../../shared/config';
 import { JobDetailsStore, type JsonObject } from '../../shared/details';
 import { createJob, type FlushDetails, getJob, recordFlush } from '../../shared/jobs';
+import type { DdbSender } from '../../shared/jobs/types';
 import { countRequests } from '../../shared/metrics';
 import { freshBucket, freshTable, testDdb, testS3 } from './local';
 

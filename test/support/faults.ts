@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context } from 'aws-lambda';
 import { getDeps } from '../../functions/deps';
-import { STEP_HANDLERS, type StepHandler } from '../../infra/local/runner';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-functions';
+import { STEP_HANDLERS, type StepHandler } from '../../infra/local/runner';
 
 /**
  * A fault layer in front of the real handlers' S3 and DynamoDB clients (SDK middleware), scoped to one

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { resetDeps } from '../../functions/deps';
+import { type CliContext, makeContext } from '../../infra/cli/context';
+import { LocalStackError } from '../../infra/local/errors';
 import { readHandoff, type StackHandoff } from '../../infra/local/handoff';
 import { dynamoClientFrom, s3ClientFrom } from '../../shared/clients';
-import { type CliContext, makeContext } from '../../infra/cli/context';
-import { resetDeps } from '../../functions/deps';
 import { type Config, parseConfig, resetConfig } from '../../shared/config';
-import { LocalStackError } from '../../infra/local/errors';
 import { createTableInput } from '../../shared/jobs/schema';
 
 /**

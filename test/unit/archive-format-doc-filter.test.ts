@@ -2,10 +2,10 @@ import {
   blockFilter,
   bloomFilter,
   bloomMayContain,
-  fenceContains,
-  fenceFilter,
   candidateBlocks,
   encodeDocFilters,
+  fenceContains,
+  fenceFilter,
   mayContain,
   parseDocFilters,
 } from '../../shared/archive/format/doc-filter';

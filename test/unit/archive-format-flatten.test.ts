@@ -10,8 +10,8 @@ import {
   projectedSource,
 } from '../../shared/archive/format/flatten';
 import { partKey } from '../../shared/archive/format/keys';
-import { metaFromRow } from '../../shared/archive/format/records';
 import { PartBuilder } from '../../shared/archive/format/part-builder';
+import { metaFromRow } from '../../shared/archive/format/records';
 import { details } from '../support/archive-fixture';
 
 const SHOP = 'acme.myshopify.com';

@@ -1,4 +1,7 @@
+import { gunzipSync } from 'node:zlib';
+import { gzipMemberLength } from '../../shared/archive/format/member-scan';
 import {
+  blockOf,
   commitPart,
   emptyMonthIndex,
   INDEX_FORMAT,
@@ -6,19 +9,16 @@ import {
   INDEX_FORMAT_V2,
   type IndexedJob,
   type IndexedPart,
-  blockOf,
   jobEntries,
-  type MonthIndex,
-  parseIndexHeader,
   latestEntry,
+  type MonthIndex,
   markDeleted,
   markRearchive,
+  parseIndexHeader,
   parseMonthIndex,
   partByName,
   serializeMonthIndex,
 } from '../../shared/archive/format/month-index';
-import { gunzipSync } from 'node:zlib';
-import { gzipMemberLength } from '../../shared/archive/format/member-scan';
 import { CorruptObjectError } from '../../shared/errors';
 
 const part = (name: string): IndexedPart => ({

@@ -1,4 +1,4 @@
-import { emptyMonthIndex, commitPart, type IndexedJob } from '../../shared/archive/format/month-index';
+import { commitPart, emptyMonthIndex, type IndexedJob } from '../../shared/archive/format/month-index';
 import {
   archivedMeta,
   assembleJob,
@@ -6,9 +6,9 @@ import {
   classifyPlanned,
   counterProblem,
 } from '../../shared/archive/steps/archive/classify';
-import { rawJsonNumber } from '../../shared/details/json';
 import type { JobRowSnapshot } from '../../shared/archive/steps/archive/job-rows';
 import type { PlannedJob } from '../../shared/archive/steps/types';
+import { rawJsonNumber } from '../../shared/details/json';
 
 const planned = (over: Partial<PlannedJob> = {}): PlannedJob => ({
   job_id: 'j1',

@@ -6,10 +6,10 @@ import {
   withBoundedErrors,
 } from '../../functions/bounded-errors';
 import { getDeps, resetDeps } from '../../functions/deps';
+import { resetObservability } from '../../functions/observability';
 import { handler as plan } from '../../functions/plan';
 import { handler as report } from '../../functions/report';
 import { handler as tally } from '../../functions/tally';
-import { resetObservability } from '../../functions/observability';
 import { InvalidInputError } from '../../shared/errors';
 
 /** The handlers are thin: a malformed event is a named InvalidInputError and no request is sent. */

@@ -1,4 +1,4 @@
-import { plannedJobsKey, planBatchesKey } from '../../shared/archive/format/keys';
+import { planBatchesKey, plannedJobsKey } from '../../shared/archive/format/keys';
 import { layoutPlanFiles } from '../../shared/archive/steps/plan/plan-files';
 import type { PageGroup } from '../../shared/archive/steps/plan/plan-rows';
 import type { PlannedJob } from '../../shared/archive/steps/types';

@@ -1,5 +1,5 @@
-import { Semaphore } from '../../shared/concurrency';
 import { orderedPrefetch } from '../../shared/archive/steps/archive/prefetch';
+import { Semaphore } from '../../shared/concurrency';
 import { deferred } from '../support/deferred';
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));

@@ -3,8 +3,8 @@ import {
   MAX_NOW_AHEAD_MS,
   parseRun,
   parseRunInput,
-  runIdFromExecution,
   reasonOf,
+  runIdFromExecution,
 } from '../../shared/archive/steps/run';
 import { InvalidIdError, InvalidInputError, VerificationError } from '../../shared/errors';
 

@@ -3,14 +3,15 @@
  * line on stderr, decided before any stack starts or any request is sent (runCli returns from the
  * parse phase, so these tests need no emulator).
  */
-import { parseConfig } from '../../shared/config';
-import { InvalidInputError } from '../../shared/errors';
+
 import { parseFlags, parseIsoDate } from '../../infra/cli/args';
 import { contextFromConfig } from '../../infra/cli/context';
 import { runCli } from '../../infra/cli/main';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseRunOptions, runSpec } from '../../infra/cli/run';
 import { parseSeedOptions, seedSpec } from '../../infra/cli/seed';
+import { parseConfig } from '../../shared/config';
+import { InvalidInputError } from '../../shared/errors';
 
 const usage = async (argv: string[]) => {
   const io = memoryOutput();

@@ -2,7 +2,7 @@
  * `jobarchive audit`'s conclusions from what it read (pure): hot / archived / orphan counts per
  * shop × month, and each kind of mismatch.
  */
-import { INDEX_FORMAT, type IndexedJob, type MonthIndex } from '../../shared/archive/format/month-index';
+
 import { EXIT_FINDINGS } from '../../infra/cli/args';
 import {
   type AuditInputs,
@@ -11,6 +11,7 @@ import {
   type HotPrefix,
   orphanCandidates,
 } from '../../infra/cli/audit-model';
+import { INDEX_FORMAT, type IndexedJob, type MonthIndex } from '../../shared/archive/format/month-index';
 
 const SHOP = 'acme.myshopify.com';
 const PART = 'part-20260415T030000Z-abcdefgh.jsonl.gz';

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { RUN_METRICS } from '../../functions/metric-names';
 import { parseFlags } from '../../infra/cli/args';
 import { costCommand, costSpec, measuredFrom, parseCostOptions } from '../../infra/cli/cost';
 import {
@@ -15,10 +16,9 @@ import {
   type Workload,
   wherePays,
 } from '../../infra/cli/cost-model';
-import { RUN_METRICS } from '../../functions/metric-names';
+import { runCli } from '../../infra/cli/main';
 import { memoryOutput } from '../../infra/cli/output';
 import { DEFAULT_PRICES, requestPrice } from '../../infra/cli/prices';
-import { runCli } from '../../infra/cli/main';
 import { InvalidInputError } from '../../shared/errors';
 
 const measured: Measured = {

@@ -3,11 +3,12 @@
  * (ids, times, details), and every planned job is one the writer library accepts and ends in the
  * status it was planned for.
  */
+
+import { monthStart, type PlannedJob, planFleet, shopIdFor } from '../../infra/cli/fleet';
+import { createPrng, seededJobIds } from '../../infra/cli/prng';
 import { validateJobId } from '../../shared/ids';
 import { MAX_CHUNKS_PER_FLUSH } from '../../shared/jobs/record-flush';
 import { terminalStatusFor } from '../../shared/jobs/types';
-import { monthStart, type PlannedJob, planFleet, shopIdFor } from '../../infra/cli/fleet';
-import { createPrng, seededJobIds } from '../../infra/cli/prng';
 
 const NOW = new Date('2026-05-10T12:00:00.000Z');
 const fleet = (seed: number, over: Partial<Parameters<typeof planFleet>[0]> = {}) =>

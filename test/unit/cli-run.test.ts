@@ -13,14 +13,14 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { mockClient } from 'aws-sdk-client-mock';
-import type { RunReport } from '../../shared/archive/steps/types';
-import { parseConfig } from '../../shared/config';
 import { makeContext } from '../../infra/cli/context';
 import { memoryOutput } from '../../infra/cli/output';
 import { startProgress } from '../../infra/cli/progress';
 import { runCommand } from '../../infra/cli/run';
 import { summarizeRunReport } from '../../infra/cli/run-summary';
 import { executionName, startAndFollow } from '../../infra/cli/sfn-follow';
+import type { RunReport } from '../../shared/archive/steps/types';
+import { parseConfig } from '../../shared/config';
 
 const ARN = 'arn:aws:states:us-east-1:123456789012:stateMachine:jda-archiver';
 const EXEC = 'arn:aws:states:us-east-1:123456789012:execution:jda-archiver:x';

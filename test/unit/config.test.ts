@@ -1,5 +1,5 @@
-import { ConfigError } from '../../shared/errors';
 import { ENV, parseConfig, requireSetting } from '../../shared/config';
+import { ConfigError } from '../../shared/errors';
 
 describe('parseConfig', () => {
   it('gives documented defaults for an empty environment', () => {

@@ -1,4 +1,3 @@
-import { InvalidIdError, InvalidInputError } from '../../shared/errors';
 import {
   type ConflictItem,
   chunkIds,
@@ -8,6 +7,7 @@ import {
   flushIdForChunks,
   generateJobId,
 } from '../../shared/details';
+import { InvalidIdError, InvalidInputError } from '../../shared/errors';
 
 describe('flushIdForChunks', () => {
   it('matches the documented definition (vector computed independently with Python hashlib/json)', () => {

@@ -1,4 +1,5 @@
 import { sharedJobIds } from '../../infra/cli/audit-shared-ids';
+import { decodeLine, encodeLine } from '../../shared/archive/format/members';
 import {
   canonicalJson,
   decodeFlushBody,
@@ -11,7 +12,6 @@ import {
   validateJobDetailsPayload,
 } from '../../shared/details';
 import { jsonDeeperThan } from '../../shared/details/json';
-import { decodeLine, encodeLine } from '../../shared/archive/format/members';
 import { CorruptObjectError, InvalidInputError } from '../../shared/errors';
 
 describe('parseJsonExact: numbers bit for bit', () => {

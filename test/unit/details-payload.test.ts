@@ -1,9 +1,9 @@
-import { CorruptObjectError, InvalidInputError } from '../../shared/errors';
 import {
   type JobDetailsPayload,
   parseJobDetailsPayload,
   validateJobDetailsPayload,
 } from '../../shared/details';
+import { CorruptObjectError, InvalidInputError } from '../../shared/errors';
 
 const KEY = 'job-details/j1/abc.json.gz';
 

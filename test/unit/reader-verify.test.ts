@@ -1,8 +1,8 @@
-import { encodeMember, platformDataRef } from '../../shared/archive/format/members';
 import { monthIndexKey } from '../../shared/archive/format/keys';
-import { checkJobMember, checkPlatformMember, entriesFromIndex } from '../../shared/reader';
-import { CorruptObjectError } from '../../shared/errors';
+import { encodeMember, platformDataRef } from '../../shared/archive/format/members';
 import { commitPart, emptyMonthIndex } from '../../shared/archive/format/month-index';
+import { CorruptObjectError } from '../../shared/errors';
+import { checkJobMember, checkPlatformMember, entriesFromIndex } from '../../shared/reader';
 import { buildPart, details, indexEntries, jobMeta } from '../support/archive-fixture';
 
 const SHOP = 'acme.myshopify.com';

@@ -1,8 +1,8 @@
-import { INLINE_ATTRIBUTES, parseInlineDetails } from '../../shared/details/inline';
-import { InvalidInputError } from '../../shared/errors';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { canonicalJson } from '../../shared/details';
+import { INLINE_ATTRIBUTES, parseInlineDetails } from '../../shared/details/inline';
 import { exactNumber } from '../../shared/details/json';
+import { InvalidInputError } from '../../shared/errors';
 import { archivableRow, itemToJson } from '../../shared/jobs/row-json';
 
 describe('archivableRow: the whole row, as JSON, for the archive', () => {

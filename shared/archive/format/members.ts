@@ -1,14 +1,15 @@
-import { deflateBlock, inflateBlocks } from './codec';
-import { CorruptObjectError } from '../../errors';
 import { parseJsonExact } from '../../details/json';
+import { CorruptObjectError } from '../../errors';
+import { deflateBlock, inflateBlocks } from './codec';
 
 const fail = (where: string, reason: string): never => {
   throw new CorruptObjectError(where, reason);
 };
-import type { ByteRange } from './month-index';
+
 import { canonicalJson, sha256Hex } from './canonical-json';
-import type { PartRecord, StoredJobRecord } from './records';
+import type { ByteRange } from './month-index';
 import { parsePartRecord } from './record-shape';
+import type { PartRecord, StoredJobRecord } from './records';
 
 /**
  * Pure byte logic of parts: one record → one JSONL line → one gzip member. No I/O here; the archive

@@ -1,5 +1,5 @@
-import { deflateBlock, inflateBlocks as gunzipAll } from './codec';
 import { CorruptObjectError } from '../../errors';
+import { deflateBlock, inflateBlocks as gunzipAll } from './codec';
 import { partKey } from './keys';
 import type { DetailCounts } from './records';
 

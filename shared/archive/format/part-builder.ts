@@ -1,20 +1,19 @@
 import { createHash, type Hash } from 'node:crypto';
-import type { JobDetails } from '../../details';
-import type { JsonObject } from '../../details';
-import type { ByteRange, Located } from './month-index';
-import { BLOCK_BYTES, encodeBlock, encodeLine, platformDataRef } from './members';
+import type { JobDetails, JsonObject } from '../../details';
 import { DETAILS_ROOT } from '../../details';
+import { blockFilter, encodeDocFilters, type FilterKind, HASHES } from './doc-filter';
+import { documentListings } from './flatten';
+import { BLOCK_BYTES, encodeBlock, encodeLine, platformDataRef } from './members';
+import type { ByteRange, Located } from './month-index';
 import {
+  type ArchivedJobMeta,
   compactRow,
   compactSources,
   countDetails,
   metaDiff,
   PART_FORMAT,
-  type ArchivedJobMeta,
   type SourceObject,
 } from './records';
-import { blockFilter, encodeDocFilters, type FilterKind, HASHES } from './doc-filter';
-import { documentListings } from './flatten';
 import { PENDING_FORMAT, type PendingPart } from './staging';
 
 /**

@@ -3,7 +3,7 @@ import { CorruptObjectError, VerificationError } from '../../errors';
 import { isNotFound, normalizeEtag } from '../../s3/objects';
 import { MemberScanner } from './member-scan';
 import { inflateMember } from './members';
-import { jobEntries, type IndexedPart, type MonthIndex } from './month-index';
+import { type IndexedPart, jobEntries, type MonthIndex } from './month-index';
 
 /**
  * Proof that a committed part is still the bytes verify read, before anything relies on it being so

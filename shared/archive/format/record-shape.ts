@@ -2,8 +2,8 @@ import { DETAILS_ROOT, type JsonObject, parseJobDetailsPayload } from '../../det
 import { CorruptObjectError } from '../../errors';
 import {
   type ArchivedJobMeta,
-  type JobRecord,
   expandRow,
+  type JobRecord,
   metaFromRow,
   PART_FORMATS,
   type PartRecord,

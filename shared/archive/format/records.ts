@@ -1,5 +1,5 @@
-import { normalizedOrAsIs } from '../../time';
 import type { JobDetails, JsonObject } from '../../details';
+import { normalizedOrAsIs } from '../../time';
 
 /**
  * The records of an archive part. A part is JSONL.gz: one JSON object per line, the lines packed into

@@ -1,21 +1,21 @@
-import { BATCH_GROUPS_MAX } from '../../settings';
 import { InvalidInputError } from '../../errors';
 import { validateMonth, validateShopId } from '../../ids';
 import { TERMINAL_STATUSES } from '../../jobs/schema';
 import type { RequestCounts } from '../../metrics';
+import { BATCH_GROUPS_MAX } from '../../settings';
 import type { PlanCall } from './plan/plan';
 import { checkJobsKey } from './plan/planned-jobs';
 import { parseRequests, parseRun, parseRunInput, parseTotals, runIdFromExecution } from './run';
 import { bool, int, isObj, isoTime, obj, str, validId } from './shape';
 import type {
-  BatchEvent,
-  MapRunOutput,
-  PlannedBatch,
   ArchiveSummary,
+  BatchEvent,
   DeleteSummary,
   GroupRef,
   GroupResult,
+  MapRunOutput,
   PageState,
+  PlannedBatch,
   PlannedGroup,
   RunContext,
   ScanState,

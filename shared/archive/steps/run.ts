@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../../errors';
-import { checkSetting } from '../../settings';
 import { type RequestCounts, zeroCounts } from '../../metrics';
+import { checkSetting } from '../../settings';
+import { truncate } from '../../text';
 import { validateRunId } from '../format/keys';
 import type { StepSettings } from './context';
-import { truncate } from '../../text';
 import { bool, int, isObj, isoTime, obj, onlyFields, validId } from './shape';
 import type { RunContext, RunInput, RunTotals } from './types';
 

@@ -1,5 +1,6 @@
 import { gzipSync } from 'node:zlib';
-import { shopMonth, objectsOf } from './workload';
+import { objectsOf, shopMonth } from './workload';
+
 let hot = 0;
 const lines: string[] = [];
 for (const j of shopMonth(1, 'big.myshopify.com', '2026-08', 1500)) {

@@ -11,8 +11,8 @@ import {
   costCommand,
   costSpec,
   measuredFrom,
-  paysTable,
   parseCostOptions,
+  paysTable,
   sizeText,
 } from '../../../infra/cli/cost';
 import { wherePays } from '../../../infra/cli/cost-model';

@@ -25,24 +25,24 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { CreateTableCommand, DynamoDBClient, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import {
   CreateBucketCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { CreateTableCommand, DynamoDBClient, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { gunzipSync as fflateGunzip, gzipSync as fflateGzip } from 'fflate';
 import { getDeps, resetDeps } from '../../../functions/deps';
-import { applyStackEnv, type LocalStack, startLocalStack } from '../../../infra/local/stack';
 import { runArchiverLocally, type StepHandler, synthesizedDefinition } from '../../../infra/local/runner';
+import { applyStackEnv, type LocalStack, startLocalStack } from '../../../infra/local/stack';
 import type { RunReport } from '../../../shared/archive/steps/types';
 import { dynamoClientFrom, s3ClientFrom } from '../../../shared/clients';
 import { config } from '../../../shared/config';
-import { addCounts } from '../../../shared/metrics';
 import { GZIP_LEVEL } from '../../../shared/details';
 import { createTableInput } from '../../../shared/jobs/schema';
+import { addCounts } from '../../../shared/metrics';
 import { JobDetailsReader } from '../../../shared/reader';
 import { ioFloor } from './floor';
 import { measureSearch, monthsBefore, type SearchResult, searchShop } from './search';

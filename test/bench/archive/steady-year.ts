@@ -23,8 +23,8 @@ import { runArchiverLocally, type synthesizedDefinition } from '../../../infra/l
 import { s3ClientFrom } from '../../../shared/clients';
 import { config } from '../../../shared/config';
 import { jobPk, jobSk } from '../../../shared/jobs/schema';
-import { JobDetailsReader } from '../../../shared/reader';
 import { addCounts } from '../../../shared/metrics';
+import { JobDetailsReader } from '../../../shared/reader';
 import { type BenchJob, makeJob, objectsOf, prng, writeJobs } from './workload';
 
 export interface SteadyYearSizes {

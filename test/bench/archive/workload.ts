@@ -1,12 +1,12 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { planFleet } from '../../../infra/cli/fleet';
 import { mapLimit } from '../../../shared/concurrency';
 import { encodeFlushBody, encodePlatformData, flushIdForChunks } from '../../../shared/details';
 import { detailsKey, platformDataKey } from '../../../shared/details/keys';
 import type { JobDetailsPayload } from '../../../shared/details/payload';
-import { jobPk, jobSk } from '../../../shared/jobs/schema';
 import { hasDetails } from '../../../shared/jobs/record-flush';
-import { planFleet } from '../../../infra/cli/fleet';
+import { jobPk, jobSk } from '../../../shared/jobs/schema';
 
 /**
  * The archive benchmark's workload: terminal jobs as the hot path leaves them (rows + flush objects +

@@ -1,24 +1,24 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { Semaphore } from '../../../concurrency';
+import type { JobObject } from '../../../details';
 import { VerificationError } from '../../../errors';
+import { putBytes, putJson } from '../../../s3/objects';
 import { docFilterKey, newPartName, partKey, pendingKey } from '../../format/keys';
+import { latestEntry } from '../../format/month-index';
 import { PartBuilder } from '../../format/part-builder';
-import { archivedByRun, assembleJob, changedSincePlan, classifyPlanned } from './classify';
+import { INTENT_FORMAT, type PartIntent } from '../../format/staging';
+import { type LoadedIndex, loadMonthIndex } from '../commit/index-store';
 import type { StepDeps } from '../context';
 import { type QuarantineItem, writeGroupFindings } from '../report/findings';
-import { type LoadedIndex, loadMonthIndex } from '../commit/index-store';
+import { CAPS } from '../run';
+import type { ArchiveResult, GroupItem, PlannedJob } from '../types';
+import { archivedByRun, assembleJob, changedSincePlan, classifyPlanned } from './classify';
 import { readJobRows } from './job-rows';
-import type { JobObject } from '../../../details';
 import { foreignReason, listingProblem, readJobSources } from './job-sources';
 import { PartUpload } from './part-upload';
-import { Semaphore } from '../../../concurrency';
-import { orderedPrefetch } from './prefetch';
 import { collectAbandonedParts, partsWithoutStaging, refuseLostIndex } from './pending-gc';
-import { CAPS } from '../run';
+import { orderedPrefetch } from './prefetch';
 import type { StagedPart } from './staged';
-import { INTENT_FORMAT, type PartIntent } from '../../format/staging';
-import { putBytes, putJson } from '../../../s3/objects';
-import type { ArchiveResult, GroupItem, PlannedJob } from '../types';
-import { latestEntry } from '../../format/month-index';
 
 /** Stored bytes of sources read ahead but not yet appended (decoded they are a few times larger). */
 const READ_AHEAD_BYTES = 16 * 1024 * 1024;

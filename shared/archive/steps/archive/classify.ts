@@ -4,9 +4,9 @@ import { type ArchivableRow, archivableRow, itemToJson } from '../../../jobs/row
 import { normalizedOrAsIs } from '../../../time';
 import { latestEntry, type MonthIndex, partByName } from '../../format/month-index';
 import type { ArchivedJobMeta } from '../../format/records';
-import type { JobRowSnapshot } from './job-rows';
 import { reasonOf } from '../run';
 import type { PlannedJob } from '../types';
+import type { JobRowSnapshot } from './job-rows';
 
 /**
  * Pure decisions of the archive step. A job is `skip` when its latest index entry has the planned

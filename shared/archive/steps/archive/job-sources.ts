@@ -1,21 +1,21 @@
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import type { Semaphore } from '../../../concurrency';
 import { mapLimit } from '../../../concurrency';
+import type { JobDetails } from '../../../details';
 import {
   decodeFlushBody,
   decodePlatformData,
-  META_SHOP_ID,
   type JobDetailsPayload,
   type JobObject,
   type JsonObject,
+  META_SHOP_ID,
   mergeAllJobDetails,
 } from '../../../details';
-import type { JobDetails } from '../../../details';
-import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { CorruptObjectError, JobArchiveError, SourceReadError } from '../../../errors';
 import { getObjectBytes, isNotFound } from '../../../s3/objects';
 import { sha256Hex } from '../../format/canonical-json';
 import type { SourceObject } from '../../format/records';
 import type { StepDeps } from '../context';
-import type { Semaphore } from '../../../concurrency';
 import { reasonOf } from '../run';
 
 /**

@@ -1,5 +1,6 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { LostIndexError } from '../../../errors';
+import { getObjectBytes, type ListedObject, listAllArray } from '../../../s3/objects';
 import {
   groupPrefix,
   monthIndexKey,
@@ -9,8 +10,7 @@ import {
   pendingPrefix,
   verifiedKey,
 } from '../../format/keys';
-import { partByName, type MonthIndex } from '../../format/month-index';
-import { getObjectBytes, listAllArray, type ListedObject } from '../../../s3/objects';
+import { type MonthIndex, partByName } from '../../format/month-index';
 import { parseStagingDoc, parseVerifiedPart, type StagedDocs, stagedDocsByPart } from '../../format/staging';
 import type { StepDeps } from '../context';
 import type { RunContext } from '../types';

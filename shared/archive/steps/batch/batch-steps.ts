@@ -1,19 +1,21 @@
+import { randomUUID } from 'node:crypto';
 import { DeleteObjectCommand, DeleteObjectsCommand } from '@aws-sdk/client-s3';
 import { mapLimit } from '../../../concurrency';
+import type { JobObject } from '../../../details';
+import { listJobsObjects } from '../../../details/hot-listing';
 import { addCounts, zeroCounts } from '../../../metrics';
-import { randomUUID } from 'node:crypto';
-import { failedAttemptsPrefix } from '../../format/keys';
 import { putJson } from '../../../s3/objects';
+import { truncate } from '../../../text';
+import { failedAttemptsPrefix } from '../../format/keys';
 import { archiveGroup } from '../archive/archive-group';
+import type { StagedPart } from '../archive/staged';
 import { commitPartStep } from '../commit/commit-part';
 import type { StepDeps } from '../context';
-import { chunks } from '../delete/delete-plan';
 import { deleteMatching } from '../delete/delete-objects';
-import { type PreparedDelete, deleteSources } from '../delete/delete-sources';
+import { chunks } from '../delete/delete-plan';
+import { deleteSources, type PreparedDelete } from '../delete/delete-sources';
 import { readBatchJobs } from '../plan/planned-jobs';
-import { listJobsObjects } from '../../../details/hot-listing';
 import { CAPS } from '../run';
-import { truncate } from '../../../text';
 import type {
   ArchiveResult,
   ArchiveStaged,
@@ -26,8 +28,6 @@ import type {
   PlannedJob,
   VerifyResult,
 } from '../types';
-import type { JobObject } from '../../../details';
-import type { StagedPart } from '../archive/staged';
 import { verifyPart } from '../verify/verify-part';
 
 /**

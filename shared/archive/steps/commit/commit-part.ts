@@ -1,10 +1,10 @@
 import { InvalidInputError, VerificationError } from '../../../errors';
 import { applyCommit } from '../../format/commit-entries';
-import type { StepDeps } from '../context';
-import { type LoadedIndex, updateMonthIndex } from './index-store';
 import type { VerifiedPart } from '../../format/staging';
+import type { StepDeps } from '../context';
 import type { CommitInput, CommitResult } from '../types';
 import { stagedKeys } from '../verify/verify-part';
+import { type LoadedIndex, updateMonthIndex } from './index-store';
 
 /**
  * What the verify stage handed over: the VerifiedPart (it read the whole part back a moment ago, so

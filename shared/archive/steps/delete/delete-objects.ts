@@ -1,5 +1,5 @@
-import { pause } from '../../../concurrency';
 import { DeleteObjectsCommand } from '@aws-sdk/client-s3';
+import { pause } from '../../../concurrency';
 import type { StepDeps } from '../context';
 import { chunks } from './delete-plan';
 

@@ -1,20 +1,20 @@
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { VerificationError } from '../../../errors';
+import type { JobObject } from '../../../details';
+import { listJobsObjects } from '../../../details/hot-listing';
 import { META_SHOP_ID } from '../../../details/store';
+import { VerificationError } from '../../../errors';
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import { latestEntry, markDeleted, markRearchive, partByName } from '../../format/month-index';
 import { blockCheck, headCheck, pointedBlocks } from '../../format/part-integrity';
-import type { StepDeps } from '../context';
-import type { deleteMatching } from './delete-objects';
-import { type DeleteErrorItem, writeGroupFindings } from '../report/findings';
-import { deletedByRun, eligibleForDelete, matchSources, waitingForGrace } from './delete-plan';
-import { type LoadedIndex, updateMonthIndex } from '../commit/index-store';
-import type { JobObject } from '../../../details';
-import { listJobsObjects } from '../../../details/hot-listing';
-import { CAPS } from '../run';
 import { changedSincePlan } from '../archive/classify';
 import { readJobRows } from '../archive/job-rows';
+import { type LoadedIndex, updateMonthIndex } from '../commit/index-store';
+import type { StepDeps } from '../context';
+import { type DeleteErrorItem, writeGroupFindings } from '../report/findings';
+import { CAPS } from '../run';
 import type { DeleteInput, DeleteResult, PlannedJob } from '../types';
+import type { deleteMatching } from './delete-objects';
+import { deletedByRun, eligibleForDelete, matchSources, waitingForGrace } from './delete-plan';
 
 /**
  * What the steps before this one in the same invocation know: the index as the commit wrote it (with

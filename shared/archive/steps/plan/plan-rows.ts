@@ -1,9 +1,9 @@
 import { validateJobId, validateShopId } from '../../../ids';
 import { TERMINAL_STATUSES } from '../../../jobs/schema';
 import { checkTimestamp } from '../../../time';
-import type { GsiStartKey } from './cursor';
 import { reasonOf, reportableId } from '../run';
 import type { PlannedJob, PlannedObject, QuarantinedJob } from '../types';
+import type { GsiStartKey } from './cursor';
 
 /**
  * Pure part of Plan: what one GSI_JobsByStatus_v2 item becomes (a planned job in a shop × month

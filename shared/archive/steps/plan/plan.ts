@@ -1,22 +1,22 @@
-import { addCounts } from '../../../metrics';
+import type { JobObject } from '../../../details';
+import { listJobsObjects } from '../../../details/hot-listing';
 import { ExactQueryCommand } from '../../../jobs/exact-commands';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../../jobs/schema';
-import type { StepDeps } from '../context';
-import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
-import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyOf } from './plan-rows';
-import { listJobsObjects } from '../../../details/hot-listing';
-import type { JobObject } from '../../../details';
-import { SWEEP_EVERY_MS, sweepHot } from './orphans';
-import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
-import { layoutPlanFiles } from './plan-files';
+import { addCounts } from '../../../metrics';
 import { putBytes } from '../../../s3/objects';
 import { mapResultsPrefix } from '../../format/keys';
+import { readJobRows } from '../archive/job-rows';
+import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
+import type { StepDeps } from '../context';
 import { writePlanFindings } from '../report/findings';
+import { writePageResults } from '../report/tally';
 import { buildRun, zeroTotals } from '../run';
 import type { PageState, PlanResult, RunContext, RunInput, ScanState } from '../types';
-import { writePageResults } from '../report/tally';
-import { readJobRows } from '../archive/job-rows';
-import { readWatermark, type RetryJob, retryNotDue, windowStart, writeCarried } from './watermark';
+import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
+import { SWEEP_EVERY_MS, sweepHot } from './orphans';
+import { layoutPlanFiles } from './plan-files';
+import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyOf } from './plan-rows';
+import { type RetryJob, readWatermark, retryNotDue, windowStart, writeCarried } from './watermark';
 
 /** Items asked of one Query call (DynamoDB also stops at 1 MB). */
 const QUERY_LIMIT = 1000;

@@ -1,11 +1,11 @@
+import { classifyJobKey, type JobObject, jobPrefix } from '../../../details';
 import { CorruptObjectError, InvalidInputError } from '../../../errors';
 import { validateJobId } from '../../../ids';
-import { tryParseTimestamp } from '../../../time';
 import { getObjectBytes } from '../../../s3/objects';
+import { tryParseTimestamp } from '../../../time';
 import { plannedJobsKey, runPrefix } from '../../format/keys';
 import type { StepDeps } from '../context';
 import { isObj } from '../shape';
-import { classifyJobKey, type JobObject, jobPrefix } from '../../../details';
 import type { PlannedGroup, PlannedJob, RunContext } from '../types';
 
 /** The planned-jobs file Plan writes per page; the batch steps read their groups' byte ranges of it. */

@@ -6,7 +6,7 @@ import { planBatchesKey } from '../../format/keys';
 import type { StepDeps } from '../context';
 import { parseBatch } from '../events';
 import { readPlannedJobs } from '../plan/planned-jobs';
-import { readCarried, type RetryJob, uniqueRetry, WATERMARK_FORMAT, writeWatermark } from '../plan/watermark';
+import { type RetryJob, readCarried, uniqueRetry, WATERMARK_FORMAT, writeWatermark } from '../plan/watermark';
 import type { PageState, QuarantinedJob } from '../types';
 
 /** A failed group, or an interrupted batch (all its groups), and the page that planned it. */

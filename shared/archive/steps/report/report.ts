@@ -10,13 +10,13 @@ import {
   reportKey,
 } from '../../format/keys';
 import type { StepDeps } from '../context';
-import { type DeleteErrorItem, type FindingsKind, type QuarantineItem, readFindings } from './findings';
 import { CAPS } from '../run';
 import { isObj } from '../shape';
+import type { GroupResult, PageState, QuarantinedJob, RunReport } from '../types';
+import { advanceWatermark, type FailedGroupAt } from './advance-watermark';
+import { type DeleteErrorItem, type FindingsKind, type QuarantineItem, readFindings } from './findings';
 import { PAGE_RESULTS_FORMAT } from './tally';
 import { failuresOf, isDone } from './totals';
-import { advanceWatermark, type FailedGroupAt } from './advance-watermark';
-import type { GroupResult, PageState, QuarantinedJob, RunReport } from '../types';
 
 export const REPORT_FORMAT = 'job-details-archive/report@2';
 

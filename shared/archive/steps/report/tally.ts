@@ -1,10 +1,10 @@
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
-import { failedAttemptsPrefix, pageResultsKey } from '../../format/keys';
-import type { StepDeps } from '../context';
 import { getJson, listAllArray, putJson } from '../../../s3/objects';
+import { failedAttemptsPrefix, pageResultsKey } from '../../format/keys';
 import { readPageMapResults } from '../batch/map-results';
-import { addResults } from './totals';
+import type { StepDeps } from '../context';
 import type { GroupResult, PageState, TallyEvent } from '../types';
+import { addResults } from './totals';
 
 export const PAGE_RESULTS_FORMAT = 'job-details-archive/page-results@2';
 

@@ -1,7 +1,7 @@
 import { addCounts } from '../../../metrics';
+import { truncate } from '../../../text';
 import { CAPS } from '../run';
 import { isObj } from '../shape';
-import { truncate } from '../../../text';
 import type { GroupDone, GroupFailed, GroupResult, RunTotals } from '../types';
 
 /** Pure bookkeeping of Tally and Report. */

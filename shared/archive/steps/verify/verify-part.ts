@@ -5,9 +5,9 @@ import { isNotFound, normalizeEtag } from '../../../s3/objects';
 import { partKey, pendingKey } from '../../format/keys';
 import { decodeLine, inflateMember } from '../../format/members';
 import { MemberSlicer } from '../../format/part-builder';
-import type { StepDeps } from '../context';
-import type { StagedPart } from '../archive/staged';
 import type { VerifiedPart } from '../../format/staging';
+import type { StagedPart } from '../archive/staged';
+import type { StepDeps } from '../context';
 import type { PlannedJob, VerifyInput, VerifyResult } from '../types';
 import { linesProblem, memberRanges, planProblem, recordProblem, toVerifiedPart } from './verify-checks';
 

@@ -3,7 +3,7 @@
  * side of the exports), the construct dropped onto an imported TableV2 and Bucket, cdk-nag on.
  * Synthesizes into argv[2], asserts the template, prints what it found.
  */
-import { readdirSync, existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
