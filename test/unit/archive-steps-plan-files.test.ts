@@ -1,23 +1,10 @@
 import { planBatchesKey, plannedJobsKey } from '../../shared/archive/format/keys';
 import { layoutPlanFiles } from '../../shared/archive/steps/plan/plan-files';
-import type { PageGroup } from '../../shared/archive/steps/plan/plan-rows';
+import { type PageGroup, plannedJob } from '../../shared/archive/steps/plan/plan-rows';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 
-const job = (id: string, month: string): PlannedJob => ({
-  job_id: id,
-  status: 'COMPLETED',
-  completed_at: `${month}-05T00:00:00.000Z`,
-  created_at: null,
-  started_at: null,
-  job_type: null,
-  platform: null,
-  error_message: null,
-  retry_count: null,
-  is_internal: null,
-  initiator_user_id: null,
-  estimated_time_minutes: null,
-  ttl: null,
-});
+const job = (id: string, month: string): PlannedJob =>
+  plannedJob(id, 'COMPLETED', `${month}-05T00:00:00.000Z`);
 const group = (shopId: string, n: number, month = '2026-01'): PageGroup => ({
   shopId,
   month,

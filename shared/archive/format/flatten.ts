@@ -72,13 +72,19 @@ const listings = (kind: DetailKind): string =>
   `COALESCE(reduce(map_values(j.details.${kind}), 0, (s, l) -> s + cardinality(l), s -> s), 0)`;
 const PART_NAME = `regexp_extract(j."$path", '[^/]+$')`;
 
-export const JOB_COLUMNS: readonly ViewColumn<FlatJob>[] = [
+/** Where a row lies and which archival it is: the first columns of both views. */
+type Archival = Pick<FlatJob, 'shop_id' | 'month' | 'part' | 'job_id' | 'status' | 'completed_at'>;
+const ARCHIVAL_COLUMNS: readonly ViewColumn<Archival>[] = [
   { name: 'shop_id', type: 'varchar', athena: '{shop}' },
   { name: 'month', type: 'varchar', athena: '{month}' },
   { name: 'part', type: 'varchar', athena: PART_NAME },
   { name: 'job_id', type: 'varchar', athena: 'j.job_id' },
   { name: 'status', type: 'varchar', athena: meta('status', 'job_status') },
   { name: 'completed_at', type: 'varchar', athena: meta('completed_at') },
+];
+
+export const JOB_COLUMNS: readonly ViewColumn<FlatJob>[] = [
+  ...ARCHIVAL_COLUMNS,
   { name: 'created_at', type: 'varchar', athena: meta('created_at') },
   { name: 'started_at', type: 'varchar', athena: meta('started_at') },
   { name: 'job_type', type: 'varchar', athena: meta('job_type') },
@@ -99,12 +105,7 @@ export const JOB_COLUMNS: readonly ViewColumn<FlatJob>[] = [
 
 /** `d.doc_id` / `r.reason` come from the UNNESTs of each kind's branch (see documentsViewSql). */
 export const DOCUMENT_COLUMNS: readonly ViewColumn<FlatDocument>[] = [
-  { name: 'shop_id', type: 'varchar', athena: '{shop}' },
-  { name: 'month', type: 'varchar', athena: '{month}' },
-  { name: 'part', type: 'varchar', athena: PART_NAME },
-  { name: 'job_id', type: 'varchar', athena: 'j.job_id' },
-  { name: 'status', type: 'varchar', athena: meta('status', 'job_status') },
-  { name: 'completed_at', type: 'varchar', athena: meta('completed_at') },
+  ...ARCHIVAL_COLUMNS,
   { name: 'kind', type: 'varchar', athena: "'{kind}'" },
   { name: 'reason', type: 'varchar', athena: 'r.reason' },
   { name: 'doc_id', type: 'varchar', athena: '{doc}' },

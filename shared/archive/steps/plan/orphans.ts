@@ -7,6 +7,7 @@ import { readJobRows } from '../archive/job-rows';
 import type { StepDeps } from '../context';
 import { reportableId } from '../run';
 import type { PlannedJob, QuarantinedJob } from '../types';
+import { plannedJob } from './plan-rows';
 
 /**
  * The orphan sweep (docs/steady-state.md): hot objects of jobs whose row is gone — expired by TTL
@@ -111,21 +112,7 @@ export const sweepHot = async (deps: StepDeps, wanted: ReadonlySet<string>): Pro
       orphans.push({
         shopId,
         month: at.slice(0, 7),
-        job: {
-          job_id: c.jobId,
-          status: ORPHAN_STATUS,
-          completed_at: at,
-          created_at: null,
-          started_at: null,
-          job_type: null,
-          platform: null,
-          error_message: null,
-          retry_count: null,
-          is_internal: null,
-          initiator_user_id: null,
-          estimated_time_minutes: null,
-          ttl: null,
-        },
+        job: plannedJob(c.jobId, ORPHAN_STATUS, at),
       });
     }
   }

@@ -84,23 +84,34 @@ export const classifyPlanRow = (item: Item, status: string, cutoff: string): Row
     kind: 'plan',
     shopId,
     month: completed.month,
-    job: {
-      job_id: jobId,
-      status,
-      completed_at: completed.iso,
-      created_at: optStr(item.created_at),
-      started_at: optStr(item.started_at),
-      job_type: optStr(item.job_type),
-      platform: optStr(item.platform),
-      error_message: optStr(item.error_message),
-      retry_count: optNum(item.retry_count),
-      is_internal: optBool(item.is_internal),
-      initiator_user_id: optStr(item.initiator_user_id),
-      estimated_time_minutes: optNum(item.estimated_time_minutes),
-      ttl: optNum(item.ttl),
-    },
+    job: plannedJob(jobId, status, completed.iso, item),
   };
 };
+
+/**
+ * A planned job from what the GSI projected of its row (absent attributes → null); with no row (the
+ * orphan sweep's jobs), every projected attribute is null.
+ */
+export const plannedJob = (
+  jobId: string,
+  status: string,
+  completedAt: string,
+  item: Item = {},
+): PlannedJob => ({
+  job_id: jobId,
+  status,
+  completed_at: completedAt,
+  created_at: optStr(item.created_at),
+  started_at: optStr(item.started_at),
+  job_type: optStr(item.job_type),
+  platform: optStr(item.platform),
+  error_message: optStr(item.error_message),
+  retry_count: optNum(item.retry_count),
+  is_internal: optBool(item.is_internal),
+  initiator_user_id: optStr(item.initiator_user_id),
+  estimated_time_minutes: optNum(item.estimated_time_minutes),
+  ttl: optNum(item.ttl),
+});
 
 const groupId = (shopId: string, month: string): string => `${shopId}\u0000${month}`;
 
