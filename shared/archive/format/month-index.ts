@@ -1,6 +1,6 @@
 import { CorruptObjectError } from '../../errors';
 import { deflateBlock, inflateBlocks as gunzipAll } from './codec';
-import { partKey } from './keys';
+import { partKey, sharedPartKey } from './keys';
 import type { DetailCounts } from './records';
 
 /**
@@ -50,6 +50,11 @@ export interface IndexedPart {
   readonly job_count: number;
   /** Bytes of hot objects read to build the part (for the report's in → out ratio). */
   readonly bytes_in: number;
+  /**
+   * A shared part (shared-index.ts): its key is `sharedPartKey(month, name)`, its size the whole
+   * object's, and this shop's records are one segment of it.
+   */
+  readonly shared?: true;
 }
 
 export interface IndexedSource {
@@ -327,6 +332,7 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
         committed_at: p.committed_at,
         job_count: p.job_count,
         bytes_in: p.bytes_in,
+        ...(p.shared ? { shared: true } : {}),
         deleted_at: deletedAt,
         ...(deletedAt !== null && deletedBy !== p.run_id ? { deleted_by: deletedBy } : {}),
         ...(oneBlock ? {} : { block_bytes: lengths }),
@@ -476,6 +482,14 @@ const keyOf = (v: { shop_id: string; month: string }, name: string, key: string)
   }
 };
 
+const sharedKeyOf = (v: { month: string }, name: string, key: string): string => {
+  try {
+    return sharedPartKey(v.month, name);
+  } catch (err) {
+    throw new CorruptObjectError(key, `shared part ${name}: ${(err as Error).message}`, { cause: err });
+  }
+};
+
 /** index@3 as stored (see serializeMonthIndex). */
 interface StoredPart extends Omit<IndexedPart, 'key'> {
   readonly deleted_at?: string | null;
@@ -518,7 +532,7 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
     if (at > p.size) return bad(`blocks of part ${p.name} run past its ${p.size} bytes`);
     const { block_bytes: _b, deleted_at, deleted_by, ...rest } = p;
     return {
-      part: { ...rest, key: keyOf(v, p.name, key) },
+      part: { ...rest, key: p.shared === true ? sharedKeyOf(v, p.name, key) : keyOf(v, p.name, key) },
       ranges,
       deletedAt: deleted_at ?? null,
       deletedBy: deleted_by !== undefined ? deleted_by : deleted_at ? p.run_id : null,
