@@ -105,14 +105,23 @@ export const switchSharedPart = (
     }
     const before = view.parts.find((p) => p.name === oldName);
     if (!before) continue;
+    const delta = seg[0] - (old.segments[shop]?.[0] ?? 0);
     const to: IndexedPart = {
       ...before,
+      ...(before.doc_filters
+        ? {
+            doc_filters: {
+              ...before.doc_filters,
+              blocks: before.doc_filters.blocks.map((b) => ({ ...b, offset: b.offset + delta })),
+            },
+          }
+        : {}),
       name: next.name,
       key: sharedPartKey(index.month, next.name),
       size: next.size,
       etag: next.etag,
     };
-    views.set(shop, { ...movedView(view, oldName, to, seg[0] - (old.segments[shop]?.[0] ?? 0)), updated_at: at });
+    views.set(shop, { ...movedView(view, oldName, to, delta), updated_at: at });
   }
   const parts = index.parts.flatMap((p) => (p.name !== oldName ? [p] : next ? [next] : []));
   return { month: index.month, updated_at: at, parts, views };

@@ -50,7 +50,19 @@ const intentOf = (run: BatchEvent['run'], month: string, name: string, at: Date)
 /** Shifts a segment's verified records to where the segment lies in the shared part. */
 const placed = (v: VerifiedPart, start: number, size: number): VerifiedPart => ({
   ...v,
-  part: { ...v.part, size, shared: true },
+  part: {
+    ...v.part,
+    size,
+    shared: true,
+    ...(v.part.doc_filters
+      ? {
+          doc_filters: {
+            ...v.part.doc_filters,
+            blocks: v.part.doc_filters.blocks.map((b) => ({ ...b, offset: b.offset + start })),
+          },
+        }
+      : {}),
+  },
   jobs: Object.fromEntries(
     Object.entries(v.jobs).map(([id, e]) => [
       id,
