@@ -121,6 +121,18 @@ describe('packed shop-months', () => {
       const pd = await reader.readPlatformData(q);
       expect(pd.data).toEqual({ indexer: { shop: j.shopId } });
     }
+    // Find-by-document reads the shop's view of the shared index and only its own blocks.
+    const second = jobs[1] as SeededJob;
+    const docOf = `${second.shopId}-0-doc-0a`;
+    const hits = await reader.findDocument({ shopId: second.shopId, docId: docOf });
+    expect(hits.jobs.map((h) => h.jobId).sort()).toEqual(
+      jobs
+        .filter((j) => j.shopId === second.shopId)
+        .map((j) => j.jobId)
+        .sort(),
+    );
+    const none = await reader.findDocument({ shopId: jobs[0]?.shopId ?? '', docId: docOf });
+    expect(none.jobs).toEqual([]);
     // Month unknown (the row expired): the shop's prefix and the shared months are searched.
     const first = jobs[0] as SeededJob;
     const expired = await reader.lookup({ shopId: first.shopId, jobId: first.jobId });
