@@ -27,6 +27,15 @@ export const loadSharedIndex = async (deps: StepDeps, month: string): Promise<Lo
 };
 
 /**
+ * Attempts before ConcurrentModificationError fails the batch's packed groups (a later run archives
+ * them): more than a month index's, as all the Map's concurrent batches of a month share this object.
+ */
+export const SHARED_WRITE_ATTEMPTS = 3 * INDEX_WRITE_ATTEMPTS;
+
+const backoff = (attempt: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2_000, 50 * 2 ** attempt)));
+
+/**
  * Read-modify-write with If-Match (If-None-Match for a new one), as updateMonthIndex: `change` must be
  * a pure function of the index it is given (re-applied after a 412); null writes nothing. `known`
  * saves the first GET (the conditional PUT still fails if anyone wrote since).
@@ -39,7 +48,10 @@ export const updateSharedIndex = async (
 ): Promise<LoadedShared> => {
   const key = sharedIndexKey(month);
   let lastError: ConcurrentModificationError | undefined;
-  for (let attempt = 1; attempt <= INDEX_WRITE_ATTEMPTS; attempt++) {
+  for (let attempt = 1; attempt <= SHARED_WRITE_ATTEMPTS; attempt++) {
+    // Every batch of the month writes here (a month index has one writer at a time): back off with
+    // full jitter between attempts so concurrent batches spread out instead of colliding again.
+    if (attempt > 1) await backoff(attempt);
     const current = attempt === 1 && known ? known : await loadSharedIndex(deps, month);
     const next = change(current.index);
     if (next === null) return current;
