@@ -3,11 +3,14 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { sharedIndexKey } from '../../shared/archive/format/keys';
 import type { PartRecord } from '../../shared/archive/format/records';
 import { parseSharedIndex, type SharedIndex } from '../../shared/archive/format/shared-index';
+import { auditCommand } from '../../infra/cli/audit';
+import { memoryOutput } from '../../infra/cli/output';
 import { getJob } from '../../shared/jobs';
 import { JobDetailsReader } from '../../shared/reader';
 import {
   type ArchiverEnv,
   archiverEnv,
+  cliContextFor,
   daysAgo,
   getBytes,
   hotState,
@@ -133,6 +136,11 @@ describe('packed shop-months', () => {
     );
     const none = await reader.findDocument({ shopId: jobs[0]?.shopId ?? '', docId: docOf });
     expect(none.jobs).toEqual([]);
+    // audit reads each shop's view as its shop-month's index: every job archived, the shared part
+    // committed, nothing amiss.
+    const audit = await auditCommand(cliContextFor(env), { maxHeads: 10, concurrency: 4, json: true }, memoryOutput());
+    expect(audit.mismatches).toEqual([]);
+    expect(audit.totals).toMatchObject({ archivedJobs: jobs.length, hotJobs: 0, orphans: 0 });
     // Month unknown (the row expired): the shop's prefix and the shared months are searched.
     const first = jobs[0] as SeededJob;
     const expired = await reader.lookup({ shopId: first.shopId, jobId: first.jobId });
