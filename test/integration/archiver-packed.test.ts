@@ -5,6 +5,8 @@ import type { PartRecord } from '../../shared/archive/format/records';
 import { parseSharedIndex, type SharedIndex } from '../../shared/archive/format/shared-index';
 import { auditCommand } from '../../infra/cli/audit';
 import { memoryOutput } from '../../infra/cli/output';
+import { rebuildMonthIndex } from '../../shared/archive/reindex';
+import { PackedShopMonthError } from '../../shared/errors';
 import { getJob } from '../../shared/jobs';
 import { JobDetailsReader } from '../../shared/reader';
 import {
@@ -124,6 +126,7 @@ describe('packed shop-months', () => {
       const pd = await reader.readPlatformData(q);
       expect(pd.data).toEqual({ indexer: { shop: j.shopId } });
     }
+    const first = jobs[0] as SeededJob;
     // Find-by-document reads the shop's view of the shared index and only its own blocks.
     const second = jobs[1] as SeededJob;
     const docOf = `${second.shopId}-0-doc-0a`;
@@ -141,8 +144,15 @@ describe('packed shop-months', () => {
     const audit = await auditCommand(cliContextFor(env), { maxHeads: 10, concurrency: 4, json: true }, memoryOutput());
     expect(audit.mismatches).toEqual([]);
     expect(audit.totals).toMatchObject({ archivedJobs: jobs.length, hotJobs: 0, orphans: 0 });
+    // reindex never writes an index of its own for a packed shop-month (it would hide the shared view).
+    await expect(
+      rebuildMonthIndex({ s3: env.s3, bucket: env.bucket, clock: () => new Date() }, first.shopId, month, {
+        dryRun: false,
+        force: false,
+      }),
+    ).rejects.toThrow(PackedShopMonthError);
+    expect(await readIndex(env, first.shopId, month)).toBeNull();
     // Month unknown (the row expired): the shop's prefix and the shared months are searched.
-    const first = jobs[0] as SeededJob;
     const expired = await reader.lookup({ shopId: first.shopId, jobId: first.jobId });
     expect(expired).toMatchObject({ details: before.get(first.jobId)?.details, detailsSource: 'archive' });
   });

@@ -215,14 +215,14 @@ const archiveBatchOnce = async (
     return { shared, packed };
   });
   const own = event.batch.groups.filter((g) => !routed.packed(g));
+  // Not measured as a whole: each group's stages count their own requests, the shared steps theirs.
   const packs: MonthPack[] = [];
-  const { requests: packing } = await deps.meter.measure(async () => {
-    for (const [month, loaded] of routed.shared) {
-      const groups = event.batch.groups.filter((g) => g.month === month && routed.packed(g));
-      if (groups.length === 0) continue;
-      packs.push(await packMonth(deps, run, loaded, groups, (g) => jobs.get(g), listing, staging, hooks));
-    }
-  });
+  for (const [month, loaded] of routed.shared) {
+    const groups = event.batch.groups.filter((g) => g.month === month && routed.packed(g));
+    if (groups.length === 0) continue;
+    packs.push(await packMonth(deps, run, loaded, groups, (g) => jobs.get(g), listing, staging, hooks));
+  }
+  const packing = packs.reduce((n, p) => addCounts(n, p.overhead), zeroCounts());
   const prepared = [
     ...(await mapLimit(own, BATCH_GROUP_CONCURRENCY, async (group) => {
       try {

@@ -2,7 +2,7 @@ import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { mapLimit } from '../../../concurrency';
 import type { JobObject } from '../../../details';
 import { VerificationError } from '../../../errors';
-import { zeroCounts } from '../../../metrics';
+import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import { getObjectBytes, listAllArray, putJson } from '../../../s3/objects';
 import { applyCommit } from '../../format/commit-entries';
 import { newPartName, sharedPartKey, sharedPendingKey, sharedPendingPrefix } from '../../format/keys';
@@ -35,6 +35,8 @@ export interface MonthPack {
   readonly prepared: Array<Prepared | GroupResult>;
   /** Writes the deletion marks of every group (after the batch's DeleteObjects and each `finish`). */
   readonly flush: () => Promise<void>;
+  /** Requests of the shared steps (each group's own are in its summaries). */
+  readonly overhead: RequestCounts;
 }
 
 const intentOf = (run: BatchEvent['run'], month: string, name: string, at: Date): PartIntent => ({
@@ -69,7 +71,9 @@ const placed = (v: VerifiedPart, start: number, size: number): VerifiedPart => (
       {
         ...e,
         offset: e.offset + start,
-        platform_data: e.platform_data ? { ...e.platform_data, offset: e.platform_data.offset + start } : null,
+        platform_data: e.platform_data
+          ? { ...e.platform_data, offset: e.platform_data.offset + start }
+          : null,
       },
     ]),
   ),
@@ -95,7 +99,9 @@ const collectAbandonedShared = async (deps: StepDeps, run: BatchEvent['run'], lo
     }
     if ((o.lastModified?.getTime() ?? Number.POSITIVE_INFINITY) > oldEnough) continue;
     const got = await getObjectBytes(deps.s3, deps.bucket, o.key).catch(() => null);
-    const runId = got ? (JSON.parse(Buffer.from(got.bytes).toString('utf8')) as { run_id?: string }).run_id : null;
+    const runId = got
+      ? (JSON.parse(Buffer.from(got.bytes).toString('utf8')) as { run_id?: string }).run_id
+      : null;
     if (runId === run.runId) continue;
     try {
       await del(sharedPartKey(month, name));
@@ -128,7 +134,7 @@ export const packMonth = async (
   const stage = async (g: PlannedGroup, s: 'archive' | 'verify' | 'commit' | 'delete') => {
     await hooks.before?.(s, { group: g });
   };
-  await collectAbandonedShared(deps, run, loaded);
+  let overhead = (await deps.meter.measure(() => collectAbandonedShared(deps, run, loaded))).requests;
 
   // Archive: every group's segment, in memory, against its shop's view of the shared index.
   const viewOf = (index: SharedIndex, shop: string): LoadedIndex => ({
@@ -156,86 +162,105 @@ export const packMonth = async (
   const verified = new Map<PlannedGroup, VerifiedPart>();
   const withSegment = groups.filter((g) => archived.get(g)?.segment && !results.has(g));
   if (withSegment.length > 0 && !run.dryRun) {
-    const segments: Array<{ g: PlannedGroup; start: number; bytes: Buffer }> = [];
-    let at = 0;
-    for (const g of withSegment) {
-      const bytes = archived.get(g)?.segment as Buffer;
-      segments.push({ g, start: at, bytes });
-      at += bytes.length;
-    }
-    try {
-      // Intent before effect, as for every part: a crash leaves a doc naming the part.
-      await putJson(deps, pendingKey, intentOf(run, month, name, deps.clock()));
-      const upload = new PartUpload(deps.s3, deps.bucket, key);
-      for (const s of segments) await upload.write(s.bytes);
-      const stored = await upload.finish();
-      if (stored.size !== at) throw new VerificationError(key, `stored ${stored.size} bytes, built ${at}`);
-      // One read-back of the whole part; each segment is checked as a part of its own.
-      const got = await getObjectBytes(deps.s3, deps.bucket, key);
-      if (!got) throw new VerificationError(key, 'part object is missing');
-      if (got.etag !== stored.etag) throw new VerificationError(key, `ETag ${got.etag} is not the uploaded ${stored.etag}`);
-      if (got.bytes.length !== at) throw new VerificationError(key, `size ${got.bytes.length} is not ${at}`);
-      for (const s of segments) {
-        try {
-          await stage(s.g, 'verify');
-          const staged = { ...(archived.get(s.g)?.staged as NonNullable<ArchiveHandoff['staged']>), etag: stored.etag };
-          const bad = (reason: string): never => {
-            throw new VerificationError(`${key} (${s.g.shopId})`, reason);
-          };
-          if (staged.shop_id !== s.g.shopId || staged.month !== month || staged.part !== name || staged.run_id !== run.runId)
-            bad('manifest describes another segment');
-          const plan = planProblem(staged, jobsOf(s.g), archived.get(s.g)?.result.summary.archived ?? -1);
-          if (plan) bad(plan);
-          const tiling = MemberSlicer.tilingProblem(memberRanges(staged), staged.size);
-          if (tiling) bad(tiling);
-          const slice = got.bytes.subarray(s.start, s.start + s.bytes.length);
-          await checkPartBytes(staged, key, [slice], bad);
-          verified.set(s.g, placed(toVerifiedPart(staged), s.start, at));
-        } catch (err) {
-          failGroup(s.g, err);
+    const shared = await deps.meter.measure(async () => {
+      const segments: Array<{ g: PlannedGroup; start: number; bytes: Buffer }> = [];
+      let at = 0;
+      for (const g of withSegment) {
+        const bytes = archived.get(g)?.segment as Buffer;
+        segments.push({ g, start: at, bytes });
+        at += bytes.length;
+      }
+      try {
+        // Intent before effect, as for every part: a crash leaves a doc naming the part.
+        await putJson(deps, pendingKey, intentOf(run, month, name, deps.clock()));
+        const upload = new PartUpload(deps.s3, deps.bucket, key);
+        for (const s of segments) await upload.write(s.bytes);
+        const stored = await upload.finish();
+        if (stored.size !== at) throw new VerificationError(key, `stored ${stored.size} bytes, built ${at}`);
+        // One read-back of the whole part; each segment is checked as a part of its own.
+        const got = await getObjectBytes(deps.s3, deps.bucket, key);
+        if (!got) throw new VerificationError(key, 'part object is missing');
+        if (got.etag !== stored.etag)
+          throw new VerificationError(key, `ETag ${got.etag} is not the uploaded ${stored.etag}`);
+        if (got.bytes.length !== at)
+          throw new VerificationError(key, `size ${got.bytes.length} is not ${at}`);
+        for (const s of segments) {
+          try {
+            await stage(s.g, 'verify');
+            const staged = {
+              ...(archived.get(s.g)?.staged as NonNullable<ArchiveHandoff['staged']>),
+              etag: stored.etag,
+            };
+            const bad = (reason: string): never => {
+              throw new VerificationError(`${key} (${s.g.shopId})`, reason);
+            };
+            if (
+              staged.shop_id !== s.g.shopId ||
+              staged.month !== month ||
+              staged.part !== name ||
+              staged.run_id !== run.runId
+            )
+              bad('manifest describes another segment');
+            const plan = planProblem(staged, jobsOf(s.g), archived.get(s.g)?.result.summary.archived ?? -1);
+            if (plan) bad(plan);
+            const tiling = MemberSlicer.tilingProblem(memberRanges(staged), staged.size);
+            if (tiling) bad(tiling);
+            const slice = got.bytes.subarray(s.start, s.start + s.bytes.length);
+            await checkPartBytes(staged, key, [slice], bad);
+            verified.set(s.g, placed(toVerifiedPart(staged), s.start, at));
+          } catch (err) {
+            failGroup(s.g, err);
+          }
         }
+        const committing = segments.filter((s) => verified.has(s.g));
+        for (const s of committing) await stage(s.g, 'commit').catch((err) => failGroup(s.g, err));
+        const commitNow = committing.filter((s) => !results.has(s.g));
+        if (commitNow.length > 0) {
+          const part: SharedPart = {
+            name,
+            size: at,
+            etag: stored.etag,
+            run_id: run.runId,
+            committed_at: deps.clock().toISOString(),
+            segments: Object.fromEntries(
+              commitNow.map((s) => [s.g.shopId, [s.start, s.bytes.length] as const]),
+            ),
+          };
+          after = await updateSharedIndex(
+            deps,
+            month,
+            (current) => {
+              if (current.parts.some((p) => p.name === name)) return null;
+              const views = new Map<string, MonthIndex>();
+              for (const s of commitNow) {
+                const view = sharedView(current, s.g.shopId, part.committed_at);
+                const c = applyCommit(
+                  view,
+                  verified.get(s.g) as VerifiedPart,
+                  part.committed_at,
+                  archived.get(s.g)?.rearchived,
+                );
+                views.set(s.g.shopId, c.index ?? view);
+              }
+              return withViews(current, views, part.committed_at, part);
+            },
+            loaded,
+          );
+          staging.push(pendingKey);
+        } else {
+          // Nothing of it is committed: the part goes (its intent after it).
+          await deps.s3
+            .send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key }))
+            .catch(() => undefined);
+          await deps.s3
+            .send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: pendingKey }))
+            .catch(() => undefined);
+        }
+      } catch (err) {
+        for (const s of segments) failGroup(s.g, err);
       }
-      const committing = segments.filter((s) => verified.has(s.g));
-      for (const s of committing) await stage(s.g, 'commit').catch((err) => failGroup(s.g, err));
-      const commitNow = committing.filter((s) => !results.has(s.g));
-      if (commitNow.length > 0) {
-        const part: SharedPart = {
-          name,
-          size: at,
-          etag: stored.etag,
-          run_id: run.runId,
-          committed_at: deps.clock().toISOString(),
-          segments: Object.fromEntries(commitNow.map((s) => [s.g.shopId, [s.start, s.bytes.length] as const])),
-        };
-        after = await updateSharedIndex(
-          deps,
-          month,
-          (current) => {
-            if (current.parts.some((p) => p.name === name)) return null;
-            const views = new Map<string, MonthIndex>();
-            for (const s of commitNow) {
-              const view = sharedView(current, s.g.shopId, part.committed_at);
-              const c = applyCommit(
-                view,
-                verified.get(s.g) as VerifiedPart,
-                part.committed_at,
-                archived.get(s.g)?.rearchived,
-              );
-              views.set(s.g.shopId, c.index ?? view);
-            }
-            return withViews(current, views, part.committed_at, part);
-          },
-          loaded,
-        );
-        staging.push(pendingKey);
-      } else {
-        // Nothing of it is committed: the part goes (its intent after it).
-        await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key })).catch(() => undefined);
-        await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: pendingKey })).catch(() => undefined);
-      }
-    } catch (err) {
-      for (const s of segments) failGroup(s.g, err);
-    }
+    });
+    overhead = addCounts(overhead, shared.requests);
   }
 
   // Delete: each group's plan against its view as committed; the part HEADed once; the marks of all
@@ -265,7 +290,9 @@ export const packMonth = async (
           run,
           group: g,
           archive,
-          ...(v ? { verify: { verified: true as const, jobs: v.part.job_count, requests: zeroCounts() } } : {}),
+          ...(v
+            ? { verify: { verified: true as const, jobs: v.part.job_count, requests: zeroCounts() } }
+            : {}),
         },
         jobsOf(g),
         {
@@ -303,6 +330,5 @@ export const packMonth = async (
       after,
     );
   };
-  return { prepared, flush };
+  return { prepared, flush, overhead };
 };
-
