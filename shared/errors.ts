@@ -175,7 +175,9 @@ export class PackedShopMonthError extends JobArchiveError {
     readonly month: string,
     readonly key: string,
   ) {
-    super(`${shopId} ${month} is packed in ${key}: its records are in shared parts, which reindex does not rebuild`);
+    super(
+      `${shopId} ${month} is packed in ${key}: its records are in shared parts, which reindex does not rebuild`,
+    );
   }
 }
 

@@ -8,9 +8,9 @@ import {
   parseSharedIndexKey,
   validatePartName,
 } from '../../shared/archive/format/keys';
-import { parseSharedIndex } from '../../shared/archive/format/shared-index';
 import { type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
 import { blockCheck, pointedBlocks } from '../../shared/archive/format/part-integrity';
+import { parseSharedIndex } from '../../shared/archive/format/shared-index';
 import { mapLimit } from '../../shared/concurrency';
 import { META_SHOP_ID } from '../../shared/details/store';
 import { isNamedError } from '../../shared/errors';

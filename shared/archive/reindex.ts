@@ -12,7 +12,6 @@ import { applyCommit } from './format/commit-entries';
 import { partDocFilters } from './format/doc-filter';
 import { documentListings } from './format/flatten';
 import { groupPrefix, monthIndexKey, parsePartKey, pendingPrefix, sharedIndexKey } from './format/keys';
-import { parseSharedIndex } from './format/shared-index';
 import { MemberScanner } from './format/member-scan';
 import { decodeLine, inflateMember } from './format/members';
 import {
@@ -27,6 +26,7 @@ import {
   serializeMonthIndex,
 } from './format/month-index';
 import { countDetails, type JobRecord, PART_FORMAT_V1 } from './format/records';
+import { parseSharedIndex } from './format/shared-index';
 import { stagedDocsByPart, VERIFIED_FORMAT, type VerifiedPart } from './format/staging';
 
 /**

@@ -1,7 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { candidateBlocks, type PartDocFilters, parseDocFilters } from '../archive/format/doc-filter';
 import { docFilterKey, monthIndexKey, sharedIndexKey } from '../archive/format/keys';
-import { parseSharedIndex } from '../archive/format/shared-index';
 import { gzipMemberLength } from '../archive/format/member-scan';
 import {
   type ByteRange,
@@ -12,6 +11,7 @@ import {
   parseIndexHeader,
   parseMonthIndex,
 } from '../archive/format/month-index';
+import { parseSharedIndex } from '../archive/format/shared-index';
 import { CorruptObjectError } from '../errors';
 import { isNotFound, isPreconditionFailed } from '../s3/objects';
 import { getRange, INDEX_PREFIX_BYTES } from './archive-reads';
@@ -86,7 +86,11 @@ export const readMonthParts = async (
 };
 
 /** A packed shop-month: its view of the month's shared index (one GET), or null when it has none. */
-const readSharedParts = async (ctx: ReadContext, shopId: string, month: string): Promise<MonthIndex | null> => {
+const readSharedParts = async (
+  ctx: ReadContext,
+  shopId: string,
+  month: string,
+): Promise<MonthIndex | null> => {
   const key = sharedIndexKey(month);
   let got: Awaited<ReturnType<typeof getRange>>;
   try {

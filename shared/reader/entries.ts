@@ -1,4 +1,9 @@
-import { parseMonthIndexKey, parsePartKey, parseSharedIndexKey, parseSharedPartKey } from '../archive/format/keys';
+import {
+  parseMonthIndexKey,
+  parsePartKey,
+  parseSharedIndexKey,
+  parseSharedPartKey,
+} from '../archive/format/keys';
 import {
   type ByteRange,
   type IndexedJob,
@@ -51,7 +56,12 @@ export const entriesFromIndex = (
     // A shared part (shared-index.ts) holds this shop's records as one segment of it.
     const shared = part?.shared ? parseSharedPartKey(part.key) : null;
     const parsed = part ? (shared ? { ...shared, shopId } : parsePartKey(part.key)) : null;
-    if (!part || parsed?.shopId !== shopId || parsed.partName !== entry.part || (shared && shared.month !== month)) {
+    if (
+      !part ||
+      parsed?.shopId !== shopId ||
+      parsed.partName !== entry.part ||
+      (shared && shared.month !== month)
+    ) {
       throw new CorruptObjectError(indexKey, `${what}: part ${entry.part} is not a part of this shop`);
     }
     if (!rangeInside(entry, part.size)) {

@@ -1,10 +1,10 @@
 import { gunzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { auditCommand } from '../../infra/cli/audit';
+import { memoryOutput } from '../../infra/cli/output';
 import { sharedIndexKey } from '../../shared/archive/format/keys';
 import type { PartRecord } from '../../shared/archive/format/records';
 import { parseSharedIndex, type SharedIndex } from '../../shared/archive/format/shared-index';
-import { auditCommand } from '../../infra/cli/audit';
-import { memoryOutput } from '../../infra/cli/output';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import { PackedShopMonthError } from '../../shared/errors';
 import { getJob } from '../../shared/jobs';
@@ -65,7 +65,9 @@ describe('packed shop-months', () => {
     const at = daysAgo(45);
     const month = at.toISOString().slice(0, 7);
     const jobs = await seedShops(env, shops, at);
-    const before = new Map(await Promise.all(jobs.map(async (j) => [j.jobId, await hotState(env, j.jobId)] as const)));
+    const before = new Map(
+      await Promise.all(jobs.map(async (j) => [j.jobId, await hotState(env, j.jobId)] as const)),
+    );
 
     const run = await runMachine(env);
     expect(run.run.status).toBe('SUCCEEDED');
@@ -141,7 +143,11 @@ describe('packed shop-months', () => {
     expect(none.jobs).toEqual([]);
     // audit reads each shop's view as its shop-month's index: every job archived, the shared part
     // committed, nothing amiss.
-    const audit = await auditCommand(cliContextFor(env), { maxHeads: 10, concurrency: 4, json: true }, memoryOutput());
+    const audit = await auditCommand(
+      cliContextFor(env),
+      { maxHeads: 10, concurrency: 4, json: true },
+      memoryOutput(),
+    );
     expect(audit.mismatches).toEqual([]);
     expect(audit.totals).toMatchObject({ archivedJobs: jobs.length, hotJobs: 0, orphans: 0 });
     // reindex never writes an index of its own for a packed shop-month (it would hide the shared view).
@@ -166,7 +172,10 @@ describe('packed shop-months', () => {
 
     // Archived before (the watermark is forgotten, the bucket holds indexes): not fresh, yet packed
     // because its shop-month is; its part is damaged after the commit — delete's HEAD refuses it.
-    const late = await seedTerminalJob(env, { shopId: 'qa.myshopify.com', completedAt: new Date(at.getTime() + 3_600_000) });
+    const late = await seedTerminalJob(env, {
+      shopId: 'qa.myshopify.com',
+      completedAt: new Date(at.getTime() + 3_600_000),
+    });
     const damaged = await runMachine(env, {
       hooks: {
         delete: async () => {
@@ -182,7 +191,10 @@ describe('packed shop-months', () => {
     });
     expect(damaged.pages[0]?.planned).toEqual([expect.objectContaining({ pack: 'if-packed' })]);
     expect(damaged.report?.groupsFailed).toEqual([
-      expect.objectContaining({ error: 'VerificationError', cause: expect.stringContaining('rewritten after its commit') }),
+      expect.objectContaining({
+        error: 'VerificationError',
+        cause: expect.stringContaining('rewritten after its commit'),
+      }),
     ]);
     expect(await listKeys(env.s3, env.bucket, `job-details/${late.jobId}/`)).toEqual(late.keys);
     expect(await readIndex(env, 'qa.myshopify.com', month)).toBeNull();
@@ -204,7 +216,8 @@ describe('packed shop-months', () => {
     const staged = await listKeys(env.s3, env.bucket, `job-details-index/_shared/${month}/`);
     expect(staged).toHaveLength(1);
     expect(staged[0]).toMatch(/\/pending\/part-.*\.json$/);
-    for (const j of jobs) expect(await listKeys(env.s3, env.bucket, `job-details/${j.jobId}/`)).toEqual(j.keys);
+    for (const j of jobs)
+      expect(await listKeys(env.s3, env.bucket, `job-details/${j.jobId}/`)).toEqual(j.keys);
 
     // The next run (no watermark, and the bucket's index prefix holds the intent) cannot tell the
     // month is new: its shops are in no shared index, so each gets a part and index of its own —

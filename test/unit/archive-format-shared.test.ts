@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import { InvalidInputError } from '../../shared/errors';
 import { sharedPartKey } from '../../shared/archive/format/keys';
 import { decodeMember } from '../../shared/archive/format/members';
-import { commitPart, emptyMonthIndex, type IndexedJob, type MonthIndex } from '../../shared/archive/format/month-index';
+import {
+  commitPart,
+  emptyMonthIndex,
+  type IndexedJob,
+  type MonthIndex,
+} from '../../shared/archive/format/month-index';
 import {
   parseSharedIndex,
   type SharedIndex,
@@ -11,6 +15,7 @@ import {
   serializeSharedIndex,
 } from '../../shared/archive/format/shared-index';
 import { sharedPartWithoutShop, switchSharedPart } from '../../shared/archive/format/shared-rewrite';
+import { InvalidInputError } from '../../shared/errors';
 import { buildPart, details } from '../support/archive-fixture';
 
 /**
@@ -23,7 +28,11 @@ const NAME = 'part-20260215T030000Z-aaaaaaaa.jsonl.gz';
 const NEW = 'part-20260301T030000Z-bbbbbbbb.jsonl.gz';
 const AT = '2026-02-15T03:00:00.000Z';
 
-const shops = { 'sa.myshopify.com': ['a1', 'a2'], 'sb.myshopify.com': ['b1'], 'sc.myshopify.com': ['c1', 'c2', 'c3'] };
+const shops = {
+  'sa.myshopify.com': ['a1', 'a2'],
+  'sb.myshopify.com': ['b1'],
+  'sc.myshopify.com': ['c1', 'c2', 'c3'],
+};
 
 /** Three shops' segments one after the other, and the shared index a commit of them writes. */
 const sharedFixture = async (): Promise<{ bytes: Buffer; index: SharedIndex }> => {
@@ -103,7 +112,10 @@ describe('shared parts', () => {
     expect(back.parts).toEqual(index.parts);
     expect([...back.views.keys()].sort()).toEqual(Object.keys(shops));
     expect(back.views.get('sb.myshopify.com')?.jobs).toEqual(index.views.get('sb.myshopify.com')?.jobs);
-    expect(back.views.get('sb.myshopify.com')?.parts[0]).toMatchObject({ key: sharedPartKey(MONTH, NAME), shared: true });
+    expect(back.views.get('sb.myshopify.com')?.parts[0]).toMatchObject({
+      key: sharedPartKey(MONTH, NAME),
+      shared: true,
+    });
     // A lookup parses one view only.
     expect([...parseSharedIndex(serializeSharedIndex(index), key, 'sc.myshopify.com').views.keys()]).toEqual([
       'sc.myshopify.com',
@@ -127,7 +139,12 @@ describe('shared parts', () => {
     }
     expect(out.part.segments['sb.myshopify.com']).toBeUndefined();
 
-    const next: SharedPart = { ...out.part, etag: 'e1', run_id: 'forget', committed_at: '2026-03-01T00:00:00.000Z' };
+    const next: SharedPart = {
+      ...out.part,
+      etag: 'e1',
+      run_id: 'forget',
+      committed_at: '2026-03-01T00:00:00.000Z',
+    };
     const switched = switchSharedPart(index, NAME, 'sb.myshopify.com', next, '2026-03-01T00:00:00.000Z');
     if (!switched) throw new Error('expected a switch');
     expect(switched.views.has('sb.myshopify.com')).toBe(false);
@@ -136,7 +153,12 @@ describe('shared parts', () => {
       if (shop === 'sb.myshopify.com') continue;
       const view = switched.views.get(shop) as MonthIndex;
       expect(view.parts).toEqual([
-        expect.objectContaining({ name: NEW, key: sharedPartKey(MONTH, NEW), size: out.bytes.length, etag: 'e1' }),
+        expect.objectContaining({
+          name: NEW,
+          key: sharedPartKey(MONTH, NEW),
+          size: out.bytes.length,
+          etag: 'e1',
+        }),
       ]);
       for (const id of ids) {
         const e = view.jobs[id]?.[0] as IndexedJob;
@@ -171,7 +193,9 @@ describe('shared parts', () => {
       part: null,
     });
     expect(() => sharedPartWithoutShop(bytes, old, 'nobody.myshopify.com', NEW)).toThrow(InvalidInputError);
-    expect(() => sharedPartWithoutShop(bytes.subarray(1), old, 'sa.myshopify.com', NEW)).toThrow(InvalidInputError);
+    expect(() => sharedPartWithoutShop(bytes.subarray(1), old, 'sa.myshopify.com', NEW)).toThrow(
+      InvalidInputError,
+    );
     expect(() => sharedPartWithoutShop(bytes, old, 'sa.myshopify.com', NAME)).toThrow(InvalidInputError);
   });
 });

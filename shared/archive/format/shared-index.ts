@@ -1,7 +1,14 @@
 import { CorruptObjectError } from '../../errors';
 import { deflateBlock, inflateBlocks } from './codec';
 import { sharedPartKey } from './keys';
-import { checkIndex, emptyMonthIndex, INDEX_FORMAT, type MonthIndex, mergeBlocks, serializeMonthIndex } from './month-index';
+import {
+  checkIndex,
+  emptyMonthIndex,
+  INDEX_FORMAT,
+  type MonthIndex,
+  mergeBlocks,
+  serializeMonthIndex,
+} from './month-index';
 
 /**
  * The shared index `job-details-index/_shared/{yyyy-mm}/shared.json`: the commit record of every shared

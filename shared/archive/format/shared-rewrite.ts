@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../../errors';
-import { jobEntries, type IndexedJob, type IndexedPart, type MonthIndex } from './month-index';
 import { sharedPartKey, validatePartName } from './keys';
+import { type IndexedJob, type IndexedPart, jobEntries, type MonthIndex } from './month-index';
 import type { SharedIndex, SharedPart } from './shared-index';
 
 /**

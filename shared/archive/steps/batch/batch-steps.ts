@@ -5,20 +5,16 @@ import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
 import { addCounts, zeroCounts } from '../../../metrics';
 import { putJson } from '../../../s3/objects';
-import { truncate } from '../../../text';
 import { failedAttemptsPrefix } from '../../format/keys';
 import { archiveGroup } from '../archive/archive-group';
-import { type LoadedShared, loadSharedIndex } from '../commit/shared-store';
-import { type MonthPack, packMonth } from './pack-month';
-import { fail, type GroupStage, type Prepared } from './prepared';
 import type { StagedPart } from '../archive/staged';
 import { commitPartStep } from '../commit/commit-part';
+import { type LoadedShared, loadSharedIndex } from '../commit/shared-store';
 import type { StepDeps } from '../context';
 import { deleteMatching } from '../delete/delete-objects';
 import { chunks } from '../delete/delete-plan';
-import { deleteSources, type PreparedDelete } from '../delete/delete-sources';
-import { readBatchJobs } from '../plan/planned-jobs';
-import { CAPS } from '../run';
+import { deleteSources } from '../delete/delete-sources';
+import { readBatchJobs } from '../run-files/planned-jobs';
 import type {
   ArchiveResult,
   ArchiveStaged,
@@ -32,6 +28,8 @@ import type {
   VerifyResult,
 } from '../types';
 import { verifyPart } from '../verify/verify-part';
+import { type MonthPack, packMonth } from './pack-month';
+import { fail, type GroupStage, type Prepared } from './prepared';
 
 /**
  * ArchiveBatch: one child execution of the page's Distributed Map, one invocation for a batch of
@@ -79,7 +77,6 @@ export interface BatchHooks {
   readonly depsFor?: (stage: GroupStage) => StepDeps | undefined;
   readonly groupDone?: (detail: GroupDetail) => void;
 }
-
 
 /**
  * One group's archive → verify → commit, and the hot objects its delete may remove (the batch deletes
@@ -211,7 +208,8 @@ const archiveBatchOnce = async (
     const shared = new Map<string, LoadedShared>();
     for (const m of months) shared.set(m, await loadSharedIndex(deps, m));
     const packed = (g: PlannedGroup): boolean =>
-      g.pack === true || (g.pack === 'if-packed' && (shared.get(g.month)?.index.views.has(g.shopId) ?? false));
+      g.pack === true ||
+      (g.pack === 'if-packed' && (shared.get(g.month)?.index.views.has(g.shopId) ?? false));
     return { shared, packed };
   });
   const own = event.batch.groups.filter((g) => !routed.packed(g));

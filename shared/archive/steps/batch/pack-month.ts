@@ -7,9 +7,10 @@ import { getObjectBytes, listAllArray, putJson } from '../../../s3/objects';
 import { applyCommit } from '../../format/commit-entries';
 import { newPartName, sharedPartKey, sharedPendingKey, sharedPendingPrefix } from '../../format/keys';
 import type { IndexedPart, MonthIndex } from '../../format/month-index';
+import { MemberSlicer } from '../../format/part-builder';
+import { headCheck } from '../../format/part-integrity';
 import { type SharedIndex, type SharedPart, sharedView, withViews } from '../../format/shared-index';
 import { INTENT_FORMAT, type PartIntent, type VerifiedPart } from '../../format/staging';
-import { headCheck } from '../../format/part-integrity';
 import { type ArchiveHandoff, archiveGroup } from '../archive/archive-group';
 import { PartUpload } from '../archive/part-upload';
 import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
@@ -18,9 +19,8 @@ import { type LoadedShared, loadSharedIndex, updateSharedIndex } from '../commit
 import type { StepDeps } from '../context';
 import { deleteSources } from '../delete/delete-sources';
 import type { BatchEvent, GroupResult, PlannedGroup, PlannedJob } from '../types';
-import { checkPartBytes } from '../verify/verify-part';
 import { memberRanges, planProblem, toVerifiedPart } from '../verify/verify-checks';
-import { MemberSlicer } from '../../format/part-builder';
+import { checkPartBytes } from '../verify/verify-part';
 import { fail, type Prepared, type StageHooks } from './prepared';
 
 /**

@@ -15,10 +15,10 @@ import {
 import { blockCheck, headCheck, pointedBlocks } from '../../format/part-integrity';
 import { changedSincePlan } from '../archive/classify';
 import { readJobRows } from '../archive/job-rows';
+import { CAPS } from '../caps';
 import { type LoadedIndex, updateMonthIndex } from '../commit/index-store';
 import type { StepDeps } from '../context';
-import { type DeleteErrorItem, writeGroupFindings } from '../report/findings';
-import { CAPS } from '../run';
+import { type DeleteErrorItem, writeGroupFindings } from '../run-files/findings';
 import type { DeleteInput, DeleteResult, PlannedJob } from '../types';
 import type { deleteMatching } from './delete-objects';
 import { deletedByRun, eligibleForDelete, matchSources, waitingForGrace } from './delete-plan';
@@ -37,7 +37,10 @@ export interface DeleteHandoff {
    * view goes into its month's shared index, written once for all the batch's packed groups
    * (pack-month.ts); `change` must be a pure function of the index it is given.
    */
-  readonly update?: (change: (current: MonthIndex) => MonthIndex | null, base: LoadedIndex) => Promise<LoadedIndex>;
+  readonly update?: (
+    change: (current: MonthIndex) => MonthIndex | null,
+    base: LoadedIndex,
+  ) => Promise<LoadedIndex>;
   /** The part check before any deletion (default: headCheck); a shared part is HEADed once per batch. */
   readonly head?: (part: IndexedPart) => Promise<void>;
 }
@@ -173,7 +176,10 @@ export const deleteSources = async (
       let lastEtag = known.index.etag ?? null;
       const write =
         known.update ??
-        (async (change: (current: MonthIndex) => MonthIndex | null, base: LoadedIndex): Promise<LoadedIndex> => {
+        (async (
+          change: (current: MonthIndex) => MonthIndex | null,
+          base: LoadedIndex,
+        ): Promise<LoadedIndex> => {
           const w = await updateMonthIndex(
             deps,
             group.shopId,

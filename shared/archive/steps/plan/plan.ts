@@ -1,21 +1,22 @@
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
 import { ExactQueryCommand } from '../../../jobs/exact-commands';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../../jobs/schema';
 import { addCounts } from '../../../metrics';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { putBytes } from '../../../s3/objects';
 import { INDEX_PREFIX, mapResultsPrefix } from '../../format/keys';
 import { readJobRows } from '../archive/job-rows';
 import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
 import type { StepDeps } from '../context';
-import { writePlanFindings } from '../report/findings';
-import { writePageResults } from '../report/tally';
-import { buildRun, zeroTotals } from '../run';
+import { buildRun } from '../run-context';
+import { writePlanFindings } from '../run-files/findings';
+import { writePageResults } from '../run-files/page-results';
+import { layoutPlanFiles } from '../run-files/plan-files';
+import { zeroTotals } from '../run-totals';
 import type { PageState, PlanResult, RunContext, RunInput, ScanState } from '../types';
 import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
 import { SWEEP_EVERY_MS, sweepHot } from './orphans';
-import { layoutPlanFiles } from './plan-files';
 import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyOf } from './plan-rows';
 import { type RetryJob, readWatermark, retryNotDue, windowStart, writeCarried } from './watermark';
 
@@ -283,9 +284,11 @@ const packable =
     if (!(settings.packBelowKb > 0)) return undefined;
     // A month archived before: its shop-month goes where its earlier archival went.
     if (packFrom === null || packFrom === undefined) return 'if-packed';
-    if (packFrom !== '' && Date.parse(`${g.month}-01T00:00:00.000Z`) < Date.parse(packFrom)) return 'if-packed';
+    if (packFrom !== '' && Date.parse(`${g.month}-01T00:00:00.000Z`) < Date.parse(packFrom))
+      return 'if-packed';
     const bytes = g.jobs.reduce(
-      (n, j) => n + ((j as { objects?: readonly { size: number }[] }).objects ?? []).reduce((m, o) => m + o.size, 0),
+      (n, j) =>
+        n + ((j as { objects?: readonly { size: number }[] }).objects ?? []).reduce((m, o) => m + o.size, 0),
       0,
     );
     return bytes < settings.packBelowKb * 1024 ? true : undefined;

@@ -142,7 +142,11 @@ export const checkPartBytes = async (
       for (const l of range.lines) {
         let decoded: ReturnType<typeof decodeLine>;
         try {
-          decoded = decodeLine(inflated.subarray(l.line.offset, l.line.offset + l.line.length), where, m.shop_id);
+          decoded = decodeLine(
+            inflated.subarray(l.line.offset, l.line.offset + l.line.length),
+            where,
+            m.shop_id,
+          );
         } catch (err) {
           if (err instanceof CorruptObjectError) fail(`${l.id}: ${err.reason}`);
           throw err;

@@ -1,6 +1,6 @@
 import { planBatchesKey, plannedJobsKey } from '../../format/keys';
+import type { PageGroup } from '../plan/plan-rows';
 import type { PlannedBatch, PlannedGroup } from '../types';
-import type { PageGroup } from './plan-rows';
 
 /**
  * Pure layout of a plan page's two files: the planned jobs (JSONL, each group's lines contiguous, so a
@@ -37,7 +37,10 @@ export const layoutPlanFiles = (
   const packed = groups.filter((g) => pack(g) === true);
   const ordered = [
     ...groups.filter((g) => pack(g) !== true),
-    ...packed.map((g, i) => ({ g, i })).sort((a, b) => (a.g.month === b.g.month ? a.i - b.i : a.g.month < b.g.month ? -1 : 1)).map((x) => x.g),
+    ...packed
+      .map((g, i) => ({ g, i }))
+      .sort((a, b) => (a.g.month === b.g.month ? a.i - b.i : a.g.month < b.g.month ? -1 : 1))
+      .map((x) => x.g),
   ];
   const planned: PlannedGroup[] = ordered.map((g) => {
     const body = Buffer.from(g.jobs.map((j) => `${JSON.stringify(j)}\n`).join(''), 'utf8');
