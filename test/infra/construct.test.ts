@@ -233,6 +233,7 @@ describe('step functions', () => {
         [ENV.planPageGroups]: '10000',
         [ENV.batchGroups]: '50',
         [ENV.batchJobs]: '2000',
+        [ENV.packBelowKb]: '128',
         [ENV.wholeMonths]: 'true',
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: stack.archive.serviceName,
