@@ -1,7 +1,6 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseSearchOptions, searchCommand } from '../../infra/cli/search';
-import { runArchiverLocally } from '../../infra/local/runner';
 import { type FlatDocument, flattenPart, partPlace } from '../../shared/archive/format/flatten';
 import { COLD_PREFIX, docFilterKey, parsePartKey } from '../../shared/archive/format/keys';
 import type { FindDocumentResult } from '../../shared/reader/find-document';
@@ -13,6 +12,7 @@ import {
   listKeys,
   monthOfDate,
   partLines,
+  runLocal,
   type SeededJob,
   seedTerminalJob,
   setUpMachineRuns,
@@ -46,7 +46,7 @@ beforeAll(async () => {
     });
   }
   await seedTerminalJob(e, { shopId: 'shop-b', completedAt: inMonth(2, 3), status: 'FAILED' });
-  const r = await runArchiverLocally({ input: {}, definition: runs.definition });
+  const r = await runLocal(runs.env, { input: {}, definition: runs.definition });
   expect(r.handlerErrors).toEqual([]);
   expect(r.status).toBe('SUCCEEDED');
   // Completed yesterday: not archived, found through the table and its hot objects.
