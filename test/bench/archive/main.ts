@@ -44,7 +44,7 @@ import {
 import { applyStackEnv, type LocalStack, startLocalStack } from '../../../infra/local/stack';
 import type { RunReport } from '../../../shared/archive/steps/types';
 import { dynamoClientFrom, s3ClientFrom } from '../../../shared/clients';
-import { config } from '../../../shared/config';
+import { config, ENV } from '../../../shared/config';
 import { GZIP_LEVEL } from '../../../shared/details';
 import { createTableInput } from '../../../shared/jobs/schema';
 import { addCounts } from '../../../shared/metrics';
@@ -491,6 +491,12 @@ const TSX = resolve(__dirname, '../../../node_modules/.bin/tsx');
 const CHILD = resolve(__dirname, 'step-child.ts');
 
 /** Runs a step in its own process (the parent's env points it at the stack). */
+/** What a function's environment names (as the construct sets it): the child step's table and bucket. */
+const lambdaEnv = (table: string, bucket: string): Record<string, string> => ({
+  [ENV.table]: table,
+  [ENV.bucket]: bucket,
+});
+
 const inChild = async (c: Ctx, step: string, event: unknown, env: Record<string, string> = {}) => {
   const id = `${step}-${names++}`;
   const eventFile = join(c.tmp, `${id}.event.json`);
@@ -535,7 +541,7 @@ const runMemory = async (c: Ctx, mb: number, seed: number) => {
   const child =
     (step: string): StepHandler =>
     async (event) => {
-      const out = await inChild(c, step, event);
+      const out = await inChild(c, step, event, lambdaEnv(table, bucket));
       rss[step] = Math.max(rss[step] ?? 0, out.maxRssMb);
       seconds[step] = (seconds[step] ?? 0) + out.seconds;
       return out.result;
@@ -586,12 +592,10 @@ const runGiantSource = async (c: Ctx, mb: number, seed: number, limitMb?: number
     input: RUN_INPUT,
     handlers: {
       'archive-batch': async (event) => {
-        const out = await inChild(
-          c,
-          'archive-batch',
-          event,
-          limitMb ? { JDA_MAX_SOURCE_MB: String(limitMb) } : {},
-        );
+        const out = await inChild(c, 'archive-batch', event, {
+          ...lambdaEnv(table, bucket),
+          ...(limitMb ? { [ENV.maxSourceMb]: String(limitMb) } : {}),
+        });
         rssMb = Math.max(rssMb, out.maxRssMb);
         return out.result;
       },
