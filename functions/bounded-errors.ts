@@ -1,7 +1,6 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { errorText, truncate } from '../shared/text';
-import { invocationLogger } from './observability';
+import { invocationKeys, type ObservabilitySink, type StepLogger } from './sink';
 
 /**
  * Lambda turns an error a handler throws into the Task's Cause — `{errorType, errorMessage, trace}`,
@@ -29,15 +28,16 @@ export const boundError = (err: Error): boolean => {
 };
 
 /**
- * Wraps a step handler: one structured log line per invocation (run id, and shop × month for group
+ * Wraps a step handler: one structured log line per invocation, through `sink` (run id, and shop × month for group
  * steps, on every line) and whatever it throws leaves bounded (see above), logged whole first.
  */
 export const withBoundedErrors =
   <R>(
-    handler: (event: unknown, logger: Logger) => Promise<R>,
+    sink: ObservabilitySink,
+    handler: (event: unknown, logger: StepLogger) => Promise<R>,
   ): ((event: unknown, context?: Context) => Promise<R>) =>
   async (event, context) => {
-    const logger = invocationLogger(event, context);
+    const logger = sink.logger(invocationKeys(event), context);
     const started = Date.now();
     try {
       const out = await handler(event, logger);

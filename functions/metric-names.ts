@@ -1,6 +1,6 @@
 /**
  * The names the archiver's functions log and publish metrics under, apart from Powertools (which
- * observability.ts loads): the construct reads them to configure alarms and the functions'
+ * powertools.ts loads): the construct reads them to configure alarms and the functions'
  * environment, and must not load a runtime library it does not deploy.
  */
 export const METRICS_NAMESPACE = 'JobDetailsArchive';

@@ -15,8 +15,9 @@ import {
 } from './settings';
 
 /**
- * The only module that reads `process.env`. Values are parsed once, on first use, by typed getters;
- * handlers and the CLI read settings here and pass them on as plain arguments.
+ * Settings from an environment. `parseConfig(env)` reads only what it is given: the Lambda wiring
+ * parses its container's environment with it (functions/deps.ts); `config()` is this process's, for
+ * the CLI's entry (infra/cli/main.ts) and scripts. Both pass settings on as plain arguments.
  */
 type Env = Record<string, string | undefined>;
 
@@ -112,7 +113,7 @@ export const parseConfig = (env: Env): Config => {
   };
 };
 
-/** Settings of this process, parsed on first use. */
+/** Settings of this process (the CLI's and scripts' entry points), parsed on first use. */
 export const config = (): Config => {
   cached ??= parseConfig(process.env);
   return cached;

@@ -36,7 +36,16 @@ export interface ChoiceSetting {
  */
 export const BATCH_GROUPS_MAX = 50;
 
+/**
+ * The numeric settings. Each entry's doc comment is also the doc of the construct prop, run input
+ * field and option derived from it (mapped types keep it), so it says what the value means to a user
+ * and its `@default` (a test holds it to `default`).
+ */
 export const SETTINGS = {
+  /**
+   * Terminal jobs completed more than this many days before a run are archived.
+   * @default 30
+   */
   olderThanDays: {
     env: 'JDA_OLDER_THAN_DAYS',
     default: 30,
@@ -45,6 +54,11 @@ export const SETTINGS = {
     integer: false,
     summary: 'archive jobs completed more than this many days before the run',
   },
+  /**
+   * Hours between a part's commit and the deletion of the hot objects it holds (readers see both
+   * meanwhile). 0 allowed.
+   * @default 1
+   */
   graceHours: {
     env: 'JDA_GRACE_HOURS',
     default: 1,
@@ -53,6 +67,12 @@ export const SETTINGS = {
     integer: false,
     summary: "hours between a part's commit and the deletion of the hot objects it holds",
   },
+  /**
+   * Lifetime in days of a terminal job row (the `ttl` the indexer writes). Must exceed
+   * `olderThanDays + 31 (with wholeMonths: a job of the 1st waits for its whole month) + graceHours/24 + 2`:
+   * a row must outlive its archival or the plan never sees it (TtlTooShortError).
+   * @default 90
+   */
   jobTtlDays: {
     env: 'JDA_JOB_TTL_DAYS',
     default: 90,
@@ -61,6 +81,10 @@ export const SETTINGS = {
     integer: false,
     summary: 'days a terminal job row lives (its `ttl` attribute)',
   },
+  /**
+   * Parallel GETs of hot objects per job (the reader) or per shop-month (ArchiveBatch).
+   * @default 16
+   */
   readConcurrency: {
     env: 'JDA_READ_CONCURRENCY',
     default: 16,
@@ -69,6 +93,10 @@ export const SETTINGS = {
     integer: true,
     summary: 'parallel GETs per job or group',
   },
+  /**
+   * Days a Glacier copy of a part the reader restores stays readable.
+   * @default 7
+   */
   restoreDays: {
     env: 'JDA_RESTORE_DAYS',
     default: 7,
@@ -79,10 +107,10 @@ export const SETTINGS = {
     summary: 'days a restored Glacier copy of a part stays readable',
   },
   /**
-   * Plan pages: the page's plan (batches of shop-months) and its planned jobs are files in S3, read
-   * by the Distributed Map's ItemReader and the batch steps, so a page is bounded by Plan's own time
-   * and memory, not by the 256 KB state. A page costs ~10 history events of the 25,000 a STANDARD
-   * execution may have.
+   * Shop-months per plan page (one Map run over the page's plan file in S3). The page's plan and
+   * planned jobs are files, so a page is bounded by Plan's own time and memory, not by the 256 KB
+   * state; a page costs ~10 history events of the 25,000 a STANDARD execution may have.
+   * @default 10000
    */
   planPageGroups: {
     env: 'JDA_PLAN_PAGE_GROUPS',
@@ -92,6 +120,10 @@ export const SETTINGS = {
     integer: true,
     summary: 'shop-months per plan page (one Distributed Map run over its plan file)',
   },
+  /**
+   * Jobs Plan reads from the status GSI per plan page.
+   * @default 100000
+   */
   planPageJobs: {
     env: 'JDA_PLAN_PAGE_JOBS',
     default: 100_000,
@@ -100,6 +132,10 @@ export const SETTINGS = {
     integer: true,
     summary: 'jobs read from the GSI per plan page',
   },
+  /**
+   * Shop-months per batch (one ArchiveBatch invocation); at most 50, the state-size bound.
+   * @default 50
+   */
   batchGroups: {
     env: 'JDA_BATCH_GROUPS',
     default: BATCH_GROUPS_MAX,
@@ -108,6 +144,10 @@ export const SETTINGS = {
     integer: true,
     summary: 'shop-months one batch (one invocation per step) may hold',
   },
+  /**
+   * Jobs per batch; a shop-month with more jobs is a batch of its own.
+   * @default 2000
+   */
   batchJobs: {
     env: 'JDA_BATCH_JOBS',
     default: 2000,
@@ -117,9 +157,11 @@ export const SETTINGS = {
     summary: 'jobs one batch may hold (a larger shop-month is a batch alone)',
   },
   /**
-   * Shop-months whose hot objects total less than this share one part and one index write per batch
-   * and month (docs/archive-format.md, "Shared parts"). 128 KB: parts below it never leave Standard
-   * (the lifecycle rule's ObjectSizeGreaterThan), so alone they would cost more than they save.
+   * Shop-months whose hot objects total less than this (KB) share one part and one index write per
+   * batch and month with the other small shop-months of their month (the storage layout page,
+   * "Shared parts"); 0 never packs. 128: parts below 128 KB never leave Standard (the lifecycle
+   * rule's ObjectSizeGreaterThan), so alone they would cost more than they save.
+   * @default 128
    */
   packBelowKb: {
     env: 'JDA_PACK_BELOW_KB',
@@ -131,9 +173,11 @@ export const SETTINGS = {
       'shop-months with fewer hot bytes than this (KB) share parts with other small shop-months of their month (0: never)',
   },
   /**
-   * A flush object's decoded JSON takes ~20× its gzip size and a batch reads a few groups at once,
-   * so the default is the function's memory / 40 (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`; 1024 MB outside
-   * Lambda, the figure below).
+   * The largest hot object (stored, gzipped, MB) a job may have to be archived; a larger one
+   * quarantines its job, with its size in the reason, before it is read. A flush object's decoded
+   * JSON takes ~20× its gzip size and a batch reads a few groups at once, hence memory / 40
+   * (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`; 1024 MB outside Lambda, the table's figure).
+   * @default the ArchiveBatch function's memory / 40
    */
   maxSourceMb: {
     env: 'JDA_MAX_SOURCE_MB',
@@ -145,9 +189,11 @@ export const SETTINGS = {
       "largest hot object (stored, gzipped) a job may have to be archived; a larger one quarantines the job (default: the function's memory / 40)",
   },
   /**
-   * 0 keeps everything forever. Otherwise lifecycle rules expire archive parts and hot objects this
-   * many months (retentionDays) after they were written, month indexes a month later (never before
-   * their parts), and the cost model prices the same horizon.
+   * Months archive parts, and hot objects of jobs never archived, are kept (from when each was
+   * written); month indexes expire a month after their parts. 0 keeps everything forever. Must outlast
+   * `jobTtlDays`. Readers report a part past the horizon as expired, not damaged (docs/retention.md);
+   * the cost model prices the same horizon.
+   * @default 0
    */
   retentionMonths: {
     env: 'JDA_RETENTION_MONTHS',
@@ -161,6 +207,12 @@ export const SETTINGS = {
 } as const satisfies Record<string, NumberSetting>;
 
 export const SWITCHES = {
+  /**
+   * Archive a month only once all of it is older than `olderThanDays`: one run (and one part per
+   * shop) per month, at most `olderThanDays` + 1 day after the month ends with the daily schedule.
+   * `false` archives each job as soon as it is old enough (a part per run per shop-month).
+   * @default true
+   */
   wholeMonths: {
     env: 'JDA_WHOLE_MONTHS',
     default: true,
@@ -173,6 +225,10 @@ export const RESTORE_TIERS = ['Expedited', 'Standard', 'Bulk'] as const;
 export type RestoreTier = (typeof RESTORE_TIERS)[number];
 
 export const CHOICES = {
+  /**
+   * The retrieval tier the reader asks for when it must restore a Glacier part.
+   * @default 'Standard'
+   */
   restoreTier: {
     env: 'JDA_RESTORE_TIER',
     values: RESTORE_TIERS,
@@ -190,6 +246,45 @@ export type AnySettingName = SettingName | SwitchName | ChoiceName;
 export type Settings = { readonly [K in SettingName]: number } & {
   readonly [K in SwitchName]: boolean;
 } & { readonly [K in ChoiceName]: (typeof CHOICES)[K]['values'][number] };
+
+/**
+ * The tunables the archiver's functions read: the construct takes each as a prop and sets it on
+ * them (infra/construct/env-binding.ts); `jobarchive run` takes them from its environment.
+ */
+export const ARCHIVER_SETTINGS = [
+  'olderThanDays',
+  'graceHours',
+  'jobTtlDays',
+  'readConcurrency',
+  'planPageGroups',
+  'planPageJobs',
+  'batchGroups',
+  'batchJobs',
+  'packBelowKb',
+  'maxSourceMb',
+  'wholeMonths',
+] as const satisfies readonly AnySettingName[];
+export type ArchiverSettingName = (typeof ARCHIVER_SETTINGS)[number];
+
+/** Those a run's input (and `jobarchive run`'s options) may set for one run, over the deployed ones. */
+export const RUN_SETTINGS = [
+  'olderThanDays',
+  'graceHours',
+  'wholeMonths',
+  'maxSourceMb',
+] as const satisfies readonly ArchiverSettingName[];
+export type RunSettingName = (typeof RUN_SETTINGS)[number];
+
+type Described = typeof SETTINGS & typeof SWITCHES & typeof CHOICES;
+
+/**
+ * Optional fields for the named settings, typed from the table. A homomorphic mapped type over the
+ * table's entries, so each field carries its entry's doc comment (and `@default`) into the props,
+ * run input and generated declarations that use it.
+ */
+export type SettingFields<N extends AnySettingName> = {
+  readonly [K in keyof Pick<Described, N>]?: Settings[K];
+};
 
 /** Every setting's description, by name. */
 export const ALL_SETTINGS: Readonly<Record<AnySettingName, NumberSetting | SwitchSetting | ChoiceSetting>> = {

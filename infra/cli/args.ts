@@ -1,6 +1,13 @@
 import { parseArgs } from 'node:util';
 import { InvalidIdError, InvalidInputError, isNamedError } from '../../shared/errors';
-import { defaultPhrase, SETTINGS, type SettingName, settingProblem } from '../../shared/settings';
+import {
+  defaultPhrase,
+  SETTINGS,
+  type SettingName,
+  SWITCHES,
+  type SwitchName,
+  settingProblem,
+} from '../../shared/settings';
 import { parseDateOrTimestamp } from '../../shared/time';
 
 /**
@@ -185,6 +192,21 @@ export const settingOption = (name: SettingName, value: string): OptionSpec => (
   value,
   help: `${SETTINGS[name].summary} (default: ${defaultPhrase(name)})`,
 });
+
+/** The option of a flag that sets a switch of shared/settings.ts (`true` or `false`). */
+export const switchOption = (name: SwitchName): OptionSpec => ({
+  type: 'string',
+  value: 'true|false',
+  help: `${SWITCHES[name].summary} (default: ${defaultPhrase(name)})`,
+});
+
+/** That switch flag's value; undefined when absent. */
+export const switchFlag = (flags: Flags, flag: string): boolean | undefined => {
+  const raw = stringFlag(flags, flag);
+  if (raw === undefined) return undefined;
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  throw new InvalidInputError(`--${flag}`, `expected true or false, got ${JSON.stringify(raw)}`);
+};
 
 /** That flag's value, checked against the setting's bounds; undefined when absent. */
 export const settingFlag = (flags: Flags, flag: string, name: SettingName): number | undefined => {

@@ -103,7 +103,7 @@ const DAYS_PER_MONTH = 30;
 export const TRANSITION_MIN_BYTES = 128 * 1024;
 /** What the construct deploys that bills by the month (infra/construct/job-details-archive.ts). */
 export const ARCHIVE_ALARMS = 5;
-/** RUN_METRICS (functions/observability.ts), one `service` dimension each. */
+/** RUN_METRICS (functions/metric-names.ts), one `service` dimension each. */
 export const ARCHIVE_CUSTOM_METRICS = 7;
 
 export const validateWorkload = (w: Workload): Workload => {

@@ -1,5 +1,6 @@
+import { buildStepDeps } from '../../functions/deps';
 import type { RunInput } from '../../shared/archive/steps/types';
-import { InvalidInputError } from '../../shared/errors';
+import { s3ClientFrom } from '../../shared/clients';
 import type { ArchiverStep } from '../construct/step-names';
 import type { StepHandler } from '../local/runner';
 import type { CliContext } from './context';
@@ -9,53 +10,53 @@ import type { RunOutcome } from './run-summary';
 
 /**
  * `jobarchive run` without --state-machine-arn: the CDK-synthesized definition executed in-process
- * by infra/local/runner with the real handlers. The handlers take their table and bucket from
- * shared/config.ts, like in Lambda, so the context must point at the same ones.
+ * by infra/local/runner with the real handlers, wired to this context's table, bucket and settings
+ * (Lambda wires the same factories from its environment: functions/deps.ts).
  *
  * Progress comes from wrapping the handlers: each Plan result grows the bar by its page's groups,
  * each group an ArchiveBatch result reports (done or failed) advances it.
  */
 export const runLocally = async (ctx: CliContext, input: RunInput, io: Output): Promise<RunOutcome> => {
-  if (ctx.cfg.jobsTable !== ctx.table || ctx.cfg.detailsBucket !== ctx.bucket) {
-    throw new InvalidInputError(
-      '--table/--bucket',
-      `a local run's handlers use ECOM_JOBS_TABLE / ECOM_JOB_DETAILS_BUCKET (${ctx.cfg.jobsTable ?? 'unset'} / ${ctx.cfg.detailsBucket ?? 'unset'}), not ${ctx.table} / ${ctx.bucket}`,
-    );
-  }
   io.err('run: running the archiver state machine (as CDK synthesizes it) in-process');
   // Loaded on demand: the interpreter is heavy and only this command needs it. The installed package
   // ships the synthesized definition (no CDK needed); a checkout synthesizes it.
-  const { runArchiverLocally, STEP_HANDLERS } =
-    require('../local/runner') as typeof import('../local/runner');
+  const { runArchiverLocally, stepHandlers } = require('../local/runner') as typeof import('../local/runner');
 
   const progress = startProgress(io, 'run: groups', 0);
-  const wrap = (step: ArchiverStep, after: (out: unknown) => void): StepHandler => {
-    const inner = STEP_HANDLERS[step];
-    return async (event, context) => {
+  const after =
+    (inner: StepHandler, seen: (out: unknown) => void): StepHandler =>
+    async (event, context) => {
       const out = await inner(event, context);
-      after(out);
+      seen(out);
       return out;
     };
-  };
   let pages = 0;
-  const handlers: Partial<Record<ArchiverStep, StepHandler>> = {
-    plan: wrap('plan', (out) => {
+  const withProgress = (h: Record<ArchiverStep, StepHandler>): Record<ArchiverStep, StepHandler> => ({
+    ...h,
+    plan: after(h.plan, (out) => {
       const groups = (out as { groups?: unknown } | null)?.groups;
       pages++;
       progress.grow(typeof groups === 'number' ? groups : 0);
       progress.tick(0, `(page ${pages})`);
     }),
-    'archive-batch': wrap('archive-batch', (out) => {
+    'archive-batch': after(h['archive-batch'], (out) => {
       const results = (out as { results?: unknown } | null)?.results;
       progress.tick(Array.isArray(results) ? results.length : 1);
     }),
-  };
+  });
 
+  const deps = buildStepDeps(ctx.cfg, { bucket: ctx.bucket, table: ctx.table });
   let result: Awaited<ReturnType<typeof runArchiverLocally>>;
   try {
-    result = await runArchiverLocally({ input: { ...input }, handlers });
+    result = await runArchiverLocally({
+      input: { ...input },
+      handlers: (sink) => withProgress(stepHandlers(() => deps, sink)),
+      bucket: ctx.bucket,
+      mapS3: () => s3ClientFrom(ctx.cfg),
+    });
   } finally {
     progress.done();
+    deps.destroy();
   }
   const calls = Object.entries(result.taskInvocations)
     .map(([state, n]) => `${state} ×${n}`)

@@ -2,7 +2,14 @@ import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
 import type { RunInput, RunReport } from '../../shared/archive/steps/types';
 import { InvalidInputError } from '../../shared/errors';
 import { getObjectBytes } from '../../shared/s3/objects';
-import { checkTtlOutlivesArchival } from '../../shared/settings';
+import {
+  checkTtlOutlivesArchival,
+  RUN_SETTINGS,
+  type RunSettingName,
+  type SettingName,
+  SWITCHES,
+  type SwitchName,
+} from '../../shared/settings';
 import {
   boolFlag,
   type CommandSpec,
@@ -15,12 +22,24 @@ import {
   settingFlag,
   settingOption,
   stringFlag,
+  switchFlag,
+  switchOption,
 } from './args';
 import type { CliContext } from './context';
 import { runLocally } from './local-run';
 import { type Output, printJson } from './output';
 import { isRunReport, type RunOutcome, summarizeRunReport } from './run-summary';
 import { type FollowOptions, startAndFollow } from './sfn-follow';
+
+/** The flag of each setting a run may set (shared/settings.ts RUN_SETTINGS): `maxSourceMb` → `max-source-mb`. */
+const flagOf = (name: RunSettingName): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+const isSwitch = (name: RunSettingName): name is RunSettingName & SwitchName => name in SWITCHES;
+const VALUE_NAMES: Record<RunSettingName, string> = {
+  olderThanDays: 'N',
+  graceHours: 'H',
+  wholeMonths: 'true|false',
+  maxSourceMb: 'MB',
+};
 
 export const runSpec: CommandSpec = {
   name: 'run',
@@ -29,8 +48,12 @@ export const runSpec: CommandSpec = {
     'Run the archiver state machine: in-process on the embedded stack (the CDK-synthesized definition with the ' +
     'real handlers), or with --state-machine-arn as an execution in AWS, followed to the end.',
   options: {
-    'older-than-days': settingOption('olderThanDays', 'N'),
-    'grace-hours': settingOption('graceHours', 'H'),
+    ...Object.fromEntries(
+      RUN_SETTINGS.map((name) => [
+        flagOf(name),
+        isSwitch(name) ? switchOption(name) : settingOption(name as SettingName, VALUE_NAMES[name]),
+      ]),
+    ),
     now: {
       type: 'string',
       value: 'ISO',
@@ -77,11 +100,15 @@ export const parseRunOptions = (flags: Flags): RunOptions => {
     );
   }
   const now = dateFlag(flags, 'now');
-  const days = settingFlag(flags, 'older-than-days', 'olderThanDays');
-  const grace = settingFlag(flags, 'grace-hours', 'graceHours');
+  const settings: Record<string, number | boolean> = {};
+  for (const name of RUN_SETTINGS) {
+    const v = isSwitch(name)
+      ? switchFlag(flags, flagOf(name))
+      : settingFlag(flags, flagOf(name), name as SettingName);
+    if (v !== undefined) settings[name] = v;
+  }
   const input: RunInput = {
-    ...(days !== undefined ? { olderThanDays: days } : {}),
-    ...(grace !== undefined ? { graceHours: grace } : {}),
+    ...settings,
     ...(now ? { now: now.toISOString() } : {}),
     ...(boolFlag(flags, 'dry-run') ? { dryRun: true } : {}),
     ...(boolFlag(flags, 'replan') ? { replan: true } : {}),
@@ -113,7 +140,7 @@ export const runCommand = async (
       olderThanDays: opts.input.olderThanDays ?? ctx.cfg.olderThanDays,
       graceHours: opts.input.graceHours ?? ctx.cfg.graceHours,
       jobTtlDays: ctx.cfg.jobTtlDays,
-      wholeMonths: ctx.cfg.wholeMonths,
+      wholeMonths: opts.input.wholeMonths ?? ctx.cfg.wholeMonths,
     });
   }
   const outcome: RunOutcome = opts.stateMachineArn

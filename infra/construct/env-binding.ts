@@ -1,39 +1,33 @@
 import { METRICS_NAMESPACE } from '../../functions/metric-names';
 import { ENV } from '../../shared/config';
+import { ARCHIVER_SETTINGS, type ArchiverSettingName, type Settings } from '../../shared/settings';
+import type { ResolvedSettings } from './props-validation';
 
-/** What the deployed steps need to know; names come from shared/config.ts `ENV`, the only reader. */
-export interface ArchiverSettings {
-  readonly bucketName: string;
-  readonly tableName: string;
-  readonly olderThanDays: number;
-  readonly graceHours: number;
-  readonly jobTtlDays: number;
-  readonly planPageGroups: number;
-  readonly batchGroups: number;
-  readonly batchJobs: number;
-  readonly packBelowKb: number;
-  readonly wholeMonths: boolean;
-  /** Unset: each function derives it from its own memory (shared/config.ts). */
-  readonly maxSourceMb?: number;
-  /** Powertools service name: the metrics' `service` dimension, unique per construct. */
-  readonly serviceName: string;
-}
+/**
+ * What the deployed steps need to know: where they work, the service name, and the archiver's
+ * settings (shared/settings.ts ARCHIVER_SETTINGS) as resolved from the props; `maxSourceMb` unset
+ * leaves each function to derive it from its own memory (shared/config.ts).
+ */
+export type ArchiverSettings = Pick<ResolvedSettings, Exclude<ArchiverSettingName, 'maxSourceMb'>> &
+  Partial<Pick<Settings, 'maxSourceMb'>> & {
+    readonly bucketName: string;
+    readonly tableName: string;
+    /** Powertools service name: the metrics' `service` dimension, unique per construct. */
+    readonly serviceName: string;
+  };
 
-/** The one place that turns settings into Lambda environment variables. */
-export const archiverEnvironment = (s: ArchiverSettings): Record<string, string> => ({
-  [ENV.bucket]: s.bucketName,
-  [ENV.table]: s.tableName,
-  [ENV.olderThanDays]: String(s.olderThanDays),
-  [ENV.graceHours]: String(s.graceHours),
-  [ENV.jobTtlDays]: String(s.jobTtlDays),
-  [ENV.planPageGroups]: String(s.planPageGroups),
-  [ENV.batchGroups]: String(s.batchGroups),
-  [ENV.batchJobs]: String(s.batchJobs),
-  [ENV.packBelowKb]: String(s.packBelowKb),
-  [ENV.wholeMonths]: String(s.wholeMonths),
-  ...(s.maxSourceMb !== undefined ? { [ENV.maxSourceMb]: String(s.maxSourceMb) } : {}),
-  POWERTOOLS_SERVICE_NAME: s.serviceName,
-  POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
-  // Stack traces point into the TypeScript sources, not the bundle.
-  NODE_OPTIONS: '--enable-source-maps',
-});
+/** The one place that turns settings into Lambda environment variables (names: shared/config.ts `ENV`). */
+export const archiverEnvironment = (s: ArchiverSettings): Record<string, string> => {
+  const env: Record<string, string> = { [ENV.bucket]: s.bucketName, [ENV.table]: s.tableName };
+  for (const name of ARCHIVER_SETTINGS) {
+    const v = s[name];
+    if (v !== undefined) env[ENV[name]] = String(v);
+  }
+  return {
+    ...env,
+    POWERTOOLS_SERVICE_NAME: s.serviceName,
+    POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+    // Stack traces point into the TypeScript sources, not the bundle.
+    NODE_OPTIONS: '--enable-source-maps',
+  };
+};

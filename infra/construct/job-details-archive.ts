@@ -130,18 +130,10 @@ export class JobDetailsArchive extends Construct {
     // Unique per construct, so two archives in one account never share a metric.
     this.serviceName = `job-details-archive-${Names.uniqueId(this)}`;
     const environment = archiverEnvironment({
+      ...p,
       serviceName: this.serviceName,
       bucketName: this.bucket.bucketName,
       tableName: this.table.tableName,
-      olderThanDays: p.olderThanDays,
-      graceHours: p.graceHours,
-      jobTtlDays: p.jobTtlDays,
-      planPageGroups: p.planPageGroups,
-      batchGroups: p.batchGroups,
-      batchJobs: p.batchJobs,
-      packBelowKb: p.packBelowKb,
-      wholeMonths: p.wholeMonths,
-      ...(p.maxSourceMb !== undefined ? { maxSourceMb: p.maxSourceMb } : {}),
     });
     const functions = {} as Record<ArchiverStep, LambdaFunction>;
     for (const step of ARCHIVER_STEPS) {

@@ -2,10 +2,13 @@ import { Duration, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { InvalidInputError } from '../../shared/errors';
 import {
+  ARCHIVER_SETTINGS,
+  type ArchiverSettingName,
   checkTtlOutlivesArchival,
   retentionDays,
   SETTINGS,
   type SettingName,
+  type Settings,
   SWITCHES,
   settingProblem,
 } from '../../shared/settings';
@@ -18,26 +21,25 @@ export const ARCHIVE_STORAGE_CLASSES = ['GLACIER_IR', 'GLACIER', 'DEEP_ARCHIVE']
 
 export const DEFAULT_SCHEDULE = 'cron(0 3 * * ? *)';
 
+/**
+ * The archiver's settings as resolved: each from its prop or the table's default, checked against the
+ * table's bounds. `maxSourceMb` stays absent unless given: each function derives it from its memory.
+ */
+export type ResolvedSettings = Pick<
+  Settings,
+  Exclude<ArchiverSettingName, 'maxSourceMb'> | 'retentionMonths'
+> &
+  Partial<Pick<Settings, 'maxSourceMb'>>;
+
 /** Every prop with its default filled in, checked. */
-export interface ResolvedArchiveProps {
-  readonly olderThanDays: number;
-  readonly graceHours: number;
-  readonly jobTtlDays: number;
+export interface ResolvedArchiveProps extends ResolvedSettings {
   readonly archiveStorageClass: ArchiveStorageClass;
   readonly transitionAfterDays: number;
   readonly transitionSmallObjects: boolean;
-  readonly retentionMonths: number;
   readonly memoryMb: Readonly<Record<ArchiverStep, number>>;
   readonly timeout: Readonly<Record<ArchiverStep, Duration>>;
   readonly maxConcurrency: number;
   readonly executionTimeout: Duration;
-  readonly planPageGroups: number;
-  readonly batchGroups: number;
-  readonly batchJobs: number;
-  readonly packBelowKb: number;
-  readonly wholeMonths: boolean;
-  /** Absent: each function derives it from its memory. */
-  readonly maxSourceMb?: number;
   readonly logRetention: RetentionDays;
   readonly schedule: { readonly expression: string; readonly timeZone: string; readonly enabled: boolean };
   /** null: no SQL resources. Names are filled in by the construct when not given. */
@@ -178,14 +180,29 @@ export const checkTimeZone = (field: string, tz: string): string => {
   return tz;
 };
 
+/** The settings props: numbers against the table's bounds, switches as booleans, defaults from the table. */
+const resolveSettings = (props: JobDetailsArchiveProps): ResolvedSettings => {
+  const out: Record<string, number | boolean> = {};
+  for (const name of [...ARCHIVER_SETTINGS, 'retentionMonths'] as const) {
+    const v = props[name];
+    if (name in SWITCHES) {
+      const sw = SWITCHES[name as keyof typeof SWITCHES];
+      if (v !== undefined && typeof v !== 'boolean') fail(name, 'expected a boolean');
+      out[name] = v ?? sw.default;
+    } else if (name !== 'maxSourceMb' || v !== undefined) {
+      out[name] = checkSettingProp(name as SettingName, v as number | undefined);
+    }
+  }
+  return out as unknown as ResolvedSettings;
+};
+
 const isNumber = (x: unknown): x is number => typeof x === 'number';
 const isDuration = (x: unknown): x is Duration => x instanceof Duration;
 
 /** Checks every prop before any resource exists, so a bad value fails with the prop's name. */
 export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArchiveProps => {
-  const olderThanDays = checkSettingProp('olderThanDays', props.olderThanDays);
-  const graceHours = checkSettingProp('graceHours', props.graceHours);
-  const jobTtlDays = checkSettingProp('jobTtlDays', props.jobTtlDays);
+  const settings = resolveSettings(props);
+  const { jobTtlDays, retentionMonths } = settings;
 
   const archiveStorageClass = props.archiveStorageClass ?? 'GLACIER_IR';
   if (!(ARCHIVE_STORAGE_CLASSES as readonly string[]).includes(archiveStorageClass)) {
@@ -207,7 +224,6 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
 
   // Lifecycle expiration counts from an object's creation: a hot object must outlive its job's row,
   // or a run plans a job whose data is gone (quarantined, never archived).
-  const retentionMonths = checkSettingProp('retentionMonths', props.retentionMonths);
   if (retentionMonths > 0 && !(retentionDays(retentionMonths) > jobTtlDays)) {
     fail(
       'retentionMonths',
@@ -230,16 +246,7 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     Duration.minutes(1),
     Duration.days(RUNS_EXPIRE_DAYS - 1),
   );
-  const planPageGroups = checkSettingProp('planPageGroups', props.planPageGroups);
-  // A batch's slots share one 256 KB state (shared/settings.ts BATCH_GROUPS_MAX).
-  const batchGroups = checkSettingProp('batchGroups', props.batchGroups);
-  const batchJobs = checkSettingProp('batchJobs', props.batchJobs);
-  const packBelowKb = checkSettingProp('packBelowKb', props.packBelowKb);
-  const wholeMonths = props.wholeMonths ?? SWITCHES.wholeMonths.default;
-  if (typeof wholeMonths !== 'boolean') fail('wholeMonths', 'expected a boolean');
-  const maxSourceMb =
-    props.maxSourceMb === undefined ? undefined : checkSettingProp('maxSourceMb', props.maxSourceMb);
-  checkTtlOutlivesArchival({ olderThanDays, graceHours, jobTtlDays, wholeMonths });
+  checkTtlOutlivesArchival(settings);
 
   const schedule = {
     expression: checkScheduleExpression(
@@ -252,23 +259,14 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
   if (typeof schedule.enabled !== 'boolean') fail('schedule.enabled', 'expected a boolean');
 
   return {
-    olderThanDays,
-    graceHours,
-    jobTtlDays,
+    ...settings,
     archiveStorageClass,
     transitionAfterDays,
     transitionSmallObjects,
-    retentionMonths,
     memoryMb,
     timeout,
     maxConcurrency,
     executionTimeout,
-    planPageGroups,
-    batchGroups,
-    batchJobs,
-    packBelowKb,
-    wholeMonths,
-    ...(maxSourceMb !== undefined ? { maxSourceMb } : {}),
     logRetention: props.logRetention ?? RetentionDays.THREE_MONTHS,
     schedule,
     sql: resolveSql(props.sql),

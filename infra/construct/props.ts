@@ -3,6 +3,7 @@ import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ArchiverSettingName, SettingFields } from '../../shared/settings';
 import type { ArchiverStep } from './step-names';
 
 /**
@@ -60,7 +61,12 @@ export interface ArchiveSqlProps {
   readonly firstMonth?: string;
 }
 
-export interface JobDetailsArchiveProps {
+/**
+ * The construct's props. The archiver's tunables (olderThanDays, graceHours, jobTtlDays, wholeMonths,
+ * maxSourceMb, batch and page sizes, readConcurrency) and retentionMonths come from the settings
+ * table (shared/settings.ts: meaning, bounds, `@default`), which the functions also read.
+ */
+export interface JobDetailsArchiveProps extends SettingFields<ArchiverSettingName | 'retentionMonths'> {
   /**
    * An existing jobs table (it must have the schema of `shared/jobs/schema.ts`, GSIs included). For an
    * imported table use `TableV2.fromTableAttributes({ …, grantIndexPermissions: true })`.
@@ -78,26 +84,6 @@ export interface JobDetailsArchiveProps {
    * @default - daily at 03:00 UTC, enabled
    */
   readonly schedule?: ArchiveScheduleProps;
-  /**
-   * Terminal jobs completed more than this many days before a run are archived. Meaning, bounds and
-   * default of this and the other numeric settings below: shared/settings.ts (a test holds each
-   * `@default` here to it).
-   * @default 30
-   */
-  readonly olderThanDays?: number;
-  /**
-   * Hours between a part's commit and the deletion of the hot objects it holds (readers see both
-   * meanwhile). 0 allowed.
-   * @default 1
-   */
-  readonly graceHours?: number;
-  /**
-   * Lifetime in days of a terminal job row (the `ttl` the indexer writes). Must exceed
-   * `olderThanDays + 31 (with wholeMonths: a job of the 1st waits for its whole month) + graceHours/24 + 2`:
-   * a row must outlive its archival or the plan never sees it (TtlTooShortError).
-   * @default 90
-   */
-  readonly jobTtlDays?: number;
   /**
    * Storage class archive parts (`job-details-cold/`) move to.
    * @default 'GLACIER_IR' — millisecond reads, so forensic lookups need no restore
@@ -117,13 +103,6 @@ export interface JobDetailsArchiveProps {
    * @default false
    */
   readonly transitionSmallObjects?: boolean;
-  /**
-   * Months archive parts, and hot objects of jobs never archived, are kept (from when each was
-   * written); month indexes expire a month after their parts. 0 keeps everything forever. Must outlast
-   * `jobTtlDays`. Readers report a part past the horizon as expired, not damaged (docs/retention.md).
-   * @default 0
-   */
-  readonly retentionMonths?: number;
   /**
    * Memory (MB) of every step, or per step.
    * @default 1024 for archive-batch, 512 for the others
@@ -145,40 +124,6 @@ export interface JobDetailsArchiveProps {
    * @default Duration.hours(12)
    */
   readonly executionTimeout?: Duration;
-  /**
-   * Shop-months per plan page (one Map run over the page's plan file in S3).
-   * @default 10000
-   */
-  readonly planPageGroups?: number;
-  /**
-   * Shop-months per batch (one invocation of each batch step); at most 50, the state-size bound.
-   * @default 50
-   */
-  readonly batchGroups?: number;
-  /**
-   * Jobs per batch; a shop-month with more jobs is a batch of its own.
-   * @default 2000
-   */
-  readonly batchJobs?: number;
-  /**
-   * Shop-months with fewer hot bytes than this (KB) share parts with the other small shop-months of
-   * their month (the storage layout page, "Shared parts"); 0 never packs.
-   * @default 128
-   */
-  readonly packBelowKb?: number;
-  /**
-   * Archive a month only once all of it is older than `olderThanDays`: one run (and one part per
-   * shop) per month, at most `olderThanDays` + 1 day after the month ends with the daily schedule.
-   * `false` archives each job as soon as it is old enough (a part per run per shop-month).
-   * @default true
-   */
-  readonly wholeMonths?: boolean;
-  /**
-   * The largest hot object (stored, gzipped, MB) a job may have to be archived; a larger one
-   * quarantines its job, with its size in the reason, before it is read.
-   * @default the ArchiveBatch function's memory / 40
-   */
-  readonly maxSourceMb?: number;
   /**
    * Retention of the functions' and the state machine's log groups.
    * @default RetentionDays.THREE_MONTHS

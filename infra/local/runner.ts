@@ -1,22 +1,22 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { inspect } from 'node:util';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
-import { handler as archiveBatch } from '../../functions/archive-batch';
-import { resetObservability } from '../../functions/observability';
-import { handler as plan } from '../../functions/plan';
-import { handler as report } from '../../functions/report';
-import { handler as tally } from '../../functions/tally';
-import { s3ClientFrom } from '../../shared/clients';
-import { config } from '../../shared/config';
+import { archiveBatchHandler } from '../../functions/archive-batch';
+import { planHandler } from '../../functions/plan';
+import { reportHandler } from '../../functions/report';
+import type { ObservabilitySink } from '../../functions/sink';
+import { tallyHandler } from '../../functions/tally';
+import type { BatchHooks } from '../../shared/archive/steps/batch/batch-steps';
+import type { StepDeps } from '../../shared/archive/steps/context';
 import { JobArchiveError } from '../../shared/errors';
 import { countRequests, type RequestCounts, zeroCounts } from '../../shared/metrics';
 import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../construct/retry-errors';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../construct/step-names';
 import { assertLocallyExecutable } from './asl-guard';
 import { LOCAL_ACCOUNT, LOCAL_BUCKET_PLACEHOLDER, LOCAL_REGION, localFunctionArn } from './asl-resolve';
+import { capturingSink } from './capture';
 import {
   type ChildOutcome,
   mapEmulatorArn,
@@ -39,16 +39,21 @@ export type StateMachineDefinition = ConstructorParameters<LocalStepFunctions['S
 /** A step handler as Lambda calls it. */
 export type StepHandler = (event: unknown, context: Context) => unknown;
 
-// Any handler signature binds (its event type is the handler's business); the runner passes JSON.
-const bind = (h: (event: never, context: Context) => unknown): StepHandler => h as StepHandler;
-
-/** The real handlers, in process. */
-export const STEP_HANDLERS: Readonly<Record<ArchiverStep, StepHandler>> = {
-  plan: bind(plan),
-  'archive-batch': bind(archiveBatch),
-  tally: bind(tally),
-  report: bind(report),
-};
+/**
+ * The real handlers, built by their factories over explicit dependencies — what functions/*.ts export
+ * as `handler`, wired from the environment in Lambda. `hooks` reach the per-group body of ArchiveBatch
+ * (tests that mean one stage of one group; production passes none).
+ */
+export const stepHandlers = (
+  deps: () => StepDeps,
+  sink: ObservabilitySink,
+  hooks?: BatchHooks,
+): Record<ArchiverStep, StepHandler> => ({
+  plan: planHandler(deps, sink),
+  'archive-batch': archiveBatchHandler(deps, sink, hooks),
+  tally: tallyHandler(deps, sink),
+  report: reportHandler(deps, sink),
+});
 
 /** The file the build writes beside the compiled runner (absent in a checkout, which synthesizes). */
 export const SHIPPED_SETUP_FILE = 'archiver-local.json';
@@ -135,17 +140,27 @@ export interface LocalRunResult {
    * A batch step may have carried them as a failed group and the run may still say SUCCEEDED — check this.
    */
   readonly unexpectedErrors: LocalHandlerError[];
-  /** What the handlers logged through Powertools Logger (structured, one object per line). */
+  /** What the handlers logged through the run's sink (structured as Powertools does, one object per line). */
   readonly logs: Record<string, unknown>[];
-  /** What they published through Powertools Metrics (CloudWatch EMF documents). */
+  /** What they published through it (CloudWatch EMF documents). */
   readonly metrics: Record<string, unknown>[];
 }
 
 export interface RunArchiverLocallyOptions extends SynthesisOptions {
   /** Execution input; the schedule sends `{}`. */
   readonly input?: Record<string, unknown>;
-  /** Stand-ins for the real handlers, by step (tests). */
-  readonly handlers?: Partial<Record<ArchiverStep, StepHandler>>;
+  /**
+   * The handler of each step, built over the sink this run captures their logs and metrics into:
+   * `(sink) => stepHandlers(() => deps, sink)` for the real ones.
+   */
+  readonly handlers: (sink: ObservabilitySink) => Readonly<Record<ArchiverStep, StepHandler>>;
+  /** The steps' bucket: the Distributed Map's ItemReader reads it and its ResultWriter writes it. */
+  readonly bucket: string;
+  /**
+   * Builds the Distributed Map emulation's S3 client: its own, since its requests are counted as the
+   * map's (`mapRequests`), apart from the steps'. Destroyed when the run ends.
+   */
+  readonly mapS3: () => S3Client;
   /** A definition to run instead of synthesizing one (e.g. from `synthesizedDefinition()`, done once). */
   readonly definition?: StateMachineDefinition;
   /** `$$.Execution.Name`. @default a unique `local-…` name */
@@ -203,7 +218,7 @@ const lambdaContext = (step: ArchiverStep, timeoutMs: number, memoryMb: number):
  * in-process handler by its function ARN. Inputs and outputs cross the boundary as JSON, as they do
  * through Lambda.
  */
-export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): Promise<LocalRunResult> => {
+export const runArchiverLocally = async (opts: RunArchiverLocallyOptions): Promise<LocalRunResult> => {
   assertNodeForLocalRuns();
   const setup = localSetup(opts);
   const definition = opts.definition ?? (JSON.parse(setup.definition) as StateMachineDefinition);
@@ -219,7 +234,8 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
   assertLocallyExecutable(runnable, boundArns);
   for (const m of maps) assertLocallyExecutable(m.processor, boundArns);
   const { timeoutMs, memoryMb } = setup;
-  const handlers = { ...STEP_HANDLERS, ...opts.handlers };
+  const sink = capturingSink();
+  const handlers = opts.handlers(sink);
 
   const taskInvocations: Record<string, number> = {};
   const handlerErrors: LocalHandlerError[] = [];
@@ -283,12 +299,12 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
       children.transitions += counted.count;
     }
   };
-  if (maps.length > 0) {
-    const cfg = config();
-    const s3 = s3ClientFrom(cfg);
+  const mapS3 = maps.length > 0 ? opts.mapS3() : undefined;
+  if (mapS3) {
+    const s3 = mapS3;
     countRequests(s3, 's3', mapRequests);
     const resolveBucket = (bucket: string): string => {
-      const actual = requireBucket(cfg.detailsBucket);
+      const actual = opts.bucket;
       if (bucket !== LOCAL_BUCKET_PLACEHOLDER && bucket !== actual)
         throw new UnsupportedLocallyError(
           '(definition)',
@@ -302,18 +318,15 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
     }
   }
   const machine = new StateMachine(runnable as unknown as StateMachineDefinition);
-  const captured = captureObservability();
-  const execution = captured.within(() =>
-    machine.run((opts.input ?? {}) as never, {
-      overrides: { taskResourceLocalHandlers: localHandlers as never, retryIntervalOverrides },
-      context: {
-        Execution: {
-          Id: `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:jda-archiver:${executionName}`,
-          Name: executionName,
-        },
+  const execution = machine.run((opts.input ?? {}) as never, {
+    overrides: { taskResourceLocalHandlers: localHandlers as never, retryIntervalOverrides },
+    context: {
+      Execution: {
+        Id: `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:execution:jda-archiver:${executionName}`,
+        Name: executionName,
       },
-    }),
-  );
+    },
+  });
 
   const transitions = countTransitions(execution.eventLogs);
   // Read once the execution is over and its event log drained (the log ends with the execution).
@@ -327,8 +340,8 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
       taskInvocations,
       handlerErrors,
       unexpectedErrors,
-      logs: captured.logs,
-      metrics: captured.metrics,
+      logs: sink.logs,
+      metrics: sink.metrics,
     };
   };
   try {
@@ -348,17 +361,8 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions = {}): 
     }
     throw err;
   } finally {
-    captured.stop();
+    mapS3?.destroy();
   }
-};
-
-const requireBucket = (bucket: string | undefined): string => {
-  if (bucket === undefined)
-    throw new UnsupportedLocallyError(
-      '(definition)',
-      'a Distributed Map without ECOM_JOB_DETAILS_BUCKET set',
-    );
-  return bucket;
 };
 
 /** Consumes the execution's event log as it is produced, counting billed transitions. */
@@ -368,75 +372,4 @@ const countTransitions = (events: AsyncGenerator<{ type: string }>) => {
     for await (const e of events) if (e.type === 'StateEntered' || e.type === 'StateRetried') t.count++;
   })().catch(() => undefined);
   return t;
-};
-
-const CONSOLE_METHODS = ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const;
-const OBSERVABILITY_ENV = {
-  // Powertools writes to the global console in dev mode (else to its own stdout Console), so the
-  // lines can be taken here instead of mixing into the CLI's stdout. Metrics stay on: dev mode alone
-  // would disable them.
-  POWERTOOLS_DEV: 'true',
-  POWERTOOLS_METRICS_DISABLED: 'false',
-  POWERTOOLS_LOG_LEVEL: 'INFO',
-} as const;
-
-interface Capture {
-  readonly logs: Record<string, unknown>[];
-  readonly metrics: Record<string, unknown>[];
-}
-
-/** Which run a log line belongs to: the run whose execution the writing code was started from. */
-const captureScope = new AsyncLocalStorage<Capture>();
-const active = new Set<Capture>();
-let restore: (() => void) | undefined;
-
-const take = (...args: unknown[]) => {
-  const text = args.map((a) => (typeof a === 'string' ? a : inspect(a))).join(' ');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = { message: text };
-  }
-  const doc =
-    typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : { message: text };
-  const owner = captureScope.getStore();
-  for (const c of owner ? [owner] : active) ('_aws' in doc ? c.metrics : c.logs).push(doc);
-};
-
-/**
- * In Lambda, Powertools writes logs and EMF metrics to stdout, where CloudWatch takes them. In process,
- * the runner takes them instead, parsed: logs (level, message, keys) and metrics (`_aws` documents).
- * Runs may overlap in one process (two executions at once): the console and environment are patched
- * while any run is active, and each line goes to the run it was written from (AsyncLocalStorage).
- */
-const captureObservability = () => {
-  const c: Capture = { logs: [], metrics: [] };
-  if (active.size === 0) {
-    const savedEnv = Object.fromEntries(Object.keys(OBSERVABILITY_ENV).map((k) => [k, process.env[k]]));
-    Object.assign(process.env, OBSERVABILITY_ENV);
-    resetObservability();
-    const saved = CONSOLE_METHODS.map((m) => [m, console[m]] as const);
-    for (const m of CONSOLE_METHODS) console[m] = take;
-    restore = () => {
-      for (const [m, fn] of saved) console[m] = fn;
-      for (const [k, v] of Object.entries(savedEnv)) {
-        if (v === undefined) delete process.env[k];
-        else process.env[k] = v;
-      }
-      resetObservability();
-    };
-  }
-  active.add(c);
-  return {
-    ...c,
-    within: <T>(fn: () => T): T => captureScope.run(c, fn),
-    stop: () => {
-      active.delete(c);
-      if (active.size === 0) {
-        restore?.();
-        restore = undefined;
-      }
-    },
-  };
 };

@@ -3,12 +3,12 @@ import type { ArchiverStep } from '../../infra/construct/step-functions';
 import { LocalStackError, UnsupportedLocallyError } from '../../infra/local/errors';
 import {
   assertNodeForLocalRuns,
+  type RunArchiverLocallyOptions,
   runArchiverLocally,
   type StateMachineDefinition,
   type StepHandler,
   synthesizedDefinition,
 } from '../../infra/local/runner';
-import { resetConfig } from '../../shared/config';
 import { ConcurrentModificationError, InvalidInputError, VerificationError } from '../../shared/errors';
 import { freshBucket, testS3 } from '../support/local';
 
@@ -21,16 +21,9 @@ import { freshBucket, testS3 } from '../support/local';
 let definition: StateMachineDefinition;
 let bucket: string;
 const s3 = testS3();
-const savedEnv = { ...process.env };
 beforeAll(async () => {
   definition = synthesizedDefinition();
   bucket = await freshBucket();
-  process.env.ECOM_JOB_DETAILS_BUCKET = bucket;
-  resetConfig();
-});
-afterAll(() => {
-  process.env = savedEnv;
-  resetConfig();
 });
 
 // biome-ignore lint/suspicious/noExplicitAny: events are asserted field by field
@@ -121,10 +114,23 @@ const cannedHandlers = (overrides: Partial<Record<ArchiverStep, StepHandler>> = 
   return { handlers, events, tallied };
 };
 
+/** A local run of `handlers` (default: the canned ones), the Distributed Map on this file's bucket. */
+const runCanned = (
+  opts: Omit<RunArchiverLocallyOptions, 'handlers' | 'bucket' | 'mapS3'> & {
+    handlers?: Record<ArchiverStep, StepHandler>;
+  },
+) =>
+  runArchiverLocally({
+    ...opts,
+    handlers: () => opts.handlers ?? cannedHandlers().handlers,
+    bucket,
+    mapS3: testS3,
+  });
+
 describe('runArchiverLocally (synthesized definition, canned handlers, emulated Distributed Map)', () => {
   it('runs every page through Plan → batches → Tally until the cursor is null, then Report', async () => {
     const { handlers, events, tallied } = cannedHandlers();
-    const result = await runArchiverLocally({
+    const result = await runCanned({
       definition,
       handlers,
       input: { dryRun: true },
@@ -175,7 +181,7 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
         return { results: [] };
       },
     });
-    const result = await runArchiverLocally({ definition, handlers });
+    const result = await runCanned({ definition, handlers });
 
     expect(result.status).toBe('SUCCEEDED');
     expect(tallied[0]).toEqual(
@@ -211,7 +217,7 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
         return { results: [] };
       },
     });
-    const result = await runArchiverLocally({ definition, handlers });
+    const result = await runCanned({ definition, handlers });
 
     expect(result.status).toBe('SUCCEEDED');
     // Batch 0: throttled once, then through; batch 1: first try + 5 retries.
@@ -228,7 +234,7 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
     const { handlers } = cannedHandlers({
       'archive-batch': async (e: Ev) => e.batch.nothing.here, // TypeError
     });
-    const result = await runArchiverLocally({ definition, handlers });
+    const result = await runCanned({ definition, handlers });
 
     expect(result.status).toBe('SUCCEEDED');
     expect(result.unexpectedErrors).toHaveLength(2);
@@ -243,7 +249,7 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
         throw new InvalidInputError('dryrun', 'unknown field');
       },
     });
-    const result = await runArchiverLocally({ definition, handlers });
+    const result = await runCanned({ definition, handlers });
 
     expect(result.status).toBe('FAILED');
     expect(result.error).toEqual({ error: 'InvalidInputError', cause: 'invalid dryrun: unknown field' });
@@ -266,7 +272,7 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
         totals: {},
       }),
     });
-    const result = await runArchiverLocally({ definition, handlers });
+    const result = await runCanned({ definition, handlers });
     expect(result.status).toBe('FAILED');
     expect(result.error?.error).toBe('States.ItemReaderFailed');
   });
@@ -274,13 +280,13 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
   it('refuses a definition the interpreter would not run like AWS', async () => {
     const bad = JSON.parse(JSON.stringify(definition));
     bad.States.ProcessBatches.ItemBatcher = { MaxItemsPerBatch: 10 };
-    await expect(runArchiverLocally({ definition: bad })).rejects.toThrow(/ItemBatcher on a Distributed Map/);
+    await expect(runCanned({ definition: bad })).rejects.toThrow(/ItemBatcher on a Distributed Map/);
     const csv = JSON.parse(JSON.stringify(definition));
     csv.States.ProcessBatches.ItemReader.ReaderConfig = { InputType: 'CSV' };
-    await expect(runArchiverLocally({ definition: csv })).rejects.toThrow(UnsupportedLocallyError);
+    await expect(runCanned({ definition: csv })).rejects.toThrow(UnsupportedLocallyError);
     const express = JSON.parse(JSON.stringify(definition));
     express.States.ProcessBatches.ItemProcessor.ProcessorConfig.ExecutionType = 'EXPRESS';
-    await expect(runArchiverLocally({ definition: express })).rejects.toThrow(/EXPRESS/);
+    await expect(runCanned({ definition: express })).rejects.toThrow(/EXPRESS/);
   });
 });
 

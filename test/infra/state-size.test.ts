@@ -1,4 +1,5 @@
 import { withBoundedErrors } from '../../functions/bounded-errors';
+import { capturingSink } from '../../infra/local/capture';
 import { plannedJobsKey } from '../../shared/archive/format/keys';
 import { parseBatchEvent, parseGroupResult, parseTallyEvent } from '../../shared/archive/steps/events';
 import { encodeCursor } from '../../shared/archive/steps/plan/cursor';
@@ -88,7 +89,7 @@ const size = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8');
 
 /** What a handler's bounded error leaves of a ~2 KB message (the batch steps truncate further). */
 const handlerCause = async (): Promise<string> => {
-  const failing = withBoundedErrors(async () => {
+  const failing = withBoundedErrors(capturingSink(), async () => {
     throw Object.assign(new Error(`AccessDenied: ${'x'.repeat(2000)}`), { name: 'AccessDenied' });
   });
   try {

@@ -3,7 +3,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { auditCommand } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
 import { memoryOutput } from '../../infra/cli/output';
-import { runArchiverLocally, synthesizedDefinition } from '../../infra/local/runner';
+import { synthesizedDefinition } from '../../infra/local/runner';
 import { monthIndexKey } from '../../shared/archive/format/keys';
 import { MONTH_INDEX_HEADERS, serializeMonthIndex } from '../../shared/archive/format/month-index';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
@@ -19,8 +19,8 @@ import {
   hotState,
   inMonth,
   listKeys,
-  pointHandlersAt,
   readIndex,
+  runLocal,
   seedTerminalJob,
 } from '../support/archiver-fixtures';
 
@@ -34,14 +34,11 @@ jest.setTimeout(240_000);
 
 const definition = synthesizedDefinition();
 let env: ArchiverEnv;
-let restore: () => void;
 beforeEach(async () => {
   env = await archiverEnv();
-  restore = pointHandlersAt(env);
 });
-afterEach(() => restore());
 
-const run = (input: Record<string, unknown>) => runArchiverLocally({ input, definition });
+const run = (input: Record<string, unknown>) => runLocal(env, { input, definition });
 const audit = async () => {
   const io = memoryOutput();
   const r = await auditCommand(

@@ -5,7 +5,6 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { auditCommand } from '../../infra/cli/audit';
 import { lookupCommand } from '../../infra/cli/lookup';
 import { memoryOutput } from '../../infra/cli/output';
-import { runArchiverLocally } from '../../infra/local/runner';
 import type { RunReport } from '../../shared/archive/steps/types';
 import {
   canonicalJson,
@@ -24,6 +23,7 @@ import {
   cliContextFor,
   inMonth,
   listKeys,
+  runLocal,
   seedTerminalJob,
   setUpMachineRuns,
 } from '../support/archiver-fixtures';
@@ -45,7 +45,7 @@ const INPUT = { olderThanDays: 30, graceHours: 0 };
 const machine = setUpMachineRuns();
 
 const run = async (): Promise<RunReport> => {
-  const r = await runArchiverLocally({ definition: machine.definition, input: INPUT });
+  const r = await runLocal(machine.env, { definition: machine.definition, input: INPUT });
   expect(r.status).toBe('SUCCEEDED');
   return r.output as RunReport;
 };

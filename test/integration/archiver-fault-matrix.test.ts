@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { setHandlerClock } from '../../functions/deps';
+import type { ObservabilitySink } from '../../functions/sink';
 import { auditCommand } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
 import { memoryOutput } from '../../infra/cli/output';
-import { type LocalRunResult, runArchiverLocally, synthesizedDefinition } from '../../infra/local/runner';
+import { type LocalRunResult, stepHandlers, synthesizedDefinition } from '../../infra/local/runner';
 import { parseMonthIndexKey, parsePartKey } from '../../shared/archive/format/keys';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import type { RunReport } from '../../shared/archive/steps/types';
@@ -19,8 +19,8 @@ import {
   hotState,
   inMonth,
   listKeys,
-  pointHandlersAt,
   readIndex,
+  runLocal,
   type SeededJob,
   seedBigJob,
   seedTerminalJob,
@@ -53,6 +53,9 @@ jest.setTimeout(600_000);
 
 const definition = synthesizedDefinition();
 const layer = new FaultLayer();
+/** The real handlers over the env's machine deps (whose clients carry the layer), each wrapped by it. */
+const faulty = (env: ArchiverEnv) => (sink: ObservabilitySink) =>
+  layer.wrap(stepHandlers(() => env.machineDeps, sink));
 const INPUT = { olderThanDays: 30, graceHours: 0 };
 
 const isPut = (c: Call) => c.command === 'PutObjectCommand';
@@ -209,15 +212,14 @@ afterAll(() => {
 
 test.each(CASES)('$name: the runs after converge, nothing lost or duplicated, audit clean', async (c) => {
   const env = await archiverEnv();
-  const restore = pointHandlersAt(env);
   try {
-    layer.install();
-    const handlers = layer.handlers();
+    layer.install(env.machineDeps);
+    const handlers = faulty(env);
     const jobs = await seed(env, c.big === true);
     const hotObjects = jobs.reduce((n, j) => n + j.keys.length, 0);
     const before = new Map<string, Awaited<ReturnType<typeof hotState>>>();
     for (const j of jobs) before.set(j.jobId, await hotState(env, j.jobId));
-    const run = () => runArchiverLocally({ definition, input: INPUT, handlers });
+    const run = () => runLocal(env, { definition, input: INPUT, handlers });
 
     const fault = c.fault?.() ?? null;
     layer.fault = fault;
@@ -227,8 +229,8 @@ test.each(CASES)('$name: the runs after converge, nothing lost or duplicated, au
     c.check?.(faulted, hotObjects);
 
     const again = await run();
-    setHandlerClock(() => new Date(Date.now() + 13 * HOUR));
-    const later = await run().finally(() => setHandlerClock(undefined));
+    env.advance(13 * HOUR);
+    const later = await run().finally(() => env.advance(-13 * HOUR));
     for (const r of [again, later]) expect(r.unexpectedErrors).toEqual([]);
     expect(later.status).toBe('SUCCEEDED');
     expect(later.output).toMatchObject({ groupsFailedCount: 0, jobsQuarantinedCount: 0 });
@@ -286,15 +288,13 @@ test.each(CASES)('$name: the runs after converge, nothing lost or duplicated, au
     expect(t).toMatchObject({ mismatches: 0, orphans: 0, undated: 0 });
   } finally {
     layer.fault = null;
-    restore();
   }
 });
 
 test('a retried ArchiveBatch: every request either attempt sent is in the report, once', async () => {
   const env = await archiverEnv();
-  const restore = pointHandlersAt(env);
   try {
-    layer.install();
+    layer.install(env.machineDeps);
     await seed(env, false);
     const sent = { s3: 0, dynamodb: 0 };
     let failed = 0;
@@ -318,7 +318,7 @@ test('a retried ArchiveBatch: every request either attempt sent is in the report
         return send();
       },
     };
-    const r = await runArchiverLocally({ definition, input: INPUT, handlers: layer.handlers() });
+    const r = await runLocal(env, { definition, input: INPUT, handlers: faulty(env) });
     layer.fault = null;
     expect(failed).toBe(1);
     expect(r.status).toBe('SUCCEEDED');
@@ -328,19 +328,17 @@ test('a retried ArchiveBatch: every request either attempt sent is in the report
     expect({ s3: report.requests.s3, dynamodb: report.requests.dynamodb }).toEqual(sent);
   } finally {
     layer.fault = null;
-    restore();
   }
 });
 
 test('ArchiveBatch: a part damaged between its commit and the delete: nothing of its group deleted, the group fails, audit flags it, reindex converges', async () => {
   const env = await archiverEnv();
-  const restore = pointHandlersAt(env);
   try {
-    layer.install();
+    layer.install(env.machineDeps);
     const jobs = await seed(env, false);
     const before = new Map<string, Awaited<ReturnType<typeof hotState>>>();
     for (const j of jobs) before.set(j.jobId, await hotState(env, j.jobId));
-    const run = () => runArchiverLocally({ definition, input: INPUT, handlers: layer.handlers() });
+    const run = () => runLocal(env, { definition, input: INPUT, handlers: faulty(env) });
 
     // Right after the first commit (the index write lands), the committed part is overwritten with
     // one byte flipped, same size — before the same invocation's delete step.
@@ -396,8 +394,8 @@ test('ArchiveBatch: a part damaged between its commit and the delete: nothing of
     const rebuilt = await rebuildMonthIndex(env.deps, hit.shopId, hit.month, { dryRun: false, force: true });
     expect(rebuilt.partsExcluded.map((p) => p.key)).toEqual([hit.key]);
     const now = await run();
-    setHandlerClock(() => new Date(Date.now() + 13 * HOUR));
-    const later = await run().finally(() => setHandlerClock(undefined));
+    env.advance(13 * HOUR);
+    const later = await run().finally(() => env.advance(-13 * HOUR));
     expect(later.status).toBe('SUCCEEDED');
     await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: hit.key }));
 
@@ -432,6 +430,5 @@ test('ArchiveBatch: a part damaged between its commit and the delete: nothing of
     expect(audit.totals).toMatchObject({ mismatches: 0, orphans: 0, undated: 0 });
   } finally {
     layer.fault = null;
-    restore();
   }
 });

@@ -1,6 +1,4 @@
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { getDeps } from '../../functions/deps';
-import { runArchiverLocally } from '../../infra/local/runner';
 import { COLD_PREFIX, HOT_PREFIX, INDEX_PREFIX } from '../../shared/archive/format/keys';
 import type { JobRecord, PartRecord, PlatformDataRecord } from '../../shared/archive/format/records';
 import type { RunReport } from '../../shared/archive/steps/types';
@@ -17,6 +15,7 @@ import {
   monthOfDate,
   partLines,
   readIndex,
+  runLocal as runMachineLocally,
   type SeededJob,
   seedTerminalJob,
   setUpMachineRuns,
@@ -25,7 +24,8 @@ import {
 
 /**
  * The whole archiver as deployed: the CDK-synthesized state machine run by the local runner over the
- * real handlers (functions/*.ts → getDeps() from the environment), against DynamoDB Local + s3rver.
+ * real handlers (their factories over `env.machineDeps`, wired as `jobarchive run` wires them), against
+ * DynamoDB Local + s3rver.
  */
 jest.setTimeout(240_000);
 
@@ -35,7 +35,7 @@ const runLocal = async (
   input: Record<string, unknown>,
   expectInvocations?: Record<string, number>,
 ): Promise<RunReport> => {
-  const r = await runArchiverLocally({ input, definition: runs.definition });
+  const r = await runMachineLocally(runs.env, { input, definition: runs.definition });
   expect(r.unexpectedErrors).toEqual([]);
   expect(r.handlerErrors).toEqual([]);
   expect(r.status).toBe('SUCCEEDED');
@@ -128,7 +128,7 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
     pages: 1,
   });
   // Every request the handlers' clients sent is attributed to exactly one step and summed once.
-  expect(out.requests).toEqual(getDeps().meter.total);
+  expect(out.requests).toEqual(runs.env.machineDeps.meter.total);
   expect(out.requests.dynamodb).toBe(3 + 4); // a Query per terminal status + a BatchGetItem per group
   // The stored report is the same run.
   const stored = JSON.parse((await getBytes(runs.env.s3, runs.env.bucket, out.reportKey)).toString('utf8'));
@@ -218,10 +218,10 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
   // writer does that): this run plans from the beginning, re-planning the archived jobs too.
   await forgetWatermark(runs.env);
 
-  const total = getDeps().meter.total;
+  const total = runs.env.machineDeps.meter.total;
   const counted = { ...total, byType: { ...total.byType } };
   const second = await runLocal({ graceHours: 0 });
-  const now = getDeps().meter.total;
+  const now = runs.env.machineDeps.meter.total;
   const byType = Object.fromEntries(
     Object.entries(now.byType ?? {})
       .map(([k, n]) => [k, n - (counted.byType[k] ?? 0)] as const)

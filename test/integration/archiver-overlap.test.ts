@@ -1,4 +1,3 @@
-import { runArchiverLocally } from '../../infra/local/runner';
 import { parsePartKey } from '../../shared/archive/format/keys';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { JobDetailsReader } from '../../shared/reader';
@@ -8,6 +7,7 @@ import {
   hotState,
   listKeys,
   readIndex,
+  runLocal,
   type SeededJob,
   seedTerminalJob,
   setUpMachineRuns,
@@ -61,8 +61,8 @@ test('two runs at once, same and different cutoffs: every part committed, every 
   // the same objects would make that run quarantine or fail the job — loudly, and the next run
   // converges — but there is no reason to provoke it.)
   const same = await Promise.all([
-    runArchiverLocally({ definition: machine.definition, input: { olderThanDays: 30, graceHours: 1 } }),
-    runArchiverLocally({ definition: machine.definition, input: { olderThanDays: 30, graceHours: 1 } }),
+    runLocal(machine.env, { definition: machine.definition, input: { olderThanDays: 30, graceHours: 1 } }),
+    runLocal(machine.env, { definition: machine.definition, input: { olderThanDays: 30, graceHours: 1 } }),
   ]);
   for (const r of same) {
     expect(r.unexpectedErrors).toEqual([]);
@@ -78,8 +78,8 @@ test('two runs at once, same and different cutoffs: every part committed, every 
   await forgetWatermark(machine.env);
   for (const j of more) before.set(j.jobId, await hotState(machine.env, j.jobId));
   const runs = await Promise.all([
-    runArchiverLocally({ definition: machine.definition, input: { olderThanDays: 30, graceHours: 1 } }),
-    runArchiverLocally({ definition: machine.definition, input: { olderThanDays: 60, graceHours: 1 } }),
+    runLocal(machine.env, { definition: machine.definition, input: { olderThanDays: 30, graceHours: 1 } }),
+    runLocal(machine.env, { definition: machine.definition, input: { olderThanDays: 60, graceHours: 1 } }),
   ]);
   for (const r of runs) {
     expect(r.unexpectedErrors).toEqual([]);
@@ -91,7 +91,7 @@ test('two runs at once, same and different cutoffs: every part committed, every 
   // and each job reads back from the archive exactly as it was. (Planned from the beginning: the runs
   // above put their jobs on the retry list for after the grace period, an hour from now.)
   await forgetWatermark(machine.env);
-  const last = await runArchiverLocally({
+  const last = await runLocal(machine.env, {
     definition: machine.definition,
     input: { olderThanDays: 30, graceHours: 0 },
   });

@@ -154,35 +154,42 @@ test('rows with ids that are unsafe as keys are quarantined at plan time; no key
   expect((await readIndex(env, 'shop-ok', good.completedAt.slice(0, 7)))?.jobs[good.jobId]).toHaveLength(1);
 });
 
-test('a source larger than maxSourceMb quarantines its job from the listing, with its size in the reason', async () => {
-  // 2 KB here stands for the deployed default (the function's memory / 40: 25.6 MB at 1,024 MB).
-  const env = await archiverEnv({ maxSourceMb: 2 / 1024 });
-  const shopId = 'shop-big';
-  const small = await seedTerminalJob(env, { shopId, completedAt: inMonth(2, 1) });
-  const big = await seedTerminalJob(env, { shopId, completedAt: inMonth(2, 2) });
-  const flushKey = big.keys.find((k) => k.endsWith('.json.gz')) as string;
-  const docs = Array.from(
-    { length: 400 },
-    (_, i) => `gid://shopify/Product/${createHash('sha256').update(String(i)).digest('hex').slice(0, 13)}`,
-  );
-  const body = gzipSync(
-    JSON.stringify({ chunk_ids: ['p0'], failed: { timeout: docs }, skipped: {}, conflict: {} }),
-  );
-  expect(body.length).toBeGreaterThan(2048);
-  await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: flushKey, Body: body }));
+// 2 KB here stands for the deployed default (the function's memory / 40: 25.6 MB at 1,024 MB); a run's
+// input may set its own limit over the deployed one.
+test.each([
+  ['the setting', { maxSourceMb: 2 / 1024 }, {}],
+  ['the run input', {}, { maxSourceMb: 2 / 1024 }],
+])(
+  'a source larger than maxSourceMb (%s) quarantines its job from the listing, with its size in the reason',
+  async (_, settings, input) => {
+    const env = await archiverEnv(settings);
+    const shopId = 'shop-big';
+    const small = await seedTerminalJob(env, { shopId, completedAt: inMonth(2, 1) });
+    const big = await seedTerminalJob(env, { shopId, completedAt: inMonth(2, 2) });
+    const flushKey = big.keys.find((k) => k.endsWith('.json.gz')) as string;
+    const docs = Array.from(
+      { length: 400 },
+      (_, i) => `gid://shopify/Product/${createHash('sha256').update(String(i)).digest('hex').slice(0, 13)}`,
+    );
+    const body = gzipSync(
+      JSON.stringify({ chunk_ids: ['p0'], failed: { timeout: docs }, skipped: {}, conflict: {} }),
+    );
+    expect(body.length).toBeGreaterThan(2048);
+    await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: flushKey, Body: body }));
 
-  const { report } = await runMachine(env);
-  expect(report?.jobsArchived).toBe(1);
-  expect(report?.jobsQuarantined).toEqual([
-    {
-      shopId,
-      jobId: big.jobId,
-      reason: expect.stringMatching(
-        new RegExp(`oversize object .*: ${body.length} bytes, over the limit of 2048`),
-      ),
-    },
-  ]);
-  // Its objects stay; the small job's are archived and gone.
-  expect(await listKeys(env.s3, env.bucket, jobPrefix(big.jobId))).toEqual(big.keys);
-  expect(await listKeys(env.s3, env.bucket, jobPrefix(small.jobId))).toEqual([]);
-});
+    const { report } = await runMachine(env, { input });
+    expect(report?.jobsArchived).toBe(1);
+    expect(report?.jobsQuarantined).toEqual([
+      {
+        shopId,
+        jobId: big.jobId,
+        reason: expect.stringMatching(
+          new RegExp(`oversize object .*: ${body.length} bytes, over the limit of 2048`),
+        ),
+      },
+    ]);
+    // Its objects stay; the small job's are archived and gone.
+    expect(await listKeys(env.s3, env.bucket, jobPrefix(big.jobId))).toEqual(big.keys);
+    expect(await listKeys(env.s3, env.bucket, jobPrefix(small.jobId))).toEqual([]);
+  },
+);

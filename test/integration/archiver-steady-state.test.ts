@@ -1,9 +1,7 @@
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { getDeps, setHandlerClock } from '../../functions/deps';
 import { auditCommand } from '../../infra/cli/audit';
 import { memoryOutput } from '../../infra/cli/output';
-import { runArchiverLocally } from '../../infra/local/runner';
 import { WATERMARK_KEY } from '../../shared/archive/format/keys';
 import type { JobRecord } from '../../shared/archive/format/records';
 import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/archive/pending-gc';
@@ -20,6 +18,7 @@ import {
   listKeys,
   memberAt,
   readIndex,
+  runLocal,
   type SeededJob,
   seedTerminalJob,
   setUpMachineRuns,
@@ -35,7 +34,7 @@ jest.setTimeout(240_000);
 const runs = setUpMachineRuns();
 
 const run = async (input: Record<string, unknown>) => {
-  const r = await runArchiverLocally({
+  const r = await runLocal(runs.env, {
     input: { graceHours: 0, wholeMonths: false, ...input },
     definition: runs.definition,
   });
@@ -168,7 +167,7 @@ test('a failed group goes to the retry list and the next run archives it by key,
   const month = bad.completedAt.slice(0, 7);
   const indexKey = `job-details-index/retry-bad/${month}/index.json`;
   await runs.env.s3.send(new PutObjectCommand({ Bucket: runs.env.bucket, Key: indexKey, Body: 'not json' }));
-  const failed = await runArchiverLocally({
+  const failed = await runLocal(runs.env, {
     input: { graceHours: 0, wholeMonths: false, olderThanDays: 30 },
     definition: runs.definition,
   });
@@ -192,8 +191,8 @@ test('a failed group goes to the retry list and the next run archives it by key,
 
   // Too early: carried over. After it: planned (already committed: skipped), and the list is empty.
   expect((await run({ olderThanDays: 30 })).report).toMatchObject({ jobsPlanned: 0 });
-  setHandlerClock(() => new Date(Date.now() + ABANDONED_AFTER_MS + HOUR));
-  const last = await run({ olderThanDays: 30 }).finally(() => setHandlerClock(undefined));
+  runs.env.advance(ABANDONED_AFTER_MS + HOUR);
+  const last = await run({ olderThanDays: 30 }).finally(() => runs.env.advance(-(ABANDONED_AFTER_MS + HOUR)));
   expect(last.report).toMatchObject({ jobsPlanned: 1, jobsArchived: 0, jobsSkipped: 1 });
   expect((await watermark()).retry).toEqual([]);
   expect(ok.jobId).toBeDefined();
@@ -218,8 +217,8 @@ test('orphan sweep: hot objects whose row expired before archival are archived w
   expect(await listKeys(runs.env.s3, runs.env.bucket, `job-details/${job.jobId}/`)).toEqual(job.keys);
 
   // 91 days on (the handlers' clock), the next sweep is due and the objects are old enough.
-  setHandlerClock(() => new Date(Date.now() + 91 * DAY));
-  const swept = await run({ olderThanDays: 30 }).finally(() => setHandlerClock(undefined));
+  runs.env.advance(91 * DAY);
+  const swept = await run({ olderThanDays: 30 }).finally(() => runs.env.advance(-91 * DAY));
   expect(swept.report).toMatchObject({
     orphansPlanned: 1,
     jobsArchived: 1,
@@ -263,7 +262,7 @@ test('listing beside neighbours: one walk for the page, at most 0.02 LIST per ar
   // LISTs of the hot prefix, by whichever handler sent them (the report counts LISTs of every prefix:
   // Tally's attempts, each group's staging area).
   const hotLists: string[] = [];
-  getDeps().s3.middlewareStack.add(
+  runs.env.machineDeps.s3.middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as { Prefix?: string };
       if (context.commandName === 'ListObjectsV2Command' && input.Prefix?.startsWith('job-details/'))
@@ -273,7 +272,7 @@ test('listing beside neighbours: one walk for the page, at most 0.02 LIST per ar
     { step: 'initialize', name: 'countHotLists' },
   );
   const out = await run({ olderThanDays: 30, wholeMonths: true }).finally(() =>
-    getDeps().s3.middlewareStack.remove('countHotLists'),
+    runs.env.machineDeps.s3.middlewareStack.remove('countHotLists'),
   );
   expect(out.report).toMatchObject({
     jobsArchived: due.length,

@@ -1,4 +1,3 @@
-import { resetDeps } from '../../functions/deps';
 import { auditCommand } from '../../infra/cli/audit';
 import type { CliContext } from '../../infra/cli/context';
 import { pickArchivedJob } from '../../infra/cli/demo';
@@ -31,10 +30,6 @@ beforeAll(async () => {
   );
   expect(exitCode).toBe(0);
   report = io.json<RunReport>();
-});
-
-afterAll(() => {
-  resetDeps();
 });
 
 it('--json prints the run report: every job completed before the cutoff archived and its hot objects deleted', () => {

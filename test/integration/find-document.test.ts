@@ -2,7 +2,6 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseSearchOptions, searchCommand } from '../../infra/cli/search';
-import { runArchiverLocally } from '../../infra/local/runner';
 import { encodeDocFilters, partDocFilters } from '../../shared/archive/format/doc-filter';
 import { type FlatDocument, flattenPart, partPlace } from '../../shared/archive/format/flatten';
 import { COLD_PREFIX, docFilterKey, monthIndexKey } from '../../shared/archive/format/keys';
@@ -28,6 +27,7 @@ import {
   monthOfDate,
   partLines,
   readIndex,
+  runLocal,
   type SeededJob,
   seedTerminalJob,
   setUpMachineRuns,
@@ -61,7 +61,7 @@ beforeAll(async () => {
     });
   }
   await seedTerminalJob(e, { shopId: 'shop-b', completedAt: inMonth(2, 3), status: 'FAILED' });
-  const r = await runArchiverLocally({ input: {}, definition: runs.definition });
+  const r = await runLocal(runs.env, { input: {}, definition: runs.definition });
   expect(r.handlerErrors).toEqual([]);
   expect(r.status).toBe('SUCCEEDED');
   // Completed yesterday: not archived, found through the table and its hot objects.

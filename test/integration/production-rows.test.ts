@@ -8,7 +8,7 @@
 import { gzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { resetDeps } from '../../functions/deps';
+import { buildStepDeps } from '../../functions/deps';
 import { EXIT_FINDINGS } from '../../infra/cli/args';
 import { auditCommand } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
@@ -21,6 +21,7 @@ import { type SeededJob, seedCommand } from '../../infra/cli/seed';
 import {
   runArchiverLocally,
   type StateMachineDefinition,
+  stepHandlers,
   synthesizedDefinition,
 } from '../../infra/local/runner';
 import { monthIndexKey } from '../../shared/archive/format/keys';
@@ -32,24 +33,19 @@ import { archivableRow } from '../../shared/jobs/row-json';
 import { JobDetailsReader } from '../../shared/reader';
 import { parseTimestamp } from '../../shared/time';
 import { forgetWatermark } from '../support/archiver-fixtures';
-import { freshCliContext } from '../support/local';
+import { freshCliContext, testS3 } from '../support/local';
 
 jest.setTimeout(240_000);
 
 const NOW = new Date('2026-09-20T12:00:00.000Z');
 const DAY = 86_400_000;
 const ago = (days: number) => new Date(NOW.getTime() - days * DAY);
-const savedEnv = { ...process.env };
 let definition: StateMachineDefinition;
 
 const freshContext = (): Promise<CliContext> => freshCliContext(() => NOW);
 
 beforeAll(() => {
   definition = synthesizedDefinition();
-});
-afterAll(() => {
-  process.env = savedEnv;
-  resetDeps();
 });
 
 const run = async (ctx: CliContext, input: Record<string, unknown> = {}) => {
@@ -319,10 +315,15 @@ describe('eligibility, timestamps and loud failures', () => {
     const c = await freshContext();
     await putPythonJob(c, 'shop-m', 'ok', {});
     await putPythonJob(c, 'shop-m', 'bad', { completed_at: 'soon' });
+    // Wired as `jobarchive run` wires it, to read what the run's sink captured.
+    const deps = buildStepDeps(c.cfg, { bucket: c.bucket, table: c.table });
     const r = await runArchiverLocally({
       definition,
       input: { olderThanDays: 30, graceHours: 0, now: NOW.toISOString() },
-    });
+      handlers: (sink) => stepHandlers(() => deps, sink),
+      bucket: c.bucket,
+      mapS3: testS3,
+    }).finally(() => deps.destroy());
     expect(r.status).toBe('SUCCEEDED');
     const runId = (r.output as RunReport).runId;
     const groupLines = r.logs.filter((l) => l.shopId === 'shop-m');

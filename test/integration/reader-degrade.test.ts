@@ -1,5 +1,4 @@
 import { DeleteObjectsCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { runArchiverLocally } from '../../infra/local/runner';
 import { monthIndexKey } from '../../shared/archive/format/keys';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { JobDetailsReader } from '../../shared/reader';
@@ -10,6 +9,7 @@ import {
   inMonth,
   listKeys,
   monthOfDate,
+  runLocal,
   seedTerminalJob,
   setUpMachineRuns,
 } from '../support/archiver-fixtures';
@@ -25,7 +25,7 @@ jest.setTimeout(180_000);
 const machine = setUpMachineRuns();
 
 const run = async (graceHours: number): Promise<RunReport> => {
-  const r = await runArchiverLocally({
+  const r = await runLocal(machine.env, {
     definition: machine.definition,
     input: { olderThanDays: 30, graceHours },
   });

@@ -1,6 +1,5 @@
 import { memoryOutput } from '../../infra/cli/output';
 import { parseSqlOptions, type SqlCommandResult, sqlCommand } from '../../infra/cli/sql';
-import { runArchiverLocally } from '../../infra/local/runner';
 import { type FlatDocument, type FlatJob, flattenPart, partPlace } from '../../shared/archive/format/flatten';
 import { COLD_PREFIX } from '../../shared/archive/format/keys';
 import { DOCUMENTED_QUERIES } from '../../shared/sql/queries';
@@ -10,6 +9,7 @@ import {
   listKeys,
   monthOfDate,
   partLines,
+  runLocal,
   seedTerminalJob,
   setUpMachineRuns,
 } from '../support/archiver-fixtures';
@@ -51,7 +51,7 @@ beforeAll(async () => {
       });
     }
   }
-  const r = await runArchiverLocally({ input: {}, definition: runs.definition });
+  const r = await runLocal(runs.env, { input: {}, definition: runs.definition });
   expect(r.handlerErrors).toEqual([]);
   expect(r.status).toBe('SUCCEEDED');
   // Brute force: every part gunzipped whole, flattened.

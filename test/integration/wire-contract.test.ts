@@ -2,12 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { runArchiverLocally } from '../../infra/local/runner';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { createJob, type JobStatus, recordFlush } from '../../shared/jobs';
 import { itemToJson } from '../../shared/jobs/row-json';
 import { JobDetailsReader } from '../../shared/reader';
-import { daysAgo, listKeys, setUpMachineRuns } from '../support/archiver-fixtures';
+import { daysAgo, listKeys, runLocal, setUpMachineRuns } from '../support/archiver-fixtures';
 import { freshTable } from '../support/local';
 
 /**
@@ -130,7 +129,7 @@ test('a job written by the Python script is archived by this project and read ba
   const hot = await reader.readAllDetails(q);
   expect(hot.details).toEqual(written.details);
 
-  const run = await runArchiverLocally({ definition, input: { olderThanDays: 30, graceHours: 0 } });
+  const run = await runLocal(machine.env, { definition, input: { olderThanDays: 30, graceHours: 0 } });
   expect(run.status).toBe('SUCCEEDED');
   expect(run.output as RunReport).toMatchObject({ jobsArchived: 1, jobsQuarantinedCount: 0 });
   expect(await listKeys(env.s3, env.bucket, `job-details/${written.job_id}/`)).toEqual([]);

@@ -8,10 +8,6 @@ import { readHandoff } from '../../infra/local/handoff';
 const handoff = readHandoff();
 if (handoff) applyStackEnv(handoff);
 
-// Handlers called directly (outside the local runner, which captures them) stay quiet.
-process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
-process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-
 // Most tests seed jobs a few days past an exact cutoff; whole-month runs (the deployed default) are
 // tested where they say `wholeMonths: true` (test/integration/archiver-whole-months.test.ts, the benchmark).
 process.env.JDA_WHOLE_MONTHS ??= 'false';

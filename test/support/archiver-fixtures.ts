@@ -11,17 +11,19 @@ import {
 } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { archiveBatchHandler } from '../../functions/archive-batch';
-import { resetDeps } from '../../functions/deps';
 import { planHandler } from '../../functions/plan';
 import { reportHandler } from '../../functions/report';
+import type { ObservabilitySink } from '../../functions/sink';
 import { tallyHandler } from '../../functions/tally';
 import { makeContext } from '../../infra/cli/context';
 import type { ArchiverStep } from '../../infra/construct/step-functions';
 import {
   type LocalRunResult,
+  type RunArchiverLocallyOptions,
   runArchiverLocally,
   type StateMachineDefinition,
   type StepHandler,
+  stepHandlers,
   synthesizedDefinition,
 } from '../../infra/local/runner';
 import { monthIndexKey, parsePartKey, WATERMARK_KEY } from '../../shared/archive/format/keys';
@@ -72,6 +74,28 @@ export const DEFAULT_SETTINGS: StepSettings = {
   jobTtlDays: 90,
 };
 
+/**
+ * The settings a deployment gets by default (the table's defaults; maxSourceMb for 1024 MB), with
+ * whole months off like most tests: what `machineDeps` — the handlers of a plain machine run — use.
+ */
+const pickSettings = (c: StepSettings): StepSettings => ({
+  olderThanDays: c.olderThanDays,
+  graceHours: c.graceHours,
+  readConcurrency: c.readConcurrency,
+  planPageGroups: c.planPageGroups,
+  planPageJobs: c.planPageJobs,
+  batchGroups: c.batchGroups,
+  batchJobs: c.batchJobs,
+  packBelowKb: c.packBelowKb,
+  wholeMonths: c.wholeMonths,
+  maxSourceMb: c.maxSourceMb,
+  jobTtlDays: c.jobTtlDays,
+});
+// Packing off like most tests (one part and index per shop-month); archiver-packed.test.ts turns it on.
+export const TABLE_SETTINGS: StepSettings = pickSettings(
+  parseConfig({ JDA_WHOLE_MONTHS: 'false', JDA_PACK_BELOW_KB: '0' }),
+);
+
 export interface ArchiverEnv {
   readonly s3: S3Client;
   readonly ddb: DynamoDBDocumentClient;
@@ -80,6 +104,11 @@ export interface ArchiverEnv {
   readonly store: JobDetailsStore;
   /** Step deps with a controllable clock (`advance`). */
   deps: StepDeps;
+  /**
+   * The deps `runLocal` wires the real handlers to: clients and a request meter of their own (as a
+   * Lambda container has), the table's default settings (TABLE_SETTINGS), the env's clock.
+   */
+  readonly machineDeps: StepDeps;
   /** Moves the steps' real-time clock (part stamps, commit times, abandoned-part age). */
   advance(ms: number): void;
   /** Rebuilds `deps` with other settings or another S3 client (e.g. a fault-injecting wrapper). */
@@ -105,6 +134,11 @@ export const archiverEnv = async (settings: Partial<StepSettings> = {}): Promise
       meter,
       clock,
     });
+  const machineMeter = createRequestMeter();
+  const machineS3 = testS3();
+  const machineDdb = testDdb();
+  countRequests(machineS3, 's3', machineMeter.sink);
+  countRequests(machineDdb, 'dynamodb', machineMeter.sink);
   const env: ArchiverEnv = {
     s3,
     ddb,
@@ -112,6 +146,15 @@ export const archiverEnv = async (settings: Partial<StepSettings> = {}): Promise
     table,
     store: new JobDetailsStore(s3, bucket),
     deps: build(),
+    machineDeps: makeStepDeps({
+      s3: machineS3,
+      ddb: machineDdb,
+      bucket,
+      table,
+      settings: TABLE_SETTINGS,
+      meter: machineMeter,
+      clock,
+    }),
     advance: (ms) => {
       offset += ms;
     },
@@ -120,37 +163,36 @@ export const archiverEnv = async (settings: Partial<StepSettings> = {}): Promise
   return env;
 };
 
-/**
- * Points the real handlers (functions/deps.ts builds its clients from config()) at this env's bucket
- * and table, for runs of the synthesized state machine; returns what puts the environment back.
- */
-export const pointHandlersAt = (env: ArchiverEnv): (() => void) => {
-  const saved = { ...process.env };
-  process.env.ECOM_JOB_DETAILS_BUCKET = env.bucket;
-  process.env.ECOM_JOBS_TABLE = env.table;
-  resetDeps();
-  return () => {
-    process.env = saved;
-    resetDeps();
-  };
+export type LocalRunOptions = Omit<RunArchiverLocallyOptions, 'handlers' | 'bucket' | 'mapS3'> & {
+  /** The handlers, built over the run's sink. @default the real ones over `env.machineDeps` */
+  readonly handlers?: RunArchiverLocallyOptions['handlers'];
 };
 
 /**
+ * Runs the synthesized state machine in-process, as `jobarchive run` does: the real handlers wired to
+ * `env.machineDeps` (or `opts.handlers`), the Distributed Map on the env's bucket.
+ */
+export const runLocal = (env: ArchiverEnv, opts: LocalRunOptions): Promise<LocalRunResult> =>
+  runArchiverLocally({
+    handlers: (sink) => stepHandlers(() => env.machineDeps, sink),
+    ...opts,
+    bucket: env.bucket,
+    mapS3: testS3,
+  });
+
+/**
  * For a test file that runs the synthesized state machine over the real handlers: synthesizes the
- * definition once, makes a fresh env, points the handlers at it, and puts the environment back after.
- * The returned object is filled in `beforeAll`.
+ * definition once and makes a fresh env (`runLocal` wires the handlers to it). The returned object
+ * is filled in `beforeAll`.
  */
 export const setUpMachineRuns = (): { env: ArchiverEnv; definition: StateMachineDefinition } => {
   const ctx = {} as { env: ArchiverEnv; definition: StateMachineDefinition };
-  let restore: (() => void) | undefined;
   beforeAll(async () => {
     ctx.definition = synthesizedDefinition();
     ctx.env = await archiverEnv();
-    restore = pointHandlersAt(ctx.env);
   });
   // Each test starts as the first run ever (see forgetWatermark).
   beforeEach(async () => forgetWatermark(ctx.env));
-  afterAll(() => restore?.());
   return ctx;
 };
 
@@ -507,67 +549,68 @@ export const runMachine = async (env: ArchiverEnv, opts: MachineRunOptions = {})
   const steps: GroupDetail[] = [];
   let report: RunReport | null = null;
   let crashed = false;
-  const plan = planHandler(() => env.deps);
-  const end = reportHandler(() => env.deps);
-  const handlers: Partial<Record<ArchiverStep, StepHandler>> = {
-    plan: async (event, context) => {
-      const out = await plan(event, context);
-      const groups =
-        out.batches === 0
-          ? []
-          : (await getBytes(env.s3, env.bucket, out.batchesKey))
-              .toString('utf8')
-              .split('\n')
-              .filter((l) => l !== '')
-              .flatMap((l) => (JSON.parse(l) as PlannedBatch).groups);
-      pages.push({ ...out, planned: groups });
-      return out;
-    },
-    'archive-batch': async (event, context) => {
-      const inv = { dead: false };
-      const deps = env.withDeps({ s3: mortal(env.s3, inv), ddb: mortal(env.ddb, inv) });
-      const hooks: BatchHooks = {
-        before: async (stage, at) => {
-          const c = opts.crash;
-          if (c && !crashed && c.before === stage && (c.group?.(at.group) ?? true)) {
-            crashed = true;
-            inv.dead = true;
-            throw killed('Crash');
-          }
-          await opts.hooks?.[stage]?.(at);
-        },
-        depsFor: (stage) => {
-          const d = opts.stageDeps?.[stage];
-          return d ? makeStepDeps({ ...d, s3: mortal(d.s3, inv), ddb: mortal(d.ddb, inv) }) : undefined;
-        },
-        groupDone: (detail) => steps.push(detail),
-      };
-      const out = await archiveBatchHandler(() => deps, hooks)(event, context).catch((err: unknown) => {
-        throw inv.dead ? killed('Crash') : err;
-      });
-      // A killed process returns nothing, whatever its handler would have.
-      if (inv.dead) throw killed('Crash');
-      results.push(...out.results);
-      return out;
-    },
-    tally: tallyHandler(() => env.deps),
-    report: async (event, context) => {
-      report = await end(event, context);
-      return report;
-    },
+  const handlers = (sink: ObservabilitySink): Record<ArchiverStep, StepHandler> => {
+    const plan = planHandler(() => env.deps, sink);
+    const end = reportHandler(() => env.deps, sink);
+    return {
+      plan: async (event, context) => {
+        const out = await plan(event, context);
+        const groups =
+          out.batches === 0
+            ? []
+            : (await getBytes(env.s3, env.bucket, out.batchesKey))
+                .toString('utf8')
+                .split('\n')
+                .filter((l) => l !== '')
+                .flatMap((l) => (JSON.parse(l) as PlannedBatch).groups);
+        pages.push({ ...out, planned: groups });
+        return out;
+      },
+      'archive-batch': async (event, context) => {
+        const inv = { dead: false };
+        const deps = env.withDeps({ s3: mortal(env.s3, inv), ddb: mortal(env.ddb, inv) });
+        const hooks: BatchHooks = {
+          before: async (stage, at) => {
+            const c = opts.crash;
+            if (c && !crashed && c.before === stage && (c.group?.(at.group) ?? true)) {
+              crashed = true;
+              inv.dead = true;
+              throw killed('Crash');
+            }
+            await opts.hooks?.[stage]?.(at);
+          },
+          depsFor: (stage) => {
+            const d = opts.stageDeps?.[stage];
+            return d ? makeStepDeps({ ...d, s3: mortal(d.s3, inv), ddb: mortal(d.ddb, inv) }) : undefined;
+          },
+          groupDone: (detail) => steps.push(detail),
+        };
+        const out = await archiveBatchHandler(
+          () => deps,
+          sink,
+          hooks,
+        )(event, context).catch((err: unknown) => {
+          throw inv.dead ? killed('Crash') : err;
+        });
+        // A killed process returns nothing, whatever its handler would have.
+        if (inv.dead) throw killed('Crash');
+        results.push(...out.results);
+        return out;
+      },
+      tally: tallyHandler(() => env.deps, sink),
+      report: async (event, context) => {
+        report = await end(event, context);
+        return report;
+      },
+    };
   };
   if (!opts.keepWatermark) await forgetWatermark(env);
-  const restore = pointHandlersAt(env);
-  try {
-    const run = await runArchiverLocally({
-      definition: machine,
-      input: opts.input ?? {},
-      handlers,
-      ...(opts.execution ? { executionName: opts.execution } : {}),
-    });
-    if (opts.crash && !crashed) throw new Error('the crash point was never reached');
-    return { run, report, pages, results, steps };
-  } finally {
-    restore();
-  }
+  const run = await runLocal(env, {
+    definition: machine,
+    input: opts.input ?? {},
+    handlers,
+    ...(opts.execution ? { executionName: opts.execution } : {}),
+  });
+  if (opts.crash && !crashed) throw new Error('the crash point was never reached');
+  return { run, report, pages, results, steps };
 };

@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context } from 'aws-lambda';
-import { getDeps } from '../../functions/deps';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-functions';
-import { STEP_HANDLERS, type StepHandler } from '../../infra/local/runner';
+import type { StepHandler } from '../../infra/local/runner';
+import type { StepDeps } from '../../shared/archive/steps/context';
 
 /**
  * A fault layer in front of the real handlers' S3 and DynamoDB clients (SDK middleware), scoped to one
@@ -49,23 +49,23 @@ export class FaultLayer {
   /** The armed fault (one per case). */
   fault: Fault | null = null;
 
-  /** Adds the layer to the handlers' clients (call again after resetDeps). */
-  install(): void {
-    const { s3, ddb } = getDeps();
+  /** Adds the layer to the clients of the handlers' deps. */
+  install(deps: Pick<StepDeps, 's3' | 'ddb'>): void {
+    const { s3, ddb } = deps;
     this.addTo(s3 as unknown as Stackful, 's3');
     this.addTo(ddb as unknown as Stackful, 'dynamodb');
   }
 
-  /** The real handlers, each wrapped so that an invocation the fault killed ends with the kill. */
-  handlers(): Record<ArchiverStep, StepHandler> {
-    const wrap =
+  /** The handlers (the real ones), each wrapped so that an invocation the fault killed ends with the kill. */
+  wrap(handlers: Readonly<Record<ArchiverStep, StepHandler>>): Record<ArchiverStep, StepHandler> {
+    const one =
       (step: ArchiverStep): StepHandler =>
       (event: unknown, context: Context) => {
         const inv: Invocation = { step, dead: null };
         return this.invocation.run(inv, async () => {
           let out: unknown;
           try {
-            out = await STEP_HANDLERS[step](event, context);
+            out = await handlers[step](event, context);
           } catch (err) {
             if (inv.dead) throw killed(inv.dead);
             throw err;
@@ -75,7 +75,7 @@ export class FaultLayer {
           return out;
         });
       };
-    return Object.fromEntries(ARCHIVER_STEPS.map((s) => [s, wrap(s)])) as Record<ArchiverStep, StepHandler>;
+    return Object.fromEntries(ARCHIVER_STEPS.map((s) => [s, one(s)])) as Record<ArchiverStep, StepHandler>;
   }
 
   private addTo(client: Stackful, service: Call['service']): void {

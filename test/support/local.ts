@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { resetDeps } from '../../functions/deps';
 import { type CliContext, makeContext } from '../../infra/cli/context';
 import { LocalStackError } from '../../infra/local/errors';
 import { readHandoff, type StackHandoff } from '../../infra/local/handoff';
 import { dynamoClientFrom, s3ClientFrom } from '../../shared/clients';
-import { type Config, parseConfig, resetConfig } from '../../shared/config';
+import { type Config, parseConfig } from '../../shared/config';
 import { createTableInput } from '../../shared/jobs/schema';
 
 /**
@@ -70,16 +69,9 @@ export const sharedStack = (): StackHandoff => {
   return h;
 };
 
-/**
- * A CLI context on a fresh table and bucket, with the in-process handlers pointed at them too (they
- * read ECOM_JOBS_TABLE / ECOM_JOB_DETAILS_BUCKET through config(), as in Lambda).
- */
+/** A CLI context on a fresh table and bucket (`jobarchive run` wires its handlers to them). */
 export const freshCliContext = async (now: () => Date): Promise<CliContext> => {
   const table = await freshTable();
   const bucket = await freshBucket();
-  process.env.ECOM_JOBS_TABLE = table;
-  process.env.ECOM_JOB_DETAILS_BUCKET = bucket;
-  resetDeps();
-  resetConfig();
   return makeContext({ ddb: testDdb(), s3: testS3(), table, bucket, cfg: parseConfig(process.env), now });
 };

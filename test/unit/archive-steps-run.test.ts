@@ -1,4 +1,5 @@
 import { reasonOf } from '../../shared/archive/steps/caps';
+import { forRun, type StepDeps } from '../../shared/archive/steps/context';
 import {
   buildRun,
   MAX_NOW_AHEAD_MS,
@@ -116,4 +117,16 @@ test('reasonOf names the error and stays short', () => {
   );
   expect(reasonOf(new InvalidIdError('job id', 'x'.repeat(500), 'nope')).length).toBeLessThanOrEqual(200);
   expect(reasonOf('plain')).toBe('plain');
+});
+
+test("a run input's maxSourceMb travels with the run, bounded by the table, and its steps use it", () => {
+  const run = buildRun(parseRunInput({ maxSourceMb: 0.5 }), 'e', '2026-03-10T04:00:00Z', settings);
+  expect(run.maxSourceMb).toBe(0.5);
+  expect(parseRun(JSON.parse(JSON.stringify(run)))).toEqual(run);
+  expect(() => parseRun({ ...run, maxSourceMb: 0 })).toThrow(/run\.maxSourceMb/);
+  const deps = { settings: { maxSourceMb: 25.6 } } as unknown as StepDeps;
+  expect(forRun(deps, run).settings.maxSourceMb).toBe(0.5);
+  const plain = buildRun({}, 'e', '2026-03-10T04:00:00Z', settings);
+  expect('maxSourceMb' in plain).toBe(false);
+  expect(forRun(deps, plain)).toBe(deps);
 });

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { STATE } from '../../infra/construct/archiver-state-machine';
 import {
   ARCHIVER_STEPS,
@@ -7,15 +5,18 @@ import {
   defaultMemoryMb,
   defaultTimeout,
 } from '../../infra/construct/step-functions';
+import { ARCHIVER_SETTINGS } from '../../shared/settings';
+import { propDocs } from '../support/prop-docs';
 
 /**
- * The construct's prop docs are its published surface (jsii/IDE hover): they must name the steps and
- * states that exist, with the defaults the code applies (as settings.test.ts holds the settings table).
+ * The construct's prop docs are its published surface (IDE hover, the declarations consumers read),
+ * as the TypeScript checker sees them — those of the settings props come from the settings table
+ * through mapped types. They must name the steps and states that exist, with the defaults the code
+ * applies (as settings.test.ts holds the settings table).
  */
-const source = readFileSync(resolve(__dirname, '../../infra/construct/props.ts'), 'utf8');
-const docs = [...source.matchAll(/\/\*\*[\s\S]*?\*\//g)].map((m) => m[0]).join('\n');
-const defaultOf = (prop: string): string | undefined =>
-  new RegExp(`@default ([^\\n]+)\\n\\s*\\*/\\n\\s*readonly ${prop}\\?`).exec(source)?.[1]?.trim();
+const props = propDocs('infra/construct/props.ts', 'JobDetailsArchiveProps');
+const docs = [...props.values()].map((d) => d.text).join('\n');
+const defaultOf = (prop: string): string | undefined => props.get(prop)?.default;
 
 /** `N for a, b, M for the others` → the value each step gets. */
 const perStep = (doc: string | undefined, unit: string): Record<ArchiverStep, string> => {
@@ -42,4 +43,13 @@ test('the memory and timeout defaults are documented as applied, step by step', 
     expect([step, memory[step]]).toEqual([step, String(defaultMemoryMb(step))]);
     expect([step, timeout[step]]).toEqual([step, String(defaultTimeout(step).toMinutes())]);
   }
+});
+
+test("every settings prop carries its table entry's doc and @default (mapped types keep them)", () => {
+  for (const name of [...ARCHIVER_SETTINGS, 'retentionMonths'] as const) {
+    const doc = props.get(name);
+    expect([name, doc?.default !== undefined && doc.text.length > 40]).toEqual([name, true]);
+  }
+  expect(defaultOf('maxSourceMb')).toBe("the ArchiveBatch function's memory / 40");
+  expect(defaultOf('table')).toMatch(/a new TableV2/);
 });

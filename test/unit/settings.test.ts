@@ -1,12 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseFlags, settingFlag } from '../../infra/cli/args';
-import { runSpec } from '../../infra/cli/run';
+import { parseRunOptions, runSpec } from '../../infra/cli/run';
+import { archiverEnvironment } from '../../infra/construct/env-binding';
 import { resolveArchiveProps } from '../../infra/construct/props-validation';
 import { parseRunInput } from '../../shared/archive/steps/run-context';
 import { ENV, parseConfig } from '../../shared/config';
 import { readerSettings } from '../../shared/reader/query';
-import { ALL_SETTINGS, CHOICES, SETTINGS, type SettingName, SWITCHES } from '../../shared/settings';
+import {
+  ALL_SETTINGS,
+  ARCHIVER_SETTINGS,
+  CHOICES,
+  SETTINGS,
+  type SettingName,
+  SWITCHES,
+} from '../../shared/settings';
+import { propDocs } from '../support/prop-docs';
 import { settingsRows } from '../support/settings-table';
 
 /**
@@ -30,7 +39,9 @@ describe('settings, described once', () => {
     'olderThanDays',
     'graceHours',
     'jobTtlDays',
+    'readConcurrency',
     'planPageGroups',
+    'planPageJobs',
     'batchGroups',
     'batchJobs',
   ];
@@ -68,28 +79,52 @@ describe('settings, described once', () => {
     for (const [name, s] of Object.entries(ALL_SETTINGS)) expect(ENV[name as keyof typeof ENV]).toBe(s.env);
   });
 
-  it('the props documentation states the same defaults', () => {
-    const source = readFileSync(resolve(__dirname, '../../infra/construct/props.ts'), 'utf8');
-    const documented = (prop: string): string | undefined =>
-      new RegExp(`@default ([^\\n]+)\\n\\s*\\*/\\n\\s*readonly ${prop}\\?`).exec(source)?.[1]?.trim();
-    for (const name of PROPS)
-      expect([name, documented(name)]).toEqual([name, String(SETTINGS[name].default)]);
-    expect(documented('wholeMonths')).toBe(String(SWITCHES.wholeMonths.default));
+  it('the table documents each default it holds (props, run input and options show that doc)', () => {
+    const documented = propDocs('infra/construct/props.ts', 'JobDetailsArchiveProps');
+    for (const name of names.filter((n) => n !== 'maxSourceMb' && documented.has(n)))
+      expect([name, documented.get(name)?.default]).toEqual([name, String(SETTINGS[name].default)]);
+    expect(documented.get('wholeMonths')?.default).toBe(String(SWITCHES.wholeMonths.default));
+    const input = propDocs('shared/archive/steps/types.ts', 'RunInput');
+    expect(input.get('maxSourceMb')?.default).toBe(documented.get('maxSourceMb')?.default);
   });
 
-  it.each(['olderThanDays', 'graceHours'] as const)(
+  it.each(['olderThanDays', 'graceHours', 'maxSourceMb'] as const)(
     '%s: a run input and a CLI flag take the same bounds',
     (name) => {
       const s = SETTINGS[name];
       expect(parseRunInput({ [name]: s.max })[name]).toBe(s.max);
       expect(() => parseRunInput({ [name]: s.max + 1 })).toThrow(`state.${name}`);
-      const flag = name === 'olderThanDays' ? 'older-than-days' : 'grace-hours';
+      const flag = {
+        olderThanDays: 'older-than-days',
+        graceHours: 'grace-hours',
+        maxSourceMb: 'max-source-mb',
+      }[name];
       const flags = (v: string) => parseFlags(runSpec, [`--${flag}`, v]);
       expect(settingFlag(flags(String(s.max)), flag, name)).toBe(s.max);
       expect(() => settingFlag(flags(String(s.max + 1)), flag, name)).toThrow(`--${flag}`);
       expect(runSpec.options[flag]?.help).toContain(`default: $${s.env} or ${s.default}`);
     },
   );
+
+  it('wholeMonths: a run input and a CLI flag take a boolean', () => {
+    expect(parseRunInput({ wholeMonths: false }).wholeMonths).toBe(false);
+    expect(() => parseRunInput({ wholeMonths: 'no' })).toThrow('state.wholeMonths');
+    const flags = (v: string) => parseFlags(runSpec, ['--whole-months', v]);
+    expect(parseRunOptions(flags('false')).input.wholeMonths).toBe(false);
+    expect(() => parseRunOptions(flags('no'))).toThrow('--whole-months');
+  });
+
+  it('every archiver setting is a construct prop, set on the functions by its variable', () => {
+    const env = archiverEnvironment({
+      ...resolveArchiveProps({ readConcurrency: 3, planPageJobs: 7, maxSourceMb: 2 }),
+      bucketName: 'b',
+      tableName: 't',
+      serviceName: 's',
+    });
+    for (const name of ARCHIVER_SETTINGS) expect(env[ALL_SETTINGS[name].env]).toBeDefined();
+    const cfg = parseConfig(env);
+    expect(cfg).toMatchObject({ readConcurrency: 3, planPageJobs: 7, maxSourceMb: 2 });
+  });
 
   it('reader options take restoreDays and readConcurrency from it', () => {
     expect(readerSettings({})).toMatchObject({

@@ -1,25 +1,13 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { Config } from '../../config';
 import { JobDetailsStore } from '../../details';
 import { InvalidInputError } from '../../errors';
 import type { DdbSender } from '../../jobs/types';
+import type { ArchiverSettingName, Settings } from '../../settings';
 import type { RequestMeter } from './meter';
+import type { RunContext } from './types';
 
-/** The settings the steps use (a subset of shared/config.ts `Config`). */
-export type StepSettings = Pick<
-  Config,
-  | 'olderThanDays'
-  | 'graceHours'
-  | 'readConcurrency'
-  | 'planPageGroups'
-  | 'planPageJobs'
-  | 'batchGroups'
-  | 'batchJobs'
-  | 'packBelowKb'
-  | 'wholeMonths'
-  | 'maxSourceMb'
-  | 'jobTtlDays'
->;
+/** The settings the steps use: the archiver's of shared/settings.ts (ARCHIVER_SETTINGS). */
+export type StepSettings = Pick<Settings, ArchiverSettingName>;
 
 /**
  * Everything a step needs, passed in (entry points build it: functions/deps.ts, test fixtures).
@@ -58,3 +46,9 @@ export const makeStepDeps = (input: StepDepsInput): StepDeps => {
     store: new JobDetailsStore(input.s3, input.bucket, { readConcurrency: input.settings.readConcurrency }),
   };
 };
+
+/** The deps with the run's own settings over the deployed ones (a run's input may set maxSourceMb). */
+export const forRun = (deps: StepDeps, run: RunContext): StepDeps =>
+  run.maxSourceMb === undefined
+    ? deps
+    : { ...deps, settings: { ...deps.settings, maxSourceMb: run.maxSourceMb } };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../../errors';
-import { checkSetting } from '../../settings';
+import { checkSetting, RUN_SETTINGS, type SettingName, SWITCHES } from '../../settings';
 import { validateRunId } from '../format/keys';
 import type { StepSettings } from './context';
 import { bool, isoTime, obj, onlyFields, validId } from './shape';
@@ -34,23 +34,31 @@ export const runIdFromExecution = (execution: string): string => {
   return validateRunId(id);
 };
 
-const RUN_INPUT_FIELDS = ['olderThanDays', 'graceHours', 'now', 'dryRun', 'wholeMonths', 'replan'] as const;
+const RUN_INPUT_FIELDS = [...RUN_SETTINGS, 'now', 'dryRun', 'replan'] as const;
+
+/** A run's settings from its input: numbers within the table's bounds, switches booleans. */
+const runSettings = (o: Record<string, unknown>, field: string): Record<string, number | boolean> => {
+  const out: Record<string, number | boolean> = {};
+  for (const name of RUN_SETTINGS) {
+    const v = o[name];
+    if (v === undefined) continue;
+    out[name] =
+      name in SWITCHES
+        ? bool(v, `${field}.${name}`)
+        : checkSetting(name as SettingName, v, `${field}.${name}`);
+  }
+  return out;
+};
 
 export const parseRunInput = (v: unknown, field = 'state'): RunInput => {
   const o = v === undefined || v === null ? {} : obj(v, field);
   onlyFields(o, field, RUN_INPUT_FIELDS);
   return {
-    ...(o.olderThanDays !== undefined
-      ? { olderThanDays: checkSetting('olderThanDays', o.olderThanDays, `${field}.olderThanDays`) }
-      : {}),
-    ...(o.graceHours !== undefined
-      ? { graceHours: checkSetting('graceHours', o.graceHours, `${field}.graceHours`) }
-      : {}),
+    ...runSettings(o, field),
     ...(o.now !== undefined ? { now: isoTime(o.now, `${field}.now`) } : {}),
     ...(o.dryRun !== undefined ? { dryRun: bool(o.dryRun, `${field}.dryRun`) } : {}),
-    ...(o.wholeMonths !== undefined ? { wholeMonths: bool(o.wholeMonths, `${field}.wholeMonths`) } : {}),
     ...(o.replan !== undefined ? { replan: bool(o.replan, `${field}.replan`) } : {}),
-  };
+  } as RunInput;
 };
 
 /** The first instant of `t`'s UTC month. */
@@ -88,6 +96,7 @@ export const buildRun = (
     graceHours: input.graceHours ?? settings.graceHours,
     dryRun: input.dryRun ?? false,
     startedAt,
+    ...(input.maxSourceMb !== undefined ? { maxSourceMb: input.maxSourceMb } : {}),
   };
 };
 
@@ -102,6 +111,9 @@ export const parseRun = (v: unknown, field = 'run'): RunContext => {
     graceHours: checkSetting('graceHours', o.graceHours, `${field}.graceHours`),
     dryRun: bool(o.dryRun, `${field}.dryRun`),
     startedAt: isoTime(o.startedAt, `${field}.startedAt`),
+    ...(o.maxSourceMb !== undefined
+      ? { maxSourceMb: checkSetting('maxSourceMb', o.maxSourceMb, `${field}.maxSourceMb`) }
+      : {}),
   };
   if (run.cutoff > run.now) throw new InvalidInputError(`${field}.cutoff`, 'must not be after now');
   return run;

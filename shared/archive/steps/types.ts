@@ -1,4 +1,5 @@
 import type { RequestCounts } from '../../metrics';
+import type { RunSettingName, SettingFields } from '../../settings';
 
 /**
  * Event and result shapes of the archiver's state machine, one per Task. The CDK definition and the
@@ -6,14 +7,11 @@ import type { RequestCounts } from '../../metrics';
  */
 
 /** Execution input (first Plan call). Unknown fields are rejected: a typo'd `dryrun` must not run for real. */
-export interface RunInput {
-  readonly olderThanDays?: number;
-  readonly graceHours?: number;
+/** A run's input: the settings a run may set (shared/settings.ts RUN_SETTINGS) over the deployed ones, and the run's own fields. */
+export interface RunInput extends SettingFields<RunSettingName> {
   /** ISO-8601; defaults to the execution's start time. */
   readonly now?: string;
   readonly dryRun?: boolean;
-  /** Overrides the `wholeMonths` setting for this run (false: archive up to the exact cutoff). */
-  readonly wholeMonths?: boolean;
   /** Plan from the beginning of the status GSI, ignoring the watermark (docs/steady-state.md). */
   readonly replan?: boolean;
 }
@@ -33,6 +31,8 @@ export interface RunContext {
   readonly dryRun: boolean;
   /** The execution's start time (ISO). */
   readonly startedAt: string;
+  /** The run's own largest source (MB), when its input set one: ArchiveBatch uses it over its setting. */
+  readonly maxSourceMb?: number;
 }
 
 /** A job left alone, with why (its sources are kept). */

@@ -34,19 +34,30 @@ import {
 } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { gunzipSync as fflateGunzip, gzipSync as fflateGzip } from 'fflate';
-import { getDeps, resetDeps } from '../../../functions/deps';
-import { runArchiverLocally, type StepHandler, synthesizedDefinition } from '../../../infra/local/runner';
+import { buildStepDeps } from '../../../functions/deps';
+import {
+  runArchiverLocally,
+  type StepHandler,
+  stepHandlers,
+  synthesizedDefinition,
+} from '../../../infra/local/runner';
 import { applyStackEnv, type LocalStack, startLocalStack } from '../../../infra/local/stack';
 import type { RunReport } from '../../../shared/archive/steps/types';
 import { dynamoClientFrom, s3ClientFrom } from '../../../shared/clients';
-import { config } from '../../../shared/config';
+import { config, ENV } from '../../../shared/config';
 import { GZIP_LEVEL } from '../../../shared/details';
 import { createTableInput } from '../../../shared/jobs/schema';
 import { addCounts } from '../../../shared/metrics';
 import { JobDetailsReader } from '../../../shared/reader';
 import { ioFloor } from './floor';
 import { filterBytesAtRest, measureSearch, monthsBefore, type SearchResult, searchShop } from './search';
-import { runSteadyYear, STEADY_YEAR_SIZES, type SteadyDeps, steadyYearLines } from './steady-year';
+import {
+  runSteadyYear,
+  STEADY_YEAR_SIZES,
+  type SteadyDeps,
+  steadyYearLines,
+  type Wired,
+} from './steady-year';
 import { type BenchJob, makeJob, prng, seededMonth, shopMonth, smallFleet, writeJobs } from './workload';
 
 const MONTH = '2026-01';
@@ -228,14 +239,19 @@ const keepArchive = async (
   }
 };
 
-/** Points the in-process handlers at `table` / `bucket` and sums the DynamoDB read units they use. */
-const pointHandlers = (table: string, bucket: string) => {
-  process.env.ECOM_JOBS_TABLE = table;
-  process.env.ECOM_JOB_DETAILS_BUCKET = bucket;
-  resetDeps();
+let wired: { destroy(): void } | undefined;
+
+/**
+ * Wires the real handlers to `table` / `bucket` as `jobarchive run` does (clients and settings from
+ * this process's config, `clock` for part names and commit times) and sums the read units they use.
+ */
+const wireHandlers = (table: string, bucket: string, clock?: () => Date): Wired => {
+  wired?.destroy();
+  const deps = buildStepDeps(config(), { bucket, table }, clock);
+  wired = deps;
   const units = { read: 0 };
   // biome-ignore lint/suspicious/noExplicitAny: generic pass-through middleware
-  const stack = (getDeps().ddb as unknown as { middlewareStack: any }).middlewareStack;
+  const stack = (deps.ddb as unknown as { middlewareStack: any }).middlewareStack;
   stack.add(
     // biome-ignore lint/suspicious/noExplicitAny: generic pass-through middleware
     (next: any) => async (args: any) => {
@@ -247,7 +263,16 @@ const pointHandlers = (table: string, bucket: string) => {
     },
     { step: 'initialize', name: 'benchConsumedCapacity' },
   );
-  return units;
+  return {
+    units,
+    run: (opts) =>
+      runArchiverLocally({
+        ...opts,
+        handlers: (sink) => ({ ...stepHandlers(() => deps, sink), ...opts.handlers }),
+        bucket,
+        mapS3: () => s3ClientFrom(config()),
+      }),
+  };
 };
 
 /** Gzip level 9 of lines in blocks of up to 64 KB, fed one line at a time. */
@@ -290,9 +315,9 @@ const runScenario = async (c: Ctx, name: string, jobs: Iterable<BenchJob>, looku
   const hot = await writeJobs(c.ddb, c.s3, table, [floorBucket, archiveBucket], remember());
   const floor = await ioFloor(c.s3, floorBucket, 'job-details/', config().readConcurrency);
 
-  const units = pointHandlers(table, archiveBucket);
+  const { units, run } = wireHandlers(table, archiveBucket);
   const t0 = performance.now();
-  const r = await runArchiverLocally({ definition: c.definition, input: RUN_INPUT });
+  const r = await run({ definition: c.definition, input: RUN_INPUT });
   const wallSeconds = (performance.now() - t0) / 1000;
   if (r.status !== 'SUCCEEDED') throw new Error(`${name}: run ${r.status} ${JSON.stringify(r.error)}`);
   const report = r.output as RunReport;
@@ -376,8 +401,7 @@ const runSearch = async (
   const months = monthsBefore(MONTH, 24);
   const listed = [...searchShop(seed, shopId, months, jobsPerMonth)];
   await writeJobs(c.ddb, c.s3, table, [bucket], listed);
-  pointHandlers(table, bucket);
-  const r = await runArchiverLocally({ definition: c.definition, input: RUN_INPUT });
+  const r = await wireHandlers(table, bucket).run({ definition: c.definition, input: RUN_INPUT });
   const report = r.output as RunReport;
   if (r.status !== 'SUCCEEDED' || report.jobsArchived !== listed.length)
     throw new Error(`search: archived ${report?.jobsArchived} of ${listed.length} jobs (${r.status})`);
@@ -423,14 +447,14 @@ const runDaily = async (c: Ctx, shops: number, jobsPerShop: number): Promise<Dai
       );
   }
   await writeJobs(c.ddb, c.s3, table, [bucket], jobs);
-  pointHandlers(table, bucket);
+  const wiredDaily = wireHandlers(table, bucket);
   const [y, m] = MONTH.split('-').map(Number) as [number, number];
   const monthEnd = Date.UTC(y, m, 1); // the first instant after the month
   let archivedDay: number | null = null;
   let archived = 0;
   for (let day = 1; day <= DAILY_RUNS; day++) {
     const now = new Date(monthEnd + day * 86_400_000 + 3 * 3_600_000).toISOString();
-    const run = await runArchiverLocally({
+    const run = await wiredDaily.run({
       definition: c.definition,
       input: { olderThanDays: DAILY_OLDER_THAN, graceHours: 0, now, wholeMonths: true },
     });
@@ -467,6 +491,12 @@ const TSX = resolve(__dirname, '../../../node_modules/.bin/tsx');
 const CHILD = resolve(__dirname, 'step-child.ts');
 
 /** Runs a step in its own process (the parent's env points it at the stack). */
+/** What a function's environment names (as the construct sets it): the child step's table and bucket. */
+const lambdaEnv = (table: string, bucket: string): Record<string, string> => ({
+  [ENV.table]: table,
+  [ENV.bucket]: bucket,
+});
+
 const inChild = async (c: Ctx, step: string, event: unknown, env: Record<string, string> = {}) => {
   const id = `${step}-${names++}`;
   const eventFile = join(c.tmp, `${id}.event.json`);
@@ -506,18 +536,17 @@ const runMemory = async (c: Ctx, mb: number, seed: number) => {
   const { table, buckets } = await freshStores(c, 1);
   const bucket = buckets[0] as string;
   const hot = await writeJobs(c.ddb, c.s3, table, [bucket], heavyMonth(seed, mb));
-  pointHandlers(table, bucket);
   const rss: Record<string, number> = {};
   const seconds: Record<string, number> = {};
   const child =
     (step: string): StepHandler =>
     async (event) => {
-      const out = await inChild(c, step, event);
+      const out = await inChild(c, step, event, lambdaEnv(table, bucket));
       rss[step] = Math.max(rss[step] ?? 0, out.maxRssMb);
       seconds[step] = (seconds[step] ?? 0) + out.seconds;
       return out.result;
     };
-  const r = await runArchiverLocally({
+  const r = await wireHandlers(table, bucket).run({
     definition: c.definition,
     input: RUN_INPUT,
     handlers: { 'archive-batch': child('archive-batch') },
@@ -557,19 +586,16 @@ const runGiantSource = async (c: Ctx, mb: number, seed: number, limitMb?: number
   };
   const others = [...shopMonth(seed, 'giant.myshopify.com', MONTH, 20)];
   const hot = await writeJobs(c.ddb, c.s3, table, [bucket], [big, ...others]);
-  pointHandlers(table, bucket);
   let rssMb = 0;
-  const r2 = await runArchiverLocally({
+  const r2 = await wireHandlers(table, bucket).run({
     definition: c.definition,
     input: RUN_INPUT,
     handlers: {
       'archive-batch': async (event) => {
-        const out = await inChild(
-          c,
-          'archive-batch',
-          event,
-          limitMb ? { JDA_MAX_SOURCE_MB: String(limitMb) } : {},
-        );
+        const out = await inChild(c, 'archive-batch', event, {
+          ...lambdaEnv(table, bucket),
+          ...(limitMb ? { [ENV.maxSourceMb]: String(limitMb) } : {}),
+        });
         rssMb = Math.max(rssMb, out.maxRssMb);
         return out.result;
       },
@@ -671,7 +697,7 @@ const main = async () => {
       definition,
       freshStores: (n) => freshStores(c, n),
       listAll: (bucket, prefix) => listAll(c.s3, bucket, prefix),
-      pointHandlers,
+      wireHandlers,
     };
     const steadyYear = async () => {
       const lines: string[] = [];
@@ -887,7 +913,7 @@ const main = async () => {
     c.ddb.destroy();
     c.admin.destroy();
   } finally {
-    resetDeps();
+    wired?.destroy();
     await stack?.stop();
     rmSync(tmp, { recursive: true, force: true });
   }

@@ -18,8 +18,13 @@
  */
 import { DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { setHandlerClock } from '../../../functions/deps';
-import { runArchiverLocally, type synthesizedDefinition } from '../../../infra/local/runner';
+import type { ArchiverStep } from '../../../infra/construct/step-names';
+import type {
+  RunArchiverLocallyOptions,
+  runArchiverLocally,
+  StepHandler,
+  synthesizedDefinition,
+} from '../../../infra/local/runner';
 import { s3ClientFrom } from '../../../shared/clients';
 import { config } from '../../../shared/config';
 import { jobPk, jobSk } from '../../../shared/jobs/schema';
@@ -87,14 +92,25 @@ export interface StoredObject {
   readonly size: number;
 }
 
+/** The in-process handlers wired to one table and bucket, and the DynamoDB read units they used. */
+export interface Wired {
+  readonly units: { read: number };
+  /** A run of the synthesized machine over them (`handlers` replaces some steps' handlers). */
+  run(
+    opts: Pick<RunArchiverLocallyOptions, 'definition' | 'input'> & {
+      readonly handlers?: Partial<Record<ArchiverStep, StepHandler>>;
+    },
+  ): ReturnType<typeof runArchiverLocally>;
+}
+
 export interface SteadyDeps {
   readonly s3: S3Client;
   readonly ddb: DynamoDBDocumentClient;
   readonly definition: ReturnType<typeof synthesizedDefinition>;
   readonly freshStores: (buckets: number) => Promise<{ table: string; buckets: string[] }>;
   readonly listAll: (bucket: string, prefix?: string) => Promise<StoredObject[]>;
-  /** Points the handlers at the stores; `read` sums the read units they consume. */
-  readonly pointHandlers: (table: string, bucket: string) => { read: number };
+  /** Wires the handlers to the stores, on `clock`; `units.read` sums the read units they consume. */
+  readonly wireHandlers: (table: string, bucket: string, clock: () => Date) => Wired;
 }
 
 export interface SteadyRun {
@@ -284,7 +300,9 @@ export const runSteadyYear = async (
   const t0 = performance.now();
   const { table, buckets } = await d.freshStores(1);
   const bucket = buckets[0] as string;
-  const units = d.pointHandlers(table, bucket);
+  // The handlers' clock (part names, commit times) runs from each run's simulated now (set below).
+  let clock = (): Date => new Date();
+  const { units, run: runMachine } = d.wireHandlers(table, bucket, () => clock());
   const jobs = steadyYearJobs(seed, sizes);
   const objectsOfJob = new Map(jobs.map((j) => [j.jobId, objectsOf(j).length]));
   const jobsByStatus: Record<string, number> = {};
@@ -352,8 +370,8 @@ export const runSteadyYear = async (
     // The handlers' clock (part names, commit times) runs from the simulated now, as a deployed
     // run's would: graceHours then counts between simulated days, not against the wall clock.
     const started = performance.now();
-    setHandlerClock(() => new Date(now + (performance.now() - started)));
-    const run = await runArchiverLocally({
+    clock = () => new Date(now + (performance.now() - started));
+    const run = await runMachine({
       definition: d.definition,
       input: {
         olderThanDays: S.olderThanDays,
@@ -419,7 +437,7 @@ export const runSteadyYear = async (
     }
   }
 
-  setHandlerClock(undefined);
+  clock = () => new Date();
   const end = await d.listAll(bucket);
   const hot = end.filter((o) => o.key.startsWith('job-details/'));
   const jobOfKey = (key: string) => key.split('/')[1] ?? '';

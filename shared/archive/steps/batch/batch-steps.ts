@@ -10,7 +10,7 @@ import { archiveGroup } from '../archive/archive-group';
 import type { StagedPart } from '../archive/staged';
 import { commitPartStep } from '../commit/commit-part';
 import { type LoadedShared, loadSharedIndex } from '../commit/shared-store';
-import type { StepDeps } from '../context';
+import { forRun, type StepDeps } from '../context';
 import { deleteMatching } from '../delete/delete-objects';
 import { chunks } from '../delete/delete-plan';
 import { deleteSources } from '../delete/delete-sources';
@@ -147,10 +147,11 @@ export const prepareGroup = async (
  * (An invocation that is killed or times out takes its counts with it.)
  */
 export const archiveBatch = async (
-  deps: StepDeps,
+  stepDeps: StepDeps,
   event: BatchEvent,
   hooks: BatchHooks = {},
 ): Promise<BatchResult> => {
+  const deps = forRun(stepDeps, event.run);
   const key = `${failedAttemptsPrefix(event.run.runId, event.batch.page)}${event.batch.batch}-${randomUUID()}.json`;
   const put = { ...zeroCounts(), s3: 1, byType: { 's3.PutObject': 1 } };
   // The attempt's marker first: an attempt that is killed (timeout, out of memory) leaves it, so Tally
