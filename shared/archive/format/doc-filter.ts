@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { CorruptObjectError } from '../../errors';
-import type { ByteRange } from './month-index';
 
 /**
  * Per-block document filters of a part, over the document ids its job records list (failed,
@@ -153,7 +152,13 @@ export const blockFilter = (docs: ReadonlySet<string>): { kind: FilterKind; byte
 export const mayContain = (b: { kind: FilterKind; bytes: Uint8Array }, doc: string, k = HASHES): boolean =>
   b.bytes.length > 0 && (b.kind === 'fence' ? fenceContains(b.bytes, doc) : bloomMayContain(b.bytes, doc, k));
 
-export interface BlockFilter extends ByteRange {
+/** A block's byte range in its part (month-index.ts ByteRange; not imported: the index imports this). */
+interface BlockRange {
+  readonly offset: number;
+  readonly length: number;
+}
+
+export interface BlockFilter extends BlockRange {
   readonly docs: number;
   readonly kind: FilterKind;
   readonly bytes: Uint8Array;
@@ -167,7 +172,7 @@ export interface PartDocFilters {
 
 /** The filters of a part's blocks, from each block's range and distinct document ids. */
 export const partDocFilters = (
-  blocks: Iterable<ByteRange & { readonly docs: ReadonlySet<string> }>,
+  blocks: Iterable<BlockRange & { readonly docs: ReadonlySet<string> }>,
 ): PartDocFilters => ({
   k: HASHES,
   blocks: [...blocks]
