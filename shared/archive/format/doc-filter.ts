@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { CorruptObjectError } from '../../errors';
 
@@ -31,7 +31,8 @@ export const BITS_PER_DOC = 10;
 export const HASHES = 7;
 
 const positions = (doc: string, m: number, k: number): number[] => {
-  const h = createHash('sha256').update(doc, 'utf8').digest();
+  // One-shot hash: several times faster than createHash() for short ids (a block can list 60,000).
+  const h = hash('sha256', doc, 'buffer');
   const h1 = h.readUInt32BE(0);
   const h2 = (h.readUInt32BE(4) | 1) >>> 0;
   const out: number[] = [];
