@@ -9,7 +9,7 @@ export const searchSpec: CommandSpec = {
   name: 'search',
   short: 'every job of a shop that listed a document (failed / skipped / conflict), hot and archived',
   summary:
-    'Find by document: every job of the shop whose details list the document — archived ones through the per-block document filters beside each part, hot ones through the shop’s rows in the jobs table — newest first, with the reasons and provenance.',
+    'Find by document: every job of the shop whose details list the document — archived ones through the per-block document filters kept in each month index, hot ones through the shop’s rows in the jobs table — newest first, with the reasons and provenance.',
   options: {
     shop: { type: 'string', value: 'S', help: 'shop id (required)' },
     doc: { type: 'string', value: 'ID', help: 'document id (required)' },
@@ -17,8 +17,9 @@ export const searchSpec: CommandSpec = {
     to: { type: 'string', value: 'YYYY-MM', help: 'last month searched (default: the newest)' },
   },
   notes: [
-    'Cost: 1 List per 1,000 keys under the shop’s index prefix; per month 1 index GET + 1 filter GET per part,',
-    '+ 1 ranged GET per block whose filter matches (a part without filters is read whole: said in the output).',
+    'Cost: 1 List per 1,000 keys under the shop’s index prefix; per month 1 index GET (+1 ranged GET of its filters',
+    'when they lie past its first 32 KB), + 1 ranged GET per block whose filter matches (a part built before filters',
+    'is read whole: said in the output; one with a sidecar of the first filter format costs 1 GET more).',
     'Hot: 1 Query page per 1 MB of the shop’s rows, then 1 List + 1 GET per flush of each job in range.',
   ],
 };

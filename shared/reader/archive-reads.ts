@@ -11,6 +11,7 @@ import { gzipMemberLength } from '../archive/format/member-scan';
 import {
   blockOf,
   checkIndex,
+  INDEX_FIRST_READ_BYTES,
   type MonthIndex,
   mergeBlocks,
   parseIndexHeader,
@@ -46,7 +47,7 @@ const statusOf = (err: unknown): number | undefined =>
  * once compressed) costs one GET; a larger one is read as its header member plus the one block that
  * can hold the job — one more ranged GET, whatever the month's size.
  */
-export const INDEX_PREFIX_BYTES = 32 * 1024;
+export const INDEX_PREFIX_BYTES = INDEX_FIRST_READ_BYTES;
 
 export const getRange = async (
   ctx: ReadContext,

@@ -62,7 +62,7 @@ export interface FindDocumentProvenance {
   readonly partsFiltered: number;
   /** Committed parts without filters, read whole and scanned. */
   readonly partsScanned: number;
-  /** Blocks whose filter was consulted (every block of every filtered part). */
+  /** Blocks whose filter was consulted (the blocks of filtered parts that list any document). */
   readonly blocksFiltered: number;
   readonly blocksRead: number;
   /** Blocks a filter matched that did not list the document. */

@@ -7,6 +7,7 @@ import {
   commitPart,
   docsRange,
   emptyMonthIndex,
+  INDEX_FIRST_READ_BYTES,
   INDEX_FORMAT,
   INDEX_FORMAT_V1,
   INDEX_FORMAT_V2,
@@ -366,13 +367,13 @@ describe('index@5: document filters in a trailing member', () => {
       { offset: 10, length: 20, docs: new Set() },
       { offset: 30, length: 5, docs: new Set(Array.from({ length: 300 }, (_, i) => `${tag}-${i * 7919}x`)) },
     ]);
-  const withFilters = (jobs: number): MonthIndex => {
+  const withFilters = (jobs: number, f: PartDocFilters): MonthIndex => {
     const entries: Record<string, IndexedJob> = {};
     for (let i = 0; i < jobs; i++)
       entries[`job-${String(i).padStart(5, '0')}`] = entry(P1, { offset: i * 10, length: 10 });
     const one = commitPart(
       emptyMonthIndex('s', '2026-01', 't0'),
-      { ...part(P1), size: jobs * 10, doc_filters: filters('p1') },
+      { ...part(P1), size: jobs * 10, doc_filters: f },
       entries,
       't1',
     );
@@ -380,39 +381,66 @@ describe('index@5: document filters in a trailing member', () => {
     return commitPart(one, { ...part(P2), size: 10 }, { other: entry(P2, { offset: 0, length: 10 }) }, 't2');
   };
 
+  const bigFilters = (): PartDocFilters =>
+    partDocFilters(
+      Array.from({ length: 100 }, (_, b) => ({
+        offset: b * 10,
+        length: 10,
+        docs: new Set(Array.from({ length: 300 }, (_, i) => `doc-${b}-${(i * 2654435761) % 1e13}x`)),
+      })),
+    );
+
   it.each([
-    ['one member', 10],
-    ['blocked', 4000],
-  ])('%s: filters round-trip, last, where docs_at says; a lookup’s view stops before them', (_, n) => {
-    const idx = withFilters(n);
+    ['blocked', 4000, filters('p1')],
+    ['one member, too large with its filters for a lookup’s first read', 10, bigFilters()],
+  ])(
+    '%s: filters round-trip, in a last member where docs_at says, which a lookup never parses',
+    (_, n, f) => {
+      const idx = withFilters(n, f);
+      const bytes = serializeMonthIndex(idx);
+      const back = parseMonthIndex(bytes, 'k');
+      expect(back.format).toBe(INDEX_FORMAT);
+      expect(INDEX_FORMAT).toBe('job-details-archive/index@5');
+      expect(back.parts[0]?.doc_filters).toEqual(f);
+      expect(back.parts[1]?.doc_filters).toBeUndefined();
+      expect(Object.keys(back.jobs)).toHaveLength(n + 1);
+      const head = gzipMemberLength(bytes);
+      if (!('length' in head)) throw new Error('no header member');
+      const { header } = parseIndexHeader(bytes.subarray(0, head.length), 'k');
+      expect(header.docs).toBeUndefined();
+      const at = docsRange(header, 'k');
+      if (!at) throw new Error('no docs_at');
+      expect(head.length + at.offset + at.length).toBe(bytes.length);
+      expect(head.length).toBeLessThan(INDEX_FIRST_READ_BYTES);
+      const docs = JSON.parse(gunzipSync(bytes.subarray(head.length + at.offset)).toString());
+      expect(Object.keys(docs.docs)).toEqual(['0']);
+      // Header + docs member alone: the parts and their filters (what a search reads).
+      expect(checkIndex(mergeBlocks(header, [docs]), 'k').parts[0]?.doc_filters).toEqual(f);
+      // Every member is JSONL: gzip -dc reads it all.
+      for (const l of gunzipSync(bytes).toString().split('\n').filter(Boolean))
+        expect(() => JSON.parse(l)).not.toThrow();
+      // Rewritten (a later commit): the filters stay.
+      const again = parseMonthIndex(
+        serializeMonthIndex(markDeleted(back, [{ jobId: 'other', part: P2 }], 't3')),
+        'k',
+      );
+      expect(again.parts[0]?.doc_filters).toEqual(f);
+    },
+  );
+
+  it('a small month keeps its filters inside its one member (a lookup reads it whole anyway)', () => {
+    const idx = withFilters(10, filters('p1'));
     const bytes = serializeMonthIndex(idx);
+    expect(bytes.length).toBeLessThanOrEqual(INDEX_FIRST_READ_BYTES);
+    const head = gzipMemberLength(bytes);
+    expect(head).toEqual({ length: bytes.length });
+    const stored = JSON.parse(gunzipSync(bytes).toString());
+    expect(stored.docs_at).toBeUndefined();
+    expect(Object.keys(stored.docs)).toEqual(['0']);
     const back = parseMonthIndex(bytes, 'k');
-    expect(back.format).toBe(INDEX_FORMAT);
-    expect(INDEX_FORMAT).toBe('job-details-archive/index@5');
     expect(back.parts[0]?.doc_filters).toEqual(filters('p1'));
     expect(back.parts[0]?.doc_filters?.blocks).toHaveLength(2); // the block listing nothing has none
-    expect(back.parts[1]?.doc_filters).toBeUndefined();
-    expect(Object.keys(back.jobs)).toHaveLength(n + 1);
-    const head = gzipMemberLength(bytes);
-    if (!('length' in head)) throw new Error('no header member');
-    const { header } = parseIndexHeader(bytes.subarray(0, head.length), 'k');
-    const at = docsRange(header, 'k');
-    if (!at) throw new Error('no docs_at');
-    expect(head.length + at.offset + at.length).toBe(bytes.length);
-    const docs = JSON.parse(gunzipSync(bytes.subarray(head.length + at.offset)).toString());
-    expect(Object.keys(docs.docs)).toEqual(['0']);
-    // Header + docs member alone: the parts and their filters (what a search reads).
-    const searchView = checkIndex(mergeBlocks(header, [docs]), 'k');
-    expect(searchView.parts[0]?.doc_filters).toEqual(filters('p1'));
-    // Every member is JSONL: gzip -dc reads it all.
-    for (const l of gunzipSync(bytes).toString().split('\n').filter(Boolean))
-      expect(() => JSON.parse(l)).not.toThrow();
-    // Rewritten (a later commit): the filters stay.
-    const again = parseMonthIndex(
-      serializeMonthIndex(markDeleted(back, [{ jobId: 'other', part: P2 }], 't3')),
-      'k',
-    );
-    expect(again.parts[0]?.doc_filters).toEqual(filters('p1'));
+    expect(back).not.toHaveProperty('docs');
   });
 
   it('an index with no filters has no docs member; an index@4 document still reads', () => {

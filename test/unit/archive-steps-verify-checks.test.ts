@@ -214,14 +214,14 @@ test('the verified part is exactly the index entries commit adds', async () => {
   expect(v.jobs.b?.platform_data?.ref).toBe(pdRef); // shared, stored once
 });
 
-test('a staged document filter must be the one its block’s stored records give', async () => {
+test('a staged document filter must describe its block’s stored records', async () => {
   const { staged } = await build();
   const f = staged.doc_filters?.blocks[0];
   if (!f) throw new Error('no filter');
   const range = { offset: f.offset, length: f.length };
   // Both jobs list d1: one distinct document.
   expect(filterProblem(f, range, new Set(['d1']))).toBeNull();
-  expect(filterProblem(f, range, new Set(['d1', 'd2']))).toMatch(/differs from its records/);
+  expect(filterProblem(f, range, new Set(['d1', 'd2']))).toMatch(/counts 1 documents, its records list 2/);
   expect(filterProblem(undefined, range, new Set(['d1']))).toMatch(/no document filter for its 1 documents/);
   expect(filterProblem(f, range, new Set())).toMatch(/lists no document/);
   expect(filterProblem(undefined, range, new Set())).toBeNull();

@@ -87,8 +87,8 @@ export const parseSharedPartKey = (key: string): { month: string; partName: stri
 export const shopIndexPrefix = (shopId: string): string => `${INDEX_PREFIX}${validateShopId(shopId)}/`;
 
 /**
- * A part's per-block document filters (doc-filter.ts): beside the month index, in Standard for good
- * like it, written when the part is built.
+ * A part's per-block document filters as a sidecar (doc-filter.ts `docfilter@2`), written beside the
+ * month index before index@5 kept them inside it; search still reads them, nothing writes them.
  */
 export const docFilterKey = (shopId: string, month: string, partName: string): string =>
   `${monthIndexDir(shopId, month)}docs/${validatePartName(partName)}.filter`;

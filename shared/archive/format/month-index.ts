@@ -233,6 +233,9 @@ export const markRearchive = (
 export const partByName = (index: MonthIndex, name: string): IndexedPart | undefined =>
   index.parts.find((p) => p.name === name);
 
+/** Bytes of an index a lookup reads first (shared/reader/archive-reads.ts): most months whole. */
+export const INDEX_FIRST_READ_BYTES = 32 * 1024;
+
 /** Uncompressed JSON per block of job entries: a lookup reads one block, not the whole month. */
 export const INDEX_BLOCK_BYTES = 64 * 1024;
 
@@ -323,7 +326,8 @@ const commonValue = (values: ReadonlyArray<string | null | undefined>): string |
  * each further member, each holding the entries of a run of job ids in code-point order, ≤
  * INDEX_BLOCK_BYTES of JSON. index@5 appends, when any part has document filters, one last member
  * `{"docs":{part position: storedDocFilters}}`, its range in the header's `docs_at` (offset from the
- * end of the header member): lookups never reach it, a search reads the header and it alone.
+ * end of the header member): lookups never parse it, a search reads the header and it alone. A
+ * one-member index that stays within INDEX_FIRST_READ_BYTES with them holds `docs` in that member.
  * `gzip -dc` reads it all; a lookup reads the header and one block (shared/reader/archive-reads.ts).
  * Indexes written before (index@1–4) are still read.
  */
@@ -390,8 +394,13 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
   const header = { ...head, format: INDEX_FORMAT, parts: parts.map((p) => p.stored) };
   const docsAt = (offset: number) => (docs ? { docs_at: { offset, length: docs.length } } : {});
   const tail = docs ? [docs] : [];
-  if (chunks.length === 1)
+  if (chunks.length === 1) {
+    // A small month: its filters inside the one member when that still fits a lookup's first read
+    // (which then carries them either way), saving the member's framing and Huffman tables.
+    const inline = docs ? gzipLine({ ...header, jobs: chunks[0], docs: Object.fromEntries(filters) }) : null;
+    if (inline && inline.length <= INDEX_FIRST_READ_BYTES) return inline;
     return Buffer.concat([gzipLine({ ...header, jobs: chunks[0], ...docsAt(0) }), ...tail]);
+  }
   const members = chunks.map((jobs) => gzipLine({ jobs }));
   let offset = 0;
   const blocks: IndexBlock[] = chunks.map((jobs, i) => {

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { jobPrefix } from '../../../details';
-import { type BlockFilter, partDocFilters } from '../../format/doc-filter';
+import type { BlockFilter } from '../../format/doc-filter';
 import { platformDataRef } from '../../format/members';
 import type { ByteRange, Located } from '../../format/month-index';
 import { countDetails, type PartRecord } from '../../format/records';
@@ -149,24 +149,23 @@ export const recordProblem = (
 };
 
 /**
- * Why a block's staged document filter is not the one its stored records give (`docs`: the distinct
- * document ids of the block's job records), or null. The encodings are deterministic.
+ * Why a block's staged document filter does not describe its stored records (`docs`: the distinct
+ * document ids of the block's job records), or null: a block listing documents has exactly one
+ * filter, counting them; one listing none has none. The filter bytes are not rebuilt here: the builder
+ * made them from these very records (the part's bytes are proven to be what it wrote), and a block of
+ * 60,000 ids costs seconds to filter.
  */
 export const filterProblem = (
   staged: BlockFilter | undefined,
   range: ByteRange,
   docs: ReadonlySet<string>,
 ): string | null => {
-  const want = partDocFilters([{ ...range, docs }]).blocks[0];
-  if (!want && !staged) return null;
-  if (!want) return `block@${range.offset}: a document filter for a block that lists no document`;
+  if (docs.size === 0)
+    return staged ? `block@${range.offset}: a document filter for a block that lists no document` : null;
   if (!staged) return `block@${range.offset}: no document filter for its ${docs.size} documents`;
-  return staged.length === want.length &&
-    staged.docs === want.docs &&
-    staged.kind === want.kind &&
-    Buffer.from(staged.bytes).equals(Buffer.from(want.bytes))
-    ? null
-    : `block@${range.offset}: document filter differs from its records`;
+  if (staged.length !== range.length || staged.docs !== docs.size || staged.bytes.length === 0)
+    return `block@${range.offset}: document filter counts ${staged.docs} documents, its records list ${docs.size}`;
+  return null;
 };
 
 /** The verified part: index entries of the part and its jobs (commit adds committed_at / deleted_at). */

@@ -114,7 +114,7 @@ export const checkPartBytes = async (
 ): Promise<void> => {
   const ranges = memberRanges(m);
   const byId = new Map(ranges.map((r) => [r.id, r]));
-  // Document filters (when staged) are recomputed from each block's stored records.
+  // Document filters (when staged) are checked against each block's stored records.
   const filters = m.doc_filters ? new Map(m.doc_filters.blocks.map((b) => [b.offset, b])) : null;
   const slicer = new MemberSlicer(ranges);
   const hash = createHash('sha256');
