@@ -35,16 +35,11 @@ describe('settings, described once', () => {
     expect(() => parseConfig({ [s.env]: String(s.min - 1) })).toThrow(s.env);
   });
 
-  const PROPS: SettingName[] = [
-    'olderThanDays',
-    'graceHours',
-    'jobTtlDays',
-    'readConcurrency',
-    'planPageGroups',
-    'planPageJobs',
-    'batchGroups',
-    'batchJobs',
-  ];
+  // The construct's numeric props; maxSourceMb (derived from memory when unset) has its own case.
+  const PROPS = ARCHIVER_SETTINGS.filter(
+    (n): n is Extract<SettingName, (typeof ARCHIVER_SETTINGS)[number]> =>
+      n in SETTINGS && n !== 'maxSourceMb',
+  );
   it.each(PROPS)(
     '%s: the construct prop defaults to it and refuses past its bounds, naming the prop',
     (name) => {
