@@ -1,5 +1,5 @@
-import { runIdFromExecution } from '../shared/archive/steps/run';
 import type { StepDeps } from '../shared/archive/steps/context';
+import { runIdFromExecution } from '../shared/archive/steps/run';
 import { type ForgetResult, forgetShop, parseForgetEvent } from '../shared/erasure/forget';
 import { withBoundedErrors } from './bounded-errors';
 import { getDeps } from './deps';

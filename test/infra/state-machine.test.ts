@@ -62,9 +62,7 @@ describe('archiver definition: shape', () => {
       'forget.$': '$.forget',
       'execution.$': '$$.Execution.Name',
     });
-    expect(top.States.Forget?.Catch).toEqual([
-      { ErrorEquals: ['States.ALL'], Next: STATE.runFailed },
-    ]);
+    expect(top.States.Forget?.Catch).toEqual([{ ErrorEquals: ['States.ALL'], Next: STATE.runFailed }]);
   });
 
   it('chains Plan → HasBatches → (ProcessBatches →) Tally → MorePages → (Plan | Report → RunComplete)', () => {
