@@ -136,14 +136,22 @@ const deleteKeys = async (deps: StepDeps, keys: readonly string[], requestId: st
   }
 };
 
-/** Removes the shop's entries from the watermark's retry list (If-Match; re-read on a conflict). */
-const forgetRetries = async (deps: StepDeps, shopId: string): Promise<number> => {
+/**
+ * Removes the shop's entries from the watermark's retry list (If-Match; re-read on a conflict),
+ * calling `found` with their number before the write.
+ */
+const forgetRetries = async (
+  deps: StepDeps,
+  shopId: string,
+  found: (n: number) => Promise<void>,
+): Promise<number> => {
   for (let attempt = 0; attempt < 8; attempt++) {
     const { doc, etag } = await readWatermark(deps);
     if (!doc) return 0;
     const keep = doc.retry.filter((r) => r.shopId !== shopId);
     const removed = doc.retry.length - keep.length;
     if (removed === 0) return 0;
+    await found(removed);
     try {
       await putConditional(
         deps.s3,
@@ -263,9 +271,7 @@ export const forgetShop = async (
       );
     let found = 0;
     await hooks.before?.('watermark', pass);
-    const retries = await forgetRetries(deps, shopId);
-    found += retries;
-    if (retries > 0) await record({ retryEntries: retries }, pass);
+    found += await forgetRetries(deps, shopId, (n) => record({ retryEntries: n }, pass));
 
     await hooks.before?.('archive', pass);
     const archive = await archiveObjects(deps, shopId);
