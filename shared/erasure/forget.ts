@@ -86,12 +86,6 @@ const zero: ForgetCounts = {
   retryEntries: 0,
 };
 
-const add = (a: ForgetCounts, b: Partial<ForgetCounts>): ForgetCounts => {
-  const out: Record<string, number> = { ...a };
-  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + (v ?? 0);
-  return out as unknown as ForgetCounts;
-};
-
 /** The request to work on: the caller's, else the shop's oldest open one, else a new one. */
 const requestFor = async (deps: StepDeps, input: ForgetInput): Promise<ErasureRequest> => {
   const ctx = { s3: deps.s3, bucket: deps.bucket, clock: deps.clock };

@@ -2,6 +2,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { setHandlerClock } from '../../functions/deps';
 import { auditCommand } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
+import { forgetCommand, parseForgetOptions } from '../../infra/cli/forget';
 import { memoryOutput } from '../../infra/cli/output';
 import { runArchiverLocally } from '../../infra/local/runner';
 import type { RunReport } from '../../shared/archive/steps/types';
@@ -155,4 +156,24 @@ test('overdue requests: the run report lists them and counts them for the alarm;
   expect(audit.erasure.overdue.map((o) => o.id)).toEqual(['late-1']);
   expect(auditExitCode(audit)).toBe(4);
   expect(io.stdout.join('\n')).toContain('erasure requests past their 30-day deadline (1)');
+});
+
+test('jobarchive forget: refuses bad flags before anything runs, prints the receipt, exits 0', async () => {
+  const { env } = runs;
+  expect(() => parseForgetOptions({})).toThrow('--shop');
+  expect(() => parseForgetOptions({ shop: 'a/b' })).toThrow('shop id');
+  expect(() => parseForgetOptions({ shop: 'x', 'request-id': 'no spaces' })).toThrow('erasure request id');
+  expect(() => parseForgetOptions({ shop: 'x', 'state-machine-arn': 'arn:nope' })).toThrow(
+    '--state-machine-arn',
+  );
+  const shopId = 'fg-cli.myshopify.com';
+  const job = await seedTerminalJob(env, { shopId, completedAt: daysAgo(2) });
+  const io = memoryOutput();
+  const { exitCode } = await forgetCommand(cliContextFor(env), parseForgetOptions({ shop: shopId }), io);
+  expect(exitCode).toBe(0);
+  expect(io.stdout[0]).toMatch(new RegExp(`^forget: shop ${shopId.replace(/\./g, '\\.')} forgotten`));
+  expect(io.stdout[1]).toContain(
+    `removed: ${job.keys.length} hot objects (0 jobs without a row), 1 job rows`,
+  );
+  expect(await whereNamed(env, shopId)).toEqual([]);
 });
