@@ -5,10 +5,12 @@ import {
   INDEX_PREFIX,
   parseMonthIndexKey,
   parsePartKey,
+  parseSharedIndexKey,
   validatePartName,
 } from '../../shared/archive/format/keys';
 import { type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
 import { blockCheck, pointedBlocks } from '../../shared/archive/format/part-integrity';
+import { parseSharedIndex } from '../../shared/archive/format/shared-index';
 import { mapLimit } from '../../shared/concurrency';
 import { META_SHOP_ID } from '../../shared/details/store';
 import { isNamedError } from '../../shared/errors';
@@ -55,7 +57,7 @@ export const auditSpec: CommandSpec = {
     'Reads, all paginated, none of them scans the table:',
     '  DynamoDB  1 Query page per ≤1 MB of GSI_JobsByStatus_v2 per status (5 statuses; INCLUDE projection, ~0.5 RCU per 4 KB)',
     '  S3 LIST   ⌈objects / 1000⌉ for each of job-details/, job-details-index/, job-details-cold/',
-    '  S3 GET    1 per month index (Standard storage, never Glacier)',
+    '  S3 GET    1 per month index and 1 per month with a shared index (Standard storage, never Glacier)',
     '  S3 HEAD   1 per orphan job prefix, capped by --max-heads (+1 DynamoDB GetItem each: a row the GSI misses)',
     '  parts are checked against the size and ETag their commit recorded from the LIST itself (no request);',
     '  --deep adds 1 GET per committed part (every byte read: costly for parts in Glacier — not restored, reported)',
@@ -200,11 +202,17 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
   const [rows, hot] = await Promise.all([readRows(ctx, req), readHot(ctx, req)]);
 
   const indexKeys: { key: string; shopId: string; month: string }[] = [];
+  const sharedKeys: { key: string; month: string }[] = [];
   const pending = new Set<string>();
   for await (const o of listPrefix(ctx, INDEX_PREFIX, req)) {
     const idx = parseMonthIndexKey(o.key);
     if (idx) {
       indexKeys.push({ key: o.key, ...idx });
+      continue;
+    }
+    const sharedMonth = parseSharedIndexKey(o.key);
+    if (sharedMonth) {
+      sharedKeys.push({ key: o.key, month: sharedMonth });
       continue;
     }
     // `job-details-index/{shop}/{month}/pending/{part}.json` (not the `.verified.json` twin).
@@ -237,7 +245,21 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
       return null;
     }
   });
-  const indexes = read.filter((i): i is MonthIndex => i !== null);
+  // Packed shop-months (docs/archive-format.md, "Shared parts"): each shop's view of its month's
+  // shared index is audited as that shop-month's index (its parts' keys are the shared parts').
+  const shared = await mapLimit(sharedKeys, opts.concurrency, async (k): Promise<MonthIndex[]> => {
+    req.s3Get++;
+    const got = await getObjectBytes(ctx.s3, ctx.bucket, k.key);
+    if (!got) return [];
+    try {
+      return [...parseSharedIndex(got.bytes, k.key).views.values()];
+    } catch (err) {
+      if (!isNamedError(err, 'CorruptObjectError')) throw err;
+      corruptIndexes.push({ key: k.key, shopId: '_shared', month: k.month, reason: (err as Error).message });
+      return [];
+    }
+  });
+  const indexes = [...read.filter((i): i is MonthIndex => i !== null), ...shared.flat()];
 
   // Orphans carry their shop only in the objects' metadata: one HEAD per prefix, bounded.
   const candidates = orphanCandidates(hot, rows, indexes);

@@ -204,6 +204,12 @@ export interface JobDetailsArchiveProps {
    */
   readonly batchJobs?: number;
   /**
+   * Shop-months with fewer hot bytes than this (KB) share parts (docs/archive-format.md, "Shared
+   * parts"); 0 never packs.
+   * @default 128
+   */
+  readonly packBelowKb?: number;
+  /**
    * Archive a month only once all of it is older than `olderThanDays`: one run (and one part per
    * shop) per month, at most `olderThanDays` + 1 day after the month ends with the daily schedule.
    * `false` archives each job as soon as it is old enough (a part per run per shop-month).
@@ -274,6 +280,8 @@ const INDEX_KEYS = '*/*/index.json';
 const DOC_FILTER_KEYS = '*/*/docs/*';
 /** Forgotten shops' tombstones under the erasure prefix (shared/erasure/tombstone.ts). */
 const TOMBSTONE_KEYS = 'shops/*';
+/** Packed shop-months' shared parts and indexes (docs/archive-format.md, "Shared parts"). */
+const SHARED_KEYS = '_shared/*';
 
 const PREFIX_REASON =
   'objects under this one key prefix; keys hold job/shop/month ids unknown at deploy time (exact actions, no s3:*)';
@@ -345,6 +353,7 @@ export class JobDetailsArchive extends Construct {
       planPageGroups: p.planPageGroups,
       batchGroups: p.batchGroups,
       batchJobs: p.batchJobs,
+      packBelowKb: p.packBelowKb,
       wholeMonths: p.wholeMonths,
       erasureDeadlineDays: p.erasureDeadlineDays,
       ...(p.maxSourceMb !== undefined ? { maxSourceMb: p.maxSourceMb } : {}),
@@ -513,8 +522,12 @@ export class JobDetailsArchive extends Construct {
     s3('forget', 'hot', ['read', 'delete']);
     s3('forget', 'cold', ['list', 'delete']);
     s3('forget', 'index', ['list', 'delete']);
+    // Shared parts (packed shop-months) the shop is in: read, rewritten without it under an intent,
+    // the month's shared index switched (docs/erasure.md).
+    s3('forget', 'cold', ['get', 'put'], SHARED_KEYS);
+    s3('forget', 'index', ['get', 'put'], SHARED_KEYS);
     s3('forget', 'state', ['read', 'put']);
-    s3('forget', 'erasure', ['read', 'put']);
+    s3('forget', 'erasure', ['read', 'put', 'delete']);
     grantMissingKeysAre404(this.functions.forget, this.bucket);
   }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { CorruptObjectError, IndexExistsError } from '../errors';
+import { CorruptObjectError, IndexExistsError, PackedShopMonthError } from '../errors';
 import {
   getObjectBytes,
   type ListedObject,
@@ -9,10 +9,13 @@ import {
   putConditional,
 } from '../s3/objects';
 import { applyCommit } from './format/commit-entries';
-import { groupPrefix, monthIndexKey, parsePartKey, pendingPrefix } from './format/keys';
+import { partDocFilters } from './format/doc-filter';
+import { documentListings } from './format/flatten';
+import { groupPrefix, monthIndexKey, parsePartKey, pendingPrefix, sharedIndexKey } from './format/keys';
 import { MemberScanner } from './format/member-scan';
 import { decodeLine, inflateMember } from './format/members';
 import {
+  type ByteRange,
   emptyMonthIndex,
   type IndexedJob,
   type IndexedPart,
@@ -23,6 +26,7 @@ import {
   serializeMonthIndex,
 } from './format/month-index';
 import { countDetails, type JobRecord, PART_FORMAT_V1 } from './format/records';
+import { parseSharedIndex } from './format/shared-index';
 import { stagedDocsByPart, VERIFIED_FORMAT, type VerifiedPart } from './format/staging';
 
 /**
@@ -101,9 +105,13 @@ const scanPart = async (
   let runId: string | null = null;
   const platformData = new Map<string, Located>();
   const jobs: Array<{ record: JobRecord; at: Located; sha256: string }> = [];
+  // Each member's distinct document ids: the rebuilt index gets the part's filters back.
+  const memberDocs: Array<ByteRange & { docs: Set<string> }> = [];
   let v1 = false;
   const take = (members: Array<{ offset: number; bytes: Buffer }>) => {
     for (const m of members) {
+      const docs = new Set<string>();
+      memberDocs.push({ offset: m.offset, length: m.bytes.length, docs });
       // A member is a block of whole lines (part@2); in a part@1 every member holds one line.
       const where = `${listed.key}@${m.offset}`;
       const inflated = inflateMember(m.bytes, where);
@@ -136,6 +144,7 @@ const scanPart = async (
         } else if (record.type === 'job') {
           if (record.shop_id !== shopId) fail(`job ${record.job_id} is of shop ${record.shop_id}`);
           jobs.push({ record, at: v1 ? { offset: m.offset, length: m.bytes.length } : at, sha256 });
+          for (const l of documentListings(record.details)) docs.add(l.doc_id);
         } else fail(`second part header at byte ${m.offset}`);
         start = end + 1;
       }
@@ -200,6 +209,7 @@ const scanPart = async (
       run_id: runId,
       job_count: jobs.length,
       bytes_in: jobs.reduce((n, j) => n + j.record.sources.reduce((m, s) => m + s.size, 0), 0),
+      doc_filters: partDocFilters(memberDocs),
     },
     jobs: entries,
   };
@@ -228,6 +238,13 @@ export const rebuildMonthIndex = async (
   const key = monthIndexKey(shopId, month);
   const existing = await readExisting(deps, shopId, month);
   if (existing && !opts.dryRun && !opts.force) throw new IndexExistsError(key);
+  // A packed shop-month has no index of its own by design: writing one would hide its shared view.
+  if (!existing) {
+    const sharedKey = sharedIndexKey(month);
+    const got = await getObjectBytes(deps.s3, deps.bucket, sharedKey);
+    if (got && parseSharedIndex(got.bytes, sharedKey, shopId).views.has(shopId))
+      throw new PackedShopMonthError(shopId, month, sharedKey);
+  }
 
   const stagingPrefix = pendingPrefix(shopId, month);
   const staged = stagedDocsByPart(stagingPrefix, await listAllArray(deps.s3, deps.bucket, stagingPrefix));

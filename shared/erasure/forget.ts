@@ -10,6 +10,7 @@ import { jobIdFromSk, jobPk, jobSk } from '../jobs/schema';
 import { listAllArray, putConditional } from '../s3/objects';
 import { formatTimestamp } from '../time';
 import { findShopHotObjects } from './forget-hot';
+import { forgetSharedParts } from './forget-shared';
 import {
   type ErasureReceipt,
   type ErasureRequest,
@@ -51,6 +52,8 @@ export interface ForgetCounts {
   readonly docFilters: number;
   readonly stagingDocs: number;
   readonly retryEntries: number;
+  /** Shared parts (packed shop-months) the shop had a segment in: rewritten without it. */
+  readonly sharedParts: number;
 }
 
 export interface ForgetResult {
@@ -84,6 +87,7 @@ const zero: ForgetCounts = {
   docFilters: 0,
   stagingDocs: 0,
   retryEntries: 0,
+  sharedParts: 0,
 };
 
 /** The request to work on: the caller's, else the shop's oldest open one, else a new one. */
@@ -278,6 +282,13 @@ export const forgetShop = async (
       await deleteKeys(deps, archive.indexes, request.id);
       await deleteKeys(deps, archive.rest, request.id);
     }
+
+    // Packed shop-months: the shop's segments leave the shared parts they are in.
+    const shared = await forgetSharedParts(deps, shopId, { requestId: request.id, runId: input.runId }, (n) =>
+      record({ sharedParts: n }, pass),
+    );
+    lists += shared.lists;
+    found += shared.sharedParts;
 
     await hooks.before?.('hot', pass);
     const jobIds = await shopJobIds(deps, shopId);

@@ -1,6 +1,10 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { documentListings } from '../../../shared/archive/format/flatten';
+import { parseMonthIndexKey } from '../../../shared/archive/format/keys';
+import { gzipMemberLength } from '../../../shared/archive/format/member-scan';
+import { docsRange, parseIndexHeader } from '../../../shared/archive/format/month-index';
 import { JobDetailsReader } from '../../../shared/reader';
+import { getObjectBytes, type ListedObject } from '../../../shared/s3/objects';
 import { type BenchJob, prng, shopMonth } from './workload';
 
 /**
@@ -26,6 +30,29 @@ export interface SearchResult {
   readonly filterBytes: number;
   readonly partBytes: number;
 }
+
+/**
+ * Bytes of document filters at rest: each month index's filter member (index@5, read from its header)
+ * plus any sidecar (`.filter`, parts built before index@5).
+ */
+export const filterBytesAtRest = async (
+  s3: S3Client,
+  bucket: string,
+  objects: readonly Pick<ListedObject, 'key' | 'size'>[],
+): Promise<number> => {
+  let total = 0;
+  for (const o of objects) {
+    if (o.key.endsWith('.filter')) total += o.size;
+    if (!parseMonthIndexKey(o.key)) continue;
+    const got = await getObjectBytes(s3, bucket, o.key);
+    if (!got) continue;
+    const head = gzipMemberLength(Buffer.from(got.bytes));
+    if (!('length' in head)) continue;
+    const { header } = parseIndexHeader(got.bytes.subarray(0, head.length), o.key);
+    total += docsRange(header, o.key)?.length ?? 0;
+  }
+  return total;
+};
 
 export const monthsBefore = (last: string, n: number): string[] => {
   const [y, m] = last.split('-').map(Number) as [number, number];
