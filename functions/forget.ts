@@ -1,5 +1,5 @@
 import type { StepDeps } from '../shared/archive/steps/context';
-import { runIdFromExecution } from '../shared/archive/steps/run';
+import { runIdFromExecution } from '../shared/archive/steps/run-context';
 import { type ForgetResult, forgetShop, parseForgetEvent } from '../shared/erasure/forget';
 import { withBoundedErrors } from './bounded-errors';
 import { getDeps } from './deps';

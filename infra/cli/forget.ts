@@ -15,7 +15,8 @@ import {
 } from './args';
 import type { CliContext } from './context';
 import { type Output, printJson } from './output';
-import { parseRunOptions, type RunOutcome } from './run';
+import { parseRunOptions } from './run';
+import type { RunOutcome } from './run-summary';
 import { startAndFollow } from './sfn-follow';
 
 export const forgetSpec: CommandSpec = {

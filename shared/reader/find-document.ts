@@ -159,7 +159,7 @@ const searchBlock = async (
 ): Promise<boolean> => {
   const got = await fetchObject(ctx, at.key, block);
   if (!got) throw new CorruptObjectError(at.key, 'committed part is missing');
-  ctx.tally.partRead(at.key);
+  ctx.ledger.partRead(at.key);
   const where = `${at.key} bytes ${block.offset}-${block.offset + block.length - 1}`;
   const text = inflateMember(got.bytes, where).toString('utf8');
   let hit = false;
@@ -192,7 +192,7 @@ const scanPart = async (
 ): Promise<void> => {
   const whole = await fetchObject(ctx, at.key);
   if (!whole) throw new CorruptObjectError(at.key, 'committed part is missing');
-  ctx.tally.partRead(at.key);
+  ctx.ledger.partRead(at.key);
   const lines = gunzipSync(whole.bytes)
     .toString('utf8')
     .split('\n')
@@ -331,6 +331,11 @@ export const findDocument = async (
   const archive = await searchArchive(ctx, q, found);
   return {
     jobs: found.newestFirst(),
-    provenance: { requests: ctx.tally.requests, bytes: ctx.tally.provenance('none').bytes, ...archive, hot },
+    provenance: {
+      requests: ctx.ledger.requests,
+      bytes: ctx.ledger.provenance('none').bytes,
+      ...archive,
+      hot,
+    },
   };
 };

@@ -192,7 +192,7 @@ test('a large month: its filters past the first 32 KB cost one more ranged GET, 
   );
   const ctx = newReadContext(e.s3, e.bucket, readerSettings({}));
   const found = await documentCandidates(ctx, shop, M2, 'doc-4321-7');
-  expect(ctx.tally.requests).toBe(2);
+  expect(ctx.ledger.requests).toBe(2);
   expect(found).toHaveLength(1);
   expect(found?.[0]).toMatchObject({ part, filters: 'index', blocksFiltered: 6000 });
   expect(found?.[0]?.blocks).toContainEqual({ offset: 43210, length: 10 });

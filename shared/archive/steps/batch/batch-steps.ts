@@ -7,7 +7,6 @@ import { isForgotten, readTombstone, type Tombstone } from '../../../erasure/tom
 import { ShopForgottenError } from '../../../errors';
 import { addCounts, zeroCounts } from '../../../metrics';
 import { putJson } from '../../../s3/objects';
-import { truncate } from '../../../text';
 import { docFilterKey, failedAttemptsPrefix } from '../../format/keys';
 import { archiveGroup } from '../archive/archive-group';
 import type { StagedPart } from '../archive/staged';
@@ -16,9 +15,8 @@ import { type LoadedShared, loadSharedIndex } from '../commit/shared-store';
 import type { StepDeps } from '../context';
 import { deleteMatching } from '../delete/delete-objects';
 import { chunks } from '../delete/delete-plan';
-import { deleteSources, type PreparedDelete } from '../delete/delete-sources';
-import { readBatchJobs } from '../plan/planned-jobs';
-import { CAPS } from '../run';
+import { deleteSources } from '../delete/delete-sources';
+import { readBatchJobs } from '../run-files/planned-jobs';
 import type {
   ArchiveResult,
   ArchiveStaged,

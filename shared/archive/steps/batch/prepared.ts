@@ -1,6 +1,6 @@
-import { truncate } from '../../../text';
+import { errorParts, truncate } from '../../../text';
+import { CAPS } from '../caps';
 import type { PreparedDelete } from '../delete/delete-sources';
-import { CAPS } from '../run';
 import type { ArchiveResult, GroupResult, PlannedGroup } from '../types';
 
 /** A group's stages, in order: the names `BatchHooks` uses. */
@@ -20,8 +20,8 @@ export interface StageHooks {
 }
 
 const failure = (err: unknown): { error: string; cause: string } => {
-  const e = err instanceof Error ? err : new Error(String(err));
-  return { error: truncate(e.name, 100), cause: truncate(e.message, CAPS.reason * 2) };
+  const { name, message } = errorParts(err);
+  return { error: truncate(name, 100), cause: truncate(message, CAPS.reason * 2) };
 };
 
 export const fail = (ref: GroupResult['group'], err: unknown): GroupResult => ({
