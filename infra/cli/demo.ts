@@ -1,6 +1,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { INDEX_PREFIX, parseMonthIndexKey } from '../../shared/archive/format/keys';
+import { INDEX_PREFIX, parseMonthIndexKey, parseSharedIndexKey } from '../../shared/archive/format/keys';
 import { type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
+import { parseSharedIndex } from '../../shared/archive/format/shared-index';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { getObjectBytes, listAll } from '../../shared/s3/objects';
 import { boolFlag, type CommandSpec, dateFlag, EXIT_FAILURE, EXIT_OK, type Flags } from './args';
@@ -66,9 +67,12 @@ export const pickArchivedJob = async (
 ): Promise<{ shopId: string; jobId: string } | null> => {
   const indexes: MonthIndex[] = [];
   for await (const o of listAll(ctx.s3, ctx.bucket, INDEX_PREFIX)) {
-    if (!parseMonthIndexKey(o.key)) continue;
+    // Small shop-months are packed: their indexes are views in their month's shared index.
+    const shared = parseSharedIndexKey(o.key) !== null;
+    if (!shared && !parseMonthIndexKey(o.key)) continue;
     const got = await getObjectBytes(ctx.s3, ctx.bucket, o.key);
-    if (got) indexes.push(parseMonthIndex(got.bytes, o.key));
+    if (got && shared) indexes.push(...parseSharedIndex(got.bytes, o.key).views.values());
+    else if (got) indexes.push(parseMonthIndex(got.bytes, o.key));
     if (indexes.length >= maxIndexes) break;
   }
   let fallback: { shopId: string; jobId: string } | null = null;

@@ -167,8 +167,8 @@ export interface JobDetailsArchiveProps {
    */
   readonly batchJobs?: number;
   /**
-   * Shop-months with fewer hot bytes than this (KB) share parts (docs/archive-format.md, "Shared
-   * parts"); 0 never packs.
+   * Shop-months with fewer hot bytes than this (KB) share parts with the other small shop-months of
+   * their month (the storage layout page, "Shared parts"); 0 never packs.
    * @default 128
    */
   readonly packBelowKb?: number;

@@ -233,6 +233,7 @@ describe('step functions', () => {
         [ENV.planPageGroups]: '10000',
         [ENV.batchGroups]: '50',
         [ENV.batchJobs]: '2000',
+        [ENV.packBelowKb]: '128',
         [ENV.wholeMonths]: 'true',
         [ENV.erasureDeadlineDays]: '30',
         NODE_OPTIONS: '--enable-source-maps',

@@ -204,4 +204,34 @@ describe('packed shop-months', () => {
     expect(Object.keys(view?.jobs ?? {}).sort()).toEqual([a?.jobId, late.jobId].sort());
     expect(view?.jobs[late.jobId]?.[0]?.deleted_at).toBeNull();
   });
+
+  it('a crash before the shared commit leaves every hot copy; the next run archives them', async () => {
+    const env = await archiverEnv({ packBelowKb: 128 });
+    const at = daysAgo(45);
+    const month = at.toISOString().slice(0, 7);
+    const jobs = await seedShops(env, ['ra.myshopify.com', 'rb.myshopify.com'], at);
+    const crashed = await runMachine(env, { crash: { before: 'commit' } });
+    expect(crashed.run.status).not.toBe('SUCCEEDED');
+    // Intent before effect: the uploaded shared part has its intent; nothing is committed or deleted.
+    const staged = await listKeys(env.s3, env.bucket, `job-details-index/_shared/${month}/`);
+    expect(staged).toHaveLength(1);
+    expect(staged[0]).toMatch(/\/pending\/part-.*\.json$/);
+    for (const j of jobs)
+      expect(await listKeys(env.s3, env.bucket, `job-details/${j.jobId}/`)).toEqual(j.keys);
+
+    // The next run (no watermark, and the bucket's index prefix holds the intent) cannot tell the
+    // month is new: its shops are in no shared index, so each gets a part and index of its own —
+    // never split between the two.
+    const next = await runMachine(env);
+    expect(next.report).toMatchObject({ jobsArchived: jobs.length, groupsFailed: [] });
+    expect(next.pages[0]?.planned.map((g) => g.pack)).toEqual(['if-packed', 'if-packed']);
+    for (const shop of ['ra.myshopify.com', 'rb.myshopify.com'])
+      expect(Object.keys((await readIndex(env, shop, month))?.jobs ?? {})).not.toEqual([]);
+    for (const j of jobs) expect(await listKeys(env.s3, env.bucket, `job-details/${j.jobId}/`)).toEqual([]);
+    const reader = new JobDetailsReader(env.s3, env.bucket);
+    for (const j of jobs) {
+      const got = await reader.readAllDetails(await readerQuery(env, j));
+      expect(got.provenance.source).toBe('archive');
+    }
+  });
 });

@@ -37,7 +37,8 @@ test('bench:archive --smoke runs and ends with one JSON object of every document
   expect(last.daily).toEqual(
     expect.objectContaining({
       name: 'daily-3x4',
-      parts: 3,
+      // Three small shop-months of one month, packed into one shared part (never sliced by day).
+      parts: 1,
       shopMonths: 3,
       hotObjectsLeft: 0,
       archivedDay: 14,
