@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import { archiveBatchHandler } from '../../functions/archive-batch';
+import { forgetHandler } from '../../functions/forget';
 import { planHandler } from '../../functions/plan';
 import { reportHandler } from '../../functions/report';
 import type { ObservabilitySink } from '../../functions/sink';
@@ -53,6 +54,7 @@ export const stepHandlers = (
   'archive-batch': archiveBatchHandler(deps, sink, hooks),
   tally: tallyHandler(deps, sink),
   report: reportHandler(deps, sink),
+  forget: forgetHandler(deps, sink),
 });
 
 /** The file the build writes beside the compiled runner (absent in a checkout, which synthesizes). */

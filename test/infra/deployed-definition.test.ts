@@ -33,8 +33,8 @@ describe('deployed vs local definition', () => {
     );
   });
 
-  it('comes with four ESM bundles, each with a source map and the createRequire shim', () => {
-    expect(bundles).toHaveLength(4);
+  it('comes with five ESM bundles, each with a source map and the createRequire shim', () => {
+    expect(bundles).toHaveLength(5);
     for (const b of bundles) {
       expect(b.hasMap).toBe(true);
       expect(b.code.startsWith("import { createRequire as topLevelCreateRequire } from 'node:module';")).toBe(

@@ -51,6 +51,7 @@ describe('JobDetailsArchive props: defaults', () => {
       'archive-batch': 1024,
       tally: 512,
       report: 512,
+      forget: 1024,
     });
     expect(p.timeout['archive-batch'].toMinutes()).toBe(15);
     expect(p.timeout.plan.toMinutes()).toBe(5);
@@ -58,7 +59,7 @@ describe('JobDetailsArchive props: defaults', () => {
 
   it('take one value for all steps or a per-step record over the defaults', () => {
     expect(Object.values(resolveArchiveProps({ lambdaMemoryMb: 2048 }).memoryMb)).toEqual(
-      Array(4).fill(2048),
+      Array(5).fill(2048),
     );
     const p = resolveArchiveProps({
       lambdaMemoryMb: { tally: 256 },

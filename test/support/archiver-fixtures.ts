@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { archiveBatchHandler } from '../../functions/archive-batch';
+import { forgetHandler } from '../../functions/forget';
 import { planHandler } from '../../functions/plan';
 import { reportHandler } from '../../functions/report';
 import type { ObservabilitySink } from '../../functions/sink';
@@ -72,6 +73,7 @@ export const DEFAULT_SETTINGS: StepSettings = {
   wholeMonths: false,
   maxSourceMb: 25.6,
   jobTtlDays: 90,
+  erasureDeadlineDays: 30,
 };
 
 /**
@@ -90,6 +92,7 @@ const pickSettings = (c: StepSettings): StepSettings => ({
   wholeMonths: c.wholeMonths,
   maxSourceMb: c.maxSourceMb,
   jobTtlDays: c.jobTtlDays,
+  erasureDeadlineDays: c.erasureDeadlineDays,
 });
 // Packing off like most tests (one part and index per shop-month); archiver-packed.test.ts turns it on.
 export const TABLE_SETTINGS: StepSettings = pickSettings(
@@ -598,6 +601,7 @@ export const runMachine = async (env: ArchiverEnv, opts: MachineRunOptions = {})
         return out;
       },
       tally: tallyHandler(() => env.deps, sink),
+      forget: forgetHandler(() => env.deps, sink),
       report: async (event, context) => {
         report = await end(event, context);
         return report;

@@ -14,6 +14,7 @@ export const SETTING_USES: Record<AnySettingName, string> = {
   packBelowKb: 'prop',
   maxSourceMb: 'prop, run input, `--max-source-mb`',
   retentionMonths: 'prop; `jobarchive cost --retention-months`',
+  erasureDeadlineDays: 'prop; `jobarchive audit --erasure-deadline-days`',
   wholeMonths: 'prop, run input, `--whole-months`',
   restoreTier: 'reader option',
 };

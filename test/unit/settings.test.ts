@@ -44,6 +44,7 @@ describe('settings, described once', () => {
     'planPageJobs',
     'batchGroups',
     'batchJobs',
+    'erasureDeadlineDays',
   ];
   it.each(PROPS)(
     '%s: the construct prop defaults to it and refuses past its bounds, naming the prop',
