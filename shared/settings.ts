@@ -144,6 +144,20 @@ export const SETTINGS = {
     summary:
       'months archive parts and never-archived hot objects are kept (0: forever); indexes a month longer',
   },
+  /**
+   * GDPR answers a request within a month; Shopify asks apps to act on `shop/redact` and
+   * `customers/redact` within 30 days. Requests older than this and not complete are overdue: the run
+   * report, `jobarchive audit` and the construct's alarm name them (docs/erasure.md).
+   */
+  erasureDeadlineDays: {
+    env: 'JDA_ERASURE_DEADLINE_DAYS',
+    default: 30,
+    min: 1,
+    max: 365,
+    integer: false,
+    summary:
+      'days an erasure request (forget a shop, redact a document) may stay incomplete before it is overdue',
+  },
 } as const satisfies Record<string, NumberSetting>;
 
 export const SWITCHES = {

@@ -13,6 +13,7 @@ export const SETTING_USES: Record<AnySettingName, string> = {
   batchJobs: 'prop',
   maxSourceMb: 'prop',
   retentionMonths: 'prop; `jobarchive cost --retention-months`',
+  erasureDeadlineDays: 'prop; `jobarchive audit --erasure-deadline-days`',
   wholeMonths: 'prop, run input',
   restoreTier: 'reader option',
 };
