@@ -1,0 +1,241 @@
+import { gunzipSync } from 'node:zlib';
+import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
+import { auditCommand, parseAuditOptions } from '../../infra/cli/audit';
+import { auditExitCode } from '../../infra/cli/audit-model';
+import { memoryOutput } from '../../infra/cli/output';
+import { parseRedactOptions, redactCommand } from '../../infra/cli/redact';
+import { candidateBlocks, parseDocFilters } from '../../shared/archive/format/doc-filter';
+import { flattenPart, partPlace } from '../../shared/archive/format/flatten';
+import { COLD_PREFIX, INDEX_PREFIX } from '../../shared/archive/format/keys';
+import type { JobDetails } from '../../shared/details/payload';
+import { getRequest, REQUESTS_PREFIX } from '../../shared/erasure/ledger';
+import { createJob } from '../../shared/jobs/create-job';
+import type { FlushDetails } from '../../shared/jobs/record-flush';
+import { recordFlush } from '../../shared/jobs/record-flush';
+import { JobDetailsReader } from '../../shared/reader/reader';
+import { redactDetails } from '../../shared/redact/redact-details';
+import {
+  type ArchiverEnv,
+  archiverEnv,
+  cliContextFor,
+  daysAgo,
+  HOUR,
+  inMonth,
+  listKeys,
+  partLines,
+  runMachine,
+} from '../support/archiver-fixtures';
+
+/**
+ * `jobarchive redact` on the embedded stack: jobs archived by the synthesized state machine plus a
+ * job still hot, all listing one customer's document id; another shop lists the same id. After the
+ * redaction the id occurs in no byte of the bucket outside that other shop (every object read,
+ * gunzipped when gzip), no filter matches it, every job's details are what they were less the
+ * document (plus the note), and the other shop's objects are byte for byte what they were.
+ */
+jest.setTimeout(240_000);
+
+const SHOP = 'shop-r';
+const OTHER = 'shop-o';
+const DOC = 'gid://shopify/Customer/7301';
+
+interface Seeded {
+  readonly shopId: string;
+  readonly jobId: string;
+  readonly completedAt: string;
+}
+
+/** A terminal job of one flush per entry of `flushes` (the last completes it). */
+const seedJob = async (
+  env: ArchiverEnv,
+  shopId: string,
+  completedAt: Date,
+  flushes: FlushDetails[],
+): Promise<Seeded> => {
+  const n = (m: Record<string, readonly unknown[]> | undefined) =>
+    Object.values(m ?? {}).reduce((s, l) => s + l.length, 0);
+  const counts = flushes.map((f) => ({
+    processed: 2,
+    failed: n(f.failed),
+    skipped: n(f.skipped),
+    conflict: n(f.conflict),
+  }));
+  const total = counts.reduce((s, c) => s + c.processed + c.failed + c.skipped + c.conflict, 0);
+  const created = new Date(completedAt.getTime() - HOUR);
+  const { jobId } = await createJob(
+    env.ddb,
+    env.table,
+    { shopId, jobType: 'full_sync', platform: 'shopify', totalItems: total },
+    { now: created },
+  );
+  await env.store.writePlatformData(shopId, jobId, { indexer: { v: 1 } });
+  for (const [i, f] of flushes.entries()) {
+    await recordFlush(
+      { ddb: env.ddb, table: env.table, detailsWriter: env.store },
+      { shopId, jobId, totalItems: total, ...(i > 0 ? { knownStatus: 'IN_PROGRESS' as const } : {}) },
+      { chunkIds: [`p${i}`], counts: counts[i] ?? counts[0]!, details: f },
+      { now: i === flushes.length - 1 ? completedAt : new Date(created.getTime() + (i + 1) * 60_000) },
+    );
+  }
+  return { shopId, jobId, completedAt: completedAt.toISOString() };
+};
+
+let env: ArchiverEnv;
+let jobs: Seeded[] = [];
+const before = new Map<string, unknown>();
+let otherObjects = new Map<string, Buffer>();
+
+const reader = () => new JobDetailsReader(env.s3, env.bucket);
+const lookup = async (j: Seeded) => {
+  const q = { shopId: j.shopId, jobId: j.jobId, completedAt: j.completedAt };
+  const r = await reader().readAllDetails(q);
+  return { details: r.details, platformData: (await reader().readPlatformData(q)).data };
+};
+
+const getAll = async (key: string) => {
+  const res = await env.s3.send(new GetObjectCommand({ Bucket: env.bucket, Key: key }));
+  return {
+    bytes: Buffer.from(await (res.Body?.transformToByteArray() ?? new Uint8Array())),
+    meta: res.Metadata ?? {},
+  };
+};
+
+/** Every object's key → its bytes (gunzipped when gzip), and whose shop it is. */
+const bucketContents = async () => {
+  const out = new Map<string, { text: string; raw: Buffer; shop: string | undefined }>();
+  for (const key of await listKeys(env.s3, env.bucket, '')) {
+    const { bytes, meta } = await getAll(key);
+    const text =
+      bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes).toString('utf8') : bytes.toString('utf8');
+    const shop = meta['shop-id'] ?? /^job-details-(?:cold|index)\/([^/]+)\//.exec(key)?.[1];
+    out.set(key, { text, raw: bytes, shop });
+  }
+  return out;
+};
+
+beforeAll(async () => {
+  env = await archiverEnv();
+  const m2 = (d: number) => inMonth(2, d);
+  jobs = [
+    await seedJob(env, SHOP, m2(3), [
+      { failed: { timeout: [DOC, 'p-1'] } },
+      { skipped: { unchanged: ['p-2'] } },
+    ]),
+    await seedJob(env, SHOP, m2(4), [
+      {
+        conflict: { version: [{ doc_id: DOC, existing_version: 3, incoming_version: 2 }] },
+        failed: { timeout: ['p-3'] },
+      },
+    ]),
+    await seedJob(env, SHOP, m2(5), [{ failed: { timeout: ['p-4'] } }]),
+    await seedJob(env, SHOP, inMonth(3, 6), [{ failed: { invalid: [DOC] } }]),
+    await seedJob(env, OTHER, m2(3), [{ failed: { timeout: [DOC, 'o-1'] } }]),
+  ];
+  const r = await runMachine(env);
+  expect(r.run.status).toBe('SUCCEEDED');
+  // Completed yesterday: still hot, found through the shop's rows.
+  jobs.push(await seedJob(env, SHOP, daysAgo(1), [{ failed: { timeout: [DOC, 'h-1'] } }]));
+  for (const j of jobs) before.set(j.jobId, await lookup(j));
+  const all = await bucketContents();
+  expect([...all.keys()].some((k) => k.startsWith(`${COLD_PREFIX}${SHOP}/`))).toBe(true);
+  otherObjects = new Map([...all].filter(([, v]) => v.shop === OTHER).map(([k, v]) => [k, v.raw]));
+  expect(otherObjects.size).toBeGreaterThan(1);
+});
+
+test('after redact the id is in no byte of the shop; details unchanged less the document; other shop untouched', async () => {
+  const ctx = cliContextFor(env);
+  const io = memoryOutput();
+  const { exitCode, results } = await redactCommand(
+    ctx,
+    parseRedactOptions({ shop: SHOP, doc: DOC, 'request-id': 'webhook-1' }),
+    io,
+  );
+  expect(exitCode).toBe(0);
+  const report = results[0]?.report;
+  expect(report).toMatchObject({ complete: true, pending: [], hot: { objectsRewritten: 1, listings: 1 } });
+  expect(report?.archive.listings).toBe(3);
+  expect(report?.archive.partsRewritten.length).toBe(2); // one part per month
+  expect(io.stdout.join('\n')).toMatch(/complete/);
+
+  // No byte (gunzipped) of any object outside the other shop names the document; filters miss it.
+  const after = await bucketContents();
+  for (const [key, v] of after) {
+    if (v.shop === OTHER) continue;
+    expect({ key, has: v.text.includes(DOC) || v.raw.includes(DOC) }).toEqual({ key, has: false });
+    if (key.endsWith('.filter') && v.shop === SHOP)
+      expect(candidateBlocks(parseDocFilters(v.raw, key), DOC)).toEqual([]);
+  }
+  // The other shop's objects are byte for byte what they were, and nothing of it was added or removed.
+  const otherAfter = [...after].filter(([, v]) => v.shop === OTHER);
+  expect(otherAfter.map(([k]) => k).sort()).toEqual([...otherObjects.keys()].sort());
+  for (const [k, v] of otherAfter) expect(v.raw.equals(otherObjects.get(k) as Buffer)).toBe(true);
+
+  // Every job reads as before less the document (plus the note); the others exactly as before.
+  const at = report?.at as string;
+  for (const j of jobs) {
+    const was = before.get(j.jobId) as { details: JobDetails; platformData: unknown };
+    expect(was.platformData).toEqual({ indexer: { v: 1 } });
+    const now = await lookup(j);
+    const expected = j.shopId === SHOP ? redactDetails(was.details, DOC, at).details : was.details;
+    expect(now).toEqual({ details: expected, platformData: was.platformData });
+  }
+
+  // The ledger: complete, with a receipt of counts, the document id dropped.
+  const req = await getRequest(env, 'webhook-1');
+  expect(req?.request).toMatchObject({
+    state: 'complete',
+    kind: 'redact-doc',
+    receipt: {
+      hotObjectsRewritten: 1,
+      archivedListingsRemoved: 3,
+      partsRewritten: 2,
+      partsPendingRestore: 0,
+    },
+  });
+  expect(req?.request.docId).toBeUndefined();
+
+  // The parts flatten (SQL, search) with the listings gone, and the archive audits clean.
+  for (const key of [...after.keys()].filter((k) => k.startsWith(`${COLD_PREFIX}${SHOP}/`))) {
+    const place = partPlace(key);
+    if (!place) continue;
+    const flat = flattenPart(await partLines(env, key), place, key);
+    expect(flat.documents.filter((d) => d.doc_id === DOC)).toEqual([]);
+    expect(flat.jobs.length).toBeGreaterThan(0);
+  }
+  const found = await reader().findDocument({ shopId: SHOP, docId: DOC }, { ddb: env.ddb, table: env.table });
+  expect(found.jobs).toEqual([]);
+  const audit = await auditCommand(ctx, parseAuditOptions({ deep: true }), memoryOutput());
+  expect(auditExitCode(audit)).toBe(0);
+  expect([...after.keys()].filter((k) => k.startsWith(INDEX_PREFIX) && k.includes('/redact/'))).toEqual([]);
+  expect([...after.keys()].some((k) => k.startsWith(REQUESTS_PREFIX))).toBe(true);
+});
+
+test('a rerun finds nothing and changes no object', async () => {
+  const etags = async () =>
+    Promise.all(
+      (await listKeys(env.s3, env.bucket, '')).map(async (k) => [
+        k,
+        (await env.s3.send(new HeadObjectCommand({ Bucket: env.bucket, Key: k }))).ETag,
+      ]),
+    );
+  const was = (await etags()).filter(([k]) => !String(k).startsWith(REQUESTS_PREFIX));
+  const { exitCode, results } = await redactCommand(
+    cliContextFor(env),
+    parseRedactOptions({ shop: SHOP, doc: DOC }),
+    memoryOutput(),
+  );
+  expect(exitCode).toBe(0);
+  expect(results[0]?.report).toMatchObject({
+    complete: true,
+    hot: { objectsRewritten: 0, listings: 0 },
+    archive: { listings: 0, partsRewritten: [] },
+  });
+  expect((await etags()).filter(([k]) => !String(k).startsWith(REQUESTS_PREFIX))).toEqual(was);
+});
+
+test('bad input is a typed error before any write', () => {
+  expect(() => parseRedactOptions({ shop: SHOP })).toThrow(/--doc/);
+  expect(() => parseRedactOptions({ shop: '../x', doc: DOC })).toThrow(/shop/);
+  expect(() => parseRedactOptions({ pending: true, shop: SHOP })).toThrow(/--pending/);
+  expect(() => parseRedactOptions({ shop: SHOP, doc: DOC, 'request-id': 'a/b' })).toThrow(/request id/);
+});
