@@ -1,5 +1,4 @@
-import { gunzipSync } from 'node:zlib';
-import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { auditCommand, parseAuditOptions } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
 import { memoryOutput } from '../../infra/cli/output';
@@ -9,9 +8,6 @@ import { flattenPart, partPlace } from '../../shared/archive/format/flatten';
 import { COLD_PREFIX, INDEX_PREFIX } from '../../shared/archive/format/keys';
 import type { JobDetails } from '../../shared/details/payload';
 import { getRequest, REQUESTS_PREFIX } from '../../shared/erasure/ledger';
-import { createJob } from '../../shared/jobs/create-job';
-import type { FlushDetails } from '../../shared/jobs/record-flush';
-import { recordFlush } from '../../shared/jobs/record-flush';
 import { JobDetailsReader } from '../../shared/reader/reader';
 import { redactDetails } from '../../shared/redact/redact-details';
 import {
@@ -19,12 +15,12 @@ import {
   archiverEnv,
   cliContextFor,
   daysAgo,
-  HOUR,
   inMonth,
   listKeys,
   partLines,
   runMachine,
 } from '../support/archiver-fixtures';
+import { bucketContents, type Seeded, seedDocJob } from '../support/redact-fixtures';
 
 /**
  * `jobarchive redact` on the embedded stack: jobs archived by the synthesized state machine plus a
@@ -39,47 +35,6 @@ const SHOP = 'shop-r';
 const OTHER = 'shop-o';
 const DOC = 'gid://shopify/Customer/7301';
 
-interface Seeded {
-  readonly shopId: string;
-  readonly jobId: string;
-  readonly completedAt: string;
-}
-
-/** A terminal job of one flush per entry of `flushes` (the last completes it). */
-const seedJob = async (
-  env: ArchiverEnv,
-  shopId: string,
-  completedAt: Date,
-  flushes: FlushDetails[],
-): Promise<Seeded> => {
-  const n = (m: Record<string, readonly unknown[]> | undefined) =>
-    Object.values(m ?? {}).reduce((s, l) => s + l.length, 0);
-  const counts = flushes.map((f) => ({
-    processed: 2,
-    failed: n(f.failed),
-    skipped: n(f.skipped),
-    conflict: n(f.conflict),
-  }));
-  const total = counts.reduce((s, c) => s + c.processed + c.failed + c.skipped + c.conflict, 0);
-  const created = new Date(completedAt.getTime() - HOUR);
-  const { jobId } = await createJob(
-    env.ddb,
-    env.table,
-    { shopId, jobType: 'full_sync', platform: 'shopify', totalItems: total },
-    { now: created },
-  );
-  await env.store.writePlatformData(shopId, jobId, { indexer: { v: 1 } });
-  for (const [i, f] of flushes.entries()) {
-    await recordFlush(
-      { ddb: env.ddb, table: env.table, detailsWriter: env.store },
-      { shopId, jobId, totalItems: total, ...(i > 0 ? { knownStatus: 'IN_PROGRESS' as const } : {}) },
-      { chunkIds: [`p${i}`], counts: counts[i] ?? counts[0]!, details: f },
-      { now: i === flushes.length - 1 ? completedAt : new Date(created.getTime() + (i + 1) * 60_000) },
-    );
-  }
-  return { shopId, jobId, completedAt: completedAt.toISOString() };
-};
-
 let env: ArchiverEnv;
 let jobs: Seeded[] = [];
 const before = new Map<string, unknown>();
@@ -92,51 +47,30 @@ const lookup = async (j: Seeded) => {
   return { details: r.details, platformData: (await reader().readPlatformData(q)).data };
 };
 
-const getAll = async (key: string) => {
-  const res = await env.s3.send(new GetObjectCommand({ Bucket: env.bucket, Key: key }));
-  return {
-    bytes: Buffer.from(await (res.Body?.transformToByteArray() ?? new Uint8Array())),
-    meta: res.Metadata ?? {},
-  };
-};
-
-/** Every object's key → its bytes (gunzipped when gzip), and whose shop it is. */
-const bucketContents = async () => {
-  const out = new Map<string, { text: string; raw: Buffer; shop: string | undefined }>();
-  for (const key of await listKeys(env.s3, env.bucket, '')) {
-    const { bytes, meta } = await getAll(key);
-    const text =
-      bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes).toString('utf8') : bytes.toString('utf8');
-    const shop = meta['shop-id'] ?? /^job-details-(?:cold|index)\/([^/]+)\//.exec(key)?.[1];
-    out.set(key, { text, raw: bytes, shop });
-  }
-  return out;
-};
-
 beforeAll(async () => {
   env = await archiverEnv();
   const m2 = (d: number) => inMonth(2, d);
   jobs = [
-    await seedJob(env, SHOP, m2(3), [
+    await seedDocJob(env, SHOP, m2(3), [
       { failed: { timeout: [DOC, 'p-1'] } },
       { skipped: { unchanged: ['p-2'] } },
     ]),
-    await seedJob(env, SHOP, m2(4), [
+    await seedDocJob(env, SHOP, m2(4), [
       {
         conflict: { version: [{ doc_id: DOC, existing_version: 3, incoming_version: 2 }] },
         failed: { timeout: ['p-3'] },
       },
     ]),
-    await seedJob(env, SHOP, m2(5), [{ failed: { timeout: ['p-4'] } }]),
-    await seedJob(env, SHOP, inMonth(3, 6), [{ failed: { invalid: [DOC] } }]),
-    await seedJob(env, OTHER, m2(3), [{ failed: { timeout: [DOC, 'o-1'] } }]),
+    await seedDocJob(env, SHOP, m2(5), [{ failed: { timeout: ['p-4'] } }]),
+    await seedDocJob(env, SHOP, inMonth(3, 6), [{ failed: { invalid: [DOC] } }]),
+    await seedDocJob(env, OTHER, m2(3), [{ failed: { timeout: [DOC, 'o-1'] } }]),
   ];
   const r = await runMachine(env);
   expect(r.run.status).toBe('SUCCEEDED');
   // Completed yesterday: still hot, found through the shop's rows.
-  jobs.push(await seedJob(env, SHOP, daysAgo(1), [{ failed: { timeout: [DOC, 'h-1'] } }]));
+  jobs.push(await seedDocJob(env, SHOP, daysAgo(1), [{ failed: { timeout: [DOC, 'h-1'] } }]));
   for (const j of jobs) before.set(j.jobId, await lookup(j));
-  const all = await bucketContents();
+  const all = await bucketContents(env);
   expect([...all.keys()].some((k) => k.startsWith(`${COLD_PREFIX}${SHOP}/`))).toBe(true);
   otherObjects = new Map([...all].filter(([, v]) => v.shop === OTHER).map(([k, v]) => [k, v.raw]));
   expect(otherObjects.size).toBeGreaterThan(1);
@@ -158,7 +92,7 @@ test('after redact the id is in no byte of the shop; details unchanged less the 
   expect(io.stdout.join('\n')).toMatch(/complete/);
 
   // No byte (gunzipped) of any object outside the other shop names the document; filters miss it.
-  const after = await bucketContents();
+  const after = await bucketContents(env);
   for (const [key, v] of after) {
     if (v.shop === OTHER) continue;
     expect({ key, has: v.text.includes(DOC) || v.raw.includes(DOC) }).toEqual({ key, has: false });
