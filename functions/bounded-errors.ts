@@ -1,6 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { truncate } from '../shared/text';
+import { errorText, truncate } from '../shared/text';
 import { invocationLogger } from './observability';
 
 /**
@@ -16,7 +16,7 @@ export const ERROR_STACK_MAX = 120;
 /** Shortens `err` in place; returns whether anything had to change. */
 export const boundError = (err: Error): boolean => {
   const message = truncate(String(err.message ?? ''), ERROR_MESSAGE_MAX);
-  const stack = truncate(`${err.name}: ${message}`, ERROR_STACK_MAX);
+  const stack = errorText(err, ERROR_STACK_MAX); // within the capped message: ERROR_STACK_MAX < ERROR_MESSAGE_MAX
   if (message === err.message && stack === err.stack) return false;
   try {
     err.message = message;

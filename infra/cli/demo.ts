@@ -7,8 +7,8 @@ import { boolFlag, type CommandSpec, dateFlag, EXIT_FAILURE, EXIT_OK, type Flags
 import type { CliContext } from './context';
 import { type LookupResult, lookupCommand } from './lookup';
 import { type Output, printJson } from './output';
-import { type RunDeps, type RunOutcome, runCommand } from './run';
-import { isRunReport } from './run-summary';
+import { type RunDeps, runCommand } from './run';
+import { isRunReport, type RunOutcome } from './run-summary';
 import { type SeedResult, seedCommand } from './seed';
 
 export const demoSpec: CommandSpec = {

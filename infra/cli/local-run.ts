@@ -5,7 +5,7 @@ import type { StepHandler } from '../local/runner';
 import type { CliContext } from './context';
 import type { Output } from './output';
 import { startProgress } from './progress';
-import type { RunOutcome } from './run';
+import type { RunOutcome } from './run-summary';
 
 /**
  * `jobarchive run` without --state-machine-arn: the CDK-synthesized definition executed in-process

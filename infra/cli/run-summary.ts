@@ -1,6 +1,16 @@
 import type { RunReport } from '../../shared/archive/steps/types';
 import { formatBytes } from './output';
 
+/** How a run ended, wherever it ran. */
+export interface RunOutcome {
+  readonly status: string;
+  /** The execution output: the RunReport when it succeeded. */
+  readonly output: unknown;
+  readonly error?: string;
+  readonly cause?: string;
+  readonly executionArn?: string;
+}
+
 /** The short human summary of a run report (the execution output). Pure. */
 
 const LIST_LIMIT = 10;

@@ -19,7 +19,7 @@ import {
 import type { CliContext } from './context';
 import { runLocally } from './local-run';
 import { type Output, printJson } from './output';
-import { isRunReport, summarizeRunReport } from './run-summary';
+import { isRunReport, type RunOutcome, summarizeRunReport } from './run-summary';
 import { type FollowOptions, startAndFollow } from './sfn-follow';
 
 export const runSpec: CommandSpec = {
@@ -93,16 +93,6 @@ export const parseRunOptions = (flags: Flags): RunOptions => {
     json: boolFlag(flags, 'json'),
   };
 };
-
-/** How a run ended, wherever it ran. */
-export interface RunOutcome {
-  readonly status: string;
-  /** The execution output: the RunReport when it succeeded. */
-  readonly output: unknown;
-  readonly error?: string;
-  readonly cause?: string;
-  readonly executionArn?: string;
-}
 
 export interface RunDeps {
   /** Runs the state machine in-process (default: infra/local/runner). */

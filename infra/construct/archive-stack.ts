@@ -1,6 +1,7 @@
 import { App, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { JobDetailsArchive, type JobDetailsArchiveProps } from './job-details-archive';
+import { JobDetailsArchive } from './job-details-archive';
+import type { JobDetailsArchiveProps } from './props';
 
 export const ARCHIVE_STACK_NAME = 'JobDetailsArchive';
 

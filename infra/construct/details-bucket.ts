@@ -10,8 +10,8 @@ import {
 } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { INDEX_RETENTION_EXTRA_DAYS, retentionDays } from '../../shared/settings';
-import type { ArchiveStorageClass } from './job-details-archive';
 import { acknowledge } from './nag';
+import type { ArchiveStorageClass } from './props';
 
 /** Key prefixes of the one bucket (docs/archive-format.md, "Data layout"); IAM and lifecycle rules are scoped by them. */
 export const PREFIX = {

@@ -12,11 +12,10 @@ export {
   noncurrentVersionRules,
   retentionRules,
 } from './details-bucket';
-export {
-  type ArchiveAlarms,
-  type ArchiveScheduleProps,
-  type ArchiveSqlProps,
-  type ArchiveStorageClass,
-  JobDetailsArchive,
-  type JobDetailsArchiveProps,
-} from './job-details-archive';
+export { type ArchiveAlarms, JobDetailsArchive } from './job-details-archive';
+export type {
+  ArchiveScheduleProps,
+  ArchiveSqlProps,
+  ArchiveStorageClass,
+  JobDetailsArchiveProps,
+} from './props';

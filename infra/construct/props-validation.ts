@@ -10,7 +10,7 @@ import {
   settingProblem,
 } from '../../shared/settings';
 import { RUNS_EXPIRE_DAYS } from './details-bucket';
-import type { ArchiveStorageClass, JobDetailsArchiveProps } from './job-details-archive';
+import type { ArchiveStorageClass, JobDetailsArchiveProps } from './props';
 import { ARCHIVER_STEPS, type ArchiverStep, defaultMemoryMb, defaultTimeout } from './step-functions';
 
 /** Storage classes a part may move to; all three accept a transition on day 0 (no 30-day STANDARD minimum). */

@@ -13,7 +13,6 @@ import { s3ClientFrom } from '../../shared/clients';
 import { config } from '../../shared/config';
 import { JobArchiveError } from '../../shared/errors';
 import { countRequests, type RequestCounts, zeroCounts } from '../../shared/metrics';
-import type { JobDetailsArchiveProps } from '../construct/job-details-archive';
 import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../construct/retry-errors';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../construct/step-names';
 import { assertLocallyExecutable } from './asl-guard';
@@ -25,6 +24,7 @@ import {
   runDistributedMap,
 } from './distributed-map';
 import { LocalStackError, loadOptional, UnsupportedLocallyError } from './errors';
+import type { DeployedSynthesisOptions, LocalSetup, SynthesisOptions } from './synth';
 
 // The package's typings are ESM-only, but it ships a CommonJS build (exports.require), which is what
 // this CommonJS project (and jest) can load synchronously.
@@ -49,23 +49,6 @@ export const STEP_HANDLERS: Readonly<Record<ArchiverStep, StepHandler>> = {
   tally: bind(tally),
   report: bind(report),
 };
-
-export interface SynthesisOptions {
-  /** Props of the construct (e.g. `maxConcurrency`); the definition depends on a few of them. */
-  readonly archive?: JobDetailsArchiveProps;
-}
-
-/**
- * What a local run takes from the construct: its state machine's definition (function ARNs resolved
- * to local ones) and each step's timeout and memory. Synthesized by CDK (./synth.ts) — or, in the
- * installed package, read from `archiver-local.json`, which `npm run build` synthesizes next to the
- * compiled runner (a test holds it equal to a fresh synthesis), so `jobarchive run` needs no CDK.
- */
-export interface LocalSetup {
-  readonly definition: string;
-  readonly timeoutMs: Readonly<Record<ArchiverStep, number>>;
-  readonly memoryMb: Readonly<Record<ArchiverStep, number>>;
-}
 
 /** The file the build writes beside the compiled runner (absent in a checkout, which synthesizes). */
 export const SHIPPED_SETUP_FILE = 'archiver-local.json';
@@ -97,7 +80,7 @@ export const localDefinitionString = (opts: SynthesisOptions = {}): string =>
   synth().localDefinitionString(opts);
 
 /** The definition `cdk deploy` ships (real esbuild bundling, cdk-nag on), resolved the same way. Slow. */
-export const deployedDefinitionString = (opts: import('./synth').DeployedSynthesisOptions = {}): string =>
+export const deployedDefinitionString = (opts: DeployedSynthesisOptions = {}): string =>
   synth().deployedDefinitionString(opts);
 
 /** The resolved ASL object the local runner executes. */

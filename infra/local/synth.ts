@@ -1,15 +1,32 @@
 import { rmSync } from 'node:fs';
 import type { CfnElement } from 'aws-cdk-lib';
 import { createArchiveApp } from '../construct/archive-stack';
+import type { JobDetailsArchiveProps } from '../construct/props';
 import { resolveArchiveProps } from '../construct/props-validation';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../construct/step-names';
 import { LOCAL_BUCKET_PLACEHOLDER, localFunctionArn, resolveDefinitionString } from './asl-resolve';
-import type { LocalSetup, SynthesisOptions } from './runner';
 
 /**
  * CDK synthesis of the archiver for local runs: the only part of the local runner that loads
  * aws-cdk-lib (the runner loads it on demand; the package's build ships its default result).
  */
+export interface SynthesisOptions {
+  /** Props of the construct (e.g. `maxConcurrency`); the definition depends on a few of them. */
+  readonly archive?: JobDetailsArchiveProps;
+}
+
+/**
+ * What a local run takes from the construct: its state machine's definition (function ARNs resolved
+ * to local ones) and each step's timeout and memory. Synthesized by CDK (this file) — or, in the
+ * installed package, read from `archiver-local.json`, which `npm run build` synthesizes next to the
+ * compiled runner (runner.ts; a test holds it equal to a fresh synthesis), so `jobarchive run` needs no CDK.
+ */
+export interface LocalSetup {
+  readonly definition: string;
+  readonly timeoutMs: Readonly<Record<ArchiverStep, number>>;
+  readonly memoryMb: Readonly<Record<ArchiverStep, number>>;
+}
+
 export interface DeployedSynthesisOptions extends SynthesisOptions {
   /** Called with the cloud assembly directory (bundled assets included) before it is removed. */
   readonly inspectAssembly?: (directory: string) => void;

@@ -57,7 +57,7 @@ const getRange = async (
     }),
   );
   const bytes = out.Body ? await out.Body.transformToByteArray() : new Uint8Array(0);
-  ctx.tally.received(bytes.length);
+  ctx.ledger.received(bytes.length);
   const total = Number(/\/(\d+)$/.exec(out.ContentRange ?? '')?.[1] ?? bytes.length);
   return { bytes, etag: normalizeEtag(out.ETag), total };
 };
@@ -213,7 +213,7 @@ const readRange = async (
       `expected ${length} bytes, got ${got.bytes.length} (part shorter than its index says)`,
     );
   }
-  ctx.tally.partRead(key);
+  ctx.ledger.partRead(key);
   return got.bytes;
 };
 

@@ -1,7 +1,19 @@
 import type { JobRecord } from '../archive/format/records';
 import { type JobDetails, type JobDetailsPayload, mergeAllJobDetails } from '../details';
-import { sourceOf } from './tally';
 import type { ReadSource } from './types';
+
+/** Which side(s) contributed to a result. */
+export const sourceOf = (hot: boolean, archive: boolean): ReadSource =>
+  hot && archive ? 'both' : hot ? 'hot' : archive ? 'archive' : 'none';
+
+/** Where anything in a combined result came from (e.g. details from the archive, platform data hot). */
+export const combineSources = (...sources: ReadSource[]): ReadSource =>
+  sources.every((s) => s === 'row' || s === 'none') && sources.includes('row')
+    ? 'row'
+    : sourceOf(
+        sources.some((s) => s === 'hot' || s === 'both'),
+        sources.some((s) => s === 'archive' || s === 'both'),
+      );
 
 /**
  * Merges what both sides found. Archived records come first (oldest archival first), then the hot

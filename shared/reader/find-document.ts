@@ -178,7 +178,7 @@ const searchArchive = async (ctx: ReadContext, q: Resolved, found: Found): Promi
         stats.partsScanned++;
         const whole = await fetchObject(ctx, key);
         if (!whole) throw new CorruptObjectError(key, 'committed part is missing');
-        ctx.tally.partRead(key);
+        ctx.ledger.partRead(key);
         const lines = gunzipSync(whole.bytes)
           .toString('utf8')
           .split('\n')
@@ -210,7 +210,7 @@ const searchArchive = async (ctx: ReadContext, q: Resolved, found: Found): Promi
         stats.blocksRead++;
         const got = await fetchObject(ctx, key, { offset: block.offset, length: block.length });
         if (!got) throw new CorruptObjectError(key, 'committed part is missing');
-        ctx.tally.partRead(key);
+        ctx.ledger.partRead(key);
         const where = `${key} block ${b}`;
         const text = inflateMember(got.bytes, where).toString('utf8');
         let hit = false;
@@ -303,6 +303,11 @@ export const findDocument = async (
   const archive = await searchArchive(ctx, q, found);
   return {
     jobs: found.newestFirst(),
-    provenance: { requests: ctx.tally.requests, bytes: ctx.tally.provenance('none').bytes, ...archive, hot },
+    provenance: {
+      requests: ctx.ledger.requests,
+      bytes: ctx.ledger.provenance('none').bytes,
+      ...archive,
+      hot,
+    },
   };
 };

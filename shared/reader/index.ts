@@ -1,6 +1,6 @@
 /** Reader with fallback: a job's details from hot objects, archive parts, or both. */
 
-export { choosePlatformData, combineDetails } from './combine';
+export { choosePlatformData, combineDetails, combineSources, sourceOf } from './combine';
 export {
   type ArchiveEntry,
   entriesFromIndex,
@@ -22,8 +22,8 @@ export {
   resolveQuery,
 } from './query';
 export { planReads, sliceMembers } from './ranges';
+export { ReadLedger } from './read-ledger';
 export { JobDetailsReader } from './reader';
-export { combineSources, ReadTally, sourceOf } from './tally';
 export type {
   ArchivalSummary,
   DetailsResult,

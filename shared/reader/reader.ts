@@ -5,14 +5,13 @@ import { INLINE_PLATFORM_DATA, type InlineDetails, parseInlineDetails } from '..
 import { CorruptObjectError, InvalidInputError } from '../errors';
 import { itemToJson } from '../jobs/row-json';
 import { type MonthRead, readIndexes, readMembers, recheckIndexes, searchIndexes } from './archive-reads';
-import { choosePlatformData, combineDetails } from './combine';
+import { choosePlatformData, combineDetails, combineSources } from './combine';
 import { type ArchiveEntry, hotPlan, latestWithPlatformData, orderEntries } from './entries';
 import { type FindDocumentQuery, type FindDocumentResult, findDocument } from './find-document';
 import { type HotRead, readHot, readHotPlatformData } from './hot-reads';
 import { type ReaderSettings, type ResolvedQuery, readerSettings, resolveQuery } from './query';
 import type { WantedMember } from './ranges';
 import { newReadContext, type ReadContext } from './s3-context';
-import { combineSources } from './tally';
 import type {
   DetailsResult,
   JobDetailsReaderOptions,
@@ -83,7 +82,7 @@ export class JobDetailsReader {
       hot?.flushes.map((f) => f.payload) ?? [],
       inline.details,
     );
-    return { details, provenance: ctx.tally.provenance(source, detailAttributes(inline)) };
+    return { details, provenance: ctx.ledger.provenance(source, detailAttributes(inline)) };
   }
 
   /** The job's platform data: hot platform-data.json when present, else the newest archived one. */
@@ -93,23 +92,23 @@ export class JobDetailsReader {
     const ctx = newReadContext(this.s3, this.bucket, this.settings);
     // The dual-read prefers the row: a pre-migration row's platform_data costs no request.
     if (inline.platformData !== null) {
-      return { data: inline.platformData, provenance: ctx.tally.provenance('row', [INLINE_PLATFORM_DATA]) };
+      return { data: inline.platformData, provenance: ctx.ledger.provenance('row', [INLINE_PLATFORM_DATA]) };
     }
     // Hot first: it is the newest, and reading it before the indexes means an archival committed
     // meanwhile (which precedes any delete) is in the indexes we read next.
     const hot = await readHotPlatformData(ctx, rq);
-    if (hot !== null) return { data: hot, provenance: ctx.tally.provenance('hot') };
+    if (hot !== null) return { data: hot, provenance: ctx.ledger.provenance('hot') };
     const reads = rq.months !== null ? await readIndexes(ctx, rq, rq.months) : await searchIndexes(ctx, rq);
     const latest = latestWithPlatformData(entriesOf(reads));
-    if (!latest) return { data: null, provenance: ctx.tally.provenance('none') };
+    if (!latest) return { data: null, provenance: ctx.ledger.provenance('none') };
     // With its job record: index@2 entries leave the platform data's ref to the record (usually the
     // same block, fetched once).
     // Nothing hot to fall back on here: damage to the platform data itself is the read's error.
     const damage: unknown[] = [];
     const { platformData } = await this.readMembers(ctx, rq, [latest], latest, damage);
     if (platformData === null && damage.length > 0) throw damage[0];
-    for (const err of damage) ctx.tally.warn(warning(err));
-    return { data: platformData, provenance: ctx.tally.provenance('archive') };
+    for (const err of damage) ctx.ledger.warn(warning(err));
+    return { data: platformData, provenance: ctx.ledger.provenance('archive') };
   }
 
   /**
@@ -144,7 +143,7 @@ export class JobDetailsReader {
       hotKeys: hot?.keys ?? [],
       detailsSource: details.source,
       platformDataSource: pd.source,
-      provenance: ctx.tally.provenance(combineSources(details.source, pd.source), inline.attributes),
+      provenance: ctx.ledger.provenance(combineSources(details.source, pd.source), inline.attributes),
     };
   }
 
@@ -214,10 +213,10 @@ export class JobDetailsReader {
     if (damage.length === 0) return { ...read, hot: gathered.hot };
     const hot = gathered.hot ?? (await readHot(ctx, rq, withPlatformData));
     if (read.records.length > 0 || read.platformData !== null) {
-      for (const err of damage) ctx.tally.warn(warning(err));
+      for (const err of damage) ctx.ledger.warn(warning(err));
       return { ...read, hot };
     }
-    for (const err of damage.slice(1)) ctx.tally.warn(warning(err));
+    for (const err of damage.slice(1)) ctx.ledger.warn(warning(err));
     return { ...read, hot: degrade(ctx, hot, damage[0]) };
   }
 
@@ -278,7 +277,7 @@ const hasAnything = (hot: HotRead): boolean => hot.flushes.length > 0 || hot.pla
  */
 const degrade = (ctx: ReadContext, hot: HotRead, err: unknown): HotRead => {
   if (!(err instanceof CorruptObjectError) || !hasAnything(hot)) throw err;
-  ctx.tally.warn(warning(err));
+  ctx.ledger.warn(warning(err));
   return hot;
 };
 

@@ -1,5 +1,6 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
-import { JobDetailsArchive, type JobDetailsArchiveProps } from '../../infra/construct/job-details-archive';
+import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
+import type { JobDetailsArchiveProps } from '../../infra/construct/props';
 import { resolveArchiveProps } from '../../infra/construct/props-validation';
 import { InvalidInputError, TtlTooShortError } from '../../shared/errors';
 import { useOutdirs } from './template-helpers';

@@ -1,7 +1,8 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
-import { JobDetailsArchive, type JobDetailsArchiveProps } from '../../infra/construct/job-details-archive';
+import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
+import type { JobDetailsArchiveProps } from '../../infra/construct/props';
 import { resolveArchiveProps } from '../../infra/construct/props-validation';
 import { InvalidInputError } from '../../shared/errors';
 import { retentionDays } from '../../shared/settings';

@@ -2,7 +2,7 @@ import { withBoundedErrors } from '../../functions/bounded-errors';
 import { plannedJobsKey } from '../../shared/archive/format/keys';
 import { parseBatchEvent, parseGroupResult, parseTallyEvent } from '../../shared/archive/steps/events';
 import { encodeCursor } from '../../shared/archive/steps/plan/cursor';
-import { buildRun } from '../../shared/archive/steps/run';
+import { buildRun } from '../../shared/archive/steps/run-context';
 import type {
   ArchiveStaged,
   BatchResult,

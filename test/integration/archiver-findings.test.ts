@@ -1,8 +1,8 @@
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { groupFindingsKey, planFindingsKey } from '../../shared/archive/format/keys';
-import { FINDINGS_FORMAT } from '../../shared/archive/steps/report/findings';
-import { CAPS } from '../../shared/archive/steps/run';
+import { CAPS } from '../../shared/archive/steps/caps';
+import { FINDINGS_FORMAT } from '../../shared/archive/steps/run-files/findings';
 import {
   archiverEnv,
   getBytes,

@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { JobRecord } from '../../shared/archive/format/records';
-import { CAPS } from '../../shared/archive/steps/run';
+import { CAPS } from '../../shared/archive/steps/caps';
 import type { GroupDone } from '../../shared/archive/steps/types';
 import { jobPrefix, platformDataKey } from '../../shared/details';
 import {

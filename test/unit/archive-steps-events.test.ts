@@ -5,7 +5,8 @@ import {
   parseReportEvent,
   parseTallyEvent,
 } from '../../shared/archive/steps/events';
-import { buildRun, zeroTotals } from '../../shared/archive/steps/run';
+import { buildRun } from '../../shared/archive/steps/run-context';
+import { zeroTotals } from '../../shared/archive/steps/run-totals';
 import { stagedKeys } from '../../shared/archive/steps/verify/verify-part';
 import { InvalidInputError } from '../../shared/errors';
 

@@ -1,6 +1,6 @@
 import { planBatchesKey, plannedJobsKey } from '../../shared/archive/format/keys';
-import { layoutPlanFiles } from '../../shared/archive/steps/plan/plan-files';
 import { type PageGroup, plannedJob } from '../../shared/archive/steps/plan/plan-rows';
+import { layoutPlanFiles } from '../../shared/archive/steps/run-files/plan-files';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 
 const job = (id: string, month: string): PlannedJob =>

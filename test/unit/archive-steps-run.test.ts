@@ -1,11 +1,11 @@
+import { reasonOf } from '../../shared/archive/steps/caps';
 import {
   buildRun,
   MAX_NOW_AHEAD_MS,
   parseRun,
   parseRunInput,
-  reasonOf,
   runIdFromExecution,
-} from '../../shared/archive/steps/run';
+} from '../../shared/archive/steps/run-context';
 import { InvalidIdError, InvalidInputError, VerificationError } from '../../shared/errors';
 
 const settings = { olderThanDays: 30, graceHours: 1, wholeMonths: false };

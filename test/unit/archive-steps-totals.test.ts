@@ -1,5 +1,5 @@
 import { addResults, condenseCause, failuresOf } from '../../shared/archive/steps/report/totals';
-import { zeroTotals } from '../../shared/archive/steps/run';
+import { zeroTotals } from '../../shared/archive/steps/run-totals';
 import type { GroupResult } from '../../shared/archive/steps/types';
 
 const group = (shopId: string) => ({ shopId, month: '2026-01' });

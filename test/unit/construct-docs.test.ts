@@ -12,7 +12,7 @@ import {
  * The construct's prop docs are its published surface (jsii/IDE hover): they must name the steps and
  * states that exist, with the defaults the code applies (as settings.test.ts holds the settings table).
  */
-const source = readFileSync(resolve(__dirname, '../../infra/construct/job-details-archive.ts'), 'utf8');
+const source = readFileSync(resolve(__dirname, '../../infra/construct/props.ts'), 'utf8');
 const docs = [...source.matchAll(/\/\*\*[\s\S]*?\*\//g)].map((m) => m[0]).join('\n');
 const defaultOf = (prop: string): string | undefined =>
   new RegExp(`@default ([^\\n]+)\\n\\s*\\*/\\n\\s*readonly ${prop}\\?`).exec(source)?.[1]?.trim();

@@ -1,5 +1,11 @@
 import type { JobRecord } from '../../shared/archive/format/records';
-import { choosePlatformData, combineDetails, combineSources, ReadTally, sourceOf } from '../../shared/reader';
+import {
+  choosePlatformData,
+  combineDetails,
+  combineSources,
+  ReadLedger,
+  sourceOf,
+} from '../../shared/reader';
 import { details, jobMeta } from '../support/archive-fixture';
 
 const record = (d: JobRecord['details']): JobRecord => ({
@@ -70,8 +76,8 @@ describe('provenance accounting', () => {
     expect(combineSources('none', 'none')).toBe('none');
   });
 
-  it('ReadTally counts requests and bytes and lists each part once, sorted', () => {
-    const t = new ReadTally();
+  it('ReadLedger counts requests and bytes and lists each part once, sorted', () => {
+    const t = new ReadLedger();
     t.request();
     t.request();
     t.received(10);

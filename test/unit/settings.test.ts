@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseFlags, settingFlag } from '../../infra/cli/args';
 import { runSpec } from '../../infra/cli/run';
 import { resolveArchiveProps } from '../../infra/construct/props-validation';
-import { parseRunInput } from '../../shared/archive/steps/run';
+import { parseRunInput } from '../../shared/archive/steps/run-context';
 import { ENV, parseConfig } from '../../shared/config';
 import { readerSettings } from '../../shared/reader/query';
 import { ALL_SETTINGS, CHOICES, SETTINGS, type SettingName, SWITCHES } from '../../shared/settings';
@@ -69,7 +69,7 @@ describe('settings, described once', () => {
   });
 
   it('the props documentation states the same defaults', () => {
-    const source = readFileSync(resolve(__dirname, '../../infra/construct/job-details-archive.ts'), 'utf8');
+    const source = readFileSync(resolve(__dirname, '../../infra/construct/props.ts'), 'utf8');
     const documented = (prop: string): string | undefined =>
       new RegExp(`@default ([^\\n]+)\\n\\s*\\*/\\n\\s*readonly ${prop}\\?`).exec(source)?.[1]?.trim();
     for (const name of PROPS)

@@ -4,8 +4,9 @@ import { TERMINAL_STATUSES } from '../../jobs/schema';
 import type { RequestCounts } from '../../metrics';
 import { BATCH_GROUPS_MAX } from '../../settings';
 import type { PlanCall } from './plan/plan';
-import { checkJobsKey } from './plan/planned-jobs';
-import { parseRequests, parseRun, parseRunInput, parseTotals, runIdFromExecution } from './run';
+import { parseRun, parseRunInput, runIdFromExecution } from './run-context';
+import { checkJobsKey } from './run-files/planned-jobs';
+import { parseRequests, parseTotals } from './run-totals';
 import { bool, int, isObj, isoTime, obj, str, validId } from './shape';
 import type {
   ArchiveSummary,

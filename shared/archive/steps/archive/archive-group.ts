@@ -7,10 +7,10 @@ import { docFilterKey, newPartName, partKey, pendingKey } from '../../format/key
 import { latestEntry } from '../../format/month-index';
 import { PartBuilder } from '../../format/part-builder';
 import { INTENT_FORMAT, type PartIntent } from '../../format/staging';
+import { CAPS } from '../caps';
 import { type LoadedIndex, loadMonthIndex } from '../commit/index-store';
 import type { StepDeps } from '../context';
-import { type QuarantineItem, writeGroupFindings } from '../report/findings';
-import { CAPS } from '../run';
+import { type QuarantineItem, writeGroupFindings } from '../run-files/findings';
 import type { ArchiveResult, GroupItem, PlannedJob } from '../types';
 import { archivedByRun, assembleJob, changedSincePlan, classifyPlanned } from './classify';
 import { readJobRows } from './job-rows';

@@ -4,7 +4,7 @@ import { type ArchivableRow, archivableRow, itemToJson } from '../../../jobs/row
 import { normalizedOrAsIs } from '../../../time';
 import { latestEntry, type MonthIndex, partByName } from '../../format/month-index';
 import type { ArchivedJobMeta } from '../../format/records';
-import { reasonOf } from '../run';
+import { reasonOf } from '../caps';
 import type { PlannedJob } from '../types';
 import type { JobRowSnapshot } from './job-rows';
 

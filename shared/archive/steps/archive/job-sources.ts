@@ -15,8 +15,8 @@ import { CorruptObjectError, JobArchiveError, SourceReadError } from '../../../e
 import { getObjectBytes, isNotFound } from '../../../s3/objects';
 import { sha256Hex } from '../../format/canonical-json';
 import type { SourceObject } from '../../format/records';
+import { reasonOf } from '../caps';
 import type { StepDeps } from '../context';
-import { reasonOf } from '../run';
 
 /**
  * Reading one job's hot objects for its archive record. Anything that is not exactly what the writer

@@ -5,17 +5,17 @@ import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
 import { addCounts, zeroCounts } from '../../../metrics';
 import { putJson } from '../../../s3/objects';
-import { truncate } from '../../../text';
+import { errorParts, truncate } from '../../../text';
 import { failedAttemptsPrefix } from '../../format/keys';
 import { archiveGroup } from '../archive/archive-group';
 import type { StagedPart } from '../archive/staged';
+import { CAPS } from '../caps';
 import { commitPartStep } from '../commit/commit-part';
 import type { StepDeps } from '../context';
 import { deleteMatching } from '../delete/delete-objects';
 import { chunks } from '../delete/delete-plan';
 import { deleteSources, type PreparedDelete } from '../delete/delete-sources';
-import { readBatchJobs } from '../plan/planned-jobs';
-import { CAPS } from '../run';
+import { readBatchJobs } from '../run-files/planned-jobs';
 import type {
   ArchiveResult,
   ArchiveStaged,
@@ -79,8 +79,8 @@ export interface BatchHooks {
 }
 
 const failure = (err: unknown): { error: string; cause: string } => {
-  const e = err instanceof Error ? err : new Error(String(err));
-  return { error: truncate(e.name, 100), cause: truncate(e.message, CAPS.reason * 2) };
+  const { name, message } = errorParts(err);
+  return { error: truncate(name, 100), cause: truncate(message, CAPS.reason * 2) };
 };
 
 const fail = (ref: GroupResult['group'], err: unknown): GroupResult => ({

@@ -8,10 +8,10 @@ import { latestEntry, markDeleted, markRearchive, partByName } from '../../forma
 import { blockCheck, headCheck, pointedBlocks } from '../../format/part-integrity';
 import { changedSincePlan } from '../archive/classify';
 import { readJobRows } from '../archive/job-rows';
+import { CAPS } from '../caps';
 import { type LoadedIndex, updateMonthIndex } from '../commit/index-store';
 import type { StepDeps } from '../context';
-import { type DeleteErrorItem, writeGroupFindings } from '../report/findings';
-import { CAPS } from '../run';
+import { type DeleteErrorItem, writeGroupFindings } from '../run-files/findings';
 import type { DeleteInput, DeleteResult, PlannedJob } from '../types';
 import type { deleteMatching } from './delete-objects';
 import { deletedByRun, eligibleForDelete, matchSources, waitingForGrace } from './delete-plan';

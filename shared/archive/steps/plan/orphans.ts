@@ -4,8 +4,8 @@ import { validateShopId } from '../../../ids';
 import { listAll } from '../../../s3/objects';
 import { HOT_PREFIX } from '../../format/keys';
 import { readJobRows } from '../archive/job-rows';
+import { reportableId } from '../caps';
 import type { StepDeps } from '../context';
-import { reportableId } from '../run';
 import type { PlannedJob, QuarantinedJob } from '../types';
 import { plannedJob } from './plan-rows';
 

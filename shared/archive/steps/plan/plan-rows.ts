@@ -1,7 +1,7 @@
 import { validateJobId, validateShopId } from '../../../ids';
 import { TERMINAL_STATUSES } from '../../../jobs/schema';
 import { checkTimestamp } from '../../../time';
-import { reasonOf, reportableId } from '../run';
+import { reasonOf, reportableId } from '../caps';
 import type { PlannedJob, PlannedObject, QuarantinedJob } from '../types';
 import type { GsiStartKey } from './cursor';
 

@@ -8,13 +8,14 @@ import { mapResultsPrefix } from '../../format/keys';
 import { readJobRows } from '../archive/job-rows';
 import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
 import type { StepDeps } from '../context';
-import { writePlanFindings } from '../report/findings';
-import { writePageResults } from '../report/tally';
-import { buildRun, zeroTotals } from '../run';
+import { buildRun } from '../run-context';
+import { writePlanFindings } from '../run-files/findings';
+import { writePageResults } from '../run-files/page-results';
+import { layoutPlanFiles } from '../run-files/plan-files';
+import { zeroTotals } from '../run-totals';
 import type { PageState, PlanResult, RunContext, RunInput, ScanState } from '../types';
 import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
 import { SWEEP_EVERY_MS, sweepHot } from './orphans';
-import { layoutPlanFiles } from './plan-files';
 import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyOf } from './plan-rows';
 import { type RetryJob, readWatermark, retryNotDue, windowStart, writeCarried } from './watermark';
 

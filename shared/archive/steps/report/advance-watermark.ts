@@ -5,8 +5,8 @@ import { getObjectBytes } from '../../../s3/objects';
 import { planBatchesKey } from '../../format/keys';
 import type { StepDeps } from '../context';
 import { parseBatch } from '../events';
-import { readPlannedJobs } from '../plan/planned-jobs';
 import { type RetryJob, readCarried, uniqueRetry, WATERMARK_FORMAT, writeWatermark } from '../plan/watermark';
+import { readPlannedJobs } from '../run-files/planned-jobs';
 import type { PageState, QuarantinedJob } from '../types';
 
 /** A failed group, or an interrupted batch (all its groups), and the page that planned it. */

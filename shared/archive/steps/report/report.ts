@@ -9,13 +9,18 @@ import {
   planFindingsKey,
   reportKey,
 } from '../../format/keys';
+import { CAPS } from '../caps';
 import type { StepDeps } from '../context';
-import { CAPS } from '../run';
+import {
+  type DeleteErrorItem,
+  type FindingsKind,
+  type QuarantineItem,
+  readFindings,
+} from '../run-files/findings';
+import { PAGE_RESULTS_FORMAT } from '../run-files/page-results';
 import { isObj } from '../shape';
 import type { GroupResult, PageState, QuarantinedJob, RunReport } from '../types';
 import { advanceWatermark, type FailedGroupAt } from './advance-watermark';
-import { type DeleteErrorItem, type FindingsKind, type QuarantineItem, readFindings } from './findings';
-import { PAGE_RESULTS_FORMAT } from './tally';
 import { failuresOf, isDone } from './totals';
 
 export const REPORT_FORMAT = 'job-details-archive/report@2';

@@ -1,23 +1,11 @@
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
-import { getJson, listAllArray, putJson } from '../../../s3/objects';
-import { failedAttemptsPrefix, pageResultsKey } from '../../format/keys';
-import { readPageMapResults } from '../batch/map-results';
+import { getJson, listAllArray } from '../../../s3/objects';
+import { failedAttemptsPrefix } from '../../format/keys';
 import type { StepDeps } from '../context';
-import type { GroupResult, PageState, TallyEvent } from '../types';
+import { readPageMapResults } from '../run-files/map-results';
+import { writePageResults } from '../run-files/page-results';
+import type { PageState, TallyEvent } from '../types';
 import { addResults } from './totals';
-
-export const PAGE_RESULTS_FORMAT = 'job-details-archive/page-results@2';
-
-export interface PageResultsDoc {
-  readonly format: typeof PAGE_RESULTS_FORMAT;
-  readonly run_id: string;
-  readonly page: number;
-  /** Plan-time quarantines of the page (listed in its findings document when > 0). */
-  readonly plan_quarantined: number;
-  readonly results: GroupResult[];
-  /** Batches of the page with an attempt that did not finish (absent: none). */
-  readonly interrupted_batches?: number[];
-}
 
 /**
  * Tally: reads the page's Map run results (ResultWriter), keeps them as the page's group results
@@ -52,24 +40,4 @@ export const tally = async (deps: StepDeps, event: TallyEvent): Promise<PageStat
     totals: { ...totals, requests: addCounts(addCounts(totals.requests, found.overhead), requests) },
     ...(event.scan ? { scan: event.scan } : {}),
   };
-};
-
-/** A page's results, the document Report reads (Tally's; Plan's own for a page without batches). */
-export const writePageResults = async (
-  deps: StepDeps,
-  runId: string,
-  page: number,
-  planQuarantined: number,
-  results: GroupResult[],
-  interrupted: number[] = [],
-): Promise<void> => {
-  const doc: PageResultsDoc = {
-    format: PAGE_RESULTS_FORMAT,
-    run_id: runId,
-    page,
-    plan_quarantined: planQuarantined,
-    results,
-    ...(interrupted.length > 0 ? { interrupted_batches: interrupted } : {}),
-  };
-  await putJson(deps, pageResultsKey(runId, page), doc);
 };

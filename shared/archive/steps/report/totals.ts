@@ -1,6 +1,6 @@
 import { addCounts } from '../../../metrics';
 import { truncate } from '../../../text';
-import { CAPS } from '../run';
+import { CAPS } from '../caps';
 import { isObj } from '../shape';
 import type { GroupDone, GroupFailed, GroupResult, RunTotals } from '../types';
 

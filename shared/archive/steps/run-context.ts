@@ -1,25 +1,12 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../../errors';
-import { type RequestCounts, zeroCounts } from '../../metrics';
 import { checkSetting } from '../../settings';
-import { truncate } from '../../text';
 import { validateRunId } from '../format/keys';
 import type { StepSettings } from './context';
-import { bool, int, isObj, isoTime, obj, onlyFields, validId } from './shape';
-import type { RunContext, RunInput, RunTotals } from './types';
+import { bool, isoTime, obj, onlyFields, validId } from './shape';
+import type { RunContext, RunInput } from './types';
 
-/** Caps that keep state payloads (256 KB) and reports bounded. */
-export const CAPS = {
-  /**
-   * Quarantined jobs / delete errors a step returns as a sample (the complete lists go to findings
-   * documents). The sample stays in the group's own execution: the Map's results carry counts only.
-   */
-  inline: 5,
-  /** Quarantined jobs / failed groups listed in the execution output. */
-  report: 100,
-  /** Characters of a reason / error cause. */
-  reason: 200,
-} as const;
+/** The run: its id from the execution, its input, and the context every later event carries. */
 
 /**
  * How far past the execution's start an input `now` may be. `now` moves the cutoff and counts toward
@@ -119,74 +106,3 @@ export const parseRun = (v: unknown, field = 'run'): RunContext => {
   if (run.cutoff > run.now) throw new InvalidInputError(`${field}.cutoff`, 'must not be after now');
   return run;
 };
-
-export const zeroTotals = (): RunTotals => ({
-  jobsPlanned: 0,
-  jobsArchived: 0,
-  jobsSkipped: 0,
-  jobsQuarantined: 0,
-  partsWritten: 0,
-  bytesIn: 0,
-  bytesOut: 0,
-  objectsDeleted: 0,
-  objectsKept: 0,
-  deleteErrors: 0,
-  jobsDeleted: 0,
-  groupsOk: 0,
-  groupsFailed: 0,
-  requests: zeroCounts(),
-});
-
-const COUNT_FIELDS = [
-  'jobsPlanned',
-  'jobsArchived',
-  'jobsSkipped',
-  'jobsQuarantined',
-  'partsWritten',
-  'bytesIn',
-  'bytesOut',
-  'objectsDeleted',
-  'objectsKept',
-  'deleteErrors',
-  'jobsDeleted',
-  'groupsOk',
-  'groupsFailed',
-] as const;
-
-export const parseRequests = (v: unknown, field: string): RequestCounts => {
-  const o = obj(v, field);
-  const byType: Record<string, number> = {};
-  if (o.byType !== undefined) {
-    for (const [k, n] of Object.entries(obj(o.byType, `${field}.byType`))) {
-      if (!/^(s3|dynamodb)\.[A-Za-z0-9]+$/.test(k))
-        throw new InvalidInputError(`${field}.byType`, `unknown request type ${JSON.stringify(k)}`);
-      byType[k] = int(n, `${field}.byType.${k}`);
-    }
-  }
-  return {
-    s3: int(o.s3, `${field}.s3`),
-    dynamodb: int(o.dynamodb, `${field}.dynamodb`),
-    ...(o.byType !== undefined ? { byType } : {}),
-  };
-};
-
-export const parseTotals = (v: unknown, field = 'totals'): RunTotals => {
-  const o = obj(v, field);
-  const t = zeroTotals();
-  for (const k of COUNT_FIELDS) t[k] = int(o[k], `${field}.${k}`);
-  t.requests = parseRequests(o.requests, `${field}.requests`);
-  return t;
-};
-
-/** Why something failed, short enough for a state payload. */
-export const reasonOf = (err: unknown): string => {
-  const text =
-    err instanceof Error || isObj(err)
-      ? `${String((err as { name?: unknown }).name ?? 'Error')}: ${String((err as { message?: unknown }).message ?? '')}`
-      : String(err);
-  return truncate(text, CAPS.reason);
-};
-
-/** Unsafe ids are reported, never used: JSON-quoted and shortened. */
-export const reportableId = (v: unknown): string =>
-  truncate(typeof v === 'string' ? v : (JSON.stringify(v) ?? 'undefined'), 100);

@@ -3,7 +3,7 @@ import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import { getObjectBytes } from '../../../s3/objects';
 import type { StepDeps } from '../context';
 import { parseBatchEvent, parseGroupResult } from '../events';
-import { parseRequests } from '../run';
+import { parseRequests } from '../run-totals';
 import { isObj } from '../shape';
 import type { GroupResult, TallyEvent } from '../types';
 

@@ -1,6 +1,6 @@
 import { planBatchesKey, plannedJobsKey } from '../../format/keys';
+import type { PageGroup } from '../plan/plan-rows';
 import type { PlannedBatch, PlannedGroup } from '../types';
-import type { PageGroup } from './plan-rows';
 
 /**
  * Pure layout of a plan page's two files: the planned jobs (JSONL, each group's lines contiguous, so a

@@ -2,9 +2,9 @@ import { CorruptObjectError } from '../../../errors';
 import { getJson, putJson } from '../../../s3/objects';
 import { type GroupFindingsKind, groupFindingsKey, planFindingsKey } from '../../format/keys';
 import type { StepDeps } from '../context';
-import { jobsKeyPage } from '../plan/planned-jobs';
 import { isObj } from '../shape';
 import type { GroupItem, QuarantinedJob } from '../types';
+import { jobsKeyPage } from './planned-jobs';
 
 /**
  * Findings documents: the complete list behind a count the state carries (quarantined jobs, delete

@@ -1,7 +1,7 @@
 import type { Provenance, ReadSource } from './types';
 
-/** What one read has cost so far. Pure bookkeeping; the I/O layer calls it once per request and body. */
-export class ReadTally {
+/** What one read has done so far (requests, bytes, parts, warnings): its provenance. Pure bookkeeping; the I/O layer calls it once per request and body. */
+export class ReadLedger {
   private requestCount = 0;
   private byteCount = 0;
   private readonly partKeys = new Set<string>();
@@ -43,16 +43,3 @@ export class ReadTally {
     };
   }
 }
-
-/** Which side(s) contributed to a result. */
-export const sourceOf = (hot: boolean, archive: boolean): ReadSource =>
-  hot && archive ? 'both' : hot ? 'hot' : archive ? 'archive' : 'none';
-
-/** Where anything in a combined result came from (e.g. details from the archive, platform data hot). */
-export const combineSources = (...sources: ReadSource[]): ReadSource =>
-  sources.every((s) => s === 'row' || s === 'none') && sources.includes('row')
-    ? 'row'
-    : sourceOf(
-        sources.some((s) => s === 'hot' || s === 'both'),
-        sources.some((s) => s === 'archive' || s === 'both'),
-      );

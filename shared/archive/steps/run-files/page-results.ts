@@ -1,0 +1,39 @@
+import { putJson } from '../../../s3/objects';
+import { pageResultsKey } from '../../format/keys';
+import type { StepDeps } from '../context';
+import type { GroupResult } from '../types';
+
+/** A page's group results (`pages/{page}.json`): Tally writes them, or Plan for a page without batches; Report reads them. */
+
+export const PAGE_RESULTS_FORMAT = 'job-details-archive/page-results@2';
+
+export interface PageResultsDoc {
+  readonly format: typeof PAGE_RESULTS_FORMAT;
+  readonly run_id: string;
+  readonly page: number;
+  /** Plan-time quarantines of the page (listed in its findings document when > 0). */
+  readonly plan_quarantined: number;
+  readonly results: GroupResult[];
+  /** Batches of the page with an attempt that did not finish (absent: none). */
+  readonly interrupted_batches?: number[];
+}
+
+/** A page's results, the document Report reads (Tally's; Plan's own for a page without batches). */
+export const writePageResults = async (
+  deps: StepDeps,
+  runId: string,
+  page: number,
+  planQuarantined: number,
+  results: GroupResult[],
+  interrupted: number[] = [],
+): Promise<void> => {
+  const doc: PageResultsDoc = {
+    format: PAGE_RESULTS_FORMAT,
+    run_id: runId,
+    page,
+    plan_quarantined: planQuarantined,
+    results,
+    ...(interrupted.length > 0 ? { interrupted_batches: interrupted } : {}),
+  };
+  await putJson(deps, pageResultsKey(runId, page), doc);
+};
