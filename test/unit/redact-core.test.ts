@@ -165,6 +165,31 @@ describe('redactPart and switchPart', () => {
     ).toBeNull();
   });
 
+  test('a part packing several shops (a segment per shop, each with its header): only the asked shop changes', async () => {
+    const mine = await buildPart({
+      shopId: 'acme',
+      month: '2026-01',
+      jobs: [{ jobId: 'j1', details: details({ chunk_ids: ['p0'], failed: { r: [DOC, 'k'] } }) }],
+    });
+    const theirs = await buildPart({
+      shopId: 'other',
+      month: '2026-01',
+      jobs: [{ jobId: 'j1', details: details({ chunk_ids: ['p0'], failed: { r: [DOC] } }) }],
+    });
+    const shared = Buffer.concat([theirs.bytes, mine.bytes]);
+    const r = redactPart(partMembers(shared, 'k'), {
+      shopId: 'acme',
+      docId: DOC,
+      at: AT,
+      partName: mine.partName,
+      where: 'k',
+    });
+    expect(r.removed).toBe(1);
+    const text = gunzipSync(Buffer.concat(r.members)).toString('utf8');
+    expect(text.split(DOC)).toHaveLength(2); // the other shop's listing only
+    expect(Buffer.concat(r.members).subarray(0, theirs.bytes.length).equals(theirs.bytes)).toBe(true);
+  });
+
   test("another shop's records in the same part are left as they are", async () => {
     const part = await build();
     const r = redactPart(partMembers(part.bytes, 'k'), {
