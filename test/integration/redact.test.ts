@@ -3,6 +3,7 @@ import { auditCommand, parseAuditOptions } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseRedactOptions, redactCommand } from '../../infra/cli/redact';
+import { parseSqlOptions, sqlCommand } from '../../infra/cli/sql';
 import { candidateBlocks, parseDocFilters } from '../../shared/archive/format/doc-filter';
 import { flattenPart, partPlace } from '../../shared/archive/format/flatten';
 import { COLD_PREFIX, INDEX_PREFIX } from '../../shared/archive/format/keys';
@@ -39,6 +40,23 @@ let env: ArchiverEnv;
 let jobs: Seeded[] = [];
 const before = new Map<string, unknown>();
 let otherObjects = new Map<string, Buffer>();
+let sqlBefore: unknown[] = [];
+
+/** The local SQL engine's view of the shop: its archived jobs' listing counts, and the document's rows. */
+const sqlView = async () => {
+  const q = async (stmt: string, ...params: string[]) =>
+    (
+      await sqlCommand(
+        cliContextFor(env),
+        parseSqlOptions({ _: [stmt, ...params], json: true }),
+        memoryOutput(),
+      )
+    )?.rows;
+  return [
+    await q('SELECT job_id, failed, skipped, conflict FROM jobs WHERE shop_id = ? ORDER BY job_id', SHOP),
+    await q('SELECT COUNT(*) AS n FROM job_documents WHERE shop_id = ? AND doc_id = ?', SHOP, DOC),
+  ];
+};
 
 const reader = () => new JobDetailsReader(env.s3, env.bucket);
 const lookup = async (j: Seeded) => {
@@ -72,6 +90,7 @@ beforeAll(async () => {
   for (const j of jobs) before.set(j.jobId, await lookup(j));
   const all = await bucketContents(env);
   expect([...all.keys()].some((k) => k.startsWith(`${COLD_PREFIX}${SHOP}/`))).toBe(true);
+  sqlBefore = await sqlView();
   otherObjects = new Map([...all].filter(([, v]) => v.shop === OTHER).map(([k, v]) => [k, v.raw]));
   expect(otherObjects.size).toBeGreaterThan(1);
 });
@@ -136,6 +155,23 @@ test('after redact the id is in no byte of the shop; details unchanged less the 
     expect(flat.documents.filter((d) => d.doc_id === DOC)).toEqual([]);
     expect(flat.jobs.length).toBeGreaterThan(0);
   }
+  // SQL reads the redacted parts: each job's listings less the document's, no row of the document.
+  const [jobsNow, docNow] = await sqlView();
+  const [jobsWas, docWas] = sqlBefore as [Array<Record<string, unknown>>, unknown];
+  expect(docWas).toEqual([{ n: 3 }]);
+  expect(jobsWas).toHaveLength(4);
+  expect(docNow).toEqual([{ n: 0 }]);
+  const less: Record<string, [string, number]> = {
+    [jobs[0]?.jobId as string]: ['failed', 1],
+    [jobs[1]?.jobId as string]: ['conflict', 1],
+    [jobs[3]?.jobId as string]: ['failed', 1],
+  };
+  expect(jobsNow).toEqual(
+    jobsWas.map((r) => {
+      const d = less[r.job_id as string];
+      return d ? { ...r, [d[0]]: (r[d[0]] as number) - d[1] } : r;
+    }),
+  );
   const found = await reader().findDocument({ shopId: SHOP, docId: DOC }, { ddb: env.ddb, table: env.table });
   expect(found.jobs).toEqual([]);
   const audit = await auditCommand(ctx, parseAuditOptions({ deep: true }), memoryOutput());
