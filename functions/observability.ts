@@ -82,6 +82,7 @@ export const runMetrics = (r: RunReport): Array<{ name: string; unit: Unit; valu
   { name: RUN_METRICS.bytesOut, unit: MetricUnit.Bytes, value: r.bytesOut },
   { name: RUN_METRICS.objectsDeleted, unit: MetricUnit.Count, value: r.objectsDeleted },
   { name: RUN_METRICS.partsWritten, unit: MetricUnit.Count, value: r.partsWritten },
+  { name: RUN_METRICS.erasureRequestsOverdue, unit: MetricUnit.Count, value: r.erasureOverdueCount ?? 0 },
 ];
 
 export const publishRunMetrics = (r: RunReport): void => {

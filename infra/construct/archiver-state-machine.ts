@@ -73,6 +73,9 @@ class RunScratchWriter extends ResultWriterV2 {
 
 /** State names (stable: the local runner, tests and dashboards refer to them). */
 export const STATE = {
+  route: 'Route',
+  forget: 'Forget',
+  forgotten: 'Forgotten',
   plan: 'Plan',
   hasBatches: 'HasBatches',
   processBatches: 'ProcessBatches',
@@ -92,6 +95,7 @@ export const TASK_STATE_OF: Readonly<Record<ArchiverStep, string>> = {
   'archive-batch': STATE.archiveBatch,
   tally: STATE.tally,
   report: STATE.report,
+  forget: STATE.forget,
 };
 
 /**
@@ -117,6 +121,8 @@ export interface ArchiverStateMachineProps {
  * The archiver's one definition (JSONPath: the local runner executes this exact ASL, emulating the
  * Distributed Map's ItemReader and ResultWriter: infra/local/distributed-map.ts).
  *
+ * Route: an input `{"forget": {"shopId": …}}` goes to Forget → Forgotten (docs/erasure.md); any
+ * other input is an archival run:
  * Plan → HasBatches → ProcessBatches (Distributed Map over the page's batches) → Tally → MorePages
  *   ─cursor→ Plan; none → Report → RunComplete → Done | RunIncomplete (Fail). A page without batches
  *   goes from HasBatches straight to MorePages (an idle run invokes Plan and Report only).
@@ -218,12 +224,25 @@ export class ArchiverStateMachine extends Construct {
       .when(Condition.numberGreaterThan('$.batches', 0), processBatches.next(tally))
       .otherwise(morePages);
 
+    // Forget a shop (docs/erasure.md): the same machine, so the execution history, logs, alarms and
+    // the failed-execution alarm cover erasures too; a scheduled run's input `{}` never has `forget`.
+    const forget = task('forget', {
+      payload: TaskInput.fromObject({
+        forget: JsonPath.objectAt('$.forget'),
+        execution: JsonPath.stringAt('$$.Execution.Name'),
+      }),
+    }).addCatch(runFailed, { errors: [Errors.ALL] });
+    plan.next(hasBatches);
+    const route = new Choice(this, STATE.route)
+      .when(Condition.isPresent('$.forget'), forget.next(new Succeed(this, STATE.forgotten)))
+      .otherwise(plan);
+
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
     this.stateMachine = new StateMachine(this, 'StateMachine', {
-      definitionBody: DefinitionBody.fromChainable(plan.next(hasBatches)),
+      definitionBody: DefinitionBody.fromChainable(route),
       stateMachineType: StateMachineType.STANDARD,
       timeout: props.timeout,
       tracingEnabled: true,

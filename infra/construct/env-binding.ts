@@ -12,6 +12,7 @@ export interface ArchiverSettings {
   readonly batchGroups: number;
   readonly batchJobs: number;
   readonly wholeMonths: boolean;
+  readonly erasureDeadlineDays: number;
   /** Unset: each function derives it from its own memory (shared/config.ts). */
   readonly maxSourceMb?: number;
   /** Powertools service name: the metrics' `service` dimension, unique per construct. */
@@ -29,6 +30,7 @@ export const archiverEnvironment = (s: ArchiverSettings): Record<string, string>
   [ENV.batchGroups]: String(s.batchGroups),
   [ENV.batchJobs]: String(s.batchJobs),
   [ENV.wholeMonths]: String(s.wholeMonths),
+  [ENV.erasureDeadlineDays]: String(s.erasureDeadlineDays),
   ...(s.maxSourceMb !== undefined ? { [ENV.maxSourceMb]: String(s.maxSourceMb) } : {}),
   POWERTOOLS_SERVICE_NAME: s.serviceName,
   POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,

@@ -27,6 +27,7 @@ export interface ResolvedArchiveProps {
   readonly transitionAfterDays: number;
   readonly transitionSmallObjects: boolean;
   readonly retentionMonths: number;
+  readonly erasureDeadlineDays: number;
   readonly memoryMb: Readonly<Record<ArchiverStep, number>>;
   readonly timeout: Readonly<Record<ArchiverStep, Duration>>;
   readonly maxConcurrency: number;
@@ -214,6 +215,8 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     );
   }
 
+  const erasureDeadlineDays = checkSettingProp('erasureDeadlineDays', props.erasureDeadlineDays);
+
   const memoryMb = perStep('lambdaMemoryMb', props.lambdaMemoryMb, isNumber, defaultMemoryMb, (f, v) =>
     checkNumber(f, v, 128, 10240, true),
   );
@@ -257,6 +260,7 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     transitionAfterDays,
     transitionSmallObjects,
     retentionMonths,
+    erasureDeadlineDays,
     memoryMb,
     timeout,
     maxConcurrency,

@@ -125,6 +125,12 @@ export interface JobDetailsArchiveProps {
    */
   readonly retentionMonths?: number;
   /**
+   * Days an erasure request (forget a shop, redact a document: docs/erasure.md) may stay incomplete;
+   * older open requests are listed in every run's report and `alarms.erasureRequestsOverdue` fires.
+   * @default 30
+   */
+  readonly erasureDeadlineDays?: number;
+  /**
    * Memory (MB) of every step, or per step.
    * @default 1024 for archive-batch, 512 for the others
    */

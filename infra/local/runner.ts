@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import type { Context } from 'aws-lambda';
 import { handler as archiveBatch } from '../../functions/archive-batch';
+import { handler as forget } from '../../functions/forget';
 import { resetObservability } from '../../functions/observability';
 import { handler as plan } from '../../functions/plan';
 import { handler as report } from '../../functions/report';
@@ -48,6 +49,7 @@ export const STEP_HANDLERS: Readonly<Record<ArchiverStep, StepHandler>> = {
   'archive-batch': bind(archiveBatch),
   tally: bind(tally),
   report: bind(report),
+  forget: bind(forget),
 };
 
 /** The file the build writes beside the compiled runner (absent in a checkout, which synthesizes). */

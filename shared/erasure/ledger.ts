@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { ConcurrentModificationError, CorruptObjectError, InvalidInputError } from '../errors';
 import { validateShopId } from '../ids';
-import { getObjectBytes, listAll, putConditional } from '../s3/objects';
+import { getObjectBytes, listAll, putBytes, putConditional } from '../s3/objects';
 import { formatTimestamp } from '../time';
 
 /**
@@ -14,6 +14,11 @@ import { formatTimestamp } from '../time';
  */
 export const ERASURE_PREFIX = 'job-details-erasure/';
 export const REQUESTS_PREFIX = `${ERASURE_PREFIX}requests/`;
+/**
+ * An empty marker per completed request, so the runs that look for open (overdue) requests list the
+ * completed ones instead of reading them: a year of requests costs a LIST, not a GET each.
+ */
+export const COMPLETE_PREFIX = `${ERASURE_PREFIX}complete/`;
 export const ERASURE_REQUEST_FORMAT = 'job-details-archive/erasure-request@1';
 
 export const ERASURE_KINDS = ['forget-shop', 'redact-doc'] as const;
@@ -235,6 +240,9 @@ export const updateRequest = async (
         { Bucket: ctx.bucket, Key: requestKey(id), Body: encode(next), ContentType: 'application/json' },
         stored.etag,
       );
+      // After the record: a marker without a complete record never exists (the reverse only costs a GET).
+      if (next.state === 'complete' && stored.request.state !== 'complete')
+        await putBytes(ctx, `${COMPLETE_PREFIX}${id}`, new Uint8Array(0), 'application/octet-stream');
       return next;
     } catch (err) {
       if (!(err instanceof ConcurrentModificationError) || attempt >= 8) throw err;
@@ -253,20 +261,27 @@ const kindOfId = (id: string): ErasureKind | undefined => KIND_IN_ID.exec(id)?.[
 
 /**
  * Every recorded request (of one kind: generated ids name it, so the others are not read), oldest
- * first: one LIST per 1,000 requests and a GET each.
+ * first: one LIST per 1,000 requests and a GET each — with `openOnly`, a LIST of the completion
+ * markers too and no GET of a completed request.
  */
 export const listRequests = async (
   ctx: LedgerContext,
   opts: { kind?: ErasureKind; openOnly?: boolean } = {},
 ): Promise<ErasureRequest[]> => {
   const out: ErasureRequest[] = [];
-  for await (const o of listAll(ctx.s3, ctx.bucket, REQUESTS_PREFIX)) {
-    const id = o.key.slice(REQUESTS_PREFIX.length).replace(/\.json$/, '');
+  const keys: string[] = [];
+  for await (const o of listAll(ctx.s3, ctx.bucket, REQUESTS_PREFIX)) keys.push(o.key);
+  const done = new Set<string>();
+  if (opts.openOnly && keys.length > 0)
+    for await (const o of listAll(ctx.s3, ctx.bucket, COMPLETE_PREFIX)) done.add(o.key.slice(COMPLETE_PREFIX.length));
+  for (const key of keys) {
+    const id = key.slice(REQUESTS_PREFIX.length).replace(/\.json$/, '');
+    if (done.has(id)) continue;
     const named = kindOfId(id);
     if (opts.kind !== undefined && named !== undefined && named !== opts.kind) continue;
-    const got = await getObjectBytes(ctx.s3, ctx.bucket, o.key);
+    const got = await getObjectBytes(ctx.s3, ctx.bucket, key);
     if (!got) continue; // removed between LIST and GET: nothing to report
-    const r = parseRequest(o.key, got.bytes);
+    const r = parseRequest(key, got.bytes);
     if (opts.kind !== undefined && r.kind !== opts.kind) continue;
     if (opts.openOnly && r.state === 'complete') continue;
     out.push(r);

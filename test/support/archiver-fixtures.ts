@@ -68,6 +68,7 @@ export const DEFAULT_SETTINGS: StepSettings = {
   wholeMonths: false,
   maxSourceMb: 25.6,
   jobTtlDays: 90,
+  erasureDeadlineDays: 30,
 };
 
 export interface ArchiverEnv {

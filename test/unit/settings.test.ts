@@ -33,6 +33,7 @@ describe('settings, described once', () => {
     'planPageGroups',
     'batchGroups',
     'batchJobs',
+    'erasureDeadlineDays',
   ];
   it.each(PROPS)(
     '%s: the construct prop defaults to it and refuses past its bounds, naming the prop',

@@ -18,6 +18,7 @@ export type StepSettings = Pick<
   | 'wholeMonths'
   | 'maxSourceMb'
   | 'jobTtlDays'
+  | 'erasureDeadlineDays'
 >;
 
 /**

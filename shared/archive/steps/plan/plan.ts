@@ -4,6 +4,7 @@ import { ExactQueryCommand } from '../../../jobs/exact-commands';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../../jobs/schema';
 import { addCounts } from '../../../metrics';
 import { putBytes } from '../../../s3/objects';
+import { isForgotten, readTombstones } from '../../../erasure/tombstone';
 import { mapResultsPrefix } from '../../format/keys';
 import { readJobRows } from '../archive/job-rows';
 import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
@@ -141,7 +142,12 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
       : decodeCursor(call.state.cursor ?? '', 'state.cursor');
 
   const { value, requests } = await deps.meter.measure(async () => {
-    const page = new PlanPage(settings.planPageGroups);
+    // Forgotten shops (docs/erasure.md): their jobs completed before the forget are never planned —
+    // GSI rows, retries and orphans alike. One LIST (and a GET per forgotten shop) a page.
+    const tombstones = await readTombstones(deps);
+    const page = new PlanPage(settings.planPageGroups, (shopId, completedAt) =>
+      isForgotten(tombstones.get(shopId), completedAt),
+    );
     const scanState =
       call.kind === 'first' || !call.state.scan
         ? await startScan(deps, run, page, call.kind === 'first' && call.input.replan === true)
