@@ -9,10 +9,13 @@ import {
   putConditional,
 } from '../s3/objects';
 import { applyCommit } from './format/commit-entries';
+import { partDocFilters } from './format/doc-filter';
+import { documentListings } from './format/flatten';
 import { groupPrefix, monthIndexKey, parsePartKey, pendingPrefix } from './format/keys';
 import { MemberScanner } from './format/member-scan';
 import { decodeLine, inflateMember } from './format/members';
 import {
+  type ByteRange,
   emptyMonthIndex,
   type IndexedJob,
   type IndexedPart,
@@ -101,9 +104,13 @@ const scanPart = async (
   let runId: string | null = null;
   const platformData = new Map<string, Located>();
   const jobs: Array<{ record: JobRecord; at: Located; sha256: string }> = [];
+  // Each member's distinct document ids: the rebuilt index gets the part's filters back.
+  const memberDocs: Array<ByteRange & { docs: Set<string> }> = [];
   let v1 = false;
   const take = (members: Array<{ offset: number; bytes: Buffer }>) => {
     for (const m of members) {
+      const docs = new Set<string>();
+      memberDocs.push({ offset: m.offset, length: m.bytes.length, docs });
       // A member is a block of whole lines (part@2); in a part@1 every member holds one line.
       const where = `${listed.key}@${m.offset}`;
       const inflated = inflateMember(m.bytes, where);
@@ -136,6 +143,7 @@ const scanPart = async (
         } else if (record.type === 'job') {
           if (record.shop_id !== shopId) fail(`job ${record.job_id} is of shop ${record.shop_id}`);
           jobs.push({ record, at: v1 ? { offset: m.offset, length: m.bytes.length } : at, sha256 });
+          for (const l of documentListings(record.details)) docs.add(l.doc_id);
         } else fail(`second part header at byte ${m.offset}`);
         start = end + 1;
       }
@@ -200,6 +208,7 @@ const scanPart = async (
       run_id: runId,
       job_count: jobs.length,
       bytes_in: jobs.reduce((n, j) => n + j.record.sources.reduce((m, s) => m + s.size, 0), 0),
+      doc_filters: partDocFilters(memberDocs),
     },
     jobs: entries,
   };

@@ -41,7 +41,7 @@ const statusOf = (err: unknown): number | undefined =>
  */
 export const INDEX_PREFIX_BYTES = 32 * 1024;
 
-const getRange = async (
+export const getRange = async (
   ctx: ReadContext,
   key: string,
   range: string | undefined,
@@ -79,7 +79,9 @@ const lookupIndex = async (
     return whole(); // a header longer than the first read (a very long parts list)
   }
   const { header, blocks } = parseIndexHeader(first.bytes.subarray(0, head.length), key);
-  if (blocks.length === 0) return whole();
+  // A header holding the jobs itself is all a lookup needs (index@5 may be followed by its filters).
+  if (blocks.length === 0)
+    return header.jobs !== undefined ? checkIndex(mergeBlocks(header, []), key) : whole();
   const block = blockOf(blocks, jobId);
   if (!block) return checkIndex(mergeBlocks(header, []), key);
   const start = head.length + block.offset;

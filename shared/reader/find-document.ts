@@ -1,25 +1,25 @@
 import { gunzipSync } from 'node:zlib';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { candidateBlocks, parseDocFilters } from '../archive/format/doc-filter';
 import { type DetailKind, documentListings, flattenDocuments, flattenPart } from '../archive/format/flatten';
-import { docFilterKey, parseMonthIndexKey, partKey, shopIndexPrefix } from '../archive/format/keys';
+import { parseMonthIndexKey, shopIndexPrefix } from '../archive/format/keys';
 import { inflateMember } from '../archive/format/members';
-import { parseMonthIndex } from '../archive/format/month-index';
 import { parsePartRecord } from '../archive/format/record-shape';
 import { JobDetailsStore } from '../details/store';
 import { CorruptObjectError, InvalidInputError } from '../errors';
 import { validateMonth, validateShopId } from '../ids';
 import { jobPk } from '../jobs/schema';
 import { listAll } from '../s3/objects';
+import { documentCandidates } from './doc-candidates';
 import { fetchObject, type ReadContext } from './s3-context';
 
 /**
  * Find by document: every job of a shop whose details list a document. Archived jobs through the
- * per-block document filters beside each part (doc-filter.ts): per month 1 GET of the month index +
- * 1 GET of each committed part's filters, then 1 ranged GET per block whose filter matches. A part
- * without filters (built before them) is read whole and scanned — slow, and counted. Hot jobs through
- * the shop's partition of the jobs table: one Query page per 1 MB of the shop's rows, then 1 List +
- * 1 GET per flush object of each job in range (when `jobs` is given).
+ * per-block document filters the month index keeps (doc-filter.ts, index@5): 1 List of the shop's
+ * index prefix, per month 1 GET of the index's first 32 KB (+1 ranged GET of its filter member when
+ * that lies beyond), then 1 ranged GET per block whose filter matches. Parts built before index@5
+ * have their filters in a sidecar (+1 GET each); parts built before filters are read whole and
+ * scanned — slow, and counted. Hot jobs through the shop's partition of the jobs table: one Query
+ * page per 1 MB of the shop's rows, then 1 List + 1 GET per flush object of each job in range.
  */
 export interface FindDocumentQuery {
   readonly shopId: string;
@@ -144,7 +144,76 @@ export interface ArchiveSearchStats {
   falsePositiveBlocks: number;
 }
 
-/** The archive side. */
+/** Reads one block of a part and adds the jobs in it that list the document; false: none did. */
+const searchBlock = async (
+  ctx: ReadContext,
+  q: Resolved,
+  found: Found,
+  at: { shopId: string; month: string; part: string; key: string },
+  block: { offset: number; length: number },
+): Promise<boolean> => {
+  const got = await fetchObject(ctx, at.key, block);
+  if (!got) throw new CorruptObjectError(at.key, 'committed part is missing');
+  ctx.ledger.partRead(at.key);
+  const where = `${at.key} bytes ${block.offset}-${block.offset + block.length - 1}`;
+  const text = inflateMember(got.bytes, where).toString('utf8');
+  let hit = false;
+  for (const line of text.split('\n')) {
+    if (line.length === 0) continue;
+    const rec = parsePartRecord(JSON.parse(line) as unknown, where, q.shopId);
+    if (rec.type !== 'job') continue;
+    const ls = listingsOf(flattenDocuments(rec, at), q.docId);
+    if (ls.length === 0) continue;
+    hit = true;
+    found.add({
+      jobId: rec.job_id,
+      completedAt: rec.job.completed_at,
+      status: rec.job.status,
+      listings: ls,
+      sources: ['archive'],
+      month: at.month,
+      partKey: at.key,
+    });
+  }
+  return hit;
+};
+
+/** A part without filters (built before them): read whole and scanned. */
+const scanPart = async (
+  ctx: ReadContext,
+  q: Resolved,
+  found: Found,
+  at: { shopId: string; month: string; part: string; key: string },
+): Promise<void> => {
+  const whole = await fetchObject(ctx, at.key);
+  if (!whole) throw new CorruptObjectError(at.key, 'committed part is missing');
+  ctx.ledger.partRead(at.key);
+  const lines = gunzipSync(whole.bytes)
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
+  const flat = flattenPart(
+    lines.map((l) => JSON.parse(l) as unknown),
+    at,
+    at.key,
+  );
+  for (const d of flat.documents.filter((x) => x.doc_id === q.docId)) {
+    found.add({
+      jobId: d.job_id,
+      completedAt: d.completed_at,
+      status: d.status,
+      listings: [{ kind: d.kind, reason: d.reason }],
+      sources: ['archive'],
+      month: at.month,
+      partKey: at.key,
+    });
+  }
+};
+
+/**
+ * The archive side: one List of the shop's index prefix (months, and sidecars of parts built before
+ * index@5), then per month its candidate blocks (documentCandidates) and 1 ranged GET per candidate.
+ */
 const searchArchive = async (ctx: ReadContext, q: Resolved, found: Found): Promise<ArchiveSearchStats> => {
   const stats: ArchiveSearchStats = {
     monthsSearched: 0,
@@ -155,83 +224,28 @@ const searchArchive = async (ctx: ReadContext, q: Resolved, found: Found): Promi
     falsePositiveBlocks: 0,
   };
   const months: string[] = [];
-  const filters = new Set<string>();
+  const sidecars = new Set<string>();
   for await (const o of listAll(ctx.s3, ctx.bucket, shopIndexPrefix(q.shopId))) {
     const idx = parseMonthIndexKey(o.key);
     if (idx) {
       if (inRange(q, idx.month)) months.push(idx.month);
-    } else if (o.key.endsWith('.filter')) filters.add(o.key);
+    } else if (o.key.endsWith('.filter')) sidecars.add(o.key);
   }
   for (const month of months.sort().reverse()) {
     stats.monthsSearched++;
-    const indexKey = `${shopIndexPrefix(q.shopId)}${month}/index.json`;
-    const got = await fetchObject(ctx, indexKey);
-    if (!got) continue; // removed since the listing
-    const index = parseMonthIndex(got.bytes, indexKey);
-    for (const part of index.parts) {
-      const key = partKey(q.shopId, month, part.name);
-      const fkey = docFilterKey(q.shopId, month, part.name);
-      const at = { shopId: q.shopId, month, part: part.name };
-      const fbytes = filters.has(fkey) ? await fetchObject(ctx, fkey) : null;
-      if (!fbytes) {
-        // Built before filters: read it whole.
+    const parts = await documentCandidates(ctx, q.shopId, month, q.docId, sidecars);
+    for (const p of parts ?? []) {
+      const at = { shopId: q.shopId, month, part: p.part, key: p.key };
+      if (p.filters === 'none') {
         stats.partsScanned++;
-        const whole = await fetchObject(ctx, key);
-        if (!whole) throw new CorruptObjectError(key, 'committed part is missing');
-        ctx.ledger.partRead(key);
-        const lines = gunzipSync(whole.bytes)
-          .toString('utf8')
-          .split('\n')
-          .filter((l) => l.length > 0);
-        const flat = flattenPart(
-          lines.map((l) => JSON.parse(l) as unknown),
-          at,
-          key,
-        );
-        for (const d of flat.documents.filter((x) => x.doc_id === q.docId)) {
-          found.add({
-            jobId: d.job_id,
-            completedAt: d.completed_at,
-            status: d.status,
-            listings: [{ kind: d.kind, reason: d.reason }],
-            sources: ['archive'],
-            month,
-            partKey: key,
-          });
-        }
+        await scanPart(ctx, q, found, at);
         continue;
       }
       stats.partsFiltered++;
-      const f = parseDocFilters(fbytes.bytes, fkey);
-      stats.blocksFiltered += f.blocks.length;
-      for (const b of candidateBlocks(f, q.docId)) {
-        const block = f.blocks[b];
-        if (!block) continue;
+      stats.blocksFiltered += p.blocksFiltered;
+      for (const block of p.blocks) {
         stats.blocksRead++;
-        const got = await fetchObject(ctx, key, { offset: block.offset, length: block.length });
-        if (!got) throw new CorruptObjectError(key, 'committed part is missing');
-        ctx.ledger.partRead(key);
-        const where = `${key} block ${b}`;
-        const text = inflateMember(got.bytes, where).toString('utf8');
-        let hit = false;
-        for (const line of text.split('\n')) {
-          if (line.length === 0) continue;
-          const rec = parsePartRecord(JSON.parse(line) as unknown, where, q.shopId);
-          if (rec.type !== 'job') continue;
-          const ls = listingsOf(flattenDocuments(rec, at), q.docId);
-          if (ls.length === 0) continue;
-          hit = true;
-          found.add({
-            jobId: rec.job_id,
-            completedAt: rec.job.completed_at,
-            status: rec.job.status,
-            listings: ls,
-            sources: ['archive'],
-            month,
-            partKey: key,
-          });
-        }
-        if (!hit) stats.falsePositiveBlocks++;
+        if (!(await searchBlock(ctx, q, found, at, block))) stats.falsePositiveBlocks++;
       }
     }
   }

@@ -1,11 +1,25 @@
-import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseSearchOptions, searchCommand } from '../../infra/cli/search';
 import { runArchiverLocally } from '../../infra/local/runner';
+import { encodeDocFilters, partDocFilters } from '../../shared/archive/format/doc-filter';
 import { type FlatDocument, flattenPart, partPlace } from '../../shared/archive/format/flatten';
-import { COLD_PREFIX, docFilterKey, parsePartKey } from '../../shared/archive/format/keys';
+import { COLD_PREFIX, docFilterKey, monthIndexKey } from '../../shared/archive/format/keys';
+import {
+  commitPart,
+  emptyMonthIndex,
+  INDEX_FORMAT_V4,
+  type IndexedJob,
+  MONTH_INDEX_HEADERS,
+  type MonthIndex,
+  serializeMonthIndex,
+} from '../../shared/archive/format/month-index';
+import { documentCandidates } from '../../shared/reader/doc-candidates';
 import type { FindDocumentResult } from '../../shared/reader/find-document';
+import { readerSettings } from '../../shared/reader/query';
 import { JobDetailsReader } from '../../shared/reader/reader';
+import { newReadContext } from '../../shared/reader/s3-context';
 import {
   cliContextFor,
   daysAgo,
@@ -13,6 +27,7 @@ import {
   listKeys,
   monthOfDate,
   partLines,
+  readIndex,
   type SeededJob,
   seedTerminalJob,
   setUpMachineRuns,
@@ -84,9 +99,11 @@ test('no false negatives: every document of the shop finds exactly the jobs a sc
   for (const doc of docs) {
     const r = await reader().findDocument({ shopId: SHOP, docId: doc });
     expect(archivedIds(r)).toEqual(bruteForce(doc));
-    // 1 List, then per month 1 index GET + 1 filter GET, then 1 GET per block read.
-    expect(r.provenance.requests).toBe(1 + 2 * r.provenance.monthsSearched + r.provenance.blocksRead);
+    // 1 List, then per month 1 GET of the index (its filters in it: small months fit the first
+    // read), then 1 GET per block read — within the bound of 2 per month + 1 per block.
+    expect(r.provenance.requests).toBe(1 + r.provenance.monthsSearched + r.provenance.blocksRead);
     expect(r.provenance.partsScanned).toBe(0);
+    expect(r.provenance.partsFiltered).toBeGreaterThan(0);
   }
 });
 
@@ -126,13 +143,105 @@ test('--from / --to bound the months searched', async () => {
   expect(() => parseSearchOptions({ shop: SHOP, doc, from: M2, to: M3 })).toThrow(/after/);
 });
 
-test('a part without filters (built before them) is still searched, by a counted scan', async () => {
+test('a large month: its filters past the first 32 KB cost one more ranged GET, never more', async () => {
   const e = runs.env;
-  const key = (await listKeys(e.s3, e.bucket, `${COLD_PREFIX}${SHOP}/${M3}/`))[0];
-  const p = key ? parsePartKey(key) : null;
-  if (!p) throw new Error('no part for M3');
-  await e.s3.send(new DeleteObjectCommand({ Bucket: e.bucket, Key: docFilterKey(SHOP, M3, p.partName) }));
+  const shop = 'shop-large-index';
+  const part = 'part-20260201T000000Z-aaaaaaaa.jsonl.gz';
+  const jobs: Record<string, IndexedJob> = {};
+  for (let i = 0; i < 6000; i++)
+    jobs[`job-${String(i).padStart(5, '0')}`] = {
+      part,
+      offset: i * 10,
+      length: 10,
+      status: 'FAILED',
+      completed_at: `${M2}-10T00:00:00.000Z`,
+      committed_at: 't',
+      counts: { chunk_ids: 1, failed: 1, skipped: 0, conflict: 0 },
+      platform_data: null,
+      sources: [],
+      deleted_at: null,
+    };
+  const docs = (b: number) => new Set(Array.from({ length: 50 }, (_, i) => `doc-${b}-${i}`));
+  const filters = partDocFilters(
+    Array.from({ length: 6000 }, (_, b) => ({ offset: b * 10, length: 10, docs: docs(b) })),
+  );
+  const idx = commitPart(
+    emptyMonthIndex(shop, M2, 't'),
+    {
+      name: part,
+      key: `${COLD_PREFIX}${shop}/${M2}/${part}`,
+      size: 60_000,
+      run_id: 'r',
+      committed_at: 't',
+      job_count: 6000,
+      bytes_in: 1,
+      doc_filters: filters,
+    },
+    jobs,
+    't',
+  );
+  const body = serializeMonthIndex(idx);
+  expect(body.length).toBeGreaterThan(48 * 1024); // its filter member starts past the first 32 KB
+  await e.s3.send(
+    new PutObjectCommand({
+      Bucket: e.bucket,
+      Key: monthIndexKey(shop, M2),
+      Body: body,
+      ...MONTH_INDEX_HEADERS,
+    }),
+  );
+  const ctx = newReadContext(e.s3, e.bucket, readerSettings({}));
+  const found = await documentCandidates(ctx, shop, M2, 'doc-4321-7');
+  expect(ctx.ledger.requests).toBe(2);
+  expect(found).toHaveLength(1);
+  expect(found?.[0]).toMatchObject({ part, filters: 'index', blocksFiltered: 6000 });
+  expect(found?.[0]?.blocks).toContainEqual({ offset: 43210, length: 10 });
+  expect(found?.[0]?.blocks.length).toBeLessThan(6000 * 0.02);
+  expect(await documentCandidates(ctx, shop, '2001-01', 'x')).toBeNull();
+});
+
+/** Rewrites a month's index as an older writer left it: as index@4, its parts without filters. */
+const asIndexV4 = async (shop: string, month: string): Promise<MonthIndex> => {
+  const e = runs.env;
+  const idx = await readIndex(e, shop, month);
+  if (!idx) throw new Error(`no index for ${month}`);
+  const stripped = { ...idx, parts: idx.parts.map(({ doc_filters: _f, ...p }) => p) };
+  const v4 = { ...JSON.parse(gunzipSync(serializeMonthIndex(stripped)).toString()), format: INDEX_FORMAT_V4 };
+  await e.s3.send(
+    new PutObjectCommand({
+      Bucket: e.bucket,
+      Key: monthIndexKey(shop, month),
+      Body: gzipSync(`${JSON.stringify(v4)}\n`),
+      ...MONTH_INDEX_HEADERS,
+    }),
+  );
+  return idx;
+};
+
+test('parts written before index@5 stay searchable: through their sidecar, or without filters by a counted scan', async () => {
+  const e = runs.env;
+  const before = await asIndexV4(SHOP, M3);
+  const p = before.parts[0];
+  if (!p?.doc_filters || before.parts.length !== 1) throw new Error('expected one part with filters in M3');
   const doc = `${SHOP}-0-doc-0a`;
+  // A docfilter@2 sidecar beside the index@4 (what the archive step wrote before index@5).
+  const sidecar = docFilterKey(SHOP, M3, p.name);
+  await e.s3.send(
+    new PutObjectCommand({
+      Bucket: e.bucket,
+      Key: sidecar,
+      Body: encodeDocFilters({ part: p.name, ...p.doc_filters }),
+    }),
+  );
+  const viaSidecar = await reader().findDocument({ shopId: SHOP, docId: doc });
+  expect(archivedIds(viaSidecar)).toEqual(bruteForce(doc));
+  expect(viaSidecar.provenance.partsScanned).toBe(0);
+  // The sidecar's GET comes on top of the month's index GET.
+  expect(viaSidecar.provenance.requests).toBe(
+    1 + viaSidecar.provenance.monthsSearched + 1 + viaSidecar.provenance.blocksRead,
+  );
+
+  await e.s3.send(new DeleteObjectCommand({ Bucket: e.bucket, Key: sidecar }));
   const r = await reader().findDocument({ shopId: SHOP, docId: doc });
   expect(archivedIds(r)).toEqual(bruteForce(doc));
   expect(r.provenance.partsScanned).toBe(1);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { PartDocFilters } from '../../shared/archive/format/doc-filter';
 import { monthIndexKey, newPartName, partKey } from '../../shared/archive/format/keys';
 import {
   commitPart,
@@ -40,8 +41,8 @@ export interface BuiltPart {
   readonly partKey: string;
   readonly bytes: Buffer;
   readonly pending: PendingPart;
-  /** The part's document filters (the sidecar the archive step writes beside it). */
-  readonly docFilters: Buffer;
+  /** The part's document filters (what commit keeps in the month index). */
+  readonly docFilters: PartDocFilters;
 }
 
 export const details = (

@@ -8,10 +8,11 @@ import {
   fenceFilter,
   mayContain,
   parseDocFilters,
+  parseStoredDocFilters,
+  storedDocFilters,
 } from '../../shared/archive/format/doc-filter';
 import { documentListings } from '../../shared/archive/format/flatten';
 import { inflateMember } from '../../shared/archive/format/members';
-import { MemberSlicer } from '../../shared/archive/format/part-builder';
 import { buildPart, details } from '../support/archive-fixture';
 
 const ids = (n: number, tag: string) =>
@@ -63,6 +64,21 @@ describe('block filters', () => {
     expect(() => parseDocFilters(Buffer.concat([bytes, Buffer.from([1])]), 'k')).toThrow(/left over/);
     expect(() => parseDocFilters(Buffer.from('{"format":"x"}\n'), 'k')).toThrow(/unknown format/);
   });
+
+  it('round-trip through the month index form (index@5); malformed entries are corruption', () => {
+    const f = {
+      k: 7,
+      blocks: [
+        { offset: 0, length: 10, docs: 2, ...blockFilter(new Set(['a', 'b'])) },
+        { offset: 10, length: 5, docs: 2, kind: 'bloom' as const, bytes: bloomFilter(new Set(['c', 'd'])) },
+      ],
+    };
+    const stored = JSON.parse(JSON.stringify(storedDocFilters(f))) as unknown;
+    expect(parseStoredDocFilters(stored, 'k', 'p')).toEqual(f);
+    expect(candidateBlocks(parseStoredDocFilters(stored, 'k', 'p'), 'c')).toEqual([1]);
+    for (const bad of [null, { k: 7 }, { k: 0, blocks: [] }, { k: 7, blocks: [[0, 1, 1, 'x', '']] }])
+      expect(() => parseStoredDocFilters(bad, 'k', 'p')).toThrow(/filters of part p/);
+  });
 });
 
 describe('PartBuilder filters', () => {
@@ -77,13 +93,14 @@ describe('PartBuilder filters', () => {
       }),
     }));
     const built = await buildPart({ shopId: 's', month: '2026-01', jobs });
-    const f = parseDocFilters(built.docFilters, 'k');
-    expect(f.part).toBe(built.partName);
+    const f = built.docFilters;
+    expect(built.pending.doc_filters).toEqual(f);
     expect(f.blocks.length).toBeGreaterThan(3);
-    expect(MemberSlicer.tilingProblem(f.blocks, built.bytes.length)).toBeNull();
+    const members = built.pending.jobs;
+    const blocks = [...new Map(Object.values(members).map((e) => [e.offset, e.length]))];
     let listed = 0;
-    f.blocks.forEach((b, i) => {
-      const lines = inflateMember(built.bytes.subarray(b.offset, b.offset + b.length), `block ${i}`)
+    for (const [offset, length] of blocks) {
+      const lines = inflateMember(built.bytes.subarray(offset, offset + length), `block ${offset}`)
         .toString('utf8')
         .split('\n')
         .filter((l) => l.length > 0)
@@ -91,12 +108,18 @@ describe('PartBuilder filters', () => {
       const docs = new Set(
         lines.flatMap((r) => (r.details ? documentListings(r.details).map((l) => l.doc_id) : [])),
       );
-      expect(b.docs).toBe(docs.size);
+      // Blocks listing documents have a filter (exactly one), blocks listing none have none.
+      const i = f.blocks.findIndex((b) => b.offset === offset);
+      expect(i >= 0).toBe(docs.size > 0);
+      if (i < 0) continue;
+      expect(f.blocks[i]).toMatchObject({ offset, length, docs: docs.size });
       for (const d of docs) expect(candidateBlocks(f, d)).toContain(i);
       listed += docs.size;
-    });
+    }
     expect(listed).toBe(30 * 152);
+    expect(f.blocks.every((b) => blocks.some(([o]) => o === b.offset))).toBe(true);
     // Filter bytes against part bytes for random, never-repeating ids (the design mix's worst case).
-    expect(built.docFilters.length / built.bytes.length).toBeLessThan(0.5);
+    const filterBytes = f.blocks.reduce((n, b) => n + b.bytes.length, 0);
+    expect(filterBytes / built.bytes.length).toBeLessThan(0.5);
   });
 });

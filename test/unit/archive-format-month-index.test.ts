@@ -1,12 +1,16 @@
 import { gunzipSync } from 'node:zlib';
+import { type PartDocFilters, partDocFilters } from '../../shared/archive/format/doc-filter';
 import { gzipMemberLength } from '../../shared/archive/format/member-scan';
 import {
   blockOf,
+  checkIndex,
   commitPart,
+  docsRange,
   emptyMonthIndex,
   INDEX_FORMAT,
   INDEX_FORMAT_V1,
   INDEX_FORMAT_V2,
+  INDEX_FORMAT_V4,
   type IndexedJob,
   type IndexedPart,
   jobEntries,
@@ -14,6 +18,7 @@ import {
   type MonthIndex,
   markDeleted,
   markRearchive,
+  mergeBlocks,
   parseIndexHeader,
   parseMonthIndex,
   partByName,
@@ -94,7 +99,7 @@ describe('month index', () => {
     expect(markDeleted(del, [], 't5')).toBe(del);
   });
 
-  it('serialize → parse round-trips, as index@4: the part ETag, no digests, line ranges or platform refs stored', () => {
+  it('serialize → parse round-trips, as index@5: the part ETag, no digests, line ranges or platform refs stored', () => {
     const idx = commitPart(empty, part(P1), { j1: entry(P1) }, 't1');
     const back = parseMonthIndex(serializeMonthIndex(idx), 'k');
     const { sha256: _digest, ...slim } = entry(P1);
@@ -351,5 +356,74 @@ describe('index@4 additions', () => {
       ['t5', 0],
       ['t5', 0],
     ]);
+  });
+});
+
+describe('index@5: document filters in a trailing member', () => {
+  const filters = (tag: string): PartDocFilters =>
+    partDocFilters([
+      { offset: 0, length: 10, docs: new Set([`${tag}-a`, `${tag}-b`]) },
+      { offset: 10, length: 20, docs: new Set() },
+      { offset: 30, length: 5, docs: new Set(Array.from({ length: 300 }, (_, i) => `${tag}-${i * 7919}x`)) },
+    ]);
+  const withFilters = (jobs: number): MonthIndex => {
+    const entries: Record<string, IndexedJob> = {};
+    for (let i = 0; i < jobs; i++)
+      entries[`job-${String(i).padStart(5, '0')}`] = entry(P1, { offset: i * 10, length: 10 });
+    const one = commitPart(
+      emptyMonthIndex('s', '2026-01', 't0'),
+      { ...part(P1), size: jobs * 10, doc_filters: filters('p1') },
+      entries,
+      't1',
+    );
+    // A second part without filters (built before them): none stored for it.
+    return commitPart(one, { ...part(P2), size: 10 }, { other: entry(P2, { offset: 0, length: 10 }) }, 't2');
+  };
+
+  it.each([
+    ['one member', 10],
+    ['blocked', 4000],
+  ])('%s: filters round-trip, last, where docs_at says; a lookup’s view stops before them', (_, n) => {
+    const idx = withFilters(n);
+    const bytes = serializeMonthIndex(idx);
+    const back = parseMonthIndex(bytes, 'k');
+    expect(back.format).toBe(INDEX_FORMAT);
+    expect(INDEX_FORMAT).toBe('job-details-archive/index@5');
+    expect(back.parts[0]?.doc_filters).toEqual(filters('p1'));
+    expect(back.parts[0]?.doc_filters?.blocks).toHaveLength(2); // the block listing nothing has none
+    expect(back.parts[1]?.doc_filters).toBeUndefined();
+    expect(Object.keys(back.jobs)).toHaveLength(n + 1);
+    const head = gzipMemberLength(bytes);
+    if (!('length' in head)) throw new Error('no header member');
+    const { header } = parseIndexHeader(bytes.subarray(0, head.length), 'k');
+    const at = docsRange(header, 'k');
+    if (!at) throw new Error('no docs_at');
+    expect(head.length + at.offset + at.length).toBe(bytes.length);
+    const docs = JSON.parse(gunzipSync(bytes.subarray(head.length + at.offset)).toString());
+    expect(Object.keys(docs.docs)).toEqual(['0']);
+    // Header + docs member alone: the parts and their filters (what a search reads).
+    const searchView = checkIndex(mergeBlocks(header, [docs]), 'k');
+    expect(searchView.parts[0]?.doc_filters).toEqual(filters('p1'));
+    // Every member is JSONL: gzip -dc reads it all.
+    for (const l of gunzipSync(bytes).toString().split('\n').filter(Boolean))
+      expect(() => JSON.parse(l)).not.toThrow();
+    // Rewritten (a later commit): the filters stay.
+    const again = parseMonthIndex(
+      serializeMonthIndex(markDeleted(back, [{ jobId: 'other', part: P2 }], 't3')),
+      'k',
+    );
+    expect(again.parts[0]?.doc_filters).toEqual(filters('p1'));
+  });
+
+  it('an index with no filters has no docs member; an index@4 document still reads', () => {
+    const idx = commitPart(emptyMonthIndex('s', '2026-01', 't0'), part(P1), { j1: entry(P1) }, 't1');
+    const bytes = serializeMonthIndex(idx);
+    const stored = JSON.parse(gunzipSync(bytes).toString());
+    expect(stored.docs_at).toBeUndefined();
+    const v4 = { ...stored, format: INDEX_FORMAT_V4 };
+    const back = parseMonthIndex(Buffer.from(JSON.stringify(v4)), 'k');
+    expect(back.format).toBe(INDEX_FORMAT_V4);
+    expect(back.jobs.j1).toHaveLength(1);
+    expect(() => docsRange({ docs_at: { offset: -1 } }, 'k')).toThrow(CorruptObjectError);
   });
 });

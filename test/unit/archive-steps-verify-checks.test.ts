@@ -4,6 +4,7 @@ import type { PartRecord } from '../../shared/archive/format/records';
 import type { StagedPart } from '../../shared/archive/steps/archive/staged';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 import {
+  filterProblem,
   linesProblem,
   memberRanges,
   planProblem,
@@ -190,6 +191,7 @@ test('the verified part is exactly the index entries commit adds', async () => {
     run_id: 'r',
     job_count: 2,
     bytes_in: 3,
+    doc_filters: staged.doc_filters,
   });
   const pdRef = staged.jobs.a?.platform_data_ref as string;
   expect(v.jobs.a).toEqual({
@@ -210,4 +212,17 @@ test('the verified part is exactly the index entries commit adds', async () => {
     sources: [{ key: 'job-details/a/f.json.gz', size: 3, etag: 'e' }],
   });
   expect(v.jobs.b?.platform_data?.ref).toBe(pdRef); // shared, stored once
+});
+
+test('a staged document filter must be the one its block’s stored records give', async () => {
+  const { staged } = await build();
+  const f = staged.doc_filters?.blocks[0];
+  if (!f) throw new Error('no filter');
+  const range = { offset: f.offset, length: f.length };
+  // Both jobs list d1: one distinct document.
+  expect(filterProblem(f, range, new Set(['d1']))).toBeNull();
+  expect(filterProblem(f, range, new Set(['d1', 'd2']))).toMatch(/differs from its records/);
+  expect(filterProblem(undefined, range, new Set(['d1']))).toMatch(/no document filter for its 1 documents/);
+  expect(filterProblem(f, range, new Set())).toMatch(/lists no document/);
+  expect(filterProblem(undefined, range, new Set())).toBeNull();
 });

@@ -5,9 +5,10 @@ import type { ByteRange } from './month-index';
 
 /**
  * Per-block document filters of a part, over the document ids its job records list (failed,
- * skipped, conflict). Written beside the part when it is built (a sidecar object, docFilterKey),
- * never inside it: parts stay immutable and older parts simply have none. Each block gets the
- * smaller of two encodings:
+ * skipped, conflict). Built with the part, kept in the month index (index@5, month-index.ts: one
+ * trailing gzip member after the job blocks, see storedDocFilters), never inside the part: parts stay
+ * immutable and older parts simply have none. Each block listing a document gets the smaller of two
+ * encodings:
  * - `fence`: the exact set — ids split into a prefix and a decimal suffix without leading zero
  *   (`gid://shopify/Product/` + `7086727600002`); per prefix, in code-point order, byte 0,
  *   varint(prefix UTF-8 length), the prefix, varint(count), then the sorted suffixes as varint gaps
@@ -17,9 +18,10 @@ import type { ByteRange } from './month-index';
  * - `bloom`: BITS_PER_DOC bits a distinct id, HASHES hashes (~0.8 % false matches): `d` may be in
  *   the block when every bit `(h1 + i·h2) mod m`, i = 0…k−1, is set (bit j is bit `j % 8`, least
  *   significant first, of byte `j / 8`), h1, h2 the first two big-endian uint32 of sha256(UTF-8 d),
- *   h2 made odd, m the filter's bits.
+ *   h2 made odd, m the filter's bits. Used only when smaller than the block's fence.
  *
- * Sidecar bytes: one JSON header line, `\n`, then each block's filter bytes back to back.
+ * Parts built between filters and index@5 have them in a sidecar object (docFilterKey), still read:
+ * one JSON header line, `\n`, then each block's filter bytes back to back.
  *   header: {"format":"job-details-archive/docfilter@2","part":name,"k":7,
  *            "blocks":[{"offset":o,"length":l,"docs":n,"kind":"fence"|"bloom","bytes":b}, …]}
  * (`bytes` 0: the block lists no document.)
@@ -157,10 +159,67 @@ export interface BlockFilter extends ByteRange {
   readonly bytes: Uint8Array;
 }
 
-export interface DocFilters {
-  readonly part: string;
+/** A part's filters as the month index keeps them: one per block that lists a document. */
+export interface PartDocFilters {
   readonly k: number;
   readonly blocks: readonly BlockFilter[];
+}
+
+/** The filters of a part's blocks, from each block's range and distinct document ids. */
+export const partDocFilters = (
+  blocks: Iterable<ByteRange & { readonly docs: ReadonlySet<string> }>,
+): PartDocFilters => ({
+  k: HASHES,
+  blocks: [...blocks]
+    .filter((b) => b.docs.size > 0)
+    .map((b) => ({ offset: b.offset, length: b.length, docs: b.docs.size, ...blockFilter(b.docs) })),
+});
+
+/**
+ * As index@5 stores a part's filters (JSON in the index's trailing gzip member):
+ * `{"k":7,"blocks":[[offset,length,docs,"f"|"b",base64 bytes], …]}` — `f` fence, `b` bloom. Base64 of
+ * (already dense) filter bytes deflates back to within a few % of their raw size.
+ */
+export const storedDocFilters = (f: PartDocFilters): { k: number; blocks: unknown[][] } => ({
+  k: f.k,
+  blocks: f.blocks.map((b) => [
+    b.offset,
+    b.length,
+    b.docs,
+    b.kind === 'fence' ? 'f' : 'b',
+    Buffer.from(b.bytes).toString('base64'),
+  ]),
+});
+
+const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+
+export const parseStoredDocFilters = (v: unknown, key: string, part: string): PartDocFilters => {
+  const bad = (): never => {
+    throw new CorruptObjectError(key, `document filters of part ${part} are malformed`);
+  };
+  const f = v as { k?: unknown; blocks?: unknown } | null;
+  if (!f || typeof f !== 'object' || !isCount(f.k) || f.k === 0 || !Array.isArray(f.blocks)) return bad();
+  return {
+    k: f.k,
+    blocks: f.blocks.map((b: unknown): BlockFilter => {
+      if (!Array.isArray(b) || b.length !== 5) return bad();
+      const [offset, length, docs, kind, bytes] = b as unknown[];
+      if (!isCount(offset) || !isCount(length) || !isCount(docs) || typeof bytes !== 'string') return bad();
+      if (kind !== 'f' && kind !== 'b') return bad();
+      return {
+        offset,
+        length,
+        docs,
+        kind: kind === 'f' ? 'fence' : 'bloom',
+        bytes: new Uint8Array(Buffer.from(bytes, 'base64')),
+      };
+    }),
+  };
+};
+
+/** The sidecar's filters (docfilter@2): a part's, by name. */
+export interface DocFilters extends PartDocFilters {
+  readonly part: string;
 }
 
 export const encodeDocFilters = (f: DocFilters): Buffer => {
@@ -213,5 +272,5 @@ export const parseDocFilters = (bytes: Uint8Array, key: string): DocFilters => {
 };
 
 /** Indexes of the blocks that may list `doc`. */
-export const candidateBlocks = (f: DocFilters, doc: string): number[] =>
+export const candidateBlocks = (f: PartDocFilters, doc: string): number[] =>
   f.blocks.flatMap((b, i) => (mayContain(b, doc, f.k) ? [i] : []));

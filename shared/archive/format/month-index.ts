@@ -1,5 +1,6 @@
 import { CorruptObjectError } from '../../errors';
 import { deflateBlock, inflateBlocks as gunzipAll } from './codec';
+import { type PartDocFilters, parseStoredDocFilters, storedDocFilters } from './doc-filter';
 import { partKey } from './keys';
 import type { DetailCounts } from './records';
 
@@ -9,14 +10,22 @@ import type { DetailCounts } from './records';
  * stay instant even when parts sit in Glacier Flexible Retrieval. Parts are never rewritten; this small
  * file is, with a conditional write (If-Match / If-None-Match) so concurrent runs cannot lose entries.
  */
-export const INDEX_FORMAT = 'job-details-archive/index@4';
+export const INDEX_FORMAT = 'job-details-archive/index@5';
+/** index@5 less the parts' document filters (a trailing member); still read (and rewritten as @5). */
+export const INDEX_FORMAT_V4 = 'job-details-archive/index@4';
 /** index@4 less the parts' ETags and the entries' `rearchive` mark; still read (and rewritten as @4). */
 export const INDEX_FORMAT_V3 = 'job-details-archive/index@3';
 /** Entries with byte ranges and line ranges of their own, objects for counts, parts with ETags; still read. */
 export const INDEX_FORMAT_V2 = 'job-details-archive/index@2';
 /** Entries with their record digest, platform data ref and commit time each; still read. */
 export const INDEX_FORMAT_V1 = 'job-details-archive/index@1';
-const INDEX_FORMATS: readonly string[] = [INDEX_FORMAT, INDEX_FORMAT_V3, INDEX_FORMAT_V2, INDEX_FORMAT_V1];
+const INDEX_FORMATS: readonly string[] = [
+  INDEX_FORMAT,
+  INDEX_FORMAT_V4,
+  INDEX_FORMAT_V3,
+  INDEX_FORMAT_V2,
+  INDEX_FORMAT_V1,
+];
 
 export interface ByteRange {
   readonly offset: number;
@@ -50,6 +59,11 @@ export interface IndexedPart {
   readonly job_count: number;
   /** Bytes of hot objects read to build the part (for the report's in → out ratio). */
   readonly bytes_in: number;
+  /**
+   * Per-block document filters (doc-filter.ts), index@5: stored in the index's trailing member, not
+   * in `parts`, so a lookup never reads them. Absent: the part was built without (a sidecar, or none).
+   */
+  readonly doc_filters?: PartDocFilters;
 }
 
 export interface IndexedSource {
@@ -100,6 +114,7 @@ export interface IndexedJob extends Located {
 export interface MonthIndex {
   readonly format:
     | typeof INDEX_FORMAT
+    | typeof INDEX_FORMAT_V4
     | typeof INDEX_FORMAT_V3
     | typeof INDEX_FORMAT_V2
     | typeof INDEX_FORMAT_V1;
@@ -301,8 +316,11 @@ const commonValue = (values: ReadonlyArray<string | null | undefined>): string |
  * the header — format, shop, month, parts (each with its blocks' lengths) — and either the jobs
  * themselves (a month whose entries fit in one block) or `blocks`: the byte range and job id range of
  * each further member, each holding the entries of a run of job ids in code-point order, ≤
- * INDEX_BLOCK_BYTES of JSON. `gzip -dc` reads it all; a lookup reads the header and one block
- * (shared/reader/archive-reads.ts). Indexes written before (index@1/2) are still read.
+ * INDEX_BLOCK_BYTES of JSON. index@5 appends, when any part has document filters, one last member
+ * `{"docs":{part position: storedDocFilters}}`, its range in the header's `docs_at` (offset from the
+ * end of the header member): lookups never reach it, a search reads the header and it alone.
+ * `gzip -dc` reads it all; a lookup reads the header and one block (shared/reader/archive-reads.ts).
+ * Indexes written before (index@1–4) are still read.
  */
 export const serializeMonthIndex = (index: MonthIndex): Buffer => {
   const all = Object.values(index.jobs).flat();
@@ -358,8 +376,16 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     size += bytes;
   }
   if (size > 0 || chunks.length === 0) chunks.push(current);
+  // The parts' document filters: one member after everything a lookup reads, by part position.
+  const filters = index.parts.flatMap((p, i) =>
+    p.doc_filters ? [[String(i), storedDocFilters(p.doc_filters)] as const] : [],
+  );
+  const docs = filters.length > 0 ? gzipLine({ docs: Object.fromEntries(filters) }) : null;
   const header = { ...head, format: INDEX_FORMAT, parts: parts.map((p) => p.stored) };
-  if (chunks.length === 1) return gzipLine({ ...header, jobs: chunks[0] });
+  const docsAt = (offset: number) => (docs ? { docs_at: { offset, length: docs.length } } : {});
+  const tail = docs ? [docs] : [];
+  if (chunks.length === 1)
+    return Buffer.concat([gzipLine({ ...header, jobs: chunks[0], ...docsAt(0) }), ...tail]);
   const members = chunks.map((jobs) => gzipLine({ jobs }));
   let offset = 0;
   const blocks: IndexBlock[] = chunks.map((jobs, i) => {
@@ -369,7 +395,7 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     offset += length;
     return b;
   });
-  return Buffer.concat([gzipLine({ ...header, blocks }), ...members]);
+  return Buffer.concat([gzipLine({ ...header, blocks, ...docsAt(offset) }), ...members, ...tail]);
 };
 
 /** The block of `blocks` that would hold `jobId` (by id range), if any. */
@@ -407,10 +433,23 @@ export const mergeBlocks = (
   blocks: readonly Record<string, unknown>[],
 ): unknown => {
   if (!header) return header;
-  const { blocks: _directory, ...rest } = header;
+  const { blocks: _directory, docs_at: _docsAt, ...rest } = header;
   const jobs: Record<string, unknown> = { ...((header.jobs as Record<string, unknown> | undefined) ?? {}) };
-  for (const b of blocks) Object.assign(jobs, b.jobs as Record<string, unknown>);
-  return { ...rest, jobs };
+  let docs: unknown;
+  for (const b of blocks) {
+    if (b.jobs !== undefined) Object.assign(jobs, b.jobs as Record<string, unknown>);
+    if (b.docs !== undefined) docs = b.docs;
+  }
+  return { ...rest, jobs, ...(docs !== undefined ? { docs } : {}) };
+};
+
+/** Where an index@5's document filters sit: offset from the end of the header member, and length. */
+export const docsRange = (header: Record<string, unknown>, key: string): ByteRange | undefined => {
+  const at = header.docs_at as Partial<ByteRange> | undefined;
+  if (at === undefined) return undefined;
+  if (!at || !isCount(at.offset) || !isCount(at.length) || at.length === 0)
+    throw new CorruptObjectError(key, 'index docs_at needs an offset and a length');
+  return { offset: at.offset, length: at.length };
 };
 
 /** The header member of a blocked index (what a lookup reads first). */
@@ -436,7 +475,7 @@ export const parseIndexHeader = (
 export const checkIndex = (value: unknown, key: string): MonthIndex => {
   const v = value as Partial<MonthIndex> | null;
   if (!v || typeof v !== 'object' || !INDEX_FORMATS.includes(v.format as string)) {
-    throw new CorruptObjectError(key, `not a ${INDEX_FORMAT} (or @3, @2, @1) document`);
+    throw new CorruptObjectError(key, `not a ${INDEX_FORMAT} (or @4, @3, @2, @1) document`);
   }
   if (typeof v.shop_id !== 'string' || typeof v.month !== 'string' || !Array.isArray(v.parts)) {
     throw new CorruptObjectError(key, 'index needs shop_id, month and parts');
@@ -444,7 +483,7 @@ export const checkIndex = (value: unknown, key: string): MonthIndex => {
   if (!v.jobs || typeof v.jobs !== 'object' || Array.isArray(v.jobs)) {
     throw new CorruptObjectError(key, 'index needs a jobs map');
   }
-  if (v.format === INDEX_FORMAT || v.format === INDEX_FORMAT_V3)
+  if (v.format === INDEX_FORMAT || v.format === INDEX_FORMAT_V4 || v.format === INDEX_FORMAT_V3)
     return fromStored(v as unknown as StoredIndex, key);
   // index@2 stores no part keys: they follow from shop, month and name.
   const parts = v.parts.map((p) =>
@@ -487,6 +526,8 @@ interface StoredPart extends Omit<IndexedPart, 'key'> {
 interface StoredIndex extends Omit<MonthIndex, 'parts' | 'jobs'> {
   readonly parts: readonly StoredPart[];
   readonly jobs: Readonly<Record<string, readonly Record<string, unknown>[]>>;
+  /** index@5's trailing member, when read: part position → its stored filters. */
+  readonly docs?: Readonly<Record<string, unknown>>;
 }
 
 const deletion = (
@@ -517,8 +558,13 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
     });
     if (at > p.size) return bad(`blocks of part ${p.name} run past its ${p.size} bytes`);
     const { block_bytes: _b, deleted_at, deleted_by, ...rest } = p;
+    const docs = v.docs && Object.hasOwn(v.docs, String(i)) ? v.docs[String(i)] : undefined;
     return {
-      part: { ...rest, key: keyOf(v, p.name, key) },
+      part: {
+        ...rest,
+        key: keyOf(v, p.name, key),
+        ...(docs !== undefined ? { doc_filters: parseStoredDocFilters(docs, key, p.name) } : {}),
+      },
       ranges,
       deletedAt: deleted_at ?? null,
       deletedBy: deleted_by !== undefined ? deleted_by : deleted_at ? p.run_id : null,
@@ -554,5 +600,6 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
       };
     });
   }
-  return { ...v, parts: parts.map((p) => p.part), jobs };
+  const { docs: _docs, ...rest } = v;
+  return { ...rest, parts: parts.map((p) => p.part), jobs };
 };

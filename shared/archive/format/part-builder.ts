@@ -1,7 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { JobDetails, JsonObject } from '../../details';
 import { DETAILS_ROOT } from '../../details';
-import { blockFilter, encodeDocFilters, type FilterKind, HASHES } from './doc-filter';
+import { type BlockFilter, HASHES, type PartDocFilters, partDocFilters } from './doc-filter';
 import { documentListings } from './flatten';
 import { BLOCK_BYTES, encodeBlock, encodeLine, platformDataRef } from './members';
 import type { ByteRange, Located } from './month-index';
@@ -30,9 +30,9 @@ export class PartBuilder {
   private readonly blocks: ByteRange[] = [];
   private open: Buffer[] = [];
   private openBytes = 0;
-  /** Document ids listed by the open block's job records, and each closed block's filter. */
+  /** Document ids listed by the open block's job records, and the filters of closed blocks listing any. */
   private openDocs = new Set<string>();
-  private readonly filters: { docs: number; kind: FilterKind; bytes: Uint8Array }[] = [];
+  private readonly filters: BlockFilter[] = [];
   private header: Pending | undefined;
   /** By content hash: the part-local ref given to the payload, and where its record is. */
   private readonly platformData = new Map<string, Pending & { ref: string; sha256: string }>();
@@ -75,9 +75,10 @@ export class PartBuilder {
     const member = Buffer.from(encodeBlock(Buffer.concat(this.open)));
     this.open = [];
     this.openBytes = 0;
-    this.filters.push({ docs: this.openDocs.size, ...blockFilter(this.openDocs) });
+    const range = { offset: this.offset, length: member.length };
+    this.filters.push(...partDocFilters([{ ...range, docs: this.openDocs }]).blocks);
     this.openDocs = new Set();
-    this.blocks.push({ offset: this.offset, length: member.length });
+    this.blocks.push(range);
     this.offset += member.length;
     this.hash.update(member);
     await this.sink(member);
@@ -162,17 +163,10 @@ export class PartBuilder {
     return this.offset;
   }
 
-  /** The part's per-block document filters (the sidecar at docFilterKey), once `finish` returned. */
-  docFilters(): Buffer {
+  /** The part's per-block document filters (commit keeps them in the month index), once `finish` returned. */
+  docFilters(): PartDocFilters {
     if (!this.finished) throw new Error('PartBuilder: finish() first');
-    return encodeDocFilters({
-      part: this.meta.partName,
-      k: HASHES,
-      blocks: this.blocks.map((b, i) => ({
-        ...b,
-        ...(this.filters[i] ?? { docs: 0, kind: 'fence' as const, bytes: new Uint8Array(0) }),
-      })),
-    });
+    return { k: HASHES, blocks: this.filters };
   }
 
   /** Closes the last block and returns the staging manifest verify checks the stored part against. */
@@ -202,6 +196,7 @@ export class PartBuilder {
           { ...e, ...this.located({ block, line }) },
         ]),
       ),
+      doc_filters: this.docFilters(),
     };
   }
 }

@@ -1,5 +1,6 @@
 import { CorruptObjectError } from '../../errors';
 import type { ListedObject } from '../../s3/objects';
+import type { PartDocFilters } from './doc-filter';
 import { validatePartName } from './keys';
 import type { IndexedJob, IndexedPart, Located } from './month-index';
 import type { DetailCounts, SourceObject } from './records';
@@ -54,6 +55,8 @@ export interface PendingPart extends StagedIdentity {
       }
     >
   >;
+  /** Per-block document filters (in memory only: verify checks them, commit puts them in the index). */
+  readonly doc_filters?: PartDocFilters;
 }
 
 /** What verify measured from the stored part: exactly what commit adds to the month index. */

@@ -2,8 +2,8 @@ import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { Semaphore } from '../../../concurrency';
 import type { JobObject } from '../../../details';
 import { VerificationError } from '../../../errors';
-import { putBytes, putJson } from '../../../s3/objects';
-import { docFilterKey, newPartName, partKey, pendingKey } from '../../format/keys';
+import { putJson } from '../../../s3/objects';
+import { newPartName, partKey, pendingKey } from '../../format/keys';
 import { latestEntry } from '../../format/month-index';
 import { PartBuilder } from '../../format/part-builder';
 import { INTENT_FORMAT, type PartIntent } from '../../format/staging';
@@ -212,13 +212,6 @@ export const archiveGroup = async (
       if (stored.size !== manifest.size) {
         throw new VerificationError(part.key, `stored ${stored.size} bytes, built ${manifest.size}`);
       }
-      // Beside the part, before its commit: search reads it only for committed parts.
-      await putBytes(
-        deps,
-        docFilterKey(shopId, month, part.name),
-        part.builder.docFilters(),
-        'application/octet-stream',
-      );
       const pending = pendingKey(shopId, month, part.name);
       const staged: StagedPart = { ...manifest, etag: stored.etag };
       // The manifest goes to verify in memory (the intent written before the upload is what a crash

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { jobPrefix } from '../../../details';
+import { type BlockFilter, partDocFilters } from '../../format/doc-filter';
 import { platformDataRef } from '../../format/members';
 import type { ByteRange, Located } from '../../format/month-index';
 import { countDetails, type PartRecord } from '../../format/records';
@@ -147,6 +148,27 @@ export const recordProblem = (
   }
 };
 
+/**
+ * Why a block's staged document filter is not the one its stored records give (`docs`: the distinct
+ * document ids of the block's job records), or null. The encodings are deterministic.
+ */
+export const filterProblem = (
+  staged: BlockFilter | undefined,
+  range: ByteRange,
+  docs: ReadonlySet<string>,
+): string | null => {
+  const want = partDocFilters([{ ...range, docs }]).blocks[0];
+  if (!want && !staged) return null;
+  if (!want) return `block@${range.offset}: a document filter for a block that lists no document`;
+  if (!staged) return `block@${range.offset}: no document filter for its ${docs.size} documents`;
+  return staged.length === want.length &&
+    staged.docs === want.docs &&
+    staged.kind === want.kind &&
+    Buffer.from(staged.bytes).equals(Buffer.from(want.bytes))
+    ? null
+    : `block@${range.offset}: document filter differs from its records`;
+};
+
 /** The verified part: index entries of the part and its jobs (commit adds committed_at / deleted_at). */
 export const toVerifiedPart = (m: StagedPart): VerifiedPart => ({
   format: VERIFIED_FORMAT,
@@ -159,6 +181,7 @@ export const toVerifiedPart = (m: StagedPart): VerifiedPart => ({
     run_id: m.run_id,
     job_count: Object.keys(m.jobs).length,
     bytes_in: m.bytes_in,
+    ...(m.doc_filters ? { doc_filters: m.doc_filters } : {}),
   },
   jobs: Object.fromEntries(
     Object.entries(m.jobs).map(([jobId, e]) => {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { GetObjectCommand, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
 import { CorruptObjectError, InvalidInputError, VerificationError } from '../../../errors';
 import { isNotFound, normalizeEtag } from '../../../s3/objects';
+import { documentListings } from '../../format/flatten';
 import { partKey, pendingKey } from '../../format/keys';
 import { decodeLine, inflateMember } from '../../format/members';
 import { MemberSlicer } from '../../format/part-builder';
@@ -9,7 +10,14 @@ import type { VerifiedPart } from '../../format/staging';
 import type { StagedPart } from '../archive/staged';
 import type { StepDeps } from '../context';
 import type { PlannedJob, VerifyInput, VerifyResult } from '../types';
-import { linesProblem, memberRanges, planProblem, recordProblem, toVerifiedPart } from './verify-checks';
+import {
+  filterProblem,
+  linesProblem,
+  memberRanges,
+  planProblem,
+  recordProblem,
+  toVerifiedPart,
+} from './verify-checks';
 
 /** The part and intent keys of an archive result, re-derived so a stage never trusts a passed-in key. */
 export const stagedKeys = (event: VerifyInput): { name: string; part: string; pending: string } => {
@@ -77,6 +85,8 @@ export const verifyPart = async (
       fail(`size ${out.ContentLength} is not ${m.size}`);
 
     const byId = new Map(ranges.map((r) => [r.id, r]));
+    // Document filters (when staged) are recomputed from each block's stored records.
+    const filters = m.doc_filters ? new Map(m.doc_filters.blocks.map((b) => [b.offset, b])) : null;
     const slicer = new MemberSlicer(ranges);
     const hash = createHash('sha256');
     let total = 0;
@@ -101,6 +111,7 @@ export const verifyPart = async (
           }
           const tiles = linesProblem(range, inflated.length, range.offset === 0);
           if (tiles) fail(tiles);
+          const docs = new Set<string>();
           for (const l of range.lines) {
             let decoded: ReturnType<typeof decodeLine>;
             try {
@@ -115,6 +126,13 @@ export const verifyPart = async (
             }
             const problem = recordProblem(m, l.expect, decoded.record, decoded.sha256);
             if (problem) fail(problem);
+            if (decoded.record.type === 'job')
+              for (const d of documentListings(decoded.record.details)) docs.add(d.doc_id);
+          }
+          if (filters) {
+            const bad = filterProblem(filters.get(range.offset), range, docs);
+            if (bad) fail(bad);
+            filters.delete(range.offset);
           }
         }
       }
@@ -125,6 +143,7 @@ export const verifyPart = async (
     }
     if (total !== m.size) fail(`read ${total} bytes, expected ${m.size}`);
     if (!slicer.complete) fail('not every member was found');
+    if (filters && filters.size > 0) fail(`a document filter for no block (at ${[...filters.keys()][0]})`);
     if (hash.digest('hex') !== m.sha256) fail('sha256 of the part differs from the manifest');
 
     const verified = toVerifiedPart(m);
