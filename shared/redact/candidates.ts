@@ -1,25 +1,25 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { candidateBlocks, parseDocFilters } from '../archive/format/doc-filter';
 import { docFilterKey } from '../archive/format/keys';
-import { getObjectBytes } from '../s3/objects';
+import { documentCandidates } from '../reader/doc-candidates';
+import { readerSettings } from '../reader/query';
+import { newReadContext } from '../reader/s3-context';
 
 /**
- * Which blocks of a committed part may list a document: the numbers its document filters match, or
- * 'all' when the part has no filters (built before them: it must be read whole). The one place that
- * knows where filters are stored, so redaction does not care whether they are a sidecar object or
- * part of the month index.
+ * The committed parts of a shop-month that may list a document, by name: true when its filters match
+ * (or it has none and must be read whole). Behind the reader's documentCandidates, so redaction does
+ * not care where filters are kept (the month index, or a sidecar of a part built before index@5).
  */
-export const partCandidates = async (
+export const partsToCheck = async (
   t: { readonly s3: S3Client; readonly bucket: string },
-  at: { readonly shopId: string; readonly month: string; readonly part: string },
+  shopId: string,
+  month: string,
   docId: string,
-): Promise<number[] | 'all'> => {
-  const key = docFilterKey(at.shopId, at.month, at.part);
-  const got = await getObjectBytes(t.s3, t.bucket, key);
-  if (!got) return 'all';
-  return candidateBlocks(parseDocFilters(got.bytes, key), docId);
+): Promise<ReadonlySet<string>> => {
+  const ctx = newReadContext(t.s3, t.bucket, readerSettings({}));
+  const parts = (await documentCandidates(ctx, shopId, month, docId)) ?? [];
+  return new Set(parts.filter((p) => p.filters === 'none' || p.blocks.length > 0).map((p) => p.part));
 };
 
-/** Where a part's filters are written when a redacted copy replaces it. */
+/** A part's filters sidecar (parts built before index@5): deleted with the part it describes. */
 export const partFiltersKey = (shopId: string, month: string, part: string): string =>
   docFilterKey(shopId, month, part);

@@ -1,6 +1,6 @@
 import { canonicalJson } from '../archive/format/canonical-json';
 import { deflateBlock } from '../archive/format/codec';
-import { blockFilter, encodeDocFilters, HASHES } from '../archive/format/doc-filter';
+import { type PartDocFilters, partDocFilters } from '../archive/format/doc-filter';
 import { documentListings } from '../archive/format/flatten';
 import { MemberScanner } from '../archive/format/member-scan';
 import { inflateMember } from '../archive/format/members';
@@ -25,8 +25,8 @@ export interface RedactedPart {
   readonly removed: number;
   /** Jobs redacted → their new detail counts (the index entry's `counts`). */
   readonly jobs: ReadonlyMap<string, DetailCounts>;
-  /** The new part's per-block document filters (the docs/{part}.filter sidecar). */
-  readonly filters: Buffer;
+  /** The new part's per-block document filters (kept in the month index, index@5). */
+  readonly filters: PartDocFilters;
   readonly size: number;
 }
 
@@ -44,17 +44,11 @@ type Obj = Record<string, unknown>;
 
 export const redactPart = (
   members: readonly Buffer[],
-  ctx: { shopId: string; docId: string; at: string; partName: string; where: string },
+  ctx: { shopId: string; docId: string; at: string; where: string },
 ): RedactedPart => {
   const out: Buffer[] = [];
   const jobs = new Map<string, DetailCounts>();
-  const filters: {
-    offset: number;
-    length: number;
-    docs: number;
-    kind: 'fence' | 'bloom';
-    bytes: Uint8Array;
-  }[] = [];
+  const blocks: { offset: number; length: number; docs: Set<string> }[] = [];
   let removed = 0;
   let headerShop: string | undefined;
   let offset = 0;
@@ -81,14 +75,14 @@ export const redactPart = (
     });
     const bytes = changed ? deflateBlock(Buffer.from(`${next.join('\n')}\n`, 'utf8')) : member;
     out.push(bytes);
-    filters.push({ offset, length: bytes.length, docs: docs.size, ...blockFilter(docs) });
+    blocks.push({ offset, length: bytes.length, docs });
     offset += bytes.length;
   }
   return {
     members: out,
     removed,
     jobs,
-    filters: encodeDocFilters({ part: ctx.partName, k: HASHES, blocks: filters }),
+    filters: partDocFilters(blocks),
     size: offset,
   };
 };

@@ -3,7 +3,6 @@ import {
   DeleteObjectCommand,
   HeadObjectCommand,
   type HeadObjectCommandOutput,
-  PutObjectCommand,
   RestoreObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -31,7 +30,7 @@ import {
   putConditional,
   putJson,
 } from '../s3/objects';
-import { partCandidates, partFiltersKey } from './candidates';
+import { partFiltersKey, partsToCheck } from './candidates';
 import { redactFlushObject } from './redact-hot';
 import { partMembers, redactPart } from './redact-part';
 import { switchPart } from './switch-part';
@@ -228,7 +227,8 @@ class Redaction {
     await this.redactHot(indexes);
     for (const [month, index] of indexes) {
       this.archive.months++;
-      for (const part of index.parts) await this.redactArchivedPart(month, part);
+      const check = await partsToCheck(this.deps, shopId, month, this.req.docId);
+      for (const part of index.parts) if (check.has(part.name)) await this.redactArchivedPart(month, part);
     }
     return {
       shopId,
@@ -277,8 +277,6 @@ class Redaction {
 
   private async redactArchivedPart(month: string, part: IndexedPart): Promise<void> {
     const { shopId, docId } = this.req;
-    const candidates = await partCandidates(this.deps, { shopId, month, part: part.name }, docId);
-    if (candidates !== 'all' && candidates.length === 0) return;
     this.archive.partsChecked++;
     const head = await this.head(part.key);
     if (!head) throw new CorruptObjectError(part.key, 'committed part is missing');
@@ -296,7 +294,7 @@ class Redaction {
       );
     const oldMembers = partMembers(got.bytes, part.key);
     const name = newPartName(this.deps.clock());
-    const redacted = redactPart(oldMembers, { shopId, docId, at: this.at, partName: name, where: part.key });
+    const redacted = redactPart(oldMembers, { shopId, docId, at: this.at, where: part.key });
     if (redacted.removed === 0) return; // a filter's false match
     const key = partKey(shopId, month, name);
     const body = Buffer.concat(redacted.members);
@@ -311,19 +309,11 @@ class Redaction {
     };
     await putJson(this.deps, journalKey(shopId, month, part.name), journal);
     await this.crash('journal-written');
-    // 2. The new part (write-once) and its filters, rebuilt from the redacted records.
+    // 2. The new part (write-once); its filters, rebuilt from the redacted records, go into the index.
     const etag = await putConditional(
       this.deps.s3,
       { Bucket: this.deps.bucket, Key: key, Body: body, ContentType: 'application/gzip' },
       null,
-    );
-    await this.deps.s3.send(
-      new PutObjectCommand({
-        Bucket: this.deps.bucket,
-        Key: partFiltersKey(shopId, month, name),
-        Body: redacted.filters,
-        ContentType: 'application/octet-stream',
-      }),
     );
     await this.crash('new-part-written');
     // 3. Verify: the stored bytes are the ones built (and so every block inflates and lacks the document).
@@ -341,6 +331,7 @@ class Redaction {
       part: { name, key, size: body.length, etag },
       newMembers: redacted.members.map((m) => m.length),
       counts: redacted.jobs,
+      filters: redacted.filters,
     };
     const written = await updateMonthIndex(this.deps, shopId, month, (current) => {
       const next = switchPart(current, sw, at);

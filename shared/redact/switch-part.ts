@@ -1,3 +1,4 @@
+import type { PartDocFilters } from '../archive/format/doc-filter';
 import type { ByteRange, IndexedJob, IndexedPart, MonthIndex } from '../archive/format/month-index';
 import type { DetailCounts } from '../archive/format/records';
 
@@ -5,7 +6,7 @@ import type { DetailCounts } from '../archive/format/records';
  * Pure: the month index with part `oldName` replaced by its redacted copy. The new part has the same
  * members in the same order (redact-part.ts), so each entry keeps its block and platform-data block by
  * number and gets that member's new byte range; redacted jobs get their new counts. The part keeps
- * its place, run, commit time and counters; its name, key, size and ETag are the new object's.
+ * its place, run, commit time and counters; its name, key, size, ETag and filters are the new object's.
  * Returns null when the index no longer names `oldName` (already switched, or the part is gone).
  */
 export interface PartSwitch {
@@ -14,6 +15,8 @@ export interface PartSwitch {
   readonly part: Pick<IndexedPart, 'name' | 'key' | 'size' | 'etag'>;
   readonly newMembers: readonly number[];
   readonly counts: ReadonlyMap<string, DetailCounts>;
+  /** The new part's filters, rebuilt from its redacted records. */
+  readonly filters: PartDocFilters;
 }
 
 const ranges = (lengths: readonly number[]): ByteRange[] => {
@@ -62,7 +65,16 @@ export const switchPart = (index: MonthIndex, s: PartSwitch, at: string): MonthI
       };
     });
   const parts = index.parts.map((p, n) =>
-    n === i ? { ...p, name: s.part.name, key: s.part.key, size: s.part.size, etag: s.part.etag } : p,
+    n === i
+      ? {
+          ...p,
+          name: s.part.name,
+          key: s.part.key,
+          size: s.part.size,
+          etag: s.part.etag,
+          doc_filters: s.filters,
+        }
+      : p,
   );
   return { ...index, updated_at: at, parts, jobs };
 };

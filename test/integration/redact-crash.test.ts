@@ -12,7 +12,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { makeContext } from '../../infra/cli/context';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseRedactOptions, redactCommand } from '../../infra/cli/redact';
-import { COLD_PREFIX, docFilterKey, monthIndexKey, parsePartKey } from '../../shared/archive/format/keys';
+import { COLD_PREFIX, monthIndexKey, parsePartKey } from '../../shared/archive/format/keys';
 import { parseMonthIndex } from '../../shared/archive/format/month-index';
 import { parseConfig } from '../../shared/config';
 import type { JobDetails } from '../../shared/details/payload';
@@ -32,7 +32,7 @@ import {
   runMachine,
 } from '../support/archiver-fixtures';
 import { testS3 } from '../support/local';
-import { bucketContents, type Seeded, seedDocJob } from '../support/redact-fixtures';
+import { bucketContents, indexedFilters, type Seeded, seedDocJob } from '../support/redact-fixtures';
 
 /**
  * Redaction interrupted at each crash point (after the journal, after the new part, after the index
@@ -66,18 +66,18 @@ const unnoted = (d: JobDetails): JobDetails => {
   return rest;
 };
 
-/** The shop's parts, each named by its month index; no journal, no filter of a part not committed. */
+/** The shop's parts, each named by its month index with its filters; no journal, no sidecar left. */
 const expectConsistent = async (shopId: string) => {
   const parts = (await listKeys(env.s3, env.bucket, `${COLD_PREFIX}${shopId}/`)).map((k) => parsePartKey(k));
   for (const p of parts) {
     if (!p) throw new Error('not a part key');
     const idx = parseMonthIndex(await getBytes(env.s3, env.bucket, monthIndexKey(shopId, p.month)), 'index');
     expect(idx.parts.map((x) => x.name)).toContain(p.partName);
-    expect(await listKeys(env.s3, env.bucket, docFilterKey(shopId, p.month, p.partName))).toHaveLength(1);
+    expect(idx.parts.find((x) => x.name === p.partName)?.doc_filters).toBeDefined();
   }
   const keys = await listKeys(env.s3, env.bucket, `job-details-index/${shopId}/`);
   expect(keys.filter((k) => k.includes('/redact/'))).toEqual([]);
-  expect(keys.filter((k) => k.endsWith('.filter'))).toHaveLength(parts.length);
+  expect(keys.filter((k) => k.endsWith('.filter'))).toEqual([]);
 };
 
 beforeAll(async () => {
@@ -127,6 +127,7 @@ test.each(REDACT_CRASH_POINTS.map((p) => [p]))('a crash at %s converges on rerun
   expect((await getRequest(env, `crash-${point}`))?.request.state).toBe('complete');
   const contents = await bucketContents(env);
   for (const [key, v] of contents) expect({ key, has: v.text.includes(doc) }).toEqual({ key, has: false });
+  for (const f of await indexedFilters(env, SHOP, doc)) expect(f.matches).toEqual([]);
   await expectConsistent(SHOP);
 });
 

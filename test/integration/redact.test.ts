@@ -4,11 +4,10 @@ import { auditExitCode } from '../../infra/cli/audit-model';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseRedactOptions, redactCommand } from '../../infra/cli/redact';
 import { parseSqlOptions, sqlCommand } from '../../infra/cli/sql';
-import { candidateBlocks, parseDocFilters } from '../../shared/archive/format/doc-filter';
 import { flattenPart, partPlace } from '../../shared/archive/format/flatten';
 import { COLD_PREFIX, INDEX_PREFIX } from '../../shared/archive/format/keys';
 import type { JobDetails } from '../../shared/details/payload';
-import { getRequest, REQUESTS_PREFIX } from '../../shared/erasure/ledger';
+import { ERASURE_PREFIX, getRequest, REQUESTS_PREFIX } from '../../shared/erasure/ledger';
 import { JobDetailsReader } from '../../shared/reader/reader';
 import { redactDetails } from '../../shared/redact/redact-details';
 import {
@@ -21,7 +20,7 @@ import {
   partLines,
   runMachine,
 } from '../support/archiver-fixtures';
-import { bucketContents, type Seeded, seedDocJob } from '../support/redact-fixtures';
+import { bucketContents, indexedFilters, type Seeded, seedDocJob } from '../support/redact-fixtures';
 
 /**
  * `jobarchive redact` on the embedded stack: jobs archived by the synthesized state machine plus a
@@ -115,9 +114,11 @@ test('after redact the id is in no byte of the shop; details unchanged less the 
   for (const [key, v] of after) {
     if (v.shop === OTHER) continue;
     expect({ key, has: v.text.includes(DOC) || v.raw.includes(DOC) }).toEqual({ key, has: false });
-    if (key.endsWith('.filter') && v.shop === SHOP)
-      expect(candidateBlocks(parseDocFilters(v.raw, key), DOC)).toEqual([]);
   }
+  const filters = await indexedFilters(env, SHOP, DOC);
+  expect(filters.length).toBe(2);
+  for (const f of filters) expect(f).toMatchObject({ filtered: true, matches: [] });
+  expect((await indexedFilters(env, OTHER, DOC)).map((f) => f.matches.length)).toEqual([1]);
   // The other shop's objects are byte for byte what they were, and nothing of it was added or removed.
   const otherAfter = [...after].filter(([, v]) => v.shop === OTHER);
   expect(otherAfter.map(([k]) => k).sort()).toEqual([...otherObjects.keys()].sort());
@@ -188,7 +189,7 @@ test('a rerun finds nothing and changes no object', async () => {
         (await env.s3.send(new HeadObjectCommand({ Bucket: env.bucket, Key: k }))).ETag,
       ]),
     );
-  const was = (await etags()).filter(([k]) => !String(k).startsWith(REQUESTS_PREFIX));
+  const was = (await etags()).filter(([k]) => !String(k).startsWith(ERASURE_PREFIX));
   const { exitCode, results } = await redactCommand(
     cliContextFor(env),
     parseRedactOptions({ shop: SHOP, doc: DOC }),
@@ -200,7 +201,7 @@ test('a rerun finds nothing and changes no object', async () => {
     hot: { objectsRewritten: 0, listings: 0 },
     archive: { listings: 0, partsRewritten: [] },
   });
-  expect((await etags()).filter(([k]) => !String(k).startsWith(REQUESTS_PREFIX))).toEqual(was);
+  expect((await etags()).filter(([k]) => !String(k).startsWith(ERASURE_PREFIX))).toEqual(was);
 });
 
 test('bad input is a typed error before any write', () => {

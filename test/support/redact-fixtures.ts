@@ -1,8 +1,11 @@
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { candidateBlocks } from '../../shared/archive/format/doc-filter';
+import { parseMonthIndexKey } from '../../shared/archive/format/keys';
+import { parseMonthIndex } from '../../shared/archive/format/month-index';
 import { createJob } from '../../shared/jobs/create-job';
 import { type FlushDetails, recordFlush } from '../../shared/jobs/record-flush';
-import { type ArchiverEnv, HOUR, listKeys } from './archiver-fixtures';
+import { type ArchiverEnv, getBytes, HOUR, listKeys } from './archiver-fixtures';
 
 /** Jobs with chosen details, and the whole bucket read back: for the redaction tests. */
 export interface Seeded {
@@ -63,6 +66,26 @@ export const bucketContents = async (env: ArchiverEnv) => {
     const text = raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
     const shop = res.Metadata?.['shop-id'] ?? /^job-details-(?:cold|index)\/([^/]+)\//.exec(key)?.[1];
     out.set(key, { text, raw, shop });
+  }
+  return out;
+};
+
+/**
+ * Every committed part of the shop, per month index: whether it has filters in the index (index@5)
+ * and which of its blocks' filters match `docId`.
+ */
+export const indexedFilters = async (env: ArchiverEnv, shopId: string, docId: string) => {
+  const out: { month: string; part: string; filtered: boolean; matches: number[] }[] = [];
+  for (const key of await listKeys(env.s3, env.bucket, `job-details-index/${shopId}/`)) {
+    const at = parseMonthIndexKey(key);
+    if (!at) continue;
+    for (const p of parseMonthIndex(await getBytes(env.s3, env.bucket, key), key).parts)
+      out.push({
+        month: at.month,
+        part: p.name,
+        filtered: p.doc_filters !== undefined,
+        matches: p.doc_filters ? candidateBlocks(p.doc_filters, docId) : [],
+      });
   }
   return out;
 };

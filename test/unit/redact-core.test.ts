@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { candidateBlocks, parseDocFilters } from '../../shared/archive/format/doc-filter';
+import { candidateBlocks } from '../../shared/archive/format/doc-filter';
 import { flattenPart } from '../../shared/archive/format/flatten';
 import {
   commitPart,
@@ -102,7 +102,6 @@ describe('redactPart and switchPart', () => {
       shopId: 'acme',
       docId: DOC,
       at: AT,
-      partName: name,
       where: part.partKey,
     });
     expect(r.removed).toBe(1);
@@ -111,10 +110,11 @@ describe('redactPart and switchPart', () => {
     expect(changed.filter(Boolean)).toHaveLength(1);
     const body = Buffer.concat(r.members);
     expect(gunzipSync(body).toString('utf8')).not.toContain(DOC);
-    const filters = parseDocFilters(r.filters, 'f');
-    expect(filters.part).toBe(name);
-    expect(candidateBlocks(filters, DOC)).toEqual([]);
-    expect(candidateBlocks(filters, 'keep')).toEqual([changed.indexOf(true)]);
+    // Filters (one per block that lists a document) lose it; the changed block's still has the rest.
+    expect(candidateBlocks(r.filters, DOC)).toEqual([]);
+    const keep = r.filters.blocks[candidateBlocks(r.filters, 'keep')[0] ?? -1];
+    const changedAt = r.members.slice(0, changed.indexOf(true)).reduce((n, m) => n + m.length, 0);
+    expect(keep?.offset).toBe(changedAt);
     // Every other line is byte for byte what it was.
     const lines = (b: Buffer) => gunzipSync(b).toString('utf8').split('\n');
     const before = lines(part.bytes);
@@ -141,12 +141,15 @@ describe('redactPart and switchPart', () => {
         part: { name, key: `job-details-cold/acme/2026-01/${name}`, size: body.length, etag: 'new' },
         newMembers: r.members.map((m) => m.length),
         counts: r.jobs,
+        filters: r.filters,
       },
       AT,
     );
     expect(next).not.toBeNull();
     const back = parseMonthIndex(serializeMonthIndex(next as NonNullable<typeof next>), 'k');
     expect(back.parts.map((x) => [x.name, x.size, x.etag])).toEqual([[name, body.length, 'new']]);
+    expect(back.parts[0]?.doc_filters && candidateBlocks(back.parts[0].doc_filters, DOC)).toEqual([]);
+    expect(back.parts[0]?.doc_filters?.blocks.length).toBe(r.filters.blocks.length);
     const j2 = back.jobs.j2?.[0];
     expect(j2?.counts.failed).toBe(1);
     const at = j2 ? body.subarray(j2.offset, j2.offset + j2.length) : Buffer.alloc(0);
@@ -159,7 +162,14 @@ describe('redactPart and switchPart', () => {
     expect(
       switchPart(
         back,
-        { oldName: part.partName, oldMembers: [], part: p, newMembers: [], counts: new Map() },
+        {
+          oldName: part.partName,
+          oldMembers: [],
+          part: p,
+          newMembers: [],
+          counts: new Map(),
+          filters: r.filters,
+        },
         AT,
       ),
     ).toBeNull();
@@ -181,7 +191,6 @@ describe('redactPart and switchPart', () => {
       shopId: 'acme',
       docId: DOC,
       at: AT,
-      partName: mine.partName,
       where: 'k',
     });
     expect(r.removed).toBe(1);
@@ -196,7 +205,6 @@ describe('redactPart and switchPart', () => {
       shopId: 'other',
       docId: DOC,
       at: AT,
-      partName: part.partName,
       where: 'k',
     });
     expect(r.removed).toBe(0);
