@@ -132,12 +132,12 @@ export interface JobDetailsArchiveProps {
   readonly erasureDeadlineDays?: number;
   /**
    * Memory (MB) of every step, or per step.
-   * @default 1024 for archive-batch, 512 for the others
+   * @default 1024 for archive-batch, forget and redact, 512 for the others
    */
   readonly lambdaMemoryMb?: number | Partial<Record<ArchiverStep, number>>;
   /**
    * Timeout of every step, or per step (1 s … 15 min).
-   * @default 15 minutes for archive-batch, 5 minutes for the others
+   * @default 15 minutes for archive-batch, forget and redact, 5 minutes for the others
    */
   readonly lambdaTimeout?: Duration | Partial<Record<ArchiverStep, Duration>>;
   /**

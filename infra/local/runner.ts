@@ -8,6 +8,7 @@ import { handler as archiveBatch } from '../../functions/archive-batch';
 import { handler as forget } from '../../functions/forget';
 import { resetObservability } from '../../functions/observability';
 import { handler as plan } from '../../functions/plan';
+import { handler as redact } from '../../functions/redact';
 import { handler as report } from '../../functions/report';
 import { handler as tally } from '../../functions/tally';
 import { s3ClientFrom } from '../../shared/clients';
@@ -50,6 +51,7 @@ export const STEP_HANDLERS: Readonly<Record<ArchiverStep, StepHandler>> = {
   tally: bind(tally),
   report: bind(report),
   forget: bind(forget),
+  redact: bind(redact),
 };
 
 /** The file the build writes beside the compiled runner (absent in a checkout, which synthesizes). */

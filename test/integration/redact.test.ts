@@ -4,6 +4,7 @@ import { auditExitCode } from '../../infra/cli/audit-model';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseRedactOptions, redactCommand } from '../../infra/cli/redact';
 import { parseSqlOptions, sqlCommand } from '../../infra/cli/sql';
+import { runArchiverLocally, synthesizedDefinition } from '../../infra/local/runner';
 import { flattenPart, partPlace } from '../../shared/archive/format/flatten';
 import { COLD_PREFIX, INDEX_PREFIX } from '../../shared/archive/format/keys';
 import type { JobDetails } from '../../shared/details/payload';
@@ -18,6 +19,7 @@ import {
   inMonth,
   listKeys,
   partLines,
+  pointHandlersAt,
   runMachine,
 } from '../support/archiver-fixtures';
 import { bucketContents, indexedFilters, type Seeded, seedDocJob } from '../support/redact-fixtures';
@@ -202,6 +204,44 @@ test('a rerun finds nothing and changes no object', async () => {
     archive: { listings: 0, partsRewritten: [] },
   });
   expect((await etags()).filter(([k]) => !String(k).startsWith(ERASURE_PREFIX))).toEqual(was);
+});
+
+test('the deployed state machine redacts from an input {"redact": …} (synthesized definition, real handler)', async () => {
+  const doc = 'gid://shopify/Order/55';
+  const job = await seedDocJob(env, SHOP, daysAgo(2), [{ failed: { timeout: [doc, 'keep'] } }]);
+  const restore = pointHandlersAt(env);
+  try {
+    const r = await runArchiverLocally({
+      definition: synthesizedDefinition(),
+      input: { redact: { shopId: SHOP, docId: doc, requestId: 'sm-1' } },
+      executionName: 'redact-sm-1',
+    });
+    expect(r.status).toBe('SUCCEEDED');
+    expect(r.taskInvocations).toMatchObject({ Redact: 1, Plan: 0 });
+    expect(r.output).toEqual({
+      requests: [
+        expect.objectContaining({ requestId: 'sm-1', shopId: SHOP, complete: true, hotListingsRemoved: 1 }),
+      ],
+      pending: 0,
+    });
+    // The task's output (kept in the execution history) never names the document.
+    expect(JSON.stringify(r.output)).not.toContain(doc);
+    const bad = await runArchiverLocally({
+      definition: synthesizedDefinition(),
+      input: { redact: { shopId: SHOP } },
+      executionName: 'redact-sm-2',
+    });
+    expect(bad.status).toBe('FAILED');
+  } finally {
+    restore();
+  }
+  expect((await getRequest(env, 'sm-1'))?.request.state).toBe('complete');
+  const { details } = await reader().readAllDetails({
+    shopId: SHOP,
+    jobId: job.jobId,
+    completedAt: job.completedAt,
+  });
+  expect(details?.failed).toEqual({ timeout: ['keep'] });
 });
 
 test('bad input is a typed error before any write', () => {
