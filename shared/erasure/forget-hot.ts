@@ -1,6 +1,6 @@
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import type { StepDeps } from '../archive/steps/context';
 import { HOT_PREFIX } from '../archive/format/keys';
+import type { StepDeps } from '../archive/steps/context';
 import { mapLimit } from '../concurrency';
 import { META_JOB_ID, META_SHOP_ID } from '../details';
 import { isNotFound, type ListedObject, listAll } from '../s3/objects';
@@ -44,7 +44,9 @@ export const findShopHotObjects = async (
     if (!current) return;
     if (jobIds.has(current.jobId)) ours.push(...current.objects);
     else {
-      const newest = Math.max(...current.objects.map((o) => o.lastModified?.getTime() ?? Number.POSITIVE_INFINITY));
+      const newest = Math.max(
+        ...current.objects.map((o) => o.lastModified?.getTime() ?? Number.POSITIVE_INFINITY),
+      );
       if (newest < oldBefore) rowless.push(current.objects);
     }
     walk.current = null;

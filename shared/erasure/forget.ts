@@ -115,7 +115,10 @@ const deleteKeys = async (deps: StepDeps, keys: readonly string[], requestId: st
   let pending = [...keys];
   for (let attempt = 1; pending.length > 0; attempt++) {
     if (attempt > 3)
-      throw new ErasureIncompleteError(requestId, `${pending.length} object(s) could not be deleted (first: ${pending[0]})`);
+      throw new ErasureIncompleteError(
+        requestId,
+        `${pending.length} object(s) could not be deleted (first: ${pending[0]})`,
+      );
     if (attempt > 1) await pause(100 * 2 ** attempt);
     const failed: string[] = [];
     for (let i = 0; i < pending.length; i += 1000) {
@@ -254,7 +257,10 @@ export const forgetShop = async (
   let pass = 1;
   for (; ; pass++) {
     if (pass > FORGET_PASSES)
-      throw new ErasureIncompleteError(request.id, `the shop's data was still there after ${FORGET_PASSES} passes`);
+      throw new ErasureIncompleteError(
+        request.id,
+        `the shop's data was still there after ${FORGET_PASSES} passes`,
+      );
     let found = 0;
     await hooks.before?.('watermark', pass);
     const retries = await forgetRetries(deps, shopId);
@@ -310,7 +316,8 @@ export const forgetShop = async (
   };
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The `Forget` Task's event: `{forget: {shopId, requestId?, receivedAt?}, execution}` (the state
@@ -319,13 +326,18 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export const parseForgetEvent = (v: unknown, runIdOf: (execution: string) => string): ForgetInput => {
   if (!isObject(v)) throw new InvalidInputError('event', 'expected an object');
   const f = v.forget;
-  if (!isObject(f)) throw new InvalidInputError('forget', 'expected {"shopId": …, "requestId"?: …, "receivedAt"?: …}');
+  if (!isObject(f))
+    throw new InvalidInputError('forget', 'expected {"shopId": …, "requestId"?: …, "receivedAt"?: …}');
   const unknown = Object.keys(f).filter((k) => !['shopId', 'requestId', 'receivedAt'].includes(k));
   if (unknown.length > 0) throw new InvalidInputError('forget', `unknown field(s) ${unknown.join(', ')}`);
-  if (typeof v.execution !== 'string') throw new InvalidInputError('execution', 'expected the execution name');
+  if (typeof v.execution !== 'string')
+    throw new InvalidInputError('execution', 'expected the execution name');
   const receivedAt = f.receivedAt;
   if (receivedAt !== undefined && (typeof receivedAt !== 'string' || Number.isNaN(Date.parse(receivedAt))))
-    throw new InvalidInputError('forget.receivedAt', `expected an ISO time, got ${JSON.stringify(receivedAt)}`);
+    throw new InvalidInputError(
+      'forget.receivedAt',
+      `expected an ISO time, got ${JSON.stringify(receivedAt)}`,
+    );
   if (f.requestId !== undefined && typeof f.requestId !== 'string')
     throw new InvalidInputError('forget.requestId', 'expected a string');
   return {

@@ -273,7 +273,8 @@ export const listRequests = async (
   for await (const o of listAll(ctx.s3, ctx.bucket, REQUESTS_PREFIX)) keys.push(o.key);
   const done = new Set<string>();
   if (opts.openOnly && keys.length > 0)
-    for await (const o of listAll(ctx.s3, ctx.bucket, COMPLETE_PREFIX)) done.add(o.key.slice(COMPLETE_PREFIX.length));
+    for await (const o of listAll(ctx.s3, ctx.bucket, COMPLETE_PREFIX))
+      done.add(o.key.slice(COMPLETE_PREFIX.length));
   for (const key of keys) {
     const id = key.slice(REQUESTS_PREFIX.length).replace(/\.json$/, '');
     if (done.has(id)) continue;

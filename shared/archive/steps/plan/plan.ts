@@ -1,10 +1,10 @@
 import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
+import { isForgotten, readTombstones } from '../../../erasure/tombstone';
 import { ExactQueryCommand } from '../../../jobs/exact-commands';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../../jobs/schema';
 import { addCounts } from '../../../metrics';
 import { putBytes } from '../../../s3/objects';
-import { isForgotten, readTombstones } from '../../../erasure/tombstone';
 import { mapResultsPrefix } from '../../format/keys';
 import { readJobRows } from '../archive/job-rows';
 import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
