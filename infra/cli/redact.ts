@@ -84,8 +84,13 @@ const print = (io: Output, id: string, r: RedactReport): void => {
   if (r.archive.journalsResolved > 0)
     io.out(`  finished ${r.archive.journalsResolved} part rewrites an interrupted run had left`);
   for (const p of r.archive.partsRewritten) io.out(`  rewrote ${p.old} → ${p.new} (${p.listings} listings)`);
+  const why = {
+    'restore-requested': 'restore requested',
+    'restore-in-progress': 'restore in progress',
+    'rewrite-in-progress': 'another redaction is rewriting it',
+  } as const;
   for (const p of r.pending)
-    io.out(`  pending: ${p.key} is in ${p.storageClass}; restore ${p.restore} — rerun once it is restored`);
+    io.out(`  pending: ${p.key} (${p.storageClass}): ${why[p.reason]} — rerun later`);
   for (const e of r.earlyDeletions)
     io.out(
       `  early deletion: ${e.key} (${e.storageClass}, ${e.ageDays.toFixed(1)} of ${e.minDays} days) bills ${e.chargedDays.toFixed(1)} more days ≈ $${earlyDeletionDollars(e).toFixed(6)}`,

@@ -86,8 +86,12 @@ export interface EarlyDeletion {
 export interface PendingPart {
   readonly key: string;
   readonly storageClass: string;
-  /** `requested`: this run asked for the restore; `in-progress`: one was already running. */
-  readonly restore: 'requested' | 'in-progress';
+  /**
+   * `restore-requested`: this run asked for the restore; `restore-in-progress`: one was already
+   * running; `rewrite-in-progress`: another redaction's rewrite of the part started less than
+   * JOURNAL_ROLLBACK_AFTER_MS ago (it may still be running: left alone).
+   */
+  readonly reason: 'restore-requested' | 'restore-in-progress' | 'rewrite-in-progress';
 }
 
 export interface RedactReport {
@@ -113,6 +117,11 @@ export interface RedactReport {
 }
 
 export const REDACT_JOURNAL_FORMAT = 'job-details-archive/redact@1';
+/**
+ * A journal whose new part is not committed is rolled back (the new part deleted) only once it is
+ * this old: a younger one may belong to a redaction still running, whose part it would delete under it.
+ */
+export const JOURNAL_ROLLBACK_AFTER_MS = 60 * 60 * 1000;
 const REDACT_DIR = 'redact/';
 
 /** Classes with a minimum billed duration (days), by S3's StorageClass name. */
@@ -164,6 +173,8 @@ interface Journal {
   readonly old: string;
   readonly new: string;
   readonly at: string;
+  /** When the journal was written (its age decides whether an uncommitted rewrite may be rolled back). */
+  readonly written_at: string;
 }
 
 const journalKey = (shopId: string, month: string, oldName: string): string =>
@@ -217,18 +228,31 @@ class Redaction {
       if (m) months.push(m.month);
       else if (o.key.includes(`/${REDACT_DIR}`) && o.key.endsWith('.json')) journals.push(o.key);
     }
-    // First what an interrupted run left half done: each journal is finished or rolled back.
-    for (const key of journals) await this.resolveJournal(key);
-    // Hot objects before parts: a job whose hot objects the archiver deletes meanwhile was committed
-    // before, so the index reads below see its part.
-    const indexes = new Map<string, MonthIndex>();
+    // First what an interrupted run left half done: each journal is finished or rolled back (a
+    // young uncommitted one is left: its part counts as busy).
+    const busy = new Set<string>();
+    for (const key of journals) {
+      const old = await this.resolveJournal(key);
+      if (old) busy.add(old);
+    }
+    // Hot objects first (the shop's rows and the index entries whose hot copies are not deleted),
+    // then the indexes read again: a part an archival run committed meanwhile from hot objects read
+    // before their redaction is then seen and redacted too.
+    const before = new Map<string, MonthIndex>();
     for (const month of months.sort())
-      indexes.set(month, (await loadMonthIndex(this.deps, shopId, month)).index);
-    await this.redactHot(indexes);
-    for (const [month, index] of indexes) {
+      before.set(month, (await loadMonthIndex(this.deps, shopId, month)).index);
+    await this.redactHot(before);
+    for (const month of await this.months()) {
       this.archive.months++;
+      const { index } = await loadMonthIndex(this.deps, shopId, month);
       const check = await partsToCheck(this.deps, shopId, month, this.req.docId);
-      for (const part of index.parts) if (check.has(part.name)) await this.redactArchivedPart(month, part);
+      for (const part of index.parts) {
+        if (!check.has(part.name)) continue;
+        if (busy.has(part.key)) {
+          this.archive.partsChecked++;
+          this.pending.push({ key: part.key, storageClass: 'STANDARD', reason: 'rewrite-in-progress' });
+        } else await this.redactArchivedPart(month, part);
+      }
     }
     return {
       shopId,
@@ -239,6 +263,15 @@ class Redaction {
       earlyDeletions: this.early,
       complete: this.pending.length === 0,
     };
+  }
+
+  private async months(): Promise<string[]> {
+    const out: string[] = [];
+    for await (const o of listAll(this.deps.s3, this.deps.bucket, shopIndexPrefix(this.req.shopId))) {
+      const m = parseMonthIndexKey(o.key);
+      if (m) out.push(m.month);
+    }
+    return out.sort();
   }
 
   /** The shop's jobs with hot objects: every row of its partition, and archived entries not yet deleted. */
@@ -282,7 +315,7 @@ class Redaction {
     if (!head) throw new CorruptObjectError(part.key, 'committed part is missing');
     const storageClass = head.StorageClass ?? 'STANDARD';
     if (NEEDS_RESTORE.has(storageClass) && !restored(head)) {
-      this.pending.push({ key: part.key, storageClass, restore: await this.requestRestore(part.key, head) });
+      this.pending.push({ key: part.key, storageClass, reason: await this.requestRestore(part.key, head) });
       return;
     }
     const got = await getObjectBytes(this.deps.s3, this.deps.bucket, part.key);
@@ -306,6 +339,7 @@ class Redaction {
       old: part.name,
       new: name,
       at: this.at,
+      written_at: this.deps.clock().toISOString(),
     };
     await putJson(this.deps, journalKey(shopId, month, part.name), journal);
     await this.crash('journal-written');
@@ -323,8 +357,13 @@ class Redaction {
         key,
         'the redacted part read back differs from what was written; old part kept',
       );
-    // 4. The switch: a conditional read-modify-write of the month index.
+    // 4. The switch: a conditional read-modify-write of the month index — not after the journal's
+    // rollback age, when another run may have taken this rewrite for a dead one and removed its part.
     const at = this.deps.clock().toISOString();
+    if (Date.parse(at) - Date.parse(journal.written_at) >= JOURNAL_ROLLBACK_AFTER_MS)
+      throw new JobArchiveError(
+        `${key}: the rewrite outlived its journal's rollback age; left for the next run`,
+      );
     const sw = {
       oldName: part.name,
       oldMembers: oldMembers.map((m) => m.length),
@@ -364,8 +403,8 @@ class Redaction {
     await this.del(journalKey(shopId, month, oldName));
   }
 
-  private async requestRestore(key: string, head: HeadObjectCommandOutput): Promise<PendingPart['restore']> {
-    if (restoring(head)) return 'in-progress';
+  private async requestRestore(key: string, head: HeadObjectCommandOutput): Promise<PendingPart['reason']> {
+    if (restoring(head)) return 'restore-in-progress';
     try {
       await this.deps.s3.send(
         new RestoreObjectCommand({
@@ -377,9 +416,9 @@ class Redaction {
           },
         }),
       );
-      return 'requested';
+      return 'restore-requested';
     } catch (err) {
-      if ((err as { name?: string }).name === 'RestoreAlreadyInProgress') return 'in-progress';
+      if ((err as { name?: string }).name === 'RestoreAlreadyInProgress') return 'restore-in-progress';
       throw err;
     }
   }
@@ -387,12 +426,13 @@ class Redaction {
   /**
    * A rewrite an earlier run started. Index names the new part: verify it is the committed object,
    * then delete the old part and the journal. Index still names the old part: the new part was never
-   * committed — delete it (and its filters) and the journal; this run redoes the part. Neither: the
-   * run fails with everything left in place.
+   * committed — once the journal is JOURNAL_ROLLBACK_AFTER_MS old, delete it (and its filters) and
+   * the journal, and this run redoes the part; younger, the old part's key is returned (busy: left to
+   * its run, reported pending). Neither: the run fails with everything left in place.
    */
-  private async resolveJournal(key: string): Promise<void> {
+  private async resolveJournal(key: string): Promise<string | null> {
     const j = (await getJson(this.deps, key, 'redaction journal')) as Journal | null;
-    if (!j) return;
+    if (!j) return null;
     if (j.format !== REDACT_JOURNAL_FORMAT || j.shop_id !== this.req.shopId)
       throw new CorruptObjectError(key, `not a ${REDACT_JOURNAL_FORMAT} journal of ${this.req.shopId}`);
     const { index } = await loadMonthIndex(this.deps, j.shop_id, j.month);
@@ -412,6 +452,8 @@ class Redaction {
         );
       await this.finishSwitch(j.shop_id, j.month, j.old, await this.head(oldKey));
     } else if (index.parts.some((p) => p.name === j.old)) {
+      const age = this.deps.clock().getTime() - Date.parse(j.written_at ?? j.at);
+      if (!(age >= JOURNAL_ROLLBACK_AFTER_MS)) return oldKey; // maybe still running: not ours to undo
       await this.del(newKey);
       await this.del(partFiltersKey(j.shop_id, j.month, j.new));
       await this.del(key);
@@ -423,6 +465,7 @@ class Redaction {
       );
     }
     this.archive.journalsResolved++;
+    return null;
   }
 }
 

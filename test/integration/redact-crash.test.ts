@@ -18,7 +18,11 @@ import { parseConfig } from '../../shared/config';
 import type { JobDetails } from '../../shared/details/payload';
 import { getRequest } from '../../shared/erasure/ledger';
 import { JobDetailsReader } from '../../shared/reader/reader';
-import { REDACT_CRASH_POINTS, type RedactCrashPoint } from '../../shared/redact/redact';
+import {
+  JOURNAL_ROLLBACK_AFTER_MS,
+  REDACT_CRASH_POINTS,
+  type RedactCrashPoint,
+} from '../../shared/redact/redact';
 import { redactDetails } from '../../shared/redact/redact-details';
 import {
   type ArchiverEnv,
@@ -117,7 +121,25 @@ test.each(REDACT_CRASH_POINTS.map((p) => [p]))('a crash at %s converges on rerun
   );
   expect(journals).toHaveLength(point === 'hot-object-rewritten' ? 0 : 1);
   expect((await getRequest(env, `crash-${point}`))?.request.state).toBe('received');
-  const { exitCode, results } = await redactCommand(ctx, opts, memoryOutput());
+  if (point === 'journal-written' || point === 'new-part-written') {
+    // Uncommitted and young: it may be a redaction still running, so a rerun now leaves it (pending).
+    const now = await redactCommand(ctx, opts, memoryOutput());
+    expect(now.exitCode).toBe(5);
+    expect(now.results[0]?.report.pending).toEqual([
+      expect.objectContaining({ reason: 'rewrite-in-progress' }),
+    ]);
+    expect((await getRequest(env, `crash-${point}`))?.request.state).toBe('pending');
+  }
+  // A rerun past the journal's rollback age finishes or undoes it.
+  const later = makeContext({
+    ddb: env.ddb,
+    s3: env.s3,
+    table: env.table,
+    bucket: env.bucket,
+    cfg: parseConfig(process.env),
+    now: () => new Date(Date.now() + JOURNAL_ROLLBACK_AFTER_MS + 60_000),
+  });
+  const { exitCode, results } = await redactCommand(later, opts, memoryOutput());
   expect(exitCode).toBe(0);
   const r = results[0]?.report;
   // Crashed after the switch: the rerun finishes that rewrite from its journal.
@@ -204,11 +226,11 @@ test('a part in Glacier: restore requested, pending (exit 5), finished on a late
   const r1 = await redactCommand(ctx, opts, first);
   expect(r1.exitCode).toBe(5);
   expect(r1.results[0]?.report.pending).toEqual([
-    expect.objectContaining({ storageClass: 'GLACIER', restore: 'requested' }),
+    expect.objectContaining({ storageClass: 'GLACIER', reason: 'restore-requested' }),
   ]);
   expect(restores).toHaveLength(1);
   expect(restores[0]?.RestoreRequest?.GlacierJobParameters?.Tier).toBe(ctx.cfg.restoreTier);
-  expect(first.stdout.join('\n')).toMatch(/pending: .* is in GLACIER; restore requested/);
+  expect(first.stdout.join('\n')).toMatch(/pending: .* \(GLACIER\): restore requested/);
   expect((await getRequest(env, 'glacier-1'))?.request).toMatchObject({
     state: 'pending',
     pendingReason: 'restore',
@@ -218,7 +240,9 @@ test('a part in Glacier: restore requested, pending (exit 5), finished on a late
   stage = 'ongoing';
   const r2 = await redactCommand(ctx, parseRedactOptions({ pending: true }), memoryOutput());
   expect(r2.exitCode).toBe(5);
-  expect(r2.results.find((x) => x.requestId === 'glacier-1')?.report.pending[0]?.restore).toBe('in-progress');
+  expect(r2.results.find((x) => x.requestId === 'glacier-1')?.report.pending[0]?.reason).toBe(
+    'restore-in-progress',
+  );
   expect(restores).toHaveLength(1);
 
   stage = 'done';
