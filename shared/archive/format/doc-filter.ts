@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { CorruptObjectError } from '../../errors';
-import type { ByteRange } from './month-index';
 
 /**
  * Per-block document filters of a part, over the document ids its job records list (failed,
@@ -152,6 +151,12 @@ export const blockFilter = (docs: ReadonlySet<string>): { kind: FilterKind; byte
 
 export const mayContain = (b: { kind: FilterKind; bytes: Uint8Array }, doc: string, k = HASHES): boolean =>
   b.bytes.length > 0 && (b.kind === 'fence' ? fenceContains(b.bytes, doc) : bloomMayContain(b.bytes, doc, k));
+
+/** A byte range in a part (month-index.ts's ByteRange, restated: month-index imports this module). */
+interface ByteRange {
+  readonly offset: number;
+  readonly length: number;
+}
 
 export interface BlockFilter extends ByteRange {
   readonly docs: number;
