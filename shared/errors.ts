@@ -164,6 +164,23 @@ export class IndexExistsError extends JobArchiveError {
   }
 }
 
+/**
+ * A shop-month packed into its month's shared part (docs/archive-format.md, "Shared parts"): an index
+ * of its own would hide its shared view from readers, so reindex refuses to write one.
+ */
+export class PackedShopMonthError extends JobArchiveError {
+  override readonly name = 'PackedShopMonthError';
+  constructor(
+    readonly shopId: string,
+    readonly month: string,
+    readonly key: string,
+  ) {
+    super(
+      `${shopId} ${month} is packed in ${key}: its records are in shared parts, which reindex does not rebuild`,
+    );
+  }
+}
+
 export const isNamedError = (err: unknown, name: string): boolean =>
   typeof err === 'object' && err !== null && (err as { name?: unknown }).name === name;
 

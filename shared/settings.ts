@@ -117,6 +117,20 @@ export const SETTINGS = {
     summary: 'jobs one batch may hold (a larger shop-month is a batch alone)',
   },
   /**
+   * Shop-months whose hot objects total less than this share one part and one index write per batch
+   * and month (docs/archive-format.md, "Shared parts"). 128 KB: parts below it never leave Standard
+   * (the lifecycle rule's ObjectSizeGreaterThan), so alone they would cost more than they save.
+   */
+  packBelowKb: {
+    env: 'JDA_PACK_BELOW_KB',
+    default: 128,
+    min: 0,
+    max: 1024 * 1024,
+    integer: false,
+    summary:
+      'shop-months with fewer hot bytes than this (KB) share parts with other small shop-months of their month (0: never)',
+  },
+  /**
    * A flush object's decoded JSON takes ~20× its gzip size and a batch reads a few groups at once,
    * so the default is the function's memory / 40 (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`; 1024 MB outside
    * Lambda, the figure below).

@@ -5,17 +5,20 @@ import {
   INDEX_PREFIX,
   parseMonthIndexKey,
   parsePartKey,
+  parseSharedIndexKey,
   validatePartName,
 } from '../../shared/archive/format/keys';
 import { type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
 import { blockCheck, pointedBlocks } from '../../shared/archive/format/part-integrity';
+import { parseSharedIndex } from '../../shared/archive/format/shared-index';
 import { mapLimit } from '../../shared/concurrency';
 import { META_SHOP_ID } from '../../shared/details/store';
 import { isNamedError } from '../../shared/errors';
 import { ExactGetCommand, ExactQueryCommand } from '../../shared/jobs/exact-commands';
 import { JOB_STATUSES, JOBS_TABLE, jobIdFromSk, shopIdFromPk } from '../../shared/jobs/schema';
 import { getObjectBytes, normalizeEtag } from '../../shared/s3/objects';
-import { boolFlag, type CommandSpec, type Flags, wholeNumberFlag } from './args';
+import { boolFlag, type CommandSpec, type Flags, settingFlag, settingOption, wholeNumberFlag } from './args';
+import { auditErasure, type ErasureAudit, erasureLines } from './audit-erasure';
 import {
   type AuditFindings,
   type AuditRow,
@@ -44,6 +47,7 @@ export const auditSpec: CommandSpec = {
       help: 'at most N HeadObject calls to attribute orphans to a shop (default 1000); the rest are "unknown"',
     },
     concurrency: { type: 'string', value: 'N', help: 'parallel GET/HEAD requests (default 8)' },
+    'erasure-deadline-days': settingOption('erasureDeadlineDays', 'N'),
     deep: {
       type: 'boolean',
       help: 'also GET every committed part and inflate every block (a damaged block that kept size and ETag)',
@@ -53,12 +57,14 @@ export const auditSpec: CommandSpec = {
     'Reads, all paginated, none of them scans the table:',
     '  DynamoDB  1 Query page per ≤1 MB of GSI_JobsByStatus_v2 per status (5 statuses; INCLUDE projection, ~0.5 RCU per 4 KB)',
     '  S3 LIST   ⌈objects / 1000⌉ for each of job-details/, job-details-index/, job-details-cold/',
-    '  S3 GET    1 per month index (Standard storage, never Glacier)',
+    '  S3 GET    1 per month index and 1 per month with a shared index (Standard storage, never Glacier)',
     '  S3 HEAD   1 per orphan job prefix, capped by --max-heads (+1 DynamoDB GetItem each: a row the GSI misses)',
     '  parts are checked against the size and ETag their commit recorded from the LIST itself (no request);',
     '  --deep adds 1 GET per committed part (every byte read: costly for parts in Glacier — not restored, reported)',
     'At us-east-1 list prices a million hot objects cost ~1,000 LISTs ≈ $0.005. Memory grows with the',
     'number of hot objects and rows (~200 bytes each).',
+    'Erasure (docs/erasure.md): requests older than the deadline and not complete, and forgotten shops with data',
+    'still there, are findings too (1 LIST of the ledger and of the tombstones, 1 GET per open request and tombstone).',
   ],
 };
 
@@ -67,6 +73,8 @@ export interface AuditOptions {
   readonly concurrency: number;
   readonly json: boolean;
   readonly deep?: boolean;
+  /** Default: the setting (`JDA_ERASURE_DEADLINE_DAYS` or 30). */
+  readonly erasureDeadlineDays?: number;
 }
 
 export const parseAuditOptions = (flags: Flags): AuditOptions => ({
@@ -74,7 +82,11 @@ export const parseAuditOptions = (flags: Flags): AuditOptions => ({
   concurrency: wholeNumberFlag(flags, 'concurrency', 8, { min: 1, max: 64 }),
   json: boolFlag(flags, 'json'),
   deep: boolFlag(flags, 'deep'),
+  ...optional('erasureDeadlineDays', settingFlag(flags, 'erasure-deadline-days', 'erasureDeadlineDays')),
 });
+
+const optional = <K extends string, V>(k: K, v: V | undefined): Partial<Record<K, V>> =>
+  v === undefined ? {} : ({ [k]: v } as Record<K, V>);
 
 /** Requests the audit made, by kind, and DynamoDB read units consumed. */
 export interface AuditRequests {
@@ -92,6 +104,8 @@ export interface AuditResult extends AuditFindings {
   readonly orphansUnattributed: number;
   /** Job ids with rows in several shops and a hot prefix (informational: see audit-shared-ids.ts). */
   readonly sharedJobIds: readonly SharedJobId[];
+  /** Overdue erasure requests and forgotten shops with data left (audit-erasure.ts). */
+  readonly erasure: ErasureAudit;
 }
 
 interface Listed {
@@ -188,11 +202,17 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
   const [rows, hot] = await Promise.all([readRows(ctx, req), readHot(ctx, req)]);
 
   const indexKeys: { key: string; shopId: string; month: string }[] = [];
+  const sharedKeys: { key: string; month: string }[] = [];
   const pending = new Set<string>();
   for await (const o of listPrefix(ctx, INDEX_PREFIX, req)) {
     const idx = parseMonthIndexKey(o.key);
     if (idx) {
       indexKeys.push({ key: o.key, ...idx });
+      continue;
+    }
+    const sharedMonth = parseSharedIndexKey(o.key);
+    if (sharedMonth) {
+      sharedKeys.push({ key: o.key, month: sharedMonth });
       continue;
     }
     // `job-details-index/{shop}/{month}/pending/{part}.json` (not the `.verified.json` twin).
@@ -225,7 +245,21 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
       return null;
     }
   });
-  const indexes = read.filter((i): i is MonthIndex => i !== null);
+  // Packed shop-months (docs/archive-format.md, "Shared parts"): each shop's view of its month's
+  // shared index is audited as that shop-month's index (its parts' keys are the shared parts').
+  const shared = await mapLimit(sharedKeys, opts.concurrency, async (k): Promise<MonthIndex[]> => {
+    req.s3Get++;
+    const got = await getObjectBytes(ctx.s3, ctx.bucket, k.key);
+    if (!got) return [];
+    try {
+      return [...parseSharedIndex(got.bytes, k.key).views.values()];
+    } catch (err) {
+      if (!isNamedError(err, 'CorruptObjectError')) throw err;
+      corruptIndexes.push({ key: k.key, shopId: '_shared', month: k.month, reason: (err as Error).message });
+      return [];
+    }
+  });
+  const indexes = [...read.filter((i): i is MonthIndex => i !== null), ...shared.flat()];
 
   // Orphans carry their shop only in the objects' metadata: one HEAD per prefix, bounded.
   const candidates = orphanCandidates(hot, rows, indexes);
@@ -297,8 +331,22 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     damagedParts,
     unplannable,
   });
+  const ownersOf = new Map<string, string[]>();
+  for (const r of rows) ownersOf.set(r.jobId, [...(ownersOf.get(r.jobId) ?? []), r.shopId]);
+  const hotShops = [...hot.keys()].flatMap((jobId) => {
+    const owners = ownersOf.get(jobId) ?? [];
+    const orphanShop = orphanShops.get(jobId);
+    return owners.length > 0 ? owners : orphanShop !== undefined ? [orphanShop] : [];
+  });
+  const erasure = await auditErasure(ctx, opts.erasureDeadlineDays ?? ctx.cfg.erasureDeadlineDays, {
+    rows,
+    indexShops: indexKeys.map((k) => k.shopId),
+    partShops: coldParts.map((p) => p.shopId),
+    hotShops,
+  });
   const result: AuditResult = {
     ...findings,
+    erasure,
     requests: req,
     orphansUnattributed: candidates.length - toHead.length,
     sharedJobIds: sharedJobIds(rows, hot),
@@ -372,6 +420,7 @@ const printAudit = (io: Output, r: AuditResult): void => {
       io.out(`  job ${s.jobId}: shops ${s.shops.join(', ')}; ${s.hotObjects} hot objects`);
     }
   }
+  for (const line of erasureLines(r.erasure)) io.out(line);
   const q = r.requests;
   io.out('');
   io.out(

@@ -11,6 +11,7 @@ export interface ArchiverSettings {
   readonly planPageGroups: number;
   readonly batchGroups: number;
   readonly batchJobs: number;
+  readonly packBelowKb: number;
   readonly wholeMonths: boolean;
   readonly erasureDeadlineDays: number;
   /** Unset: each function derives it from its own memory (shared/config.ts). */
@@ -29,6 +30,7 @@ export const archiverEnvironment = (s: ArchiverSettings): Record<string, string>
   [ENV.planPageGroups]: String(s.planPageGroups),
   [ENV.batchGroups]: String(s.batchGroups),
   [ENV.batchJobs]: String(s.batchJobs),
+  [ENV.packBelowKb]: String(s.packBelowKb),
   [ENV.wholeMonths]: String(s.wholeMonths),
   [ENV.erasureDeadlineDays]: String(s.erasureDeadlineDays),
   ...(s.maxSourceMb !== undefined ? { [ENV.maxSourceMb]: String(s.maxSourceMb) } : {}),

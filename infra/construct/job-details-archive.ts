@@ -72,6 +72,8 @@ const INDEX_KEYS = '*/*/index.json';
 const DOC_FILTER_KEYS = '*/*/docs/*';
 /** Forgotten shops' tombstones under the erasure prefix (shared/erasure/tombstone.ts). */
 const TOMBSTONE_KEYS = 'shops/*';
+/** Packed shop-months' shared parts and indexes (docs/archive-format.md, "Shared parts"). */
+const SHARED_KEYS = '_shared/*';
 
 const PREFIX_REASON =
   'objects under this one key prefix; keys hold job/shop/month ids unknown at deploy time (exact actions, no s3:*)';
@@ -143,6 +145,7 @@ export class JobDetailsArchive extends Construct {
       planPageGroups: p.planPageGroups,
       batchGroups: p.batchGroups,
       batchJobs: p.batchJobs,
+      packBelowKb: p.packBelowKb,
       wholeMonths: p.wholeMonths,
       erasureDeadlineDays: p.erasureDeadlineDays,
       ...(p.maxSourceMb !== undefined ? { maxSourceMb: p.maxSourceMb } : {}),
@@ -311,8 +314,12 @@ export class JobDetailsArchive extends Construct {
     s3('forget', 'hot', ['read', 'delete']);
     s3('forget', 'cold', ['list', 'delete']);
     s3('forget', 'index', ['list', 'delete']);
+    // Shared parts (packed shop-months) the shop is in: read, rewritten without it under an intent,
+    // the month's shared index switched (docs/erasure.md).
+    s3('forget', 'cold', ['get', 'put'], SHARED_KEYS);
+    s3('forget', 'index', ['get', 'put'], SHARED_KEYS);
     s3('forget', 'state', ['read', 'put']);
-    s3('forget', 'erasure', ['read', 'put']);
+    s3('forget', 'erasure', ['read', 'put', 'delete']);
     grantMissingKeysAre404(this.functions.forget, this.bucket);
 
     // Redact a document: Query the shop's partition; list, GET and conditionally rewrite its flush

@@ -35,6 +35,7 @@ export interface ResolvedArchiveProps {
   readonly planPageGroups: number;
   readonly batchGroups: number;
   readonly batchJobs: number;
+  readonly packBelowKb: number;
   readonly wholeMonths: boolean;
   /** Absent: each function derives it from its memory. */
   readonly maxSourceMb?: number;
@@ -236,6 +237,7 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
   // A batch's slots share one 256 KB state (shared/settings.ts BATCH_GROUPS_MAX).
   const batchGroups = checkSettingProp('batchGroups', props.batchGroups);
   const batchJobs = checkSettingProp('batchJobs', props.batchJobs);
+  const packBelowKb = checkSettingProp('packBelowKb', props.packBelowKb);
   const wholeMonths = props.wholeMonths ?? SWITCHES.wholeMonths.default;
   if (typeof wholeMonths !== 'boolean') fail('wholeMonths', 'expected a boolean');
   const maxSourceMb =
@@ -268,6 +270,7 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     planPageGroups,
     batchGroups,
     batchJobs,
+    packBelowKb,
     wholeMonths,
     ...(maxSourceMb !== undefined ? { maxSourceMb } : {}),
     logRetention: props.logRetention ?? RetentionDays.THREE_MONTHS,

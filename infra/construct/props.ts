@@ -167,6 +167,12 @@ export interface JobDetailsArchiveProps {
    */
   readonly batchJobs?: number;
   /**
+   * Shop-months with fewer hot bytes than this (KB) share parts (docs/archive-format.md, "Shared
+   * parts"); 0 never packs.
+   * @default 128
+   */
+  readonly packBelowKb?: number;
+  /**
    * Archive a month only once all of it is older than `olderThanDays`: one run (and one part per
    * shop) per month, at most `olderThanDays` + 1 day after the month ends with the daily schedule.
    * `false` archives each job as soon as it is old enough (a part per run per shop-month).

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { CorruptObjectError, IndexExistsError } from '../errors';
+import { CorruptObjectError, IndexExistsError, PackedShopMonthError } from '../errors';
 import {
   getObjectBytes,
   type ListedObject,
@@ -11,7 +11,7 @@ import {
 import { applyCommit } from './format/commit-entries';
 import { partDocFilters } from './format/doc-filter';
 import { documentListings } from './format/flatten';
-import { groupPrefix, monthIndexKey, parsePartKey, pendingPrefix } from './format/keys';
+import { groupPrefix, monthIndexKey, parsePartKey, pendingPrefix, sharedIndexKey } from './format/keys';
 import { MemberScanner } from './format/member-scan';
 import { decodeLine, inflateMember } from './format/members';
 import {
@@ -26,6 +26,7 @@ import {
   serializeMonthIndex,
 } from './format/month-index';
 import { countDetails, type JobRecord, PART_FORMAT_V1 } from './format/records';
+import { parseSharedIndex } from './format/shared-index';
 import { stagedDocsByPart, VERIFIED_FORMAT, type VerifiedPart } from './format/staging';
 
 /**
@@ -237,6 +238,13 @@ export const rebuildMonthIndex = async (
   const key = monthIndexKey(shopId, month);
   const existing = await readExisting(deps, shopId, month);
   if (existing && !opts.dryRun && !opts.force) throw new IndexExistsError(key);
+  // A packed shop-month has no index of its own by design: writing one would hide its shared view.
+  if (!existing) {
+    const sharedKey = sharedIndexKey(month);
+    const got = await getObjectBytes(deps.s3, deps.bucket, sharedKey);
+    if (got && parseSharedIndex(got.bytes, sharedKey, shopId).views.has(shopId))
+      throw new PackedShopMonthError(shopId, month, sharedKey);
+  }
 
   const stagingPrefix = pendingPrefix(shopId, month);
   const staged = stagedDocsByPart(stagingPrefix, await listAllArray(deps.s3, deps.bucket, stagingPrefix));

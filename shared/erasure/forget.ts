@@ -10,6 +10,7 @@ import { jobIdFromSk, jobPk, jobSk } from '../jobs/schema';
 import { listAllArray, putConditional } from '../s3/objects';
 import { formatTimestamp } from '../time';
 import { findShopHotObjects } from './forget-hot';
+import { forgetSharedParts } from './forget-shared';
 import {
   type ErasureReceipt,
   type ErasureRequest,
@@ -51,6 +52,8 @@ export interface ForgetCounts {
   readonly docFilters: number;
   readonly stagingDocs: number;
   readonly retryEntries: number;
+  /** Shared parts (packed shop-months) the shop had a segment in: rewritten without it. */
+  readonly sharedParts: number;
 }
 
 export interface ForgetResult {
@@ -84,12 +87,7 @@ const zero: ForgetCounts = {
   docFilters: 0,
   stagingDocs: 0,
   retryEntries: 0,
-};
-
-const add = (a: ForgetCounts, b: Partial<ForgetCounts>): ForgetCounts => {
-  const out: Record<string, number> = { ...a };
-  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + (v ?? 0);
-  return out as unknown as ForgetCounts;
+  sharedParts: 0,
 };
 
 /** The request to work on: the caller's, else the shop's oldest open one, else a new one. */
@@ -136,14 +134,22 @@ const deleteKeys = async (deps: StepDeps, keys: readonly string[], requestId: st
   }
 };
 
-/** Removes the shop's entries from the watermark's retry list (If-Match; re-read on a conflict). */
-const forgetRetries = async (deps: StepDeps, shopId: string): Promise<number> => {
+/**
+ * Removes the shop's entries from the watermark's retry list (If-Match; re-read on a conflict),
+ * calling `found` with their number before the write.
+ */
+const forgetRetries = async (
+  deps: StepDeps,
+  shopId: string,
+  found: (n: number) => Promise<void>,
+): Promise<number> => {
   for (let attempt = 0; attempt < 8; attempt++) {
     const { doc, etag } = await readWatermark(deps);
     if (!doc) return 0;
     const keep = doc.retry.filter((r) => r.shopId !== shopId);
     const removed = doc.retry.length - keep.length;
     if (removed === 0) return 0;
+    await found(removed);
     try {
       await putConditional(
         deps.s3,
@@ -263,9 +269,7 @@ export const forgetShop = async (
       );
     let found = 0;
     await hooks.before?.('watermark', pass);
-    const retries = await forgetRetries(deps, shopId);
-    found += retries;
-    if (retries > 0) await record({ retryEntries: retries }, pass);
+    found += await forgetRetries(deps, shopId, (n) => record({ retryEntries: n }, pass));
 
     await hooks.before?.('archive', pass);
     const archive = await archiveObjects(deps, shopId);
@@ -278,6 +282,13 @@ export const forgetShop = async (
       await deleteKeys(deps, archive.indexes, request.id);
       await deleteKeys(deps, archive.rest, request.id);
     }
+
+    // Packed shop-months: the shop's segments leave the shared parts they are in.
+    const shared = await forgetSharedParts(deps, shopId, { requestId: request.id, runId: input.runId }, (n) =>
+      record({ sharedParts: n }, pass),
+    );
+    lists += shared.lists;
+    found += shared.sharedParts;
 
     await hooks.before?.('hot', pass);
     const jobIds = await shopJobIds(deps, shopId);

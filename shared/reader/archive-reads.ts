@@ -1,6 +1,12 @@
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { monthIndexKey, partWrittenAt, shopIndexPrefix } from '../archive/format/keys';
+import {
+  monthIndexKey,
+  partWrittenAt,
+  SHARED_INDEX_PREFIX,
+  sharedIndexKey,
+  shopIndexPrefix,
+} from '../archive/format/keys';
 import { gzipMemberLength } from '../archive/format/member-scan';
 import {
   blockOf,
@@ -10,6 +16,7 @@ import {
   parseIndexHeader,
   parseMonthIndex,
 } from '../archive/format/month-index';
+import { parseSharedIndex } from '../archive/format/shared-index';
 import { mapLimit } from '../concurrency';
 import { ArchiveExpiredError, ArchiveNotRestoredError, CorruptObjectError } from '../errors';
 import { isNotFound, isPreconditionFailed, listAll, normalizeEtag } from '../s3/objects';
@@ -121,7 +128,8 @@ const readMonthIndex = async (
       );
     } catch (err) {
       if (ifNoneMatch && statusOf(err) === 304) return 'unchanged';
-      if (isNotFound(err)) return { month, key, etag: null, entries: [] };
+      // No index of its own: the shop-month may be packed (its view is in the month's shared index).
+      if (isNotFound(err)) return readSharedView(ctx, q, month, ifNoneMatch);
       throw err;
     }
     try {
@@ -139,6 +147,40 @@ const readMonthIndex = async (
     etag: first.etag,
     entries: entriesFromIndex(index, { indexKey: key, shopId: q.shopId, month }, q.jobId),
   };
+};
+
+/**
+ * A packed shop-month (docs/archive-format.md, "Shared parts"): the month's shared index, one GET of
+ * the whole object, and the shop's view in it. Every entry must lie inside the shop's own segment of
+ * its part, so a damaged shared index never makes us read another shop's bytes.
+ */
+const readSharedView = async (
+  ctx: ReadContext,
+  q: ResolvedQuery,
+  month: string,
+  ifNoneMatch?: string,
+): Promise<MonthRead | 'unchanged'> => {
+  const key = sharedIndexKey(month);
+  let got: { bytes: Uint8Array; etag: string };
+  try {
+    got = await getRange(ctx, key, undefined, ifNoneMatch ? { ifNoneMatch } : {});
+  } catch (err) {
+    if (ifNoneMatch && statusOf(err) === 304) return 'unchanged';
+    if (isNotFound(err)) return { month, key: monthIndexKey(q.shopId, month), etag: null, entries: [] };
+    throw err;
+  }
+  const shared = parseSharedIndex(got.bytes, key, q.shopId);
+  const view = shared.views.get(q.shopId);
+  if (!view) return { month, key, etag: got.etag, entries: [] };
+  const entries = entriesFromIndex(view, { indexKey: key, shopId: q.shopId, month }, q.jobId);
+  for (const a of entries) {
+    const seg = shared.parts.find((p) => p.name === a.entry.part)?.segments[q.shopId];
+    const inside = (r: { offset: number; length: number }) =>
+      seg !== undefined && r.offset >= seg[0] && r.offset + r.length <= seg[0] + seg[1];
+    if (!inside(a.entry) || (a.entry.platform_data && !inside(a.entry.platform_data)))
+      throw new CorruptObjectError(key, `entry of job ${q.jobId} lies outside the segment of ${q.shopId}`);
+  }
+  return { month, key, etag: got.etag, entries };
 };
 
 /** The given months' indexes (1 GET each, in parallel). */
@@ -173,6 +215,8 @@ export const recheckIndexes = async (
 export const searchIndexes = async (ctx: ReadContext, q: ResolvedQuery): Promise<MonthRead[]> => {
   const keys: string[] = [];
   for await (const o of listAll(ctx.s3, ctx.bucket, shopIndexPrefix(q.shopId))) keys.push(o.key);
+  // Months with a shared index: the shop may be packed there (one more List per 1,000 keys).
+  for await (const o of listAll(ctx.s3, ctx.bucket, SHARED_INDEX_PREFIX)) keys.push(o.key);
   return readIndexes(ctx, q, newestIndexMonths(keys, q.shopId, ctx.settings.searchMonths, q.searchFrom));
 };
 

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { candidateBlocks, type PartDocFilters, parseDocFilters } from '../archive/format/doc-filter';
-import { docFilterKey, monthIndexKey } from '../archive/format/keys';
+import { docFilterKey, monthIndexKey, sharedIndexKey } from '../archive/format/keys';
 import { gzipMemberLength } from '../archive/format/member-scan';
 import {
   type ByteRange,
@@ -11,6 +11,7 @@ import {
   parseIndexHeader,
   parseMonthIndex,
 } from '../archive/format/month-index';
+import { parseSharedIndex } from '../archive/format/shared-index';
 import { CorruptObjectError } from '../errors';
 import { isNotFound, isPreconditionFailed } from '../s3/objects';
 import { getRange, INDEX_PREFIX_BYTES } from './archive-reads';
@@ -49,7 +50,7 @@ export const readMonthParts = async (
     try {
       first = await getRange(ctx, key, `bytes=0-${INDEX_PREFIX_BYTES - 1}`);
     } catch (err) {
-      if (isNotFound(err)) return null;
+      if (isNotFound(err)) return readSharedParts(ctx, shopId, month);
       throw err;
     }
     if (first.bytes.length >= first.total) return parseMonthIndex(first.bytes, key);
@@ -84,6 +85,23 @@ export const readMonthParts = async (
   }
 };
 
+/** A packed shop-month: its view of the month's shared index (one GET), or null when it has none. */
+const readSharedParts = async (
+  ctx: ReadContext,
+  shopId: string,
+  month: string,
+): Promise<MonthIndex | null> => {
+  const key = sharedIndexKey(month);
+  let got: Awaited<ReturnType<typeof getRange>>;
+  try {
+    got = await getRange(ctx, key, undefined);
+  } catch (err) {
+    if (isNotFound(err)) return null;
+    throw err;
+  }
+  return parseSharedIndex(got.bytes, key, shopId).views.get(shopId) ?? null;
+};
+
 const ranges = (f: PartDocFilters, docId: string): ByteRange[] =>
   candidateBlocks(f, docId).flatMap((i) => {
     const b = f.blocks[i];
@@ -102,8 +120,10 @@ export const documentCandidates = async (
   month: string,
   docId: string,
   sidecars?: ReadonlySet<string>,
+  /** The shop has no index of its own for the month (a listing said so): read its shared view only. */
+  packed = false,
 ): Promise<PartCandidates[] | null> => {
-  const index = await readMonthParts(ctx, shopId, month);
+  const index = packed ? await readSharedParts(ctx, shopId, month) : await readMonthParts(ctx, shopId, month);
   if (!index) return null;
   const out: PartCandidates[] = [];
   for (const part of index.parts) {
@@ -111,6 +131,12 @@ export const documentCandidates = async (
     if (part.doc_filters) {
       const f = part.doc_filters;
       out.push({ ...at, filters: 'index', blocksFiltered: f.blocks.length, blocks: ranges(f, docId) });
+      continue;
+    }
+    // A shared part is always built with filters: none means no block of this shop's segment lists a
+    // document (never scan it whole — the other segments are other shops').
+    if (part.shared) {
+      out.push({ ...at, filters: 'index', blocksFiltered: 0, blocks: [] });
       continue;
     }
     const fkey = docFilterKey(shopId, month, part.name);

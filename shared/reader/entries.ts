@@ -1,4 +1,9 @@
-import { parseMonthIndexKey, parsePartKey } from '../archive/format/keys';
+import {
+  parseMonthIndexKey,
+  parsePartKey,
+  parseSharedIndexKey,
+  parseSharedPartKey,
+} from '../archive/format/keys';
 import {
   type ByteRange,
   type IndexedJob,
@@ -48,8 +53,15 @@ export const entriesFromIndex = (
   return jobEntries(index.jobs, jobId).map((entry, position) => {
     const what = `entry ${position} of job ${jobId}`;
     const part = partByName(index, entry.part);
-    const parsed = part ? parsePartKey(part.key) : null;
-    if (!part || parsed?.shopId !== shopId || parsed.partName !== entry.part) {
+    // A shared part (shared-index.ts) holds this shop's records as one segment of it.
+    const shared = part?.shared ? parseSharedPartKey(part.key) : null;
+    const parsed = part ? (shared ? { ...shared, shopId } : parsePartKey(part.key)) : null;
+    if (
+      !part ||
+      parsed?.shopId !== shopId ||
+      parsed.partName !== entry.part ||
+      (shared && shared.month !== month)
+    ) {
       throw new CorruptObjectError(indexKey, `${what}: part ${entry.part} is not a part of this shop`);
     }
     if (!rangeInside(entry, part.size)) {
@@ -121,6 +133,9 @@ export const newestIndexMonths = (
     const parsed = parseMonthIndexKey(key);
     if (parsed && parsed.shopId === shopId && (from === null || parsed.month >= from))
       months.add(parsed.month);
+    // A month with a shared index may hold the shop packed (read as own index → shared view).
+    const shared = parseSharedIndexKey(key);
+    if (shared && (from === null || shared >= from)) months.add(shared);
   }
   return [...months].sort().reverse().slice(0, limit);
 };

@@ -1,7 +1,12 @@
 import { gunzipSync } from 'node:zlib';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type DetailKind, documentListings, flattenDocuments, flattenPart } from '../archive/format/flatten';
-import { parseMonthIndexKey, shopIndexPrefix } from '../archive/format/keys';
+import {
+  parseMonthIndexKey,
+  parseSharedIndexKey,
+  SHARED_INDEX_PREFIX,
+  shopIndexPrefix,
+} from '../archive/format/keys';
 import { inflateMember } from '../archive/format/members';
 import { parsePartRecord } from '../archive/format/record-shape';
 import { JobDetailsStore } from '../details/store';
@@ -231,9 +236,18 @@ const searchArchive = async (ctx: ReadContext, q: Resolved, found: Found): Promi
       if (inRange(q, idx.month)) months.push(idx.month);
     } else if (o.key.endsWith('.filter')) sidecars.add(o.key);
   }
+  // Months the shop has no index of its own but the month a shared one: it may be packed there
+  // (docs/archive-format.md, "Shared parts"): its view is read straight from the shared index.
+  const own = new Set(months);
+  const packed = new Set<string>();
+  for await (const o of listAll(ctx.s3, ctx.bucket, SHARED_INDEX_PREFIX)) {
+    const month = parseSharedIndexKey(o.key);
+    if (month && !own.has(month) && inRange(q, month)) packed.add(month);
+  }
+  months.push(...packed);
   for (const month of months.sort().reverse()) {
     stats.monthsSearched++;
-    const parts = await documentCandidates(ctx, q.shopId, month, q.docId, sidecars);
+    const parts = await documentCandidates(ctx, q.shopId, month, q.docId, sidecars, packed.has(month));
     for (const p of parts ?? []) {
       const at = { shopId: q.shopId, month, part: p.part, key: p.key };
       if (p.filters === 'none') {

@@ -1,4 +1,4 @@
-import { parsePartKey } from '../archive/format/keys';
+import { parsePartKey, parseSharedPartKey } from '../archive/format/keys';
 import { decodeMember, platformDataRef } from '../archive/format/members';
 import type { JobRecord } from '../archive/format/records';
 import { CorruptObjectError } from '../errors';
@@ -32,7 +32,8 @@ export const checkJobMember = (
   const at = where(a.partKey, e.offset, e.length);
   checkLength(bytes, at, e.length);
   // part@4 records leave their shop to the part: the part key's (entriesFromIndex tied it to the index).
-  const partShop = parsePartKey(a.partKey)?.shopId ?? '';
+  // A shared part's segment is the shop's its shared index names (entriesFromIndex checked that).
+  const partShop = parseSharedPartKey(a.partKey) ? shopId : (parsePartKey(a.partKey)?.shopId ?? '');
   const { record, sha256 } = decodeMember(bytes, at, e.line, {
     want: { type: 'job', jobId },
     shopId: partShop,

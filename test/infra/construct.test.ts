@@ -312,9 +312,11 @@ describe('least privilege per step', () => {
       objects: {
         'job-details/': [D, G].sort(),
         'job-details-cold/': [D],
+        'job-details-cold/_shared/': [G, P1].sort(),
         'job-details-index/': [D],
+        'job-details-index/_shared/': [G, P1].sort(),
         'job-details-state/': [G, P1].sort(),
-        'job-details-erasure/': [G, P1].sort(),
+        'job-details-erasure/': [D, G, P1].sort(),
       },
       lists: [
         ANY_KEY,

@@ -76,10 +76,11 @@ describe('JobDetailsReader against s3rver', () => {
     expect(r.provenance).toMatchObject({ source: 'hot', parts: [], requests: 3 }); // List + 2 GETs
     expect(r.provenance.bytes).toBeGreaterThan(0);
 
-    // completedAt known but nothing archived: index GET (404), hot read, index re-check (404).
+    // completedAt known but nothing archived: index GET (404) and the month's shared index (404: the
+    // shop-month is not packed either), hot read, the same re-check.
     const known = await reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED });
     expect(known.details).toEqual(MERGED);
-    expect(known.provenance).toMatchObject({ source: 'hot', requests: 5 });
+    expect(known.provenance).toMatchObject({ source: 'hot', requests: 7 });
 
     const pd = await reader.readPlatformData({ shopId, jobId, completedAt: COMPLETED });
     expect(pd).toEqual({
@@ -215,8 +216,8 @@ describe('JobDetailsReader against s3rver', () => {
     });
     expect(raced).toBe(true);
     expect(r.details).toEqual(MERGED);
-    // index (404), List (empty), index re-check (now committed), 1 member.
-    expect(r.provenance).toMatchObject({ source: 'archive', requests: 4 });
+    // index (404), shared index (404), List (empty), index re-check (now committed), 1 member.
+    expect(r.provenance).toMatchObject({ source: 'archive', requests: 5 });
   });
 
   it('row expired (month unknown): a bounded search of the shop index finds every archival', async () => {
@@ -253,8 +254,8 @@ describe('JobDetailsReader against s3rver', () => {
 
     const r = await reader.readAllDetails({ shopId, jobId });
     expect(r.details).toEqual(MERGED);
-    // hot List + index List + 3 index GETs + 2 members.
-    expect(r.provenance).toMatchObject({ source: 'archive', requests: 7 });
+    // hot List + index List + shared-index List + 3 index GETs + 2 members.
+    expect(r.provenance).toMatchObject({ source: 'archive', requests: 8 });
     expect(r.provenance.parts).toHaveLength(2);
 
     const look = await reader.lookup({ shopId, jobId });
@@ -265,12 +266,12 @@ describe('JobDetailsReader against s3rver', () => {
     const bounded = new JobDetailsReader(s3, bucket, { searchMonths: 2 });
     const b = await bounded.readAllDetails({ shopId, jobId });
     expect(b.details).toEqual(SECOND);
-    expect(b.provenance.requests).toBe(1 + 1 + 2 + 1);
+    expect(b.provenance.requests).toBe(1 + 1 + 1 + 2 + 1);
 
     // createdAt narrows the search to months the job existed in.
     const from = await reader.readAllDetails({ shopId, jobId, createdAt: '2025-12-20T00:00:00.000Z' });
     expect(from.details).toEqual(SECOND);
-    expect(from.provenance.requests).toBe(1 + 1 + 2 + 1);
+    expect(from.provenance.requests).toBe(1 + 1 + 1 + 2 + 1);
 
     // Known completion + creation: both months read directly, no listing.
     const known = await reader.readAllDetails({

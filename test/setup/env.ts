@@ -15,3 +15,6 @@ process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 // Most tests seed jobs a few days past an exact cutoff; whole-month runs (the deployed default) are
 // tested where they say `wholeMonths: true` (test/integration/archiver-whole-months.test.ts, the benchmark).
 process.env.JDA_WHOLE_MONTHS ??= 'false';
+// One part and index per shop-month, as the tests read them; packing is tested on its own
+// (archiver-packed.test.ts, which sets packBelowKb on its steps).
+process.env.JDA_PACK_BELOW_KB ??= '0';

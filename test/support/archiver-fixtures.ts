@@ -64,6 +64,8 @@ export const DEFAULT_SETTINGS: StepSettings = {
   planPageJobs: 20_000,
   batchGroups: 50,
   batchJobs: 2000,
+  // Tests see one part per shop-month; packing is tested on its own (archiver-packed.test.ts).
+  packBelowKb: 0,
   // Most tests archive jobs of a few days past the cutoff; whole months are tested on their own.
   wholeMonths: false,
   maxSourceMb: 25.6,

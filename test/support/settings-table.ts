@@ -11,6 +11,7 @@ export const SETTING_USES: Record<AnySettingName, string> = {
   planPageJobs: '—',
   batchGroups: 'prop',
   batchJobs: 'prop',
+  packBelowKb: 'prop',
   maxSourceMb: 'prop',
   retentionMonths: 'prop; `jobarchive cost --retention-months`',
   erasureDeadlineDays: 'prop; `jobarchive audit --erasure-deadline-days`',

@@ -51,6 +51,38 @@ export const monthIndexDir = (shopId: string, month: string): string =>
 export const monthIndexKey = (shopId: string, month: string): string =>
   `${monthIndexDir(shopId, month)}index.json`;
 
+/**
+ * Packed shop-months (docs/archive-format.md, "Shared parts"): `_shared` is never a shop id (ids.ts:
+ * ids start alphanumeric), so these keys never meet a shop's.
+ */
+const SHARED = '_shared';
+export const SHARED_INDEX_PREFIX = `${INDEX_PREFIX}${SHARED}/`;
+
+/** A shared part of a month: the segments of several small shop-months, one after the other. */
+export const sharedPartKey = (month: string, partName: string): string =>
+  `${COLD_PREFIX}${SHARED}/${validateMonth(month)}/${validatePartName(partName)}`;
+
+export const sharedIndexDir = (month: string): string => `${SHARED_INDEX_PREFIX}${validateMonth(month)}/`;
+
+/** The commit record of every shared part of the month, and each packed shop's view of them. */
+export const sharedIndexKey = (month: string): string => `${sharedIndexDir(month)}shared.json`;
+
+/** A shared part's intent, written before its first byte, removed at commit. */
+export const sharedPendingKey = (month: string, partName: string): string =>
+  `${sharedIndexDir(month)}pending/${validatePartName(partName)}.json`;
+
+export const sharedPendingPrefix = (month: string): string => `${sharedIndexDir(month)}pending/`;
+
+/** `job-details-index/_shared/{yyyy-mm}/shared.json` → its month, or null for other keys. */
+export const parseSharedIndexKey = (key: string): string | null =>
+  /^job-details-index\/_shared\/(\d{4}-\d{2})\/shared\.json$/.exec(key)?.[1] ?? null;
+
+/** `job-details-cold/_shared/{yyyy-mm}/{part}` → month and part name, or null. */
+export const parseSharedPartKey = (key: string): { month: string; partName: string } | null => {
+  const m = /^job-details-cold\/_shared\/(\d{4}-\d{2})\/([^/]+)$/.exec(key);
+  return m?.[1] && m[2] && PART_NAME.test(m[2]) ? { month: m[1], partName: m[2] } : null;
+};
+
 /** Every month index of a shop sits under this prefix (list it without Delimiter). */
 export const shopIndexPrefix = (shopId: string): string => `${INDEX_PREFIX}${validateShopId(shopId)}/`;
 

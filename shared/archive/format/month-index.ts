@@ -1,7 +1,7 @@
 import { CorruptObjectError } from '../../errors';
 import { deflateBlock, inflateBlocks as gunzipAll } from './codec';
 import { type PartDocFilters, parseStoredDocFilters, storedDocFilters } from './doc-filter';
-import { partKey } from './keys';
+import { partKey, sharedPartKey } from './keys';
 import type { DetailCounts } from './records';
 
 /**
@@ -59,6 +59,11 @@ export interface IndexedPart {
   readonly job_count: number;
   /** Bytes of hot objects read to build the part (for the report's in → out ratio). */
   readonly bytes_in: number;
+  /**
+   * A shared part (shared-index.ts): its key is `sharedPartKey(month, name)`, its size the whole
+   * object's, and this shop's records are one segment of it.
+   */
+  readonly shared?: true;
   /**
    * Per-block document filters (doc-filter.ts), index@5: stored in the index's trailing member, not
    * in `parts`, so a lookup never reads them. Absent: the part was built without (a sidecar, or none).
@@ -345,6 +350,7 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
         committed_at: p.committed_at,
         job_count: p.job_count,
         bytes_in: p.bytes_in,
+        ...(p.shared ? { shared: true } : {}),
         deleted_at: deletedAt,
         ...(deletedAt !== null && deletedBy !== p.run_id ? { deleted_by: deletedBy } : {}),
         ...(oneBlock ? {} : { block_bytes: lengths }),
@@ -515,6 +521,14 @@ const keyOf = (v: { shop_id: string; month: string }, name: string, key: string)
   }
 };
 
+const sharedKeyOf = (v: { month: string }, name: string, key: string): string => {
+  try {
+    return sharedPartKey(v.month, name);
+  } catch (err) {
+    throw new CorruptObjectError(key, `shared part ${name}: ${(err as Error).message}`, { cause: err });
+  }
+};
+
 /** index@3 as stored (see serializeMonthIndex). */
 interface StoredPart extends Omit<IndexedPart, 'key'> {
   readonly deleted_at?: string | null;
@@ -562,7 +576,7 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
     return {
       part: {
         ...rest,
-        key: keyOf(v, p.name, key),
+        key: p.shared === true ? sharedKeyOf(v, p.name, key) : keyOf(v, p.name, key),
         ...(docs !== undefined ? { doc_filters: parseStoredDocFilters(docs, key, p.name) } : {}),
       },
       ranges,

@@ -15,6 +15,7 @@ export type StepSettings = Pick<
   | 'planPageJobs'
   | 'batchGroups'
   | 'batchJobs'
+  | 'packBelowKb'
   | 'wholeMonths'
   | 'maxSourceMb'
   | 'jobTtlDays'

@@ -44,7 +44,10 @@ export const parseGroup = (v: unknown, run: RunContext, field = 'group'): Planne
     jobsKey: str(o.jobsKey, `${field}.jobsKey`),
     jobsRange: parseRange(o.jobsRange, `${field}.jobsRange`),
     jobCount: int(o.jobCount, `${field}.jobCount`),
+    ...(o.pack === true || o.pack === 'if-packed' ? { pack: o.pack } : {}),
   };
+  if (o.pack !== undefined && o.pack !== true && o.pack !== 'if-packed')
+    throw new InvalidInputError(`${field}.pack`, "expected true, 'if-packed' or absent");
   checkJobsKey(run, group, `${field}.jobsKey`);
   return group;
 };
@@ -153,6 +156,12 @@ export const parseScan = (v: unknown, field: string): ScanState => {
     carried: int(o.carried, `${field}.carried`),
     sweptAt: o.sweptAt === null ? null : isoTime(o.sweptAt, `${field}.sweptAt`),
     orphans: int(o.orphans, `${field}.orphans`),
+    ...(o.packFrom === undefined
+      ? {}
+      : {
+          packFrom:
+            o.packFrom === null || o.packFrom === '' ? o.packFrom : isoTime(o.packFrom, `${field}.packFrom`),
+        }),
   };
 };
 

@@ -86,6 +86,11 @@ export interface ScanState {
   readonly sweptAt: string | null;
   /** Orphans this run's sweep planned. */
   readonly orphans: number;
+  /**
+   * Months starting at or after this are archived for the first time by this run, so their small
+   * shop-months may be packed ('': every month, the bucket holds no index yet; null or absent: none).
+   */
+  readonly packFrom?: string | null;
 }
 
 /** State between pages: Tally's output, Plan's later input, Report's input. */
@@ -109,6 +114,12 @@ export interface PlannedGroup {
   /** Byte range `[start, end)` of this group's lines in `jobsKey`. */
   readonly jobsRange: readonly [number, number];
   readonly jobCount: number;
+  /**
+   * Small and archived for the first time: packed into the batch's shared part of its month
+   * (docs/archive-format.md, "Shared parts"). 'if-packed': a month archived before — packed only when
+   * its shop already is (in the month's shared index). Absent: its own part.
+   */
+  readonly pack?: true | 'if-packed';
 }
 
 /**

@@ -3,8 +3,8 @@ import { Semaphore } from '../../../concurrency';
 import type { JobObject } from '../../../details';
 import { VerificationError } from '../../../errors';
 import { putJson } from '../../../s3/objects';
-import { newPartName, partKey, pendingKey } from '../../format/keys';
-import { latestEntry } from '../../format/month-index';
+import { newPartName, partKey, pendingKey, sharedPendingKey } from '../../format/keys';
+import { latestEntry, type MonthIndex } from '../../format/month-index';
 import { PartBuilder } from '../../format/part-builder';
 import { INTENT_FORMAT, type PartIntent } from '../../format/staging';
 import { CAPS } from '../caps';
@@ -26,8 +26,22 @@ const READ_AHEAD_BYTES = 16 * 1024 * 1024;
 interface OpenPart {
   readonly name: string;
   readonly key: string;
-  readonly upload: PartUpload;
+  /** Absent for a segment (its bytes go to `segment`, the batch uploads the shared part). */
+  readonly upload?: PartUpload;
   readonly builder: PartBuilder;
+  readonly segment?: Buffer[];
+}
+
+/**
+ * A packed group's target (pack-month.ts): its records become one segment of the batch's shared part
+ * of the month, built in memory, and the shop's view of the shared index stands in for its month index.
+ */
+export interface SegmentTarget {
+  readonly view: LoadedIndex;
+  readonly partName: string;
+  readonly partKey: string;
+  /** The shop's view as it is now (a source gone mid-read: did an overlapping run archive it?). */
+  readonly reload: () => Promise<MonthIndex>;
 }
 
 const byJobId = (a: PlannedJob, b: PlannedJob): number =>
@@ -44,6 +58,8 @@ export interface ArchiveHandoff {
   readonly listed?: ReadonlyMap<string, readonly JobObject[]>;
   /** Jobs archived again (classify.ts `rearchive`) → the part of the entry each follows (for commit). */
   readonly rearchived: ReadonlyMap<string, string>;
+  /** A packed group's segment bytes (its `staged` manifest's offsets are from the segment's start). */
+  readonly segment?: Buffer;
 }
 
 /**
@@ -59,6 +75,7 @@ export const archiveGroup = async (
   /** The hot objects of (at least) the planned jobs, listed by the caller for its whole batch (one
    * walk over the hot prefix, hot-listing.ts, never a LIST per job). */
   batchListing: ReadonlyMap<string, readonly JobObject[]>,
+  target?: SegmentTarget,
 ): Promise<ArchiveHandoff> => {
   const { run, group } = event;
   const { shopId, month } = group;
@@ -66,25 +83,23 @@ export const archiveGroup = async (
   let stagedOut: StagedPart | undefined;
   let listedOut: ReadonlyMap<string, readonly JobObject[]> | undefined;
   let rearchivedOut: ReadonlyMap<string, string> = new Map();
+  let segmentOut: Buffer | undefined;
   const { value, requests } = await deps.meter.measure(async () => {
-    loaded = await loadMonthIndex(deps, shopId, month);
+    loaded = target ? target.view : await loadMonthIndex(deps, shopId, month);
     // A lost index must not read as "nothing archived yet": the jobs' hot copies may be gone, and an
     // archive now would commit empty records for them. A concurrent first commit creates the index
     // before it removes its staging doc, so a part without one is seen only after the index exists.
-    if (loaded.etag === null && (await partsWithoutStaging(deps, shopId, month)).length > 0) {
+    if (!target && loaded.etag === null && (await partsWithoutStaging(deps, shopId, month)).length > 0) {
       // Re-read: a concurrent run's first commit may have created it since (it writes the index, then
       // removes its staging doc). Still none: lost.
       loaded = await loadMonthIndex(deps, shopId, month);
       if (loaded.etag === null) await refuseLostIndex(deps, shopId, month);
     }
     const { index, etag } = loaded;
-    const abandonedPartsRemoved = await collectAbandonedParts(
-      deps,
-      run,
-      shopId,
-      month,
-      etag === null ? null : index,
-    );
+    // A packed group's leftovers are collected with its month's shared staging (pack-month.ts).
+    const abandonedPartsRemoved = target
+      ? 0
+      : await collectAbandonedParts(deps, run, shopId, month, etag === null ? null : index);
 
     // Jobs archived again (their hot prefix changed after their archival): the entry each follows.
     const rearchived = new Map<string, string>();
@@ -180,7 +195,7 @@ export const archiveGroup = async (
           quarantined.push({ jobId: job.job_id, reason: record.reason });
           continue;
         }
-        part ??= await openPart(deps, event);
+        part ??= target ? await openSegment(event, target, deps.clock()) : await openPart(deps, event);
         await part.builder.addJob({
           jobId: job.job_id,
           meta: record.meta,
@@ -197,9 +212,9 @@ export const archiveGroup = async (
       // no lease, docs/operations.md) — then the job is archived, here skipped. Anything else gone is
       // a quarantine: its remaining objects stay where they are. One index GET, only when it happens.
       if (vanished.length > 0) {
-        const now = await loadMonthIndex(deps, shopId, month);
+        const now = target ? await target.reload() : (await loadMonthIndex(deps, shopId, month)).index;
         for (const { job, reason } of vanished) {
-          if (latestEntry(now.index, job.job_id)?.completed_at === job.completed_at) skipped++;
+          if (latestEntry(now, job.job_id)?.completed_at === job.completed_at) skipped++;
           else quarantined.push({ jobId: job.job_id, reason });
         }
       }
@@ -207,6 +222,18 @@ export const archiveGroup = async (
       if (!part) return result(0, null);
 
       const manifest = await part.builder.finish();
+      if (part.segment) {
+        // A segment: the batch uploads the shared part, verifies every segment and commits them.
+        segmentOut = Buffer.concat(part.segment);
+        stagedOut = { ...manifest, etag: '' };
+        return {
+          partKey: part.key,
+          partName: part.name,
+          pendingKey: sharedPendingKey(month, part.name),
+          ...result(manifest.size, part.name),
+        };
+      }
+      if (!part.upload) throw new VerificationError(part.key, 'no upload for an own part');
       const stored = await part.upload.finish();
       uploaded = true;
       if (stored.size !== manifest.size) {
@@ -225,7 +252,8 @@ export const archiveGroup = async (
       };
     } catch (err) {
       // Leave nothing without a manifest behind (a crash here is what pending GC is for).
-      if (part && !uploaded) await part.upload.abort();
+      if (part?.segment) throw err;
+      if (part && !uploaded) await part.upload?.abort();
       if (part && uploaded) {
         await deps.s3
           .send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: part.key }))
@@ -248,7 +276,27 @@ export const archiveGroup = async (
     ...(stagedOut ? { staged: stagedOut } : {}),
     ...(listedOut ? { listed: listedOut } : {}),
     rearchived: rearchivedOut,
+    ...(segmentOut ? { segment: segmentOut } : {}),
   };
+};
+
+const openSegment = async (event: GroupItem, target: SegmentTarget, now: Date): Promise<OpenPart> => {
+  const segment: Buffer[] = [];
+  const builder = new PartBuilder(
+    {
+      shopId: event.group.shopId,
+      month: event.group.month,
+      partName: target.partName,
+      partKey: target.partKey,
+      runId: event.run.runId,
+      createdAt: now.toISOString(),
+    },
+    async (member) => {
+      segment.push(member);
+    },
+  );
+  await builder.writeHeader();
+  return { name: target.partName, key: target.partKey, builder, segment };
 };
 
 const openPart = async (deps: StepDeps, event: GroupItem): Promise<OpenPart> => {

@@ -7,16 +7,15 @@ import { isForgotten, readTombstone, type Tombstone } from '../../../erasure/tom
 import { ShopForgottenError } from '../../../errors';
 import { addCounts, zeroCounts } from '../../../metrics';
 import { putJson } from '../../../s3/objects';
-import { errorParts, truncate } from '../../../text';
 import { docFilterKey, failedAttemptsPrefix } from '../../format/keys';
 import { archiveGroup } from '../archive/archive-group';
 import type { StagedPart } from '../archive/staged';
-import { CAPS } from '../caps';
 import { commitPartStep } from '../commit/commit-part';
+import { type LoadedShared, loadSharedIndex } from '../commit/shared-store';
 import type { StepDeps } from '../context';
 import { deleteMatching } from '../delete/delete-objects';
 import { chunks } from '../delete/delete-plan';
-import { deleteSources, type PreparedDelete } from '../delete/delete-sources';
+import { deleteSources } from '../delete/delete-sources';
 import { readBatchJobs } from '../run-files/planned-jobs';
 import type {
   ArchiveResult,
@@ -31,6 +30,8 @@ import type {
   VerifyResult,
 } from '../types';
 import { verifyPart } from '../verify/verify-part';
+import { type MonthPack, packMonth } from './pack-month';
+import { fail, type GroupStage, type Prepared } from './prepared';
 
 /**
  * ArchiveBatch: one child execution of the page's Distributed Map, one invocation for a batch of
@@ -51,8 +52,7 @@ import { verifyPart } from '../verify/verify-part';
 /** Groups of a batch worked on at once (each streams its own part; memory stays a few groups' worth). */
 export const BATCH_GROUP_CONCURRENCY = 4;
 
-/** A group's stages, in order: the names `BatchHooks` uses. */
-export type GroupStage = 'archive' | 'verify' | 'commit' | 'delete';
+export type { GroupStage } from './prepared';
 
 /** Where a group's stage is about to start: what the stages before it produced. */
 export interface StageContext {
@@ -78,24 +78,6 @@ export interface BatchHooks {
   /** The dependencies one stage uses instead of the batch's (e.g. a client that fails some calls). */
   readonly depsFor?: (stage: GroupStage) => StepDeps | undefined;
   readonly groupDone?: (detail: GroupDetail) => void;
-}
-
-const failure = (err: unknown): { error: string; cause: string } => {
-  const { name, message } = errorParts(err);
-  return { error: truncate(name, 100), cause: truncate(message, CAPS.reason * 2) };
-};
-
-const fail = (ref: GroupResult['group'], err: unknown): GroupResult => ({
-  group: ref,
-  failed: true,
-  ...failure(err),
-});
-
-interface Prepared {
-  readonly group: PlannedGroup;
-  readonly ref: GroupResult['group'];
-  readonly archive: ArchiveResult;
-  readonly del: PreparedDelete;
 }
 
 /**
@@ -251,21 +233,47 @@ const archiveBatchOnce = async (
   const { jobs, listing, stones } = batchInput;
   const del = hooks.depsFor?.('delete') ?? deps;
   const staging: string[] = [];
-  const prepared = await mapLimit(event.batch.groups, BATCH_GROUP_CONCURRENCY, async (group) => {
-    try {
-      return await prepareGroup(
-        deps,
-        { run, group },
-        jobs.get(group),
-        listing,
-        staging,
-        hooks,
-        stones.get(group.shopId) ?? null,
-      );
-    } catch (err) {
-      return fail({ shopId: group.shopId, month: group.month }, err);
-    }
+  // Packed groups (and later groups of shop-months packed before) go into one shared part per month
+  // (pack-month.ts); the month's shared index is read once, only for months with such groups.
+  const { value: routed, requests: sharedReads } = await deps.meter.measure(async () => {
+    const months = [...new Set(event.batch.groups.filter((g) => g.pack).map((g) => g.month))].sort();
+    const shared = new Map<string, LoadedShared>();
+    for (const m of months) shared.set(m, await loadSharedIndex(deps, m));
+    const packed = (g: PlannedGroup): boolean =>
+      g.pack === true ||
+      (g.pack === 'if-packed' && (shared.get(g.month)?.index.views.has(g.shopId) ?? false));
+    return { shared, packed };
   });
+  const own = event.batch.groups.filter((g) => !routed.packed(g));
+  // A forgotten shop's jobs completed before its forget are never archived (docs/erasure.md).
+  const kept = (g: PlannedGroup) =>
+    jobs.get(g).filter((j) => !isForgotten(stones.get(g.shopId), j.completed_at));
+  // Not measured as a whole: each group's stages count their own requests, the shared steps theirs.
+  const packs: MonthPack[] = [];
+  for (const [month, loaded] of routed.shared) {
+    const groups = event.batch.groups.filter((g) => g.month === month && routed.packed(g));
+    if (groups.length === 0) continue;
+    packs.push(await packMonth(deps, run, loaded, groups, kept, listing, staging, hooks));
+  }
+  const packing = packs.reduce((n, p) => addCounts(n, p.overhead), zeroCounts());
+  const prepared = [
+    ...(await mapLimit(own, BATCH_GROUP_CONCURRENCY, async (group) => {
+      try {
+        return await prepareGroup(
+          deps,
+          { run, group },
+          jobs.get(group),
+          listing,
+          staging,
+          hooks,
+          stones.get(group.shopId) ?? null,
+        );
+      } catch (err) {
+        return fail({ shopId: group.shopId, month: group.month }, err);
+      }
+    })),
+    ...packs.flatMap((p) => p.prepared),
+  ];
 
   // The hot objects of every group in as few DeleteObjects calls as the batch allows (1,000 keys a
   // call, each conditional on its ETag), then each group marks what is gone.
@@ -276,7 +284,7 @@ const archiveBatchOnce = async (
       ready.flatMap((p) => p.del.toDelete),
     ),
   );
-  const results = await mapLimit(prepared, BATCH_GROUP_CONCURRENCY, async (p): Promise<GroupResult> => {
+  let results = await mapLimit(prepared, BATCH_GROUP_CONCURRENCY, async (p): Promise<GroupResult> => {
     if (!('del' in p)) return p;
     try {
       const d = await p.del.finish(outcome);
@@ -285,6 +293,20 @@ const archiveBatchOnce = async (
     } catch (err) {
       hooks.groupDone?.({ group: p.group, archive: p.archive });
       return fail(p.ref, err);
+    }
+  });
+  // The deletion marks of packed groups, one shared-index write per month; if it fails, its groups
+  // fail (their objects may be gone: the next run finds them so and marks the entries).
+  const { requests: marking } = await deps.meter.measure(async () => {
+    for (const p of packs) {
+      try {
+        await p.flush();
+      } catch (err) {
+        const shops = new Set(p.prepared.map((x) => ('ref' in x ? `${x.ref.shopId}/${x.ref.month}` : '')));
+        results = results.map((r) =>
+          !('failed' in r) && shops.has(`${r.group.shopId}/${r.group.month}`) ? fail(r.group, err) : r,
+        );
+      }
     }
   });
   // The pending docs of the parts committed above, all of the batch at once (a leftover one is
@@ -299,5 +321,6 @@ const archiveBatchOnce = async (
       );
     }
   });
-  return { results, overhead: addCounts(addCounts(readPlan, deletion), cleanup) };
+  const shared = addCounts(addCounts(sharedReads, packing), marking);
+  return { results, overhead: addCounts(addCounts(addCounts(readPlan, deletion), cleanup), shared) };
 };

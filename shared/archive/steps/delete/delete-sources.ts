@@ -4,7 +4,14 @@ import { listJobsObjects } from '../../../details/hot-listing';
 import { META_SHOP_ID } from '../../../details/store';
 import { VerificationError } from '../../../errors';
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
-import { latestEntry, markDeleted, markRearchive, partByName } from '../../format/month-index';
+import {
+  type IndexedPart,
+  latestEntry,
+  type MonthIndex,
+  markDeleted,
+  markRearchive,
+  partByName,
+} from '../../format/month-index';
 import { blockCheck, headCheck, pointedBlocks } from '../../format/part-integrity';
 import { changedSincePlan } from '../archive/classify';
 import { readJobRows } from '../archive/job-rows';
@@ -25,6 +32,17 @@ export interface DeleteHandoff {
   readonly index: LoadedIndex;
   readonly checkedParts: ReadonlySet<string>;
   readonly listed?: ReadonlyMap<string, readonly JobObject[]>;
+  /**
+   * Where the index is rewritten (default: the group's month index, conditionally). A packed group's
+   * view goes into its month's shared index, written once for all the batch's packed groups
+   * (pack-month.ts); `change` must be a pure function of the index it is given.
+   */
+  readonly update?: (
+    change: (current: MonthIndex) => MonthIndex | null,
+    base: LoadedIndex,
+  ) => Promise<LoadedIndex>;
+  /** The part check before any deletion (default: headCheck); a shared part is HEADed once per batch. */
+  readonly head?: (part: IndexedPart) => Promise<void>;
 }
 
 export type DeleteOutcome = Awaited<ReturnType<typeof deleteMatching>>;
@@ -70,7 +88,7 @@ export const deleteSources = async (
     for (const name of new Set(eligible.map((e) => e.entry.part))) {
       const part = partByName(index, name);
       if (!part) throw new VerificationError(name, 'index entry points at a part the index does not list');
-      if (part.etag !== undefined) await headCheck(deps.s3, deps.bucket, part);
+      if (part.etag !== undefined) await (known.head ?? ((p) => headCheck(deps.s3, deps.bucket, p)))(part);
       else if (!known.checkedParts.has(name))
         await blockCheck(deps.s3, deps.bucket, part, pointedBlocks(index, name));
     }
@@ -156,40 +174,43 @@ export const deleteSources = async (
         .map((m) => ({ jobId: m.jobId, part: m.entry.part, objects: m.entry.sources.length - m.changed }));
       let after = plan.index;
       let lastEtag = known.index.etag ?? null;
+      const write =
+        known.update ??
+        (async (
+          change: (current: MonthIndex) => MonthIndex | null,
+          base: LoadedIndex,
+        ): Promise<LoadedIndex> => {
+          const w = await updateMonthIndex(
+            deps,
+            group.shopId,
+            group.month,
+            (current) => {
+              const next = change(current);
+              return next ? { index: next, result: null } : { index: null, result: null };
+            },
+            undefined,
+            base,
+          );
+          return { index: w.index, etag: w.etag };
+        });
       if (changed.length > 0) {
         const at = deps.clock().toISOString();
         const marks = changed.map((m) => ({ jobId: m.jobId, part: m.entry.part }));
-        const written = await updateMonthIndex(
-          deps,
-          group.shopId,
-          group.month,
-          (current) => {
-            const next = markRearchive(current, marks, at);
-            return next ? { index: next, result: null } : { index: null, result: null };
-          },
-          undefined,
-          known.index,
-        );
+        const written = await write((current) => markRearchive(current, marks, at), known.index);
         after = written.index;
         lastEtag = written.etag;
       }
       if (done.length > 0) {
         const at = deps.clock().toISOString();
-        const written = await updateMonthIndex(
-          deps,
-          group.shopId,
-          group.month,
+        const written = await write(
           (current) => {
             // Re-read on every attempt: mark only entries that are still the latest and undeleted.
             const still = done.filter((d) => {
               const latest = latestEntry(current, d.jobId);
               return latest?.part === d.part && latest.deleted_at === null;
             });
-            return still.length > 0
-              ? { index: markDeleted(current, still, at, run.runId), result: null }
-              : { index: null, result: null };
+            return still.length > 0 ? markDeleted(current, still, at, run.runId) : null;
           },
-          undefined,
           changed.length > 0 ? { index: after, etag: lastEtag } : known.index,
         );
         after = written.index;

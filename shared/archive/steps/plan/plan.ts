@@ -1,3 +1,4 @@
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
 import { isForgotten, readTombstones } from '../../../erasure/tombstone';
@@ -5,7 +6,7 @@ import { ExactQueryCommand } from '../../../jobs/exact-commands';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../../jobs/schema';
 import { addCounts } from '../../../metrics';
 import { putBytes } from '../../../s3/objects';
-import { mapResultsPrefix } from '../../format/keys';
+import { INDEX_PREFIX, mapResultsPrefix } from '../../format/keys';
 import { readJobRows } from '../archive/job-rows';
 import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
 import type { StepDeps } from '../context';
@@ -71,6 +72,10 @@ const startScan = async (
     }
   }
   const sweptAt = doc?.sweptAt ?? null;
+  // Which months this run archives first (packing needs it: a shop-month with an index of its own
+  // must not gain a shared one). With a watermark, the months from its cutoff on; without one (or on
+  // a replan), every month only while the bucket holds no index at all.
+  const packFrom = doc && !replan ? doc.cutoff : (await indexesExist(deps)) ? null : '';
   const sweep = sweptAt === null || deps.clock().getTime() - Date.parse(sweptAt) >= SWEEP_EVERY_MS;
   return {
     etag,
@@ -90,6 +95,7 @@ const startScan = async (
     // Set to the sweep's time by the page that sweeps (the first).
     sweptAt: sweep ? null : sweptAt,
     orphans: 0,
+    packFrom,
   };
 };
 
@@ -234,7 +240,7 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
       scan = { ...scan, sweptAt: sweepAt, orphans: found.orphans.length };
     }
     const groups = await withHotObjects(deps, page.result(), swept);
-    const files = layoutPlanFiles(run.runId, pageNo, groups, settings);
+    const files = layoutPlanFiles(run.runId, pageNo, groups, settings, packable(settings, scan.packFrom));
     await writePlanFindings(deps, run.runId, pageNo, page.quarantined);
     if (files.batches.length > 0) {
       // The jobs first: a batches file only ever names ranges that exist.
@@ -266,3 +272,30 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
     },
   };
 };
+
+const indexesExist = async (deps: StepDeps): Promise<boolean> => {
+  const out = await deps.s3.send(
+    new ListObjectsV2Command({ Bucket: deps.bucket, Prefix: INDEX_PREFIX, MaxKeys: 1 }),
+  );
+  return (out.Contents?.length ?? 0) > 0;
+};
+
+/**
+ * Whether a group is packed (docs/archive-format.md, "Shared parts"): its listed hot objects total
+ * less than `packBelowKb` and its month is archived for the first time (`packFrom`).
+ */
+const packable =
+  (settings: StepDeps['settings'], packFrom: string | null | undefined) =>
+  (g: PageGroup): true | 'if-packed' | undefined => {
+    if (!(settings.packBelowKb > 0)) return undefined;
+    // A month archived before: its shop-month goes where its earlier archival went.
+    if (packFrom === null || packFrom === undefined) return 'if-packed';
+    if (packFrom !== '' && Date.parse(`${g.month}-01T00:00:00.000Z`) < Date.parse(packFrom))
+      return 'if-packed';
+    const bytes = g.jobs.reduce(
+      (n, j) =>
+        n + ((j as { objects?: readonly { size: number }[] }).objects ?? []).reduce((m, o) => m + o.size, 0),
+      0,
+    );
+    return bytes < settings.packBelowKb * 1024 ? true : undefined;
+  };

@@ -12,6 +12,8 @@ export const isDone = (r: GroupResult): r is GroupDone => !isFailed(r);
 /** Totals after one page's group results (failed groups count only as failed: nothing of theirs was committed). */
 export const addResults = (totals: RunTotals, results: readonly GroupResult[]): RunTotals => {
   const t: RunTotals = { ...totals, requests: { ...totals.requests } };
+  // Packed groups name their batch's shared part each (one part, many segments): counted once.
+  const parts = new Set<string>();
   for (const r of results) {
     if (isFailed(r)) {
       t.groupsFailed++;
@@ -23,7 +25,10 @@ export const addResults = (totals: RunTotals, results: readonly GroupResult[]): 
     t.jobsArchived += a.archived;
     t.jobsSkipped += a.skipped;
     t.jobsQuarantined += a.quarantinedCount;
-    t.partsWritten += a.partName ? 1 : 0;
+    if (a.partName && !parts.has(a.partName)) {
+      parts.add(a.partName);
+      t.partsWritten++;
+    }
     t.bytesIn += a.bytesIn;
     t.bytesOut += a.bytesOut;
     t.objectsDeleted += d.objectsDeleted;

@@ -26,16 +26,35 @@ export const layoutPlanFiles = (
   page: number,
   groups: readonly PageGroup[],
   limits: BatchLimits,
+  /** Whether a group is packed (PlannedGroup.pack). */
+  pack: (g: PageGroup) => PlannedGroup['pack'] = () => undefined,
 ): PlanFiles => {
   const jobsKey = plannedJobsKey(runId, page);
   const chunks: Buffer[] = [];
   let offset = 0;
-  const planned: PlannedGroup[] = groups.map((g) => {
+  // Packed groups last, by month: the small shop-months of a month fill the same batches, which
+  // write one shared part each (their shared index is one object per month).
+  const packed = groups.filter((g) => pack(g) === true);
+  const ordered = [
+    ...groups.filter((g) => pack(g) !== true),
+    ...packed
+      .map((g, i) => ({ g, i }))
+      .sort((a, b) => (a.g.month === b.g.month ? a.i - b.i : a.g.month < b.g.month ? -1 : 1))
+      .map((x) => x.g),
+  ];
+  const planned: PlannedGroup[] = ordered.map((g) => {
     const body = Buffer.from(g.jobs.map((j) => `${JSON.stringify(j)}\n`).join(''), 'utf8');
     chunks.push(body);
     const start = offset;
     offset += body.length;
-    return { shopId: g.shopId, month: g.month, jobsKey, jobsRange: [start, offset], jobCount: g.jobs.length };
+    return {
+      shopId: g.shopId,
+      month: g.month,
+      jobsKey,
+      jobsRange: [start, offset],
+      jobCount: g.jobs.length,
+      ...(pack(g) !== undefined ? { pack: pack(g) } : {}),
+    };
   });
 
   // First fit in plan order: groups of one batch sit next to each other in the jobs file.

@@ -84,67 +84,14 @@ export const verifyPart = async (
     if (out.ContentLength !== undefined && out.ContentLength !== m.size)
       fail(`size ${out.ContentLength} is not ${m.size}`);
 
-    const byId = new Map(ranges.map((r) => [r.id, r]));
-    // Document filters (when staged) are recomputed from each block's stored records.
-    const filters = m.doc_filters ? new Map(m.doc_filters.blocks.map((b) => [b.offset, b])) : null;
-    const slicer = new MemberSlicer(ranges);
-    const hash = createHash('sha256');
-    let total = 0;
     const stream = out.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
     try {
-      for await (const chunk of stream) {
-        const buf = Buffer.from(chunk);
-        total += buf.length;
-        if (total > m.size) fail(`more than ${m.size} bytes`);
-        hash.update(buf);
-        for (const member of slicer.push(buf)) {
-          const range = byId.get(member.id);
-          if (!range) return fail(`unexpected member ${member.id}`);
-          // Each block inflates alone, its lines tile it exactly, and each line is the expected record.
-          const where = `${keys.part}@${range.offset}`;
-          let inflated: Buffer;
-          try {
-            inflated = inflateMember(member.bytes, where);
-          } catch (err) {
-            if (err instanceof CorruptObjectError) fail(`${member.id}: ${err.reason}`);
-            throw err;
-          }
-          const tiles = linesProblem(range, inflated.length, range.offset === 0);
-          if (tiles) fail(tiles);
-          const docs = new Set<string>();
-          for (const l of range.lines) {
-            let decoded: ReturnType<typeof decodeLine>;
-            try {
-              decoded = decodeLine(
-                inflated.subarray(l.line.offset, l.line.offset + l.line.length),
-                where,
-                m.shop_id,
-              );
-            } catch (err) {
-              if (err instanceof CorruptObjectError) fail(`${l.id}: ${err.reason}`);
-              throw err;
-            }
-            const problem = recordProblem(m, l.expect, decoded.record, decoded.sha256);
-            if (problem) fail(problem);
-            if (decoded.record.type === 'job')
-              for (const d of documentListings(decoded.record.details)) docs.add(d.doc_id);
-          }
-          if (filters) {
-            const bad = filterProblem(filters.get(range.offset), range, docs);
-            if (bad) fail(bad);
-            filters.delete(range.offset);
-          }
-        }
-      }
+      await checkPartBytes(m, keys.part, stream, fail);
     } catch (err) {
       // Stopping early: release the connection rather than leave the body half read.
       stream.destroy?.();
       throw err;
     }
-    if (total !== m.size) fail(`read ${total} bytes, expected ${m.size}`);
-    if (!slicer.complete) fail('not every member was found');
-    if (filters && filters.size > 0) fail(`a document filter for no block (at ${[...filters.keys()][0]})`);
-    if (hash.digest('hex') !== m.sha256) fail('sha256 of the part differs from the manifest');
 
     const verified = toVerifiedPart(m);
     verifiedOut = verified;
@@ -152,4 +99,72 @@ export const verifyPart = async (
   });
   if (!verifiedOut) throw new VerificationError(keys.part, 'verification did not complete');
   return { result: { verified: true, jobs, requests }, verified: verifiedOut };
+};
+
+/**
+ * The stored bytes of a part (or of one segment of a shared part) against its manifest: members tile
+ * it, every member decompresses ALONE into the expected records with the expected digests, and size
+ * and sha256 match. Throws through `fail` at the first mismatch.
+ */
+export const checkPartBytes = async (
+  m: StagedPart,
+  key: string,
+  stream: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  fail: (reason: string) => never,
+): Promise<void> => {
+  const ranges = memberRanges(m);
+  const byId = new Map(ranges.map((r) => [r.id, r]));
+  // Document filters (when staged) are recomputed from each block's stored records.
+  const filters = m.doc_filters ? new Map(m.doc_filters.blocks.map((b) => [b.offset, b])) : null;
+  const slicer = new MemberSlicer(ranges);
+  const hash = createHash('sha256');
+  let total = 0;
+  for await (const chunk of stream) {
+    const buf = Buffer.from(chunk);
+    total += buf.length;
+    if (total > m.size) fail(`more than ${m.size} bytes`);
+    hash.update(buf);
+    for (const member of slicer.push(buf)) {
+      const range = byId.get(member.id);
+      if (!range) return fail(`unexpected member ${member.id}`);
+      // Each block inflates alone, its lines tile it exactly, and each line is the expected record.
+      const where = `${key}@${range.offset}`;
+      let inflated: Buffer;
+      try {
+        inflated = inflateMember(member.bytes, where);
+      } catch (err) {
+        if (err instanceof CorruptObjectError) fail(`${member.id}: ${err.reason}`);
+        throw err;
+      }
+      const tiles = linesProblem(range, inflated.length, range.offset === 0);
+      if (tiles) fail(tiles);
+      const docs = new Set<string>();
+      for (const l of range.lines) {
+        let decoded: ReturnType<typeof decodeLine>;
+        try {
+          decoded = decodeLine(
+            inflated.subarray(l.line.offset, l.line.offset + l.line.length),
+            where,
+            m.shop_id,
+          );
+        } catch (err) {
+          if (err instanceof CorruptObjectError) fail(`${l.id}: ${err.reason}`);
+          throw err;
+        }
+        const problem = recordProblem(m, l.expect, decoded.record, decoded.sha256);
+        if (problem) fail(problem);
+        if (decoded.record.type === 'job')
+          for (const d of documentListings(decoded.record.details)) docs.add(d.doc_id);
+      }
+      if (filters) {
+        const bad = filterProblem(filters.get(range.offset), range, docs);
+        if (bad) fail(bad);
+        filters.delete(range.offset);
+      }
+    }
+  }
+  if (total !== m.size) fail(`read ${total} bytes, expected ${m.size}`);
+  if (!slicer.complete) fail('not every member was found');
+  if (filters && filters.size > 0) fail(`a document filter for no block (at ${[...filters.keys()][0]})`);
+  if (hash.digest('hex') !== m.sha256) fail('sha256 of the part differs from the manifest');
 };

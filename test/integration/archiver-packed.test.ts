@@ -1,0 +1,207 @@
+import { gunzipSync } from 'node:zlib';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { auditCommand } from '../../infra/cli/audit';
+import { memoryOutput } from '../../infra/cli/output';
+import { sharedIndexKey } from '../../shared/archive/format/keys';
+import type { PartRecord } from '../../shared/archive/format/records';
+import { parseSharedIndex, type SharedIndex } from '../../shared/archive/format/shared-index';
+import { rebuildMonthIndex } from '../../shared/archive/reindex';
+import { PackedShopMonthError } from '../../shared/errors';
+import { getJob } from '../../shared/jobs';
+import { JobDetailsReader } from '../../shared/reader';
+import {
+  type ArchiverEnv,
+  archiverEnv,
+  cliContextFor,
+  daysAgo,
+  getBytes,
+  hotState,
+  listKeys,
+  readIndex,
+  runMachine,
+  type SeededJob,
+  seedTerminalJob,
+} from '../support/archiver-fixtures';
+
+/**
+ * The long tail packed (docs/archive-format.md, "Shared parts"): small shop-months archived for the
+ * first time share one part and one shared-index write per batch and month, are verified segment by
+ * segment before any hot copy goes, read back in 3 requests with the month known, and later jobs of a
+ * packed shop-month join it there. Real steps on the embedded stack (the synthesized state machine).
+ */
+jest.setTimeout(180_000);
+
+const readShared = async (env: ArchiverEnv, month: string): Promise<SharedIndex> => {
+  const key = sharedIndexKey(month);
+  return parseSharedIndex(await getBytes(env.s3, env.bucket, key), key);
+};
+
+const seedShops = async (env: ArchiverEnv, shops: readonly string[], completedAt: Date) => {
+  const jobs: SeededJob[] = [];
+  for (const [i, shopId] of shops.entries()) {
+    for (let n = 0; n <= i % 2; n++) {
+      jobs.push(
+        await seedTerminalJob(env, {
+          shopId,
+          completedAt: new Date(completedAt.getTime() + (i * 2 + n) * 60_000),
+          platformData: { indexer: { shop: shopId } },
+        }),
+      );
+    }
+  }
+  return jobs;
+};
+
+const readerQuery = async (env: ArchiverEnv, job: SeededJob) => {
+  const row = await getJob(env.ddb, env.table, job.shopId, job.jobId, { consistentRead: true });
+  if (!row?.completed_at) throw new Error('seeded job has no completion');
+  return { shopId: job.shopId, jobId: job.jobId, completedAt: row.completed_at, createdAt: row.created_at };
+};
+
+describe('packed shop-months', () => {
+  it('share one part and one shared index; each segment verified; read back in 3 requests', async () => {
+    const env = await archiverEnv({ packBelowKb: 128 });
+    const shops = ['pa.myshopify.com', 'pb.myshopify.com', 'pc.myshopify.com'];
+    const at = daysAgo(45);
+    const month = at.toISOString().slice(0, 7);
+    const jobs = await seedShops(env, shops, at);
+    const before = new Map(
+      await Promise.all(jobs.map(async (j) => [j.jobId, await hotState(env, j.jobId)] as const)),
+    );
+
+    const run = await runMachine(env);
+    expect(run.run.status).toBe('SUCCEEDED');
+    expect(run.report).toMatchObject({ jobsArchived: jobs.length, groupsFailed: [] });
+    expect(run.pages[0]?.planned.every((g) => g.pack === true)).toBe(true);
+    // No index or intent of their own; one shared part, every hot copy gone.
+    for (const shop of shops) {
+      expect(await readIndex(env, shop, month)).toBeNull();
+      expect(await listKeys(env.s3, env.bucket, `job-details-index/${shop}/`)).toEqual([]);
+    }
+    for (const j of jobs) expect(await listKeys(env.s3, env.bucket, `job-details/${j.jobId}/`)).toEqual([]);
+    expect(await listKeys(env.s3, env.bucket, `job-details-index/_shared/${month}/`)).toEqual([
+      sharedIndexKey(month),
+    ]);
+    const shared = await readShared(env, month);
+    expect(shared.parts).toHaveLength(1);
+    const part = shared.parts[0];
+    if (!part) throw new Error('no shared part');
+    expect(Object.keys(part.segments).sort()).toEqual(shops);
+    const partKey = `job-details-cold/_shared/${month}/${part.name}`;
+    expect(await listKeys(env.s3, env.bucket, `job-details-cold/`)).toEqual([partKey]);
+
+    // `gzip -dc part` reads every segment: a header per shop, then that shop's records only.
+    const bytes = await getBytes(env.s3, env.bucket, partKey);
+    expect(bytes.length).toBe(part.size);
+    for (const shop of shops) {
+      const [offset, length] = part.segments[shop] ?? [0, 0];
+      const lines = gunzipSync(bytes.subarray(offset, offset + length))
+        .toString('utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as PartRecord);
+      expect(lines[0]).toMatchObject({ type: 'part', shop_id: shop, month });
+      const ids = lines.flatMap((r) => (r.type === 'job' ? [r.job_id] : []));
+      expect(ids.sort()).toEqual(
+        jobs
+          .filter((j) => j.shopId === shop)
+          .map((j) => j.jobId)
+          .sort(),
+      );
+      // Every entry of the shop's view is marked deleted and lies inside its segment.
+      const view = shared.views.get(shop);
+      for (const id of ids) {
+        const e = view?.jobs[id]?.[0];
+        expect(e?.deleted_at).not.toBeNull();
+        expect(e && e.offset >= offset && e.offset + e.length <= offset + length).toBe(true);
+      }
+    }
+
+    // The reader: own index (404) → shared index → block: 3 requests with the month known.
+    const reader = new JobDetailsReader(env.s3, env.bucket);
+    for (const j of jobs) {
+      const q = await readerQuery(env, j);
+      const got = await reader.readAllDetails(q);
+      expect(got.details).toEqual(before.get(j.jobId)?.details);
+      expect(got.provenance.source).toBe('archive');
+      if (q.createdAt.slice(0, 7) === q.completedAt.slice(0, 7)) expect(got.provenance.requests).toBe(3);
+      const pd = await reader.readPlatformData(q);
+      expect(pd.data).toEqual({ indexer: { shop: j.shopId } });
+    }
+    const first = jobs[0] as SeededJob;
+    // Find-by-document reads the shop's view of the shared index and only its own blocks.
+    const second = jobs[1] as SeededJob;
+    const docOf = `${second.shopId}-0-doc-0a`;
+    const hits = await reader.findDocument({ shopId: second.shopId, docId: docOf });
+    expect(hits.jobs.map((h) => h.jobId).sort()).toEqual(
+      jobs
+        .filter((j) => j.shopId === second.shopId)
+        .map((j) => j.jobId)
+        .sort(),
+    );
+    const none = await reader.findDocument({ shopId: jobs[0]?.shopId ?? '', docId: docOf });
+    expect(none.jobs).toEqual([]);
+    // audit reads each shop's view as its shop-month's index: every job archived, the shared part
+    // committed, nothing amiss.
+    const audit = await auditCommand(
+      cliContextFor(env),
+      { maxHeads: 10, concurrency: 4, json: true },
+      memoryOutput(),
+    );
+    expect(audit.mismatches).toEqual([]);
+    expect(audit.totals).toMatchObject({ archivedJobs: jobs.length, hotJobs: 0, orphans: 0 });
+    // reindex never writes an index of its own for a packed shop-month (it would hide the shared view).
+    await expect(
+      rebuildMonthIndex({ s3: env.s3, bucket: env.bucket, clock: () => new Date() }, first.shopId, month, {
+        dryRun: false,
+        force: false,
+      }),
+    ).rejects.toThrow(PackedShopMonthError);
+    expect(await readIndex(env, first.shopId, month)).toBeNull();
+    // Month unknown (the row expired): the shop's prefix and the shared months are searched.
+    const expired = await reader.lookup({ shopId: first.shopId, jobId: first.jobId });
+    expect(expired).toMatchObject({ details: before.get(first.jobId)?.details, detailsSource: 'archive' });
+  });
+
+  it('a later job of a packed shop-month joins its shared index; a damaged shared part keeps every hot copy', async () => {
+    const env = await archiverEnv({ packBelowKb: 128 });
+    const at = daysAgo(45);
+    const month = at.toISOString().slice(0, 7);
+    const [a] = await seedShops(env, ['qa.myshopify.com'], at);
+    expect((await runMachine(env)).report).toMatchObject({ jobsArchived: 1 });
+
+    // Archived before (the watermark is forgotten, the bucket holds indexes): not fresh, yet packed
+    // because its shop-month is; its part is damaged after the commit — delete's HEAD refuses it.
+    const late = await seedTerminalJob(env, {
+      shopId: 'qa.myshopify.com',
+      completedAt: new Date(at.getTime() + 3_600_000),
+    });
+    const damaged = await runMachine(env, {
+      hooks: {
+        delete: async () => {
+          const s = await readShared(env, month);
+          const newest = s.parts[s.parts.length - 1];
+          if (!newest) throw new Error('no shared part');
+          const key = `job-details-cold/_shared/${month}/${newest.name}`;
+          const body = await getBytes(env.s3, env.bucket, key);
+          body[body.length - 1] = (body[body.length - 1] ?? 0) ^ 0xff;
+          await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: key, Body: body }));
+        },
+      },
+    });
+    expect(damaged.pages[0]?.planned).toEqual([expect.objectContaining({ pack: 'if-packed' })]);
+    expect(damaged.report?.groupsFailed).toEqual([
+      expect.objectContaining({
+        error: 'VerificationError',
+        cause: expect.stringContaining('rewritten after its commit'),
+      }),
+    ]);
+    expect(await listKeys(env.s3, env.bucket, `job-details/${late.jobId}/`)).toEqual(late.keys);
+    expect(await readIndex(env, 'qa.myshopify.com', month)).toBeNull();
+    const s = await readShared(env, month);
+    expect(s.parts).toHaveLength(2);
+    const view = s.views.get('qa.myshopify.com');
+    expect(Object.keys(view?.jobs ?? {}).sort()).toEqual([a?.jobId, late.jobId].sort());
+    expect(view?.jobs[late.jobId]?.[0]?.deleted_at).toBeNull();
+  });
+});
