@@ -7,14 +7,18 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { candidateBlocks } from '../archive/format/doc-filter';
 import {
   monthIndexDir,
   newPartName,
   parseMonthIndexKey,
+  parseSharedIndexKey,
   partKey,
+  SHARED_INDEX_PREFIX,
   shopIndexPrefix,
 } from '../archive/format/keys';
 import type { IndexedPart, MonthIndex } from '../archive/format/month-index';
+import { parseSharedIndex } from '../archive/format/shared-index';
 import { loadMonthIndex, updateMonthIndex } from '../archive/steps/commit/index-store';
 import { JobDetailsStore } from '../details/store';
 import { CorruptObjectError, InvalidInputError, JobArchiveError, VerificationError } from '../errors';
@@ -91,7 +95,12 @@ export interface PendingPart {
    * running; `rewrite-in-progress`: another redaction's rewrite of the part started less than
    * JOURNAL_ROLLBACK_AFTER_MS ago (it may still be running: left alone).
    */
-  readonly reason: 'restore-requested' | 'restore-in-progress' | 'rewrite-in-progress';
+  readonly reason:
+    | 'restore-requested'
+    | 'restore-in-progress'
+    | 'rewrite-in-progress'
+    /** A part packing several shops' small months (shared.json): not rewritten by redact yet. */
+    | 'shared-part-not-supported';
 }
 
 export interface RedactReport {
@@ -254,6 +263,7 @@ class Redaction {
         } else await this.redactArchivedPart(month, part);
       }
     }
+    await this.checkSharedParts();
     return {
       shopId,
       at: this.at,
@@ -263,6 +273,25 @@ class Redaction {
       earlyDeletions: this.early,
       complete: this.pending.length === 0,
     };
+  }
+
+  /**
+   * Packed shop-months (a shared part and `_shared/{month}/shared.json`, docs/archive-format.md) are
+   * not rewritten here yet: a shared part whose filters (in the shop's view) may list the document, or
+   * that has none, is reported pending, so the request never reads complete while a copy remains.
+   */
+  private async checkSharedParts(): Promise<void> {
+    for await (const o of listAll(this.deps.s3, this.deps.bucket, SHARED_INDEX_PREFIX)) {
+      if (parseSharedIndexKey(o.key) === null) continue;
+      const got = await getObjectBytes(this.deps.s3, this.deps.bucket, o.key);
+      if (!got) continue;
+      const view = parseSharedIndex(got.bytes, o.key, this.req.shopId).views.get(this.req.shopId);
+      for (const p of view?.parts ?? []) {
+        if (p.doc_filters && candidateBlocks(p.doc_filters, this.req.docId).length === 0) continue;
+        this.archive.partsChecked++;
+        this.pending.push({ key: p.key, storageClass: 'STANDARD', reason: 'shared-part-not-supported' });
+      }
+    }
   }
 
   private async months(): Promise<string[]> {

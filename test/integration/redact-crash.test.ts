@@ -264,3 +264,26 @@ test('a part in Glacier: restore requested, pending (exit 5), finished on a late
     expect({ key, has: v.text.includes(doc) }).toEqual({ key, has: false });
   await expectConsistent(shop);
 });
+
+test('a shop-month packed into a shared part is reported pending, never complete (not rewritten yet)', async () => {
+  const packed = await archiverEnv({ packBelowKb: 128 });
+  const doc = 'gid://shopify/Customer/4711';
+  await seedDocJob(packed, 'shop-p', inMonth(2, 8), [{ failed: { timeout: [doc, 'p-keep'] } }]);
+  await seedDocJob(packed, 'shop-q', inMonth(2, 8), [{ failed: { timeout: ['q-keep'] } }]);
+  expect((await runMachine(packed)).run.status).toBe('SUCCEEDED');
+  expect((await listKeys(packed.s3, packed.bucket, `${COLD_PREFIX}_shared/`)).length).toBeGreaterThan(0);
+  const ctx = cliContextFor(packed);
+  const r = await redactCommand(
+    ctx,
+    parseRedactOptions({ shop: 'shop-p', doc, 'request-id': 'packed-1' }),
+    memoryOutput(),
+  );
+  expect(r.exitCode).toBe(5);
+  expect(r.results[0]?.report.pending).toEqual([
+    expect.objectContaining({ reason: 'shared-part-not-supported' }),
+  ]);
+  expect((await getRequest(packed, 'packed-1'))?.request.state).toBe('pending');
+  // The other shop has nothing of the document: its redaction is complete.
+  const other = await redactCommand(ctx, parseRedactOptions({ shop: 'shop-q', doc }), memoryOutput());
+  expect(other.exitCode).toBe(0);
+});
