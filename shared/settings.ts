@@ -279,6 +279,9 @@ export const ARCHIVER_SETTINGS = [
   'maxSourceMb',
   'wholeMonths',
   'erasureDeadlineDays',
+  // Redact restores a Glacier part before rewriting it, as a reader would (docs/erasure.md).
+  'restoreTier',
+  'restoreDays',
 ] as const satisfies readonly AnySettingName[];
 export type ArchiverSettingName = (typeof ARCHIVER_SETTINGS)[number];
 

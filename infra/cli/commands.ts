@@ -7,6 +7,7 @@ import { demoCommand, demoSpec, parseDemoOptions } from './demo';
 import { forgetCommand, forgetSpec, parseForgetOptions } from './forget';
 import { lookupCommand, lookupSpec, parseLookupOptions } from './lookup';
 import type { Output } from './output';
+import { parseRedactOptions, redactCommand, redactSpec } from './redact';
 import { parseReindexOptions, reindexCommand, reindexSpec } from './reindex';
 import { parseRunOptions, runCommand, runSpec } from './run';
 import { parseSearchOptions, searchCommand, searchSpec } from './search';
@@ -100,6 +101,11 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
       return EXIT_OK;
     },
     { needs: () => ({ table: false, bucket: true }) },
+  ),
+  redact: def(
+    redactSpec,
+    parseRedactOptions,
+    async (ctx, o, io) => (await redactCommand(ctx, o, io)).exitCode,
   ),
   search: def(searchSpec, parseSearchOptions, async (ctx, o, io) => {
     await searchCommand(ctx, o, io);

@@ -312,6 +312,17 @@ export class JobDetailsArchive extends Construct {
     s3('forget', 'state', ['read', 'put']);
     s3('forget', 'erasure', ['read', 'put', 'delete']);
     grantMissingKeysAre404(this.functions.forget, this.bucket);
+
+    // Redact a document: Query the shop's partition; list, GET and conditionally rewrite its flush
+    // objects; read the month indexes (and pre-index@5 filter sidecars), HEAD / GET / restore the parts
+    // that list the document, write the redacted part, its journal and the index, delete the old part,
+    // its sidecar and the journal; record the request in the ledger.
+    ddb('redact', ['dynamodb:Query'], this.table.tableArn);
+    s3('redact', 'hot', ['read', 'put']);
+    s3('redact', 'cold', ['read', 'put', 'delete', 'restore']);
+    s3('redact', 'index', ['read', 'put', 'delete']);
+    s3('redact', 'erasure', ['read', 'put']);
+    grantMissingKeysAre404(this.functions.redact, this.bucket);
   }
 
   private acknowledgeStateMachineRole(): void {

@@ -6,6 +6,7 @@ import type { Context } from 'aws-lambda';
 import { archiveBatchHandler } from '../../functions/archive-batch';
 import { forgetHandler } from '../../functions/forget';
 import { planHandler } from '../../functions/plan';
+import { redactHandler } from '../../functions/redact';
 import { reportHandler } from '../../functions/report';
 import type { ObservabilitySink } from '../../functions/sink';
 import { tallyHandler } from '../../functions/tally';
@@ -55,6 +56,7 @@ export const stepHandlers = (
   tally: tallyHandler(deps, sink),
   report: reportHandler(deps, sink),
   forget: forgetHandler(deps, sink),
+  redact: redactHandler(deps, sink),
 });
 
 /** The file the build writes beside the compiled runner (absent in a checkout, which synthesizes). */

@@ -209,7 +209,7 @@ describe('step functions', () => {
     expect(fn.Architectures).toEqual(['arm64']);
     expect(fn.Handler).toBe('index.handler');
     expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
-    const heavy = step === 'archive-batch' || step === 'forget';
+    const heavy = step === 'archive-batch' || step === 'forget' || step === 'redact';
     expect(fn.MemorySize).toBe(heavy ? 1024 : 512);
     expect(fn.Timeout).toBe(heavy ? 900 : 300);
     const logGroupId = (fn.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
@@ -238,6 +238,8 @@ describe('step functions', () => {
         [ENV.packBelowKb]: '128',
         [ENV.wholeMonths]: 'true',
         [ENV.erasureDeadlineDays]: '30',
+        [ENV.restoreTier]: 'Standard',
+        [ENV.restoreDays]: '7',
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: stack.archive.serviceName,
         POWERTOOLS_METRICS_NAMESPACE: 'JobDetailsArchive',
@@ -330,6 +332,19 @@ describe('least privilege per step', () => {
         'job-details/*',
       ],
       table: { '<T>': ['dynamodb:DeleteItem', 'dynamodb:Query'] },
+    },
+    // Redact a document: the shop's rows (Query), its flush objects rewritten in place, parts read,
+    // restored, written and deleted, indexes (and journals, old sidecars) read, written and deleted,
+    // the ledger.
+    redact: {
+      objects: {
+        'job-details/': [G, P1].sort(),
+        'job-details-cold/': [D, G, P1, 's3:RestoreObject'].sort(),
+        'job-details-index/': [D, G, P1].sort(),
+        'job-details-erasure/': [G, P1].sort(),
+      },
+      lists: [ANY_KEY, 'job-details-cold/*', 'job-details-erasure/*', 'job-details-index/*', 'job-details/*'],
+      table: { '<T>': ['dynamodb:Query'] },
     },
   };
 

@@ -16,7 +16,7 @@ beforeAll(() => {
   processor = top.States[STATE.processBatches]?.ItemProcessor;
 });
 
-const TASKS_TOP = [STATE.plan, STATE.tally, STATE.report, STATE.forget];
+const TASKS_TOP = [STATE.plan, STATE.tally, STATE.report, STATE.forget, STATE.redact];
 const TASKS_BATCH = [STATE.archiveBatch];
 
 describe('archiver definition: shape', () => {
@@ -27,6 +27,8 @@ describe('archiver definition: shape', () => {
       Route: 'Choice',
       Forget: 'Task',
       Forgotten: 'Succeed',
+      Redact: 'Task',
+      Redacted: 'Succeed',
       Plan: 'Task',
       HasBatches: 'Choice',
       ProcessBatches: 'Map',
@@ -51,12 +53,21 @@ describe('archiver definition: shape', () => {
     }
   });
 
-  it('routes an input with `forget` to Forget → Forgotten, anything else to Plan', () => {
+  it('routes an input with `forget` to Forget → Forgotten, `redact` to Redact → Redacted, anything else to Plan', () => {
     expect(top.States.Route).toEqual({
       Type: 'Choice',
-      Choices: [{ Variable: '$.forget', IsPresent: true, Next: STATE.forget }],
+      Choices: [
+        { Variable: '$.forget', IsPresent: true, Next: STATE.forget },
+        { Variable: '$.redact', IsPresent: true, Next: STATE.redact },
+      ],
       Default: STATE.plan,
     });
+    expect(top.States.Redact?.Next).toBe(STATE.redacted);
+    expect(top.States.Redact?.Parameters).toEqual({
+      'redact.$': '$.redact',
+      'execution.$': '$$.Execution.Name',
+    });
+    expect(top.States.Redact?.Catch).toEqual([{ ErrorEquals: ['States.ALL'], Next: STATE.runFailed }]);
     expect(top.States.Forget?.Next).toBe(STATE.forgotten);
     expect(top.States.Forget?.Parameters).toEqual({
       'forget.$': '$.forget',
@@ -157,12 +168,13 @@ describe('archiver definition: every Task', () => {
     Report: 'report',
     ArchiveBatch: 'archive-batch',
     Forget: 'forget',
+    Redact: 'redact',
   };
 
   it('invokes its own function by ARN (payloadResponseOnly) with a timeout above the function timeout', () => {
     for (const [name, state] of all()) {
       expect(state.Resource).toBe(localFunctionArn(stepOf[name] as Parameters<typeof localFunctionArn>[0]));
-      const heavy = name === 'ArchiveBatch' || name === 'Forget';
+      const heavy = name === 'ArchiveBatch' || name === 'Forget' || name === 'Redact';
       expect(state.TimeoutSeconds).toBe(heavy ? 960 : 360);
     }
   });

@@ -859,7 +859,7 @@ const main = async () => {
       `Search by document: one shop, ${search.months} archived months, ${search.jobs} jobs (design mix), ${search.searches} searches (half present, half absent documents)`,
     );
     out(
-      `  per search: ${f1(search.requests)} S3 requests, ${f1(search.bytes / 1024)} KB, ${f2(search.blocksRead)} blocks read of ${f1(search.blocksPerSearch)} filtered, ${f2(search.falsePositiveBlocks)} false-positive blocks; false positives per filtered block ${f2(100 * search.falsePositiveRate)} %; requests over 1 List + 2/month + 1/block read: ${search.requestsOverBound}; missed: ${search.missed}`,
+      `  per search: ${f1(search.requests)} S3 requests, ${f1(search.bytes / 1024)} KB, ${f2(search.blocksRead)} blocks read of ${f1(search.blocksPerSearch)} filtered, ${f2(search.falsePositiveBlocks)} false-positive blocks; false positives per filtered block ${f2(100 * search.falsePositiveRate)} %; requests over 2/month + 1/block read (List included): ${search.requestsOverBound}; missed: ${search.missed}`,
     );
     out(
       `  filters: ${f1(search.filterBytes / 1024)} KB for ${f1(search.partBytes / 1024)} KB of parts (${f1((100 * search.filterBytes) / Math.max(1, search.partBytes))} %)`,
