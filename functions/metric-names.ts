@@ -15,4 +15,6 @@ export const RUN_METRICS = {
   bytesOut: 'BytesOut',
   objectsDeleted: 'ObjectsDeleted',
   partsWritten: 'PartsWritten',
+  /** Erasure requests past their deadline (docs/erasure.md); the construct alarms on it. */
+  erasureRequestsOverdue: 'ErasureRequestsOverdue',
 } as const;

@@ -67,6 +67,7 @@ export const runMetrics = (r: RunReport): StepMetric[] => [
   { name: RUN_METRICS.bytesOut, unit: 'Bytes', value: r.bytesOut },
   { name: RUN_METRICS.objectsDeleted, unit: 'Count', value: r.objectsDeleted },
   { name: RUN_METRICS.partsWritten, unit: 'Count', value: r.partsWritten },
+  { name: RUN_METRICS.erasureRequestsOverdue, unit: 'Count', value: r.erasureOverdueCount ?? 0 },
 ];
 
 /** A dry run changes nothing, so it publishes nothing. */

@@ -202,3 +202,31 @@ export class LostIndexError extends JobArchiveError {
     );
   }
 }
+
+/**
+ * A shop-month's part was built while the shop was being forgotten (its tombstone appeared between the
+ * archive and the commit): the part is removed, never committed, and the group fails so its other jobs
+ * (completed after the forget, if any) are retried.
+ */
+export class ShopForgottenError extends JobArchiveError {
+  override readonly name = 'ShopForgottenError';
+  constructor(
+    readonly shopId: string,
+    readonly forgottenAt: string,
+  ) {
+    super(
+      `shop ${shopId} was forgotten (erasure received ${forgottenAt}) while this group was being archived: its part was removed, not committed`,
+    );
+  }
+}
+
+/** An erasure could not remove everything (objects it could not delete, data that kept reappearing). */
+export class ErasureIncompleteError extends JobArchiveError {
+  override readonly name = 'ErasureIncompleteError';
+  constructor(
+    readonly requestId: string,
+    readonly reason: string,
+  ) {
+    super(`erasure request ${requestId} is not complete: ${reason}; run it again`);
+  }
+}

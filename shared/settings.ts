@@ -204,6 +204,21 @@ export const SETTINGS = {
     summary:
       'months archive parts and never-archived hot objects are kept (0: forever); indexes a month longer',
   },
+  /**
+   * GDPR answers a request within a month; Shopify asks apps to act on `shop/redact` and
+   * `customers/redact` within 30 days. Requests older than this and not complete are overdue: the run
+   * report, `jobarchive audit` and the construct's alarm name them (docs/erasure.md).
+   * @default 30
+   */
+  erasureDeadlineDays: {
+    env: 'JDA_ERASURE_DEADLINE_DAYS',
+    default: 30,
+    min: 1,
+    max: 365,
+    integer: false,
+    summary:
+      'days an erasure request (forget a shop, redact a document) may stay incomplete before it is overdue',
+  },
 } as const satisfies Record<string, NumberSetting>;
 
 export const SWITCHES = {
@@ -263,6 +278,10 @@ export const ARCHIVER_SETTINGS = [
   'packBelowKb',
   'maxSourceMb',
   'wholeMonths',
+  'erasureDeadlineDays',
+  // Redact restores a Glacier part before rewriting it, as a reader would (docs/erasure.md).
+  'restoreTier',
+  'restoreDays',
 ] as const satisfies readonly AnySettingName[];
 export type ArchiverSettingName = (typeof ARCHIVER_SETTINGS)[number];
 

@@ -52,6 +52,8 @@ export const EXIT_USAGE = 2;
 export const EXIT_QUARANTINED = 3;
 /** `audit` found orphans or mismatches: data that is neither safely hot nor safely archived. */
 export const EXIT_FINDINGS = 4;
+/** An erasure is recorded but waits (parts in Glacier being restored): rerun to finish it. */
+export const EXIT_PENDING = 5;
 
 /** Flags every command takes. */
 export const COMMON_OPTIONS = {

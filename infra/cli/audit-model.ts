@@ -154,8 +154,21 @@ export interface AuditFindings {
 export const UNKNOWN_SHOP = 'unknown';
 
 /** `audit`'s exit code: 0 when clean, EXIT_FINDINGS (4) when it found orphans, mismatches or undated rows. */
-export const auditExitCode = (f: Pick<AuditFindings, 'totals'>): number =>
-  f.totals.orphans > 0 || f.totals.mismatches > 0 || f.totals.undated > 0 ? EXIT_FINDINGS : EXIT_OK;
+export const auditExitCode = (
+  f: Pick<AuditFindings, 'totals'> & {
+    readonly erasure?: {
+      readonly overdue: readonly unknown[];
+      readonly forgottenLeftovers: readonly unknown[];
+    };
+  },
+): number =>
+  f.totals.orphans > 0 ||
+  f.totals.mismatches > 0 ||
+  f.totals.undated > 0 ||
+  (f.erasure?.overdue.length ?? 0) > 0 ||
+  (f.erasure?.forgottenLeftovers.length ?? 0) > 0
+    ? EXIT_FINDINGS
+    : EXIT_OK;
 const TERMINAL = new Set<string>(TERMINAL_STATUSES);
 
 export const pendingId = (shopId: string, month: string, partName: string): string =>

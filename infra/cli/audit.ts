@@ -17,7 +17,8 @@ import { isNamedError } from '../../shared/errors';
 import { ExactGetCommand, ExactQueryCommand } from '../../shared/jobs/exact-commands';
 import { JOB_STATUSES, JOBS_TABLE, jobIdFromSk, shopIdFromPk } from '../../shared/jobs/schema';
 import { getObjectBytes, normalizeEtag } from '../../shared/s3/objects';
-import { boolFlag, type CommandSpec, type Flags, wholeNumberFlag } from './args';
+import { boolFlag, type CommandSpec, type Flags, settingFlag, settingOption, wholeNumberFlag } from './args';
+import { auditErasure, type ErasureAudit, erasureLines } from './audit-erasure';
 import {
   type AuditFindings,
   type AuditRow,
@@ -46,6 +47,7 @@ export const auditSpec: CommandSpec = {
       help: 'at most N HeadObject calls to attribute orphans to a shop (default 1000); the rest are "unknown"',
     },
     concurrency: { type: 'string', value: 'N', help: 'parallel GET/HEAD requests (default 8)' },
+    'erasure-deadline-days': settingOption('erasureDeadlineDays', 'N'),
     deep: {
       type: 'boolean',
       help: 'also GET every committed part and inflate every block (a damaged block that kept size and ETag)',
@@ -61,6 +63,8 @@ export const auditSpec: CommandSpec = {
     '  --deep adds 1 GET per committed part (every byte read: costly for parts in Glacier — not restored, reported)',
     'At us-east-1 list prices a million hot objects cost ~1,000 LISTs ≈ $0.005. Memory grows with the',
     'number of hot objects and rows (~200 bytes each).',
+    'Erasure (docs/erasure.md): requests older than the deadline and not complete, and forgotten shops with data',
+    'still there, are findings too (1 LIST of the ledger and of the tombstones, 1 GET per open request and tombstone).',
   ],
 };
 
@@ -69,6 +73,8 @@ export interface AuditOptions {
   readonly concurrency: number;
   readonly json: boolean;
   readonly deep?: boolean;
+  /** Default: the setting (`JDA_ERASURE_DEADLINE_DAYS` or 30). */
+  readonly erasureDeadlineDays?: number;
 }
 
 export const parseAuditOptions = (flags: Flags): AuditOptions => ({
@@ -76,7 +82,11 @@ export const parseAuditOptions = (flags: Flags): AuditOptions => ({
   concurrency: wholeNumberFlag(flags, 'concurrency', 8, { min: 1, max: 64 }),
   json: boolFlag(flags, 'json'),
   deep: boolFlag(flags, 'deep'),
+  ...optional('erasureDeadlineDays', settingFlag(flags, 'erasure-deadline-days', 'erasureDeadlineDays')),
 });
+
+const optional = <K extends string, V>(k: K, v: V | undefined): Partial<Record<K, V>> =>
+  v === undefined ? {} : ({ [k]: v } as Record<K, V>);
 
 /** Requests the audit made, by kind, and DynamoDB read units consumed. */
 export interface AuditRequests {
@@ -94,6 +104,8 @@ export interface AuditResult extends AuditFindings {
   readonly orphansUnattributed: number;
   /** Job ids with rows in several shops and a hot prefix (informational: see audit-shared-ids.ts). */
   readonly sharedJobIds: readonly SharedJobId[];
+  /** Overdue erasure requests and forgotten shops with data left (audit-erasure.ts). */
+  readonly erasure: ErasureAudit;
 }
 
 interface Listed {
@@ -319,8 +331,22 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     damagedParts,
     unplannable,
   });
+  const ownersOf = new Map<string, string[]>();
+  for (const r of rows) ownersOf.set(r.jobId, [...(ownersOf.get(r.jobId) ?? []), r.shopId]);
+  const hotShops = [...hot.keys()].flatMap((jobId) => {
+    const owners = ownersOf.get(jobId) ?? [];
+    const orphanShop = orphanShops.get(jobId);
+    return owners.length > 0 ? owners : orphanShop !== undefined ? [orphanShop] : [];
+  });
+  const erasure = await auditErasure(ctx, opts.erasureDeadlineDays ?? ctx.cfg.erasureDeadlineDays, {
+    rows,
+    indexShops: indexKeys.map((k) => k.shopId),
+    partShops: coldParts.map((p) => p.shopId),
+    hotShops,
+  });
   const result: AuditResult = {
     ...findings,
+    erasure,
     requests: req,
     orphansUnattributed: candidates.length - toHead.length,
     sharedJobIds: sharedJobIds(rows, hot),
@@ -394,6 +420,7 @@ const printAudit = (io: Output, r: AuditResult): void => {
       io.out(`  job ${s.jobId}: shops ${s.shops.join(', ')}; ${s.hotObjects} hot objects`);
     }
   }
+  for (const line of erasureLines(r.erasure)) io.out(line);
   const q = r.requests;
   io.out('');
   io.out(

@@ -4,8 +4,10 @@ import { auditExitCode } from './audit-model';
 import type { CliContext, ResourceNeeds } from './context';
 import { costSpec, parseCostOptions, runCost } from './cost';
 import { demoCommand, demoSpec, parseDemoOptions } from './demo';
+import { forgetCommand, forgetSpec, parseForgetOptions } from './forget';
 import { lookupCommand, lookupSpec, parseLookupOptions } from './lookup';
 import type { Output } from './output';
+import { parseRedactOptions, redactCommand, redactSpec } from './redact';
 import { parseReindexOptions, reindexCommand, reindexSpec } from './reindex';
 import { parseRunOptions, runCommand, runSpec } from './run';
 import { parseSearchOptions, searchCommand, searchSpec } from './search';
@@ -80,6 +82,16 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
   demo: def(demoSpec, parseDemoOptions, async (ctx, o, io) => (await demoCommand(ctx, o, io)).exitCode, {
     embeddedOnly: true,
   }),
+  forget: def(
+    forgetSpec,
+    parseForgetOptions,
+    async (ctx, o, io) => (await forgetCommand(ctx, o, io)).exitCode,
+    {
+      // An execution in AWS does its work through its Lambda: the CLI only talks to Step Functions.
+      needs: (o) => (o.stateMachineArn ? { table: false, bucket: false } : { table: true, bucket: true }),
+      awsOnly: (o) => o.stateMachineArn !== undefined,
+    },
+  ),
   // Reads parts and writes one month index: the jobs table is not involved.
   reindex: def(
     reindexSpec,
@@ -89,6 +101,11 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
       return EXIT_OK;
     },
     { needs: () => ({ table: false, bucket: true }) },
+  ),
+  redact: def(
+    redactSpec,
+    parseRedactOptions,
+    async (ctx, o, io) => (await redactCommand(ctx, o, io)).exitCode,
   ),
   search: def(searchSpec, parseSearchOptions, async (ctx, o, io) => {
     await searchCommand(ctx, o, io);

@@ -102,9 +102,9 @@ const DAYS_PER_MONTH = 30;
 /** S3 lifecycle does not transition objects under 128 KB by default (all_storage_classes_128K). */
 export const TRANSITION_MIN_BYTES = 128 * 1024;
 /** What the construct deploys that bills by the month (infra/construct/job-details-archive.ts). */
-export const ARCHIVE_ALARMS = 5;
+export const ARCHIVE_ALARMS = 6;
 /** RUN_METRICS (functions/metric-names.ts), one `service` dimension each. */
-export const ARCHIVE_CUSTOM_METRICS = 7;
+export const ARCHIVE_CUSTOM_METRICS = 8;
 
 export const validateWorkload = (w: Workload): Workload => {
   const positive = (field: string, v: number, whole = false) => {

@@ -73,6 +73,11 @@ class RunScratchWriter extends ResultWriterV2 {
 
 /** State names (stable: the local runner, tests and dashboards refer to them). */
 export const STATE = {
+  route: 'Route',
+  forget: 'Forget',
+  forgotten: 'Forgotten',
+  redact: 'Redact',
+  redacted: 'Redacted',
   plan: 'Plan',
   hasBatches: 'HasBatches',
   processBatches: 'ProcessBatches',
@@ -92,6 +97,8 @@ export const TASK_STATE_OF: Readonly<Record<ArchiverStep, string>> = {
   'archive-batch': STATE.archiveBatch,
   tally: STATE.tally,
   report: STATE.report,
+  forget: STATE.forget,
+  redact: STATE.redact,
 };
 
 /**
@@ -117,6 +124,9 @@ export interface ArchiverStateMachineProps {
  * The archiver's one definition (JSONPath: the local runner executes this exact ASL, emulating the
  * Distributed Map's ItemReader and ResultWriter: infra/local/distributed-map.ts).
  *
+ * Route: an input `{"forget": {"shopId": …}}` goes to Forget → Forgotten (docs/erasure.md), one with
+ * `{"redact": {"shopId": …, "docId": …}}` (or `{"pending": true}`) to Redact → Redacted
+ * (docs/operations.md#redacting-a-document); any other input is an archival run:
  * Plan → HasBatches → ProcessBatches (Distributed Map over the page's batches) → Tally → MorePages
  *   ─cursor→ Plan; none → Report → RunComplete → Done | RunIncomplete (Fail). A page without batches
  *   goes from HasBatches straight to MorePages (an idle run invokes Plan and Report only).
@@ -218,12 +228,33 @@ export class ArchiverStateMachine extends Construct {
       .when(Condition.numberGreaterThan('$.batches', 0), processBatches.next(tally))
       .otherwise(morePages);
 
+    // Forget a shop (docs/erasure.md): the same machine, so the execution history, logs, alarms and
+    // the failed-execution alarm cover erasures too; a scheduled run's input `{}` never has `forget`.
+    const forget = task('forget', {
+      payload: TaskInput.fromObject({
+        forget: JsonPath.objectAt('$.forget'),
+        execution: JsonPath.stringAt('$$.Execution.Name'),
+      }),
+    }).addCatch(runFailed, { errors: [Errors.ALL] });
+    // Redact a document (docs/operations.md#redacting-a-document), routed the same way.
+    const redact = task('redact', {
+      payload: TaskInput.fromObject({
+        redact: JsonPath.objectAt('$.redact'),
+        execution: JsonPath.stringAt('$$.Execution.Name'),
+      }),
+    }).addCatch(runFailed, { errors: [Errors.ALL] });
+    plan.next(hasBatches);
+    const route = new Choice(this, STATE.route)
+      .when(Condition.isPresent('$.forget'), forget.next(new Succeed(this, STATE.forgotten)))
+      .when(Condition.isPresent('$.redact'), redact.next(new Succeed(this, STATE.redacted)))
+      .otherwise(plan);
+
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
     this.stateMachine = new StateMachine(this, 'StateMachine', {
-      definitionBody: DefinitionBody.fromChainable(plan.next(hasBatches)),
+      definitionBody: DefinitionBody.fromChainable(route),
       stateMachineType: StateMachineType.STANDARD,
       timeout: props.timeout,
       tracingEnabled: true,

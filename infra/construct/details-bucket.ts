@@ -20,6 +20,7 @@ export const PREFIX = {
   index: 'job-details-index/',
   runs: 'job-details-runs/',
   state: 'job-details-state/',
+  erasure: 'job-details-erasure/',
 } as const;
 export type KeyPrefix = keyof typeof PREFIX;
 

@@ -46,6 +46,8 @@ export interface ArchiveAlarms {
   readonly deadLetters: Alarm;
   /** A run quarantined jobs (their data is safe in place, but someone must look). */
   readonly jobsQuarantined: Alarm;
+  /** Erasure requests are past their deadline (`erasureDeadlineDays`): a legal deadline is at stake. */
+  readonly erasureRequestsOverdue: Alarm;
 }
 
 const pickNames = (s: ArchiveSqlProps) => ({
@@ -68,6 +70,10 @@ const STAGING_KEYS = '*/*/pending/*';
 const INDEX_KEYS = '*/*/index.json';
 /** A part's document filters, written beside its month index when the part is built. */
 const DOC_FILTER_KEYS = '*/*/docs/*';
+/** Forgotten shops' tombstones under the erasure prefix (shared/erasure/tombstone.ts). */
+const TOMBSTONE_KEYS = 'shops/*';
+/** Packed shop-months' shared parts and indexes (docs/archive-format.md, "Shared parts"). */
+const SHARED_KEYS = '_shared/*';
 
 const PREFIX_REASON =
   'objects under this one key prefix; keys hold job/shop/month ids unknown at deploy time (exact actions, no s3:*)';
@@ -258,6 +264,8 @@ export class JobDetailsArchive extends Construct {
     s3('plan', 'state', ['read']);
     ddb('plan', ['dynamodb:BatchGetItem'], this.table.tableArn);
     s3('plan', 'hot', ['list']);
+    // Forgotten shops' tombstones (docs/erasure.md): their jobs are never planned.
+    s3('plan', 'erasure', ['read'], TOMBSTONE_KEYS);
 
     // ArchiveBatch, per group of its batch: BatchGetItem the rows; list + GET the hot objects; upload
     // the part (multipart for large ones), list the group's parts and delete abandoned (or its own
@@ -277,6 +285,8 @@ export class JobDetailsArchive extends Construct {
     // GETs of keys which may be absent (month index before its first commit, platform data, staging
     // docs after a commit got through) need S3 to answer 404 rather than 403.
     grantMissingKeysAre404(this.functions['archive-batch'], this.bucket);
+    // The batch's shops' tombstones, before archiving and again before each commit (absent: 404).
+    s3('archive-batch', 'erasure', ['get'], TOMBSTONE_KEYS);
 
     // Tally reads the page's Map run results and writes the page's results; Report reads them and the
     // findings they name, writes the report.
@@ -284,6 +294,35 @@ export class JobDetailsArchive extends Construct {
     s3('report', 'runs', ['get', 'put']);
     // Report moves the watermark (conditional PUT; a conflict re-reads it).
     s3('report', 'state', ['read', 'put']);
+    // The erasure ledger's open requests (overdue ones are reported) and tombstones (no retry of a
+    // forgotten shop).
+    s3('report', 'erasure', ['read']);
+
+    // Forget a shop: Query its partition and delete its rows; walk the hot prefix (HEAD for the
+    // shop-id metadata) and delete its objects; list and delete its parts, indexes, filters and
+    // staging docs; drop its retries from the watermark; write its request, receipt and tombstone.
+    ddb('forget', ['dynamodb:Query', 'dynamodb:DeleteItem'], this.table.tableArn);
+    s3('forget', 'hot', ['read', 'delete']);
+    s3('forget', 'cold', ['list', 'delete']);
+    s3('forget', 'index', ['list', 'delete']);
+    // Shared parts (packed shop-months) the shop is in: read, rewritten without it under an intent,
+    // the month's shared index switched (docs/erasure.md).
+    s3('forget', 'cold', ['get', 'put'], SHARED_KEYS);
+    s3('forget', 'index', ['get', 'put'], SHARED_KEYS);
+    s3('forget', 'state', ['read', 'put']);
+    s3('forget', 'erasure', ['read', 'put', 'delete']);
+    grantMissingKeysAre404(this.functions.forget, this.bucket);
+
+    // Redact a document: Query the shop's partition; list, GET and conditionally rewrite its flush
+    // objects; read the month indexes (and pre-index@5 filter sidecars), HEAD / GET / restore the parts
+    // that list the document, write the redacted part, its journal and the index, delete the old part,
+    // its sidecar and the journal; record the request in the ledger.
+    ddb('redact', ['dynamodb:Query'], this.table.tableArn);
+    s3('redact', 'hot', ['read', 'put']);
+    s3('redact', 'cold', ['read', 'put', 'delete', 'restore']);
+    s3('redact', 'index', ['read', 'put', 'delete']);
+    s3('redact', 'erasure', ['read', 'put']);
+    grantMissingKeysAre404(this.functions.redact, this.bucket);
   }
 
   private acknowledgeStateMachineRole(): void {
@@ -331,6 +370,17 @@ export class JobDetailsArchive extends Construct {
     });
   }
 
+  /** Erasure requests past their deadline, as the last run's Report counted them (docs/erasure.md). */
+  metricErasureRequestsOverdue(props: MetricOptions = {}): Metric {
+    return new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: RUN_METRICS.erasureRequestsOverdue,
+      dimensionsMap: { service: this.serviceName },
+      statistic: 'Maximum',
+      ...props,
+    });
+  }
+
   private createAlarms(action: IAlarmAction | undefined): ArchiveAlarms {
     const period = Duration.minutes(5);
     // Any occurrence in a 5-minute window alarms; no data means nothing happened.
@@ -368,6 +418,12 @@ export class JobDetailsArchive extends Construct {
         'JobsQuarantinedAlarm',
         this.metricJobsQuarantined({ period }),
         'An archive run quarantined jobs: their details stay hot until fixed (see the run report)',
+      ),
+      // Published by every (daily) run's Report; a day-long period holds one value, the latest count.
+      erasureRequestsOverdue: alarm(
+        'ErasureRequestsOverdueAlarm',
+        this.metricErasureRequestsOverdue({ period: Duration.days(1) }),
+        'Erasure requests (forget a shop, redact a document) are older than erasureDeadlineDays and not complete: the run report and `jobarchive audit` list them',
       ),
     };
   }

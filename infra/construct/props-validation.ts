@@ -4,6 +4,7 @@ import { InvalidInputError } from '../../shared/errors';
 import {
   ARCHIVER_SETTINGS,
   type ArchiverSettingName,
+  CHOICES,
   checkTtlOutlivesArchival,
   retentionDays,
   SETTINGS,
@@ -182,13 +183,18 @@ export const checkTimeZone = (field: string, tz: string): string => {
 
 /** The settings props: numbers against the table's bounds, switches as booleans, defaults from the table. */
 const resolveSettings = (props: JobDetailsArchiveProps): ResolvedSettings => {
-  const out: Record<string, number | boolean> = {};
+  const out: Record<string, number | boolean | string> = {};
   for (const name of [...ARCHIVER_SETTINGS, 'retentionMonths'] as const) {
     const v = props[name];
     if (name in SWITCHES) {
       const sw = SWITCHES[name as keyof typeof SWITCHES];
       if (v !== undefined && typeof v !== 'boolean') fail(name, 'expected a boolean');
       out[name] = v ?? sw.default;
+    } else if (name in CHOICES) {
+      const c = CHOICES[name as keyof typeof CHOICES];
+      if (v !== undefined && !(c.values as readonly unknown[]).includes(v))
+        fail(name, `expected one of ${c.values.join(', ')}, got ${JSON.stringify(v)}`);
+      out[name] = (v as string | undefined) ?? c.default;
     } else if (name !== 'maxSourceMb' || v !== undefined) {
       out[name] = checkSettingProp(name as SettingName, v as number | undefined);
     }

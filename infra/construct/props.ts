@@ -63,7 +63,8 @@ export interface ArchiveSqlProps {
 
 /**
  * The construct's props. The archiver's tunables (olderThanDays, graceHours, jobTtlDays, wholeMonths,
- * maxSourceMb, batch and page sizes, readConcurrency) and retentionMonths come from the settings
+ * maxSourceMb, batch and page sizes, readConcurrency, erasureDeadlineDays, and the restoreTier and
+ * restoreDays Redact restores with) and retentionMonths come from the settings
  * table (shared/settings.ts: meaning, bounds, `@default`), which the functions also read.
  */
 export interface JobDetailsArchiveProps extends SettingFields<ArchiverSettingName | 'retentionMonths'> {
@@ -105,12 +106,12 @@ export interface JobDetailsArchiveProps extends SettingFields<ArchiverSettingNam
   readonly transitionSmallObjects?: boolean;
   /**
    * Memory (MB) of every step, or per step.
-   * @default 1024 for archive-batch, 512 for the others
+   * @default 1024 for archive-batch, forget and redact, 512 for the others
    */
   readonly lambdaMemoryMb?: number | Partial<Record<ArchiverStep, number>>;
   /**
    * Timeout of every step, or per step (1 s … 15 min).
-   * @default 15 minutes for archive-batch, 5 minutes for the others
+   * @default 15 minutes for archive-batch, forget and redact, 5 minutes for the others
    */
   readonly lambdaTimeout?: Duration | Partial<Record<ArchiverStep, Duration>>;
   /**

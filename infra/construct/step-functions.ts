@@ -14,7 +14,7 @@ import { ARCHIVER_STEPS, type ArchiverStep } from './step-names';
 export { ARCHIVER_STEPS, type ArchiverStep };
 
 /** Steps that read/write whole batches of objects get more memory and time by default. */
-const HEAVY_STEPS: readonly ArchiverStep[] = ['archive-batch'];
+const HEAVY_STEPS: readonly ArchiverStep[] = ['archive-batch', 'forget', 'redact'];
 export const defaultMemoryMb = (step: ArchiverStep): number => (HEAVY_STEPS.includes(step) ? 1024 : 512);
 export const defaultTimeout = (step: ArchiverStep): Duration =>
   HEAVY_STEPS.includes(step) ? Duration.minutes(15) : Duration.minutes(5);

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import { archiveBatchHandler } from '../../functions/archive-batch';
+import { forgetHandler } from '../../functions/forget';
 import { planHandler } from '../../functions/plan';
+import { redactHandler } from '../../functions/redact';
 import { reportHandler } from '../../functions/report';
 import type { ObservabilitySink } from '../../functions/sink';
 import { tallyHandler } from '../../functions/tally';
@@ -53,6 +55,8 @@ export const stepHandlers = (
   'archive-batch': archiveBatchHandler(deps, sink, hooks),
   tally: tallyHandler(deps, sink),
   report: reportHandler(deps, sink),
+  forget: forgetHandler(deps, sink),
+  redact: redactHandler(deps, sink),
 });
 
 /** The file the build writes beside the compiled runner (absent in a checkout, which synthesizes). */

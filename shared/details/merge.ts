@@ -1,5 +1,5 @@
 import { conflictItemKey, sortedUniqueIds } from './helpers';
-import type { ConflictItem, JobDetails, JobDetailsPayload, ReasonMap } from './payload';
+import type { ConflictItem, JobDetails, JobDetailsPayload, ReasonMap, Redaction } from './payload';
 
 /** reason → deduplicated list, remembering what was seen so adding stays linear. */
 class ReasonLists<T> {
@@ -39,9 +39,11 @@ export class JobDetailsAccumulator {
   private readonly failed = new ReasonLists<string>((id) => id);
   private readonly skipped = new ReasonLists<string>((id) => id);
   private readonly conflict = new ReasonLists<ConflictItem>(conflictItemKey);
+  private readonly redacted = new Map<string, Redaction>();
 
   add(payload: JobDetailsPayload): this {
     for (const id of payload.chunk_ids) this.chunkIds.add(id);
+    for (const r of payload.redacted ?? []) this.redacted.set(`${r.at} ${r.listings}`, r);
     this.failed.add(payload.failed);
     this.skipped.add(payload.skipped);
     this.conflict.add(payload.conflict);
@@ -54,6 +56,14 @@ export class JobDetailsAccumulator {
       failed: this.failed.result(),
       skipped: this.skipped.result(),
       conflict: this.conflict.result(),
+      // Each redaction once, oldest first; absent when none (the wire form of every unredacted job).
+      ...(this.redacted.size > 0
+        ? {
+            redacted: [...this.redacted.values()].sort((a, b) =>
+              a.at < b.at ? -1 : a.at > b.at ? 1 : a.listings - b.listings,
+            ),
+          }
+        : {}),
     };
   }
 }

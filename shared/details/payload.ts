@@ -15,18 +15,31 @@ export interface ConflictItem {
 /** reason → items. Field names are the seed's `JobDetailsPayload`, so Python readers keep working. */
 export type ReasonMap<T> = Readonly<Record<string, readonly T[]>>;
 
+/**
+ * A redaction applied to a flush or an archived record (`jobarchive redact`): when, and how many
+ * listings (failed / skipped ids, conflict items) it removed. It never names the document.
+ */
+export interface Redaction {
+  readonly at: string;
+  readonly listings: number;
+}
+
 /** One flush object on the wire: `job-details/{job_id}/{flush_id}.json.gz`, gzipped JSON. */
 export interface JobDetailsPayload {
   readonly chunk_ids: readonly string[];
   readonly failed: ReasonMap<string>;
   readonly skipped: ReasonMap<string>;
   readonly conflict: ReasonMap<ConflictItem>;
+  /** Redactions applied since it was written, oldest first (absent: none). */
+  readonly redacted?: readonly Redaction[];
 }
 
 /** All flushes of a job merged: same fields; chunk ids sorted and unique, every list deduplicated. */
 export type JobDetails = JobDetailsPayload;
 
 export const PAYLOAD_FIELDS = ['chunk_ids', 'failed', 'skipped', 'conflict'] as const;
+/** Written by redaction only; optional everywhere. */
+const OPTIONAL_FIELDS: readonly string[] = ['redacted'];
 
 /** A shape problem found while checking a payload; turned into the caller's error type below. */
 class ShapeProblem {
@@ -77,13 +90,21 @@ const checkConflictItem = (value: unknown, path: string): ConflictItem => {
   return { ...(value as ConflictItem) };
 };
 
+const checkRedaction = (value: unknown, path: string): Redaction => {
+  if (!isPlainObject(value) || typeof value.at !== 'string' || !Number.isSafeInteger(value.listings))
+    throw new ShapeProblem(path, 'redaction must be {at: string, listings: integer}');
+  return { at: value.at, listings: value.listings as number };
+};
+
 const checkPayload = (value: unknown, allowUnknownFields: boolean): JobDetailsPayload => {
   if (!isPlainObject(value)) throw new ShapeProblem('payload', 'must be a JSON object');
   for (const name of PAYLOAD_FIELDS) {
     if (!(name in value)) throw new ShapeProblem(name, 'is missing');
   }
   if (!allowUnknownFields) {
-    const unknown = Object.keys(value).filter((k) => !(PAYLOAD_FIELDS as readonly string[]).includes(k));
+    const unknown = Object.keys(value).filter(
+      (k) => !(PAYLOAD_FIELDS as readonly string[]).includes(k) && !OPTIONAL_FIELDS.includes(k),
+    );
     if (unknown.length > 0) throw new ShapeProblem(unknown[0] as string, 'is not a payload field');
   }
   return {
@@ -91,6 +112,9 @@ const checkPayload = (value: unknown, allowUnknownFields: boolean): JobDetailsPa
     failed: checkReasonMap(value.failed, 'failed', checkDocId),
     skipped: checkReasonMap(value.skipped, 'skipped', checkDocId),
     conflict: checkReasonMap(value.conflict, 'conflict', checkConflictItem),
+    ...(value.redacted !== undefined
+      ? { redacted: checkList(value.redacted, 'redacted', checkRedaction) }
+      : {}),
   };
 };
 

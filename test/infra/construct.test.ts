@@ -209,7 +209,7 @@ describe('step functions', () => {
     expect(fn.Architectures).toEqual(['arm64']);
     expect(fn.Handler).toBe('index.handler');
     expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
-    const heavy = step === 'archive-batch';
+    const heavy = step === 'archive-batch' || step === 'forget' || step === 'redact';
     expect(fn.MemorySize).toBe(heavy ? 1024 : 512);
     expect(fn.Timeout).toBe(heavy ? 900 : 300);
     const logGroupId = (fn.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
@@ -237,6 +237,9 @@ describe('step functions', () => {
         [ENV.batchJobs]: '2000',
         [ENV.packBelowKb]: '128',
         [ENV.wholeMonths]: 'true',
+        [ENV.erasureDeadlineDays]: '30',
+        [ENV.restoreTier]: 'Standard',
+        [ENV.restoreDays]: '7',
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: stack.archive.serviceName,
         POWERTOOLS_METRICS_NAMESPACE: 'JobDetailsArchive',
@@ -268,9 +271,10 @@ describe('least privilege per step', () => {
   > = {
     // Query the GSI; PUT planned-jobs lists and plan findings.
     // Read the watermark, BatchGetItem its retry list, list the page's hot objects.
+    // ... and the forgotten shops' tombstones.
     plan: {
-      objects: { 'job-details-runs/': [P1], 'job-details-state/': [G] },
-      lists: ['job-details-state/*', 'job-details/*'],
+      objects: { 'job-details-runs/': [P1], 'job-details-state/': [G], 'job-details-erasure/shops/': [G] },
+      lists: ['job-details-erasure/*', 'job-details-state/*', 'job-details/*'],
       table: {
         [`${'<T>'}/index/${JOBS_TABLE.gsiJobsByStatus.name}`]: ['dynamodb:Query'],
         '<T>': ['dynamodb:BatchGetItem'],
@@ -288,6 +292,8 @@ describe('least privilege per step', () => {
         [PENDING]: [D, P1].sort(),
         'job-details-index/*/*/docs/': [P1],
         'job-details-runs/': [D, G, P1].sort(),
+        // Tombstones of the batch's shops (docs/erasure.md).
+        'job-details-erasure/shops/': [G],
       },
       lists: [ANY_KEY, 'job-details-cold/*', 'job-details-index/*', 'job-details/*'],
       table: { '<T>': ['dynamodb:BatchGetItem'] },
@@ -295,10 +301,50 @@ describe('least privilege per step', () => {
     // GET the Map run's manifest and result files; PUT the page results.
     tally: { objects: { 'job-details-runs/': [G, P1].sort() }, lists: [], table: {} },
     // ... and read + conditionally PUT the watermark.
+    // ... and the erasure ledger (overdue requests) and tombstones (no retry of a forgotten shop).
     report: {
-      objects: { 'job-details-runs/': [G, P1].sort(), 'job-details-state/': [G, P1].sort() },
-      lists: ['job-details-state/*'],
+      objects: {
+        'job-details-runs/': [G, P1].sort(),
+        'job-details-state/': [G, P1].sort(),
+        'job-details-erasure/': [G],
+      },
+      lists: ['job-details-erasure/*', 'job-details-state/*'],
       table: {},
+    },
+    // Forget a shop: its rows (Query, DeleteItem), hot objects (list, HEAD, delete), archive (list,
+    // delete), watermark retries, and the ledger, receipt and tombstone.
+    forget: {
+      objects: {
+        'job-details/': [D, G].sort(),
+        'job-details-cold/': [D],
+        'job-details-cold/_shared/': [G, P1].sort(),
+        'job-details-index/': [D],
+        'job-details-index/_shared/': [G, P1].sort(),
+        'job-details-state/': [G, P1].sort(),
+        'job-details-erasure/': [D, G, P1].sort(),
+      },
+      lists: [
+        ANY_KEY,
+        'job-details-cold/*',
+        'job-details-erasure/*',
+        'job-details-index/*',
+        'job-details-state/*',
+        'job-details/*',
+      ],
+      table: { '<T>': ['dynamodb:DeleteItem', 'dynamodb:Query'] },
+    },
+    // Redact a document: the shop's rows (Query), its flush objects rewritten in place, parts read,
+    // restored, written and deleted, indexes (and journals, old sidecars) read, written and deleted,
+    // the ledger.
+    redact: {
+      objects: {
+        'job-details/': [G, P1].sort(),
+        'job-details-cold/': [D, G, P1, 's3:RestoreObject'].sort(),
+        'job-details-index/': [D, G, P1].sort(),
+        'job-details-erasure/': [G, P1].sort(),
+      },
+      lists: [ANY_KEY, 'job-details-cold/*', 'job-details-erasure/*', 'job-details-index/*', 'job-details/*'],
+      table: { '<T>': ['dynamodb:Query'] },
     },
   };
 
@@ -444,9 +490,26 @@ describe('alarms', () => {
     });
   });
 
+  it('watch the overdue erasure requests every Report publishes (one value a day, the latest count)', () => {
+    template.hasResourceProperties(
+      'AWS::CloudWatch::Alarm',
+      Match.objectLike({
+        Namespace: 'JobDetailsArchive',
+        MetricName: 'ErasureRequestsOverdue',
+        Dimensions: [{ Name: 'service', Value: stack.archive.serviceName }],
+        Statistic: 'Maximum',
+        Period: 86400,
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        AlarmDescription: Match.stringLikeRegexp('erasureDeadlineDays'),
+      }),
+    );
+  });
+
   it('are exposed on the construct', () => {
     expect(Object.keys(stack.archive.alarms).sort()).toEqual([
       'deadLetters',
+      'erasureRequestsOverdue',
       'executionsAborted',
       'executionsFailed',
       'executionsTimedOut',

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { ARCHIVER_STEPS } from '../../infra/construct/step-names';
 import { deployedDefinitionString, localDefinitionString } from '../../infra/local/runner';
 
 /**
@@ -33,8 +34,8 @@ describe('deployed vs local definition', () => {
     );
   });
 
-  it('comes with four ESM bundles, each with a source map and the createRequire shim', () => {
-    expect(bundles).toHaveLength(4);
+  it('comes with one ESM bundle per step, each with a source map and the createRequire shim', () => {
+    expect(bundles).toHaveLength(ARCHIVER_STEPS.length);
     for (const b of bundles) {
       expect(b.hasMap).toBe(true);
       expect(b.code.startsWith("import { createRequire as topLevelCreateRequire } from 'node:module';")).toBe(

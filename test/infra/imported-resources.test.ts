@@ -125,6 +125,7 @@ describe('with an imported table and bucket', () => {
     });
     expect(Object.keys(objectAccess(st('archive-batch'), IMPORTED_BUCKET_ARN)).sort()).toEqual([
       'job-details-cold/',
+      'job-details-erasure/shops/',
       'job-details-index/',
       'job-details-index/*/*/docs/',
       'job-details-index/*/*/index.json',
@@ -152,7 +153,7 @@ describe('with an imported table and bucket', () => {
     const fnId = logicalId(imported.archive.functions['archive-batch'], imported.stack);
     expect(imported.template.findResources('AWS::Lambda::Function')[fnId]?.Properties.MemorySize).toBe(3008);
     const alarms = Object.values(imported.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(5);
+    expect(alarms).toHaveLength(6);
     for (const a of alarms)
       expect(a.Properties.AlarmActions).toEqual(['arn:aws:sns:us-east-1:111111111111:pager']);
   });

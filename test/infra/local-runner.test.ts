@@ -110,6 +110,8 @@ const cannedHandlers = (overrides: Partial<Record<ArchiverStep, StepHandler>> = 
       };
     }),
     report: record('report', (e) => ({ report: `${e.totals.groups} groups`, run: e.run.runId })),
+    forget: record('forget', (e) => ({ forgot: e.forget.shopId })),
+    redact: record('redact', (e) => ({ redacted: e.redact.shopId })),
   };
   return { handlers, events, tallied };
 };
@@ -128,6 +130,44 @@ const runCanned = (
   });
 
 describe('runArchiverLocally (synthesized definition, canned handlers, emulated Distributed Map)', () => {
+  it('routes an input with `forget` to the Forget Task alone (docs/erasure.md)', async () => {
+    const { handlers, events } = cannedHandlers();
+    const result = await runCanned({
+      definition,
+      handlers,
+      input: { forget: { shopId: 'shop-a' } },
+      executionName: 'forget-1',
+    });
+    expect(result.status).toBe('SUCCEEDED');
+    expect(result.output).toEqual({ forgot: 'shop-a' });
+    expect(result.taskInvocations).toEqual({
+      Plan: 0,
+      ArchiveBatch: 0,
+      Tally: 0,
+      Report: 0,
+      Forget: 1,
+      Redact: 0,
+    });
+    expect(events.forget).toEqual([{ forget: { shopId: 'shop-a' }, execution: 'forget-1' }]);
+  });
+
+  it('routes an input with `redact` to the Redact Task alone', async () => {
+    const { handlers, events } = cannedHandlers();
+    const input = { redact: { shopId: 'shop-a', docId: 'gid://shopify/Customer/1' } };
+    const result = await runCanned({ definition, handlers, input, executionName: 'redact-1' });
+    expect(result.status).toBe('SUCCEEDED');
+    expect(result.output).toEqual({ redacted: 'shop-a' });
+    expect(result.taskInvocations).toEqual({
+      Plan: 0,
+      ArchiveBatch: 0,
+      Tally: 0,
+      Report: 0,
+      Forget: 0,
+      Redact: 1,
+    });
+    expect(events.redact).toEqual([{ ...input, execution: 'redact-1' }]);
+  });
+
   it('runs every page through Plan → batches → Tally until the cursor is null, then Report', async () => {
     const { handlers, events, tallied } = cannedHandlers();
     const result = await runCanned({
@@ -140,7 +180,14 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
     expect(result.status).toBe('SUCCEEDED');
     expect(result.output).toEqual({ report: '3 groups', run: 'nightly-1' });
     // One invocation per batch; page 1 had no batches (HasBatches skipped the Map and Tally).
-    expect(result.taskInvocations).toEqual({ Plan: 2, ArchiveBatch: 2, Tally: 1, Report: 1 });
+    expect(result.taskInvocations).toEqual({
+      Plan: 2,
+      ArchiveBatch: 2,
+      Tally: 1,
+      Report: 1,
+      Forget: 0,
+      Redact: 0,
+    });
     expect(result.childExecutions).toBe(2);
     expect(result.handlerErrors).toEqual([]);
     expect(result.unexpectedErrors).toEqual([]);

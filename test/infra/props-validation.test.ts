@@ -2,6 +2,7 @@ import { App, Duration, Stack } from 'aws-cdk-lib';
 import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
 import type { JobDetailsArchiveProps } from '../../infra/construct/props';
 import { resolveArchiveProps } from '../../infra/construct/props-validation';
+import { ARCHIVER_STEPS } from '../../infra/construct/step-names';
 import { InvalidInputError, TtlTooShortError } from '../../shared/errors';
 import { useOutdirs } from './template-helpers';
 
@@ -51,6 +52,8 @@ describe('JobDetailsArchive props: defaults', () => {
       'archive-batch': 1024,
       tally: 512,
       report: 512,
+      forget: 1024,
+      redact: 1024,
     });
     expect(p.timeout['archive-batch'].toMinutes()).toBe(15);
     expect(p.timeout.plan.toMinutes()).toBe(5);
@@ -58,7 +61,7 @@ describe('JobDetailsArchive props: defaults', () => {
 
   it('take one value for all steps or a per-step record over the defaults', () => {
     expect(Object.values(resolveArchiveProps({ lambdaMemoryMb: 2048 }).memoryMb)).toEqual(
-      Array(4).fill(2048),
+      Array(ARCHIVER_STEPS.length).fill(2048),
     );
     const p = resolveArchiveProps({
       lambdaMemoryMb: { tally: 256 },

@@ -16,14 +16,19 @@ beforeAll(() => {
   processor = top.States[STATE.processBatches]?.ItemProcessor;
 });
 
-const TASKS_TOP = [STATE.plan, STATE.tally, STATE.report];
+const TASKS_TOP = [STATE.plan, STATE.tally, STATE.report, STATE.forget, STATE.redact];
 const TASKS_BATCH = [STATE.archiveBatch];
 
 describe('archiver definition: shape', () => {
   it('has exactly the designed states with their types', () => {
-    expect(top.StartAt).toBe(STATE.plan);
+    expect(top.StartAt).toBe(STATE.route);
     expect(top.TimeoutSeconds).toBe(12 * 3600);
     expect(Object.fromEntries(Object.entries(top.States).map(([n, s]) => [n, s.Type]))).toEqual({
+      Route: 'Choice',
+      Forget: 'Task',
+      Forgotten: 'Succeed',
+      Redact: 'Task',
+      Redacted: 'Succeed',
       Plan: 'Task',
       HasBatches: 'Choice',
       ProcessBatches: 'Map',
@@ -46,6 +51,29 @@ describe('archiver definition: shape', () => {
     for (const field of ['QueryLanguage', 'Assign', 'Arguments', '"Output"', 'JSONata']) {
       expect(text).not.toContain(field.startsWith('"') ? field : `"${field}"`);
     }
+  });
+
+  it('routes an input with `forget` to Forget → Forgotten, `redact` to Redact → Redacted, anything else to Plan', () => {
+    expect(top.States.Route).toEqual({
+      Type: 'Choice',
+      Choices: [
+        { Variable: '$.forget', IsPresent: true, Next: STATE.forget },
+        { Variable: '$.redact', IsPresent: true, Next: STATE.redact },
+      ],
+      Default: STATE.plan,
+    });
+    expect(top.States.Redact?.Next).toBe(STATE.redacted);
+    expect(top.States.Redact?.Parameters).toEqual({
+      'redact.$': '$.redact',
+      'execution.$': '$$.Execution.Name',
+    });
+    expect(top.States.Redact?.Catch).toEqual([{ ErrorEquals: ['States.ALL'], Next: STATE.runFailed }]);
+    expect(top.States.Forget?.Next).toBe(STATE.forgotten);
+    expect(top.States.Forget?.Parameters).toEqual({
+      'forget.$': '$.forget',
+      'execution.$': '$$.Execution.Name',
+    });
+    expect(top.States.Forget?.Catch).toEqual([{ ErrorEquals: ['States.ALL'], Next: STATE.runFailed }]);
   });
 
   it('chains Plan → HasBatches → (ProcessBatches →) Tally → MorePages → (Plan | Report → RunComplete)', () => {
@@ -139,12 +167,14 @@ describe('archiver definition: every Task', () => {
     Tally: 'tally',
     Report: 'report',
     ArchiveBatch: 'archive-batch',
+    Forget: 'forget',
+    Redact: 'redact',
   };
 
   it('invokes its own function by ARN (payloadResponseOnly) with a timeout above the function timeout', () => {
     for (const [name, state] of all()) {
       expect(state.Resource).toBe(localFunctionArn(stepOf[name] as Parameters<typeof localFunctionArn>[0]));
-      const heavy = name === 'ArchiveBatch';
+      const heavy = name === 'ArchiveBatch' || name === 'Forget' || name === 'Redact';
       expect(state.TimeoutSeconds).toBe(heavy ? 960 : 360);
     }
   });

@@ -11,7 +11,9 @@ import {
 } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { archiveBatchHandler } from '../../functions/archive-batch';
+import { forgetHandler } from '../../functions/forget';
 import { planHandler } from '../../functions/plan';
+import { redactHandler } from '../../functions/redact';
 import { reportHandler } from '../../functions/report';
 import type { ObservabilitySink } from '../../functions/sink';
 import { tallyHandler } from '../../functions/tally';
@@ -72,6 +74,9 @@ export const DEFAULT_SETTINGS: StepSettings = {
   wholeMonths: false,
   maxSourceMb: 25.6,
   jobTtlDays: 90,
+  erasureDeadlineDays: 30,
+  restoreTier: 'Standard',
+  restoreDays: 7,
 };
 
 /**
@@ -90,6 +95,9 @@ const pickSettings = (c: StepSettings): StepSettings => ({
   wholeMonths: c.wholeMonths,
   maxSourceMb: c.maxSourceMb,
   jobTtlDays: c.jobTtlDays,
+  erasureDeadlineDays: c.erasureDeadlineDays,
+  restoreTier: c.restoreTier,
+  restoreDays: c.restoreDays,
 });
 // Packing off like most tests (one part and index per shop-month); archiver-packed.test.ts turns it on.
 export const TABLE_SETTINGS: StepSettings = pickSettings(
@@ -598,6 +606,8 @@ export const runMachine = async (env: ArchiverEnv, opts: MachineRunOptions = {})
         return out;
       },
       tally: tallyHandler(() => env.deps, sink),
+      forget: forgetHandler(() => env.deps, sink),
+      redact: redactHandler(() => env.deps, sink),
       report: async (event, context) => {
         report = await end(event, context);
         return report;

@@ -6,7 +6,7 @@ export const SETTING_USES: Record<AnySettingName, string> = {
   graceHours: 'prop, run input, `--grace-hours`',
   jobTtlDays: 'prop; `recordFlush` / `writeTerminal` option `ttlDays`',
   readConcurrency: 'prop; store and reader option',
-  restoreDays: 'reader option',
+  restoreDays: 'prop (Redact), reader option',
   planPageGroups: 'prop',
   planPageJobs: 'prop',
   batchGroups: 'prop',
@@ -14,8 +14,9 @@ export const SETTING_USES: Record<AnySettingName, string> = {
   packBelowKb: 'prop',
   maxSourceMb: 'prop, run input, `--max-source-mb`',
   retentionMonths: 'prop; `jobarchive cost --retention-months`',
+  erasureDeadlineDays: 'prop; `jobarchive audit --erasure-deadline-days`',
   wholeMonths: 'prop, run input, `--whole-months`',
-  restoreTier: 'reader option',
+  restoreTier: 'prop (Redact), reader option',
 };
 
 const n = (v: number): string => v.toLocaleString('en-US');

@@ -140,8 +140,8 @@ describe('costModel', () => {
       taskSeconds: 0.5,
     };
     const f = fixedPerMonth(workload, { ...measured, idleRun }, DEFAULT_PRICES);
-    expect(f.alarms).toBeCloseTo(5 * 0.1, 12);
-    expect(f.customMetrics).toBeCloseTo(7 * 0.3, 12);
+    expect(f.alarms).toBeCloseTo(6 * 0.1, 12);
+    expect(f.customMetrics).toBeCloseTo(8 * 0.3, 12);
     const run = 2 * 0.0004e-3 + 2 * 0.005e-3 + 3 * 0.2e-6 + 0.5 * 0.0000133334 + 7 * 0.025e-3 + 0.125e-6;
     expect(f.idleRuns).toBeCloseTo(30 * run, 12);
     expect(archiveOneTime(workload, { ...measured, idleRun }, DEFAULT_PRICES).fixed).toBeCloseTo(
@@ -293,7 +293,7 @@ describe('jobarchive cost', () => {
     expect(text).toMatch(/^measured: .*scenario month-1500/m);
     expect(text).toMatch(/^age +hot \$ +lifecycle \$ +archive \$ +hot cum\./m);
     expect(text).toMatch(/^archival (does NOT pay|pays) against keeping the objects hot/m);
-    expect(text).toMatch(/^fixed per month: alarms \$0\.5000, customMetrics \$2\.10/m);
+    expect(text).toMatch(/^fixed per month: alarms \$0\.6000, customMetrics \$2\.40/m);
     expect(text).toContain('| kept | Glacier IR | Flexible Retrieval | Deep Archive |');
     expect(text).toMatch(/^\| 84 months \| (\d|never)/m);
     const json = memoryOutput();

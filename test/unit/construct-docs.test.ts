@@ -20,7 +20,7 @@ const defaultOf = (prop: string): string | undefined => props.get(prop)?.default
 
 /** `N for a, b, M for the others` → the value each step gets. */
 const perStep = (doc: string | undefined, unit: string): Record<ArchiverStep, string> => {
-  const m = /^(.+) for ([a-z, -]+?), (.+) for the others$/.exec(doc ?? '');
+  const m = /^(.+?) for ([a-z, -]+), ([^,]+) for the others$/.exec(doc ?? '');
   if (!m) throw new Error(`unexpected @default: ${doc}`);
   const named = (m[2] ?? '').split(/, | and /);
   return Object.fromEntries(

@@ -1,3 +1,4 @@
+import type { OverdueRequest } from '../../erasure/ledger';
 import type { RequestCounts } from '../../metrics';
 import type { RunSettingName, SettingFields } from '../../settings';
 
@@ -357,6 +358,12 @@ export interface RunReport {
   readonly watermark?: 'unchanged' | 'written' | 'merged' | 'dry-run';
   /** Jobs without a row (expired before archival) this run's orphan sweep planned (in jobsPlanned too). */
   readonly orphansPlanned?: number;
+  /**
+   * Erasure requests (docs/erasure.md) not complete `erasureDeadlineDays` after they were received:
+   * the full number, and the oldest 100 (no document ids). Published as `ErasureRequestsOverdue`.
+   */
+  readonly erasureOverdueCount?: number;
+  readonly erasureOverdue?: OverdueRequest[];
   /**
    * Present when groups failed in a real run: the Cause of the `ArchiveRunIncomplete` failure the
    * state machine ends with (JSON, see `incompleteCause`). A dry run never carries it.

@@ -3,9 +3,11 @@ import { DeleteObjectCommand, DeleteObjectsCommand } from '@aws-sdk/client-s3';
 import { mapLimit } from '../../../concurrency';
 import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
+import { isForgotten, readTombstone, type Tombstone } from '../../../erasure/tombstone';
+import { ShopForgottenError } from '../../../errors';
 import { addCounts, zeroCounts } from '../../../metrics';
 import { putJson } from '../../../s3/objects';
-import { failedAttemptsPrefix } from '../../format/keys';
+import { docFilterKey, failedAttemptsPrefix } from '../../format/keys';
 import { archiveGroup } from '../archive/archive-group';
 import type { StagedPart } from '../archive/staged';
 import { commitPartStep } from '../commit/commit-part';
@@ -86,13 +88,17 @@ export interface BatchHooks {
 export const prepareGroup = async (
   deps: StepDeps,
   item: { run: BatchEvent['run']; group: PlannedGroup },
-  planned: readonly PlannedJob[],
+  allPlanned: readonly PlannedJob[],
   listing: ReadonlyMap<string, readonly JobObject[]>,
   staging: string[],
   hooks: BatchHooks = {},
+  /** The shop's tombstone as the batch read it (docs/erasure.md): its forgotten jobs are skipped. */
+  tombstone: Tombstone | null = null,
 ): Promise<Prepared> => {
   const { group } = item;
   const ref = { shopId: group.shopId, month: group.month };
+  const planned = allPlanned.filter((j) => !isForgotten(tombstone, j.completed_at));
+  const refused = allPlanned.length - planned.length;
   const stage = async (name: GroupStage, at: Omit<StageContext, 'group'> = {}) => {
     await hooks.before?.(name, { group, ...at });
     return hooks.depsFor?.(name) ?? deps;
@@ -100,8 +106,11 @@ export const prepareGroup = async (
   let full: ArchiveResult | undefined;
   try {
     const a = await archiveGroup(await stage('archive'), item, planned, listing);
-    full = a.result;
-    const r = a.result;
+    const r =
+      refused === 0
+        ? a.result
+        : { ...a.result, summary: { ...a.result.summary, skipped: a.result.summary.skipped + refused } };
+    full = r;
     const archive: ArchiveStaged = {
       ...(r.partKey ? { partKey: r.partKey, partName: r.partName, pendingKey: r.pendingKey } : {}),
       summary: r.summary,
@@ -118,11 +127,29 @@ export const prepareGroup = async (
         a.staged,
       );
       verify = v.result;
+      const commitDeps = await stage('commit', { archive: r });
+      // The shop may have been forgotten since the batch read its tombstone: checked again just before
+      // the index write; then the part (never committed) goes, with its filter and intent.
+      const guard = async () => {
+        const now = await readTombstone(commitDeps, group.shopId);
+        if (now && planned.some((j) => isForgotten(now, j.completed_at)))
+          throw new ShopForgottenError(group.shopId, now.forgottenAt);
+      };
       const c = await commitPartStep(
-        await stage('commit', { archive: r }),
+        commitDeps,
         { ...item, archive, verify },
-        { verified: v.verified, index: a.index, rearchived: a.rearchived },
-      );
+        { verified: v.verified, index: a.index, rearchived: a.rearchived, guard },
+      ).catch(async (err: unknown) => {
+        if (err instanceof ShopForgottenError && archive.partKey && archive.partName) {
+          for (const Key of [
+            archive.partKey,
+            docFilterKey(group.shopId, group.month, archive.partName),
+            archive.pendingKey,
+          ])
+            if (Key) await commitDeps.s3.send(new DeleteObjectCommand({ Bucket: commitDeps.bucket, Key }));
+        }
+        throw err;
+      });
       commit = c.result;
       index = c.index;
       staging.push(...c.staging);
@@ -190,6 +217,11 @@ const archiveBatchOnce = async (
   // ranged GET; only jobs of a plan without a listing are listed here.
   const { value: batchInput, requests: readPlan } = await deps.meter.measure(async () => {
     const jobs = await readBatchJobs(deps, run, event.batch.groups);
+    // Forgotten shops of the batch (one GET a shop; a 404 for nearly all).
+    const shops = [...new Set(event.batch.groups.map((g) => g.shopId))];
+    const stones = new Map(
+      await mapLimit(shops, BATCH_GROUP_CONCURRENCY, async (s) => [s, await readTombstone(deps, s)] as const),
+    );
     const ids = event.batch.groups.flatMap((g) => jobs.get(g).map((j) => j.job_id));
     const unlisted = ids.filter((id) => !jobs.listed.has(id));
     const listing = new Map(jobs.listed);
@@ -197,9 +229,9 @@ const archiveBatchOnce = async (
       for (const [id, objects] of (await listJobsObjects(deps.s3, deps.bucket, unlisted)).objects)
         listing.set(id, objects);
     }
-    return { jobs, listing };
+    return { jobs, listing, stones };
   });
-  const { jobs, listing } = batchInput;
+  const { jobs, listing, stones } = batchInput;
   const del = hooks.depsFor?.('delete') ?? deps;
   const staging: string[] = [];
   // Packed groups (and later groups of shop-months packed before) go into one shared part per month
@@ -214,18 +246,29 @@ const archiveBatchOnce = async (
     return { shared, packed };
   });
   const own = event.batch.groups.filter((g) => !routed.packed(g));
+  // A forgotten shop's jobs completed before its forget are never archived (docs/erasure.md).
+  const kept = (g: PlannedGroup) =>
+    jobs.get(g).filter((j) => !isForgotten(stones.get(g.shopId), j.completed_at));
   // Not measured as a whole: each group's stages count their own requests, the shared steps theirs.
   const packs: MonthPack[] = [];
   for (const [month, loaded] of routed.shared) {
     const groups = event.batch.groups.filter((g) => g.month === month && routed.packed(g));
     if (groups.length === 0) continue;
-    packs.push(await packMonth(deps, run, loaded, groups, (g) => jobs.get(g), listing, staging, hooks));
+    packs.push(await packMonth(deps, run, loaded, groups, kept, listing, staging, hooks));
   }
   const packing = packs.reduce((n, p) => addCounts(n, p.overhead), zeroCounts());
   const prepared = [
     ...(await mapLimit(own, BATCH_GROUP_CONCURRENCY, async (group) => {
       try {
-        return await prepareGroup(deps, { run, group }, jobs.get(group), listing, staging, hooks);
+        return await prepareGroup(
+          deps,
+          { run, group },
+          jobs.get(group),
+          listing,
+          staging,
+          hooks,
+          stones.get(group.shopId) ?? null,
+        );
       } catch (err) {
         return fail({ shopId: group.shopId, month: group.month }, err);
       }

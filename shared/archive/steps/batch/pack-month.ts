@@ -1,7 +1,8 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { mapLimit } from '../../../concurrency';
 import type { JobObject } from '../../../details';
-import { VerificationError } from '../../../errors';
+import { isForgotten, readTombstone } from '../../../erasure/tombstone';
+import { ShopForgottenError, VerificationError } from '../../../errors';
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import { getObjectBytes, listAllArray, putJson } from '../../../s3/objects';
 import { applyCommit } from '../../format/commit-entries';
@@ -214,6 +215,16 @@ export const packMonth = async (
         }
         const committing = segments.filter((s) => verified.has(s.g));
         for (const s of committing) await stage(s.g, 'commit').catch((err) => failGroup(s.g, err));
+        // A shop forgotten since the batch read its tombstone (docs/erasure.md): its segment is in this
+        // part, so nothing of the part is committed (it is deleted below); the other groups are retried.
+        for (const s of committing.filter((x) => !results.has(x.g))) {
+          const stone = await readTombstone(deps, s.g.shopId);
+          if (stone && jobsOf(s.g).some((j) => isForgotten(stone, j.completed_at))) {
+            const err = new ShopForgottenError(s.g.shopId, stone.forgottenAt);
+            for (const x of segments) failGroup(x.g, err);
+            break;
+          }
+        }
         const commitNow = committing.filter((s) => !results.has(s.g));
         if (commitNow.length > 0) {
           const part: SharedPart = {

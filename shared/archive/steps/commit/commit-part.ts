@@ -15,6 +15,8 @@ export interface CommitHandoff {
   readonly index: LoadedIndex;
   /** Jobs the part archives again → the part of the entry each follows (applyCommit). */
   readonly rearchived?: ReadonlyMap<string, string>;
+  /** Runs just before the index write and may refuse it (a shop forgotten meanwhile: docs/erasure.md). */
+  readonly guard?: () => Promise<void>;
 }
 
 /**
@@ -40,6 +42,7 @@ export const commitPartStep = async (
     ) {
       throw new VerificationError(keys.part, 'verified manifest describes another part or run');
     }
+    await known.guard?.();
     const at = deps.clock().toISOString();
     const written = await updateMonthIndex(
       deps,

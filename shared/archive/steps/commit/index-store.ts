@@ -18,7 +18,11 @@ export interface LoadedIndex {
   readonly etag: string | null;
 }
 
-export const loadMonthIndex = async (deps: StepDeps, shopId: string, month: string): Promise<LoadedIndex> => {
+export const loadMonthIndex = async (
+  deps: Pick<StepDeps, 's3' | 'bucket' | 'clock'>,
+  shopId: string,
+  month: string,
+): Promise<LoadedIndex> => {
   const key = monthIndexKey(shopId, month);
   const got = await getObjectBytes(deps.s3, deps.bucket, key);
   if (!got) return { index: emptyMonthIndex(shopId, month, deps.clock().toISOString()), etag: null };
@@ -40,7 +44,7 @@ export const INDEX_WRITE_ATTEMPTS = 5;
  * PUT still fails if anyone changed it since). Returns the index as written and its ETag.
  */
 export const updateMonthIndex = async <T>(
-  deps: StepDeps,
+  deps: Pick<StepDeps, 's3' | 'bucket' | 'clock'>,
   shopId: string,
   month: string,
   change: (current: MonthIndex) => { index: MonthIndex; result: T } | { index: null; result: T },

@@ -127,8 +127,13 @@ export class PlanPage {
   readonly quarantined: QuarantinedJob[] = [];
   private readonly quarantinedIds = new Set<string>();
   jobsPlanned = 0;
+  /** Jobs of forgotten shops completed before their forget (shared/erasure/tombstone.ts): never planned. */
+  forgotten = 0;
 
-  constructor(private readonly maxGroups: number) {}
+  constructor(
+    private readonly maxGroups: number,
+    private readonly refuse: (shopId: string, completedAt: string | null) => boolean = () => false,
+  ) {}
 
   /** False when taking this row would open a group beyond the page's limit (Plan stops before it). */
   fits(v: RowVerdict): boolean {
@@ -139,6 +144,10 @@ export class PlanPage {
 
   add(v: RowVerdict): void {
     if (v.kind === 'later' || v.kind === 'seen') return;
+    if (v.kind === 'plan' ? this.refuse(v.shopId, v.job.completed_at) : this.refuse(v.entry.shopId, null)) {
+      this.forgotten++;
+      return;
+    }
     if (v.kind === 'quarantine') {
       // A retried job can also be read from the GSI: listed once.
       const id = `${v.entry.shopId}\u0000${v.entry.jobId}`;

@@ -1,6 +1,7 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
+import { isForgotten, readTombstones } from '../../../erasure/tombstone';
 import { ExactQueryCommand } from '../../../jobs/exact-commands';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../../jobs/schema';
 import { addCounts } from '../../../metrics';
@@ -147,7 +148,12 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
       : decodeCursor(call.state.cursor ?? '', 'state.cursor');
 
   const { value, requests } = await deps.meter.measure(async () => {
-    const page = new PlanPage(settings.planPageGroups);
+    // Forgotten shops (docs/erasure.md): their jobs completed before the forget are never planned —
+    // GSI rows, retries and orphans alike. One LIST (and a GET per forgotten shop) a page.
+    const tombstones = await readTombstones(deps);
+    const page = new PlanPage(settings.planPageGroups, (shopId, completedAt) =>
+      isForgotten(tombstones.get(shopId), completedAt),
+    );
     const scanState =
       call.kind === 'first' || !call.state.scan
         ? await startScan(deps, run, page, call.kind === 'first' && call.input.replan === true)

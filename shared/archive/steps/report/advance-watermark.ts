@@ -1,3 +1,4 @@
+import { readTombstones } from '../../../erasure/tombstone';
 import { CorruptObjectError } from '../../../errors';
 import { validateJobId, validateShopId } from '../../../ids';
 import { TERMINAL_STATUSES } from '../../../jobs/schema';
@@ -92,11 +93,15 @@ export const advanceWatermark = async (
   const { run, scan } = state;
   if (!scan) return undefined;
   if (run.dryRun) return 'dry-run';
-  const retry = uniqueRetry([
+  const wanted = uniqueRetry([
     ...quarantined.map((q) => validRetry(q.shopId, q.jobId)).filter((r): r is RetryJob => r !== null),
     ...(await failedJobs(deps, state, failed)),
     ...(scan.carried > 0 ? await readCarried(deps, run.runId) : []),
   ]);
+  // No retry of a forgotten shop (docs/erasure.md): a run that overlapped its forget must not write
+  // the shop back into the watermark. (Read only when there are retries.)
+  const stones = wanted.length > 0 ? await readTombstones(deps) : new Map();
+  const retry = wanted.filter((r) => !stones.has(r.shopId));
   const idle =
     scan.from !== null &&
     scan.from.cutoff === run.cutoff &&

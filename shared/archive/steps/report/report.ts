@@ -1,4 +1,5 @@
 import { mapLimit } from '../../../concurrency';
+import { findOverdue } from '../../../erasure/ledger';
 import { CorruptObjectError } from '../../../errors';
 import { addCounts } from '../../../metrics';
 import { getJson, putJson } from '../../../s3/objects';
@@ -137,7 +138,12 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       );
       for (const [i, w] of wanted.entries()) w.into(read[i] ?? []);
     }
-    return { quarantined, deleteErrors, failed, failedAt };
+    // Erasure requests past their deadline (the ledger: one LIST, a GET per open request).
+    const overdue = await findOverdue(
+      { s3: deps.s3, bucket: deps.bucket, clock: deps.clock },
+      deps.settings.erasureDeadlineDays,
+    );
+    return { quarantined, deleteErrors, failed, failedAt, overdue };
   });
   const summary: RunReport = {
     runId: run.runId,
@@ -162,6 +168,8 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     pages: state.page,
     requests: addCounts(totals.requests, reads),
     reportKey: key,
+    erasureOverdueCount: found.overdue.length,
+    erasureOverdue: found.overdue.slice(0, CAPS.report),
   };
   const incomplete = !run.dryRun && totals.groupsFailed > 0 ? incompleteCause(summary) : undefined;
   // The watermark moves last, once everything the run did is in its report (a crash before keeps the
@@ -178,6 +186,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       jobsQuarantined: found.quarantined.items,
       deleteErrorList: found.deleteErrors.items,
       groupsFailed: found.failed.items,
+      erasureOverdue: found.overdue,
       listsTruncated: found.quarantined.truncated || found.deleteErrors.truncated || found.failed.truncated,
       findingsPrefix: findingsPrefix(run.runId),
       pageResults: Array.from({ length: state.page }, (_, p) => pageResultsKey(run.runId, p)),

@@ -1,0 +1,360 @@
+import { DeleteObjectsCommand } from '@aws-sdk/client-s3';
+import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { COLD_PREFIX, INDEX_PREFIX, WATERMARK_KEY } from '../archive/format/keys';
+import type { StepDeps } from '../archive/steps/context';
+import { readWatermark } from '../archive/steps/plan/watermark';
+import { mapLimit, pause } from '../concurrency';
+import { ConcurrentModificationError, ErasureIncompleteError, InvalidInputError } from '../errors';
+import { validateShopId } from '../ids';
+import { jobIdFromSk, jobPk, jobSk } from '../jobs/schema';
+import { listAllArray, putConditional } from '../s3/objects';
+import { formatTimestamp } from '../time';
+import { findShopHotObjects } from './forget-hot';
+import { forgetSharedParts } from './forget-shared';
+import {
+  type ErasureReceipt,
+  type ErasureRequest,
+  listRequests,
+  markComplete,
+  recordRequest,
+  updateRequest,
+} from './ledger';
+import { writeTombstone } from './tombstone';
+
+/**
+ * Forget a shop (docs/erasure.md): every hot object, job row, archive part, month index, document
+ * filter, staging doc and watermark retry entry of the shop goes; a receipt (counts, when, which runs —
+ * no content, no document ids) completes its request in the ledger. Idempotent and resumable: each
+ * stage lists what is still there and removes it, so a rerun after a crash anywhere does what is left.
+ *
+ * Order: the request and the shop's tombstone first (from then on the archiver refuses the shop's
+ * jobs completed before the request), the watermark's retry entries, the archive (indexes first, so
+ * readers stop seeing it at once), the hot objects (found through the rows, so before them), the rows;
+ * then a re-check of all of it, repeated while a concurrent archival that passed its own tombstone
+ * check before the tombstone existed still lands something.
+ */
+export interface ForgetInput {
+  readonly shopId: string;
+  /** The caller's request id (a webhook id); default: the shop's open forget request, or a new one. */
+  readonly requestId?: string;
+  readonly receivedAt?: Date;
+  /** The run doing it (execution name, CLI run id): noted on the request. */
+  readonly runId: string;
+}
+
+export interface ForgetCounts {
+  readonly hotObjects: number;
+  readonly rowlessJobs: number;
+  readonly foreignObjectsKept: number;
+  readonly jobRows: number;
+  readonly parts: number;
+  readonly monthIndexes: number;
+  readonly docFilters: number;
+  readonly stagingDocs: number;
+  readonly retryEntries: number;
+  /** Shared parts (packed shop-months) the shop had a segment in: rewritten without it. */
+  readonly sharedParts: number;
+}
+
+export interface ForgetResult {
+  readonly requestId: string;
+  readonly shopId: string;
+  readonly receivedAt: string;
+  readonly completedAt: string;
+  readonly counts: ForgetCounts;
+  /** Passes over the shop's data (2: the work and a clean re-check). */
+  readonly passes: number;
+  readonly requests: { readonly list: number; readonly head: number };
+}
+
+/** Stages, in order (tests crash between them). */
+export type ForgetStage = 'tombstone' | 'watermark' | 'archive' | 'hot' | 'rows' | 'receipt';
+
+export interface ForgetHooks {
+  readonly before?: (stage: ForgetStage, pass: number) => Promise<void>;
+}
+
+/** Passes before giving up on data that keeps reappearing (each is a full re-check). */
+export const FORGET_PASSES = 4;
+
+const zero: ForgetCounts = {
+  hotObjects: 0,
+  rowlessJobs: 0,
+  foreignObjectsKept: 0,
+  jobRows: 0,
+  parts: 0,
+  monthIndexes: 0,
+  docFilters: 0,
+  stagingDocs: 0,
+  retryEntries: 0,
+  sharedParts: 0,
+};
+
+/** The request to work on: the caller's, else the shop's oldest open one, else a new one. */
+const requestFor = async (deps: StepDeps, input: ForgetInput): Promise<ErasureRequest> => {
+  const ctx = { s3: deps.s3, bucket: deps.bucket, clock: deps.clock };
+  if (input.requestId === undefined) {
+    const open = (await listRequests(ctx, { kind: 'forget-shop', openOnly: true })).find(
+      (r) => r.shopId === input.shopId,
+    );
+    if (open) return open;
+  }
+  return recordRequest(ctx, {
+    kind: 'forget-shop',
+    shopId: input.shopId,
+    // A new request is named after the run, so a retried Task finds the one its first attempt made.
+    requestId: input.requestId ?? input.runId,
+    ...(input.receivedAt !== undefined ? { receivedAt: input.receivedAt } : {}),
+  });
+};
+
+/** DeleteObjects, 1,000 keys a call; a key already gone is deleted. Anything else left throws. */
+const deleteKeys = async (deps: StepDeps, keys: readonly string[], requestId: string): Promise<void> => {
+  let pending = [...keys];
+  for (let attempt = 1; pending.length > 0; attempt++) {
+    if (attempt > 3)
+      throw new ErasureIncompleteError(
+        requestId,
+        `${pending.length} object(s) could not be deleted (first: ${pending[0]})`,
+      );
+    if (attempt > 1) await pause(100 * 2 ** attempt);
+    const failed: string[] = [];
+    for (let i = 0; i < pending.length; i += 1000) {
+      const batch = pending.slice(i, i + 1000);
+      const res = await deps.s3.send(
+        new DeleteObjectsCommand({
+          Bucket: deps.bucket,
+          Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+        }),
+      );
+      for (const e of res.Errors ?? [])
+        if (e.Key && e.Code !== 'NoSuchKey' && e.Code !== 'NotFound') failed.push(e.Key);
+    }
+    pending = failed;
+  }
+};
+
+/**
+ * Removes the shop's entries from the watermark's retry list (If-Match; re-read on a conflict),
+ * calling `found` with their number before the write.
+ */
+const forgetRetries = async (
+  deps: StepDeps,
+  shopId: string,
+  found: (n: number) => Promise<void>,
+): Promise<number> => {
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const { doc, etag } = await readWatermark(deps);
+    if (!doc) return 0;
+    const keep = doc.retry.filter((r) => r.shopId !== shopId);
+    const removed = doc.retry.length - keep.length;
+    if (removed === 0) return 0;
+    await found(removed);
+    try {
+      await putConditional(
+        deps.s3,
+        {
+          Bucket: deps.bucket,
+          Key: WATERMARK_KEY,
+          Body: JSON.stringify({ ...doc, retry: keep }),
+          ContentType: 'application/json',
+        },
+        etag,
+      );
+      return removed;
+    } catch (err) {
+      if (!(err instanceof ConcurrentModificationError)) throw err;
+    }
+  }
+  throw new ConcurrentModificationError(WATERMARK_KEY);
+};
+
+/** The shop's archive objects, by kind: indexes, parts, document filters, staging docs (and other). */
+const archiveObjects = async (deps: StepDeps, shopId: string) => {
+  const index = await listAllArray(deps.s3, deps.bucket, `${INDEX_PREFIX}${shopId}/`);
+  const cold = await listAllArray(deps.s3, deps.bucket, `${COLD_PREFIX}${shopId}/`);
+  const keys = index.map((o) => o.key);
+  return {
+    indexes: keys.filter((k) => k.endsWith('/index.json')),
+    rest: [...keys.filter((k) => !k.endsWith('/index.json')), ...cold.map((o) => o.key)],
+    counts: {
+      monthIndexes: keys.filter((k) => k.endsWith('/index.json')).length,
+      docFilters: keys.filter((k) => k.includes('/docs/')).length,
+      stagingDocs: keys.filter((k) => k.includes('/pending/')).length,
+      parts: cold.length,
+    },
+    lists: 2,
+  };
+};
+
+/** Job ids of the shop's rows (the partition `SHOP#{shop}`, keys only). */
+const shopJobIds = async (deps: StepDeps, shopId: string): Promise<string[]> => {
+  const ids: string[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await deps.ddb.send(
+      new QueryCommand({
+        TableName: deps.table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': jobPk(shopId) },
+        ProjectionExpression: 'sk',
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    for (const item of out.Items ?? []) if (typeof item.sk === 'string') ids.push(jobIdFromSk(item.sk));
+    start = out.LastEvaluatedKey as Record<string, unknown> | undefined;
+  } while (start);
+  return ids;
+};
+
+/**
+ * DeleteItem per row (the same write units as BatchWriteItem, whose permission would also allow
+ * puts: the forget function may only delete rows). The SDK retries throttling.
+ */
+const deleteRows = async (deps: StepDeps, shopId: string, jobIds: readonly string[]): Promise<void> => {
+  await mapLimit(jobIds, ROW_DELETE_CONCURRENCY, (id) =>
+    deps.ddb.send(new DeleteCommand({ TableName: deps.table, Key: { pk: jobPk(shopId), sk: jobSk(id) } })),
+  );
+};
+
+const ROW_DELETE_CONCURRENCY = 16;
+
+/** Counts as recorded on the request so far (a resumed run continues them). */
+const countsOf = (r: ErasureRequest): ForgetCounts => {
+  const out: Record<string, number> = { ...zero };
+  for (const k of Object.keys(zero)) {
+    const v = r.receipt?.[k];
+    if (typeof v === 'number') out[k] = v;
+  }
+  return out as unknown as ForgetCounts;
+};
+
+const receiptOf = (counts: ForgetCounts, passes: number, complete: boolean): ErasureReceipt => ({
+  ...counts,
+  passes,
+  complete,
+});
+
+export const forgetShop = async (
+  deps: StepDeps,
+  input: ForgetInput,
+  hooks: ForgetHooks = {},
+): Promise<ForgetResult> => {
+  const shopId = validateShopId(input.shopId);
+  const ctx = { s3: deps.s3, bucket: deps.bucket, clock: deps.clock };
+  const request = await requestFor(deps, { ...input, shopId });
+  let counts = countsOf(request);
+  // Progress is recorded on the request BEFORE each stage deletes (as the larger of what was recorded
+  // and what is found now), so a run killed mid-stage neither loses nor doubles what it found.
+  const record = async (found: Partial<ForgetCounts>, pass: number) => {
+    const merged: Record<string, number> = { ...counts };
+    for (const [k, v] of Object.entries(found))
+      merged[k] = pass === 1 ? Math.max(merged[k] ?? 0, v ?? 0) : (merged[k] ?? 0) + (v ?? 0);
+    counts = merged as unknown as ForgetCounts;
+    await updateRequest(ctx, request.id, { runId: input.runId, receipt: receiptOf(counts, pass, false) });
+  };
+  await hooks.before?.('tombstone', 1);
+  await updateRequest(ctx, request.id, { runId: input.runId });
+  await writeTombstone(ctx, { shopId, forgottenAt: request.receivedAt, requestId: request.id });
+
+  let lists = 0;
+  let heads = 0;
+  let pass = 1;
+  for (; ; pass++) {
+    if (pass > FORGET_PASSES)
+      throw new ErasureIncompleteError(
+        request.id,
+        `the shop's data was still there after ${FORGET_PASSES} passes`,
+      );
+    let found = 0;
+    await hooks.before?.('watermark', pass);
+    found += await forgetRetries(deps, shopId, (n) => record({ retryEntries: n }, pass));
+
+    await hooks.before?.('archive', pass);
+    const archive = await archiveObjects(deps, shopId);
+    lists += archive.lists;
+    const archived = archive.indexes.length + archive.rest.length;
+    found += archived;
+    if (archived > 0) {
+      await record(archive.counts, pass);
+      // Indexes first: readers and the archiver stop seeing the shop's archive at once.
+      await deleteKeys(deps, archive.indexes, request.id);
+      await deleteKeys(deps, archive.rest, request.id);
+    }
+
+    // Packed shop-months: the shop's segments leave the shared parts they are in.
+    const shared = await forgetSharedParts(deps, shopId, { requestId: request.id, runId: input.runId }, (n) =>
+      record({ sharedParts: n }, pass),
+    );
+    lists += shared.lists;
+    found += shared.sharedParts;
+
+    await hooks.before?.('hot', pass);
+    const jobIds = await shopJobIds(deps, shopId);
+    const hot = await findShopHotObjects(deps, shopId, new Set(jobIds));
+    lists += hot.listRequests;
+    heads += hot.headRequests;
+    found += hot.keys.length;
+    if (hot.keys.length > 0) {
+      await record(
+        { hotObjects: hot.keys.length, rowlessJobs: hot.rowlessJobs, foreignObjectsKept: hot.foreignKept },
+        pass,
+      );
+      await deleteKeys(deps, hot.keys, request.id);
+    }
+
+    await hooks.before?.('rows', pass);
+    found += jobIds.length;
+    if (jobIds.length > 0) {
+      await record({ jobRows: jobIds.length }, pass);
+      await deleteRows(deps, shopId, jobIds);
+    }
+    // A pass that found nothing is the clean re-check (the first pass is always re-checked).
+    if (found === 0 && pass > 1) break;
+  }
+
+  await hooks.before?.('receipt', pass);
+  const done = await markComplete(ctx, request.id, input.runId, receiptOf(counts, pass, true));
+  return {
+    requestId: request.id,
+    shopId,
+    receivedAt: request.receivedAt,
+    completedAt: done.completedAt ?? formatTimestamp(deps.clock()),
+    counts,
+    passes: pass,
+    requests: { list: lists, head: heads },
+  };
+};
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The `Forget` Task's event: `{forget: {shopId, requestId?, receivedAt?}, execution}` (the state
+ * machine's input `{"forget": {...}}`), checked before anything is written.
+ */
+export const parseForgetEvent = (v: unknown, runIdOf: (execution: string) => string): ForgetInput => {
+  if (!isObject(v)) throw new InvalidInputError('event', 'expected an object');
+  const f = v.forget;
+  if (!isObject(f))
+    throw new InvalidInputError('forget', 'expected {"shopId": …, "requestId"?: …, "receivedAt"?: …}');
+  const unknown = Object.keys(f).filter((k) => !['shopId', 'requestId', 'receivedAt'].includes(k));
+  if (unknown.length > 0) throw new InvalidInputError('forget', `unknown field(s) ${unknown.join(', ')}`);
+  if (typeof v.execution !== 'string')
+    throw new InvalidInputError('execution', 'expected the execution name');
+  const receivedAt = f.receivedAt;
+  if (receivedAt !== undefined && (typeof receivedAt !== 'string' || Number.isNaN(Date.parse(receivedAt))))
+    throw new InvalidInputError(
+      'forget.receivedAt',
+      `expected an ISO time, got ${JSON.stringify(receivedAt)}`,
+    );
+  if (f.requestId !== undefined && typeof f.requestId !== 'string')
+    throw new InvalidInputError('forget.requestId', 'expected a string');
+  return {
+    shopId: validateShopId(f.shopId),
+    ...(f.requestId !== undefined ? { requestId: f.requestId as string } : {}),
+    ...(receivedAt !== undefined ? { receivedAt: new Date(receivedAt as string) } : {}),
+    runId: runIdOf(v.execution),
+  };
+};

@@ -1,0 +1,502 @@
+import { createHash } from 'node:crypto';
+import {
+  DeleteObjectCommand,
+  HeadObjectCommand,
+  type HeadObjectCommandOutput,
+  RestoreObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { candidateBlocks } from '../archive/format/doc-filter';
+import {
+  monthIndexDir,
+  newPartName,
+  parseMonthIndexKey,
+  parseSharedIndexKey,
+  partKey,
+  SHARED_INDEX_PREFIX,
+  shopIndexPrefix,
+} from '../archive/format/keys';
+import type { IndexedPart, MonthIndex } from '../archive/format/month-index';
+import { parseSharedIndex } from '../archive/format/shared-index';
+import { loadMonthIndex, updateMonthIndex } from '../archive/steps/commit/index-store';
+import { JobDetailsStore } from '../details/store';
+import { CorruptObjectError, InvalidInputError, JobArchiveError, VerificationError } from '../errors';
+import { validateShopId } from '../ids';
+import { jobPk } from '../jobs/schema';
+import type { DdbSender } from '../jobs/types';
+import {
+  getJson,
+  getObjectBytes,
+  isNotFound,
+  listAll,
+  normalizeEtag,
+  putConditional,
+  putJson,
+} from '../s3/objects';
+import { partFiltersKey, partsToCheck } from './candidates';
+import { redactFlushObject } from './redact-hot';
+import { partMembers, redactPart } from './redact-part';
+import { switchPart } from './switch-part';
+
+/**
+ * Redacts one document of one shop everywhere it is stored: the hot flush objects that list it
+ * (rewritten in place, If-Match), and every committed part whose document filters match it
+ * (rewritten as a new part, switched in the month index, verified, and only then the old part
+ * deleted). A part in Glacier Flexible Retrieval / Deep Archive is not readable: its restore is
+ * requested and the part reported pending; a later run (a rerun, or the archiver's scheduled run)
+ * finishes it. Idempotent: a rerun finds nothing left where the work is done, and a journal object
+ * per part rewrite (`…/{month}/redact/{old part}.json`, naming the two parts, never the document)
+ * lets any later run finish or undo a rewrite a crash interrupted.
+ */
+export interface RedactRequest {
+  readonly shopId: string;
+  readonly docId: string;
+}
+
+export interface RedactDeps {
+  readonly s3: S3Client;
+  readonly ddb: DdbSender;
+  readonly bucket: string;
+  readonly table: string;
+  readonly clock: () => Date;
+  /** RestoreObject of a part in Flexible Retrieval / Deep Archive. */
+  readonly restoreTier: 'Expedited' | 'Standard' | 'Bulk';
+  readonly restoreDays: number;
+  /** Test hook: called at each crash point of a part rewrite (see REDACT_CRASH_POINTS). */
+  readonly crashPoint?: (point: RedactCrashPoint) => Promise<void> | void;
+}
+
+export const REDACT_CRASH_POINTS = [
+  'journal-written',
+  'new-part-written',
+  'index-switched',
+  'old-part-deleted',
+  'hot-object-rewritten',
+] as const;
+export type RedactCrashPoint = (typeof REDACT_CRASH_POINTS)[number];
+
+/** A rewritten part whose old object was deleted early in a class with a minimum storage duration. */
+export interface EarlyDeletion {
+  readonly key: string;
+  readonly storageClass: string;
+  readonly bytes: number;
+  readonly ageDays: number;
+  readonly minDays: number;
+  /** Days billed though not stored: minDays − age (> 0). */
+  readonly chargedDays: number;
+}
+
+export interface PendingPart {
+  readonly key: string;
+  readonly storageClass: string;
+  /**
+   * `restore-requested`: this run asked for the restore; `restore-in-progress`: one was already
+   * running; `rewrite-in-progress`: another redaction's rewrite of the part started less than
+   * JOURNAL_ROLLBACK_AFTER_MS ago (it may still be running: left alone).
+   */
+  readonly reason:
+    | 'restore-requested'
+    | 'restore-in-progress'
+    | 'rewrite-in-progress'
+    /** A part packing several shops' small months (shared.json): not rewritten by redact yet. */
+    | 'shared-part-not-supported';
+}
+
+export interface RedactReport {
+  readonly shopId: string;
+  readonly at: string;
+  readonly hot: { readonly jobs: number; readonly objectsRewritten: number; readonly listings: number };
+  readonly archive: {
+    readonly months: number;
+    readonly partsChecked: number;
+    readonly partsRewritten: readonly {
+      readonly old: string;
+      readonly new: string;
+      readonly listings: number;
+    }[];
+    readonly listings: number;
+    /** Rewrites an earlier, interrupted run left, finished (or rolled back and redone) by this one. */
+    readonly journalsResolved: number;
+  };
+  /** Parts still to redact once restored: the redaction is incomplete while this is not empty. */
+  readonly pending: readonly PendingPart[];
+  readonly earlyDeletions: readonly EarlyDeletion[];
+  readonly complete: boolean;
+}
+
+export const REDACT_JOURNAL_FORMAT = 'job-details-archive/redact@1';
+/**
+ * A journal whose new part is not committed is rolled back (the new part deleted) only once it is
+ * this old: a younger one may belong to a redaction still running, whose part it would delete under it.
+ */
+export const JOURNAL_ROLLBACK_AFTER_MS = 60 * 60 * 1000;
+const REDACT_DIR = 'redact/';
+
+/** Classes with a minimum billed duration (days), by S3's StorageClass name. */
+export const MIN_STORAGE_DAYS: Readonly<Record<string, number>> = {
+  GLACIER_IR: 90,
+  GLACIER: 90,
+  DEEP_ARCHIVE: 180,
+};
+const NEEDS_RESTORE = new Set(['GLACIER', 'DEEP_ARCHIVE']);
+
+export const resolveRedactRequest = (r: RedactRequest): RedactRequest => {
+  const shopId = validateShopId(r.shopId);
+  if (typeof r.docId !== 'string' || r.docId.length === 0)
+    throw new InvalidInputError('docId', 'must be a non-empty string');
+  return { shopId, docId: r.docId };
+};
+
+/** Age-based early-deletion charge of deleting `head`'s object now (null: none applies). */
+export const earlyDeletion = (
+  key: string,
+  head: Pick<HeadObjectCommandOutput, 'StorageClass' | 'LastModified' | 'ContentLength'>,
+  now: Date,
+): EarlyDeletion | null => {
+  const storageClass = head.StorageClass ?? 'STANDARD';
+  const minDays = MIN_STORAGE_DAYS[storageClass];
+  if (minDays === undefined || !head.LastModified) return null;
+  const ageDays = (now.getTime() - head.LastModified.getTime()) / 86_400_000;
+  if (ageDays >= minDays) return null;
+  return {
+    key,
+    storageClass,
+    bytes: head.ContentLength ?? 0,
+    ageDays,
+    minDays,
+    chargedDays: minDays - ageDays,
+  };
+};
+
+/** `ongoing-request="false"` in the Restore header: a restored copy is readable. */
+const restored = (head: HeadObjectCommandOutput): boolean =>
+  /ongoing-request="false"/.test(head.Restore ?? '');
+const restoring = (head: HeadObjectCommandOutput): boolean =>
+  /ongoing-request="true"/.test(head.Restore ?? '');
+
+interface Journal {
+  readonly format: string;
+  readonly shop_id: string;
+  readonly month: string;
+  readonly old: string;
+  readonly new: string;
+  readonly at: string;
+  /** When the journal was written (its age decides whether an uncommitted rewrite may be rolled back). */
+  readonly written_at: string;
+}
+
+const journalKey = (shopId: string, month: string, oldName: string): string =>
+  `${monthIndexDir(shopId, month)}${REDACT_DIR}${oldName}.json`;
+
+const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+
+class Redaction {
+  private readonly at: string;
+  private readonly hot = { jobs: 0, objectsRewritten: 0, listings: 0 };
+  private readonly archive = {
+    months: 0,
+    partsChecked: 0,
+    partsRewritten: [] as { old: string; new: string; listings: number }[],
+    listings: 0,
+    journalsResolved: 0,
+  };
+  private readonly pending: PendingPart[] = [];
+  private readonly early: EarlyDeletion[] = [];
+
+  constructor(
+    private readonly deps: RedactDeps,
+    private readonly req: RedactRequest,
+  ) {
+    this.at = deps.clock().toISOString();
+  }
+
+  private async crash(p: RedactCrashPoint): Promise<void> {
+    await this.deps.crashPoint?.(p);
+  }
+
+  private del = async (key: string): Promise<void> => {
+    await this.deps.s3.send(new DeleteObjectCommand({ Bucket: this.deps.bucket, Key: key }));
+  };
+
+  private async head(key: string): Promise<HeadObjectCommandOutput | null> {
+    try {
+      return await this.deps.s3.send(new HeadObjectCommand({ Bucket: this.deps.bucket, Key: key }));
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+  }
+
+  async run(): Promise<RedactReport> {
+    const { shopId } = this.req;
+    const months: string[] = [];
+    const journals: string[] = [];
+    for await (const o of listAll(this.deps.s3, this.deps.bucket, shopIndexPrefix(shopId))) {
+      const m = parseMonthIndexKey(o.key);
+      if (m) months.push(m.month);
+      else if (o.key.includes(`/${REDACT_DIR}`) && o.key.endsWith('.json')) journals.push(o.key);
+    }
+    // First what an interrupted run left half done: each journal is finished or rolled back (a
+    // young uncommitted one is left: its part counts as busy).
+    const busy = new Set<string>();
+    for (const key of journals) {
+      const old = await this.resolveJournal(key);
+      if (old) busy.add(old);
+    }
+    // Hot objects first (the shop's rows and the index entries whose hot copies are not deleted),
+    // then the indexes read again: a part an archival run committed meanwhile from hot objects read
+    // before their redaction is then seen and redacted too.
+    const before = new Map<string, MonthIndex>();
+    for (const month of months.sort())
+      before.set(month, (await loadMonthIndex(this.deps, shopId, month)).index);
+    await this.redactHot(before);
+    for (const month of await this.months()) {
+      this.archive.months++;
+      const { index } = await loadMonthIndex(this.deps, shopId, month);
+      const check = await partsToCheck(this.deps, shopId, month, this.req.docId);
+      for (const part of index.parts) {
+        if (!check.has(part.name)) continue;
+        if (busy.has(part.key)) {
+          this.archive.partsChecked++;
+          this.pending.push({ key: part.key, storageClass: 'STANDARD', reason: 'rewrite-in-progress' });
+        } else await this.redactArchivedPart(month, part);
+      }
+    }
+    await this.checkSharedParts();
+    return {
+      shopId,
+      at: this.at,
+      hot: { ...this.hot },
+      archive: { ...this.archive },
+      pending: this.pending,
+      earlyDeletions: this.early,
+      complete: this.pending.length === 0,
+    };
+  }
+
+  /**
+   * Packed shop-months (a shared part and `_shared/{month}/shared.json`, docs/archive-format.md) are
+   * not rewritten here yet: a shared part whose filters (in the shop's view) may list the document, or
+   * that has none, is reported pending, so the request never reads complete while a copy remains.
+   */
+  private async checkSharedParts(): Promise<void> {
+    for await (const o of listAll(this.deps.s3, this.deps.bucket, SHARED_INDEX_PREFIX)) {
+      if (parseSharedIndexKey(o.key) === null) continue;
+      const got = await getObjectBytes(this.deps.s3, this.deps.bucket, o.key);
+      if (!got) continue;
+      const view = parseSharedIndex(got.bytes, o.key, this.req.shopId).views.get(this.req.shopId);
+      for (const p of view?.parts ?? []) {
+        if (p.doc_filters && candidateBlocks(p.doc_filters, this.req.docId).length === 0) continue;
+        this.archive.partsChecked++;
+        this.pending.push({ key: p.key, storageClass: 'STANDARD', reason: 'shared-part-not-supported' });
+      }
+    }
+  }
+
+  private async months(): Promise<string[]> {
+    const out: string[] = [];
+    for await (const o of listAll(this.deps.s3, this.deps.bucket, shopIndexPrefix(this.req.shopId))) {
+      const m = parseMonthIndexKey(o.key);
+      if (m) out.push(m.month);
+    }
+    return out.sort();
+  }
+
+  /** The shop's jobs with hot objects: every row of its partition, and archived entries not yet deleted. */
+  private async redactHot(indexes: ReadonlyMap<string, MonthIndex>): Promise<void> {
+    const jobIds = new Set<string>();
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.deps.ddb.send(
+        new QueryCommand({
+          TableName: this.deps.table,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': jobPk(this.req.shopId) },
+          ProjectionExpression: 'job_id',
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const row of page.Items ?? []) if (typeof row.job_id === 'string') jobIds.add(row.job_id);
+      start = page.LastEvaluatedKey;
+    } while (start);
+    for (const index of indexes.values())
+      for (const [jobId, entries] of Object.entries(index.jobs))
+        if (entries.some((e) => e.sources.length > 0)) jobIds.add(jobId);
+    const store = new JobDetailsStore(this.deps.s3, this.deps.bucket);
+    for (const jobId of [...jobIds].sort()) {
+      const objects = (await store.listJobObjects(jobId)).filter((o) => o.kind === 'flush');
+      if (objects.length > 0) this.hot.jobs++;
+      for (const o of objects) {
+        const n = await redactFlushObject(this.deps, o.key, { ...this.req, at: this.at });
+        if (n === 0) continue;
+        this.hot.objectsRewritten++;
+        this.hot.listings += n;
+        await this.crash('hot-object-rewritten');
+      }
+    }
+  }
+
+  private async redactArchivedPart(month: string, part: IndexedPart): Promise<void> {
+    const { shopId, docId } = this.req;
+    this.archive.partsChecked++;
+    const head = await this.head(part.key);
+    if (!head) throw new CorruptObjectError(part.key, 'committed part is missing');
+    const storageClass = head.StorageClass ?? 'STANDARD';
+    if (NEEDS_RESTORE.has(storageClass) && !restored(head)) {
+      this.pending.push({ key: part.key, storageClass, reason: await this.requestRestore(part.key, head) });
+      return;
+    }
+    const got = await getObjectBytes(this.deps.s3, this.deps.bucket, part.key);
+    if (!got) throw new CorruptObjectError(part.key, 'committed part is missing');
+    if (got.size !== part.size || (part.etag !== undefined && got.etag !== part.etag))
+      throw new VerificationError(
+        part.key,
+        'the stored part is not the one its month index committed; nothing rewritten',
+      );
+    const oldMembers = partMembers(got.bytes, part.key);
+    const name = newPartName(this.deps.clock());
+    const redacted = redactPart(oldMembers, { shopId, docId, at: this.at, where: part.key });
+    if (redacted.removed === 0) return; // a filter's false match
+    const key = partKey(shopId, month, name);
+    const body = Buffer.concat(redacted.members);
+    // 1. The journal, before the new part's first byte: a crash from here on is resolved by any later run.
+    const journal: Journal = {
+      format: REDACT_JOURNAL_FORMAT,
+      shop_id: shopId,
+      month,
+      old: part.name,
+      new: name,
+      at: this.at,
+      written_at: this.deps.clock().toISOString(),
+    };
+    await putJson(this.deps, journalKey(shopId, month, part.name), journal);
+    await this.crash('journal-written');
+    // 2. The new part (write-once); its filters, rebuilt from the redacted records, go into the index.
+    const etag = await putConditional(
+      this.deps.s3,
+      { Bucket: this.deps.bucket, Key: key, Body: body, ContentType: 'application/gzip' },
+      null,
+    );
+    await this.crash('new-part-written');
+    // 3. Verify: the stored bytes are the ones built (and so every block inflates and lacks the document).
+    const back = await getObjectBytes(this.deps.s3, this.deps.bucket, key);
+    if (!back || back.etag !== etag || sha256(back.bytes) !== sha256(body))
+      throw new VerificationError(
+        key,
+        'the redacted part read back differs from what was written; old part kept',
+      );
+    // 4. The switch: a conditional read-modify-write of the month index — not after the journal's
+    // rollback age, when another run may have taken this rewrite for a dead one and removed its part.
+    const at = this.deps.clock().toISOString();
+    if (Date.parse(at) - Date.parse(journal.written_at) >= JOURNAL_ROLLBACK_AFTER_MS)
+      throw new JobArchiveError(
+        `${key}: the rewrite outlived its journal's rollback age; left for the next run`,
+      );
+    const sw = {
+      oldName: part.name,
+      oldMembers: oldMembers.map((m) => m.length),
+      part: { name, key, size: body.length, etag },
+      newMembers: redacted.members.map((m) => m.length),
+      counts: redacted.jobs,
+      filters: redacted.filters,
+    };
+    const written = await updateMonthIndex(this.deps, shopId, month, (current) => {
+      const next = switchPart(current, sw, at);
+      return { index: next, result: next !== null };
+    });
+    if (!written.result)
+      throw new JobArchiveError(
+        `${part.key}: the month index no longer names the part; the journal is left for the next run`,
+      );
+    await this.crash('index-switched');
+    // 5. Only now, with the redacted copy verified and committed, the old part goes.
+    await this.finishSwitch(shopId, month, part.name, head);
+    this.archive.partsRewritten.push({ old: part.key, new: key, listings: redacted.removed });
+    this.archive.listings += redacted.removed;
+  }
+
+  /** Deletes the old part (and its filters) once the index names the new part, then the journal. */
+  private async finishSwitch(
+    shopId: string,
+    month: string,
+    oldName: string,
+    head: HeadObjectCommandOutput | null,
+  ) {
+    const oldKey = partKey(shopId, month, oldName);
+    const charge = head ? earlyDeletion(oldKey, head, this.deps.clock()) : null;
+    await this.del(oldKey);
+    if (charge) this.early.push(charge);
+    await this.crash('old-part-deleted');
+    await this.del(partFiltersKey(shopId, month, oldName));
+    await this.del(journalKey(shopId, month, oldName));
+  }
+
+  private async requestRestore(key: string, head: HeadObjectCommandOutput): Promise<PendingPart['reason']> {
+    if (restoring(head)) return 'restore-in-progress';
+    try {
+      await this.deps.s3.send(
+        new RestoreObjectCommand({
+          Bucket: this.deps.bucket,
+          Key: key,
+          RestoreRequest: {
+            Days: this.deps.restoreDays,
+            GlacierJobParameters: { Tier: this.deps.restoreTier },
+          },
+        }),
+      );
+      return 'restore-requested';
+    } catch (err) {
+      if ((err as { name?: string }).name === 'RestoreAlreadyInProgress') return 'restore-in-progress';
+      throw err;
+    }
+  }
+
+  /**
+   * A rewrite an earlier run started. Index names the new part: verify it is the committed object,
+   * then delete the old part and the journal. Index still names the old part: the new part was never
+   * committed — once the journal is JOURNAL_ROLLBACK_AFTER_MS old, delete it (and its filters) and
+   * the journal, and this run redoes the part; younger, the old part's key is returned (busy: left to
+   * its run, reported pending). Neither: the run fails with everything left in place.
+   */
+  private async resolveJournal(key: string): Promise<string | null> {
+    const j = (await getJson(this.deps, key, 'redaction journal')) as Journal | null;
+    if (!j) return null;
+    if (j.format !== REDACT_JOURNAL_FORMAT || j.shop_id !== this.req.shopId)
+      throw new CorruptObjectError(key, `not a ${REDACT_JOURNAL_FORMAT} journal of ${this.req.shopId}`);
+    const { index } = await loadMonthIndex(this.deps, j.shop_id, j.month);
+    const committed = index.parts.find((p) => p.name === j.new);
+    const oldKey = partKey(j.shop_id, j.month, j.old);
+    const newKey = partKey(j.shop_id, j.month, j.new);
+    if (committed) {
+      const head = await this.head(newKey);
+      if (
+        !head ||
+        head.ContentLength !== committed.size ||
+        (committed.etag !== undefined && normalizeEtag(head.ETag) !== committed.etag)
+      )
+        throw new VerificationError(
+          newKey,
+          'the committed redacted part does not match its index entry; old part kept',
+        );
+      await this.finishSwitch(j.shop_id, j.month, j.old, await this.head(oldKey));
+    } else if (index.parts.some((p) => p.name === j.old)) {
+      const age = this.deps.clock().getTime() - Date.parse(j.written_at ?? j.at);
+      if (!(age >= JOURNAL_ROLLBACK_AFTER_MS)) return oldKey; // maybe still running: not ours to undo
+      await this.del(newKey);
+      await this.del(partFiltersKey(j.shop_id, j.month, j.new));
+      await this.del(key);
+    } else {
+      // Neither part is committed (a lost index, a forgotten month): deleting either could lose the
+      // only copy a reindex would rebuild from. Left in place, loudly.
+      throw new JobArchiveError(
+        `${key}: the month index names neither ${j.old} nor ${j.new}; both parts and the journal are left in place (reindex the month, then rerun)`,
+      );
+    }
+    this.archive.journalsResolved++;
+    return null;
+  }
+}
+
+export const redactDocument = (deps: RedactDeps, req: RedactRequest): Promise<RedactReport> =>
+  new Redaction(deps, resolveRedactRequest(req)).run();

@@ -1,0 +1,80 @@
+import type { PartDocFilters } from '../archive/format/doc-filter';
+import type { ByteRange, IndexedJob, IndexedPart, MonthIndex } from '../archive/format/month-index';
+import type { DetailCounts } from '../archive/format/records';
+
+/**
+ * Pure: the month index with part `oldName` replaced by its redacted copy. The new part has the same
+ * members in the same order (redact-part.ts), so each entry keeps its block and platform-data block by
+ * number and gets that member's new byte range; redacted jobs get their new counts. The part keeps
+ * its place, run, commit time and counters; its name, key, size, ETag and filters are the new object's.
+ * Returns null when the index no longer names `oldName` (already switched, or the part is gone).
+ */
+export interface PartSwitch {
+  readonly oldName: string;
+  readonly oldMembers: readonly number[];
+  readonly part: Pick<IndexedPart, 'name' | 'key' | 'size' | 'etag'>;
+  readonly newMembers: readonly number[];
+  readonly counts: ReadonlyMap<string, DetailCounts>;
+  /** The new part's filters, rebuilt from its redacted records. */
+  readonly filters: PartDocFilters;
+}
+
+const ranges = (lengths: readonly number[]): ByteRange[] => {
+  let at = 0;
+  return lengths.map((length) => {
+    const r = { offset: at, length };
+    at += length;
+    return r;
+  });
+};
+
+export const switchPart = (index: MonthIndex, s: PartSwitch, at: string): MonthIndex | null => {
+  const i = index.parts.findIndex((p) => p.name === s.oldName);
+  const old = index.parts[i];
+  if (!old) return null;
+  if (s.oldMembers.length !== s.newMembers.length)
+    throw new Error(`redact: ${s.oldMembers.length} members became ${s.newMembers.length}`);
+  const before = ranges(s.oldMembers);
+  const after = ranges(s.newMembers);
+  const blockAt = new Map(before.map((r, n) => [r.offset, n]));
+  const moved = (r: ByteRange, what: string): ByteRange => {
+    const n = blockAt.get(r.offset);
+    const to = n === undefined ? undefined : after[n];
+    if (!to)
+      throw new Error(`redact: ${what} points at byte ${r.offset}, no member of ${s.oldName} starts there`);
+    return to;
+  };
+  const jobs: Record<string, readonly IndexedJob[]> = {};
+  for (const [jobId, entries] of Object.entries(index.jobs))
+    jobs[jobId] = entries.map((e) => {
+      if (e.part !== s.oldName) return e;
+      const counts = s.counts.get(jobId);
+      return {
+        ...e,
+        part: s.part.name,
+        ...moved(e, `job ${jobId}`),
+        ...(e.platform_data
+          ? {
+              platform_data: {
+                ...e.platform_data,
+                ...moved(e.platform_data, `job ${jobId}'s platform data`),
+              },
+            }
+          : {}),
+        ...(counts ? { counts } : {}),
+      };
+    });
+  const parts = index.parts.map((p, n) =>
+    n === i
+      ? {
+          ...p,
+          name: s.part.name,
+          key: s.part.key,
+          size: s.part.size,
+          etag: s.part.etag,
+          doc_filters: s.filters,
+        }
+      : p,
+  );
+  return { ...index, updated_at: at, parts, jobs };
+};

@@ -1,0 +1,100 @@
+import type { ObservabilitySink } from '../../functions/sink';
+import { stepHandlers } from '../../infra/local/runner';
+import type { RunReport } from '../../shared/archive/steps/types';
+import type { ForgetResult } from '../../shared/erasure/forget';
+import { tombstoneKey } from '../../shared/erasure/tombstone';
+import {
+  inMonth,
+  runLocal,
+  type SeededJob,
+  seedTerminalJob,
+  setUpMachineRuns,
+} from '../support/archiver-fixtures';
+import { deferred } from '../support/deferred';
+import { lookups, whereNamed } from '../support/erasure-fixtures';
+import { type Call, FaultLayer } from '../support/faults';
+
+/**
+ * Forget beside a running archival (two executions of the synthesized state machine at once): the
+ * archival is held at one of its two tombstone checks — before it archives the batch, and just before
+ * a group's commit — while the forget runs to completion; then it goes on. Either way the shop's data
+ * does not come back, and the other shop of the batch is archived as usual.
+ */
+jest.setTimeout(300_000);
+
+const runs = setUpMachineRuns();
+const layer = new FaultLayer();
+const ARCHIVE = { olderThanDays: 30, graceHours: 0 };
+
+const holdAt = (shopId: string, nth: number) => {
+  const reached = deferred<void>();
+  const release = deferred<void>();
+  let seen = 0;
+  layer.fault = {
+    at: 'call',
+    fired: 0,
+    async handle(c: Call, send) {
+      if (
+        c.step === 'archive-batch' &&
+        c.command === 'GetObjectCommand' &&
+        c.input.Key === tombstoneKey(shopId)
+      ) {
+        seen++;
+        if (seen === nth) {
+          this.fired++;
+          reached.resolve();
+          await release.promise;
+        }
+      }
+      return send();
+    },
+  };
+  return { reached: reached.promise, release: () => release.resolve() };
+};
+
+const seedShops = async (shopId: string, other: string) => {
+  const { env } = runs;
+  const jobs: SeededJob[] = [];
+  for (const s of [shopId, other])
+    for (const day of [4, 8])
+      jobs.push(await seedTerminalJob(env, { shopId: s, completedAt: inMonth(2, day) }));
+  return jobs;
+};
+
+test.each([
+  ['before the batch archives (its first check)', 1, 'SUCCEEDED'],
+  ['between the part and its commit (the check before the index write)', 2, 'FAILED'],
+])('held %s: the forgotten shop does not come back', async (_name, nth, archivalStatus) => {
+  const { env, definition } = runs;
+  layer.install(env.machineDeps);
+  const handlers = (sink: ObservabilitySink) => layer.wrap(stepHandlers(() => env.machineDeps, sink));
+  const shopId = `ov${nth}-shop.myshopify.com`;
+  const other = `ov${nth}-other.myshopify.com`;
+  const jobs = await seedShops(shopId, other);
+  const hold = holdAt(shopId, nth);
+  const archival = runLocal(env, { definition, input: ARCHIVE, handlers });
+  await hold.reached;
+  const forgot = await runLocal(env, { definition, input: { forget: { shopId } }, handlers });
+  hold.release();
+  const a = await archival;
+  layer.fault = null;
+
+  expect(forgot.status).toBe('SUCCEEDED');
+  expect((forgot.output as ForgetResult).counts.jobRows).toBe(2);
+  expect(a.status).toBe(archivalStatus);
+  if (archivalStatus === 'FAILED') {
+    // The part built before the forget is removed, never committed; the run says so.
+    expect(a.error).toMatchObject({ error: 'ArchiveRunIncomplete' });
+    expect(String((a.error as { cause?: string }).cause)).toContain('ShopForgottenError');
+  } else {
+    expect(a.output as RunReport).toMatchObject({ jobsArchived: 2, groupsFailedCount: 0 });
+  }
+  expect(await whereNamed(env, shopId)).toEqual([]);
+  // The other shop of the same batch: archived, read back from the archive.
+  const theirs = jobs.filter((j) => j.shopId === other);
+  expect((await lookups(env, theirs)).every((l) => l.includes('"source":"archive"'))).toBe(true);
+  // A later archival run converges and brings nothing back.
+  const later = await runLocal(env, { definition, input: ARCHIVE });
+  expect(later.status).toBe('SUCCEEDED');
+  expect(await whereNamed(env, shopId)).toEqual([]);
+});

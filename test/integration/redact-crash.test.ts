@@ -1,0 +1,289 @@
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  type HeadObjectCommandInput,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  RestoreObjectCommand,
+  type RestoreObjectCommandInput,
+} from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
+import { makeContext } from '../../infra/cli/context';
+import { memoryOutput } from '../../infra/cli/output';
+import { parseRedactOptions, redactCommand } from '../../infra/cli/redact';
+import { COLD_PREFIX, monthIndexKey, parsePartKey } from '../../shared/archive/format/keys';
+import { parseMonthIndex } from '../../shared/archive/format/month-index';
+import { parseConfig } from '../../shared/config';
+import type { JobDetails } from '../../shared/details/payload';
+import { getRequest } from '../../shared/erasure/ledger';
+import { JobDetailsReader } from '../../shared/reader/reader';
+import {
+  JOURNAL_ROLLBACK_AFTER_MS,
+  REDACT_CRASH_POINTS,
+  type RedactCrashPoint,
+} from '../../shared/redact/redact';
+import { redactDetails } from '../../shared/redact/redact-details';
+import {
+  type ArchiverEnv,
+  archiverEnv,
+  cliContextFor,
+  DAY,
+  daysAgo,
+  getBytes,
+  inMonth,
+  listKeys,
+  runMachine,
+} from '../support/archiver-fixtures';
+import { testS3 } from '../support/local';
+import { bucketContents, indexedFilters, type Seeded, seedDocJob } from '../support/redact-fixtures';
+
+/**
+ * Redaction interrupted at each crash point (after the journal, after the new part, after the index
+ * switch, after the old part's delete, after a hot rewrite) converges on a rerun: the document is in
+ * no byte of the shop, no journal or unreferenced part is left, every job reads as before less the
+ * document. Then a part in Glacier Flexible Retrieval: restore requested, pending, finished later,
+ * the early deletion counted.
+ */
+jest.setTimeout(300_000);
+
+const SHOP = 'shop-c';
+const docOf = (p: string) => `gid://shopify/Customer/${p}`;
+const DOCS = REDACT_CRASH_POINTS.map(docOf);
+
+let env: ArchiverEnv;
+let jobs: Seeded[] = [];
+const before = new Map<string, JobDetails>();
+
+const details = async (j: Seeded) =>
+  (
+    await new JobDetailsReader(env.s3, env.bucket).readAllDetails({
+      shopId: j.shopId,
+      jobId: j.jobId,
+      completedAt: j.completedAt,
+    })
+  ).details as JobDetails;
+
+/** The details less every note (the notes' times depend on which run did the work). */
+const unnoted = (d: JobDetails): JobDetails => {
+  const { redacted: _r, ...rest } = d;
+  return rest;
+};
+
+/** The shop's parts, each named by its month index with its filters; no journal, no sidecar left. */
+const expectConsistent = async (shopId: string) => {
+  const parts = (await listKeys(env.s3, env.bucket, `${COLD_PREFIX}${shopId}/`)).map((k) => parsePartKey(k));
+  for (const p of parts) {
+    if (!p) throw new Error('not a part key');
+    const idx = parseMonthIndex(await getBytes(env.s3, env.bucket, monthIndexKey(shopId, p.month)), 'index');
+    expect(idx.parts.map((x) => x.name)).toContain(p.partName);
+    expect(idx.parts.find((x) => x.name === p.partName)?.doc_filters).toBeDefined();
+  }
+  const keys = await listKeys(env.s3, env.bucket, `job-details-index/${shopId}/`);
+  expect(keys.filter((k) => k.includes('/redact/'))).toEqual([]);
+  expect(keys.filter((k) => k.endsWith('.filter'))).toEqual([]);
+};
+
+beforeAll(async () => {
+  env = await archiverEnv();
+  const all = (tag: string) => ({ failed: { timeout: [...DOCS, `${tag}-keep`] } });
+  jobs = [
+    await seedDocJob(env, SHOP, inMonth(2, 3), [all('a'), { skipped: { x: [DOCS[1] as string, 'a2'] } }]),
+    await seedDocJob(env, SHOP, inMonth(2, 4), [{ failed: { timeout: ['b-keep'] } }]),
+    await seedDocJob(env, SHOP, inMonth(3, 5), [all('c')]),
+  ];
+  expect((await runMachine(env)).run.status).toBe('SUCCEEDED');
+  jobs.push(await seedDocJob(env, SHOP, daysAgo(1), [all('h1'), all('h2')])); // two hot objects
+  for (const j of jobs) before.set(j.jobId, await details(j));
+});
+
+const crashed = (p: RedactCrashPoint) =>
+  Object.assign(new Error(`injected crash at ${p}`), { name: 'Crash' });
+
+test.each(REDACT_CRASH_POINTS.map((p) => [p]))('a crash at %s converges on rerun', async (point) => {
+  const doc = docOf(point);
+  const ctx = cliContextFor(env);
+  const opts = parseRedactOptions({ shop: SHOP, doc, 'request-id': `crash-${point}` });
+  let fired = false;
+  await expect(
+    redactCommand(ctx, opts, memoryOutput(), {
+      crashPoint: (p) => {
+        if (p !== point || fired) return;
+        fired = true;
+        throw crashed(p);
+      },
+    }),
+  ).rejects.toThrow(/injected crash/);
+  expect(fired).toBe(true);
+  // A crash inside a part rewrite leaves its journal (and the old part) for the rerun.
+  const journals = (await listKeys(env.s3, env.bucket, `job-details-index/${SHOP}/`)).filter((k) =>
+    k.includes('/redact/'),
+  );
+  expect(journals).toHaveLength(point === 'hot-object-rewritten' ? 0 : 1);
+  expect((await getRequest(env, `crash-${point}`))?.request.state).toBe('received');
+  if (point === 'journal-written' || point === 'new-part-written') {
+    // Uncommitted and young: it may be a redaction still running, so a rerun now leaves it (pending).
+    const now = await redactCommand(ctx, opts, memoryOutput());
+    expect(now.exitCode).toBe(5);
+    expect(now.results[0]?.report.pending).toEqual([
+      expect.objectContaining({ reason: 'rewrite-in-progress' }),
+    ]);
+    expect((await getRequest(env, `crash-${point}`))?.request.state).toBe('pending');
+  }
+  // A rerun past the journal's rollback age finishes or undoes it.
+  const later = makeContext({
+    ddb: env.ddb,
+    s3: env.s3,
+    table: env.table,
+    bucket: env.bucket,
+    cfg: parseConfig(process.env),
+    now: () => new Date(Date.now() + JOURNAL_ROLLBACK_AFTER_MS + 60_000),
+  });
+  const { exitCode, results } = await redactCommand(later, opts, memoryOutput());
+  expect(exitCode).toBe(0);
+  const r = results[0]?.report;
+  // Crashed after the switch: the rerun finishes that rewrite from its journal.
+  if (point === 'index-switched' || point === 'old-part-deleted') expect(r?.archive.journalsResolved).toBe(1);
+  if (point === 'journal-written' || point === 'new-part-written')
+    expect(r?.archive.journalsResolved).toBe(1);
+  expect((await getRequest(env, `crash-${point}`))?.request.state).toBe('complete');
+  const contents = await bucketContents(env);
+  for (const [key, v] of contents) expect({ key, has: v.text.includes(doc) }).toEqual({ key, has: false });
+  for (const f of await indexedFilters(env, SHOP, doc)) expect(f.matches).toEqual([]);
+  await expectConsistent(SHOP);
+});
+
+test('after every crash and rerun, each job reads as before less the documents', async () => {
+  for (const j of jobs) {
+    let expected = before.get(j.jobId) as JobDetails;
+    for (const d of DOCS) expected = redactDetails(expected, d, 'x').details;
+    const now = await details(j);
+    expect(unnoted(now)).toEqual(unnoted(expected));
+    // A job that listed any of the documents carries notes (one per run and object count); others none.
+    expect((now.redacted ?? []).length > 0).toBe(expected.redacted !== undefined);
+  }
+});
+
+/**
+ * Glacier Flexible Retrieval: s3rver has no storage classes, restores or `Restore` header, so
+ * aws-sdk-client-mock supplies ONLY those — HeadObject answers StorageClass GLACIER and the Restore
+ * header of each stage (none → ongoing → done), RestoreObject is recorded, a GET before the restore
+ * is done fails with InvalidObjectState as S3's does. Every other call, and the bytes, are s3rver's.
+ */
+test('a part in Glacier: restore requested, pending (exit 5), finished on a later run, early deletion counted', async () => {
+  const shop = 'shop-g';
+  const doc = 'gid://shopify/Customer/900';
+  const job = await seedDocJob(env, shop, inMonth(2, 7), [{ failed: { timeout: [doc, 'g-keep'] } }]);
+  expect((await runMachine(env)).run.status).toBe('SUCCEEDED');
+  const was = await details(job);
+  const real = testS3();
+  const client = testS3();
+  const mock = mockClient(client);
+  let stage: 'none' | 'ongoing' | 'done' = 'none';
+  const restores: RestoreObjectCommandInput[] = [];
+  const isPart = (key: string | undefined) => key?.startsWith(`${COLD_PREFIX}${shop}/`) === true;
+  const lastModified = new Date(Date.now() - 30 * DAY);
+  mock.on(HeadObjectCommand).callsFake(async (input: HeadObjectCommandInput) => {
+    const out = await real.send(new HeadObjectCommand(input));
+    if (!isPart(input.Key) || out.ContentLength === undefined) return out;
+    const restore = {
+      none: undefined,
+      ongoing: 'ongoing-request="true"',
+      done: 'ongoing-request="false", expiry-date="Fri, 01 Jan 2027 00:00:00 GMT"',
+    }[stage];
+    return {
+      ...out,
+      StorageClass: 'GLACIER',
+      LastModified: lastModified,
+      ...(restore ? { Restore: restore } : {}),
+    };
+  });
+  mock.on(GetObjectCommand).callsFake(async (input) => {
+    if (isPart(input.Key) && stage !== 'done')
+      throw Object.assign(new Error("The operation is not valid for the object's storage class"), {
+        name: 'InvalidObjectState',
+        $metadata: { httpStatusCode: 403 },
+      });
+    return real.send(new GetObjectCommand(input));
+  });
+  mock.on(RestoreObjectCommand).callsFake(async (input: RestoreObjectCommandInput) => {
+    restores.push(input);
+    return {};
+  });
+  mock.on(PutObjectCommand).callsFake((input) => real.send(new PutObjectCommand(input)));
+  mock.on(ListObjectsV2Command).callsFake((input) => real.send(new ListObjectsV2Command(input)));
+  mock.on(DeleteObjectCommand).callsFake((input) => real.send(new DeleteObjectCommand(input)));
+  const ctx = makeContext({
+    ddb: env.ddb,
+    s3: client,
+    table: env.table,
+    bucket: env.bucket,
+    cfg: parseConfig(process.env),
+  });
+  const opts = parseRedactOptions({ shop, doc, 'request-id': 'glacier-1' });
+
+  const first = memoryOutput();
+  const r1 = await redactCommand(ctx, opts, first);
+  expect(r1.exitCode).toBe(5);
+  expect(r1.results[0]?.report.pending).toEqual([
+    expect.objectContaining({ storageClass: 'GLACIER', reason: 'restore-requested' }),
+  ]);
+  expect(restores).toHaveLength(1);
+  expect(restores[0]?.RestoreRequest?.GlacierJobParameters?.Tier).toBe(ctx.cfg.restoreTier);
+  expect(first.stdout.join('\n')).toMatch(/pending: .* \(GLACIER\): restore requested/);
+  expect((await getRequest(env, 'glacier-1'))?.request).toMatchObject({
+    state: 'pending',
+    pendingReason: 'restore',
+    docId: doc,
+  });
+
+  stage = 'ongoing';
+  const r2 = await redactCommand(ctx, parseRedactOptions({ pending: true }), memoryOutput());
+  expect(r2.exitCode).toBe(5);
+  expect(r2.results.find((x) => x.requestId === 'glacier-1')?.report.pending[0]?.reason).toBe(
+    'restore-in-progress',
+  );
+  expect(restores).toHaveLength(1);
+
+  stage = 'done';
+  const out = memoryOutput();
+  const r3 = await redactCommand(ctx, parseRedactOptions({ pending: true, json: true }), out);
+  expect(r3.exitCode).toBe(0);
+  const done = r3.results.find((x) => x.requestId === 'glacier-1')?.report;
+  expect(done?.archive.listings).toBe(1);
+  expect(done?.earlyDeletions).toEqual([
+    expect.objectContaining({ storageClass: 'GLACIER', minDays: 90, chargedDays: expect.closeTo(60, 0) }),
+  ]);
+  const json = out.json<{ results: { requestId: string; earlyDeletionDollars: number }[] }>();
+  expect(json.results.find((x) => x.requestId === 'glacier-1')?.earlyDeletionDollars).toBeGreaterThan(0);
+  const req = (await getRequest(env, 'glacier-1'))?.request;
+  expect(req).toMatchObject({ state: 'complete', receipt: { partsRewritten: 1, earlyDeletions: 1 } });
+  expect(req?.docId).toBeUndefined();
+  expect(unnoted(await details(job))).toEqual(unnoted(redactDetails(was, doc, 'x').details));
+  for (const [key, v] of await bucketContents(env))
+    expect({ key, has: v.text.includes(doc) }).toEqual({ key, has: false });
+  await expectConsistent(shop);
+});
+
+test('a shop-month packed into a shared part is reported pending, never complete (not rewritten yet)', async () => {
+  const packed = await archiverEnv({ packBelowKb: 128 });
+  const doc = 'gid://shopify/Customer/4711';
+  await seedDocJob(packed, 'shop-p', inMonth(2, 8), [{ failed: { timeout: [doc, 'p-keep'] } }]);
+  await seedDocJob(packed, 'shop-q', inMonth(2, 8), [{ failed: { timeout: ['q-keep'] } }]);
+  expect((await runMachine(packed)).run.status).toBe('SUCCEEDED');
+  expect((await listKeys(packed.s3, packed.bucket, `${COLD_PREFIX}_shared/`)).length).toBeGreaterThan(0);
+  const ctx = cliContextFor(packed);
+  const r = await redactCommand(
+    ctx,
+    parseRedactOptions({ shop: 'shop-p', doc, 'request-id': 'packed-1' }),
+    memoryOutput(),
+  );
+  expect(r.exitCode).toBe(5);
+  expect(r.results[0]?.report.pending).toEqual([
+    expect.objectContaining({ reason: 'shared-part-not-supported' }),
+  ]);
+  expect((await getRequest(packed, 'packed-1'))?.request.state).toBe('pending');
+  // The other shop has nothing of the document: its redaction is complete.
+  const other = await redactCommand(ctx, parseRedactOptions({ shop: 'shop-q', doc }), memoryOutput());
+  expect(other.exitCode).toBe(0);
+});

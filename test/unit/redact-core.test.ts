@@ -1,0 +1,236 @@
+import { gunzipSync } from 'node:zlib';
+import { candidateBlocks } from '../../shared/archive/format/doc-filter';
+import { flattenPart } from '../../shared/archive/format/flatten';
+import {
+  commitPart,
+  emptyMonthIndex,
+  parseMonthIndex,
+  serializeMonthIndex,
+} from '../../shared/archive/format/month-index';
+import { decodeFlushBody, encodeFlushBody } from '../../shared/details/codec';
+import { mergeJobDetails } from '../../shared/details/merge';
+import { parseJobDetailsPayload, validateJobDetailsPayload } from '../../shared/details/payload';
+import { earlyDeletion } from '../../shared/redact/redact';
+import { listsDocument, redactDetails } from '../../shared/redact/redact-details';
+import { partMembers, redactPart } from '../../shared/redact/redact-part';
+import { switchPart } from '../../shared/redact/switch-part';
+import { buildPart, details, indexEntries } from '../support/archive-fixture';
+
+const AT = '2026-11-25T10:00:00.000Z';
+const DOC = 'gid://shopify/Customer/42';
+
+describe('redactDetails', () => {
+  const d = details({
+    chunk_ids: ['p0', 'p1'],
+    failed: { timeout: ['a', DOC, 'b'], other: [DOC] },
+    skipped: { unchanged: ['c'] },
+    conflict: { version: [{ doc_id: DOC, existing_version: 2, message: `about ${DOC}` }, { doc_id: 'e' }] },
+  });
+
+  test('removes every listing of the document, keeps reasons and the rest, notes when and how many', () => {
+    const r = redactDetails(d, DOC, AT);
+    expect(r.removed).toBe(3);
+    expect(r.details).toEqual({
+      chunk_ids: ['p0', 'p1'],
+      failed: { timeout: ['a', 'b'], other: [] },
+      skipped: { unchanged: ['c'] },
+      conflict: { version: [{ doc_id: 'e' }] },
+      redacted: [{ at: AT, listings: 3 }],
+    });
+    expect(JSON.stringify(r.details)).not.toContain(DOC);
+    expect(listsDocument(d, DOC)).toBe(true);
+    expect(listsDocument(r.details, DOC)).toBe(false);
+  });
+
+  test('a document not listed changes nothing (idempotent)', () => {
+    const once = redactDetails(d, DOC, AT).details;
+    const twice = redactDetails(once, DOC, '2026-11-26T00:00:00.000Z');
+    expect(twice.removed).toBe(0);
+    expect(twice.details).toBe(once);
+  });
+
+  test('the note survives the wire: encode/decode, parse, validate and merge keep it', () => {
+    const r = redactDetails(d, DOC, AT).details;
+    const back = decodeFlushBody(encodeFlushBody(r), 'k');
+    expect(back).toEqual(r);
+    expect(validateJobDetailsPayload(r)).toEqual(r);
+    const other = {
+      ...details({ chunk_ids: ['p2'] }),
+      redacted: [{ at: '2026-11-20T00:00:00.000Z', listings: 1 }],
+    };
+    expect(mergeJobDetails(r, other).redacted).toEqual([
+      { at: '2026-11-20T00:00:00.000Z', listings: 1 },
+      { at: AT, listings: 3 },
+    ]);
+    // The same note from two objects of one job is one note (merging is idempotent).
+    expect(mergeJobDetails(r, r).redacted).toEqual([{ at: AT, listings: 3 }]);
+    // Unredacted details carry no field at all: their bytes are what they always were.
+    expect('redacted' in mergeJobDetails(d, d)).toBe(false);
+    expect(() => parseJobDetailsPayload({ ...r, redacted: [{ at: 1 }] }, 'k')).toThrow(/redacted\[0\]/);
+  });
+});
+
+describe('redactPart and switchPart', () => {
+  const bigList = (tag: string, n: number) =>
+    Array.from({ length: n }, (_, i) => `${tag}-${i}-${'x'.repeat(40)}`);
+  const build = () =>
+    buildPart({
+      shopId: 'acme',
+      month: '2026-01',
+      jobs: [
+        // Big enough for several blocks: the document sits in the second job's block only.
+        {
+          jobId: 'j1',
+          details: details({ chunk_ids: ['p0'], failed: { r: bigList('a', 1500) } }),
+          platformData: { x: 1 },
+        },
+        {
+          jobId: 'j2',
+          details: details({ chunk_ids: ['p0'], failed: { r: [DOC, 'keep'] } }),
+          platformData: { x: 1 },
+        },
+        { jobId: 'j3', details: details({ chunk_ids: ['p0'], failed: { r: bigList('c', 1500) } }) },
+      ],
+    });
+
+  test('only the blocks holding the document change; filters lose it; records and index read back', async () => {
+    const part = await build();
+    const members = partMembers(part.bytes, part.partKey);
+    expect(members.length).toBeGreaterThan(2);
+    const name = 'part-20261125T100000Z-aaaaaaaa.jsonl.gz';
+    const r = redactPart(members, {
+      shopId: 'acme',
+      docId: DOC,
+      at: AT,
+      where: part.partKey,
+    });
+    expect(r.removed).toBe(1);
+    expect([...r.jobs]).toEqual([['j2', { chunk_ids: 1, failed: 1, skipped: 0, conflict: 0 }]]);
+    const changed = members.map((m, i) => !m.equals(r.members[i] as Buffer));
+    expect(changed.filter(Boolean)).toHaveLength(1);
+    const body = Buffer.concat(r.members);
+    expect(gunzipSync(body).toString('utf8')).not.toContain(DOC);
+    // Filters (one per block that lists a document) lose it; the changed block's still has the rest.
+    expect(candidateBlocks(r.filters, DOC)).toEqual([]);
+    const keep = r.filters.blocks[candidateBlocks(r.filters, 'keep')[0] ?? -1];
+    const changedAt = r.members.slice(0, changed.indexOf(true)).reduce((n, m) => n + m.length, 0);
+    expect(keep?.offset).toBe(changedAt);
+    // Every other line is byte for byte what it was.
+    const lines = (b: Buffer) => gunzipSync(b).toString('utf8').split('\n');
+    const before = lines(part.bytes);
+    const after = lines(body);
+    expect(after.filter((l, i) => l !== before[i])).toHaveLength(1);
+    const flat = flattenPart(
+      after.filter((l) => l).map((l) => JSON.parse(l) as unknown),
+      { shopId: 'acme', month: '2026-01', part: name },
+      name,
+    );
+    expect(flat.jobs.map((j) => [j.job_id, j.failed])).toEqual([
+      ['j1', 1500],
+      ['j2', 1],
+      ['j3', 1500],
+    ]);
+    // The index switch: same blocks by number, new ranges, new counts; the serialized index parses.
+    const { part: p, jobs } = indexEntries(part, AT);
+    const index = commitPart(emptyMonthIndex('acme', '2026-01', AT), p, jobs, AT);
+    const next = switchPart(
+      index,
+      {
+        oldName: part.partName,
+        oldMembers: members.map((m) => m.length),
+        part: { name, key: `job-details-cold/acme/2026-01/${name}`, size: body.length, etag: 'new' },
+        newMembers: r.members.map((m) => m.length),
+        counts: r.jobs,
+        filters: r.filters,
+      },
+      AT,
+    );
+    expect(next).not.toBeNull();
+    const back = parseMonthIndex(serializeMonthIndex(next as NonNullable<typeof next>), 'k');
+    expect(back.parts.map((x) => [x.name, x.size, x.etag])).toEqual([[name, body.length, 'new']]);
+    expect(back.parts[0]?.doc_filters && candidateBlocks(back.parts[0].doc_filters, DOC)).toEqual([]);
+    expect(back.parts[0]?.doc_filters?.blocks.length).toBe(r.filters.blocks.length);
+    const j2 = back.jobs.j2?.[0];
+    expect(j2?.counts.failed).toBe(1);
+    const at = j2 ? body.subarray(j2.offset, j2.offset + j2.length) : Buffer.alloc(0);
+    expect(gunzipSync(at).toString('utf8')).toContain('"job_id":"j2"');
+    const pd = j2?.platform_data;
+    expect(pd && gunzipSync(body.subarray(pd.offset, pd.offset + pd.length)).toString('utf8')).toContain(
+      '"type":"platform_data"',
+    );
+    // Switched already: nothing more to switch.
+    expect(
+      switchPart(
+        back,
+        {
+          oldName: part.partName,
+          oldMembers: [],
+          part: p,
+          newMembers: [],
+          counts: new Map(),
+          filters: r.filters,
+        },
+        AT,
+      ),
+    ).toBeNull();
+  });
+
+  test('a part packing several shops (a segment per shop, each with its header): only the asked shop changes', async () => {
+    const mine = await buildPart({
+      shopId: 'acme',
+      month: '2026-01',
+      jobs: [{ jobId: 'j1', details: details({ chunk_ids: ['p0'], failed: { r: [DOC, 'k'] } }) }],
+    });
+    const theirs = await buildPart({
+      shopId: 'other',
+      month: '2026-01',
+      jobs: [{ jobId: 'j1', details: details({ chunk_ids: ['p0'], failed: { r: [DOC] } }) }],
+    });
+    const shared = Buffer.concat([theirs.bytes, mine.bytes]);
+    const r = redactPart(partMembers(shared, 'k'), {
+      shopId: 'acme',
+      docId: DOC,
+      at: AT,
+      where: 'k',
+    });
+    expect(r.removed).toBe(1);
+    const text = gunzipSync(Buffer.concat(r.members)).toString('utf8');
+    expect(text.split(DOC)).toHaveLength(2); // the other shop's listing only
+    expect(Buffer.concat(r.members).subarray(0, theirs.bytes.length).equals(theirs.bytes)).toBe(true);
+  });
+
+  test("another shop's records in the same part are left as they are", async () => {
+    const part = await build();
+    const r = redactPart(partMembers(part.bytes, 'k'), {
+      shopId: 'other',
+      docId: DOC,
+      at: AT,
+      where: 'k',
+    });
+    expect(r.removed).toBe(0);
+    expect(Buffer.concat(r.members).equals(part.bytes)).toBe(true);
+  });
+});
+
+test('early deletion: Glacier classes bill their minimum days, Standard and old objects nothing', () => {
+  const now = new Date('2026-11-25T00:00:00Z');
+  const ago = (d: number) => new Date(now.getTime() - d * 86_400_000);
+  expect(
+    earlyDeletion('k', { StorageClass: 'GLACIER', LastModified: ago(30), ContentLength: 5 }, now),
+  ).toEqual({
+    key: 'k',
+    storageClass: 'GLACIER',
+    bytes: 5,
+    ageDays: 30,
+    minDays: 90,
+    chargedDays: 60,
+  });
+  expect(earlyDeletion('k', { StorageClass: 'DEEP_ARCHIVE', LastModified: ago(100) }, now)?.chargedDays).toBe(
+    80,
+  );
+  expect(earlyDeletion('k', { StorageClass: 'GLACIER_IR', LastModified: ago(10) }, now)?.chargedDays).toBe(
+    80,
+  );
+  expect(earlyDeletion('k', { StorageClass: 'GLACIER_IR', LastModified: ago(91) }, now)).toBeNull();
+  expect(earlyDeletion('k', { LastModified: ago(1) }, now)).toBeNull();
+});
