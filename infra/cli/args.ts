@@ -55,6 +55,24 @@ export const EXIT_FINDINGS = 4;
 /** An erasure is recorded but waits (parts in Glacier being restored): rerun to finish it. */
 export const EXIT_PENDING = 5;
 
+/** Flags of the commands that can start a deployed execution instead of a local one (run, forget). */
+export const EXECUTION_OPTIONS = {
+  'state-machine-arn': {
+    type: 'string',
+    value: 'ARN',
+    help: 'start an execution of this deployed state machine in AWS instead (implies --aws)',
+  },
+  'poll-seconds': {
+    type: 'string',
+    value: 'S',
+    help: 'with --state-machine-arn: seconds between polls (default 2)',
+  },
+} as const satisfies Record<string, OptionSpec>;
+
+/** `--poll-seconds` in milliseconds. */
+export const pollMsFlag = (flags: Flags): number =>
+  numberFlag(flags, 'poll-seconds', 2, { min: 0.1, max: 600 }) * 1000;
+
 /** Flags every command takes. */
 export const COMMON_OPTIONS = {
   json: { type: 'boolean', help: 'print one JSON document on stdout instead of text' },

@@ -8,10 +8,11 @@ import {
   boolFlag,
   type CommandSpec,
   dateFlag,
+  EXECUTION_OPTIONS,
   EXIT_FAILURE,
   EXIT_OK,
   type Flags,
-  numberFlag,
+  pollMsFlag,
   requiredString,
   stringFlag,
 } from './args';
@@ -41,16 +42,7 @@ export const forgetSpec: CommandSpec = {
       value: 'ISO',
       help: 'when the platform sent the request (default: now); the deadline counts from here',
     },
-    'state-machine-arn': {
-      type: 'string',
-      value: 'ARN',
-      help: 'start an execution of this deployed state machine in AWS instead (implies --aws)',
-    },
-    'poll-seconds': {
-      type: 'string',
-      value: 'S',
-      help: 'with --state-machine-arn: seconds between polls (default 2)',
-    },
+    ...EXECUTION_OPTIONS,
   },
   notes: ['Exit codes: 0 the shop is forgotten (receipt printed); 1 the execution failed — run it again.'],
 };
@@ -80,7 +72,7 @@ export const parseForgetOptions = (flags: Flags): ForgetOptions => {
       ...(receivedAt ? { receivedAt: receivedAt.toISOString() } : {}),
     },
     ...(run.stateMachineArn !== undefined ? { stateMachineArn: run.stateMachineArn } : {}),
-    pollMs: numberFlag(flags, 'poll-seconds', 2, { min: 0.1, max: 600 }) * 1000,
+    pollMs: pollMsFlag(flags),
     json: boolFlag(flags, 'json'),
   };
 };

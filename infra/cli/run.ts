@@ -14,11 +14,12 @@ import {
   boolFlag,
   type CommandSpec,
   dateFlag,
+  EXECUTION_OPTIONS,
   EXIT_FAILURE,
   EXIT_OK,
   EXIT_QUARANTINED,
   type Flags,
-  numberFlag,
+  pollMsFlag,
   settingFlag,
   settingOption,
   stringFlag,
@@ -64,16 +65,7 @@ export const runSpec: CommandSpec = {
       type: 'boolean',
       help: 'plan from the beginning of the status index, ignoring the plan watermark (audit names when)',
     },
-    'state-machine-arn': {
-      type: 'string',
-      value: 'ARN',
-      help: 'start an execution of this deployed state machine in AWS instead (implies --aws)',
-    },
-    'poll-seconds': {
-      type: 'string',
-      value: 'S',
-      help: 'with --state-machine-arn: seconds between polls (default 2)',
-    },
+    ...EXECUTION_OPTIONS,
   },
   notes: [
     'Exit codes: 0 all done; 3 the run succeeded but quarantined jobs (listed; their data stays hot); 1 the execution',
@@ -116,7 +108,7 @@ export const parseRunOptions = (flags: Flags): RunOptions => {
   return {
     input,
     ...(arn !== undefined ? { stateMachineArn: arn } : {}),
-    pollMs: numberFlag(flags, 'poll-seconds', 2, { min: 0.1, max: 600 }) * 1000,
+    pollMs: pollMsFlag(flags),
     json: boolFlag(flags, 'json'),
   };
 };
