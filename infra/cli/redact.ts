@@ -88,7 +88,6 @@ const print = (io: Output, id: string, r: RedactReport): void => {
     'restore-requested': 'restore requested',
     'restore-in-progress': 'restore in progress',
     'rewrite-in-progress': 'another redaction is rewriting it',
-    'shared-part-not-supported': 'a part shared by several shops: not rewritten by redact yet',
   } as const;
   for (const p of r.pending)
     io.out(`  pending: ${p.key} (${p.storageClass}): ${why[p.reason]} — rerun later`);

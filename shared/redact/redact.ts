@@ -15,11 +15,13 @@ import {
   parseSharedIndexKey,
   partKey,
   SHARED_INDEX_PREFIX,
+  sharedPartKey,
   shopIndexPrefix,
 } from '../archive/format/keys';
 import type { IndexedPart, MonthIndex } from '../archive/format/month-index';
-import { parseSharedIndex } from '../archive/format/shared-index';
+import type { SharedPart } from '../archive/format/shared-index';
 import { loadMonthIndex, updateMonthIndex } from '../archive/steps/commit/index-store';
+import { loadSharedIndex, updateSharedIndex } from '../archive/steps/commit/shared-store';
 import { JobDetailsStore } from '../details/store';
 import { CorruptObjectError, InvalidInputError, JobArchiveError, VerificationError } from '../errors';
 import { validateShopId } from '../ids';
@@ -37,6 +39,7 @@ import {
 import { partFiltersKey, partsToCheck } from './candidates';
 import { redactFlushObject } from './redact-hot';
 import { partMembers, redactPart } from './redact-part';
+import { redactSharedSegment, switchRedactedSharedPart } from './redact-shared';
 import { switchPart } from './switch-part';
 
 /**
@@ -95,12 +98,7 @@ export interface PendingPart {
    * running; `rewrite-in-progress`: another redaction's rewrite of the part started less than
    * JOURNAL_ROLLBACK_AFTER_MS ago (it may still be running: left alone).
    */
-  readonly reason:
-    | 'restore-requested'
-    | 'restore-in-progress'
-    | 'rewrite-in-progress'
-    /** A part packing several shops' small months (shared.json): not rewritten by redact yet. */
-    | 'shared-part-not-supported';
+  readonly reason: 'restore-requested' | 'restore-in-progress' | 'rewrite-in-progress';
 }
 
 export interface RedactReport {
@@ -184,6 +182,8 @@ interface Journal {
   readonly at: string;
   /** When the journal was written (its age decides whether an uncommitted rewrite may be rolled back). */
   readonly written_at: string;
+  /** The parts are shared parts (`_shared/{month}/…`, switched in the month's shared index). */
+  readonly shared?: true;
 }
 
 const journalKey = (shopId: string, month: string, oldName: string): string =>
@@ -263,7 +263,7 @@ class Redaction {
         } else await this.redactArchivedPart(month, part);
       }
     }
-    await this.checkSharedParts();
+    await this.redactSharedParts(busy);
     return {
       shopId,
       at: this.at,
@@ -276,22 +276,115 @@ class Redaction {
   }
 
   /**
-   * Packed shop-months (a shared part and `_shared/{month}/shared.json`, docs/archive-format.md) are
-   * not rewritten here yet: a shared part whose filters (in the shop's view) may list the document, or
-   * that has none, is reported pending, so the request never reads complete while a copy remains.
+   * Packed shop-months (a shared part and `_shared/{month}/shared.json`, docs/archive-format.md): a
+   * shared part whose filters in the shop's view may list the document (or that has none) is rewritten
+   * with only the shop's segment redacted, by the protocol of an own part with the shared index as
+   * the month index (the journal under the shop's month, `shared: true`).
    */
-  private async checkSharedParts(): Promise<void> {
+  private async redactSharedParts(busy: ReadonlySet<string>): Promise<void> {
     for await (const o of listAll(this.deps.s3, this.deps.bucket, SHARED_INDEX_PREFIX)) {
-      if (parseSharedIndexKey(o.key) === null) continue;
-      const got = await getObjectBytes(this.deps.s3, this.deps.bucket, o.key);
-      if (!got) continue;
-      const view = parseSharedIndex(got.bytes, o.key, this.req.shopId).views.get(this.req.shopId);
-      for (const p of view?.parts ?? []) {
+      const month = parseSharedIndexKey(o.key);
+      if (month === null) continue;
+      const { index } = await loadSharedIndex(this.deps, month);
+      for (const p of index.views.get(this.req.shopId)?.parts ?? []) {
         if (p.doc_filters && candidateBlocks(p.doc_filters, this.req.docId).length === 0) continue;
-        this.archive.partsChecked++;
-        this.pending.push({ key: p.key, storageClass: 'STANDARD', reason: 'shared-part-not-supported' });
+        const part = index.parts.find((x) => x.name === p.name);
+        if (!part)
+          throw new CorruptObjectError(
+            o.key,
+            `the shop's view names ${p.name}, the index lists no such part`,
+          );
+        if (busy.has(p.key)) {
+          this.archive.partsChecked++;
+          this.pending.push({ key: p.key, storageClass: 'STANDARD', reason: 'rewrite-in-progress' });
+        } else await this.redactSharedPart(month, part);
       }
     }
+  }
+
+  private async redactSharedPart(month: string, part: SharedPart): Promise<void> {
+    const { shopId, docId } = this.req;
+    this.archive.partsChecked++;
+    const oldKey = sharedPartKey(month, part.name);
+    const head = await this.head(oldKey);
+    if (!head) throw new CorruptObjectError(oldKey, 'committed shared part is missing');
+    const storageClass = head.StorageClass ?? 'STANDARD';
+    if (NEEDS_RESTORE.has(storageClass) && !restored(head)) {
+      this.pending.push({ key: oldKey, storageClass, reason: await this.requestRestore(oldKey, head) });
+      return;
+    }
+    const got = await getObjectBytes(this.deps.s3, this.deps.bucket, oldKey);
+    if (!got || got.size !== part.size || got.etag !== part.etag)
+      throw new VerificationError(
+        oldKey,
+        'the stored shared part is not the one its shared index committed; nothing rewritten',
+      );
+    const name = newPartName(this.deps.clock());
+    const r = redactSharedSegment(got.bytes, part, {
+      shopId,
+      docId,
+      at: this.at,
+      newName: name,
+      where: oldKey,
+    });
+    if (!r) return; // a filter's false match
+    const key = sharedPartKey(month, name);
+    const journal: Journal = {
+      format: REDACT_JOURNAL_FORMAT,
+      shop_id: shopId,
+      month,
+      old: part.name,
+      new: name,
+      at: this.at,
+      written_at: this.deps.clock().toISOString(),
+      shared: true,
+    };
+    await putJson(this.deps, journalKey(shopId, month, part.name), journal);
+    await this.crash('journal-written');
+    const etag = await putConditional(
+      this.deps.s3,
+      { Bucket: this.deps.bucket, Key: key, Body: r.bytes, ContentType: 'application/gzip' },
+      null,
+    );
+    await this.crash('new-part-written');
+    const back = await getObjectBytes(this.deps.s3, this.deps.bucket, key);
+    if (!back || back.etag !== etag || sha256(back.bytes) !== r.sha256)
+      throw new VerificationError(
+        key,
+        'the redacted shared part read back differs from what was written; old part kept',
+      );
+    const at = this.deps.clock().toISOString();
+    if (Date.parse(at) - Date.parse(journal.written_at) >= JOURNAL_ROLLBACK_AFTER_MS)
+      throw new JobArchiveError(
+        `${key}: the rewrite outlived its journal's rollback age; left for the next run`,
+      );
+    const next: SharedPart = { ...part, ...r.part, etag };
+    const written = await updateSharedIndex(this.deps, month, (current) =>
+      switchRedactedSharedPart(current, shopId, next, { ...r.switch, key }, at),
+    );
+    if (!written.index.parts.some((p) => p.name === name))
+      throw new JobArchiveError(
+        `${oldKey}: the shared index no longer names the part; the journal is left for the next run`,
+      );
+    await this.crash('index-switched');
+    await this.finishSharedSwitch(shopId, month, part.name, head);
+    this.archive.partsRewritten.push({ old: oldKey, new: key, listings: r.removed });
+    this.archive.listings += r.removed;
+  }
+
+  /** Deletes the old shared part once the shared index names the new one, then the journal. */
+  private async finishSharedSwitch(
+    shopId: string,
+    month: string,
+    oldName: string,
+    head: HeadObjectCommandOutput | null,
+  ) {
+    const oldKey = sharedPartKey(month, oldName);
+    const charge = head ? earlyDeletion(oldKey, head, this.deps.clock()) : null;
+    await this.del(oldKey);
+    if (charge) this.early.push(charge);
+    await this.crash('old-part-deleted');
+    await this.del(journalKey(shopId, month, oldName));
   }
 
   private async months(): Promise<string[]> {
@@ -464,6 +557,7 @@ class Redaction {
     if (!j) return null;
     if (j.format !== REDACT_JOURNAL_FORMAT || j.shop_id !== this.req.shopId)
       throw new CorruptObjectError(key, `not a ${REDACT_JOURNAL_FORMAT} journal of ${this.req.shopId}`);
+    if (j.shared) return this.resolveSharedJournal(key, j);
     const { index } = await loadMonthIndex(this.deps, j.shop_id, j.month);
     const committed = index.parts.find((p) => p.name === j.new);
     const oldKey = partKey(j.shop_id, j.month, j.old);
@@ -491,6 +585,34 @@ class Redaction {
       // only copy a reindex would rebuild from. Left in place, loudly.
       throw new JobArchiveError(
         `${key}: the month index names neither ${j.old} nor ${j.new}; both parts and the journal are left in place (reindex the month, then rerun)`,
+      );
+    }
+    this.archive.journalsResolved++;
+    return null;
+  }
+
+  /** resolveJournal for a shared part: the month's shared index in place of the month index. */
+  private async resolveSharedJournal(key: string, j: Journal): Promise<string | null> {
+    const { index } = await loadSharedIndex(this.deps, j.month);
+    const committed = index.parts.find((p) => p.name === j.new);
+    const oldKey = sharedPartKey(j.month, j.old);
+    const newKey = sharedPartKey(j.month, j.new);
+    if (committed) {
+      const head = await this.head(newKey);
+      if (!head || head.ContentLength !== committed.size || normalizeEtag(head.ETag) !== committed.etag)
+        throw new VerificationError(
+          newKey,
+          'the committed redacted shared part does not match its shared index; old part kept',
+        );
+      await this.finishSharedSwitch(j.shop_id, j.month, j.old, await this.head(oldKey));
+    } else if (index.parts.some((p) => p.name === j.old)) {
+      const age = this.deps.clock().getTime() - Date.parse(j.written_at ?? j.at);
+      if (!(age >= JOURNAL_ROLLBACK_AFTER_MS)) return oldKey;
+      await this.del(newKey);
+      await this.del(key);
+    } else {
+      throw new JobArchiveError(
+        `${key}: the shared index of ${j.month} names neither ${j.old} nor ${j.new}; both parts and the journal are left in place`,
       );
     }
     this.archive.journalsResolved++;

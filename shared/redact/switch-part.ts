@@ -17,10 +17,13 @@ export interface PartSwitch {
   readonly counts: ReadonlyMap<string, DetailCounts>;
   /** The new part's filters, rebuilt from its redacted records. */
   readonly filters: PartDocFilters;
+  /** Where the old / new members start in their object (a shop's segment of a shared part; else 0). */
+  readonly oldBase?: number;
+  readonly newBase?: number;
 }
 
-const ranges = (lengths: readonly number[]): ByteRange[] => {
-  let at = 0;
+const ranges = (lengths: readonly number[], base = 0): ByteRange[] => {
+  let at = base;
   return lengths.map((length) => {
     const r = { offset: at, length };
     at += length;
@@ -34,8 +37,8 @@ export const switchPart = (index: MonthIndex, s: PartSwitch, at: string): MonthI
   if (!old) return null;
   if (s.oldMembers.length !== s.newMembers.length)
     throw new Error(`redact: ${s.oldMembers.length} members became ${s.newMembers.length}`);
-  const before = ranges(s.oldMembers);
-  const after = ranges(s.newMembers);
+  const before = ranges(s.oldMembers, s.oldBase);
+  const after = ranges(s.newMembers, s.newBase);
   const blockAt = new Map(before.map((r, n) => [r.offset, n]));
   const moved = (r: ByteRange, what: string): ByteRange => {
     const n = blockAt.get(r.offset);

@@ -19,7 +19,10 @@ export interface LoadedShared {
   readonly etag: string | null;
 }
 
-export const loadSharedIndex = async (deps: StepDeps, month: string): Promise<LoadedShared> => {
+export const loadSharedIndex = async (
+  deps: Pick<StepDeps, 's3' | 'bucket' | 'clock'>,
+  month: string,
+): Promise<LoadedShared> => {
   const key = sharedIndexKey(month);
   const got = await getObjectBytes(deps.s3, deps.bucket, key);
   if (!got) return { index: emptySharedIndex(month, deps.clock().toISOString()), etag: null };
@@ -41,7 +44,7 @@ const backoff = (attempt: number): Promise<void> =>
  * saves the first GET (the conditional PUT still fails if anyone wrote since).
  */
 export const updateSharedIndex = async (
-  deps: StepDeps,
+  deps: Pick<StepDeps, 's3' | 'bucket' | 'clock'>,
   month: string,
   change: (current: SharedIndex) => SharedIndex | null,
   known?: LoadedShared,

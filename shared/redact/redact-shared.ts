@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import { validatePartName } from '../archive/format/keys';
+import type { SharedIndex, SharedPart } from '../archive/format/shared-index';
+import { switchSharedPart } from '../archive/format/shared-rewrite';
+import { InvalidInputError } from '../errors';
+import { partMembers, redactPart } from './redact-part';
+import { type PartSwitch, switchPart } from './switch-part';
+
+/**
+ * Pure byte logic of redacting one shop's segment of a shared part (docs/archive-format.md, "Shared
+ * parts"): the asked shop's segment is redacted member by member (redact-part.ts), every other shop's
+ * segment is copied byte for byte and only moves (by the size change of the segments before it).
+ * The switch is in two views: the asked shop's as an own part's switch (switch-part.ts, with the
+ * segment's old and new start), every other shop's as forget's move (switchSharedPart).
+ */
+export interface RedactedSharedPart {
+  readonly bytes: Buffer;
+  /** sha256 (hex) of `bytes`: what the read-back must find. */
+  readonly sha256: string;
+  /** The new part as the shared index lists it, less what only its upload and commit know. */
+  readonly part: Omit<SharedPart, 'etag' | 'run_id' | 'committed_at'>;
+  /** The asked shop's view switch (without the new part's ETag, known after the upload). */
+  readonly switch: Omit<PartSwitch, 'part'>;
+  readonly removed: number;
+}
+
+/** null: the shop's segment does not list the document (a filter's false match). */
+export const redactSharedSegment = (
+  bytes: Buffer,
+  part: SharedPart,
+  ctx: { shopId: string; docId: string; at: string; newName: string; where: string },
+): RedactedSharedPart | null => {
+  validatePartName(ctx.newName);
+  if (ctx.newName === part.name)
+    throw new InvalidInputError('newName', 'the new part needs a name of its own');
+  if (bytes.length !== part.size)
+    throw new InvalidInputError('bytes', `part ${part.name} is ${part.size} bytes, got ${bytes.length}`);
+  const own = part.segments[ctx.shopId];
+  if (!own) throw new InvalidInputError('shopId', `part ${part.name} holds no segment of ${ctx.shopId}`);
+  const oldMembers = partMembers(bytes.subarray(own[0], own[0] + own[1]), ctx.where);
+  const r = redactPart(oldMembers, { shopId: ctx.shopId, docId: ctx.docId, at: ctx.at, where: ctx.where });
+  if (r.removed === 0) return null;
+  const slices: Buffer[] = [];
+  const segments: Record<string, readonly [number, number]> = {};
+  let at = 0;
+  let newBase = 0;
+  for (const [shop, [offset, length]] of Object.entries(part.segments).sort(([, a], [, b]) => a[0] - b[0])) {
+    const slice =
+      shop === ctx.shopId ? Buffer.concat(r.members) : Buffer.from(bytes.subarray(offset, offset + length));
+    if (shop === ctx.shopId) newBase = at;
+    slices.push(slice);
+    segments[shop] = [at, slice.length];
+    at += slice.length;
+  }
+  const out = Buffer.concat(slices);
+  return {
+    bytes: out,
+    sha256: createHash('sha256').update(out).digest('hex'),
+    part: { name: ctx.newName, size: out.length, segments },
+    switch: {
+      oldName: part.name,
+      oldMembers: oldMembers.map((m) => m.length),
+      newMembers: r.members.map((m) => m.length),
+      counts: r.jobs,
+      // The filters' block offsets are the part's (the view's), not the segment's.
+      filters: { ...r.filters, blocks: r.filters.blocks.map((b) => ({ ...b, offset: b.offset + newBase })) },
+      oldBase: own[0],
+      newBase,
+    },
+    removed: r.removed,
+  };
+};
+
+/**
+ * The shared index after the switch from `sw.oldName` to `next` (re-applied after a 412): the asked
+ * shop's view gets its redacted entries, counts and filters, every other shop's view its segment's new
+ * place. null when the index no longer lists the old part (switched already, or gone).
+ */
+export const switchRedactedSharedPart = (
+  index: SharedIndex,
+  shopId: string,
+  next: SharedPart,
+  sw: Omit<PartSwitch, 'part'> & { key: string },
+  at: string,
+): SharedIndex | null => {
+  const view = index.views.get(shopId);
+  const others = switchSharedPart(index, sw.oldName, shopId, next, at);
+  if (!others || !view) return null;
+  const own = switchPart(
+    view,
+    { ...sw, part: { name: next.name, key: sw.key, size: next.size, etag: next.etag } },
+    at,
+  );
+  if (!own) return null;
+  const views = new Map(others.views);
+  views.set(shopId, own);
+  return { ...others, views };
+};
