@@ -12,8 +12,9 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { makeContext } from '../../infra/cli/context';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseRedactOptions, redactCommand } from '../../infra/cli/redact';
-import { COLD_PREFIX, monthIndexKey, parsePartKey } from '../../shared/archive/format/keys';
+import { COLD_PREFIX, monthIndexKey, parsePartKey, sharedIndexKey } from '../../shared/archive/format/keys';
 import { parseMonthIndex } from '../../shared/archive/format/month-index';
+import { parseSharedIndex } from '../../shared/archive/format/shared-index';
 import { parseConfig } from '../../shared/config';
 import type { JobDetails } from '../../shared/details/payload';
 import { getRequest } from '../../shared/erasure/ledger';
@@ -265,25 +266,142 @@ test('a part in Glacier: restore requested, pending (exit 5), finished on a late
   await expectConsistent(shop);
 });
 
-test('a shop-month packed into a shared part is reported pending, never complete (not rewritten yet)', async () => {
-  const packed = await archiverEnv({ packBelowKb: 128 });
-  const doc = 'gid://shopify/Customer/4711';
-  await seedDocJob(packed, 'shop-p', inMonth(2, 8), [{ failed: { timeout: [doc, 'p-keep'] } }]);
-  await seedDocJob(packed, 'shop-q', inMonth(2, 8), [{ failed: { timeout: ['q-keep'] } }]);
-  expect((await runMachine(packed)).run.status).toBe('SUCCEEDED');
-  expect((await listKeys(packed.s3, packed.bucket, `${COLD_PREFIX}_shared/`)).length).toBeGreaterThan(0);
-  const ctx = cliContextFor(packed);
-  const r = await redactCommand(
-    ctx,
-    parseRedactOptions({ shop: 'shop-p', doc, 'request-id': 'packed-1' }),
-    memoryOutput(),
+describe('a shop-month packed into a shared part', () => {
+  const P = 'pk-p';
+  const OTHERS = ['pk-a', 'pk-z']; // segments before and after the asked shop's
+  const packedDocs = ['new-part-written', 'index-switched', 'plain'].map((t) => docOf(`packed-${t}`));
+  let packed: ArchiverEnv;
+  let pJobs: Seeded[] = [];
+  const oJobs: Seeded[] = [];
+  const pBefore = new Map<string, JobDetails>();
+  let oBefore: string[] = [];
+  const read = (j: Seeded) =>
+    new JobDetailsReader(packed.s3, packed.bucket).readAllDetails({
+      shopId: j.shopId,
+      jobId: j.jobId,
+      completedAt: j.completedAt,
+    });
+  /** The other shops' answers (details and platform data): their provenance names the new part. */
+  const othersRead = async () => {
+    const out: string[] = [];
+    for (const j of oJobs) {
+      const q = { shopId: j.shopId, jobId: j.jobId, completedAt: j.completedAt };
+      const r = new JobDetailsReader(packed.s3, packed.bucket);
+      out.push(
+        JSON.stringify([j.jobId, (await r.readAllDetails(q)).details, (await r.readPlatformData(q)).data]),
+      );
+    }
+    return out;
+  };
+  const sharedParts = () => listKeys(packed.s3, packed.bucket, `${COLD_PREFIX}_shared/`);
+
+  beforeAll(async () => {
+    packed = await archiverEnv({ packBelowKb: 128 });
+    pJobs = [
+      await seedDocJob(packed, P, inMonth(2, 8), [{ failed: { timeout: [...packedDocs, 'p-keep'] } }]),
+      await seedDocJob(packed, P, inMonth(2, 9), [
+        { skipped: { x: [packedDocs[1] as string, 'p2'] } },
+        { failed: { timeout: ['p3'] } },
+      ]),
+    ];
+    for (const shop of OTHERS)
+      oJobs.push(await seedDocJob(packed, shop, inMonth(2, 8), [{ failed: { timeout: [`${shop}-keep`] } }]));
+    expect((await runMachine(packed)).run.status).toBe('SUCCEEDED');
+    expect(await sharedParts()).toHaveLength(1);
+    expect(await listKeys(packed.s3, packed.bucket, `${COLD_PREFIX}${P}/`)).toEqual([]);
+    // The asked shop's segment lies between the others': the one after it moves when it shrinks.
+    const shared = parseSharedIndex(
+      await getBytes(packed.s3, packed.bucket, sharedIndexKey(inMonth(2, 8).toISOString().slice(0, 7))),
+      'shared',
+    );
+    const seg = (shop: string) => shared.parts[0]?.segments[shop]?.[0] ?? -1;
+    expect(seg('pk-a')).toBeGreaterThanOrEqual(0);
+    expect(seg(P)).toBeGreaterThan(seg('pk-a'));
+    expect(seg('pk-z')).toBeGreaterThan(seg(P));
+    for (const j of pJobs) pBefore.set(j.jobId, (await read(j)).details as JobDetails);
+    oBefore = await othersRead();
+  });
+
+  /** The document in no byte; one shared part, no journal; the shops read as before (less `docs`). */
+  const expectRedacted = async (doc: string, docs: readonly string[]) => {
+    for (const [key, v] of await bucketContents(packed))
+      expect({ key, has: v.text.includes(doc) }).toEqual({ key, has: false });
+    expect(await sharedParts()).toHaveLength(1);
+    const keys = await listKeys(packed.s3, packed.bucket, `job-details-index/${P}/`);
+    expect(keys.filter((k) => k.includes('/redact/'))).toEqual([]);
+    for (const j of pJobs) {
+      let expected = pBefore.get(j.jobId) as JobDetails;
+      for (const d of docs) expected = redactDetails(expected, d, 'x').details;
+      const now = (await read(j)).details as JobDetails;
+      expect(unnoted(now)).toEqual(unnoted(expected));
+      expect(now.redacted !== undefined).toBe(expected.redacted !== undefined);
+    }
+    expect(await othersRead()).toEqual(oBefore);
+  };
+
+  test.each([['new-part-written' as const], ['index-switched' as const]])(
+    'a crash at %s converges on rerun',
+    async (point) => {
+      const doc = docOf(`packed-${point}`);
+      const ctx = cliContextFor(packed);
+      const opts = parseRedactOptions({ shop: P, doc, 'request-id': `packed-${point}` });
+      await expect(
+        redactCommand(ctx, opts, memoryOutput(), {
+          crashPoint: (p) => {
+            if (p === point) throw crashed(p);
+          },
+        }),
+      ).rejects.toThrow(/injected crash/);
+      const journals = (await listKeys(packed.s3, packed.bucket, `job-details-index/${P}/`)).filter((k) =>
+        k.includes('/redact/'),
+      );
+      expect(journals).toHaveLength(1);
+      expect(await sharedParts()).toHaveLength(2); // the old part is kept until the switch is finished
+      if (point === 'new-part-written') {
+        const now = await redactCommand(ctx, opts, memoryOutput());
+        expect(now.exitCode).toBe(5);
+        expect(now.results[0]?.report.pending).toEqual([
+          expect.objectContaining({ reason: 'rewrite-in-progress' }),
+        ]);
+      }
+      const later = makeContext({
+        ddb: packed.ddb,
+        s3: packed.s3,
+        table: packed.table,
+        bucket: packed.bucket,
+        cfg: parseConfig(process.env),
+        now: () => new Date(Date.now() + JOURNAL_ROLLBACK_AFTER_MS + 60_000),
+      });
+      const { exitCode, results } = await redactCommand(later, opts, memoryOutput());
+      expect(exitCode).toBe(0);
+      expect(results[0]?.report.archive.journalsResolved).toBe(1);
+      expect((await getRequest(packed, `packed-${point}`))?.request.state).toBe('complete');
+      await expectRedacted(doc, packedDocs.slice(0, point === 'new-part-written' ? 1 : 2));
+    },
   );
-  expect(r.exitCode).toBe(5);
-  expect(r.results[0]?.report.pending).toEqual([
-    expect.objectContaining({ reason: 'shared-part-not-supported' }),
-  ]);
-  expect((await getRequest(packed, 'packed-1'))?.request.state).toBe('pending');
-  // The other shop has nothing of the document: its redaction is complete.
-  const other = await redactCommand(ctx, parseRedactOptions({ shop: 'shop-q', doc }), memoryOutput());
-  expect(other.exitCode).toBe(0);
+
+  test("redact rewrites only the shop's segment; the other shops read byte for byte as before", async () => {
+    const doc = packedDocs[2] as string;
+    const r = await redactCommand(
+      cliContextFor(packed),
+      parseRedactOptions({ shop: P, doc, 'request-id': 'packed-1' }),
+      memoryOutput(),
+    );
+    expect(r.exitCode).toBe(0);
+    const report = r.results[0]?.report;
+    expect(report?.pending).toEqual([]);
+    expect(report?.archive.partsRewritten).toEqual([
+      expect.objectContaining({ old: expect.stringContaining('_shared/'), listings: 1 }),
+    ]);
+    expect((await getRequest(packed, 'packed-1'))?.request.state).toBe('complete');
+    await expectRedacted(doc, packedDocs);
+    // The other shops have nothing of the document: their redaction rewrites nothing.
+    const other = await redactCommand(
+      cliContextFor(packed),
+      parseRedactOptions({ shop: OTHERS[0] as string, doc }),
+      memoryOutput(),
+    );
+    expect(other.exitCode).toBe(0);
+    expect(other.results[0]?.report.archive.partsRewritten).toEqual([]);
+  });
 });
