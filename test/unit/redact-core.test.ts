@@ -1,18 +1,29 @@
 import { gunzipSync } from 'node:zlib';
 import { candidateBlocks } from '../../shared/archive/format/doc-filter';
 import { flattenPart } from '../../shared/archive/format/flatten';
+import { sharedPartKey } from '../../shared/archive/format/keys';
 import {
   commitPart,
   emptyMonthIndex,
+  type IndexedJob,
+  type IndexedPart,
+  type MonthIndex,
   parseMonthIndex,
   serializeMonthIndex,
 } from '../../shared/archive/format/month-index';
+import {
+  parseSharedIndex,
+  type SharedIndex,
+  type SharedPart,
+  serializeSharedIndex,
+} from '../../shared/archive/format/shared-index';
 import { decodeFlushBody, encodeFlushBody } from '../../shared/details/codec';
 import { mergeJobDetails } from '../../shared/details/merge';
 import { parseJobDetailsPayload, validateJobDetailsPayload } from '../../shared/details/payload';
 import { earlyDeletion } from '../../shared/redact/redact';
 import { listsDocument, redactDetails } from '../../shared/redact/redact-details';
 import { partMembers, redactPart } from '../../shared/redact/redact-part';
+import { redactSharedSegment, switchRedactedSharedPart } from '../../shared/redact/redact-shared';
 import { switchPart } from '../../shared/redact/switch-part';
 import { buildPart, details, indexEntries } from '../support/archive-fixture';
 
@@ -233,4 +244,105 @@ test('early deletion: Glacier classes bill their minimum days, Standard and old 
   );
   expect(earlyDeletion('k', { StorageClass: 'GLACIER_IR', LastModified: ago(91) }, now)).toBeNull();
   expect(earlyDeletion('k', { LastModified: ago(1) }, now)).toBeNull();
+});
+
+test("a shared part: only the asked shop's segment is redacted; the others are copied and their views moved", async () => {
+  const month = '2026-01';
+  const built = [];
+  for (const shopId of ['a', 'acme', 'z'])
+    built.push(
+      await buildPart({
+        shopId,
+        month,
+        jobs: [
+          { jobId: 'j1', details: details({ chunk_ids: ['p0'], failed: { r: [DOC, `${shopId}-k`] } }) },
+          { jobId: 'j2', details: details({ chunk_ids: ['p0'], failed: { r: [`${shopId}-m`] } }) },
+        ],
+      }),
+    );
+  const name = 'part-20260201T000000Z-aaaaaaaa.jsonl.gz';
+  const newName = 'part-20261125T100000Z-bbbbbbbb.jsonl.gz';
+  const bytes = Buffer.concat(built.map((b) => b.bytes));
+  const segments: Record<string, readonly [number, number]> = {};
+  const views = new Map<string, MonthIndex>();
+  let base = 0;
+  for (const b of built) {
+    segments[b.shopId] = [base, b.bytes.length];
+    const { part: p, jobs } = indexEntries(b, AT);
+    const at = base;
+    const shift = <T extends { offset: number }>(r: T): T => ({ ...r, offset: r.offset + at });
+    const moved: Record<string, IndexedJob> = {};
+    for (const [id, e] of Object.entries(jobs))
+      moved[id] = { ...shift(e), part: name, platform_data: e.platform_data ? shift(e.platform_data) : null };
+    const part: IndexedPart = {
+      ...p,
+      name,
+      key: sharedPartKey(month, name),
+      size: bytes.length,
+      shared: true,
+      doc_filters: { ...b.docFilters, blocks: b.docFilters.blocks.map(shift) },
+    };
+    views.set(b.shopId, commitPart(emptyMonthIndex(b.shopId, month, AT), part, moved, AT));
+    base += b.bytes.length;
+  }
+  const old: SharedPart = { name, size: bytes.length, etag: 'old', run_id: 'r', committed_at: AT, segments };
+  const index: SharedIndex = { month, updated_at: AT, parts: [old], views };
+  const r = redactSharedSegment(bytes, old, { shopId: 'acme', docId: DOC, at: AT, newName, where: 'k' });
+  if (!r) throw new Error('nothing redacted');
+  expect(r.removed).toBe(1);
+  const next = switchRedactedSharedPart(
+    index,
+    'acme',
+    { ...old, ...r.part, etag: 'new' },
+    { ...r.switch, key: sharedPartKey(month, newName) },
+    AT,
+  );
+  if (!next) throw new Error('not switched');
+  const back = parseSharedIndex(serializeSharedIndex(next), 'k');
+  expect(back.parts.map((p) => [p.name, p.size, p.etag])).toEqual([[newName, r.bytes.length, 'new']]);
+  const record = (b: Buffer, e: { offset: number; length: number }) =>
+    gunzipSync(b.subarray(e.offset, e.offset + e.length)).toString('utf8');
+  for (const shop of ['a', 'acme', 'z']) {
+    const was = views.get(shop);
+    const now = back.views.get(shop);
+    expect(now?.parts.map((p) => [p.name, p.key, p.size])).toEqual([
+      [newName, sharedPartKey(month, newName), r.bytes.length],
+    ]);
+    for (const id of ['j1', 'j2']) {
+      const e0 = was?.jobs[id]?.[0];
+      const e1 = now?.jobs[id]?.[0];
+      if (!e0 || !e1) throw new Error(`no entry ${shop} ${id}`);
+      expect(record(r.bytes, e1)).toContain(`"job_id":"${id}"`);
+      const pd = e1.platform_data;
+      if (pd) expect(record(r.bytes, pd)).toContain('"type":"platform_data"');
+      if (shop === 'acme') continue;
+      // Another shop: the same bytes, elsewhere; its filters moved with them and still match.
+      expect(r.bytes.subarray(e1.offset, e1.offset + e1.length)).toEqual(
+        bytes.subarray(e0.offset, e0.offset + e0.length),
+      );
+      expect(e1.counts).toEqual(e0.counts);
+    }
+    const filters = now?.parts[0]?.doc_filters;
+    if (!filters) throw new Error('no filters');
+    if (shop === 'acme') {
+      expect(candidateBlocks(filters, DOC)).toEqual([]);
+      expect(now?.jobs.j1?.[0]?.counts.failed).toBe(1);
+      expect(record(r.bytes, now?.jobs.j1?.[0] ?? { offset: 0, length: 0 })).not.toContain(DOC);
+    } else {
+      const hit = filters.blocks[candidateBlocks(filters, DOC)[0] ?? -1];
+      expect(hit && record(r.bytes, hit)).toContain(DOC);
+    }
+  }
+  // The first shop's bytes did not move; the last one's moved by what the redaction saved.
+  expect(r.part.segments.a).toEqual(segments.a);
+  expect(r.bytes.subarray(0, segments.a?.[1]).equals(built[0]?.bytes ?? Buffer.alloc(0))).toBe(true);
+  expect(r.bytes.subarray(r.part.segments.z?.[0]).equals(built[2]?.bytes ?? Buffer.alloc(0))).toBe(true);
+  // Switched already (re-applied after a 412 that was another writer's own switch): nothing to do.
+  expect(
+    switchRedactedSharedPart(back, 'acme', { ...old, ...r.part, etag: 'new' }, { ...r.switch, key: 'x' }, AT),
+  ).toBeNull();
+  // Another shop's segment does not list the document: nothing to rewrite.
+  expect(
+    redactSharedSegment(bytes, old, { shopId: 'a', docId: 'gid://none', at: AT, newName, where: 'k' }),
+  ).toBeNull();
 });
