@@ -165,24 +165,14 @@ test('after every crash and rerun, each job reads as before less the documents',
   }
 });
 
-/**
- * Glacier Flexible Retrieval: s3rver has no storage classes, restores or `Restore` header, so
- * aws-sdk-client-mock supplies ONLY those — HeadObject answers StorageClass GLACIER and the Restore
- * header of each stage (none → ongoing → done), RestoreObject is recorded, a GET before the restore
- * is done fails with InvalidObjectState as S3's does. Every other call, and the bytes, are s3rver's.
- */
-test('a part in Glacier: restore requested, pending (exit 5), finished on a later run, early deletion counted', async () => {
-  const shop = 'shop-g';
-  const doc = 'gid://shopify/Customer/900';
-  const job = await seedDocJob(env, shop, inMonth(2, 7), [{ failed: { timeout: [doc, 'g-keep'] } }]);
-  expect((await runMachine(env)).run.status).toBe('SUCCEEDED');
-  const was = await details(job);
+type Stage = 'none' | 'ongoing' | 'done';
+
+/** s3rver's client, with the parts `isPart` names in Glacier FR at `stage()` (see the Glacier test). */
+const glacierS3 = (isPart: (key: string | undefined) => boolean, stage: () => Stage) => {
   const real = testS3();
   const client = testS3();
   const mock = mockClient(client);
-  let stage: 'none' | 'ongoing' | 'done' = 'none';
   const restores: RestoreObjectCommandInput[] = [];
-  const isPart = (key: string | undefined) => key?.startsWith(`${COLD_PREFIX}${shop}/`) === true;
   const lastModified = new Date(Date.now() - 30 * DAY);
   mock.on(HeadObjectCommand).callsFake(async (input: HeadObjectCommandInput) => {
     const out = await real.send(new HeadObjectCommand(input));
@@ -191,7 +181,7 @@ test('a part in Glacier: restore requested, pending (exit 5), finished on a late
       none: undefined,
       ongoing: 'ongoing-request="true"',
       done: 'ongoing-request="false", expiry-date="Fri, 01 Jan 2027 00:00:00 GMT"',
-    }[stage];
+    }[stage()];
     return {
       ...out,
       StorageClass: 'GLACIER',
@@ -200,7 +190,7 @@ test('a part in Glacier: restore requested, pending (exit 5), finished on a late
     };
   });
   mock.on(GetObjectCommand).callsFake(async (input) => {
-    if (isPart(input.Key) && stage !== 'done')
+    if (isPart(input.Key) && stage() !== 'done')
       throw Object.assign(new Error("The operation is not valid for the object's storage class"), {
         name: 'InvalidObjectState',
         $metadata: { httpStatusCode: 403 },
@@ -214,6 +204,24 @@ test('a part in Glacier: restore requested, pending (exit 5), finished on a late
   mock.on(PutObjectCommand).callsFake((input) => real.send(new PutObjectCommand(input)));
   mock.on(ListObjectsV2Command).callsFake((input) => real.send(new ListObjectsV2Command(input)));
   mock.on(DeleteObjectCommand).callsFake((input) => real.send(new DeleteObjectCommand(input)));
+  return { client, restores };
+};
+
+/**
+ * Glacier Flexible Retrieval: s3rver has no storage classes, restores or `Restore` header, so
+ * aws-sdk-client-mock supplies ONLY those — HeadObject answers StorageClass GLACIER and the Restore
+ * header of each stage (none → ongoing → done), RestoreObject is recorded, a GET before the restore
+ * is done fails with InvalidObjectState as S3's does. Every other call, and the bytes, are s3rver's.
+ */
+test('a part in Glacier: restore requested, pending (exit 5), finished on a later run, early deletion counted', async () => {
+  const shop = 'shop-g';
+  const doc = 'gid://shopify/Customer/900';
+  const job = await seedDocJob(env, shop, inMonth(2, 7), [{ failed: { timeout: [doc, 'g-keep'] } }]);
+  expect((await runMachine(env)).run.status).toBe('SUCCEEDED');
+  const was = await details(job);
+  let stage: Stage = 'none';
+  const isPart = (key: string | undefined) => key?.startsWith(`${COLD_PREFIX}${shop}/`) === true;
+  const { client, restores } = glacierS3(isPart, () => stage);
   const ctx = makeContext({
     ddb: env.ddb,
     s3: client,
@@ -269,7 +277,9 @@ test('a part in Glacier: restore requested, pending (exit 5), finished on a late
 describe('a shop-month packed into a shared part', () => {
   const P = 'pk-p';
   const OTHERS = ['pk-a', 'pk-z']; // segments before and after the asked shop's
-  const packedDocs = ['new-part-written', 'index-switched', 'plain'].map((t) => docOf(`packed-${t}`));
+  const packedDocs = ['new-part-written', 'index-switched', 'plain', 'glacier'].map((t) =>
+    docOf(`packed-${t}`),
+  );
   let packed: ArchiverEnv;
   let pJobs: Seeded[] = [];
   const oJobs: Seeded[] = [];
@@ -394,7 +404,7 @@ describe('a shop-month packed into a shared part', () => {
       expect.objectContaining({ old: expect.stringContaining('_shared/'), listings: 1 }),
     ]);
     expect((await getRequest(packed, 'packed-1'))?.request.state).toBe('complete');
-    await expectRedacted(doc, packedDocs);
+    await expectRedacted(doc, packedDocs.slice(0, 3));
     // The other shops have nothing of the document: their redaction rewrites nothing.
     const other = await redactCommand(
       cliContextFor(packed),
@@ -403,5 +413,40 @@ describe('a shop-month packed into a shared part', () => {
     );
     expect(other.exitCode).toBe(0);
     expect(other.results[0]?.report.archive.partsRewritten).toEqual([]);
+  });
+
+  /** As the Glacier test below: aws-sdk-client-mock supplies only the storage class and restore. */
+  test('a shared part in Glacier FR: restore requested and pending (exit 5), then redacted', async () => {
+    const doc = docOf('packed-glacier');
+    const month = inMonth(2, 8).toISOString().slice(0, 7);
+    const prefix = `${COLD_PREFIX}_shared/${month}/`;
+    expect(await listKeys(packed.s3, packed.bucket, prefix)).toHaveLength(1);
+    let stage: Stage = 'none';
+    const { client, restores } = glacierS3(
+      (k) => k?.startsWith(prefix) === true,
+      () => stage,
+    );
+    const ctx = makeContext({
+      ddb: packed.ddb,
+      s3: client,
+      table: packed.table,
+      bucket: packed.bucket,
+      cfg: parseConfig(process.env),
+    });
+    const opts = parseRedactOptions({ shop: P, doc, 'request-id': 'packed-glacier' });
+    const r1 = await redactCommand(ctx, opts, memoryOutput());
+    expect(r1.exitCode).toBe(5);
+    expect(r1.results[0]?.report.pending).toEqual([
+      expect.objectContaining({ key: expect.stringContaining(prefix), reason: 'restore-requested' }),
+    ]);
+    expect(restores).toHaveLength(1);
+    stage = 'done';
+    const r2 = await redactCommand(ctx, parseRedactOptions({ pending: true }), memoryOutput());
+    expect(r2.exitCode).toBe(0);
+    expect(r2.results.find((x) => x.requestId === 'packed-glacier')?.report.earlyDeletions).toEqual([
+      expect.objectContaining({ storageClass: 'GLACIER', minDays: 90 }),
+    ]);
+    expect((await getRequest(packed, 'packed-glacier'))?.request.state).toBe('complete');
+    await expectRedacted(doc, packedDocs);
   });
 });
