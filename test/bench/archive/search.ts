@@ -1,7 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { documentListings } from '../../../shared/archive/format/flatten';
-import { parseMonthIndexKey } from '../../../shared/archive/format/keys';
+import { parseMonthIndexKey, SHARED_INDEX_PREFIX } from '../../../shared/archive/format/keys';
 import { parseMonthIndex, serializeMonthIndex } from '../../../shared/archive/format/month-index';
+import { parseSharedIndex, serializeSharedIndex } from '../../../shared/archive/format/shared-index';
 import { JobDetailsReader } from '../../../shared/reader';
 import { getObjectBytes, type ListedObject } from '../../../shared/s3/objects';
 import { type BenchJob, prng, shopMonth } from './workload';
@@ -43,6 +44,20 @@ export const filterBytesAtRest = async (
   let total = 0;
   for (const o of objects) {
     if (o.key.endsWith('.filter')) total += o.size;
+    if (o.key.startsWith(SHARED_INDEX_PREFIX) && o.key.endsWith('/shared.json')) {
+      // Packed shop-months keep their filters in their views of the month's shared index.
+      const got = await getObjectBytes(s3, bucket, o.key);
+      if (!got) continue;
+      const shared = parseSharedIndex(got.bytes, o.key);
+      const views = new Map(
+        [...shared.views].map(([shop, v]) => [
+          shop,
+          { ...v, parts: v.parts.map(({ doc_filters: _f, ...p }) => p) },
+        ]),
+      );
+      total += got.bytes.length - serializeSharedIndex({ ...shared, views }).length;
+      continue;
+    }
     if (!parseMonthIndexKey(o.key)) continue;
     const got = await getObjectBytes(s3, bucket, o.key);
     if (!got) continue;
