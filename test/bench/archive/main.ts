@@ -58,6 +58,7 @@ import {
   steadyYearLines,
   type Wired,
 } from './steady-year';
+import { type TracedRequest, traceS3 } from './request-trace';
 import { type BenchJob, makeJob, prng, seededMonth, shopMonth, smallFleet, writeJobs } from './workload';
 
 const MONTH = '2026-01';
@@ -250,6 +251,8 @@ const wireHandlers = (table: string, bucket: string, clock?: () => Date): Wired 
   const deps = buildStepDeps(config(), { bucket, table }, clock);
   wired = deps;
   const units = { read: 0 };
+  const trace = { list: [] as TracedRequest[] };
+  traceS3(deps.s3, trace);
   // biome-ignore lint/suspicious/noExplicitAny: generic pass-through middleware
   const stack = (deps.ddb as unknown as { middlewareStack: any }).middlewareStack;
   stack.add(
@@ -265,12 +268,17 @@ const wireHandlers = (table: string, bucket: string, clock?: () => Date): Wired 
   );
   return {
     units,
+    trace,
     run: (opts) =>
       runArchiverLocally({
         ...opts,
         handlers: (sink) => ({ ...stepHandlers(() => deps, sink), ...opts.handlers }),
         bucket,
-        mapS3: () => s3ClientFrom(config()),
+        mapS3: () => {
+          const s3 = s3ClientFrom(config());
+          traceS3(s3, trace);
+          return s3;
+        },
       }),
   };
 };

@@ -30,6 +30,7 @@ import { config } from '../../../shared/config';
 import { jobPk, jobSk } from '../../../shared/jobs/schema';
 import { addCounts } from '../../../shared/metrics';
 import { JobDetailsReader } from '../../../shared/reader';
+import { byKeyClass, type TracedRequest } from './request-trace';
 import { type BenchJob, makeJob, objectsOf, prng, writeJobs } from './workload';
 
 export interface SteadyYearSizes {
@@ -95,6 +96,8 @@ export interface StoredObject {
 /** The in-process handlers wired to one table and bucket, and the DynamoDB read units they used. */
 export interface Wired {
   readonly units: { read: number };
+  /** Every S3 request the handlers and the Distributed Map sent, with its key (request-trace.ts). */
+  readonly trace: { list: TracedRequest[] };
   /** A run of the synthesized machine over them (`handlers` replaces some steps' handlers). */
   run(
     opts: Pick<RunArchiverLocallyOptions, 'definition' | 'input'> & {
@@ -133,6 +136,8 @@ export interface SteadyRun {
   /** Hot bytes read into parts, and part bytes written (the report's bytesIn / bytesOut). */
   readonly bytesIn: number;
   readonly bytesOut: number;
+  /** Active runs only: requests by API and kind of key (request-trace.ts), most first. */
+  readonly byKey?: [string, number][];
 }
 
 /** One lookup of an archived job (month known), split by what it read. */
@@ -302,7 +307,7 @@ export const runSteadyYear = async (
   const bucket = buckets[0] as string;
   // The handlers' clock (part names, commit times) runs from each run's simulated now (set below).
   let clock = (): Date => new Date();
-  const { units, run: runMachine } = d.wireHandlers(table, bucket, () => clock());
+  const { units, trace, run: runMachine } = d.wireHandlers(table, bucket, () => clock());
   const jobs = steadyYearJobs(seed, sizes);
   const objectsOfJob = new Map(jobs.map((j) => [j.jobId, objectsOf(j).length]));
   const jobsByStatus: Record<string, number> = {};
@@ -367,6 +372,7 @@ export const runSteadyYear = async (
     }
 
     const readBefore = units.read;
+    trace.list = [];
     // The handlers' clock (part names, commit times) runs from the simulated now, as a deployed
     // run's would: graceHours then counts between simulated days, not against the wall clock.
     const started = performance.now();
@@ -422,6 +428,7 @@ export const runSteadyYear = async (
       rowsExpired: gone.length,
       bytesIn: n(report, 'bytesIn'),
       bytesOut: n(report, 'bytesOut'),
+      ...(n(report, 'jobsPlanned') > 0 ? { byKey: byKeyClass(trace.list) } : {}),
     };
     perRun.push(entry);
     progress(runLine(entry));
@@ -610,7 +617,9 @@ const byType = (o: Record<string, number>, scale = 1) =>
     .join(', ');
 
 export const runLine = (r: SteadyRun): string =>
-  `  ${r.day}: planned ${r.jobsPlanned}, archived ${r.jobsArchived} jobs / ${r.hotArchived} hot objects; S3 ${r.s3Requests} (${byType(r.s3ByType)}); RU ${f2(r.readUnits)}; invocations ${r.invocations}; transitions ${r.stateTransitions}; lifecycle ${r.lifecycleTransitions}; rows expired ${r.rowsExpired}; hot left ${r.hotObjectsLeft}`;
+  `  ${r.day}: planned ${r.jobsPlanned}, archived ${r.jobsArchived} jobs / ${r.hotArchived} hot objects; S3 ${r.s3Requests} (${byType(r.s3ByType)}); RU ${f2(r.readUnits)}; invocations ${r.invocations}; transitions ${r.stateTransitions}; lifecycle ${r.lifecycleTransitions}; rows expired ${r.rowsExpired}; hot left ${r.hotObjectsLeft}${
+    r.byKey ? `\n    by key: ${r.byKey.map(([k, v]) => `${k} ${v}`).join(', ')}` : ''
+  }`;
 
 const kb = (b: number) => `${(b / 1024).toFixed(1)} KB`;
 
