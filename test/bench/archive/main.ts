@@ -50,6 +50,7 @@ import { createTableInput } from '../../../shared/jobs/schema';
 import { addCounts } from '../../../shared/metrics';
 import { JobDetailsReader } from '../../../shared/reader';
 import { ioFloor } from './floor';
+import { type TracedRequest, traceS3 } from './request-trace';
 import { filterBytesAtRest, measureSearch, monthsBefore, type SearchResult, searchShop } from './search';
 import {
   runSteadyYear,
@@ -58,7 +59,6 @@ import {
   steadyYearLines,
   type Wired,
 } from './steady-year';
-import { type TracedRequest, traceS3 } from './request-trace';
 import { type BenchJob, makeJob, prng, seededMonth, shopMonth, smallFleet, writeJobs } from './workload';
 
 const MONTH = '2026-01';

@@ -1,0 +1,140 @@
+import { randomBytes } from 'node:crypto';
+import type { RequestCounts } from '../../shared/metrics';
+import {
+  archiverEnv,
+  HOUR,
+  inMonth,
+  listKeys,
+  type MachineRun,
+  runMachine,
+  type SeededJob,
+  seedTerminalJob,
+} from '../support/archiver-fixtures';
+
+/**
+ * What an active run costs in S3 requests, by API, on a fixed workload (issue 20; the table in
+ * docs/steady-state.md, "Requests of an active run"): one shop-month with a part of its own and two
+ * packed into the month's shared part, archived by one run (graceHours 1: the sources wait) and
+ * deleted by the next, as the daily schedule does. Counts, not timing: any new request per run, per
+ * batch or per shop-month shows here. The steps' requests (RunReport.requests) and the emulated
+ * Distributed Map's (ItemReader GET, ResultWriter PUTs) are what S3 bills for the run.
+ */
+jest.setTimeout(180_000);
+
+const s3Of = (r: MachineRun): Record<string, number> => {
+  const all: Record<string, number> = {};
+  for (const c of [r.report?.requests, r.run.mapRequests] as (RequestCounts | undefined)[]) {
+    for (const [k, v] of Object.entries(c?.byType ?? {}))
+      if (k.startsWith('s3.')) all[k.slice(3)] = (all[k.slice(3)] ?? 0) + v;
+  }
+  return all;
+};
+
+const sum = (parts: Record<string, number>): number => Object.values(parts).reduce((a, b) => a + b, 0);
+
+test('an archive run and its delete run: the S3 requests beyond one GET per hot object, by API', async () => {
+  // Parts of a shop-month below 8 KB of hot bytes are packed; `own` has ~40 KB of platform data.
+  const env = await archiverEnv({ packBelowKb: 8 });
+  const jobs: SeededJob[] = [];
+  for (const [shopId, n, big] of [
+    ['own.myshopify.com', 2, true],
+    ['tail-a.myshopify.com', 1, false],
+    ['tail-b.myshopify.com', 2, false],
+  ] as const) {
+    for (let i = 0; i < n; i++)
+      jobs.push(
+        await seedTerminalJob(env, {
+          shopId,
+          completedAt: inMonth(2, 3 + i),
+          platformData: big ? { blob: randomBytes(10_000).toString('hex') } : { shop: shopId },
+        }),
+      );
+  }
+  const hot = jobs.reduce((n, j) => n + j.keys.length, 0);
+
+  // A scheduled run before the month came due: the watermark exists, as in steady state (a first run
+  // ever also LISTs the index prefix once, to learn whether anything was archived before packing).
+  const before = await runMachine(env, { input: { olderThanDays: 200 } });
+  expect(before.report).toMatchObject({ jobsPlanned: 0, watermark: 'written' });
+
+  const archive = await runMachine(env, { input: { graceHours: 1 }, keepWatermark: true });
+  expect(archive.run.status).toBe('SUCCEEDED');
+  expect(archive.report).toMatchObject({
+    jobsArchived: jobs.length,
+    objectsDeleted: 0,
+    groupsFailedCount: 0,
+  });
+  expect(archive.pages[0]?.planned.map((g) => [g.shopId, g.pack ?? 'own'])).toEqual([
+    ['own.myshopify.com', 'own'],
+    ['tail-a.myshopify.com', true],
+    ['tail-b.myshopify.com', true],
+  ]);
+  // Each request named (docs/steady-state.md, "Requests of an active run"): 1 own shop-month, 1
+  // packed month of 2 shop-months, 3 shops, 1 batch, 1 page.
+  expect(s3Of(archive)).toEqual({
+    GetObject: sum({
+      hot,
+      watermark: 1,
+      itemReaderBatches: 1,
+      batchJobsRange: 1,
+      tallyResultWriterFiles: 2,
+      reportPageResults: 1,
+      ownIndex404: 1,
+      ownPartVerify: 1,
+      sharedIndex: 1,
+      sharedPartVerify: 1,
+      tombstonesTwicePerShop: 3 * 2, // docs/erasure.md: the batch's read, the commit's re-check
+      reportRetryBatches: 1, // the groups wait for the grace period: Report reads their jobs for the retry list
+      reportRetryJobsPerGroup: 3,
+    }),
+    ListObjectsV2: sum({ hotWalk: 1, erasure: 3, ownLostIndexCheck: 1, tallyAttempts: 1 }),
+    PutObject: sum({
+      watermark: 1,
+      planFiles: 2,
+      resultWriter: 2,
+      pageResults: 1,
+      report: 1,
+      attemptMarker: 1,
+      ownIntentPartIndex: 3,
+      sharedIntentPartIndex: 3,
+    }),
+    // The staging docs and the attempt marker, in one call.
+    DeleteObjects: 1,
+  });
+
+  env.advance(2 * HOUR);
+  const del = await runMachine(env, { input: { graceHours: 1 }, keepWatermark: true });
+  expect(del.run.status).toBe('SUCCEEDED');
+  expect(del.report).toMatchObject({ jobsArchived: 0, objectsDeleted: hot, groupsFailedCount: 0 });
+  for (const j of jobs) expect(await listKeys(env.s3, env.bucket, `job-details/${j.jobId}/`)).toEqual([]);
+  // The delete run: the per-run files again (no retry reads: nothing waits); per own shop-month the
+  // index GET, the GC LIST of its staging, the HEAD of its part (ETag as committed) and the index PUT
+  // marking its entries deleted; the same for the packed month's shared index, staging and part; all
+  // hot objects in one ETag-conditional DeleteObjects; no staging, so the marker goes alone.
+  expect(s3Of(del)).toEqual({
+    GetObject: sum({
+      watermark: 1,
+      itemReaderBatches: 1,
+      batchJobsRange: 1,
+      tallyResultWriterFiles: 2,
+      reportPageResults: 1,
+      ownIndex: 1,
+      sharedIndex: 1,
+      tombstonesOncePerShop: 3,
+    }),
+    HeadObject: sum({ ownPart: 1, sharedPart: 1 }),
+    ListObjectsV2: sum({ hotWalk: 1, erasure: 2, ownStagingGc: 1, sharedStagingGc: 1, tallyAttempts: 1 }),
+    PutObject: sum({
+      watermark: 1,
+      planFiles: 2,
+      resultWriter: 2,
+      pageResults: 1,
+      report: 1,
+      attemptMarker: 1,
+      ownIndex: 1,
+      sharedIndex: 1,
+    }),
+    DeleteObject: 1,
+    DeleteObjects: 1,
+  });
+});
