@@ -195,14 +195,14 @@ export const archiveBatch = async (
     archiveBatchOnce(deps, event, hooks, event.run.dryRun ? undefined : key),
   );
   if ('value' in attempt) {
-    if (event.run.dryRun) return attempt.value;
+    const { markerRemoved, ...value } = attempt.value;
+    if (event.run.dryRun) return value;
     // Normally gone with the batch's last DeleteObjects (archiveBatchOnce); alone only if that failed for it.
-    const { requests: done } = attempt.value.markerRemoved
+    const { requests: done } = markerRemoved
       ? { requests: undefined }
       : await deps.meter.measure(() =>
           deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key })),
         );
-    const { markerRemoved: _, ...value } = attempt.value;
     const overhead = addCounts(addCounts(value.overhead, put), done);
     return { ...value, overhead };
   }
