@@ -1,5 +1,6 @@
 import { mapLimit } from '../../../concurrency';
 import { findOverdue } from '../../../erasure/ledger';
+import { scrubOwnRun } from '../../../erasure/own-run';
 import { CorruptObjectError } from '../../../errors';
 import { addCounts } from '../../../metrics';
 import { getJson, putJson } from '../../../s3/objects';
@@ -192,11 +193,15 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       pageResults: Array.from({ length: state.page }, (_, p) => pageResultsKey(run.runId, p)),
     }),
   );
+  // Its own scratch, of shops forgotten while it ran (docs/erasure.md "Run scratch"): after the report.
+  const { requests: scrubbed } = await deps.meter.measure(() =>
+    scrubOwnRun(deps, state, found.overdue.length),
+  );
   return {
     ...summary,
     watermark,
     ...(state.scan ? { orphansPlanned: state.scan.orphans } : {}),
-    requests: addCounts(addCounts(summary.requests, write), moved),
+    requests: addCounts(addCounts(addCounts(summary.requests, write), moved), scrubbed),
     ...(incomplete !== undefined ? { incomplete } : {}),
   };
 };
