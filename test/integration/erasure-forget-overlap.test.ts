@@ -18,7 +18,8 @@ import { type Call, FaultLayer } from '../support/faults';
  * Forget beside a running archival (two executions of the synthesized state machine at once): the
  * archival is held at one of its two tombstone checks — before it archives the batch, and just before
  * a group's commit — while the forget runs to completion; then it goes on. Either way the shop's data
- * does not come back, and the other shop of the batch is archived as usual.
+ * does not come back, the other shop of the batch is archived as usual, and the archival's own Report
+ * scrubs its scratch of the shop (forget left it a marker).
  */
 jest.setTimeout(300_000);
 
@@ -81,6 +82,8 @@ test.each([
 
   expect(forgot.status).toBe('SUCCEEDED');
   expect((forgot.output as ForgetResult).counts.jobRows).toBe(2);
+  // The archival still going: forget left its scratch to the run's own Report (docs/erasure.md).
+  expect((forgot.output as ForgetResult).counts.scratchRunsDeferred).toBe(1);
   expect(a.status).toBe(archivalStatus);
   if (archivalStatus === 'FAILED') {
     // The part built before the forget is removed, never committed; the run says so.
