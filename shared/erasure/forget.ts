@@ -21,7 +21,7 @@ import {
   updateRequest,
 } from './ledger';
 import { withForgotten } from './summary';
-import { updateErasureSummary } from './summary-store';
+import { readErasureSummary, updateErasureSummary } from './summary-store';
 import { writeTombstone } from './tombstone';
 
 /**
@@ -115,6 +115,18 @@ const requestFor = async (deps: StepDeps, input: ForgetInput): Promise<ErasureRe
       (r) => r.shopId === input.shopId,
     );
     if (open) return open;
+    // A run killed between the request's summary entry and its record (recordRequest writes the
+    // watermark's summary first): that request, not a new one beside it naming the shop for good.
+    const unrecorded = Object.entries((await readErasureSummary(ctx)).open)
+      .filter(([, r]) => r.kind === 'forget-shop' && r.shopId === input.shopId)
+      .sort(([a, x], [b, y]) => x.receivedAt.localeCompare(y.receivedAt) || a.localeCompare(b))[0];
+    if (unrecorded)
+      return recordRequest(ctx, {
+        kind: 'forget-shop',
+        shopId: input.shopId,
+        requestId: unrecorded[0],
+        receivedAt: new Date(unrecorded[1].receivedAt),
+      });
   }
   return recordRequest(ctx, {
     kind: 'forget-shop',

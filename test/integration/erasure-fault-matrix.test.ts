@@ -67,8 +67,18 @@ const CASES: Case[] = [
     fault: () => crashAfter(nthCall('forget', (c) => isPut(c, 'job-details-erasure/shops/'))),
   },
   {
-    name: 'crash after the watermark lost its retries',
+    name: "crash after the request entered the watermark's summary, before the ledger",
     fault: () => crashAfter(nthCall('forget', (c) => isPut(c, 'job-details-state/'))),
+  },
+  {
+    name: 'crash after the watermark lost its retries',
+    fault: () =>
+      crashAfter(
+        nthCall(
+          'forget',
+          (c) => isPut(c, 'job-details-state/') && !body(c).includes(`"shopId":"${SHOP}","jobId"`),
+        ),
+      ),
   },
   {
     name: 'crash after the month indexes went, before the parts',
