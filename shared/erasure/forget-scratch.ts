@@ -58,7 +58,7 @@ export const forgetScratch = async (
   const ended: ListedObject[] = [];
   let deferred = 0;
   for (const [runId, objects] of runs) {
-    const started = Math.min(...objects.map((o) => o.lastModified?.getTime() ?? now));
+    const started = objects.reduce((t, o) => Math.min(t, o.lastModified?.getTime() ?? now), now);
     if (now - started >= input.runTimeoutMs) {
       ended.push(...objects);
       continue;
