@@ -251,10 +251,12 @@ export class ArchiverStateMachine extends Construct {
 
     // Forget a shop (docs/erasure.md): the same machine, so the execution history, logs, alarms and
     // the failed-execution alarm cover erasures too; a scheduled run's input `{}` never has `forget`.
+    // Its own timeout too: forget scrubs the scratch of runs older than it (they have ended).
     const forget = task('forget', {
       payload: TaskInput.fromObject({
         forget: JsonPath.objectAt('$.forget'),
         execution: JsonPath.stringAt('$$.Execution.Name'),
+        runTimeoutSeconds: props.timeout.toSeconds(),
       }),
     }).addCatch(runFailed, { errors: [Errors.ALL] });
     // Redact a document (docs/operations.md#redacting-a-document), routed the same way.

@@ -154,7 +154,9 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
       Redact: 0,
       RedactPending: 0,
     });
-    expect(events.forget).toEqual([{ forget: { shopId: 'shop-a' }, execution: 'forget-1' }]);
+    expect(events.forget).toEqual([
+      { forget: { shopId: 'shop-a' }, execution: 'forget-1', runTimeoutSeconds: expect.any(Number) },
+    ]);
   });
 
   it('routes an input with `redact` to the Redact Task alone', async () => {

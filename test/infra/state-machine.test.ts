@@ -74,6 +74,8 @@ describe('archiver definition: shape', () => {
     expect(top.States.Forget?.Parameters).toEqual({
       'forget.$': '$.forget',
       'execution.$': '$$.Execution.Name',
+      // The machine's own timeout: forget scrubs the scratch of runs older than it (docs/erasure.md).
+      runTimeoutSeconds: top.TimeoutSeconds,
     });
     expect(top.States.Forget?.Catch).toEqual([{ ErrorEquals: ['States.ALL'], Next: STATE.runFailed }]);
   });
