@@ -109,7 +109,7 @@ const cannedHandlers = (overrides: Partial<Record<ArchiverStep, StepHandler>> = 
         totals: { groups: e.totals.groups + results.length },
       };
     }),
-    // Report always says how many redactions wait (ResumeRedactions compares it): none here.
+    // Report always says how many redactions wait (RunComplete compares it): none here.
     report: record('report', (e) => ({
       report: `${e.totals.groups} groups`,
       run: e.run.runId,

@@ -456,7 +456,7 @@ describe('a shop-month packed into a shared part', () => {
 
 /**
  * The schedule finishes what waits: a redaction pending a restore is in the watermark's erasure
- * summary, so the next scheduled run's Report says so and ResumeRedactions sends it on to Redact
+ * summary, so the next scheduled run's Report says so and RunComplete sends it on to Redact
  * `{"pending": true}` (the same Glacier stand-in as above; the run is the synthesized machine's).
  */
 test('a scheduled run resumes a redaction pending a restore, and the run after it has none to resume', async () => {
