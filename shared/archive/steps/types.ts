@@ -92,6 +92,11 @@ export interface ScanState {
    */
   readonly packFrom?: string | null;
   /**
+   * Pages with nothing to report (no batches, nothing quarantined): Plan writes no results for them
+   * and Report reads none, so an idle run is the watermark GET and the report PUT. Absent: none.
+   */
+  readonly quietPages?: readonly number[];
+  /**
    * Erasure requests as the watermark's summary had them when the run started (shared/erasure/
    * summary.ts): past their deadline (the number, and the oldest CAPS.report), and redactions waiting
    * for a restore, which the run resumes after Report. Absent: none.
@@ -376,7 +381,7 @@ export interface RunReport {
   readonly erasureOverdue?: OverdueRequest[];
   /**
    * Redaction requests waiting for a Glacier restore (shared/redact/): when above 0, the state
-   * machine's ResumeRedactions sends the run on to Redact with `{"pending": true}` before it ends.
+   * machine's RunComplete sends the run on to Redact with `{"pending": true}` before it ends.
    */
   readonly erasurePendingRedactions?: number;
   /**
