@@ -88,7 +88,7 @@ test('an archive run and its delete run: the S3 requests beyond one GET per hot 
       reportRetryBatches: 1, // the groups wait for the grace period: Report reads their jobs for the retry list
       reportRetryJobsPerGroup: 3,
     }),
-    ListObjectsV2: sum({ hotWalk: 1, ownLostIndexCheck: 1, tallyAttempts: 1 }),
+    ListObjectsV2: sum({ hotWalk: 1, ownLostIndexCheck: 1, tallyAttempts: 1, reportOwnErasureMarkers: 1 }),
     PutObject: sum({
       watermark: 1,
       planFiles: 2,
@@ -123,7 +123,13 @@ test('an archive run and its delete run: the S3 requests beyond one GET per hot 
       sharedIndex: 1,
     }),
     HeadObject: sum({ ownPart: 1, sharedPart: 1 }),
-    ListObjectsV2: sum({ hotWalk: 1, ownStagingGc: 1, sharedStagingGc: 1, tallyAttempts: 1 }),
+    ListObjectsV2: sum({
+      hotWalk: 1,
+      ownStagingGc: 1,
+      sharedStagingGc: 1,
+      tallyAttempts: 1,
+      reportOwnErasureMarkers: 1, // docs/erasure.md "Run scratch"
+    }),
     PutObject: sum({
       watermark: 1,
       planFiles: 2,
