@@ -96,6 +96,21 @@ const isSharedIntentPut = (c: Call) =>
 const isSharedPartStored = (c: Call) =>
   (isPut(c) || c.command === 'CompleteMultipartUploadCommand') &&
   key(c).startsWith('job-details-cold/_shared/');
+/**
+ * The shared.json writes after the shared part is stored: the 1st is the commit, the 2nd the deletion
+ * marks (a month's first batch writes an empty shared.json before its intent: not these).
+ */
+const sharedIndexWrite = (nth: number) => {
+  let stored = false;
+  return nthCall(
+    'archive-batch',
+    (c) => {
+      if (isSharedPartStored(c)) stored = true;
+      return stored && isSharedIndexPut(c);
+    },
+    nth,
+  );
+};
 const isHotDelete = (c: Call) =>
   c.command === 'DeleteObjectsCommand' &&
   ((c.input.Delete as { Objects?: { Key?: string }[] }).Objects ?? []).some((o) =>
@@ -116,13 +131,12 @@ const readShared = async (env: ArchiverEnv, month: string): Promise<SharedIndex 
 const lostRaces: number[] = [];
 
 /**
- * Another writer of the month's shared.json gets in just before the matching conditional PUT (the
- * nth shared.json write of ArchiveBatch): as another batch of the same month committing first. The
+ * Another writer of the month's shared.json gets in just before the matching conditional PUT of
+ * ArchiveBatch: as another batch of the same month writing it first. The
  * local S3 enforces If-None-Match / If-Match (infra/local/s3rver-entry.cjs), so the PUT gets a real
  * 412 — nothing is mocked; the archiver must re-read and re-apply.
  */
-const raceOnSharedIndex = (env: ArchiverEnv, nth: number): Fault => {
-  const match = nthCall('archive-batch', isSharedIndexPut, nth);
+const raceOnSharedIndex = (env: ArchiverEnv, match: (c: Call) => boolean): Fault => {
   const f: Fault = {
     at: 'call',
     fired: 0,
@@ -174,36 +188,47 @@ const CASES: Case[] = [
     name: 'crash after the shared intent, before the part',
     fault: () => crashAfter(nthCall('archive-batch', isSharedIntentPut)),
   },
-  { name: 'crash after the shared part is stored', fault: () => crashAfter(nthCall('archive-batch', isSharedPartStored)) },
+  {
+    name: 'crash after the shared part is stored',
+    fault: () => crashAfter(nthCall('archive-batch', isSharedPartStored)),
+  },
   {
     name: 'crash before the shared.json commit',
-    fault: () => crashBefore(nthCall('archive-batch', isSharedIndexPut)),
+    fault: () => crashBefore(sharedIndexWrite(1)),
   },
   {
     name: 'crash after the shared.json commit (before the deletes)',
-    fault: () => crashAfter(nthCall('archive-batch', isSharedIndexPut)),
+    fault: () => crashAfter(sharedIndexWrite(1)),
   },
-  { name: 'crash mid-delete of the hot objects', fault: () => crashMidDelete(nthCall('archive-batch', isHotDelete)) },
+  {
+    name: 'crash mid-delete of the hot objects',
+    fault: () => crashMidDelete(nthCall('archive-batch', isHotDelete)),
+  },
   {
     name: 'crash after the delete, before its marks',
     fault: () => crashAfter(nthCall('archive-batch', isHotDelete)),
   },
   {
     name: 'Lambda timeout after the shared.json commit',
-    fault: () => crashAfter(nthCall('archive-batch', isSharedIndexPut), 'Sandbox.Timedout'),
+    fault: () => crashAfter(sharedIndexWrite(1), 'Sandbox.Timedout'),
   },
   {
     name: 'S3 503 SlowDown burst (8 attempts)',
     fault: () => burst(8, (c) => c.step === 'archive-batch' && c.service === 's3', slowDown),
   },
   {
+    name: "the month's first (empty) shared.json loses a race (real 412)",
+    fault: (env) => raceOnSharedIndex(env, nthCall('archive-batch', isSharedIndexPut)),
+    check: (runs) => expect(runs[0]?.status).toBe('SUCCEEDED'),
+  },
+  {
     name: 'shared.json commit loses a race (real 412)',
-    fault: (env) => raceOnSharedIndex(env, 1),
+    fault: (env) => raceOnSharedIndex(env, sharedIndexWrite(1)),
     check: (runs) => expect(runs[0]?.status).toBe('SUCCEEDED'),
   },
   {
     name: 'shared.json marks write loses a race (real 412)',
-    fault: (env) => raceOnSharedIndex(env, 2),
+    fault: (env) => raceOnSharedIndex(env, sharedIndexWrite(2)),
     check: (runs) => expect(runs[0]?.status).toBe('SUCCEEDED'),
   },
   { name: 'two overlapping executions', overlap: true },
@@ -226,7 +251,9 @@ const seed = async (env: ArchiverEnv): Promise<SeededJob[]> => {
   const jobs: SeededJob[] = [];
   for (const [i, [shopId, n]] of SMALL_SHOPS.entries())
     for (let j = 0; j < n; j++)
-      jobs.push(await seedTerminalJob(env, { shopId, completedAt: inMonth(MONTH_BACK, 3 + i, j), flushes: 2 }));
+      jobs.push(
+        await seedTerminalJob(env, { shopId, completedAt: inMonth(MONTH_BACK, 3 + i, j), flushes: 2 }),
+      );
   const docs = Array.from({ length: 12_000 }, () => randomBytes(16).toString('base64url'));
   jobs.push(await seedBigJob(env, BIG_SHOP, inMonth(MONTH_BACK, 10), docs));
   return jobs;
@@ -251,7 +278,15 @@ const statusOf = (r: LocalRunResult): string =>
 afterAll(() => {
   const rows = [
     ['case', 'faulted run', 'reruns (now, +13 h)', 'small shops in', 'lost', 'duplicated', 'audit'],
-    ...matrix.map((o) => [o.name, o.faulted, o.reruns, o.where, String(o.lost), String(o.duplicated), o.audit]),
+    ...matrix.map((o) => [
+      o.name,
+      o.faulted,
+      o.reruns,
+      o.where,
+      String(o.lost),
+      String(o.duplicated),
+      o.audit,
+    ]),
   ];
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
   const text = rows
@@ -392,7 +427,7 @@ test('a shared part damaged between its commit and the delete: every packed hot 
     // Right after the shared.json commit lands, the shared part is overwritten with one byte flipped,
     // same size — before the same invocation's delete step HEADs it.
     let damaged = '';
-    const match = nthCall('archive-batch', isSharedIndexPut);
+    const match = sharedIndexWrite(1);
     const fault: Fault = {
       at: 'call',
       fired: 0,
