@@ -226,9 +226,12 @@ describe('packed shop-months', () => {
     const crashed = await runMachine(env, { crash: { before: 'commit' } });
     expect(crashed.run.status).not.toBe('SUCCEEDED');
     // Intent before effect: the uploaded shared part has its intent; nothing is committed or deleted.
+    // The month's shared index was created (empty) before the intent, so pending GC can collect them.
     const staged = await listKeys(env.s3, env.bucket, `job-details-index/_shared/${month}/`);
-    expect(staged).toHaveLength(1);
+    expect(staged).toHaveLength(2);
     expect(staged[0]).toMatch(/\/pending\/part-.*\.json$/);
+    expect(staged[1]).toBe(sharedIndexKey(month));
+    expect((await readShared(env, month)).parts).toEqual([]);
     for (const j of jobs)
       expect(await listKeys(env.s3, env.bucket, `job-details/${j.jobId}/`)).toEqual(j.keys);
 
