@@ -98,6 +98,7 @@ test('an archive run and its delete run: the S3 requests beyond one GET per hot 
       attemptMarker: 1,
       ownIntentPartIndex: 3,
       sharedIntentPartIndex: 3,
+      sharedIndexBeforeFirstIntent: 1, // a month's first packing: an empty shared.json, so pending GC may run
     }),
     // The staging docs and the attempt marker, in one call.
     DeleteObjects: 1,
