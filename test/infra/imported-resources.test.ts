@@ -125,12 +125,12 @@ describe('with an imported table and bucket', () => {
     });
     expect(Object.keys(objectAccess(st('archive-batch'), IMPORTED_BUCKET_ARN)).sort()).toEqual([
       'job-details-cold/',
-      'job-details-erasure/shops/',
       'job-details-index/',
       'job-details-index/*/*/docs/',
       'job-details-index/*/*/index.json',
       'job-details-index/*/*/pending/',
       'job-details-runs/',
+      'job-details-state/',
       'job-details/',
     ]);
   });
