@@ -86,7 +86,7 @@ test('an archive run and its delete run: the S3 requests beyond one GET per hot 
       sharedIndex: 1,
       sharedPartVerify: 1,
       reportRetryBatches: 1, // the groups wait for the grace period: Report reads their jobs for the retry list
-      reportRetryJobsPerGroup: 3,
+      reportRetryJobs: 1,
     }),
     ListObjectsV2: sum({ hotWalk: 1, ownLostIndexCheck: 1, tallyAttempts: 1, reportOwnErasureMarkers: 1 }),
     PutObject: sum({

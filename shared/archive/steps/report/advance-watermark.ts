@@ -7,8 +7,8 @@ import { planBatchesKey } from '../../format/keys';
 import type { StepDeps } from '../context';
 import { parseBatch } from '../events';
 import { type RetryJob, readCarried, uniqueRetry, WATERMARK_FORMAT, writeWatermark } from '../plan/watermark';
-import { readPlannedJobs } from '../run-files/planned-jobs';
-import type { PageState, QuarantinedJob } from '../types';
+import { readBatchJobs } from '../run-files/planned-jobs';
+import type { PageState, PlannedGroup, QuarantinedJob } from '../types';
 
 /** A failed group, or an interrupted batch (all its groups), and the page that planned it. */
 export type FailedGroupAt =
@@ -58,21 +58,30 @@ const failedJobs = async (
       .toString('utf8')
       .split('\n')
       .filter((l) => l !== '');
+    const wanted: { group: PlannedGroup; graceOnly: boolean }[] = [];
     for (const line of lines) {
       const b = parseBatch(JSON.parse(line), state.run);
       for (const g of b.groups) {
         const key = `${g.shopId}\u0000${g.month}`;
-        const graceOnly = !batches.has(b.batch) && groups.get(key) === true;
         if (!batches.has(b.batch) && !groups.has(key)) continue;
-        // Failed or interrupted: retried by the next run, and once more when its leftovers are
-        // collectable (RetryJob.revisit). Waiting for the grace period: once, after it.
-        for (const j of await readPlannedJobs(deps, state.run, g))
-          out.push(
-            graceOnly
-              ? { shopId: g.shopId, jobId: j.job_id, graceFrom }
-              : { shopId: g.shopId, jobId: j.job_id, revisit: true },
-          );
+        wanted.push({ group: g, graceOnly: !batches.has(b.batch) && groups.get(key) === true });
       }
+    }
+    // Their planned jobs in one ranged GET of the page's file (its groups' lines are contiguous).
+    const jobs = await readBatchJobs(
+      deps,
+      state.run,
+      wanted.map((w) => w.group),
+    );
+    for (const { group: g, graceOnly } of wanted) {
+      // Failed or interrupted: retried by the next run, and once more when its leftovers are
+      // collectable (RetryJob.revisit). Waiting for the grace period: once, after it.
+      for (const j of jobs.get(g))
+        out.push(
+          graceOnly
+            ? { shopId: g.shopId, jobId: j.job_id, graceFrom }
+            : { shopId: g.shopId, jobId: j.job_id, revisit: true },
+        );
     }
   }
   return out;

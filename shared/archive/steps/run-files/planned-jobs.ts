@@ -168,10 +168,3 @@ export const readBatchJobs = async (
     },
   };
 };
-
-/** One group's planned jobs (Report reads those of failed groups into the watermark's retry list). */
-export const readPlannedJobs = async (
-  deps: StepDeps,
-  run: RunContext,
-  group: PlannedGroup,
-): Promise<PlannedJob[]> => (await readBatchJobs(deps, run, [group])).get(group);
