@@ -224,8 +224,10 @@ describe('the jest run’s local stack', () => {
   });
 
   test('GETs racing PUTs of the same key each see one whole version with its ETag (as S3)', async () => {
-    // Stock s3rver stats the object, then opens it by path: a rename between them streamed the new
-    // body cut to the old length (it failed shared-index reads under concurrent batches).
+    // Contract check. Stock s3rver stats the object, then opens it by path: a rename between them
+    // streamed the new body cut to the old length (it failed whole batches' shared-index reads in the
+    // fleet benchmark, 2 runs of 3; none of 5 since GETs take the PUTs' key lock). The window is too
+    // narrow for this test to force; it pins what the archiver relies on.
     const bucket = await freshBucket();
     const bodies = [Buffer.alloc(4096, 1), Buffer.alloc(300 * 1024, 2)];
     const md5s = bodies.map((b) => `"${createHash('md5').update(b).digest('hex')}"`);
