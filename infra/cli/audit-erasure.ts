@@ -1,4 +1,5 @@
-import { listRequests, type OverdueRequest, overdueRequests } from '../../shared/erasure/ledger';
+import { listRequests, overdueRequests } from '../../shared/erasure/ledger';
+import type { OverdueRequest } from '../../shared/erasure/summary';
 import { readTombstones } from '../../shared/erasure/tombstone';
 import type { CliContext } from './context';
 

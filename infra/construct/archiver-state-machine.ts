@@ -85,6 +85,8 @@ export const STATE = {
   tally: 'Tally',
   morePages: 'MorePages',
   report: 'Report',
+  resumeRedactions: 'ResumeRedactions',
+  redactPending: 'RedactPending',
   runComplete: 'RunComplete',
   done: 'Done',
   runIncomplete: 'RunIncomplete',
@@ -128,7 +130,8 @@ export interface ArchiverStateMachineProps {
  * `{"redact": {"shopId": …, "docId": …}}` (or `{"pending": true}`) to Redact → Redacted
  * (docs/operations.md#redacting-a-document); any other input is an archival run:
  * Plan → HasBatches → ProcessBatches (Distributed Map over the page's batches) → Tally → MorePages
- *   ─cursor→ Plan; none → Report → RunComplete → Done | RunIncomplete (Fail). A page without batches
+ *   ─cursor→ Plan; none → Report → ResumeRedactions (→ RedactPending when redactions wait for a
+ *   restore) → RunComplete → Done | RunIncomplete (Fail). A page without batches
  *   goes from HasBatches straight to MorePages (an idle run invokes Plan and Report only).
  * Per batch (a STANDARD child): one ArchiveBatch Task archives, verifies, commits and deletes the
  * sources of every shop-month of the batch; a group's failure is reported in its result, never thrown.
@@ -152,13 +155,17 @@ export class ArchiverStateMachine extends Construct {
     // any child exists) so the definition does not depend on the consuming app's cdk.json.
     this.node.setContext(cxapi.STEPFUNCTIONS_USE_DISTRIBUTED_MAP_RESULT_WRITER_V2, true);
 
-    const task = (step: ArchiverStep, extra: { payload?: TaskInput } = {}) => {
-      const t = new LambdaInvoke(this, TASK_STATE_OF[step], {
+    const task = (
+      step: ArchiverStep,
+      extra: { payload?: TaskInput; resultPath?: string; name?: string } = {},
+    ) => {
+      const { name, ...options } = extra;
+      const t = new LambdaInvoke(this, name ?? TASK_STATE_OF[step], {
         lambdaFunction: props.functions[step],
         payloadResponseOnly: true, // Resource = the function ARN, Parameters = the payload as is
         retryOnServiceExceptions: false, // replaced by the explicit retrier below
         taskTimeout: Timeout.duration(props.functionTimeouts[step].plus(Duration.minutes(1))),
-        ...extra,
+        ...options,
       });
       t.addRetry({
         errors: [...LAMBDA_SERVICE_ERRORS],
@@ -218,9 +225,23 @@ export class ArchiverStateMachine extends Construct {
         new Fail(this, STATE.runIncomplete, { error: RUN_INCOMPLETE_ERROR, causePath: '$.incomplete' }),
       )
       .otherwise(new Succeed(this, STATE.done));
+    // Redactions waiting for a Glacier restore (Report says how many, from the watermark's erasure
+    // summary) are resumed by the scheduled run itself: Redact `{"pending": true}`, its result beside
+    // the report. A run with none goes straight on (no invocation).
+    const redactPending = task('redact', {
+      name: STATE.redactPending,
+      payload: TaskInput.fromObject({
+        redact: { pending: true },
+        execution: JsonPath.stringAt('$$.Execution.Name'),
+      }),
+      resultPath: '$.redactions',
+    }).addCatch(runFailed, { errors: [Errors.ALL] });
+    const resumeRedactions = new Choice(this, STATE.resumeRedactions)
+      .when(Condition.numberGreaterThan('$.erasurePendingRedactions', 0), redactPending.next(runComplete))
+      .otherwise(runComplete);
     const morePages = new Choice(this, STATE.morePages)
       .when(Condition.and(Condition.isPresent('$.cursor'), Condition.not(Condition.isNull('$.cursor'))), plan)
-      .otherwise(report.next(runComplete));
+      .otherwise(report.next(resumeRedactions));
     tally.next(morePages);
     // A page without batches has nothing for the Map or Tally (Plan wrote its results): an idle run is
     // Plan → Report.

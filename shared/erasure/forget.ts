@@ -19,6 +19,8 @@ import {
   recordRequest,
   updateRequest,
 } from './ledger';
+import { withForgotten } from './summary';
+import { updateErasureSummary } from './summary-store';
 import { writeTombstone } from './tombstone';
 
 /**
@@ -257,6 +259,8 @@ export const forgetShop = async (
   await hooks.before?.('tombstone', 1);
   await updateRequest(ctx, request.id, { runId: input.runId });
   await writeTombstone(ctx, { shopId, forgottenAt: request.receivedAt, requestId: request.id });
+  // The runs learn of it from the watermark's summary (one GET they make anyway), before anything goes.
+  await updateErasureSummary(ctx, (s) => withForgotten(s, shopId, request.receivedAt));
 
   let lists = 0;
   let heads = 0;

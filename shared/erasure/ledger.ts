@@ -4,6 +4,16 @@ import { ConcurrentModificationError, CorruptObjectError, InvalidInputError } fr
 import { validateShopId } from '../ids';
 import { getObjectBytes, listAll, putBytes, putConditional } from '../s3/objects';
 import { formatTimestamp } from '../time';
+import {
+  ERASURE_KINDS,
+  type ErasureKind,
+  type ErasureState,
+  type OverdueRequest,
+  overdueOf,
+  withClosed,
+  withOpen,
+} from './summary';
+import { updateErasureSummary } from './summary-store';
 
 /**
  * The erasure-request ledger (docs/erasure.md): every request to forget a shop or redact a document is
@@ -20,10 +30,6 @@ export const REQUESTS_PREFIX = `${ERASURE_PREFIX}requests/`;
  */
 export const COMPLETE_PREFIX = `${ERASURE_PREFIX}complete/`;
 export const ERASURE_REQUEST_FORMAT = 'job-details-archive/erasure-request@1';
-
-export const ERASURE_KINDS = ['forget-shop', 'redact-doc'] as const;
-export type ErasureKind = (typeof ERASURE_KINDS)[number];
-export type ErasureState = 'received' | 'pending' | 'complete';
 
 /** What an erasure removed: counts and names of kinds of things, never content or document ids. */
 export type ErasureReceipt = Readonly<Record<string, number | string | boolean | null>>;
@@ -169,6 +175,9 @@ export const recordRequest = async (ctx: LedgerContext, input: NewRequest): Prom
     updatedAt: formatTimestamp(now(ctx)),
     runs: [],
   };
+  // Into the watermark's summary first (the runs' view: overdue, resumable), so a request recorded here
+  // is never one the runs do not know of; a crash between leaves an open entry that goes overdue.
+  await syncSummary(ctx, request);
   try {
     await putConditional(
       ctx.s3,
@@ -181,6 +190,8 @@ export const recordRequest = async (ctx: LedgerContext, input: NewRequest): Prom
     const existing = await getRequest(ctx, id);
     if (!existing) throw err;
     const e = existing.request;
+    // The summary says what the recorded request is (a redelivery of a completed one stays closed).
+    await syncSummary(ctx, e);
     const same =
       e.kind === request.kind &&
       e.shopId === request.shopId &&
@@ -190,6 +201,19 @@ export const recordRequest = async (ctx: LedgerContext, input: NewRequest): Prom
     return e;
   }
 };
+
+/** The request's entry in the watermark's erasure summary: open (with why it waits) or gone. */
+const syncSummary = (ctx: LedgerContext, r: ErasureRequest) =>
+  updateErasureSummary(ctx, (s) =>
+    r.state === 'complete'
+      ? withClosed(s, r.id)
+      : withOpen(s, r.id, {
+          kind: r.kind,
+          shopId: r.shopId,
+          receivedAt: r.receivedAt,
+          ...(r.state === 'pending' ? { pending: r.pendingReason ?? 'unspecified' } : {}),
+        }),
+  );
 
 /** A change to a request: state, reason, receipt, the run to note. */
 export interface RequestChange {
@@ -243,6 +267,9 @@ export const updateRequest = async (
       // After the record: a marker without a complete record never exists (the reverse only costs a GET).
       if (next.state === 'complete' && stored.request.state !== 'complete')
         await putBytes(ctx, `${COMPLETE_PREFIX}${id}`, new Uint8Array(0), 'application/octet-stream');
+      // A change of state reaches the summary after the record (a crash between: the entry stays open,
+      // or says pending late, until the request is worked on again).
+      if (next.state !== 'received' || stored.request.state !== 'received') await syncSummary(ctx, next);
       return next;
     } catch (err) {
       if (!(err instanceof ConcurrentModificationError) || attempt >= 8) throw err;
@@ -290,37 +317,24 @@ export const listRequests = async (
   return out.sort((a, b) => a.receivedAt.localeCompare(b.receivedAt) || a.id.localeCompare(b.id));
 };
 
-export interface OverdueRequest {
-  readonly id: string;
-  readonly kind: ErasureKind;
-  readonly shopId: string;
-  readonly receivedAt: string;
-  readonly state: ErasureState;
-  readonly pendingReason?: string;
-  /** Whole days since it was received. */
-  readonly ageDays: number;
-}
-
-const DAY_MS = 86_400_000;
-
 /** Requests not complete `deadlineDays` after they were received (pure), oldest first; no document ids. */
 export const overdueRequests = (
   requests: readonly ErasureRequest[],
   at: Date,
   deadlineDays: number,
 ): OverdueRequest[] =>
-  requests
-    .filter((r) => r.state !== 'complete' && at.getTime() - Date.parse(r.receivedAt) > deadlineDays * DAY_MS)
-    .map((r) => ({
+  overdueOf(
+    requests.map((r) => ({
       id: r.id,
       kind: r.kind,
       shopId: r.shopId,
       receivedAt: r.receivedAt,
       state: r.state,
       ...(r.pendingReason !== undefined ? { pendingReason: r.pendingReason } : {}),
-      ageDays: Math.floor((at.getTime() - Date.parse(r.receivedAt)) / DAY_MS),
-    }))
-    .sort((a, b) => a.receivedAt.localeCompare(b.receivedAt) || a.id.localeCompare(b.id));
+    })),
+    at,
+    deadlineDays,
+  );
 
 /** Overdue requests read from the ledger. */
 export const findOverdue = async (ctx: LedgerContext, deadlineDays: number): Promise<OverdueRequest[]> =>

@@ -8,7 +8,8 @@ import { ERASURE_PREFIX } from './ledger';
  * A forgotten shop's tombstone: `job-details-erasure/shops/{shop}.json`, written by forget before it
  * deletes anything and kept for good. The archiver refuses every job of the shop completed at or
  * before `forgottenAt` (Plan drops them, ArchiveBatch checks again before it archives and before it
- * commits), so a run that planned the shop before the forget cannot bring its data back. Jobs completed
+ * commits), so a run that planned the shop before the forget cannot bring its data back. The runs read
+ * that from the watermark's erasure summary (summary.ts), which forget writes right after this. Jobs completed
  * later (the shop installed the app again) are archived as usual. Like the ledger, it names the shop:
  * that is the record of the erasure, and nothing else in the bucket does after it.
  */
@@ -73,15 +74,4 @@ export const readTombstones = async (t: Target): Promise<Map<string, Tombstone>>
     out.set(stone.shopId, stone);
   }
   return out;
-};
-
-/**
- * Whether a job completed at `completedAt` is the forgotten data of a shop with this tombstone
- * (compared as instants: rows carry `+00:00` and microseconds, tombstones `Z`). A completion that is
- * not a time is refused too: nothing proves it came after the forget.
- */
-export const isForgotten = (stone: Tombstone | undefined | null, completedAt: string | null): boolean => {
-  if (!stone) return false;
-  const t = completedAt === null ? Number.NaN : Date.parse(completedAt);
-  return Number.isNaN(t) || t <= Date.parse(stone.forgottenAt);
 };

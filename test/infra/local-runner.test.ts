@@ -109,7 +109,12 @@ const cannedHandlers = (overrides: Partial<Record<ArchiverStep, StepHandler>> = 
         totals: { groups: e.totals.groups + results.length },
       };
     }),
-    report: record('report', (e) => ({ report: `${e.totals.groups} groups`, run: e.run.runId })),
+    // Report always says how many redactions wait (ResumeRedactions compares it): none here.
+    report: record('report', (e) => ({
+      report: `${e.totals.groups} groups`,
+      run: e.run.runId,
+      erasurePendingRedactions: 0,
+    })),
     forget: record('forget', (e) => ({ forgot: e.forget.shopId })),
     redact: record('redact', (e) => ({ redacted: e.redact.shopId })),
   };
@@ -147,6 +152,7 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
       Report: 0,
       Forget: 1,
       Redact: 0,
+      RedactPending: 0,
     });
     expect(events.forget).toEqual([{ forget: { shopId: 'shop-a' }, execution: 'forget-1' }]);
   });
@@ -164,6 +170,7 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
       Report: 0,
       Forget: 0,
       Redact: 1,
+      RedactPending: 0,
     });
     expect(events.redact).toEqual([{ ...input, execution: 'redact-1' }]);
   });
@@ -178,7 +185,7 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
     });
 
     expect(result.status).toBe('SUCCEEDED');
-    expect(result.output).toEqual({ report: '3 groups', run: 'nightly-1' });
+    expect(result.output).toEqual({ report: '3 groups', run: 'nightly-1', erasurePendingRedactions: 0 });
     // One invocation per batch; page 1 had no batches (HasBatches skipped the Map and Tally).
     expect(result.taskInvocations).toEqual({
       Plan: 2,
@@ -187,6 +194,7 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
       Report: 1,
       Forget: 0,
       Redact: 0,
+      RedactPending: 0,
     });
     expect(result.childExecutions).toBe(2);
     expect(result.handlerErrors).toEqual([]);

@@ -35,6 +35,8 @@ describe('archiver definition: shape', () => {
       Tally: 'Task',
       MorePages: 'Choice',
       Report: 'Task',
+      ResumeRedactions: 'Choice',
+      RedactPending: 'Task',
       RunComplete: 'Choice',
       RunIncomplete: 'Fail',
       Done: 'Succeed',
@@ -76,7 +78,7 @@ describe('archiver definition: shape', () => {
     expect(top.States.Forget?.Catch).toEqual([{ ErrorEquals: ['States.ALL'], Next: STATE.runFailed }]);
   });
 
-  it('chains Plan → HasBatches → (ProcessBatches →) Tally → MorePages → (Plan | Report → RunComplete)', () => {
+  it('chains Plan → HasBatches → (ProcessBatches →) Tally → MorePages → (Plan | Report → ResumeRedactions → (RedactPending →) RunComplete)', () => {
     expect(top.States.Plan?.Next).toBe(STATE.hasBatches);
     expect(top.States.HasBatches).toEqual({
       Type: 'Choice',
@@ -86,7 +88,19 @@ describe('archiver definition: shape', () => {
     });
     expect(top.States.ProcessBatches?.Next).toBe(STATE.tally);
     expect(top.States.Tally?.Next).toBe(STATE.morePages);
-    expect(top.States.Report?.Next).toBe(STATE.runComplete);
+    expect(top.States.Report?.Next).toBe(STATE.resumeRedactions);
+    // Redactions waiting for a restore: the scheduled run resumes them (Report always says how many).
+    expect(top.States.ResumeRedactions).toEqual({
+      Type: 'Choice',
+      Choices: [{ Variable: '$.erasurePendingRedactions', NumericGreaterThan: 0, Next: STATE.redactPending }],
+      Default: STATE.runComplete,
+    });
+    expect(top.States.RedactPending).toMatchObject({
+      Type: 'Task',
+      Parameters: { redact: { pending: true }, 'execution.$': '$$.Execution.Name' },
+      ResultPath: '$.redactions',
+      Next: STATE.runComplete,
+    });
     expect(top.States.RunComplete).toEqual({
       Type: 'Choice',
       Choices: [{ Variable: '$.incomplete', IsPresent: true, Next: STATE.runIncomplete }],

@@ -103,7 +103,7 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
   const out = await runLocal(
     { graceHours: 0 },
     // The four groups go in one batch: one child execution, one invocation.
-    { Plan: 1, ArchiveBatch: 1, Tally: 1, Report: 1, Forget: 0, Redact: 0 },
+    { Plan: 1, ArchiveBatch: 1, Tally: 1, Report: 1, Forget: 0, Redact: 0, RedactPending: 0 },
   );
 
   const groups = new Set(old.map(groupKey));

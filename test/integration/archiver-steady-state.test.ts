@@ -70,13 +70,20 @@ test('an idle run plans nothing: Plan and Report only, a Query page per status, 
   expect(first.report).toMatchObject({ jobsArchived: 3, groupsFailedCount: 0, watermark: 'written' });
 
   const idle = await run({ olderThanDays: 30, wholeMonths: true });
-  expect(idle.invocations).toEqual({ Plan: 1, ArchiveBatch: 0, Tally: 0, Report: 1, Forget: 0, Redact: 0 });
+  expect(idle.invocations).toEqual({
+    Plan: 1,
+    ArchiveBatch: 0,
+    Tally: 0,
+    Report: 1,
+    Forget: 0,
+    Redact: 0,
+    RedactPending: 0,
+  });
   expect(idle.report).toMatchObject({ jobsPlanned: 0, jobsArchived: 0, pages: 1, watermark: 'unchanged' });
-  // GET watermark; Plan writes the page's results, Report reads them and writes report.json; Plan
-  // lists the forgotten shops' tombstones, Report the erasure ledger (both empty: docs/erasure.md).
+  // GET watermark (its erasure summary says there is no forgotten shop or open request: nothing is
+  // listed, docs/erasure.md); Plan writes the page's results, Report reads them and writes report.json.
   expect(idle.report.requests.byType).toEqual({
     's3.GetObject': 2,
-    's3.ListObjectsV2': 2,
     's3.PutObject': 2,
     'dynamodb.Query': 3,
   });

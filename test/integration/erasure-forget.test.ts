@@ -65,7 +65,15 @@ test('forget removes every trace of the shop, leaves the others byte for byte, a
   env.advance(100 * DAY);
   const r = await forget().finally(() => env.advance(-100 * DAY));
   expect(r.status).toBe('SUCCEEDED');
-  expect(r.taskInvocations).toEqual({ Plan: 0, ArchiveBatch: 0, Tally: 0, Report: 0, Forget: 1, Redact: 0 });
+  expect(r.taskInvocations).toEqual({
+    Plan: 0,
+    ArchiveBatch: 0,
+    Tally: 0,
+    Report: 0,
+    Forget: 1,
+    Redact: 0,
+    RedactPending: 0,
+  });
   const out = r.output as ForgetResult;
   const hotKeys = [...mine.slice(3), rowless].reduce((n, j) => n + j.keys.length, 0);
   expect(out).toMatchObject({

@@ -12,6 +12,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { makeContext } from '../../infra/cli/context';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseRedactOptions, redactCommand } from '../../infra/cli/redact';
+import { stepHandlers, synthesizedDefinition } from '../../infra/local/runner';
 import { COLD_PREFIX, monthIndexKey, parsePartKey, sharedIndexKey } from '../../shared/archive/format/keys';
 import { parseMonthIndex } from '../../shared/archive/format/month-index';
 import { parseSharedIndex } from '../../shared/archive/format/shared-index';
@@ -34,6 +35,7 @@ import {
   getBytes,
   inMonth,
   listKeys,
+  runLocal,
   runMachine,
 } from '../support/archiver-fixtures';
 import { testS3 } from '../support/local';
@@ -50,6 +52,7 @@ jest.setTimeout(300_000);
 
 const SHOP = 'shop-c';
 const docOf = (p: string) => `gid://shopify/Customer/${p}`;
+const definition = synthesizedDefinition();
 const DOCS = REDACT_CRASH_POINTS.map(docOf);
 
 let env: ArchiverEnv;
@@ -449,4 +452,52 @@ describe('a shop-month packed into a shared part', () => {
     expect((await getRequest(packed, 'packed-glacier'))?.request.state).toBe('complete');
     await expectRedacted(doc, packedDocs);
   });
+});
+
+/**
+ * The schedule finishes what waits: a redaction pending a restore is in the watermark's erasure
+ * summary, so the next scheduled run's Report says so and ResumeRedactions sends it on to Redact
+ * `{"pending": true}` (the same Glacier stand-in as above; the run is the synthesized machine's).
+ */
+test('a scheduled run resumes a redaction pending a restore, and the run after it has none to resume', async () => {
+  const shop = 'shop-s';
+  const doc = 'gid://shopify/Customer/901';
+  const job = await seedDocJob(env, shop, inMonth(2, 9), [{ failed: { timeout: [doc, 's-keep'] } }]);
+  expect((await runMachine(env)).run.status).toBe('SUCCEEDED');
+  const was = await details(job);
+  let stage: Stage = 'none';
+  const { client } = glacierS3(
+    (key) => key?.startsWith(`${COLD_PREFIX}${shop}/`) === true,
+    () => stage,
+  );
+  const ctx = makeContext({
+    ddb: env.ddb,
+    s3: client,
+    table: env.table,
+    bucket: env.bucket,
+    cfg: parseConfig(process.env),
+  });
+  const asked = await redactCommand(
+    ctx,
+    parseRedactOptions({ shop, doc, 'request-id': 'sched-1' }),
+    memoryOutput(),
+  );
+  expect(asked.exitCode).toBe(5);
+
+  stage = 'done';
+  const deps = env.withDeps({ s3: client });
+  const scheduled = () =>
+    runLocal(env, { definition, input: {}, handlers: (sink) => stepHandlers(() => deps, sink) });
+  const r = await scheduled();
+  expect(r.status).toBe('SUCCEEDED');
+  expect(r.output).toMatchObject({ erasurePendingRedactions: 1 });
+  expect(r.taskInvocations).toMatchObject({ Plan: 1, Report: 1, RedactPending: 1, Redact: 0 });
+  expect((await getRequest(env, 'sched-1'))?.request.state).toBe('complete');
+  expect(unnoted(await details(job))).toEqual(unnoted(redactDetails(was, doc, 'x').details));
+  for (const [key, v] of await bucketContents(env))
+    expect({ key, has: v.text.includes(doc) }).toEqual({ key, has: false });
+
+  const next = await scheduled();
+  expect(next.output).toMatchObject({ erasurePendingRedactions: 0 });
+  expect(next.taskInvocations.RedactPending).toBe(0);
 });

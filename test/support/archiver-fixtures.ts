@@ -40,6 +40,7 @@ import type {
 } from '../../shared/archive/steps/batch/batch-steps';
 import { makeStepDeps, type StepDeps, type StepSettings } from '../../shared/archive/steps/context';
 import { createRequestMeter } from '../../shared/archive/steps/meter';
+import { readWatermark } from '../../shared/archive/steps/plan/watermark';
 import type {
   GroupResult,
   PlannedBatch,
@@ -49,9 +50,11 @@ import type {
 } from '../../shared/archive/steps/types';
 import { parseConfig } from '../../shared/config';
 import { JobDetailsStore, type JsonObject } from '../../shared/details';
+import { summaryOnly } from '../../shared/erasure/summary-store';
 import { createJob, type FlushDetails, getJob, recordFlush } from '../../shared/jobs';
 import type { DdbSender } from '../../shared/jobs/types';
 import { countRequests } from '../../shared/metrics';
+import { putJson } from '../../shared/s3/objects';
 import { freshBucket, freshTable, testDdb, testS3 } from './local';
 
 /**
@@ -210,8 +213,12 @@ export const setUpMachineRuns = (): { env: ArchiverEnv; definition: StateMachine
  * (a row that lands below the watermark's lateness window is not planned: docs/steady-state.md).
  */
 export const forgetWatermark = async (env: Pick<ArchiverEnv, 'bucket'>): Promise<void> => {
-  // Through a client of its own: the runs' request counts stay the runs'.
-  await unmetered.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: WATERMARK_KEY }));
+  // Through a client of its own: the runs' request counts stay the runs'. The erasure summary stays
+  // (forgotten shops, open requests: not the runs' to drop); the runs' claims go.
+  const { doc } = await readWatermark({ s3: unmetered, bucket: env.bucket });
+  if (doc?.erasure)
+    await putJson({ s3: unmetered, bucket: env.bucket }, WATERMARK_KEY, summaryOnly(doc.erasure));
+  else await unmetered.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: WATERMARK_KEY }));
 };
 const unmetered = testS3();
 

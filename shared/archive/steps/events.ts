@@ -1,3 +1,4 @@
+import type { OverdueRequest } from '../../erasure/summary';
 import { InvalidInputError } from '../../errors';
 import { validateMonth, validateShopId } from '../../ids';
 import { TERMINAL_STATUSES } from '../../jobs/schema';
@@ -162,6 +163,36 @@ export const parseScan = (v: unknown, field: string): ScanState => {
           packFrom:
             o.packFrom === null || o.packFrom === '' ? o.packFrom : isoTime(o.packFrom, `${field}.packFrom`),
         }),
+    ...(o.erasure === undefined ? {} : { erasure: parseScanErasure(o.erasure, `${field}.erasure`) }),
+  };
+};
+
+const parseScanErasure = (v: unknown, field: string): NonNullable<ScanState['erasure']> => {
+  const o = obj(v, field);
+  if (!Array.isArray(o.overdue)) throw new InvalidInputError(`${field}.overdue`, 'expected a list');
+  const overdue = o.overdue.map((x, i): OverdueRequest => {
+    const at = `${field}.overdue[${i}]`;
+    const r = obj(x, at);
+    if (r.kind !== 'forget-shop' && r.kind !== 'redact-doc')
+      throw new InvalidInputError(`${at}.kind`, 'not an erasure kind');
+    if (r.state !== 'received' && r.state !== 'pending')
+      throw new InvalidInputError(`${at}.state`, 'not an open state');
+    return {
+      id: str(r.id, `${at}.id`),
+      kind: r.kind,
+      shopId: str(r.shopId, `${at}.shopId`),
+      receivedAt: str(r.receivedAt, `${at}.receivedAt`),
+      state: r.state,
+      ...(r.pendingReason !== undefined
+        ? { pendingReason: str(r.pendingReason, `${at}.pendingReason`) }
+        : {}),
+      ageDays: int(r.ageDays, `${at}.ageDays`),
+    };
+  });
+  return {
+    overdueCount: int(o.overdueCount, `${field}.overdueCount`),
+    overdue,
+    pendingRedactions: int(o.pendingRedactions, `${field}.pendingRedactions`),
   };
 };
 

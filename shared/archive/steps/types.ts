@@ -1,4 +1,4 @@
-import type { OverdueRequest } from '../../erasure/ledger';
+import type { OverdueRequest } from '../../erasure/summary';
 import type { RequestCounts } from '../../metrics';
 import type { RunSettingName, SettingFields } from '../../settings';
 
@@ -91,6 +91,16 @@ export interface ScanState {
    * shop-months may be packed ('': every month, the bucket holds no index yet; null or absent: none).
    */
   readonly packFrom?: string | null;
+  /**
+   * Erasure requests as the watermark's summary had them when the run started (shared/erasure/
+   * summary.ts): past their deadline (the number, and the oldest CAPS.report), and redactions waiting
+   * for a restore, which the run resumes after Report. Absent: none.
+   */
+  readonly erasure?: {
+    readonly overdueCount: number;
+    readonly overdue: readonly OverdueRequest[];
+    readonly pendingRedactions: number;
+  };
 }
 
 /** State between pages: Tally's output, Plan's later input, Report's input. */
@@ -364,6 +374,11 @@ export interface RunReport {
    */
   readonly erasureOverdueCount?: number;
   readonly erasureOverdue?: OverdueRequest[];
+  /**
+   * Redaction requests waiting for a Glacier restore (shared/redact/): when above 0, the state
+   * machine's ResumeRedactions sends the run on to Redact with `{"pending": true}` before it ends.
+   */
+  readonly erasurePendingRedactions?: number;
   /**
    * Present when groups failed in a real run: the Cause of the `ArchiveRunIncomplete` failure the
    * state machine ends with (JSON, see `incompleteCause`). A dry run never carries it.

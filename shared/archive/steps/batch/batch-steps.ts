@@ -3,7 +3,8 @@ import { DeleteObjectCommand, DeleteObjectsCommand } from '@aws-sdk/client-s3';
 import { mapLimit } from '../../../concurrency';
 import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
-import { isForgotten, readTombstone, type Tombstone } from '../../../erasure/tombstone';
+import { type ErasureSummary, forgottenAtOf, isForgottenIn } from '../../../erasure/summary';
+import { readErasureSummary } from '../../../erasure/summary-store';
 import { ShopForgottenError } from '../../../errors';
 import { addCounts, zeroCounts } from '../../../metrics';
 import { putJson } from '../../../s3/objects';
@@ -92,12 +93,12 @@ export const prepareGroup = async (
   listing: ReadonlyMap<string, readonly JobObject[]>,
   staging: string[],
   hooks: BatchHooks = {},
-  /** The shop's tombstone as the batch read it (docs/erasure.md): its forgotten jobs are skipped. */
-  tombstone: Tombstone | null = null,
+  /** The erasure summary as the batch read it (docs/erasure.md): a forgotten shop's jobs are skipped. */
+  erasure?: ErasureSummary,
 ): Promise<Prepared> => {
   const { group } = item;
   const ref = { shopId: group.shopId, month: group.month };
-  const planned = allPlanned.filter((j) => !isForgotten(tombstone, j.completed_at));
+  const planned = allPlanned.filter((j) => !isForgottenIn(erasure, group.shopId, j.completed_at));
   const refused = allPlanned.length - planned.length;
   const stage = async (name: GroupStage, at: Omit<StageContext, 'group'> = {}) => {
     await hooks.before?.(name, { group, ...at });
@@ -128,12 +129,14 @@ export const prepareGroup = async (
       );
       verify = v.result;
       const commitDeps = await stage('commit', { archive: r });
-      // The shop may have been forgotten since the batch read its tombstone: checked again just before
-      // the index write; then the part (never committed) goes, with its filter and intent.
+      // The shop may have been forgotten since the batch read the summary: checked again just before
+      // the index write (1 GET of the watermark); then the part (never committed) goes, with its filter
+      // and intent.
       const guard = async () => {
-        const now = await readTombstone(commitDeps, group.shopId);
-        if (now && planned.some((j) => isForgotten(now, j.completed_at)))
-          throw new ShopForgottenError(group.shopId, now.forgottenAt);
+        const now = await readErasureSummary(commitDeps);
+        const at = forgottenAtOf(now, group.shopId);
+        if (at !== undefined && planned.some((j) => isForgottenIn(now, group.shopId, j.completed_at)))
+          throw new ShopForgottenError(group.shopId, at);
       };
       const c = await commitPartStep(
         commitDeps,
@@ -217,11 +220,8 @@ const archiveBatchOnce = async (
   // ranged GET; only jobs of a plan without a listing are listed here.
   const { value: batchInput, requests: readPlan } = await deps.meter.measure(async () => {
     const jobs = await readBatchJobs(deps, run, event.batch.groups);
-    // Forgotten shops of the batch (one GET a shop; a 404 for nearly all).
-    const shops = [...new Set(event.batch.groups.map((g) => g.shopId))];
-    const stones = new Map(
-      await mapLimit(shops, BATCH_GROUP_CONCURRENCY, async (s) => [s, await readTombstone(deps, s)] as const),
-    );
+    // Forgotten shops (docs/erasure.md): the watermark's erasure summary, one GET for the batch.
+    const erasure = await readErasureSummary(deps);
     const ids = event.batch.groups.flatMap((g) => jobs.get(g).map((j) => j.job_id));
     const unlisted = ids.filter((id) => !jobs.listed.has(id));
     const listing = new Map(jobs.listed);
@@ -229,9 +229,9 @@ const archiveBatchOnce = async (
       for (const [id, objects] of (await listJobsObjects(deps.s3, deps.bucket, unlisted)).objects)
         listing.set(id, objects);
     }
-    return { jobs, listing, stones };
+    return { jobs, listing, erasure };
   });
-  const { jobs, listing, stones } = batchInput;
+  const { jobs, listing, erasure } = batchInput;
   const del = hooks.depsFor?.('delete') ?? deps;
   const staging: string[] = [];
   // Packed groups (and later groups of shop-months packed before) go into one shared part per month
@@ -248,7 +248,7 @@ const archiveBatchOnce = async (
   const own = event.batch.groups.filter((g) => !routed.packed(g));
   // A forgotten shop's jobs completed before its forget are never archived (docs/erasure.md).
   const kept = (g: PlannedGroup) =>
-    jobs.get(g).filter((j) => !isForgotten(stones.get(g.shopId), j.completed_at));
+    jobs.get(g).filter((j) => !isForgottenIn(erasure, g.shopId, j.completed_at));
   // Not measured as a whole: each group's stages count their own requests, the shared steps theirs.
   const packs: MonthPack[] = [];
   for (const [month, loaded] of routed.shared) {
@@ -260,15 +260,7 @@ const archiveBatchOnce = async (
   const prepared = [
     ...(await mapLimit(own, BATCH_GROUP_CONCURRENCY, async (group) => {
       try {
-        return await prepareGroup(
-          deps,
-          { run, group },
-          jobs.get(group),
-          listing,
-          staging,
-          hooks,
-          stones.get(group.shopId) ?? null,
-        );
+        return await prepareGroup(deps, { run, group }, jobs.get(group), listing, staging, hooks, erasure);
       } catch (err) {
         return fail({ shopId: group.shopId, month: group.month }, err);
       }

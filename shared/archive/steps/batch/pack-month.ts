@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { mapLimit } from '../../../concurrency';
 import type { JobObject } from '../../../details';
-import { isForgotten, readTombstone } from '../../../erasure/tombstone';
+import { forgottenAtOf, isForgottenIn } from '../../../erasure/summary';
+import { readErasureSummary } from '../../../erasure/summary-store';
 import { ShopForgottenError, VerificationError } from '../../../errors';
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import { getObjectBytes, listAllArray, putJson } from '../../../s3/objects';
@@ -243,12 +244,15 @@ export const packMonth = async (
         }
         const committing = segments.filter((s) => verified.has(s.g));
         for (const s of committing) await stage(s.g, 'commit').catch((err) => failGroup(s.g, err));
-        // A shop forgotten since the batch read its tombstone (docs/erasure.md): its segment is in this
-        // part, so nothing of the part is committed (it is deleted below); the other groups are retried.
-        for (const s of committing.filter((x) => !results.has(x.g))) {
-          const stone = await readTombstone(deps, s.g.shopId);
-          if (stone && jobsOf(s.g).some((j) => isForgotten(stone, j.completed_at))) {
-            const err = new ShopForgottenError(s.g.shopId, stone.forgottenAt);
+        // A shop forgotten since the batch read the erasure summary (docs/erasure.md): its segment is in
+        // this part, so nothing of the part is committed (it is deleted below); the other groups are
+        // retried. One GET of the watermark for the whole part, just before its index write.
+        const waiting = committing.filter((x) => !results.has(x.g));
+        const now = waiting.length > 0 ? await readErasureSummary(deps) : undefined;
+        for (const s of waiting) {
+          const at = forgottenAtOf(now, s.g.shopId);
+          if (at !== undefined && jobsOf(s.g).some((j) => isForgottenIn(now, s.g.shopId, j.completed_at))) {
+            const err = new ShopForgottenError(s.g.shopId, at);
             for (const x of segments) failGroup(x.g, err);
             break;
           }

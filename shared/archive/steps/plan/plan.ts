@@ -1,7 +1,8 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
-import { isForgotten, readTombstones } from '../../../erasure/tombstone';
+import { type ErasureSummary, isForgottenIn, overdueIn, pendingRedactions } from '../../../erasure/summary';
+import { readErasureSummary } from '../../../erasure/summary-store';
 import { ExactQueryCommand } from '../../../jobs/exact-commands';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../../jobs/schema';
 import { addCounts } from '../../../metrics';
@@ -9,6 +10,7 @@ import { putBytes } from '../../../s3/objects';
 import { INDEX_PREFIX, mapResultsPrefix } from '../../format/keys';
 import { readJobRows } from '../archive/job-rows';
 import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
+import { CAPS } from '../caps';
 import type { StepDeps } from '../context';
 import { buildRun } from '../run-context';
 import { writePlanFindings } from '../run-files/findings';
@@ -19,7 +21,15 @@ import type { PageState, PlanResult, RunContext, RunInput, ScanState } from '../
 import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
 import { SWEEP_EVERY_MS, sweepHot } from './orphans';
 import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyOf } from './plan-rows';
-import { type RetryJob, readWatermark, retryNotDue, windowStart, writeCarried } from './watermark';
+import {
+  type ReadWatermark,
+  type RetryJob,
+  readWatermark,
+  retryNotDue,
+  windowStart,
+  writeCarried,
+  writtenByRun,
+} from './watermark';
 
 /** Items asked of one Query call (DynamoDB also stops at 1 MB). */
 const QUERY_LIMIT = 1000;
@@ -43,11 +53,14 @@ const startScan = async (
   run: RunContext,
   page: PlanPage,
   replan: boolean,
+  read: ReadWatermark,
 ): Promise<ScanState> => {
-  const { doc, etag } = await readWatermark(deps);
+  const { etag } = read;
+  // A document only an erasure wrote holds no claims to plan from (watermark.ts writtenByRun).
+  const doc = read.doc && writtenByRun(read.doc) ? read.doc : null;
+  const retry: readonly RetryJob[] = read.doc?.retry ?? [];
   const bound = keyConditionBound(run.cutoff);
   const next = Object.fromEntries(TERMINAL_STATUSES.map((s) => [s, bound]));
-  const retry: readonly RetryJob[] = doc?.retry ?? [];
   const now = deps.clock();
   const notDue = (r: RetryJob): boolean => retryNotDue(r, now, run.graceHours);
   const carried = retry.filter(notDue);
@@ -77,6 +90,8 @@ const startScan = async (
   // a replan), every month only while the bucket holds no index at all.
   const packFrom = doc && !replan ? doc.cutoff : (await indexesExist(deps)) ? null : '';
   const sweep = sweptAt === null || deps.clock().getTime() - Date.parse(sweptAt) >= SWEEP_EVERY_MS;
+  const overdue = overdueIn(read.doc?.erasure, deps.clock(), deps.settings.erasureDeadlineDays);
+  const redactions = pendingRedactions(read.doc?.erasure);
   return {
     etag,
     // `replan` reads the GSI from the beginning, as the first run ever, keeping the retry list and the
@@ -96,6 +111,16 @@ const startScan = async (
     sweptAt: sweep ? null : sweptAt,
     orphans: 0,
     packFrom,
+    // What Report says of erasure requests (docs/erasure.md), from the summary this read brought.
+    ...(overdue.length + redactions > 0
+      ? {
+          erasure: {
+            overdueCount: overdue.length,
+            overdue: overdue.slice(0, CAPS.report),
+            pendingRedactions: redactions,
+          },
+        }
+      : {}),
   };
 };
 
@@ -149,15 +174,16 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
 
   const { value, requests } = await deps.meter.measure(async () => {
     // Forgotten shops (docs/erasure.md): their jobs completed before the forget are never planned —
-    // GSI rows, retries and orphans alike. One LIST (and a GET per forgotten shop) a page.
-    const tombstones = await readTombstones(deps);
+    // GSI rows, retries and orphans alike. The watermark's erasure summary says which: the first page
+    // reads the watermark anyway, a later page reads it again (1 GET).
+    const prior = call.kind === 'next' ? call.state.scan : undefined;
+    const read = prior ? null : await readWatermark(deps);
+    const erasure: ErasureSummary | undefined = read ? read.doc?.erasure : await readErasureSummary(deps);
     const page = new PlanPage(settings.planPageGroups, (shopId, completedAt) =>
-      isForgotten(tombstones.get(shopId), completedAt),
+      isForgottenIn(erasure, shopId, completedAt),
     );
-    const scanState =
-      call.kind === 'first' || !call.state.scan
-        ? await startScan(deps, run, page, call.kind === 'first' && call.input.replan === true)
-        : call.state.scan;
+    const replan = call.kind === 'first' && call.input.replan === true;
+    const scanState = prior ?? (await startScan(deps, run, page, replan, read ?? { doc: null, etag: null }));
     const nextKeys: Record<string, string> = { ...scanState.next };
     let consumed = 0;
     let next: PlanCursor | null = start;

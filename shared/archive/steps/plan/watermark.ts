@@ -1,3 +1,5 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import { type ErasureSummary, isEmptySummary, parseSummary, sameSummary } from '../../../erasure/summary';
 import { ConcurrentModificationError, CorruptObjectError } from '../../../errors';
 import { validateJobId, validateShopId } from '../../../ids';
 import { TERMINAL_STATUSES } from '../../../jobs/schema';
@@ -52,6 +54,11 @@ export interface WatermarkDoc {
   readonly runId: string;
   /** When the last orphan sweep ran (plan/orphans.ts); absent: never. */
   readonly sweptAt?: string;
+  /**
+   * Forgotten shops and open erasure requests (shared/erasure/summary.ts): written by forget and the
+   * ledger only; a run's write carries over the document's as it finds it. Absent: none.
+   */
+  readonly erasure?: ErasureSummary;
 }
 
 export interface ReadWatermark {
@@ -96,6 +103,7 @@ const parseDoc = (v: unknown): WatermarkDoc => {
   });
   const sweptAt =
     typeof v.sweptAt === 'string' && !Number.isNaN(Date.parse(v.sweptAt)) ? { sweptAt: v.sweptAt } : {};
+  const erasure = parseSummary(v.erasure, bad);
   return {
     format: WATERMARK_FORMAT,
     cutoff: v.cutoff,
@@ -103,10 +111,20 @@ const parseDoc = (v: unknown): WatermarkDoc => {
     retry,
     runId: String(v.runId ?? ''),
     ...sweptAt,
+    ...(isEmptySummary(erasure) ? {} : { erasure }),
   };
 };
 
-export const readWatermark = async (deps: StepDeps): Promise<ReadWatermark> => {
+/**
+ * Whether a run wrote the document: one that only carries the erasure summary (shared/erasure/
+ * summary-store.ts, `runId` '') is no watermark to plan from.
+ */
+export const writtenByRun = (doc: WatermarkDoc | null): boolean => doc !== null && doc.runId !== '';
+
+export const readWatermark = async (deps: {
+  readonly s3: S3Client;
+  readonly bucket: string;
+}): Promise<ReadWatermark> => {
   const got = await getObjectBytes(deps.s3, deps.bucket, WATERMARK_KEY);
   if (!got) return { doc: null, etag: null };
   let v: unknown;
@@ -152,9 +170,16 @@ export const uniqueRetry = (list: readonly RetryJob[]): RetryJob[] => {
 
 /**
  * Two runs' documents as one: every key's claim ("planned below me at my cutoff") holds for the
- * larger key at the smaller cutoff; retries of both are kept.
+ * larger key at the smaller cutoff; retries of both are kept. `a` is the document as stored now: its
+ * erasure summary is the one kept (runs never change it). A stored document no run wrote yet claims
+ * nothing: `b`'s keys and cutoff stand.
  */
 export const mergeWatermarks = (a: WatermarkDoc, b: WatermarkDoc, runId: string): WatermarkDoc => {
+  const erasure = a.erasure ? { erasure: a.erasure } : {};
+  if (!writtenByRun(a)) {
+    const { erasure: _b, ...rest } = b;
+    return { ...rest, retry: uniqueRetry([...a.retry, ...b.retry]), runId, ...erasure };
+  }
   const keys: Record<string, string> = {};
   for (const status of TERMINAL_STATUSES) {
     const x = a.keys[status];
@@ -170,6 +195,7 @@ export const mergeWatermarks = (a: WatermarkDoc, b: WatermarkDoc, runId: string)
     retry: uniqueRetry([...a.retry, ...b.retry]),
     runId,
     ...([a.sweptAt, b.sweptAt].sort().at(-1) ? { sweptAt: [a.sweptAt, b.sweptAt].sort().at(-1) } : {}),
+    ...erasure,
   };
 };
 
@@ -188,26 +214,37 @@ export const readCarried = async (deps: StepDeps, runId: string): Promise<RetryJ
 };
 
 const sameDoc = (a: WatermarkDoc, b: WatermarkDoc): boolean =>
+  (a.runId !== '') === (b.runId !== '') &&
+  sameSummary(a.erasure, b.erasure) &&
   a.cutoff === b.cutoff &&
   a.sweptAt === b.sweptAt &&
   TERMINAL_STATUSES.every((s) => a.keys[s] === b.keys[s]) &&
   JSON.stringify(uniqueRetry(a.retry)) === JSON.stringify(uniqueRetry(b.retry));
 
 /**
- * Writes `next` over the document the run read (ETag `etag`): If-Match / If-None-Match, so two
- * overlapping runs cannot lose each other's claims; on a conflict the current document is re-read and
- * merged. Nothing is written when the document would not change (an idle run).
+ * Writes `next` over the document the run read (ETag `planEtag`): If-Match / If-None-Match, so two
+ * overlapping runs cannot lose each other's claims; when the document changed since (another run, a
+ * forget, an erasure request) the current one is merged. The stored erasure summary is carried over
+ * as it is, and `drop` removes retry entries it rules out (a forgotten shop's). Reads the document
+ * first (1 GET): only a run that has something to write gets here.
  * Returns what happened, for the report.
  */
 export const writeWatermark = async (
   deps: StepDeps,
-  read: ReadWatermark,
+  planEtag: string | null,
   next: WatermarkDoc,
+  drop: (r: RetryJob, erasure: ErasureSummary | undefined) => boolean = () => false,
 ): Promise<'unchanged' | 'written' | 'merged'> => {
-  let base = read;
-  let doc = next;
-  let merged = false;
+  let base = await readWatermark(deps);
+  let merged = base.etag !== planEtag;
   for (let attempt = 0; attempt < 5; attempt++) {
+    const joined = base.doc && merged ? mergeWatermarks(base.doc, next, next.runId) : next;
+    const erasure = base.doc?.erasure;
+    const doc: WatermarkDoc = {
+      ...joined,
+      retry: joined.retry.filter((r) => !drop(r, erasure)),
+      ...(erasure ? { erasure } : {}),
+    };
     if (base.doc && sameDoc(base.doc, doc)) return 'unchanged';
     try {
       await putConditional(
@@ -224,7 +261,6 @@ export const writeWatermark = async (
     } catch (err) {
       if (!(err instanceof ConcurrentModificationError)) throw err;
       base = await readWatermark(deps);
-      doc = base.doc ? mergeWatermarks(base.doc, next, next.runId) : next;
       merged = true;
     }
   }

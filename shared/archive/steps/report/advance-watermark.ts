@@ -1,4 +1,4 @@
-import { readTombstones } from '../../../erasure/tombstone';
+import { forgottenAtOf } from '../../../erasure/summary';
 import { CorruptObjectError } from '../../../errors';
 import { validateJobId, validateShopId } from '../../../ids';
 import { TERMINAL_STATUSES } from '../../../jobs/schema';
@@ -93,15 +93,11 @@ export const advanceWatermark = async (
   const { run, scan } = state;
   if (!scan) return undefined;
   if (run.dryRun) return 'dry-run';
-  const wanted = uniqueRetry([
+  const retry = uniqueRetry([
     ...quarantined.map((q) => validRetry(q.shopId, q.jobId)).filter((r): r is RetryJob => r !== null),
     ...(await failedJobs(deps, state, failed)),
     ...(scan.carried > 0 ? await readCarried(deps, run.runId) : []),
   ]);
-  // No retry of a forgotten shop (docs/erasure.md): a run that overlapped its forget must not write
-  // the shop back into the watermark. (Read only when there are retries.)
-  const stones = wanted.length > 0 ? await readTombstones(deps) : new Map();
-  const retry = wanted.filter((r) => !stones.has(r.shopId));
   const idle =
     scan.from !== null &&
     scan.from.cutoff === run.cutoff &&
@@ -112,9 +108,11 @@ export const advanceWatermark = async (
     retry.length === 0 &&
     TERMINAL_STATUSES.every((s) => scan.from?.keys[s] === scan.next[s]);
   if (idle) return 'unchanged';
+  // No retry of a forgotten shop (docs/erasure.md): a run that overlapped its forget must not write
+  // the shop back into the watermark (the stored summary says which shops are forgotten).
   return writeWatermark(
     deps,
-    { doc: null, etag: scan.etag },
+    scan.etag,
     {
       format: WATERMARK_FORMAT,
       cutoff: run.cutoff,
@@ -123,5 +121,6 @@ export const advanceWatermark = async (
       runId: run.runId,
       ...(scan.sweptAt !== null ? { sweptAt: scan.sweptAt } : {}),
     },
+    (r, erasure) => forgottenAtOf(erasure, r.shopId) !== undefined,
   );
 };

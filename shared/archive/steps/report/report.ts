@@ -1,5 +1,4 @@
 import { mapLimit } from '../../../concurrency';
-import { findOverdue } from '../../../erasure/ledger';
 import { CorruptObjectError } from '../../../errors';
 import { addCounts } from '../../../metrics';
 import { getJson, putJson } from '../../../s3/objects';
@@ -138,13 +137,9 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       );
       for (const [i, w] of wanted.entries()) w.into(read[i] ?? []);
     }
-    // Erasure requests past their deadline (the ledger: one LIST, a GET per open request).
-    const overdue = await findOverdue(
-      { s3: deps.s3, bucket: deps.bucket, clock: deps.clock },
-      deps.settings.erasureDeadlineDays,
-    );
-    return { quarantined, deleteErrors, failed, failedAt, overdue };
+    return { quarantined, deleteErrors, failed, failedAt };
   });
+  const erasure = state.scan?.erasure;
   const summary: RunReport = {
     runId: run.runId,
     now: run.now,
@@ -168,8 +163,11 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     pages: state.page,
     requests: addCounts(totals.requests, reads),
     reportKey: key,
-    erasureOverdueCount: found.overdue.length,
-    erasureOverdue: found.overdue.slice(0, CAPS.report),
+    // Erasure requests past their deadline, and redactions waiting for a restore: from the watermark's
+    // erasure summary Plan read (no request of their own; docs/erasure.md).
+    erasureOverdueCount: erasure?.overdueCount ?? 0,
+    erasureOverdue: [...(erasure?.overdue ?? [])],
+    erasurePendingRedactions: run.dryRun ? 0 : (erasure?.pendingRedactions ?? 0),
   };
   const incomplete = !run.dryRun && totals.groupsFailed > 0 ? incompleteCause(summary) : undefined;
   // The watermark moves last, once everything the run did is in its report (a crash before keeps the
@@ -186,7 +184,6 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       jobsQuarantined: found.quarantined.items,
       deleteErrorList: found.deleteErrors.items,
       groupsFailed: found.failed.items,
-      erasureOverdue: found.overdue,
       listsTruncated: found.quarantined.truncated || found.deleteErrors.truncated || found.failed.truncated,
       findingsPrefix: findingsPrefix(run.runId),
       pageResults: Array.from({ length: state.page }, (_, p) => pageResultsKey(run.runId, p)),
