@@ -2,7 +2,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { blockRanges, reblockSegments } from '../../shared/archive/format/shared-blocks';
 import type { StagedPart } from '../../shared/archive/steps/archive/staged';
 import { relocatedManifest } from '../../shared/archive/steps/verify/verify-shared';
-import { buildPart, details } from '../support/archive-fixture';
+import { type BuiltPart, buildPart, details } from '../support/archive-fixture';
 
 /**
  * Verify of a shared part cut across shops (steps/verify/verify-shared.ts): each shop's manifest,
@@ -12,7 +12,7 @@ import { buildPart, details } from '../support/archive-fixture';
 const MONTH = '2026-01';
 
 const fixture = async () => {
-  const built = [];
+  const built: BuiltPart[] = [];
   for (const shop of ['va.myshopify.com', 'vb.myshopify.com']) {
     built.push(
       await buildPart({
