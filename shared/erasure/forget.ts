@@ -19,8 +19,8 @@ import {
   recordRequest,
   updateRequest,
 } from './ledger';
-import { withForgotten } from './summary';
-import { updateErasureSummary } from './summary-store';
+import { withClosed, withForgotten } from './summary';
+import { readErasureSummary, updateErasureSummary } from './summary-store';
 import { writeTombstone } from './tombstone';
 
 /**
@@ -92,21 +92,31 @@ const zero: ForgetCounts = {
   sharedParts: 0,
 };
 
-/** The request to work on: the caller's, else the shop's oldest open one, else a new one. */
+/**
+ * The request to work on: the caller's, else the shop's oldest open one — in the ledger, or only in
+ * the erasure summary (a forget that crashed between the two writes of recording it) — else a new one.
+ */
 const requestFor = async (deps: StepDeps, input: ForgetInput): Promise<ErasureRequest> => {
   const ctx = { s3: deps.s3, bucket: deps.bucket, clock: deps.clock };
+  let unrecorded: { id: string; receivedAt: string } | undefined;
   if (input.requestId === undefined) {
     const open = (await listRequests(ctx, { kind: 'forget-shop', openOnly: true })).find(
       (r) => r.shopId === input.shopId,
     );
     if (open) return open;
+    const [id, r] =
+      Object.entries((await readErasureSummary(ctx)).open)
+        .filter(([, r]) => r.kind === 'forget-shop' && r.shopId === input.shopId)
+        .sort(([, a], [, b]) => a.receivedAt.localeCompare(b.receivedAt))[0] ?? [];
+    if (id !== undefined && r !== undefined) unrecorded = { id, receivedAt: r.receivedAt };
   }
+  const receivedAt = unrecorded ? new Date(unrecorded.receivedAt) : input.receivedAt;
   return recordRequest(ctx, {
     kind: 'forget-shop',
     shopId: input.shopId,
     // A new request is named after the run, so a retried Task finds the one its first attempt made.
-    requestId: input.requestId ?? input.runId,
-    ...(input.receivedAt !== undefined ? { receivedAt: input.receivedAt } : {}),
+    requestId: input.requestId ?? unrecorded?.id ?? input.runId,
+    ...(receivedAt !== undefined ? { receivedAt } : {}),
   });
 };
 
@@ -319,7 +329,14 @@ export const forgetShop = async (
   }
 
   await hooks.before?.('receipt', pass);
+  // The shop's open redactions have nothing left to redact: complete, superseded by this forget. Then
+  // no entry of the summary names the shop (one a crash left without a ledger record included).
+  for (const r of await listRequests(ctx, { kind: 'redact-doc', openOnly: true }))
+    if (r.shopId === shopId) await markComplete(ctx, r.id, input.runId, { supersededByForget: request.id });
   const done = await markComplete(ctx, request.id, input.runId, receiptOf(counts, pass, true));
+  await updateErasureSummary(ctx, (s) =>
+    Object.entries(s.open).reduce((x, [id, r]) => (r.shopId === shopId ? withClosed(x, id) : x), s),
+  );
   return {
     requestId: request.id,
     shopId,

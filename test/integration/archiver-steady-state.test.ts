@@ -81,10 +81,10 @@ test('an idle run plans nothing: Plan and Report only, a Query page per status, 
   });
   expect(idle.report).toMatchObject({ jobsPlanned: 0, jobsArchived: 0, pages: 1, watermark: 'unchanged' });
   // GET watermark (its erasure summary says there is no forgotten shop or open request: nothing is
-  // listed, docs/erasure.md); Plan writes the page's results, Report reads them and writes report.json.
+  // listed, docs/erasure.md) and PUT report.json: the page had nothing, so it has no results document.
   expect(idle.report.requests.byType).toEqual({
-    's3.GetObject': 2,
-    's3.PutObject': 2,
+    's3.GetObject': 1,
+    's3.PutObject': 1,
     'dynamodb.Query': 3,
   });
   expect(idle.report.requests.s3).toBeLessThanOrEqual(8);

@@ -66,8 +66,18 @@ const CASES: Case[] = [
     fault: () => crashAfter(nthCall('forget', (c) => isPut(c, 'job-details-erasure/shops/'))),
   },
   {
-    name: 'crash after the watermark lost its retries',
+    // The watermark's erasure summary: the request's entry (before the ledger record), the shop's,
+    // then the shop's retries removed.
+    name: 'crash after the request entered the erasure summary',
     fault: () => crashAfter(nthCall('forget', (c) => isPut(c, 'job-details-state/'))),
+  },
+  {
+    name: 'crash after the shop entered the erasure summary',
+    fault: () => crashAfter(nthCall('forget', (c) => isPut(c, 'job-details-state/'), 2)),
+  },
+  {
+    name: 'crash after the watermark lost its retries',
+    fault: () => crashAfter(nthCall('forget', (c) => isPut(c, 'job-details-state/'), 3)),
   },
   {
     name: 'crash after the month indexes went, before the parts',

@@ -163,8 +163,14 @@ export const parseScan = (v: unknown, field: string): ScanState => {
           packFrom:
             o.packFrom === null || o.packFrom === '' ? o.packFrom : isoTime(o.packFrom, `${field}.packFrom`),
         }),
+    ...(o.quietPages === undefined ? {} : { quietPages: parsePages(o.quietPages, `${field}.quietPages`) }),
     ...(o.erasure === undefined ? {} : { erasure: parseScanErasure(o.erasure, `${field}.erasure`) }),
   };
+};
+
+const parsePages = (v: unknown, field: string): number[] => {
+  if (!Array.isArray(v)) throw new InvalidInputError(field, 'expected a list of pages');
+  return v.map((p, i) => int(p, `${field}[${i}]`, 0, 1_000_000));
 };
 
 const parseScanErasure = (v: unknown, field: string): NonNullable<ScanState['erasure']> => {

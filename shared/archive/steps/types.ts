@@ -92,6 +92,11 @@ export interface ScanState {
    */
   readonly packFrom?: string | null;
   /**
+   * Pages with nothing to report (no batches, nothing quarantined): Plan writes no results for them
+   * and Report reads none, so an idle run is the watermark GET and the report PUT. Absent: none.
+   */
+  readonly quietPages?: readonly number[];
+  /**
    * Erasure requests as the watermark's summary had them when the run started (shared/erasure/
    * summary.ts): past their deadline (the number, and the oldest CAPS.report), and redactions waiting
    * for a restore, which the run resumes after Report. Absent: none.

@@ -272,9 +272,12 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
       // The jobs first: a batches file only ever names ranges that exist.
       await putBytes(deps, files.jobsKey, files.jobsBody, 'application/x-ndjson');
       await putBytes(deps, files.batchesKey, files.batchesBody, 'application/x-ndjson');
-    } else {
+    } else if (page.quarantined.length > 0) {
       // Nothing to archive on this page: its results are Plan's to write (no Map, no Tally).
       await writePageResults(deps, run.runId, pageNo, page.quarantined.length, []);
+    } else {
+      // Nothing at all: no document; the state says so (ScanState.quietPages) and Report reads none.
+      scan = { ...scan, quietPages: [...(scan.quietPages ?? []), pageNo] };
     }
     return { page, next, files, groupCount: groups.length, scan };
   });

@@ -80,6 +80,10 @@ interface Wanted {
   readonly into: (items: unknown[]) => void;
 }
 
+/** The pages with a results document: all but those Plan found nothing on (ScanState.quietPages). */
+const resultPages = (state: PageState): number[] =>
+  Array.from({ length: state.page }, (_, p) => p).filter((p) => !state.scan?.quietPages?.includes(p));
+
 /**
  * Report: reads every page's results and, for each count > 0 there, the findings document that lists
  * it; writes report.json (every quarantined job, delete error and failed group, up to
@@ -94,7 +98,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     const deleteErrors = new ReportList<DeleteErrorEntry>();
     const failed = new ReportList<RunReport['groupsFailed'][number]>();
     const failedAt: FailedGroupAt[] = [];
-    for (let page = 0; page < state.page; page++) {
+    for (const page of resultPages(state)) {
       const doc = await readPage(deps, run.runId, page);
       const failures = failuresOf(doc.results);
       failed.add(failures);
@@ -186,7 +190,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       groupsFailed: found.failed.items,
       listsTruncated: found.quarantined.truncated || found.deleteErrors.truncated || found.failed.truncated,
       findingsPrefix: findingsPrefix(run.runId),
-      pageResults: Array.from({ length: state.page }, (_, p) => pageResultsKey(run.runId, p)),
+      pageResults: resultPages(state).map((p) => pageResultsKey(run.runId, p)),
     }),
   );
   return {

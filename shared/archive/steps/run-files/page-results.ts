@@ -3,7 +3,7 @@ import { pageResultsKey } from '../../format/keys';
 import type { StepDeps } from '../context';
 import type { GroupResult } from '../types';
 
-/** A page's group results (`pages/{page}.json`): Tally writes them, or Plan for a page without batches; Report reads them. */
+/** A page's group results (`pages/{page}.json`): Tally writes them, or Plan for a page without batches that quarantined jobs (a page with nothing has none: ScanState.quietPages); Report reads them. */
 
 export const PAGE_RESULTS_FORMAT = 'job-details-archive/page-results@2';
 
