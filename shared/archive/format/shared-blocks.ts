@@ -48,7 +48,7 @@ const linesOf = (inflated: Buffer): ByteRange[] => {
 const HEADER_TEXT = Buffer.from('"type":"part"', 'utf8');
 
 /** The shop a line opens a segment of (a part header line), or null for any other line. */
-export const headerShop = (line: Buffer): string | null => {
+const headerShop = (line: Buffer): string | null => {
   // Canonical JSON: a header holds this text; a payload holding it too is parsed and refused below.
   if (line.indexOf(HEADER_TEXT) < 0) return null;
   let rec: unknown;

@@ -24,7 +24,7 @@ export const SHARED_INDEX_FORMAT = 'job-details-archive/shared-index@2';
  * `blocks`); still read. @2 parts list their `blocks`, cut across shops (shared-blocks.ts), so
  * neighbouring segments may share a block: a reader of @1 would take another shop's lines for its own.
  */
-export const SHARED_INDEX_FORMAT_V1 = 'job-details-archive/shared-index@1';
+const SHARED_INDEX_FORMAT_V1 = 'job-details-archive/shared-index@1';
 
 /** One shared part: what delete HEADs it against, and where each shop's segment lies in it. */
 export interface SharedPart {

@@ -102,7 +102,7 @@ const withoutShopsLines = (
  * blocks are never dropped while it has lines; their lengths change when another shop's lines left).
  * Parts without `blocks` (shared-index@1): its segment moved whole, by the change of its start.
  */
-export const segmentMove = (
+const segmentMove = (
   old: SharedPart,
   next: Pick<SharedPart, 'name' | 'segments' | 'blocks'>,
   shop: string,
