@@ -111,6 +111,7 @@ const receiptLines = (r: ForgetResult): string[] => {
   return [
     `forget: shop ${r.shopId} forgotten — request ${r.requestId}, received ${r.receivedAt}, complete ${r.completedAt}`,
     `  removed: ${c.hotObjects} hot objects (${c.rowlessJobs} jobs without a row), ${c.jobRows} job rows, ${c.parts} parts, ${c.monthIndexes} month indexes, ${c.docFilters} document filters, ${c.stagingDocs} staging docs, ${c.retryEntries} watermark retries, ${c.sharedParts} shared parts rewritten without it`,
+    `  run scratch: ${c.scratchObjects} objects scrubbed of it${c.scratchRunsDeferred > 0 ? `; ${c.scratchRunsDeferred} runs still going scrub their own (docs/erasure.md "Run scratch")` : ''}`,
     ...(c.foreignObjectsKept > 0
       ? [`  kept: ${c.foreignObjectsKept} objects under the shop's jobs whose metadata names another shop`]
       : []),

@@ -85,7 +85,6 @@ export const STATE = {
   tally: 'Tally',
   morePages: 'MorePages',
   report: 'Report',
-  resumeRedactions: 'ResumeRedactions',
   redactPending: 'RedactPending',
   runComplete: 'RunComplete',
   done: 'Done',
@@ -130,8 +129,8 @@ export interface ArchiverStateMachineProps {
  * `{"redact": {"shopId": …, "docId": …}}` (or `{"pending": true}`) to Redact → Redacted
  * (docs/operations.md#redacting-a-document); any other input is an archival run:
  * Plan → HasBatches → ProcessBatches (Distributed Map over the page's batches) → Tally → MorePages
- *   ─cursor→ Plan; none → Report → ResumeRedactions (→ RedactPending when redactions wait for a
- *   restore) → RunComplete → Done | RunIncomplete (Fail). A page without batches
+ *   ─cursor→ Plan; none → Report → RunComplete → Done | RunIncomplete (Fail) | RedactPending (redactions
+ *   wait for a restore) → Done. A page without batches
  *   goes from HasBatches straight to MorePages (an idle run invokes Plan and Report only).
  * Per batch (a STANDARD child): one ArchiveBatch Task archives, verifies, commits and deletes the
  * sources of every shop-month of the batch; a group's failure is reported in its result, never thrown.
@@ -219,15 +218,10 @@ export class ArchiverStateMachine extends Construct {
     // A run whose groups failed has processed every other group and written its report; it still
     // ends FAILED (ArchiveRunIncomplete, Cause = report key and the failures), so the failed-execution
     // alarm fires. Report sets `incomplete` only then, never in a dry run.
-    const runComplete = new Choice(this, STATE.runComplete)
-      .when(
-        Condition.isPresent('$.incomplete'),
-        new Fail(this, STATE.runIncomplete, { error: RUN_INCOMPLETE_ERROR, causePath: '$.incomplete' }),
-      )
-      .otherwise(new Succeed(this, STATE.done));
     // Redactions waiting for a Glacier restore (Report says how many, from the watermark's erasure
     // summary) are resumed by the scheduled run itself: Redact `{"pending": true}`, its result beside
-    // the report. A run with none goes straight on (no invocation).
+    // the report. A run with none goes straight on (no invocation, no extra transition).
+    const done = new Succeed(this, STATE.done);
     const redactPending = task('redact', {
       name: STATE.redactPending,
       payload: TaskInput.fromObject({
@@ -235,13 +229,19 @@ export class ArchiverStateMachine extends Construct {
         execution: JsonPath.stringAt('$$.Execution.Name'),
       }),
       resultPath: '$.redactions',
-    }).addCatch(runFailed, { errors: [Errors.ALL] });
-    const resumeRedactions = new Choice(this, STATE.resumeRedactions)
-      .when(Condition.numberGreaterThan('$.erasurePendingRedactions', 0), redactPending.next(runComplete))
-      .otherwise(runComplete);
+    })
+      .addCatch(runFailed, { errors: [Errors.ALL] })
+      .next(done);
+    const runComplete = new Choice(this, STATE.runComplete)
+      .when(
+        Condition.isPresent('$.incomplete'),
+        new Fail(this, STATE.runIncomplete, { error: RUN_INCOMPLETE_ERROR, causePath: '$.incomplete' }),
+      )
+      .when(Condition.numberGreaterThan('$.erasurePendingRedactions', 0), redactPending)
+      .otherwise(done);
     const morePages = new Choice(this, STATE.morePages)
       .when(Condition.and(Condition.isPresent('$.cursor'), Condition.not(Condition.isNull('$.cursor'))), plan)
-      .otherwise(report.next(resumeRedactions));
+      .otherwise(report.next(runComplete));
     tally.next(morePages);
     // A page without batches has nothing for the Map or Tally (Plan wrote its results): an idle run is
     // Plan → Report.
@@ -251,10 +251,12 @@ export class ArchiverStateMachine extends Construct {
 
     // Forget a shop (docs/erasure.md): the same machine, so the execution history, logs, alarms and
     // the failed-execution alarm cover erasures too; a scheduled run's input `{}` never has `forget`.
+    // Its own timeout too: forget scrubs the scratch of runs older than it (they have ended).
     const forget = task('forget', {
       payload: TaskInput.fromObject({
         forget: JsonPath.objectAt('$.forget'),
         execution: JsonPath.stringAt('$$.Execution.Name'),
+        runTimeoutSeconds: props.timeout.toSeconds(),
       }),
     }).addCatch(runFailed, { errors: [Errors.ALL] });
     // Redact a document (docs/operations.md#redacting-a-document), routed the same way.

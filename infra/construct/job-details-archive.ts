@@ -292,6 +292,9 @@ export class JobDetailsArchive extends Construct {
     // findings they name, writes the report.
     s3('tally', 'runs', ['get', 'put']);
     s3('report', 'runs', ['get', 'put']);
+    // ... and scrubs its own scratch of shops forgotten while it ran: lists forget's markers, rewrites
+    // what names them, deletes findings keyed by them (docs/erasure.md "Run scratch").
+    s3('report', 'runs', ['list', 'delete']);
     // Report moves the watermark (conditional PUT; a conflict re-reads it).
     s3('report', 'state', ['read', 'put']);
     // The erasure ledger's open requests (overdue ones are reported) and tombstones (no retry of a
@@ -311,6 +314,9 @@ export class JobDetailsArchive extends Construct {
     s3('forget', 'index', ['get', 'put'], SHARED_KEYS);
     s3('forget', 'state', ['read', 'put']);
     s3('forget', 'erasure', ['read', 'put', 'delete']);
+    // Run scratch naming the shop: listed, read, rewritten without it or deleted; a marker in runs
+    // still going.
+    s3('forget', 'runs', ['read', 'put', 'delete']);
     grantMissingKeysAre404(this.functions.forget, this.bucket);
 
     // Redact a document: Query the shop's partition; list, GET and conditionally rewrite its flush

@@ -10,6 +10,7 @@ import { jobIdFromSk, jobPk, jobSk } from '../jobs/schema';
 import { listAllArray, putConditional } from '../s3/objects';
 import { formatTimestamp } from '../time';
 import { findShopHotObjects } from './forget-hot';
+import { forgetScratch } from './forget-scratch';
 import { forgetSharedParts } from './forget-shared';
 import {
   type ErasureReceipt,
@@ -33,7 +34,7 @@ import { writeTombstone } from './tombstone';
  * jobs completed before the request), the watermark's retry entries, the archive (indexes first, so
  * readers stop seeing it at once), the hot objects (found through the rows, so before them), the rows;
  * then a re-check of all of it, repeated while a concurrent archival that passed its own tombstone
- * check before the tombstone existed still lands something.
+ * check before the tombstone existed still lands something; then the run scratch (forget-scratch.ts).
  */
 export interface ForgetInput {
   readonly shopId: string;
@@ -42,6 +43,11 @@ export interface ForgetInput {
   readonly receivedAt?: Date;
   /** The run doing it (execution name, CLI run id): noted on the request. */
   readonly runId: string;
+  /**
+   * The state machine's execution timeout (the Forget Task's payload carries it): a run without a
+   * report older than this has ended. Default: the longest a construct allows (29 days).
+   */
+  readonly runTimeoutSeconds?: number;
 }
 
 export interface ForgetCounts {
@@ -56,6 +62,10 @@ export interface ForgetCounts {
   readonly retryEntries: number;
   /** Shared parts (packed shop-months) the shop had a segment in: rewritten without it. */
   readonly sharedParts: number;
+  /** Run scratch objects (`job-details-runs/`) that named the shop: rewritten without it, or deleted. */
+  readonly scratchObjects: number;
+  /** Runs still going when forget looked: their own Report scrubs their scratch (forget-scratch.ts). */
+  readonly scratchRunsDeferred: number;
 }
 
 export interface ForgetResult {
@@ -70,7 +80,7 @@ export interface ForgetResult {
 }
 
 /** Stages, in order (tests crash between them). */
-export type ForgetStage = 'tombstone' | 'watermark' | 'archive' | 'hot' | 'rows' | 'receipt';
+export type ForgetStage = 'tombstone' | 'watermark' | 'archive' | 'hot' | 'rows' | 'scratch' | 'receipt';
 
 export interface ForgetHooks {
   readonly before?: (stage: ForgetStage, pass: number) => Promise<void>;
@@ -90,7 +100,12 @@ const zero: ForgetCounts = {
   stagingDocs: 0,
   retryEntries: 0,
   sharedParts: 0,
+  scratchObjects: 0,
+  scratchRunsDeferred: 0,
 };
+
+/** The longest execution timeout a construct allows (props-validation.ts): the default run timeout. */
+const RUN_TIMEOUT_MAX_SECONDS = 29 * 86_400;
 
 /**
  * The request to work on: the caller's, else the shop's oldest open one — in the ledger, or only in
@@ -107,7 +122,7 @@ const requestFor = async (deps: StepDeps, input: ForgetInput): Promise<ErasureRe
     const [id, r] =
       Object.entries((await readErasureSummary(ctx)).open)
         .filter(([, r]) => r.kind === 'forget-shop' && r.shopId === input.shopId)
-        .sort(([, a], [, b]) => a.receivedAt.localeCompare(b.receivedAt))[0] ?? [];
+        .sort(([a, x], [b, y]) => x.receivedAt.localeCompare(y.receivedAt) || a.localeCompare(b))[0] ?? [];
     if (id !== undefined && r !== undefined) unrecorded = { id, receivedAt: r.receivedAt };
   }
   const receivedAt = unrecorded ? new Date(unrecorded.receivedAt) : input.receivedAt;
@@ -259,10 +274,11 @@ export const forgetShop = async (
   let counts = countsOf(request);
   // Progress is recorded on the request BEFORE each stage deletes (as the larger of what was recorded
   // and what is found now), so a run killed mid-stage neither loses nor doubles what it found.
-  const record = async (found: Partial<ForgetCounts>, pass: number) => {
+  // `largest`: counts of a stage done once (the scratch), where what a rerun finds is what is left.
+  const record = async (found: Partial<ForgetCounts>, pass: number, largest = pass === 1) => {
     const merged: Record<string, number> = { ...counts };
     for (const [k, v] of Object.entries(found))
-      merged[k] = pass === 1 ? Math.max(merged[k] ?? 0, v ?? 0) : (merged[k] ?? 0) + (v ?? 0);
+      merged[k] = largest ? Math.max(merged[k] ?? 0, v ?? 0) : (merged[k] ?? 0) + (v ?? 0);
     counts = merged as unknown as ForgetCounts;
     await updateRequest(ctx, request.id, { runId: input.runId, receipt: receiptOf(counts, pass, false) });
   };
@@ -328,6 +344,20 @@ export const forgetShop = async (
     if (found === 0 && pass > 1) break;
   }
 
+  // Run scratch (plans, results, findings, reports of runs in the last 30 days) once the shop's data
+  // is gone, so nothing a run still reads of it is scrubbed before its archive leaves.
+  await hooks.before?.('scratch', pass);
+  const scratch = await forgetScratch(
+    deps,
+    {
+      shopId,
+      requestId: request.id,
+      runTimeoutMs: (input.runTimeoutSeconds ?? RUN_TIMEOUT_MAX_SECONDS) * 1000,
+    },
+    (n) => record(n, pass, true),
+  );
+  lists += scratch.lists;
+
   await hooks.before?.('receipt', pass);
   // The shop's open redactions have nothing left to redact: complete, superseded by this forget. Then
   // no entry of the summary names the shop (one a crash left without a ledger record included).
@@ -352,8 +382,9 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * The `Forget` Task's event: `{forget: {shopId, requestId?, receivedAt?}, execution}` (the state
- * machine's input `{"forget": {...}}`), checked before anything is written.
+ * The `Forget` Task's event: `{forget: {shopId, requestId?, receivedAt?}, execution, runTimeoutSeconds?}`
+ * (the state machine's input `{"forget": {...}}`; the definition adds its own timeout), checked
+ * before anything is written.
  */
 export const parseForgetEvent = (v: unknown, runIdOf: (execution: string) => string): ForgetInput => {
   if (!isObject(v)) throw new InvalidInputError('event', 'expected an object');
@@ -372,10 +403,17 @@ export const parseForgetEvent = (v: unknown, runIdOf: (execution: string) => str
     );
   if (f.requestId !== undefined && typeof f.requestId !== 'string')
     throw new InvalidInputError('forget.requestId', 'expected a string');
+  const timeout = v.runTimeoutSeconds;
+  if (timeout !== undefined && !(typeof timeout === 'number' && Number.isInteger(timeout) && timeout > 0))
+    throw new InvalidInputError(
+      'runTimeoutSeconds',
+      `expected a whole number of seconds, got ${JSON.stringify(timeout)}`,
+    );
   return {
     shopId: validateShopId(f.shopId),
     ...(f.requestId !== undefined ? { requestId: f.requestId as string } : {}),
     ...(receivedAt !== undefined ? { receivedAt: new Date(receivedAt as string) } : {}),
     runId: runIdOf(v.execution),
+    ...(timeout !== undefined ? { runTimeoutSeconds: timeout as number } : {}),
   };
 };

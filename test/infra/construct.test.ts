@@ -302,13 +302,14 @@ describe('least privilege per step', () => {
     tally: { objects: { 'job-details-runs/': [G, P1].sort() }, lists: [], table: {} },
     // ... and read + conditionally PUT the watermark.
     // ... and the erasure ledger (overdue requests) and tombstones (no retry of a forgotten shop).
+    // ... and its own scratch, of shops forgotten while it ran (list markers, rewrite, delete).
     report: {
       objects: {
-        'job-details-runs/': [G, P1].sort(),
+        'job-details-runs/': [D, G, P1].sort(),
         'job-details-state/': [G, P1].sort(),
         'job-details-erasure/': [G],
       },
-      lists: ['job-details-erasure/*', 'job-details-state/*'],
+      lists: ['job-details-erasure/*', 'job-details-runs/*', 'job-details-state/*'],
       table: {},
     },
     // Forget a shop: its rows (Query, DeleteItem), hot objects (list, HEAD, delete), archive (list,
@@ -322,12 +323,15 @@ describe('least privilege per step', () => {
         'job-details-index/_shared/': [G, P1].sort(),
         'job-details-state/': [G, P1].sort(),
         'job-details-erasure/': [D, G, P1].sort(),
+        // Run scratch naming the shop: rewritten without it, or deleted; a marker in runs still going.
+        'job-details-runs/': [D, G, P1].sort(),
       },
       lists: [
         ANY_KEY,
         'job-details-cold/*',
         'job-details-erasure/*',
         'job-details-index/*',
+        'job-details-runs/*',
         'job-details-state/*',
         'job-details/*',
       ],

@@ -109,7 +109,7 @@ const cannedHandlers = (overrides: Partial<Record<ArchiverStep, StepHandler>> = 
         totals: { groups: e.totals.groups + results.length },
       };
     }),
-    // Report always says how many redactions wait (ResumeRedactions compares it): none here.
+    // Report always says how many redactions wait (RunComplete compares it): none here.
     report: record('report', (e) => ({
       report: `${e.totals.groups} groups`,
       run: e.run.runId,
@@ -154,7 +154,9 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
       Redact: 0,
       RedactPending: 0,
     });
-    expect(events.forget).toEqual([{ forget: { shopId: 'shop-a' }, execution: 'forget-1' }]);
+    expect(events.forget).toEqual([
+      { forget: { shopId: 'shop-a' }, execution: 'forget-1', runTimeoutSeconds: expect.any(Number) },
+    ]);
   });
 
   it('routes an input with `redact` to the Redact Task alone', async () => {

@@ -35,7 +35,6 @@ describe('archiver definition: shape', () => {
       Tally: 'Task',
       MorePages: 'Choice',
       Report: 'Task',
-      ResumeRedactions: 'Choice',
       RedactPending: 'Task',
       RunComplete: 'Choice',
       RunIncomplete: 'Fail',
@@ -74,11 +73,13 @@ describe('archiver definition: shape', () => {
     expect(top.States.Forget?.Parameters).toEqual({
       'forget.$': '$.forget',
       'execution.$': '$$.Execution.Name',
+      // The machine's own timeout: forget scrubs the scratch of runs older than it (docs/erasure.md).
+      runTimeoutSeconds: top.TimeoutSeconds,
     });
     expect(top.States.Forget?.Catch).toEqual([{ ErrorEquals: ['States.ALL'], Next: STATE.runFailed }]);
   });
 
-  it('chains Plan → HasBatches → (ProcessBatches →) Tally → MorePages → (Plan | Report → ResumeRedactions → (RedactPending →) RunComplete)', () => {
+  it('chains Plan → HasBatches → (ProcessBatches →) Tally → MorePages → (Plan | Report → RunComplete (→ RedactPending))', () => {
     expect(top.States.Plan?.Next).toBe(STATE.hasBatches);
     expect(top.States.HasBatches).toEqual({
       Type: 'Choice',
@@ -88,23 +89,21 @@ describe('archiver definition: shape', () => {
     });
     expect(top.States.ProcessBatches?.Next).toBe(STATE.tally);
     expect(top.States.Tally?.Next).toBe(STATE.morePages);
-    expect(top.States.Report?.Next).toBe(STATE.resumeRedactions);
+    expect(top.States.Report?.Next).toBe(STATE.runComplete);
     // Redactions waiting for a restore: the scheduled run resumes them (Report always says how many).
-    expect(top.States.ResumeRedactions).toEqual({
+    expect(top.States.RunComplete).toEqual({
       Type: 'Choice',
-      Choices: [{ Variable: '$.erasurePendingRedactions', NumericGreaterThan: 0, Next: STATE.redactPending }],
-      Default: STATE.runComplete,
+      Choices: [
+        { Variable: '$.incomplete', IsPresent: true, Next: STATE.runIncomplete },
+        { Variable: '$.erasurePendingRedactions', NumericGreaterThan: 0, Next: STATE.redactPending },
+      ],
+      Default: STATE.done,
     });
     expect(top.States.RedactPending).toMatchObject({
       Type: 'Task',
       Parameters: { redact: { pending: true }, 'execution.$': '$$.Execution.Name' },
       ResultPath: '$.redactions',
-      Next: STATE.runComplete,
-    });
-    expect(top.States.RunComplete).toEqual({
-      Type: 'Choice',
-      Choices: [{ Variable: '$.incomplete', IsPresent: true, Next: STATE.runIncomplete }],
-      Default: STATE.done,
+      Next: STATE.done,
     });
     // A run with failed groups ends FAILED with a named error, its Cause the report's summary.
     expect(top.States.RunIncomplete).toEqual({

@@ -2,6 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { auditCommand } from '../../infra/cli/audit';
 import { memoryOutput } from '../../infra/cli/output';
+import { parseSqlOptions, sqlCommand } from '../../infra/cli/sql';
 import { sharedIndexKey } from '../../shared/archive/format/keys';
 import type { PartRecord } from '../../shared/archive/format/records';
 import { parseSharedIndex, type SharedIndex } from '../../shared/archive/format/shared-index';
@@ -175,6 +176,18 @@ describe('packed shop-months', () => {
     // Month unknown (the row expired): the shop's prefix and the shared months are searched.
     const expired = await reader.lookup({ shopId: first.shopId, jobId: first.jobId });
     expect(expired).toMatchObject({ details: before.get(first.jobId)?.details, detailsSource: 'archive' });
+    // SQL (the local engine): each packed job is a row of its own shop, never of `_shared`.
+    const io = memoryOutput();
+    const q = await sqlCommand(
+      cliContextFor(env),
+      parseSqlOptions({ json: true, _: ['SELECT shop_id, job_id FROM jobs ORDER BY shop_id, job_id'] }),
+      io,
+    );
+    expect(q?.rows).toEqual(
+      jobs
+        .map((j) => ({ shop_id: j.shopId, job_id: j.jobId }))
+        .sort((a, b) => `${a.shop_id} ${a.job_id}`.localeCompare(`${b.shop_id} ${b.job_id}`)),
+    );
   });
 
   it('a later job of a packed shop-month joins its shared index; a damaged shared part keeps every hot copy', async () => {
@@ -227,9 +240,12 @@ describe('packed shop-months', () => {
     const crashed = await runMachine(env, { crash: { before: 'commit' } });
     expect(crashed.run.status).not.toBe('SUCCEEDED');
     // Intent before effect: the uploaded shared part has its intent; nothing is committed or deleted.
+    // The month's shared index was created (empty) before the intent, so pending GC can collect them.
     const staged = await listKeys(env.s3, env.bucket, `job-details-index/_shared/${month}/`);
-    expect(staged).toHaveLength(1);
+    expect(staged).toHaveLength(2);
     expect(staged[0]).toMatch(/\/pending\/part-.*\.json$/);
+    expect(staged[1]).toBe(sharedIndexKey(month));
+    expect((await readShared(env, month)).parts).toEqual([]);
     for (const j of jobs)
       expect(await listKeys(env.s3, env.bucket, `job-details/${j.jobId}/`)).toEqual(j.keys);
 

@@ -33,7 +33,8 @@ import {
 /**
  * The fault matrix of forget (archiver-fault-matrix.test.ts's harness: the synthesized state machine,
  * the real handlers, one fault per case in front of their clients): the Forget task is killed before
- * or after each of its writes, or meets S3 503s and DynamoDB throttling; then forget runs again. It
+ * or after each of its writes (the run scratch's too), or meets S3 503s and DynamoDB throttling; then
+ * forget runs again. It
  * must converge: nothing names the shop, the other shop's lookups are what they were, the request is
  * complete with the counts of everything there was, audit is clean. The suite prints the matrix.
  */
@@ -68,7 +69,7 @@ const CASES: Case[] = [
   {
     // The watermark's erasure summary: the request's entry (before the ledger record), the shop's,
     // then the shop's retries removed.
-    name: 'crash after the request entered the erasure summary',
+    name: "crash after the request entered the watermark's summary, before the ledger",
     fault: () => crashAfter(nthCall('forget', (c) => isPut(c, 'job-details-state/'))),
   },
   {
@@ -77,7 +78,13 @@ const CASES: Case[] = [
   },
   {
     name: 'crash after the watermark lost its retries',
-    fault: () => crashAfter(nthCall('forget', (c) => isPut(c, 'job-details-state/'), 3)),
+    fault: () =>
+      crashAfter(
+        nthCall(
+          'forget',
+          (c) => isPut(c, 'job-details-state/') && !body(c).includes(`"shopId":"${SHOP}","jobId"`),
+        ),
+      ),
   },
   {
     name: 'crash after the month indexes went, before the parts',
@@ -90,6 +97,15 @@ const CASES: Case[] = [
   {
     name: 'crash between two row deletes',
     fault: () => crashAfter(nthCall('forget', (c) => c.command === 'DeleteItemCommand', 2)),
+  },
+  {
+    name: "crash between a plan page's planned jobs and its batches (scratch)",
+    fault: () =>
+      crashAfter(nthCall('forget', (c) => isPut(c, 'job-details-runs/') && key(c).endsWith('/jobs.jsonl'))),
+  },
+  {
+    name: 'crash mid-scratch, after its third rewrite',
+    fault: () => crashAfter(nthCall('forget', (c) => isPut(c, 'job-details-runs/'), 3)),
   },
   {
     name: 'crash before the receipt',
@@ -159,6 +175,9 @@ test.each(CASES)('$name: forget again converges', async (c) => {
     await addRetries(env, [{ shopId: SHOP, jobId: jobs[0]?.jobId ?? '' }]);
     const others = jobs.filter((j) => j.shopId === OTHER);
     const before = await lookups(env, others);
+    // The archival's scratch naming the shop; a plan page's planned jobs count with its batches.
+    const scratch = (await whereNamed(env, SHOP)).filter((w) => w.includes('job-details-runs/'));
+    const scratchObjects = scratch.length + scratch.filter((w) => w.endsWith('/batches.jsonl')).length;
     const hotObjects = [...jobs.filter((j) => j.shopId === SHOP).slice(2), rowless].reduce(
       (n, j) => n + j.keys.length,
       0,
@@ -207,6 +226,7 @@ test.each(CASES)('$name: forget again converges', async (c) => {
       parts: 2,
       monthIndexes: 2,
       retryEntries: 1,
+      scratchObjects,
       complete: true,
     });
   } finally {

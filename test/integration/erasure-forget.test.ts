@@ -1,3 +1,4 @@
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { auditCommand } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
@@ -6,8 +7,10 @@ import { memoryOutput } from '../../infra/cli/output';
 import type { RunReport } from '../../shared/archive/steps/types';
 import type { ForgetResult } from '../../shared/erasure/forget';
 import { getRequest, listRequests, recordRequest } from '../../shared/erasure/ledger';
+import { erasureMarkerKey } from '../../shared/erasure/run-scratch';
 import { readTombstone } from '../../shared/erasure/tombstone';
 import { jobPk, jobSk } from '../../shared/jobs/schema';
+import { getObjectBytes } from '../../shared/s3/objects';
 import {
   cliContextFor,
   DAY,
@@ -22,7 +25,7 @@ import { addRetries, lookups, whereNamed } from '../support/erasure-fixtures';
 
 /**
  * Forget a shop on the embedded stack, through the synthesized state machine's Forget task: after it
- * nothing outside the erasure ledger (and the run scratch) names the shop — no key, no body, no row —
+ * nothing outside the erasure ledger names the shop — no key, no body (run scratch included), no row —
  * `audit` finds nothing, and every other shop's lookups are byte for byte what they were.
  */
 jest.setTimeout(300_000);
@@ -60,6 +63,11 @@ test('forget removes every trace of the shop, leaves the others byte for byte, a
   await addRetries(env, [{ shopId: FORGET, jobId: mine[0]?.jobId ?? '' }]);
   expect((await whereNamed(env, FORGET)).length).toBeGreaterThan(0);
   const before = await lookups(env, others);
+  // The archival's scratch names the shop (plans, Map results, page results); a plan page's planned
+  // jobs count with its batches (their lines are the shop's, without its id).
+  const scratch = (await whereNamed(env, FORGET)).filter((w) => w.includes('job-details-runs/'));
+  expect(scratch.length).toBeGreaterThan(0);
+  const scratchObjects = scratch.length + scratch.filter((w) => w.endsWith('/batches.jsonl')).length;
 
   // The row-less job is older than jobTtlDays only in the handlers' time (the orphan sweep's rule).
   env.advance(100 * DAY);
@@ -89,6 +97,8 @@ test('forget removes every trace of the shop, leaves the others byte for byte, a
       docFilters: 0, // filters live in the month index (index@5); sidecars only for older parts
       stagingDocs: 0,
       retryEntries: 1,
+      scratchObjects,
+      scratchRunsDeferred: 0,
     },
   });
 
@@ -182,5 +192,33 @@ test('jobarchive forget: refuses bad flags before anything runs, prints the rece
   expect(io.stdout[1]).toContain(
     `removed: ${job.keys.length} hot objects (0 jobs without a row), 1 job rows`,
   );
+  expect(await whereNamed(env, shopId)).toEqual([]);
+});
+
+test('run scratch: a run without a report is left to its own Report until it is older than the run timeout, then forget scrubs it', async () => {
+  const { env } = runs;
+  const shopId = 'fg-scratch.myshopify.com';
+  for (const day of [4, 8]) await seedTerminalJob(env, { shopId, completedAt: inMonth(2, day) });
+  await seedTerminalJob(env, { shopId: 'fg-scratch-other', completedAt: inMonth(2, 6) });
+  const archived = await runLocal(runs.env, { definition: runs.definition, input: ARCHIVE });
+  const { runId, reportKey } = archived.output as RunReport;
+  // As if the run were still going (or had died before its Report): no report.
+  await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: reportKey }));
+
+  const first = await forget({ shopId });
+  const out = first.output as ForgetResult;
+  expect(out.counts).toMatchObject({ scratchRunsDeferred: 1, scratchObjects: 0 });
+  // Forget left the run its marker (the request id, no shop) for the run's own Report.
+  const marker = await getObjectBytes(env.s3, env.bucket, erasureMarkerKey(runId, out.requestId));
+  expect(marker?.bytes.toString('utf8')).not.toContain(shopId);
+  const left = await whereNamed(env, shopId);
+  expect(left.length).toBeGreaterThan(0);
+  expect(left.every((w) => w.includes(`job-details-runs/${runId}/`))).toBe(true);
+
+  // Past the state machine's timeout (12 hours) the run has ended: forget scrubs it.
+  env.advance(DAY);
+  const again = await forget({ shopId }).finally(() => env.advance(-DAY));
+  expect((again.output as ForgetResult).counts).toMatchObject({ scratchRunsDeferred: 0 });
+  expect((again.output as ForgetResult).counts.scratchObjects).toBeGreaterThanOrEqual(left.length);
   expect(await whereNamed(env, shopId)).toEqual([]);
 });

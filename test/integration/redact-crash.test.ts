@@ -7,6 +7,7 @@ import {
   PutObjectCommand,
   RestoreObjectCommand,
   type RestoreObjectCommandInput,
+  type S3Client,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { makeContext } from '../../infra/cli/context';
@@ -170,6 +171,17 @@ test('after every crash and rerun, each job reads as before less the documents',
 
 type Stage = 'none' | 'ongoing' | 'done';
 
+/** One job of `shop` (in month −2, on `day`) listing `doc` and one other id, archived by a run. */
+const archivedDocJob = async (shop: string, doc: string, day: number) => {
+  const job = await seedDocJob(env, shop, inMonth(2, day), [{ failed: { timeout: [doc, `${shop}-keep`] } }]);
+  expect((await runMachine(env)).run.status).toBe('SUCCEEDED');
+  return { job, was: await details(job) };
+};
+
+/** The CLI's context over another S3 client (the Glacier stand-in below). */
+const cliOver = (s3: S3Client) =>
+  makeContext({ ddb: env.ddb, s3, table: env.table, bucket: env.bucket, cfg: parseConfig(process.env) });
+
 /** s3rver's client, with the parts `isPart` names in Glacier FR at `stage()` (see the Glacier test). */
 const glacierS3 = (isPart: (key: string | undefined) => boolean, stage: () => Stage) => {
   const real = testS3();
@@ -219,19 +231,11 @@ const glacierS3 = (isPart: (key: string | undefined) => boolean, stage: () => St
 test('a part in Glacier: restore requested, pending (exit 5), finished on a later run, early deletion counted', async () => {
   const shop = 'shop-g';
   const doc = 'gid://shopify/Customer/900';
-  const job = await seedDocJob(env, shop, inMonth(2, 7), [{ failed: { timeout: [doc, 'g-keep'] } }]);
-  expect((await runMachine(env)).run.status).toBe('SUCCEEDED');
-  const was = await details(job);
+  const { job, was } = await archivedDocJob(shop, doc, 7);
   let stage: Stage = 'none';
   const isPart = (key: string | undefined) => key?.startsWith(`${COLD_PREFIX}${shop}/`) === true;
   const { client, restores } = glacierS3(isPart, () => stage);
-  const ctx = makeContext({
-    ddb: env.ddb,
-    s3: client,
-    table: env.table,
-    bucket: env.bucket,
-    cfg: parseConfig(process.env),
-  });
+  const ctx = cliOver(client);
   const opts = parseRedactOptions({ shop, doc, 'request-id': 'glacier-1' });
 
   const first = memoryOutput();
@@ -456,27 +460,19 @@ describe('a shop-month packed into a shared part', () => {
 
 /**
  * The schedule finishes what waits: a redaction pending a restore is in the watermark's erasure
- * summary, so the next scheduled run's Report says so and ResumeRedactions sends it on to Redact
+ * summary, so the next scheduled run's Report says so and RunComplete sends it on to Redact
  * `{"pending": true}` (the same Glacier stand-in as above; the run is the synthesized machine's).
  */
 test('a scheduled run resumes a redaction pending a restore, and the run after it has none to resume', async () => {
   const shop = 'shop-s';
   const doc = 'gid://shopify/Customer/901';
-  const job = await seedDocJob(env, shop, inMonth(2, 9), [{ failed: { timeout: [doc, 's-keep'] } }]);
-  expect((await runMachine(env)).run.status).toBe('SUCCEEDED');
-  const was = await details(job);
+  const { job, was } = await archivedDocJob(shop, doc, 9);
   let stage: Stage = 'none';
   const { client } = glacierS3(
     (key) => key?.startsWith(`${COLD_PREFIX}${shop}/`) === true,
     () => stage,
   );
-  const ctx = makeContext({
-    ddb: env.ddb,
-    s3: client,
-    table: env.table,
-    bucket: env.bucket,
-    cfg: parseConfig(process.env),
-  });
+  const ctx = cliOver(client);
   const asked = await redactCommand(
     ctx,
     parseRedactOptions({ shop, doc, 'request-id': 'sched-1' }),

@@ -7,13 +7,12 @@ import { getObjectBytes, putJson } from '../../shared/s3/objects';
 import { type ArchiverEnv, getBytes, listKeys, type SeededJob } from './archiver-fixtures';
 
 /**
- * What a forget test checks: every key and body in the bucket and every row in the table, for a
- * shop's name; and every other job's lookups, byte for byte. The erasure ledger (`job-details-erasure/`,
- * the record that the erasure happened, which must name the shop) and run scratch
- * (`job-details-runs/`, expired by lifecycle after 30 days; docs/erasure.md) are the two places
- * allowed to name it.
+ * What a forget test checks: every key and body in the bucket — run scratch (`job-details-runs/`)
+ * included — and every row in the table, for a shop's name; and every other job's lookups, byte for
+ * byte. The erasure ledger (`job-details-erasure/`, the record that the erasure happened, which must
+ * name the shop) is the one place allowed to name it.
  */
-export const EXEMPT_PREFIXES = [ERASURE_PREFIX, 'job-details-runs/'];
+const EXEMPT_PREFIXES = [ERASURE_PREFIX];
 
 const text = (bytes: Buffer): string => {
   // Hot objects and parts are gzip (parts: several members, which gunzipSync reads through).

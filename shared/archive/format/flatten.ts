@@ -1,5 +1,5 @@
 import type { JobDetails } from '../../details';
-import { COLD_PREFIX } from './keys';
+import { COLD_PREFIX, SHARED } from './keys';
 import { parsePartRecord } from './record-shape';
 import type { ArchivedJobMeta, JobRecord, PartRecord } from './records';
 
@@ -233,11 +233,15 @@ export const flattenPart = (
   const jobs: FlatJob[] = [];
   const documents: FlatDocument[] = [];
   let n = 0;
+  // A shared part (docs/archive-format.md, "Shared parts") is segments of several shops, each opened
+  // by its own header: its jobs are that shop's, not `_shared`'s.
+  let here = at;
   for (const line of lines) {
-    const rec: PartRecord = parsePartRecord(line, `${where} line ${++n}`, at.shopId);
+    const rec: PartRecord = parsePartRecord(line, `${where} line ${++n}`, here.shopId);
+    if (rec.type === 'part' && at.shopId === SHARED) here = { ...at, shopId: rec.shop_id };
     if (rec.type !== 'job') continue;
-    jobs.push(flattenJob(rec, at));
-    documents.push(...flattenDocuments(rec, at));
+    jobs.push(flattenJob(rec, here));
+    documents.push(...flattenDocuments(rec, here));
   }
   return { jobs, documents };
 };

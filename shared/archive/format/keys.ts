@@ -55,7 +55,8 @@ export const monthIndexKey = (shopId: string, month: string): string =>
  * Packed shop-months (docs/archive-format.md, "Shared parts"): `_shared` is never a shop id (ids.ts:
  * ids start alphanumeric), so these keys never meet a shop's.
  */
-const SHARED = '_shared';
+/** The place of shared parts and indexes where a shop id would be (not a valid shop id: ids.ts). */
+export const SHARED = '_shared';
 export const SHARED_INDEX_PREFIX = `${INDEX_PREFIX}${SHARED}/`;
 
 /** A shared part of a month: the segments of several small shop-months, one after the other. */

@@ -381,7 +381,7 @@ export interface RunReport {
   readonly erasureOverdue?: OverdueRequest[];
   /**
    * Redaction requests waiting for a Glacier restore (shared/redact/): when above 0, the state
-   * machine's ResumeRedactions sends the run on to Redact with `{"pending": true}` before it ends.
+   * machine's RunComplete sends the run on to Redact with `{"pending": true}` before it ends.
    */
   readonly erasurePendingRedactions?: number;
   /**

@@ -31,7 +31,7 @@ import type {
   VerifyResult,
 } from '../types';
 import { verifyPart } from '../verify/verify-part';
-import { type MonthPack, packMonth } from './pack-month';
+import { collectAbandonedShared, type MonthPack, packMonth } from './pack-month';
 import { fail, type GroupStage, type Prepared } from './prepared';
 
 /**
@@ -251,12 +251,23 @@ const archiveBatchOnce = async (
     jobs.get(g).filter((j) => !isForgottenIn(erasure, g.shopId, j.completed_at));
   // Not measured as a whole: each group's stages count their own requests, the shared steps theirs.
   const packs: MonthPack[] = [];
+  let collecting = zeroCounts();
   for (const [month, loaded] of routed.shared) {
     const groups = event.batch.groups.filter((g) => g.month === month && routed.packed(g));
-    if (groups.length === 0) continue;
+    if (groups.length === 0) {
+      // Groups of a month with a shared index that all go to parts of their own: among them the revisit
+      // of a batch that died before its shared commit (its shops are in no view). packMonth is never
+      // called for them, so what that batch staged is collected here (1 LIST), as a group's own
+      // staging is by its own archive step.
+      if (!run.dryRun) {
+        const gc = await deps.meter.measure(() => collectAbandonedShared(deps, run, loaded));
+        collecting = addCounts(collecting, gc.requests);
+      }
+      continue;
+    }
     packs.push(await packMonth(deps, run, loaded, groups, kept, listing, staging, hooks));
   }
-  const packing = packs.reduce((n, p) => addCounts(n, p.overhead), zeroCounts());
+  const packing = packs.reduce((n, p) => addCounts(n, p.overhead), collecting);
   const prepared = [
     ...(await mapLimit(own, BATCH_GROUP_CONCURRENCY, async (group) => {
       try {

@@ -89,9 +89,16 @@ const placed = (v: VerifiedPart, start: number, size: number): VerifiedPart => (
  * Collects what dead runs left under the month's shared staging: intents of parts the shared index
  * lists (a commit that died before its cleanup) and, older than ABANDONED_AFTER_MS and of another
  * run, parts never committed. Nothing without a shared index (a lost one must not make committed
- * parts look abandoned). 1 LIST.
+ * parts look abandoned; packMonth creates it before the month's first intent, so a shared index
+ * always exists where an intent does). 1 LIST. Also run by a batch that loaded the month's shared
+ * index but packs nothing there (archiveBatch): the revisit of a dead batch's groups sends them to
+ * parts of their own, and would otherwise never collect what the dead batch staged.
  */
-const collectAbandonedShared = async (deps: StepDeps, run: BatchEvent['run'], loaded: LoadedShared) => {
+export const collectAbandonedShared = async (
+  deps: StepDeps,
+  run: BatchEvent['run'],
+  loaded: LoadedShared,
+) => {
   if (loaded.etag === null || run.dryRun) return;
   const { month } = loaded.index;
   const prefix = sharedPendingPrefix(month);
@@ -165,6 +172,7 @@ export const packMonth = async (
 
   // Upload, read back and check every segment, commit: the shared steps.
   let after: LoadedShared = loaded;
+  let base: LoadedShared = loaded;
   const verified = new Map<PlannedGroup, VerifiedPart>();
   const withSegment = groups.filter((g) => archived.get(g)?.segment && !results.has(g));
   if (withSegment.length > 0 && !run.dryRun) {
@@ -181,6 +189,12 @@ export const packMonth = async (
           key,
         );
         at = packed.bytes.length;
+        // The month's shared index before its first intent (an empty one, 1 PUT once per month): pending
+        // GC collects only where a shared index exists, so without it a batch that died before the
+        // month's first shared commit would leave its part and intent forever — the runs after send
+        // those shops to parts of their own and never commit a shared part of the month again.
+        if (base.etag === null)
+          after = base = await updateSharedIndex(deps, month, (c) => (c === base.index ? c : null), base);
         // Intent before effect, as for every part: a crash leaves a doc naming the part.
         await putJson(deps, pendingKey, intentOf(run, month, name, deps.clock()));
         const upload = new PartUpload(deps.s3, deps.bucket, key);
@@ -288,7 +302,7 @@ export const packMonth = async (
               }
               return withViews(current, views, part.committed_at, part);
             },
-            loaded,
+            base,
           );
           staging.push(pendingKey);
         } else {

@@ -1,4 +1,5 @@
 import { mapLimit } from '../../../concurrency';
+import { scrubOwnRun } from '../../../erasure/own-run';
 import { CorruptObjectError } from '../../../errors';
 import { addCounts } from '../../../metrics';
 import { getJson, putJson } from '../../../s3/objects';
@@ -193,11 +194,15 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       pageResults: resultPages(state).map((p) => pageResultsKey(run.runId, p)),
     }),
   );
+  // Its own scratch, of shops forgotten while it ran (docs/erasure.md "Run scratch"): after the report.
+  const { requests: scrubbed } = await deps.meter.measure(() =>
+    scrubOwnRun(deps, state, summary.erasureOverdueCount ?? 0),
+  );
   return {
     ...summary,
     watermark,
     ...(state.scan ? { orphansPlanned: state.scan.orphans } : {}),
-    requests: addCounts(addCounts(summary.requests, write), moved),
+    requests: addCounts(addCounts(addCounts(summary.requests, write), moved), scrubbed),
     ...(incomplete !== undefined ? { incomplete } : {}),
   };
 };

@@ -1,0 +1,245 @@
+import { createHash } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
+
+/**
+ * Pure scrubbing of run scratch (`job-details-runs/{run}/`, docs/erasure.md "Run scratch") of
+ * forgotten shops: no I/O here (forget-scratch.ts and run-scratch.ts do the S3 side). Structured files
+ * lose the shops' entries (their jobs are never archived); free text (causes, reports' shop fields)
+ * gets a fixed pseudonym. Counts stay as they are: they are counts, not names.
+ */
+
+/** `forgotten-shop:{first 12 hex of sha256(shopId)}`: stable, so two reports of one shop still match. */
+export const shopPseudonym = (shopId: string): string =>
+  `forgotten-shop:${createHash('sha256').update(shopId, 'utf8').digest('hex').slice(0, 12)}`;
+
+/**
+ * Finds the forgotten shops' ids in text, as whole ids: `acme.myshopify.com` inside
+ * `big-acme.myshopify.com` is another shop, but a sentence's closing `.` or a key's `/` ends one.
+ * Shop ids are `[A-Za-z0-9._-]` (ids.ts), so none needs escaping in JSON and none holds a `/`.
+ */
+export class ShopMatcher {
+  readonly shops: ReadonlySet<string>;
+  private readonly re: RegExp;
+
+  constructor(shops: Iterable<string>) {
+    this.shops = new Set(shops);
+    if (this.shops.size === 0) throw new RangeError('ShopMatcher needs at least one shop');
+    const alts = [...this.shops]
+      .sort((a, b) => b.length - a.length)
+      .map((s) => s.replace(/[.]/g, '\\.'))
+      .join('|');
+    this.re = new RegExp(`(?<![A-Za-z0-9._-])(?:${alts})(?![A-Za-z0-9_-]|\\.[A-Za-z0-9])`, 'g');
+  }
+
+  names(text: string): boolean {
+    this.re.lastIndex = 0;
+    return this.re.test(text);
+  }
+
+  /** Every occurrence replaced by its shop's pseudonym. */
+  redact(text: string): string {
+    return text.replace(this.re, (s) => shopPseudonym(s));
+  }
+
+  /** Every occurrence masked by as many `*` (byte offsets kept: ids are ASCII). */
+  mask(text: string): string {
+    return text.replace(this.re, (s) => '*'.repeat(s.length));
+  }
+
+  isShop(v: unknown): boolean {
+    return typeof v === 'string' && this.shops.has(v);
+  }
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Every string (and object key) of a JSON value with the shops redacted. */
+export const redactJson = (v: unknown, m: ShopMatcher): unknown => {
+  if (typeof v === 'string') return m.redact(v);
+  if (Array.isArray(v)) return v.map((x) => redactJson(x, m));
+  if (isObj(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [m.redact(k), redactJson(x, m)]));
+  return v;
+};
+
+const withoutShops = (v: unknown, m: ShopMatcher, field = 'shopId'): unknown =>
+  Array.isArray(v) ? v.filter((x) => !(isObj(x) && m.isShop(x[field]))) : v;
+
+/** A group result (`{group: {shopId, month}, …}`) of a forgotten shop. */
+const isShopResult = (r: unknown, m: ShopMatcher): boolean =>
+  isObj(r) && isObj(r.group) && m.isShop(r.group.shopId);
+
+const withoutResults = (v: unknown, m: ShopMatcher): unknown =>
+  Array.isArray(v) ? v.filter((r) => !isShopResult(r, m)) : v;
+
+/** A planned batch (a batches.jsonl line, a child execution's `batch`) without the shops' groups. */
+const batchWithout = (b: unknown, m: ShopMatcher): { batch: unknown; ranges: Array<[number, number]> } => {
+  if (!isObj(b) || !Array.isArray(b.groups)) return { batch: b, ranges: [] };
+  const ranges: Array<[number, number]> = [];
+  const groups = b.groups.filter((g) => {
+    if (!(isObj(g) && m.isShop(g.shopId))) return true;
+    const r = g.jobsRange;
+    if (Array.isArray(r) && typeof r[0] === 'number' && typeof r[1] === 'number') ranges.push([r[0], r[1]]);
+    return false;
+  });
+  return { batch: { ...b, groups }, ranges };
+};
+
+/**
+ * A plan page's batches (JSONL): the shops' groups removed, a batch left with none dropped (its line
+ * goes; the other batches keep their numbers). Returns the byte ranges the removed groups had in the
+ * page's planned jobs, which `blankRanges` then clears.
+ */
+export const scrubBatchesJsonl = (
+  text: string,
+  m: ShopMatcher,
+): { text: string; ranges: Array<[number, number]> } => {
+  const ranges: Array<[number, number]> = [];
+  const lines: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const { batch, ranges: r } = batchWithout(JSON.parse(line) as unknown, m);
+    ranges.push(...r);
+    if (r.length > 0 && isObj(batch) && Array.isArray(batch.groups) && batch.groups.length === 0) continue;
+    lines.push(JSON.stringify(redactJson(batch, m)));
+  }
+  return { text: lines.map((l) => `${l}\n`).join(''), ranges };
+};
+
+/**
+ * A plan page's planned jobs with the forgotten groups' byte ranges blanked (every byte a space but
+ * the newlines), so every other group's `jobsRange` still addresses its own lines; any other mention
+ * of the shops (free text of another shop's job) is masked at the same length.
+ */
+export const blankRanges = (
+  bytes: Buffer,
+  ranges: ReadonlyArray<readonly [number, number]>,
+  m: ShopMatcher,
+): Buffer => {
+  const out = Buffer.from(bytes);
+  for (const [start, end] of ranges)
+    for (let i = Math.max(0, start); i < Math.min(out.length, end); i++) if (out[i] !== 0x0a) out[i] = 0x20;
+  const text = out.toString('latin1');
+  return m.names(text) ? Buffer.from(m.mask(text), 'latin1') : out;
+};
+
+/** One entry of a Map run result file: the child's batch and results without the shops' groups. */
+const scrubResultEntry = (e: unknown, m: ShopMatcher): unknown => {
+  if (!isObj(e)) return e;
+  const out: Record<string, unknown> = { ...e };
+  if (typeof e.Input === 'string') {
+    const input = JSON.parse(e.Input) as unknown;
+    if (isObj(input) && isObj(input.batch)) {
+      const { batch, ranges } = batchWithout(input.batch, m);
+      // A batch of the forgotten shops alone: the whole child goes.
+      if (ranges.length > 0 && isObj(batch) && Array.isArray(batch.groups) && batch.groups.length === 0)
+        return null;
+      out.Input = JSON.stringify({ ...input, batch });
+    }
+  }
+  if (typeof e.Output === 'string') {
+    const output = JSON.parse(e.Output) as unknown;
+    if (isObj(output) && Array.isArray(output.results))
+      out.Output = JSON.stringify({ ...output, results: output.results.filter((r) => !isShopResult(r, m)) });
+  }
+  return out;
+};
+
+/** Where in a run's scratch a key is (relative to `job-details-runs/{run}/`), for the structured scrubs. */
+const STRUCTURED: ReadonlyArray<[RegExp, (v: unknown, m: ShopMatcher) => unknown]> = [
+  // A Map run's result file: JSON array of child executions (infra/local/distributed-map.ts header).
+  [
+    /^results\/\d+\/[^/]+\/(SUCCEEDED|FAILED|PENDING)_\d+\.json$/,
+    (v, m) => (Array.isArray(v) ? v.map((e) => scrubResultEntry(e, m)).filter((e) => e !== null) : v),
+  ],
+  // A page's group results (run-files/page-results.ts).
+  [/^pages\/\d+\.json$/, (v, m) => (isObj(v) ? { ...v, results: withoutResults(v.results, m) } : v)],
+  // Plan-time quarantines of a page (run-files/findings.ts; group findings are keyed by shop: deleted).
+  [
+    /^findings\/\d+\/plan-quarantined\.json$/,
+    (v, m) => (isObj(v) ? { ...v, items: withoutShops(v.items, m) } : v),
+  ],
+  // Retry entries carried through the run (plan/watermark.ts carriedKey).
+  [/^retry-carried\.json$/, (v, m) => (isObj(v) ? { ...v, retry: withoutShops(v.retry, m) } : v)],
+  // The report: the shops' jobs leave its lists (quarantined, delete errors); its group-level entries
+  // (failed groups, overdue requests) keep their place under the pseudonym; its counts stay.
+  [
+    /^report\.json$/,
+    (v, m) =>
+      isObj(v)
+        ? {
+            ...v,
+            ...(Array.isArray(v.jobsQuarantined)
+              ? { jobsQuarantined: withoutShops(v.jobsQuarantined, m) }
+              : {}),
+            ...(Array.isArray(v.deleteErrorList)
+              ? { deleteErrorList: withoutShops(v.deleteErrorList, m) }
+              : {}),
+          }
+        : v,
+  ],
+];
+
+/** What to do with one scratch object. */
+export type ScrubOutcome =
+  | { readonly action: 'keep' }
+  | { readonly action: 'delete' }
+  | { readonly action: 'put'; readonly bytes: Buffer };
+
+const GZIP = (b: Buffer): boolean => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
+
+/** Whether a key (relative to its run's prefix) or body names a shop (gzip bodies read through). */
+export const scratchNames = (rel: string, bytes: Buffer, m: ShopMatcher): boolean =>
+  m.names(rel) || m.names((GZIP(bytes) ? gunzipSync(bytes) : bytes).toString('utf8'));
+
+/**
+ * Scrubs one scratch object (`rel`: its key below `job-details-runs/{run}/`). A key naming a shop
+ * (a group's findings document) is deleted: the whole document is the shop's. JSON and JSONL bodies
+ * are parsed, the known formats lose the shops' entries, every string left is redacted and the
+ * result re-serialized as the writers do (JSON.stringify, no spaces); anything else is text, redacted.
+ * A planned-jobs file is left to `blankRanges` (its page's batches say which bytes are the shop's).
+ */
+export const scrubScratchObject = (rel: string, bytes: Buffer, m: ShopMatcher): ScrubOutcome => {
+  if (m.names(rel)) return { action: 'delete' };
+  const gz = GZIP(bytes);
+  const plain = gz ? gunzipSync(bytes) : bytes;
+  const text = plain.toString('utf8');
+  if (!m.names(text)) return { action: 'keep' };
+  const out = PLANNED_JOBS.test(rel)
+    ? blankRanges(plain, [], m)
+    : Buffer.from(scrubText(rel, text, m), 'utf8');
+  return { action: 'put', bytes: gz ? gzipSync(out) : out };
+};
+
+const PLANNED_JOBS = /^plan\/\d+\/jobs\.jsonl$/;
+
+/** JSON (or JSON lines) with the structured scrub of its format; text that is not JSON, redacted. */
+const scrubText = (rel: string, text: string, m: ShopMatcher): string => {
+  const json = (t: string, structured?: (v: unknown, m: ShopMatcher) => unknown): string => {
+    let v: unknown;
+    try {
+      v = JSON.parse(t);
+    } catch {
+      return m.redact(t);
+    }
+    try {
+      if (structured) v = structured(v, m);
+    } catch {
+      // A file not in its format (nested JSON that is not): every string of it is still redacted.
+    }
+    return JSON.stringify(redactJson(v, m));
+  };
+  if (rel.endsWith('/batches.jsonl')) {
+    try {
+      return scrubBatchesJsonl(text, m).text;
+    } catch {
+      return m.redact(text);
+    }
+  }
+  if (rel.endsWith('.jsonl'))
+    return text
+      .split('\n')
+      .map((l) => (l === '' ? l : json(l)))
+      .join('\n');
+  return json(text, STRUCTURED.find(([re]) => re.test(rel))?.[1]);
+};

@@ -1,0 +1,280 @@
+import { createHash } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import type { PageGroup } from '../../shared/archive/steps/plan/plan-rows';
+import { layoutPlanFiles } from '../../shared/archive/steps/run-files/plan-files';
+import type { PlannedBatch, PlannedJob } from '../../shared/archive/steps/types';
+import {
+  blankRanges,
+  redactJson,
+  ShopMatcher,
+  scratchNames,
+  scrubBatchesJsonl,
+  scrubScratchObject,
+  shopPseudonym,
+} from '../../shared/erasure/scrub';
+
+const GONE = 'acme.myshopify.com';
+const OTHER = 'big-acme.myshopify.com';
+const m = new ShopMatcher([GONE]);
+const PSEUDO = shopPseudonym(GONE);
+
+const job = (id: string, month: string): PlannedJob => ({
+  job_id: id,
+  status: 'COMPLETED',
+  completed_at: `${month}-03T10:00:00.000Z`,
+  created_at: null,
+  started_at: null,
+  job_type: 'sync',
+  platform: null,
+  error_message: null,
+  retry_count: null,
+  is_internal: null,
+  initiator_user_id: null,
+  estimated_time_minutes: null,
+  ttl: null,
+});
+
+const json = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8');
+const parsed = (o: ReturnType<typeof scrubScratchObject>): unknown => {
+  if (o.action !== 'put') throw new Error(`expected a rewrite, got ${o.action}`);
+  return JSON.parse(o.bytes.toString('utf8'));
+};
+
+describe('run scratch scrub (pure)', () => {
+  it('the pseudonym is fixed: forgotten-shop: and 12 hex of the id’s SHA-256', () => {
+    const hex = createHash('sha256').update(GONE, 'utf8').digest('hex');
+    expect(PSEUDO).toBe(`forgotten-shop:${hex.slice(0, 12)}`);
+    expect(shopPseudonym(GONE)).toBe(PSEUDO);
+    expect(shopPseudonym(OTHER)).not.toBe(PSEUDO);
+  });
+
+  it('matches whole shop ids only: not inside another shop’s id, but before a sentence’s period or a /', () => {
+    expect(m.names(`shop ${GONE} failed`)).toBe(true);
+    expect(m.names(`shop ${GONE}.`)).toBe(true);
+    expect(m.names(`findings/0/${GONE}/2026-02/quarantined.json`)).toBe(true);
+    expect(m.names(`"shopId":"${GONE}"`)).toBe(true);
+    expect(m.names(OTHER)).toBe(false);
+    expect(m.names(`${GONE}.eu`)).toBe(false);
+    expect(m.names(`${GONE}-2`)).toBe(false);
+    expect(m.redact(`${GONE} and ${OTHER}: ${GONE}.`)).toBe(`${PSEUDO} and ${OTHER}: ${PSEUDO}.`);
+    expect(m.mask(`[${GONE}]`)).toBe(`[${'*'.repeat(GONE.length)}]`);
+    expect(() => new ShopMatcher([])).toThrow(RangeError);
+  });
+
+  it('redacts every string and key of a JSON value, nothing else', () => {
+    expect(redactJson({ [GONE]: [GONE, `x ${GONE}`, 3, null, { shopId: OTHER }] }, m)).toEqual({
+      [PSEUDO]: [PSEUDO, `x ${PSEUDO}`, 3, null, { shopId: OTHER }],
+    });
+  });
+
+  it('a plan page: the shop’s groups leave the batches, its lines are blanked, every other range still reads its own lines', () => {
+    const groups: PageGroup[] = [
+      { shopId: OTHER, month: '2026-02', jobs: [job('o1', '2026-02'), job('o2', '2026-02')] },
+      { shopId: GONE, month: '2026-02', jobs: [job('g1', '2026-02'), job('g2', '2026-02')] },
+      { shopId: GONE, month: '2026-03', jobs: [job('g3', '2026-03')] },
+      { shopId: 'third', month: '2026-03', jobs: [job('t1', '2026-03')] },
+    ];
+    // Two groups a batch: the second batch holds the shop's March group and the third shop's.
+    const files = layoutPlanFiles('run-1', 0, groups, { batchGroups: 2, batchJobs: 100 });
+    expect(files.batches).toHaveLength(2);
+    const { text, ranges } = scrubBatchesJsonl(files.batchesBody.toString('utf8'), m);
+    expect(ranges).toHaveLength(2);
+    const kept = text
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as PlannedBatch);
+    expect(kept.map((b) => [b.batch, b.groups.map((g) => g.shopId)])).toEqual([
+      [0, [OTHER]],
+      [1, ['third']],
+    ]);
+    const jobs = blankRanges(files.jobsBody, ranges, m);
+    expect(jobs.length).toBe(files.jobsBody.length);
+    const body = jobs.toString('utf8');
+    expect(body).not.toMatch(/g1|g2|g3/);
+    for (const g of kept.flatMap((b) => b.groups)) {
+      const lines = jobs.subarray(g.jobsRange[0], g.jobsRange[1]).toString('utf8').split('\n').slice(0, -1);
+      expect(lines.map((l) => (JSON.parse(l) as PlannedJob).job_id)).toEqual(
+        groups.find((x) => x.shopId === g.shopId)?.jobs.map((j) => j.job_id),
+      );
+    }
+    // Blanked bytes are spaces; the newlines stay (line counts unchanged).
+    expect(body.split('\n').length).toBe(files.jobsBody.toString('utf8').split('\n').length);
+    // Again: nothing more to do.
+    expect(scrubBatchesJsonl(text, m).ranges).toEqual([]);
+    expect(blankRanges(jobs, [], m).equals(jobs)).toBe(true);
+  });
+
+  it('another shop’s job that mentions the shop in free text is masked at the same length', () => {
+    const line = `${JSON.stringify({ ...job('o1', '2026-02'), error_message: `see ${GONE}` })}\n`;
+    const out = scrubScratchObject('plan/0/jobs.jsonl', Buffer.from(line), m);
+    if (out.action !== 'put') throw new Error('expected a rewrite');
+    expect(out.bytes.length).toBe(Buffer.byteLength(line));
+    expect(out.bytes.toString()).toContain(`see ${'*'.repeat(GONE.length)}`);
+  });
+
+  it('Map run results: the shop’s groups leave each child’s input and output; a child of the shop alone goes; causes are redacted', () => {
+    const group = (shopId: string) => ({
+      shopId,
+      month: '2026-02',
+      jobsKey: 'k',
+      jobsRange: [0, 1],
+      jobCount: 1,
+    });
+    const done = (shopId: string) => ({ group: { shopId, month: '2026-02' }, archive: { archived: 1 } });
+    const entries = [
+      {
+        Name: 'a_0',
+        Status: 'SUCCEEDED',
+        Input: JSON.stringify({
+          run: { runId: 'r' },
+          batch: { page: 0, batch: 0, groups: [group(GONE), group(OTHER)] },
+        }),
+        Output: JSON.stringify({ results: [done(GONE), done(OTHER)], overhead: { s3: 2 } }),
+      },
+      {
+        Name: 'a_1',
+        Status: 'SUCCEEDED',
+        Input: JSON.stringify({ run: { runId: 'r' }, batch: { page: 0, batch: 1, groups: [group(GONE)] } }),
+        Output: JSON.stringify({ results: [done(GONE)], overhead: { s3: 1 } }),
+      },
+    ];
+    const out = parsed(scrubScratchObject('results/0/9f0c/SUCCEEDED_0.json', json(entries), m)) as Array<{
+      Name: string;
+      Input: string;
+      Output: string;
+    }>;
+    expect(out.map((e) => e.Name)).toEqual(['a_0']);
+    expect(JSON.parse(out[0]?.Input ?? '')).toEqual({
+      run: { runId: 'r' },
+      batch: { page: 0, batch: 0, groups: [group(OTHER)] },
+    });
+    expect(JSON.parse(out[0]?.Output ?? '')).toEqual({ results: [done(OTHER)], overhead: { s3: 2 } });
+
+    const failed = [
+      {
+        Name: 'a_2',
+        Status: 'FAILED',
+        Input: JSON.stringify({ run: {}, batch: { page: 0, batch: 2, groups: [group(GONE), group(OTHER)] } }),
+        Error: 'ShopForgottenError',
+        Cause: `shop ${GONE} was forgotten`,
+      },
+    ];
+    const f = parsed(scrubScratchObject('results/0/9f0c/FAILED_0.json', json(failed), m)) as Array<{
+      Cause: string;
+    }>;
+    expect(f[0]?.Cause).toBe(`shop ${PSEUDO} was forgotten`);
+  });
+
+  it('page results, plan findings and carried retries lose the shop’s entries; a group’s findings (keyed by the shop) are deleted', () => {
+    const page = parsed(
+      scrubScratchObject(
+        'pages/0.json',
+        json({
+          format: 'job-details-archive/page-results@2',
+          page: 0,
+          plan_quarantined: 2,
+          results: [
+            {
+              group: { shopId: GONE, month: '2026-02' },
+              failed: true,
+              error: 'ShopForgottenError',
+              cause: `${GONE}`,
+            },
+            { group: { shopId: OTHER, month: '2026-02' }, failed: true, error: 'X', cause: 'y' },
+          ],
+        }),
+        m,
+      ),
+    ) as { plan_quarantined: number; results: unknown[] };
+    expect(page.plan_quarantined).toBe(2);
+    expect(page.results).toEqual([
+      { group: { shopId: OTHER, month: '2026-02' }, failed: true, error: 'X', cause: 'y' },
+    ]);
+
+    const findings = parsed(
+      scrubScratchObject(
+        'findings/0/plan-quarantined.json',
+        json({
+          items: [
+            { shopId: GONE, jobId: 'j1', reason: 'r' },
+            { shopId: OTHER, jobId: 'j2', reason: 'r' },
+          ],
+        }),
+        m,
+      ),
+    ) as { items: unknown[] };
+    expect(findings.items).toEqual([{ shopId: OTHER, jobId: 'j2', reason: 'r' }]);
+
+    const carried = parsed(
+      scrubScratchObject(
+        'retry-carried.json',
+        json({
+          retry: [
+            { shopId: GONE, jobId: 'j1' },
+            { shopId: OTHER, jobId: 'j2' },
+          ],
+        }),
+        m,
+      ),
+    ) as { retry: unknown[] };
+    expect(carried.retry).toEqual([{ shopId: OTHER, jobId: 'j2' }]);
+
+    expect(scrubScratchObject(`findings/0/${GONE}/2026-02/quarantined.json`, json({ items: [] }), m)).toEqual(
+      {
+        action: 'delete',
+      },
+    );
+    expect(scrubScratchObject('attempts/0/1-x.json', json({ requests: { s3: 1 } }), m)).toEqual({
+      action: 'keep',
+    });
+  });
+
+  it('a report keeps its counts and its failed groups (under the pseudonym); the shop’s jobs leave its lists', () => {
+    const report = {
+      jobsQuarantinedCount: 2,
+      groupsFailedCount: 1,
+      jobsQuarantined: [
+        { shopId: GONE, jobId: 'j1', reason: 'r' },
+        { shopId: OTHER, jobId: 'j2', reason: 'r' },
+      ],
+      deleteErrorList: [{ shopId: GONE, month: '2026-02', key: 'job-details/j1/a', code: 'X' }],
+      groupsFailed: [
+        { shopId: GONE, month: '2026-02', error: 'ShopForgottenError', cause: `shop ${GONE} forgotten` },
+      ],
+      erasureOverdue: [{ id: 'wh-1', kind: 'forget-shop', shopId: GONE }],
+    };
+    expect(parsed(scrubScratchObject('report.json', json(report), m))).toEqual({
+      jobsQuarantinedCount: 2,
+      groupsFailedCount: 1,
+      jobsQuarantined: [{ shopId: OTHER, jobId: 'j2', reason: 'r' }],
+      deleteErrorList: [],
+      groupsFailed: [
+        { shopId: PSEUDO, month: '2026-02', error: 'ShopForgottenError', cause: `shop ${PSEUDO} forgotten` },
+      ],
+      erasureOverdue: [{ id: 'wh-1', kind: 'forget-shop', shopId: PSEUDO }],
+    });
+  });
+
+  it('gzip bodies are read through and written back gzip; text that is not JSON is redacted as text', () => {
+    const gz = gzipSync(json({ shopId: GONE }));
+    expect(scratchNames('x.json', gz, m)).toBe(true);
+    const out = scrubScratchObject('x.json', gz, m);
+    if (out.action !== 'put') throw new Error('expected a rewrite');
+    expect(JSON.parse(gunzipSync(out.bytes).toString('utf8'))).toEqual({ shopId: PSEUDO });
+    const txt = scrubScratchObject('notes.txt', Buffer.from(`about ${GONE}, {not json`), m);
+    expect(txt).toEqual({ action: 'put', bytes: Buffer.from(`about ${PSEUDO}, {not json`) });
+  });
+
+  it('several shops at once (a run’s Report scrubs all the shops forgotten while it ran)', () => {
+    const two = new ShopMatcher([GONE, OTHER]);
+    expect(two.redact(`${OTHER} ${GONE}`)).toBe(`${shopPseudonym(OTHER)} ${PSEUDO}`);
+    const carried = parsed(
+      scrubScratchObject(
+        'retry-carried.json',
+        json({ retry: [{ shopId: GONE }, { shopId: OTHER }, { shopId: 'x' }] }),
+        two,
+      ),
+    );
+    expect(carried).toEqual({ retry: [{ shopId: 'x' }] });
+  });
+});
