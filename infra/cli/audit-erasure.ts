@@ -1,4 +1,4 @@
-import { listRequests, overdueRequests } from '../../shared/erasure/ledger';
+import { getRequest, listRequests, overdueRequests } from '../../shared/erasure/ledger';
 import type { OverdueRequest } from '../../shared/erasure/summary';
 import { readTombstones } from '../../shared/erasure/tombstone';
 import type { CliContext } from './context';
@@ -42,10 +42,13 @@ export const auditErasure = async (
 ): Promise<ErasureAudit> => {
   const target = { s3: ctx.s3, bucket: ctx.bucket };
   const open = await listRequests(target, { openOnly: true });
-  const stones = await readTombstones(target);
   const count = (list: readonly string[], shop: string) => list.filter((s) => s === shop).length;
   const forgottenLeftovers: ForgottenLeftover[] = [];
-  for (const stone of stones.values()) {
+  for (const t of await readTombstones(target)) {
+    // The tombstone names no shop: its request does (a GET; the ledger keeps it for good).
+    const shopId = (await getRequest(target, t.requestId))?.request.shopId;
+    if (shopId === undefined) continue;
+    const stone = { ...t, shopId };
     const forgotten = (completedAt: unknown) =>
       !(typeof completedAt === 'string' && Date.parse(completedAt) > Date.parse(stone.forgottenAt));
     const rows = seen.rows.filter((r) => r.shopId === stone.shopId && forgotten(r.completedAt)).length;

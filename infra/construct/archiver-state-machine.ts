@@ -131,7 +131,7 @@ export interface ArchiverStateMachineProps {
  * Plan → HasBatches → ProcessBatches (Distributed Map over the page's batches) → Tally → MorePages
  *   ─cursor→ Plan; none → Report → RunComplete → Done | RunIncomplete (Fail) | RedactPending (redactions
  *   wait for a restore) → Done. A page without batches
- *   goes from HasBatches straight to MorePages (an idle run invokes Plan and Report only).
+ *   goes from HasBatches to the next Plan or to Report itself (an idle run invokes Plan and Report only).
  * Per batch (a STANDARD child): one ArchiveBatch Task archives, verifies, commits and deletes the
  * sources of every shop-month of the batch; a group's failure is reported in its result, never thrown.
  *
@@ -239,15 +239,20 @@ export class ArchiverStateMachine extends Construct {
       )
       .when(Condition.numberGreaterThan('$.erasurePendingRedactions', 0), redactPending)
       .otherwise(done);
+    const hasCursor = Condition.and(
+      Condition.isPresent('$.cursor'),
+      Condition.not(Condition.isNull('$.cursor')),
+    );
     const morePages = new Choice(this, STATE.morePages)
-      .when(Condition.and(Condition.isPresent('$.cursor'), Condition.not(Condition.isNull('$.cursor'))), plan)
+      .when(hasCursor, plan)
       .otherwise(report.next(runComplete));
     tally.next(morePages);
-    // A page without batches has nothing for the Map or Tally (Plan wrote its results): an idle run is
-    // Plan → Report.
+    // A page without batches has nothing for the Map or Tally (Plan wrote its results): it decides the
+    // next page itself, so an idle run is Plan → HasBatches → Report (each state entered is billed).
     const hasBatches = new Choice(this, STATE.hasBatches)
       .when(Condition.numberGreaterThan('$.batches', 0), processBatches.next(tally))
-      .otherwise(morePages);
+      .when(hasCursor, plan)
+      .otherwise(report);
 
     // Forget a shop (docs/erasure.md): the same machine, so the execution history, logs, alarms and
     // the failed-execution alarm cover erasures too; a scheduled run's input `{}` never has `forget`.

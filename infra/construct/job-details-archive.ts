@@ -70,8 +70,8 @@ const STAGING_KEYS = '*/*/pending/*';
 const INDEX_KEYS = '*/*/index.json';
 /** A part's document filters, written beside its month index when the part is built. */
 const DOC_FILTER_KEYS = '*/*/docs/*';
-/** Forgotten shops' tombstones under the erasure prefix (shared/erasure/tombstone.ts). */
-const TOMBSTONE_KEYS = 'shops/*';
+/** Erasure requests under the erasure prefix (shared/erasure/ledger.ts). */
+const REQUEST_KEYS = 'requests/*';
 /** Packed shop-months' shared parts and indexes (docs/archive-format.md, "Shared parts"). */
 const SHARED_KEYS = '_shared/*';
 
@@ -259,13 +259,12 @@ export class JobDetailsArchive extends Construct {
     // Plan: Query the status GSI; write the page's planned jobs, batches and quarantine findings.
     ddb('plan', ['dynamodb:Query'], `${this.table.tableArn}/index/${JOBS_TABLE.gsiJobsByStatus.name}`);
     s3('plan', 'runs', ['put']);
-    // The plan watermark (absent before the first run: a 404, not a 403) and its retry list's rows;
-    // one walk over the hot prefix for the page's jobs (their listing goes into the planned jobs).
+    // The plan watermark (absent before the first run: a 404, not a 403) — its erasure summary says
+    // which shops are forgotten (docs/erasure.md) — and its retry list's rows; one walk over the hot
+    // prefix for the page's jobs (their listing goes into the planned jobs).
     s3('plan', 'state', ['read']);
     ddb('plan', ['dynamodb:BatchGetItem'], this.table.tableArn);
     s3('plan', 'hot', ['list']);
-    // Forgotten shops' tombstones (docs/erasure.md): their jobs are never planned.
-    s3('plan', 'erasure', ['read'], TOMBSTONE_KEYS);
 
     // ArchiveBatch, per group of its batch: BatchGetItem the rows; list + GET the hot objects; upload
     // the part (multipart for large ones), list the group's parts and delete abandoned (or its own
@@ -285,8 +284,8 @@ export class JobDetailsArchive extends Construct {
     // GETs of keys which may be absent (month index before its first commit, platform data, staging
     // docs after a commit got through) need S3 to answer 404 rather than 403.
     grantMissingKeysAre404(this.functions['archive-batch'], this.bucket);
-    // The batch's shops' tombstones, before archiving and again before each commit (absent: 404).
-    s3('archive-batch', 'erasure', ['get'], TOMBSTONE_KEYS);
+    // The watermark's erasure summary (forgotten shops), before archiving and again before each commit.
+    s3('archive-batch', 'state', ['get']);
 
     // Tally reads the page's Map run results and writes the page's results; Report reads them and the
     // findings they name, writes the report.
@@ -297,9 +296,9 @@ export class JobDetailsArchive extends Construct {
     s3('report', 'runs', ['list', 'delete']);
     // Report moves the watermark (conditional PUT; a conflict re-reads it).
     s3('report', 'state', ['read', 'put']);
-    // The erasure ledger's open requests (overdue ones are reported) and tombstones (no retry of a
-    // forgotten shop).
-    s3('report', 'erasure', ['read']);
+    // The requests forget's markers name (their shops are scrubbed from the run's scratch); overdue
+    // requests and forgotten shops come from the watermark's erasure summary.
+    s3('report', 'erasure', ['get'], REQUEST_KEYS);
 
     // Forget a shop: Query its partition and delete its rows; walk the hot prefix (HEAD for the
     // shop-id metadata) and delete its objects; list and delete its parts, indexes, filters and
@@ -328,6 +327,8 @@ export class JobDetailsArchive extends Construct {
     s3('redact', 'cold', ['read', 'put', 'delete', 'restore']);
     s3('redact', 'index', ['read', 'put', 'delete']);
     s3('redact', 'erasure', ['read', 'put']);
+    // The watermark's erasure summary: a request enters it when recorded, leaves it when complete.
+    s3('redact', 'state', ['read', 'put']);
     grantMissingKeysAre404(this.functions.redact, this.bucket);
   }
 

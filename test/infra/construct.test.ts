@@ -270,11 +270,11 @@ describe('least privilege per step', () => {
     { objects: Record<string, string[]>; lists: string[]; table: Record<string, string[]> }
   > = {
     // Query the GSI; PUT planned-jobs lists and plan findings.
-    // Read the watermark, BatchGetItem its retry list, list the page's hot objects.
-    // ... and the forgotten shops' tombstones.
+    // Read the watermark (its erasure summary names the forgotten shops), BatchGetItem its retry
+    // list, list the page's hot objects.
     plan: {
-      objects: { 'job-details-runs/': [P1], 'job-details-state/': [G], 'job-details-erasure/shops/': [G] },
-      lists: ['job-details-erasure/*', 'job-details-state/*', 'job-details/*'],
+      objects: { 'job-details-runs/': [P1], 'job-details-state/': [G] },
+      lists: ['job-details-state/*', 'job-details/*'],
       table: {
         [`${'<T>'}/index/${JOBS_TABLE.gsiJobsByStatus.name}`]: ['dynamodb:Query'],
         '<T>': ['dynamodb:BatchGetItem'],
@@ -292,8 +292,8 @@ describe('least privilege per step', () => {
         [PENDING]: [D, P1].sort(),
         'job-details-index/*/*/docs/': [P1],
         'job-details-runs/': [D, G, P1].sort(),
-        // Tombstones of the batch's shops (docs/erasure.md).
-        'job-details-erasure/shops/': [G],
+        // The watermark's erasure summary (forgotten shops; docs/erasure.md).
+        'job-details-state/': [G],
       },
       lists: [ANY_KEY, 'job-details-cold/*', 'job-details-index/*', 'job-details/*'],
       table: { '<T>': ['dynamodb:BatchGetItem'] },
@@ -301,15 +301,15 @@ describe('least privilege per step', () => {
     // GET the Map run's manifest and result files; PUT the page results.
     tally: { objects: { 'job-details-runs/': [G, P1].sort() }, lists: [], table: {} },
     // ... and read + conditionally PUT the watermark.
-    // ... and the erasure ledger (overdue requests) and tombstones (no retry of a forgotten shop).
-    // ... and its own scratch, of shops forgotten while it ran (list markers, rewrite, delete).
+    // ... and its own scratch, of shops forgotten while it ran (list markers, GET the requests they
+    // name, rewrite, delete); overdue requests come from the watermark's erasure summary.
     report: {
       objects: {
         'job-details-runs/': [D, G, P1].sort(),
         'job-details-state/': [G, P1].sort(),
-        'job-details-erasure/': [G],
+        'job-details-erasure/requests/': [G],
       },
-      lists: ['job-details-erasure/*', 'job-details-runs/*', 'job-details-state/*'],
+      lists: ['job-details-runs/*', 'job-details-state/*'],
       table: {},
     },
     // Forget a shop: its rows (Query, DeleteItem), hot objects (list, HEAD, delete), archive (list,
@@ -339,15 +339,23 @@ describe('least privilege per step', () => {
     },
     // Redact a document: the shop's rows (Query), its flush objects rewritten in place, parts read,
     // restored, written and deleted, indexes (and journals, old sidecars) read, written and deleted,
-    // the ledger.
+    // the ledger and the watermark's erasure summary.
     redact: {
       objects: {
         'job-details/': [G, P1].sort(),
         'job-details-cold/': [D, G, P1, 's3:RestoreObject'].sort(),
         'job-details-index/': [D, G, P1].sort(),
         'job-details-erasure/': [G, P1].sort(),
+        'job-details-state/': [G, P1].sort(),
       },
-      lists: [ANY_KEY, 'job-details-cold/*', 'job-details-erasure/*', 'job-details-index/*', 'job-details/*'],
+      lists: [
+        ANY_KEY,
+        'job-details-cold/*',
+        'job-details-erasure/*',
+        'job-details-index/*',
+        'job-details-state/*',
+        'job-details/*',
+      ],
       table: { '<T>': ['dynamodb:Query'] },
     },
   };

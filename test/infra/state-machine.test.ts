@@ -83,9 +83,15 @@ describe('archiver definition: shape', () => {
     expect(top.States.Plan?.Next).toBe(STATE.hasBatches);
     expect(top.States.HasBatches).toEqual({
       Type: 'Choice',
-      Choices: [{ Variable: '$.batches', NumericGreaterThan: 0, Next: STATE.processBatches }],
-      // A page without batches: Plan wrote its results, no Map and no Tally.
-      Default: STATE.morePages,
+      Choices: [
+        { Variable: '$.batches', NumericGreaterThan: 0, Next: STATE.processBatches },
+        // A page without batches: Plan wrote its results, no Map and no Tally; its cursor decides.
+        {
+          And: [{ Variable: '$.cursor', IsPresent: true }, { Not: { Variable: '$.cursor', IsNull: true } }],
+          Next: STATE.plan,
+        },
+      ],
+      Default: STATE.report,
     });
     expect(top.States.ProcessBatches?.Next).toBe(STATE.tally);
     expect(top.States.Tally?.Next).toBe(STATE.morePages);

@@ -1,18 +1,19 @@
 import { gunzipSync } from 'node:zlib';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { WATERMARK_KEY } from '../../shared/archive/format/keys';
-import { ERASURE_PREFIX } from '../../shared/erasure/ledger';
+import { REQUESTS_PREFIX } from '../../shared/erasure/ledger';
 import { JobDetailsReader } from '../../shared/reader';
 import { getObjectBytes, putJson } from '../../shared/s3/objects';
 import { type ArchiverEnv, getBytes, listKeys, type SeededJob } from './archiver-fixtures';
 
 /**
- * What a forget test checks: every key and body in the bucket — run scratch (`job-details-runs/`)
- * included — and every row in the table, for a shop's name; and every other job's lookups, byte for
- * byte. The erasure ledger (`job-details-erasure/`, the record that the erasure happened, which must
- * name the shop) is the one place allowed to name it.
+ * What a forget test checks: every key and body in the bucket — run scratch (`job-details-runs/`),
+ * the watermark and tombstones included — and every row in the table, for a shop's name; and every
+ * other job's lookups, byte for byte. The ledger's request records (`job-details-erasure/requests/`,
+ * the record that the erasure happened, whose receipt must name the shop) are the one place allowed
+ * to name it.
  */
-const EXEMPT_PREFIXES = [ERASURE_PREFIX];
+const EXEMPT_PREFIXES = [REQUESTS_PREFIX];
 
 const text = (bytes: Buffer): string => {
   // Hot objects and parts are gzip (parts: several members, which gunzipSync reads through).
