@@ -240,6 +240,17 @@ objectCtrl.putObject = async function conditionalPutObject(ctx) {
   });
 };
 
+// s3rver's GET stats the object (Content-Length, ETag) and then opens the file by path: a PUT renaming a
+// new object in between makes it stream the new bytes cut to the old length (a truncated gzip: the
+// shared index, which every batch of a month rewrites, failed whole batches so). S3 serves one version
+// whole. Under the PUTs' per-key lock the stat and the open see the same file; the body streams from
+// the open descriptor after the lock is released, so a later rename cannot touch it.
+const unlockedGetObject = objectCtrl.getObject;
+objectCtrl.getObject = async function lockedGetObject(ctx) {
+  const { bucket, key } = ctx.params;
+  return withKeyLock(`${bucket}/${key}`, () => unlockedGetObject(ctx));
+};
+
 // DeleteObjects with a per-key `ETag` (S3 conditional deletes), which s3rver ignores: under the same
 // per-key lock as PUTs, a key whose ETag differs gets a PreconditionFailed error entry, a missing key
 // NoSuchKey, as S3 answers; keys without an ETag are deleted as before. The archiver deletes hot

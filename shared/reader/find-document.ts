@@ -4,11 +4,13 @@ import { type DetailKind, documentListings, flattenDocuments, flattenPart } from
 import {
   parseMonthIndexKey,
   parseSharedIndexKey,
+  parseSharedPartKey,
   SHARED_INDEX_PREFIX,
   shopIndexPrefix,
 } from '../archive/format/keys';
 import { inflateMember } from '../archive/format/members';
 import { parsePartRecord } from '../archive/format/record-shape';
+import { shopLines } from '../archive/format/shared-blocks';
 import { JobDetailsStore } from '../details/store';
 import { CorruptObjectError, InvalidInputError } from '../errors';
 import { validateMonth, validateShopId } from '../ids';
@@ -161,7 +163,9 @@ const searchBlock = async (
   if (!got) throw new CorruptObjectError(at.key, 'committed part is missing');
   ctx.ledger.partRead(at.key);
   const where = `${at.key} bytes ${block.offset}-${block.offset + block.length - 1}`;
-  const text = inflateMember(got.bytes, where).toString('utf8');
+  const inflated = inflateMember(got.bytes, where);
+  // A shared part's block may hold other shops' lines too (shared-blocks.ts): only this shop's count.
+  const text = (parseSharedPartKey(at.key) ? shopLines(inflated, at.shopId) : inflated).toString('utf8');
   let hit = false;
   for (const line of text.split('\n')) {
     if (line.length === 0) continue;

@@ -1,6 +1,7 @@
 import { parsePartKey, parseSharedPartKey } from '../archive/format/keys';
 import { decodeMember, platformDataRef } from '../archive/format/members';
 import type { JobRecord } from '../archive/format/records';
+import { shopLines } from '../archive/format/shared-blocks';
 import { CorruptObjectError } from '../errors';
 import type { ArchiveEntry } from './entries';
 
@@ -21,6 +22,14 @@ const checkLength = (bytes: Uint8Array, at: string, length: number): void => {
   }
 };
 
+/**
+ * A shared part's block may hold other shops' lines (blocks cut across shops, shared-blocks.ts): only
+ * the shop's own lines are searched, so another shop's record or its platform data ref "1" is never
+ * taken for this shop's.
+ */
+const sharedNarrow = (partKey: string, shopId: string) =>
+  parseSharedPartKey(partKey) ? { narrow: (inflated: Buffer) => shopLines(inflated, shopId) } : {};
+
 /** The job record at `a`: the sha256 the index recorded, and the same shop and job. */
 export const checkJobMember = (
   bytes: Uint8Array,
@@ -37,6 +46,7 @@ export const checkJobMember = (
   const { record, sha256 } = decodeMember(bytes, at, e.line, {
     want: { type: 'job', jobId },
     shopId: partShop,
+    ...sharedNarrow(a.partKey, shopId),
   });
   // index@1 entries carry the record's digest; index@2 ones rely on the block's CRC-32 and the ids below.
   if (e.sha256 !== undefined && sha256 !== e.sha256) {
@@ -70,7 +80,11 @@ export const checkPlatformMember = (
   checkLength(bytes, at, pd.length);
   const ref = pd.ref ?? jobRef;
   if (ref === null) throw new CorruptObjectError(at, 'the job record names no platform data');
-  const { record } = decodeMember(bytes, at, pd.line, { want: { type: 'platform_data', ref }, shopId });
+  const { record } = decodeMember(bytes, at, pd.line, {
+    want: { type: 'platform_data', ref },
+    shopId,
+    ...sharedNarrow(a.partKey, shopId),
+  });
   if (record.type !== 'platform_data') {
     throw new CorruptObjectError(at, `expected a platform_data record, found a ${record.type} record`);
   }

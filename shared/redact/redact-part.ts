@@ -66,7 +66,8 @@ export const redactPart = (
       const details = parseJobDetailsPayload(rec.details, `${where} line ${i + 1}`);
       const shop = typeof rec.shop_id === 'string' ? rec.shop_id : headerShop;
       const r = shop === ctx.shopId ? redactDetails(details, ctx.docId, ctx.at) : { details, removed: 0 };
-      for (const l of documentListings(r.details)) docs.add(l.doc_id);
+      // A shared part's block may hold other shops' lines: the filters are this shop's (its view's).
+      if (shop === ctx.shopId) for (const l of documentListings(r.details)) docs.add(l.doc_id);
       if (r.removed === 0) return line;
       changed = true;
       removed += r.removed;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { validatePartName } from '../archive/format/keys';
+import { blockRanges, blockSpan, sameBlocksSegments } from '../archive/format/shared-blocks';
 import type { SharedIndex, SharedPart } from '../archive/format/shared-index';
 import { switchSharedPart } from '../archive/format/shared-rewrite';
 import { InvalidInputError } from '../errors';
@@ -40,6 +41,37 @@ export const redactSharedSegment = (
   const oldMembers = partMembers(bytes.subarray(own[0], own[0] + own[1]), ctx.where);
   const r = redactPart(oldMembers, { shopId: ctx.shopId, docId: ctx.docId, at: ctx.at, where: ctx.where });
   if (r.removed === 0) return null;
+  if (part.blocks) {
+    // Blocks cut across shops (shared-index@2): the segment's blocks are rewritten in place (other
+    // shops' lines in them keep their bytes), every other block is copied; none moves in number.
+    const [i, j] = blockSpan(blockRanges(part.blocks), own, part.name);
+    const blocks = [
+      ...part.blocks.slice(0, i),
+      ...r.members.map((m) => m.length),
+      ...part.blocks.slice(j + 1),
+    ];
+    const out = Buffer.concat([bytes.subarray(0, own[0]), ...r.members, bytes.subarray(own[0] + own[1])]);
+    return {
+      bytes: out,
+      sha256: createHash('sha256').update(out).digest('hex'),
+      part: {
+        name: ctx.newName,
+        size: out.length,
+        segments: sameBlocksSegments(part.blocks, blocks, part.segments, part.name),
+        blocks,
+      },
+      switch: {
+        oldName: part.name,
+        oldMembers: oldMembers.map((m) => m.length),
+        newMembers: r.members.map((m) => m.length),
+        counts: r.jobs,
+        filters: { ...r.filters, blocks: r.filters.blocks.map((b) => ({ ...b, offset: b.offset + own[0] })) },
+        oldBase: own[0],
+        newBase: own[0],
+      },
+      removed: r.removed,
+    };
+  }
   const slices: Buffer[] = [];
   const segments: Record<string, readonly [number, number]> = {};
   let at = 0;

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -219,6 +220,32 @@ describe('the jest run’s local stack', () => {
       );
       expect(bytes.equals(body)).toBe(true);
       expect(got.ETag).toBe(put.ETag);
+    }
+  });
+
+  test('GETs racing PUTs of the same key each see one whole version with its ETag (as S3)', async () => {
+    // Contract check. Stock s3rver stats the object, then opens it by path: a rename between them
+    // streamed the new body cut to the old length (it failed whole batches' shared-index reads in the
+    // fleet benchmark, 2 runs of 3; none of 5 since GETs take the PUTs' key lock). The window is too
+    // narrow for this test to force; it pins what the archiver relies on.
+    const bucket = await freshBucket();
+    const bodies = [Buffer.alloc(4096, 1), Buffer.alloc(300 * 1024, 2)];
+    const md5s = bodies.map((b) => `"${createHash('md5').update(b).digest('hex')}"`);
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'raced', Body: bodies[0] }));
+    const puts = Array.from({ length: 40 }, (_, i) =>
+      s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'raced', Body: bodies[i % 2] })),
+    );
+    const gets = Array.from({ length: 80 }, async () => {
+      const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'raced' }));
+      const bytes = Buffer.from(
+        await (got.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray(),
+      );
+      return { which: bodies.findIndex((b) => b.equals(bytes)), etag: got.ETag, length: bytes.length };
+    });
+    const [, seen] = await Promise.all([Promise.all(puts), Promise.all(gets)]);
+    for (const s of seen) {
+      expect(s.which).toBeGreaterThanOrEqual(0);
+      expect(s.etag).toBe(md5s[s.which]);
     }
   });
 

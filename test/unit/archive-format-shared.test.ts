@@ -19,8 +19,9 @@ import { InvalidInputError } from '../../shared/errors';
 import { buildPart, details } from '../support/archive-fixture';
 
 /**
- * Shared parts (docs/archive-format.md, "Shared parts"): segments of complete part@4 streams, one per
- * shop; the shared index round-trips; removing a shop rewrites the part without re-encoding anyone
+ * Shared parts as shared-index@1 wrote them (docs/archive-format.md, "Shared parts"; no `blocks`, still
+ * read and rewritten — blocks cut across shops are archive-format-shared-blocks.test.ts): segments of
+ * complete part@4 streams, one per shop; the shared index round-trips; removing a shop rewrites the part without re-encoding anyone
  * else's bytes and moves the other shops' entries exactly where their records now are.
  */
 const MONTH = '2026-01';

@@ -128,9 +128,15 @@ export const decodeMember = (
   bytes: Uint8Array,
   where: string,
   line?: ByteRange,
-  find: { want?: WantedRecord; shopId?: string } = {},
+  find: {
+    want?: WantedRecord;
+    shopId?: string;
+    /** The lines to search in the inflated block (a shared part's block: the shop's lines alone). */
+    narrow?: (inflated: Buffer) => Buffer;
+  } = {},
 ): { record: PartRecord; sha256: string } => {
-  const inflated = inflateMember(bytes, where);
+  const whole = inflateMember(bytes, where);
+  const inflated = find.narrow && line === undefined ? find.narrow(whole) : whole;
   if (line === undefined && find.want) return findInBlock(inflated, where, find.want, find.shopId);
   if (line === undefined) {
     if (inflated.indexOf(0x0a) !== inflated.length - 1) {

@@ -18,7 +18,13 @@ import {
  * archiver reads and rewrites it whole with a conditional write, once per batch and month; a lookup
  * reads it whole (one GET) and takes one view.
  */
-export const SHARED_INDEX_FORMAT = 'job-details-archive/shared-index@1';
+export const SHARED_INDEX_FORMAT = 'job-details-archive/shared-index@2';
+/**
+ * shared-index@1: each part a concatenation of per-shop segments cut at member boundaries (no
+ * `blocks`); still read. @2 parts list their `blocks`, cut across shops (shared-blocks.ts), so
+ * neighbouring segments may share a block: a reader of @1 would take another shop's lines for its own.
+ */
+const SHARED_INDEX_FORMAT_V1 = 'job-details-archive/shared-index@1';
 
 /** One shared part: what delete HEADs it against, and where each shop's segment lies in it. */
 export interface SharedPart {
@@ -27,8 +33,13 @@ export interface SharedPart {
   readonly etag: string;
   readonly run_id: string;
   readonly committed_at: string;
-  /** Shop → `[offset, length]` of its segment (a complete part@4 byte stream of that shop's records). */
+  /**
+   * Shop → `[offset, length]` of its segment: the blocks holding its lines (shared-index@1 parts: a
+   * complete part@4 byte stream of that shop's records alone).
+   */
   readonly segments: Readonly<Record<string, readonly [number, number]>>;
+  /** Compressed length of each block in order (shared-index@2: blocks cut across shops). */
+  readonly blocks?: readonly number[];
 }
 
 export interface SharedIndex {
@@ -95,7 +106,8 @@ export const parseSharedIndex = (bytes: Uint8Array, key: string, only?: string):
   const bad = (what: string): never => {
     throw new CorruptObjectError(key, what);
   };
-  if (!value || value.format !== SHARED_INDEX_FORMAT) bad(`not a ${SHARED_INDEX_FORMAT} document`);
+  if (!value || (value.format !== SHARED_INDEX_FORMAT && value.format !== SHARED_INDEX_FORMAT_V1))
+    bad(`not a ${SHARED_INDEX_FORMAT} document`);
   const month = value.month;
   if (typeof month !== 'string' || typeof value.updated_at !== 'string') bad('needs month and updated_at');
   if (!Array.isArray(value.parts)) bad('needs a parts list');
@@ -107,6 +119,24 @@ export const parseSharedIndex = (bytes: Uint8Array, key: string, only?: string):
     if (!p.segments || typeof p.segments !== 'object') bad(`part ${p.name} needs segments`);
     for (const [shop, r] of Object.entries(p.segments)) {
       if (!isRange(r) || r[0] + r[1] > p.size) bad(`segment of ${shop} lies outside part ${p.name}`);
+    }
+    if (p.blocks !== undefined) {
+      if (value.format === SHARED_INDEX_FORMAT_V1) bad(`part ${p.name}: blocks in a shared-index@1`);
+      const ok =
+        Array.isArray(p.blocks) &&
+        p.blocks.every((n) => Number.isSafeInteger(n) && n > 0) &&
+        p.blocks.reduce((n, b) => n + b, 0) === p.size;
+      if (!ok) bad(`part ${p.name}: blocks must be lengths that add up to its size`);
+      const starts = new Set<number>();
+      let at = 0;
+      for (const b of p.blocks) {
+        starts.add(at);
+        at += b;
+      }
+      starts.add(at);
+      for (const [shop, [o, l]] of Object.entries(p.segments))
+        if (!starts.has(o) || !starts.has(o + l))
+          bad(`segment of ${shop} does not fall on blocks of ${p.name}`);
     }
   }
   const shops = value.shops;

@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../../errors';
 import { sharedPartKey, validatePartName } from './keys';
-import { type IndexedJob, type IndexedPart, jobEntries, type MonthIndex } from './month-index';
+import {
+  type ByteRange,
+  type IndexedJob,
+  type IndexedPart,
+  jobEntries,
+  type MonthIndex,
+} from './month-index';
+import { blockRanges, blockSpan, blocksWithoutShop } from './shared-blocks';
 import type { SharedIndex, SharedPart } from './shared-index';
 
 /**
@@ -37,6 +44,7 @@ export const sharedPartWithoutShop = (
     .filter(([shop]) => shop !== shopId)
     .sort(([, a], [, b]) => a[0] - b[0]);
   if (kept.length === 0) return { bytes: null, sha256: null, part: null };
+  if (part.blocks) return withoutShopsLines(bytes, { ...part, blocks: part.blocks }, shopId, newName);
   const slices: Buffer[] = [];
   const segments: Record<string, readonly [number, number]> = {};
   let at = 0;
@@ -53,9 +61,80 @@ export const sharedPartWithoutShop = (
   };
 };
 
-/** A view's entries of part `from` moved to part `to`, `delta` bytes further. */
-const movedView = (view: MonthIndex, from: string, to: IndexedPart, delta: number): MonthIndex => {
-  const shift = <T extends { offset: number }>(r: T): T => ({ ...r, offset: r.offset + delta });
+/**
+ * shared-index@2 (blocks cut across shops): the shop's lines leave the blocks of its segment (those
+ * blocks re-deflated, or dropped when nothing is left), every other block is copied byte for byte;
+ * each other shop's segment is its same blocks where they now lie.
+ */
+const withoutShopsLines = (
+  bytes: Uint8Array,
+  part: SharedPart & { blocks: readonly number[] },
+  shopId: string,
+  newName: string,
+): PartWithoutShop => {
+  const r = blocksWithoutShop(
+    bytes,
+    part.blocks,
+    part.segments[shopId] as readonly [number, number],
+    shopId,
+    part.name,
+  );
+  const before = blockRanges(part.blocks);
+  const after = blockRanges(r.blocks);
+  const segments: Record<string, readonly [number, number]> = {};
+  for (const [shop, seg] of Object.entries(part.segments)) {
+    if (shop === shopId) continue;
+    const [first, last] = blockSpan(before, seg, part.name);
+    const a = after[r.moved.get(first) ?? -1];
+    const z = after[r.moved.get(last) ?? -1];
+    if (!a || !z) throw new InvalidInputError('bytes', `part ${part.name}: a block of ${shop} was dropped`);
+    segments[shop] = [a.offset, z.offset + z.length - a.offset];
+  }
+  return {
+    bytes: r.bytes,
+    sha256: createHash('sha256').update(r.bytes).digest('hex'),
+    part: { name: newName, size: r.bytes.length, segments, blocks: r.blocks },
+  };
+};
+
+/**
+ * Where each block of `shop`'s segment in `old` lies in `next`: the same blocks in order (a shop's
+ * blocks are never dropped while it has lines; their lengths change when another shop's lines left).
+ * Parts without `blocks` (shared-index@1): its segment moved whole, by the change of its start.
+ */
+const segmentMove = (
+  old: SharedPart,
+  next: Pick<SharedPart, 'name' | 'segments' | 'blocks'>,
+  shop: string,
+): ((r: ByteRange) => ByteRange) => {
+  const from = old.segments[shop];
+  const to = next.segments[shop];
+  if (!from || !to)
+    throw new InvalidInputError('shopId', `no segment of ${shop} in ${old.name} and ${next.name}`);
+  if (!old.blocks || !next.blocks) return (r) => ({ ...r, offset: r.offset + to[0] - from[0] });
+  const a = blockRanges(old.blocks);
+  const b = blockRanges(next.blocks);
+  const [i, j] = blockSpan(a, from, old.name);
+  const [k, l] = blockSpan(b, to, next.name);
+  if (j - i !== l - k)
+    throw new InvalidInputError('part', `the segment of ${shop} changed its number of blocks`);
+  const map = new Map<number, ByteRange>();
+  for (let n = 0; n <= j - i; n++) map.set((a[i + n] as ByteRange).offset, b[k + n] as ByteRange);
+  return (r) => {
+    const m = map.get(r.offset);
+    if (!m) throw new InvalidInputError('part', `${old.name}: no block of ${shop} at ${r.offset}`);
+    return { ...r, offset: m.offset, length: m.length };
+  };
+};
+
+/** A view's entries of part `from` moved to part `to`, each block range by `move`. */
+const movedView = (
+  view: MonthIndex,
+  from: string,
+  to: IndexedPart,
+  move: (r: ByteRange) => ByteRange,
+): MonthIndex => {
+  const shift = <T extends ByteRange>(r: T): T => ({ ...r, ...move(r) });
   const jobs: Record<string, readonly IndexedJob[]> = {};
   for (const jobId of Object.keys(view.jobs)) {
     jobs[jobId] = jobEntries(view.jobs, jobId).map((e) =>
@@ -105,14 +184,14 @@ export const switchSharedPart = (
     }
     const before = view.parts.find((p) => p.name === oldName);
     if (!before) continue;
-    const delta = seg[0] - (old.segments[shop]?.[0] ?? 0);
+    const move = segmentMove(old, next, shop);
     const to: IndexedPart = {
       ...before,
       ...(before.doc_filters
         ? {
             doc_filters: {
               ...before.doc_filters,
-              blocks: before.doc_filters.blocks.map((b) => ({ ...b, offset: b.offset + delta })),
+              blocks: before.doc_filters.blocks.map((b) => ({ ...b, ...move(b) })),
             },
           }
         : {}),
@@ -121,7 +200,7 @@ export const switchSharedPart = (
       size: next.size,
       etag: next.etag,
     };
-    views.set(shop, { ...movedView(view, oldName, to, delta), updated_at: at });
+    views.set(shop, { ...movedView(view, oldName, to, move), updated_at: at });
   }
   const parts = index.parts.flatMap((p) => (p.name !== oldName ? [p] : next ? [next] : []));
   return { month: index.month, updated_at: at, parts, views };

@@ -13,6 +13,7 @@
  * - codec: fflate and node:zlib on the same 64 KB blocks of JSONL;
  * - search: find by document on one shop with 24 archived months (search.ts), and per scenario the
  *   document filters' bytes against the parts'.
+ * - `--fleet-only`: only the fleet of small shops, and where its bytes at rest go (fleet-bytes.ts).
  * - steady-year (steady-year.ts): daily scheduled runs for 13 months beside recent jobs, rows expiring
  *   at their TTL; `--steady-year` runs only it, `--out DIR` writes DIR/steady-year.{txt,json}.
  *
@@ -49,6 +50,7 @@ import { GZIP_LEVEL } from '../../../shared/details';
 import { createTableInput } from '../../../shared/jobs/schema';
 import { addCounts } from '../../../shared/metrics';
 import { JobDetailsReader } from '../../../shared/reader';
+import { fleetBytesLines } from './fleet-bytes';
 import { ioFloor } from './floor';
 import { type TracedRequest, traceS3 } from './request-trace';
 import { filterBytesAtRest, measureSearch, monthsBefore, type SearchResult, searchShop } from './search';
@@ -75,6 +77,8 @@ interface Options {
   readonly keep?: string;
   /** `--steady-year`: only the steady-year scenario. */
   readonly steadyYearOnly: boolean;
+  /** `--fleet-only`: only the fleet scenario, with where its shared parts' bytes go (fleet-bytes.ts). */
+  readonly fleetOnly: boolean;
   /** `--out DIR`: write steady-year.txt and steady-year.json there. */
   readonly out?: string;
 }
@@ -85,6 +89,7 @@ const parseOptions = (argv: readonly string[]): Options => {
   let memoryOnly: number | undefined;
   let keep: string | undefined;
   let steadyYearOnly = false;
+  let fleetOnly = false;
   let out: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -94,10 +99,11 @@ const parseOptions = (argv: readonly string[]): Options => {
     else if (a === '--memory-only') memoryOnly = Number(argv[++i]);
     else if (a === '--keep') keep = argv[++i] ?? '';
     else if (a === '--steady-year') steadyYearOnly = true;
+    else if (a === '--fleet-only') fleetOnly = true;
     else if (a === '--out') out = argv[++i] ?? '';
     else
       throw new Error(
-        `bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N, --memory-only MB, --keep DIR, --steady-year, --out DIR)`,
+        `bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N, --memory-only MB, --keep DIR, --steady-year, --fleet-only, --out DIR)`,
       );
   }
   if (!Number.isSafeInteger(seed) || seed < 0) throw new Error('bench:archive: --seed takes a whole number');
@@ -109,6 +115,7 @@ const parseOptions = (argv: readonly string[]): Options => {
     mode,
     seed,
     steadyYearOnly,
+    fleetOnly,
     ...(out !== undefined ? { out: resolve(out) } : {}),
     ...(memoryOnly !== undefined ? { memoryOnly } : {}),
     ...(keep !== undefined ? { keep: resolve(keep) } : {}),
@@ -304,7 +311,16 @@ class BlockFloor {
   }
 }
 
-const runScenario = async (c: Ctx, name: string, jobs: Iterable<BenchJob>, lookupSample: number) => {
+/** The objects the archive keeps after a scenario (parts, indexes, state), with their bytes. */
+type Inspect = (objects: readonly { key: string; bytes: Uint8Array }[]) => void;
+
+const runScenario = async (
+  c: Ctx,
+  name: string,
+  jobs: Iterable<BenchJob>,
+  lookupSample: number,
+  inspect?: Inspect,
+) => {
   const { table, buckets } = await freshStores(c, 2);
   const [floorBucket, archiveBucket] = buckets as [string, string];
   const listed: BenchJob[] = [];
@@ -340,6 +356,14 @@ const runScenario = async (c: Ctx, name: string, jobs: Iterable<BenchJob>, looku
   const kept = after.filter((o) => !o.key.startsWith('job-details-runs/'));
   const parts = kept.filter((o) => o.key.startsWith('job-details-cold/'));
   if (c.keep) await keepArchive(c.s3, archiveBucket, kept, join(c.keep, name));
+  if (inspect) {
+    const objects: { key: string; bytes: Uint8Array }[] = [];
+    for (const o of kept) {
+      const got = await c.s3.send(new GetObjectCommand({ Bucket: archiveBucket, Key: o.key }));
+      objects.push({ key: o.key, bytes: (await got.Body?.transformToByteArray()) ?? new Uint8Array(0) });
+    }
+    inspect(objects);
+  }
 
   // Lookups of a deterministic sample, month known (completedAt) and unknown (bounded search).
   const reader = new JobDetailsReader(c.s3, archiveBucket);
@@ -737,6 +761,22 @@ const main = async () => {
       return;
     }
 
+    if (opts.fleetOnly) {
+      const s = await runScenario(
+        c,
+        `fleet-${sizes.fleetShops}`,
+        smallFleet(opts.seed, sizes.fleetShops, MONTH),
+        sizes.lookupSample,
+        (objects) => {
+          for (const l of fleetBytesLines(objects)) out(l);
+        },
+      );
+      out(
+        `  ${s.name}: ${s.jobs} jobs, ${s.hotObjects} hot objects, hot ${f1(s.hotBytes / 1024)} KB, archive ${f1(s.archiveBytes / 1024)} KB (index ${f1(s.indexBytes / 1024)} KB): at rest ${f2(s.archiveBytes / s.hotBytes)}, gz floor ${f2(s.blockFloorRatio)}; ${f2(s.s3Requests / s.hotObjects)} S3 req per hot object; lookup month known ${f1(s.lookupRequests)} req, unknown ${f1(s.lookupRequestsMonthUnknown)} req`,
+      );
+      out(JSON.stringify({ mode: opts.mode, seed: opts.seed, scenarios: [s] }));
+      return;
+    }
     if (opts.memoryOnly !== undefined) {
       const m = await runMemory(c, opts.memoryOnly, opts.seed);
       out(JSON.stringify({ memoryMb: opts.memoryOnly, ...m }));

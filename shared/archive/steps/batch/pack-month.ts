@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { mapLimit } from '../../../concurrency';
 import type { JobObject } from '../../../details';
@@ -8,9 +9,11 @@ import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import { getObjectBytes, listAllArray, putJson } from '../../../s3/objects';
 import { applyCommit } from '../../format/commit-entries';
 import { newPartName, sharedPartKey, sharedPendingKey, sharedPendingPrefix } from '../../format/keys';
+import { inflateMember } from '../../format/members';
 import type { IndexedPart, MonthIndex } from '../../format/month-index';
 import { MemberSlicer } from '../../format/part-builder';
 import { headCheck } from '../../format/part-integrity';
+import { blockRanges, reblockSegments } from '../../format/shared-blocks';
 import { type SharedIndex, type SharedPart, sharedView, withViews } from '../../format/shared-index';
 import { INTENT_FORMAT, type PartIntent, type VerifiedPart } from '../../format/staging';
 import { type ArchiveHandoff, archiveGroup } from '../archive/archive-group';
@@ -23,6 +26,7 @@ import { deleteSources } from '../delete/delete-sources';
 import type { BatchEvent, GroupResult, PlannedGroup, PlannedJob } from '../types';
 import { memberRanges, planProblem, toVerifiedPart } from '../verify/verify-checks';
 import { checkPartBytes } from '../verify/verify-part';
+import { relocatedManifest } from '../verify/verify-shared';
 import { fail, type Prepared, type StageHooks } from './prepared';
 
 /**
@@ -173,14 +177,18 @@ export const packMonth = async (
   const withSegment = groups.filter((g) => archived.get(g)?.segment && !results.has(g));
   if (withSegment.length > 0 && !run.dryRun) {
     const shared = await deps.meter.measure(async () => {
-      const segments: Array<{ g: PlannedGroup; start: number; bytes: Buffer }> = [];
+      const segments: Array<{ g: PlannedGroup; bytes: Buffer }> = withSegment.map((g) => ({
+        g,
+        bytes: archived.get(g)?.segment as Buffer,
+      }));
       let at = 0;
-      for (const g of withSegment) {
-        const bytes = archived.get(g)?.segment as Buffer;
-        segments.push({ g, start: at, bytes });
-        at += bytes.length;
-      }
       try {
+        // One stream of the segments' lines, cut into blocks across shops (shared-blocks.ts).
+        const packed = reblockSegments(
+          segments.map((s) => ({ shopId: s.g.shopId, bytes: s.bytes })),
+          key,
+        );
+        at = packed.bytes.length;
         // The month's shared index before its first intent (an empty one, 1 PUT once per month): pending
         // GC collects only where a shared index exists, so without it a batch that died before the
         // month's first shared commit would leave its part and intent forever — the runs after send
@@ -190,16 +198,28 @@ export const packMonth = async (
         // Intent before effect, as for every part: a crash leaves a doc naming the part.
         await putJson(deps, pendingKey, intentOf(run, month, name, deps.clock()));
         const upload = new PartUpload(deps.s3, deps.bucket, key);
-        for (const s of segments) await upload.write(s.bytes);
+        await upload.write(packed.bytes);
         const stored = await upload.finish();
         if (stored.size !== at) throw new VerificationError(key, `stored ${stored.size} bytes, built ${at}`);
-        // One read-back of the whole part; each segment is checked as a part of its own.
+        // One read-back of the whole part; each shop's records are checked in the stored blocks.
         const got = await getObjectBytes(deps.s3, deps.bucket, key);
         if (!got) throw new VerificationError(key, 'part object is missing');
         if (got.etag !== stored.etag)
           throw new VerificationError(key, `ETag ${got.etag} is not the uploaded ${stored.etag}`);
         if (got.bytes.length !== at)
           throw new VerificationError(key, `size ${got.bytes.length} is not ${at}`);
+        const back = Buffer.from(got.bytes);
+        if (createHash('sha256').update(back).digest('hex') !== packed.sha256)
+          throw new VerificationError(key, 'sha256 of the stored part differs from the built one');
+        const blocks = blockRanges(packed.blocks);
+        const inflatedBlocks = new Map<number, Buffer>();
+        const inflated = (b: { offset: number; length: number }) => {
+          const seen = inflatedBlocks.get(b.offset);
+          if (seen) return seen;
+          const text = inflateMember(back.subarray(b.offset, b.offset + b.length), `${key}@${b.offset}`);
+          inflatedBlocks.set(b.offset, text);
+          return text;
+        };
         for (const s of segments) {
           try {
             await stage(s.g, 'verify');
@@ -221,9 +241,17 @@ export const packMonth = async (
             if (plan) bad(plan);
             const tiling = MemberSlicer.tilingProblem(memberRanges(staged), staged.size);
             if (tiling) bad(tiling);
-            const slice = got.bytes.subarray(s.start, s.start + s.bytes.length);
-            await checkPartBytes(staged, key, [slice], bad);
-            verified.set(s.g, placed(toVerifiedPart(staged), s.start, at));
+            // The segment as built against its manifest, then its records where they are stored.
+            await checkPartBytes(staged, key, [s.bytes], bad);
+            const moved = relocatedManifest(
+              staged,
+              { size: at, sha256: packed.sha256, blocks },
+              inflated,
+              (r) => packed.relocate(s.g.shopId, r),
+              key,
+              bad,
+            );
+            verified.set(s.g, placed(toVerifiedPart(moved), 0, at));
           } catch (err) {
             failGroup(s.g, err);
           }
@@ -252,8 +280,9 @@ export const packMonth = async (
             run_id: run.runId,
             committed_at: deps.clock().toISOString(),
             segments: Object.fromEntries(
-              commitNow.map((s) => [s.g.shopId, [s.start, s.bytes.length] as const]),
+              commitNow.map((s) => [s.g.shopId, packed.segments[s.g.shopId] as readonly [number, number]]),
             ),
+            blocks: packed.blocks,
           };
           after = await updateSharedIndex(
             deps,
