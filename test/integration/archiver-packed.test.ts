@@ -264,4 +264,30 @@ describe('packed shop-months', () => {
       expect(got.provenance.source).toBe('archive');
     }
   });
+
+  it('one segment failing verify: nothing of the shared part is committed, so no shop is left unindexed in it', async () => {
+    const env = await archiverEnv({ packBelowKb: 128 });
+    const at = daysAgo(45);
+    const month = at.toISOString().slice(0, 7);
+    const shops = ['va.myshopify.com', 'vb.myshopify.com', 'vc.myshopify.com'];
+    const jobs = await seedShops(env, shops, at);
+    const failed = await runMachine(env, {
+      hooks: {
+        verify: async (s) => {
+          if (s.group.shopId === 'vb.myshopify.com') throw new Error('injected: segment does not verify');
+        },
+      },
+    });
+    expect(failed.run.status).toBe('FAILED');
+    // Every group of the part failed (and is retried); the part is gone, nothing names it.
+    expect(failed.report?.groupsFailedCount).toBe(shops.length);
+    expect((await readShared(env, month)).parts).toEqual([]);
+    expect(await listKeys(env.s3, env.bucket, 'job-details-cold/')).toEqual([]);
+    for (const j of jobs)
+      expect(await listKeys(env.s3, env.bucket, `job-details/${j.jobId}/`)).toEqual(j.keys);
+    // The next run archives them all.
+    const next = await runMachine(env);
+    expect(next.report).toMatchObject({ jobsArchived: jobs.length, groupsFailed: [] });
+    for (const j of jobs) expect(await listKeys(env.s3, env.bucket, `job-details/${j.jobId}/`)).toEqual([]);
+  });
 });

@@ -271,6 +271,17 @@ export const packMonth = async (
             break;
           }
         }
+        // All or nothing: a part with a segment left out (failed verify or commit) would keep that shop's
+        // lines where no index names them — where forget and redact could not find them. The other
+        // groups are retried; their hot copies are all there.
+        const left = segments.find((x) => results.has(x.g));
+        if (left) {
+          const err = new VerificationError(
+            key,
+            `the segment of ${left.g.shopId} was not committed: nothing of the shared part is`,
+          );
+          for (const x of segments) if (!results.has(x.g)) failGroup(x.g, err);
+        }
         const commitNow = committing.filter((s) => !results.has(s.g));
         if (commitNow.length > 0) {
           const part: SharedPart = {
