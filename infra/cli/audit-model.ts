@@ -1,3 +1,4 @@
+import { parseSharedPartKey } from '../../shared/archive/format/keys';
 import type { IndexedSource, MonthIndex } from '../../shared/archive/format/month-index';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
 import { normalizeEtag } from '../../shared/s3/objects';
@@ -84,22 +85,25 @@ export type MismatchKind =
   | 'unplannable-row';
 
 /** What repairs each kind of finding (printed under its heading). */
-export const REPAIR: Readonly<Record<MismatchKind, (shopId: string, month: string) => string>> = {
-  'source-present-after-delete': () =>
-    'jobarchive run --replan (re-plans archived jobs past the watermark: the delete step removes what still matches its archive; the rest is archived again)',
-  'hidden-hot-object': () =>
-    'jobarchive run --replan (re-plans archived jobs past the watermark and archives this one again, hot prefix included; readers skip it until then)',
-  'uncommitted-part': () =>
-    'none needed with a staging manifest (a later run collects it after 12 h); without one: jobarchive reindex --force on its month, then remove the part if reindex excludes it',
-  'missing-part': (s, m) =>
-    `jobarchive reindex --shop ${s} --month ${m} --force, then jobarchive run --replan (hot copies of its jobs were kept only if never deleted)`,
-  'damaged-part': (s, m) =>
-    `jobarchive reindex --shop ${s} --month ${m} --force, then jobarchive run --replan (drops the unreadable part; that run archives its jobs again from their hot copies, which deletes never touch while it is damaged)`,
-  'lost-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m}`,
-  'corrupt-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m} --force`,
-  'unplannable-row': () =>
-    "set status_created_at on the row (the indexer's terminal write does; = completed_at): the archiver plans from GSI_JobsByStatus_v2",
-};
+export const REPAIR: Readonly<Record<MismatchKind, (shopId: string, month: string, key: string) => string>> =
+  {
+    'source-present-after-delete': () =>
+      'jobarchive run --replan (re-plans archived jobs past the watermark: the delete step removes what still matches its archive; the rest is archived again)',
+    'hidden-hot-object': () =>
+      'jobarchive run --replan (re-plans archived jobs past the watermark and archives this one again, hot prefix included; readers skip it until then)',
+    'uncommitted-part': () =>
+      'none needed with a staging manifest (a later run collects it after 12 h); without one: jobarchive reindex --force on its month, then remove the part if reindex excludes it',
+    'missing-part': (s, m) =>
+      `jobarchive reindex --shop ${s} --month ${m} --force, then jobarchive run --replan (hot copies of its jobs were kept only if never deleted)`,
+    'damaged-part': (s, m, key) =>
+      parseSharedPartKey(key)
+        ? `none yet for a shared part (reindex refuses packed shop-months): the shop's hot copies stay while its segment is damaged (deletes never touch them); restore the part's bytes from a copy, or keep them hot`
+        : `jobarchive reindex --shop ${s} --month ${m} --force, then jobarchive run --replan (drops the unreadable part; that run archives its jobs again from their hot copies, which deletes never touch while it is damaged)`,
+    'lost-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m}`,
+    'corrupt-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m} --force`,
+    'unplannable-row': () =>
+      "set status_created_at on the row (the indexer's terminal write does; = completed_at): the archiver plans from GSI_JobsByStatus_v2",
+  };
 
 export interface Mismatch {
   readonly kind: MismatchKind;

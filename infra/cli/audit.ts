@@ -400,7 +400,7 @@ const printAudit = (io: Output, r: AuditResult): void => {
     for (const m of list.slice(0, LIST_LIMIT)) {
       io.out(`  ${m.shopId} ${m.month} ${m.key}${m.jobId ? ` (job ${m.jobId})` : ''}: ${m.detail}`);
     }
-    const repairs = [...new Set(list.map((m) => REPAIR[kind](m.shopId, m.month)))];
+    const repairs = [...new Set(list.map((m) => REPAIR[kind](m.shopId, m.month, m.key)))];
     for (const fix of repairs.slice(0, LIST_LIMIT)) io.out(`  repair: ${fix}`);
   }
   if (r.undated.length > 0) {

@@ -476,6 +476,12 @@ test('a shared part damaged between its commit and the delete: every packed hot 
       SMALL_SHOPS.map(() => expect.objectContaining({ kind: 'damaged-part', key: damaged })),
     );
     expect(auditExitCode(audit)).not.toBe(0);
+    // Its advice does not send the operator to reindex, which refuses packed shop-months.
+    const printed = memoryOutput();
+    await auditCommand(cliContextFor(env), { maxHeads: 100, concurrency: 4, json: false }, printed);
+    const repair = printed.stdout.filter((l) => l.includes('repair:')).join('\n');
+    expect(repair).toContain('none yet for a shared part');
+    expect(repair).not.toContain('reindex --shop');
 
     // No run deletes a hot copy the damaged part holds: each fails its packed groups, loudly.
     const again = await run();
