@@ -1,7 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { jobPrefix } from '../../../details';
+import { CorruptObjectError } from '../../../errors';
 import type { BlockFilter } from '../../format/doc-filter';
-import { platformDataRef } from '../../format/members';
+import { documentListings } from '../../format/flatten';
+import { decodeLine, platformDataRef } from '../../format/members';
 import type { ByteRange, Located } from '../../format/month-index';
 import { countDetails, type PartRecord } from '../../format/records';
 import { VERIFIED_FORMAT, type VerifiedPart } from '../../format/staging';
@@ -211,3 +213,32 @@ export const toVerifiedPart = (m: StagedPart): VerifiedPart => ({
     }),
   ),
 });
+
+/**
+ * Each line of an inflated block (offsets relative to `bytes`) decoded and checked against what the
+ * manifest expects there; returns the document ids its job records list (what its filter must hold).
+ * Throws through `fail` at the first mismatch.
+ */
+export const checkedBlockDocs = (
+  m: StagedPart,
+  bytes: Buffer,
+  lines: readonly LineCheck[],
+  where: string,
+  fail: (reason: string) => never,
+): Set<string> => {
+  const docs = new Set<string>();
+  for (const l of lines) {
+    let decoded: ReturnType<typeof decodeLine>;
+    try {
+      decoded = decodeLine(bytes.subarray(l.line.offset, l.line.offset + l.line.length), where, m.shop_id);
+    } catch (err) {
+      if (err instanceof CorruptObjectError) fail(`${l.id}: ${err.reason}`);
+      throw err;
+    }
+    const problem = recordProblem(m, l.expect, decoded.record, decoded.sha256);
+    if (problem) fail(problem);
+    if (decoded.record.type === 'job')
+      for (const d of documentListings(decoded.record.details)) docs.add(d.doc_id);
+  }
+  return docs;
+};

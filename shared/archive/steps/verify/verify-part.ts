@@ -2,20 +2,19 @@ import { createHash } from 'node:crypto';
 import { GetObjectCommand, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
 import { CorruptObjectError, InvalidInputError, VerificationError } from '../../../errors';
 import { isNotFound, normalizeEtag } from '../../../s3/objects';
-import { documentListings } from '../../format/flatten';
 import { partKey, pendingKey } from '../../format/keys';
-import { decodeLine, inflateMember } from '../../format/members';
+import { inflateMember } from '../../format/members';
 import { MemberSlicer } from '../../format/part-builder';
 import type { VerifiedPart } from '../../format/staging';
 import type { StagedPart } from '../archive/staged';
 import type { StepDeps } from '../context';
 import type { PlannedJob, VerifyInput, VerifyResult } from '../types';
 import {
+  checkedBlockDocs,
   filterProblem,
   linesProblem,
   memberRanges,
   planProblem,
-  recordProblem,
   toVerifiedPart,
 } from './verify-checks';
 
@@ -138,24 +137,7 @@ export const checkPartBytes = async (
       }
       const tiles = linesProblem(range, inflated.length, range.offset === 0);
       if (tiles) fail(tiles);
-      const docs = new Set<string>();
-      for (const l of range.lines) {
-        let decoded: ReturnType<typeof decodeLine>;
-        try {
-          decoded = decodeLine(
-            inflated.subarray(l.line.offset, l.line.offset + l.line.length),
-            where,
-            m.shop_id,
-          );
-        } catch (err) {
-          if (err instanceof CorruptObjectError) fail(`${l.id}: ${err.reason}`);
-          throw err;
-        }
-        const problem = recordProblem(m, l.expect, decoded.record, decoded.sha256);
-        if (problem) fail(problem);
-        if (decoded.record.type === 'job')
-          for (const d of documentListings(decoded.record.details)) docs.add(d.doc_id);
-      }
+      const docs = checkedBlockDocs(m, inflated, range.lines, where, fail);
       if (filters) {
         const bad = filterProblem(filters.get(range.offset), range, docs);
         if (bad) fail(bad);

@@ -1,11 +1,9 @@
 import { CorruptObjectError } from '../../../errors';
 import { partDocFilters } from '../../format/doc-filter';
-import { documentListings } from '../../format/flatten';
-import { decodeLine } from '../../format/members';
 import type { ByteRange, Located } from '../../format/month-index';
 import { shopLines } from '../../format/shared-blocks';
 import type { StagedPart } from '../archive/staged';
-import { linesProblem, memberRanges, recordProblem } from './verify-checks';
+import { checkedBlockDocs, linesProblem, memberRanges } from './verify-checks';
 
 /**
  * One shop's records in a shared part whose blocks are cut across shops (shared-blocks.ts): its
@@ -51,24 +49,7 @@ export const relocatedManifest = (
     const lines = range.lines.map((l) => ({ ...l, line: { ...l.line, offset: l.line.offset - base } }));
     const tiles = linesProblem({ ...range, lines }, own.length, i === 0);
     if (tiles) fail(tiles);
-    const found = new Set<string>();
-    for (const l of lines) {
-      let decoded: ReturnType<typeof decodeLine>;
-      try {
-        decoded = decodeLine(
-          own.subarray(l.line.offset, l.line.offset + l.line.length),
-          where,
-          staged.shop_id,
-        );
-      } catch (err) {
-        if (err instanceof CorruptObjectError) fail(`${l.id}: ${err.reason}`);
-        throw err;
-      }
-      const problem = recordProblem(m, l.expect, decoded.record, decoded.sha256);
-      if (problem) fail(problem);
-      if (decoded.record.type === 'job')
-        for (const d of documentListings(decoded.record.details)) found.add(d.doc_id);
-    }
+    const found = checkedBlockDocs(m, own, lines, where, fail);
     docs.push({ offset: range.offset, length: range.length, docs: found });
   }
   return { ...m, ...(staged.doc_filters ? { doc_filters: partDocFilters(docs) } : {}) };
