@@ -302,6 +302,51 @@ class Redaction {
     }
   }
 
+  /**
+   * A redacted part's write, own or shared: 1. the journal, before the new part's first byte (a crash
+   * from here on is resolved by any later run); 2. the new part, write-once; 3. the read-back: the
+   * stored bytes are the ones built (so every block inflates and lacks the document); 4. not past the
+   * journal's rollback age, when another run may have taken this rewrite for a dead one and removed
+   * its part. Returns the new part's ETag and the time the index switch is stamped with.
+   */
+  private async writeRedacted(
+    names: { shopId: string; month: string; old: string; new: string; shared?: true },
+    key: string,
+    body: Buffer,
+    bodySha256: string,
+  ): Promise<{ etag: string; at: string }> {
+    const journal: Journal = {
+      format: REDACT_JOURNAL_FORMAT,
+      shop_id: names.shopId,
+      month: names.month,
+      old: names.old,
+      new: names.new,
+      at: this.at,
+      written_at: this.deps.clock().toISOString(),
+      ...(names.shared ? { shared: true } : {}),
+    };
+    await putJson(this.deps, journalKey(names.shopId, names.month, names.old), journal);
+    await this.crash('journal-written');
+    const etag = await putConditional(
+      this.deps.s3,
+      { Bucket: this.deps.bucket, Key: key, Body: body, ContentType: 'application/gzip' },
+      null,
+    );
+    await this.crash('new-part-written');
+    const back = await getObjectBytes(this.deps.s3, this.deps.bucket, key);
+    if (!back || back.etag !== etag || sha256(back.bytes) !== bodySha256)
+      throw new VerificationError(
+        key,
+        'the redacted part read back differs from what was written; old part kept',
+      );
+    const at = this.deps.clock().toISOString();
+    if (Date.parse(at) - Date.parse(journal.written_at) >= JOURNAL_ROLLBACK_AFTER_MS)
+      throw new JobArchiveError(
+        `${key}: the rewrite outlived its journal's rollback age; left for the next run`,
+      );
+    return { etag, at };
+  }
+
   private async redactSharedPart(month: string, part: SharedPart): Promise<void> {
     const { shopId, docId } = this.req;
     this.archive.partsChecked++;
@@ -329,35 +374,12 @@ class Redaction {
     });
     if (!r) return; // a filter's false match
     const key = sharedPartKey(month, name);
-    const journal: Journal = {
-      format: REDACT_JOURNAL_FORMAT,
-      shop_id: shopId,
-      month,
-      old: part.name,
-      new: name,
-      at: this.at,
-      written_at: this.deps.clock().toISOString(),
-      shared: true,
-    };
-    await putJson(this.deps, journalKey(shopId, month, part.name), journal);
-    await this.crash('journal-written');
-    const etag = await putConditional(
-      this.deps.s3,
-      { Bucket: this.deps.bucket, Key: key, Body: r.bytes, ContentType: 'application/gzip' },
-      null,
+    const { etag, at } = await this.writeRedacted(
+      { shopId, month, old: part.name, new: name, shared: true },
+      key,
+      r.bytes,
+      r.sha256,
     );
-    await this.crash('new-part-written');
-    const back = await getObjectBytes(this.deps.s3, this.deps.bucket, key);
-    if (!back || back.etag !== etag || sha256(back.bytes) !== r.sha256)
-      throw new VerificationError(
-        key,
-        'the redacted shared part read back differs from what was written; old part kept',
-      );
-    const at = this.deps.clock().toISOString();
-    if (Date.parse(at) - Date.parse(journal.written_at) >= JOURNAL_ROLLBACK_AFTER_MS)
-      throw new JobArchiveError(
-        `${key}: the rewrite outlived its journal's rollback age; left for the next run`,
-      );
     const next: SharedPart = { ...part, ...r.part, etag };
     const written = await updateSharedIndex(this.deps, month, (current) =>
       switchRedactedSharedPart(current, shopId, next, { ...r.switch, key }, at),
@@ -453,39 +475,14 @@ class Redaction {
     if (redacted.removed === 0) return; // a filter's false match
     const key = partKey(shopId, month, name);
     const body = Buffer.concat(redacted.members);
-    // 1. The journal, before the new part's first byte: a crash from here on is resolved by any later run.
-    const journal: Journal = {
-      format: REDACT_JOURNAL_FORMAT,
-      shop_id: shopId,
-      month,
-      old: part.name,
-      new: name,
-      at: this.at,
-      written_at: this.deps.clock().toISOString(),
-    };
-    await putJson(this.deps, journalKey(shopId, month, part.name), journal);
-    await this.crash('journal-written');
-    // 2. The new part (write-once); its filters, rebuilt from the redacted records, go into the index.
-    const etag = await putConditional(
-      this.deps.s3,
-      { Bucket: this.deps.bucket, Key: key, Body: body, ContentType: 'application/gzip' },
-      null,
+    // 1–4: journal, new part, read-back, rollback age (writeRedacted); its filters, rebuilt from the
+    // redacted records, go into the index with the switch.
+    const { etag, at } = await this.writeRedacted(
+      { shopId, month, old: part.name, new: name },
+      key,
+      body,
+      sha256(body),
     );
-    await this.crash('new-part-written');
-    // 3. Verify: the stored bytes are the ones built (and so every block inflates and lacks the document).
-    const back = await getObjectBytes(this.deps.s3, this.deps.bucket, key);
-    if (!back || back.etag !== etag || sha256(back.bytes) !== sha256(body))
-      throw new VerificationError(
-        key,
-        'the redacted part read back differs from what was written; old part kept',
-      );
-    // 4. The switch: a conditional read-modify-write of the month index — not after the journal's
-    // rollback age, when another run may have taken this rewrite for a dead one and removed its part.
-    const at = this.deps.clock().toISOString();
-    if (Date.parse(at) - Date.parse(journal.written_at) >= JOURNAL_ROLLBACK_AFTER_MS)
-      throw new JobArchiveError(
-        `${key}: the rewrite outlived its journal's rollback age; left for the next run`,
-      );
     const sw = {
       oldName: part.name,
       oldMembers: oldMembers.map((m) => m.length),
