@@ -1,5 +1,5 @@
 /**
- * `npm run bench:archive [-- --quick | --smoke] [--seed N] [--keep DIR]` — what the cold tier costs and how fast it
+ * `npm run bench:archive [-- --quick | --smoke] [--seed N] [--keep DIR] [--scale N]` — what the cold tier costs and how fast it
  * runs, measured on a private embedded stack (started in a temp dir, always stopped):
  *
  * - throughput: the archiver (the CDK-synthesized state machine, real handlers, in process) against
@@ -15,7 +15,8 @@
  *   document filters' bytes against the parts'.
  * - `--fleet-only`: only the fleet of small shops, and where its bytes at rest go (fleet-bytes.ts).
  * - steady-year (steady-year.ts): daily scheduled runs for 13 months beside recent jobs, rows expiring
- *   at their TTL; `--steady-year` runs only it, `--out DIR` writes DIR/steady-year.{txt,json}.
+ *   at their TTL; `--steady-year` runs only it, `--out DIR` writes DIR/steady-year.{txt,json},
+ *   `--scale N` multiplies its large shops' jobs a day by N (the volume; the tail stays the tail).
  *
  * Prints a table per part and, as its LAST line, one JSON object (see `BenchResult`). Absolute times
  * are noisy on shared machines; compare ratios within one run. Workload: workload.ts.
@@ -58,6 +59,7 @@ import {
   runSteadyYear,
   STEADY_YEAR_SIZES,
   type SteadyDeps,
+  scaledSteadyYearSizes,
   steadyYearLines,
   type Wired,
 } from './steady-year';
@@ -81,6 +83,8 @@ interface Options {
   readonly fleetOnly: boolean;
   /** `--out DIR`: write steady-year.txt and steady-year.json there. */
   readonly out?: string;
+  /** `--scale N`: steady-year's large shops complete N times the mode's jobs a day. */
+  readonly scale: number;
 }
 
 const parseOptions = (argv: readonly string[]): Options => {
@@ -91,6 +95,7 @@ const parseOptions = (argv: readonly string[]): Options => {
   let steadyYearOnly = false;
   let fleetOnly = false;
   let out: string | undefined;
+  let scale = 1;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') mode = 'quick';
@@ -101,9 +106,10 @@ const parseOptions = (argv: readonly string[]): Options => {
     else if (a === '--steady-year') steadyYearOnly = true;
     else if (a === '--fleet-only') fleetOnly = true;
     else if (a === '--out') out = argv[++i] ?? '';
+    else if (a === '--scale') scale = Number(argv[++i]);
     else
       throw new Error(
-        `bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N, --memory-only MB, --keep DIR, --steady-year, --fleet-only, --out DIR)`,
+        `bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N, --memory-only MB, --keep DIR, --steady-year, --fleet-only, --out DIR, --scale N)`,
       );
   }
   if (!Number.isSafeInteger(seed) || seed < 0) throw new Error('bench:archive: --seed takes a whole number');
@@ -111,11 +117,16 @@ const parseOptions = (argv: readonly string[]): Options => {
     throw new Error('bench:archive: --memory-only takes a size in MB');
   if (keep === '') throw new Error('bench:archive: --keep takes a directory');
   if (out === '') throw new Error('bench:archive: --out takes a directory');
+  if (!Number.isSafeInteger(scale) || scale < 1)
+    throw new Error(
+      "bench:archive: --scale takes a whole number of at least 1 (the large shops' jobs a day × N)",
+    );
   return {
     mode,
     seed,
     steadyYearOnly,
     fleetOnly,
+    scale,
     ...(out !== undefined ? { out: resolve(out) } : {}),
     ...(memoryOnly !== undefined ? { memoryOnly } : {}),
     ...(keep !== undefined ? { keep: resolve(keep) } : {}),
@@ -733,10 +744,15 @@ const main = async () => {
     };
     const steadyYear = async () => {
       const lines: string[] = [];
-      const { result } = await runSteadyYear(steadyDeps, STEADY_YEAR_SIZES[opts.mode], opts.seed, (l) => {
-        lines.push(l);
-        out(l);
-      });
+      const { result } = await runSteadyYear(
+        steadyDeps,
+        scaledSteadyYearSizes(STEADY_YEAR_SIZES[opts.mode], opts.scale),
+        opts.seed,
+        (l) => {
+          lines.push(l);
+          out(l);
+        },
+      );
       const summary = steadyYearLines(result);
       if (opts.out !== undefined) {
         mkdirSync(opts.out, { recursive: true });

@@ -30,7 +30,12 @@ import { config } from '../../../shared/config';
 import { jobPk, jobSk } from '../../../shared/jobs/schema';
 import { addCounts } from '../../../shared/metrics';
 import { JobDetailsReader } from '../../../shared/reader';
-import { byKeyClass, type TracedRequest } from './request-trace';
+import { byKeyClass, keyClass, type TracedRequest } from './request-trace';
+import {
+  decomposeSteadyYear,
+  decompositionLines,
+  type SteadyDecomposition,
+} from './steady-year-decomposition';
 import { type BenchJob, makeJob, objectsOf, prng, writeJobs } from './workload';
 
 export interface SteadyYearSizes {
@@ -42,6 +47,8 @@ export interface SteadyYearSizes {
   readonly largeShops: number;
   readonly largeJobsPerDay: number;
   readonly tailShops: number;
+  /** `--scale N`: largeJobsPerDay is the mode's × N (the tail stays the tail). */
+  readonly scale: number;
 }
 
 export const STEADY_YEAR_SIZES: Record<'full' | 'quick' | 'smoke', SteadyYearSizes> = {
@@ -54,6 +61,7 @@ export const STEADY_YEAR_SIZES: Record<'full' | 'quick' | 'smoke', SteadyYearSiz
     largeShops: 3,
     largeJobsPerDay: 4,
     tailShops: 40,
+    scale: 1,
   },
   // A few weeks: idle runs, the run that archives January, then idle runs beside February's jobs.
   quick: {
@@ -63,6 +71,7 @@ export const STEADY_YEAR_SIZES: Record<'full' | 'quick' | 'smoke', SteadyYearSiz
     largeShops: 2,
     largeJobsPerDay: 3,
     tailShops: 20,
+    scale: 1,
   },
   // An idle run, the run that archives January, the run that deletes its hot objects after the grace hour.
   smoke: {
@@ -72,8 +81,16 @@ export const STEADY_YEAR_SIZES: Record<'full' | 'quick' | 'smoke', SteadyYearSiz
     largeShops: 1,
     largeJobsPerDay: 1,
     tailShops: 4,
+    scale: 1,
   },
 };
+
+/** A mode's sizes with the large shops' daily jobs multiplied by `scale` (volume as a knob). */
+export const scaledSteadyYearSizes = (s: SteadyYearSizes, scale: number): SteadyYearSizes => ({
+  ...s,
+  largeJobsPerDay: s.largeJobsPerDay * scale,
+  scale: s.scale * scale,
+});
 
 export const STEADY_YEAR_SETTINGS = {
   olderThanDays: 14,
@@ -124,6 +141,10 @@ export interface SteadyRun {
   readonly hotArchived: number;
   readonly s3ByType: Record<string, number>;
   readonly s3Requests: number;
+  /** GetObject on hot keys (the request trace): the floor, one per archived hot object. */
+  readonly hotGets: number;
+  /** Shop-months the run's groups completed (the report's groupsOk). */
+  readonly groupsOk: number;
   readonly readUnits: number;
   readonly invocations: number;
   /** Seconds inside handlers (Lambda duration). */
@@ -197,6 +218,12 @@ export interface SteadyYearResult {
   /** Every part's size at the end (the cost model decides each part's class from its size). */
   readonly partSizes: number[];
   readonly lookup: LookupCost;
+  /** S3 requests split into the hot GETs, idle runs and active runs' overhead; with an extrapolation. */
+  readonly decomposition: SteadyDecomposition;
+  /** Seconds writing the workload (rows and hot objects) and deleting expired rows: the harness's, not the archiver's. */
+  readonly seedSeconds: number;
+  /** Seconds inside the archiver's runs (the synthesized machine, in process). */
+  readonly runSeconds: number;
   readonly wallSeconds: number;
   readonly perRun: SteadyRun[];
   readonly monthly: { month: string; bytesAtRest: Record<string, number>; hotObjectsLeft: number }[];
@@ -313,6 +340,8 @@ export const runSteadyYear = async (
   const jobsByStatus: Record<string, number> = {};
   for (const j of jobs) jobsByStatus[j.status] = (jobsByStatus[j.status] ?? 0) + 1;
 
+  let seedSeconds = 0;
+  let runSeconds = 0;
   let written = 0; // jobs[0..written) are in the stores
   let expired = 0; // jobs[0..expired) have had their rows deleted (TTL)
   const rowless = new Set<string>();
@@ -329,6 +358,7 @@ export const runSteadyYear = async (
   const last = Date.parse(`${sizes.runsTo}T03:00:00Z`);
   for (let now = first; now <= last; now += DAY) {
     // The indexer's writes up to now, then TTL's deletions.
+    const seedStart = performance.now();
     const due: BenchJob[] = [];
     while (written < jobs.length && Date.parse((jobs[written] as BenchJob).completedAt) < now)
       due.push(jobs[written++] as BenchJob);
@@ -357,6 +387,7 @@ export const runSteadyYear = async (
       );
       for (const j of slice) rowless.add(j.jobId);
     }
+    seedSeconds += (performance.now() - seedStart) / 1000;
     // Run scratch older than its lifecycle rule is gone (harness deletes: not the archiver's requests).
     while (scratch.length > 0 && (scratch[0] as { day: number }).day + S.runsExpireDays * DAY <= now) {
       const { runId } = scratch.shift() as { runId: string };
@@ -386,6 +417,7 @@ export const runSteadyYear = async (
         wholeMonths: true,
       },
     });
+    runSeconds += (performance.now() - started) / 1000;
     if (run.status !== 'SUCCEEDED')
       throw new Error(`steady-year ${isoDay(now)}: ${run.status} ${JSON.stringify(run.error)}`);
     const report = run.output as Loose;
@@ -419,6 +451,8 @@ export const runSteadyYear = async (
       hotArchived,
       s3ByType,
       s3Requests: Object.values(s3ByType).reduce((a, b) => a + b, 0),
+      hotGets: trace.list.filter((t) => t.api === 'GetObject' && keyClass(t.key) === 'hot').length,
+      groupsOk: n(report, 'groupsOk'),
       readUnits: units.read - readBefore,
       invocations: Object.values(run.taskInvocations).reduce((a, b) => a + b, 0),
       taskSeconds: run.taskSeconds,
@@ -469,6 +503,8 @@ export const runSteadyYear = async (
     hotArchived: 0,
     s3ByType: {} as Record<string, number>,
     s3Requests: 0,
+    hotGets: 0,
+    groupsOk: 0,
     readUnits: 0,
     invocations: 0,
     taskSeconds: 0,
@@ -484,6 +520,8 @@ export const runSteadyYear = async (
     totals.hotArchived += r.hotArchived;
     sumInto(totals.s3ByType, r.s3ByType);
     totals.s3Requests += r.s3Requests;
+    totals.hotGets += r.hotGets;
+    totals.groupsOk += r.groupsOk;
     totals.readUnits += r.readUnits;
     totals.invocations += r.invocations;
     totals.taskSeconds += r.taskSeconds;
@@ -552,6 +590,9 @@ export const runSteadyYear = async (
     hotObjectsLeftNotYetEligible: notYetEligible,
     partSizes: partList.map((p) => p.size).sort((a, b) => a - b),
     lookup,
+    decomposition: decomposeSteadyYear(perRun),
+    seedSeconds,
+    runSeconds,
     wallSeconds: (performance.now() - t0) / 1000,
     perRun,
     monthly,
@@ -629,7 +670,7 @@ export const steadyYearLines = (r: SteadyYearResult): string[] => {
   const p = r.perArchivedHotObject;
   return [
     `steady-year: ${r.runs} daily runs ${r.sizes.runsFrom} → ${r.sizes.runsTo} (olderThanDays ${r.settings.olderThanDays}, whole months, graceHours ${r.settings.graceHours}, rows deleted at TTL ${r.settings.jobTtlDays} days)`,
-    `  workload: ${r.jobs} jobs (${byType(r.jobsByStatus)}) from ${r.shops.large} large shops × ${r.sizes.largeJobsPerDay}/day and ${r.shops.tail} tail shops × 1–3/month; ${r.hotObjectsWritten} hot objects, ${kb(r.hotBytesWritten)}`,
+    `  workload (scale ${r.sizes.scale}): ${r.jobs} jobs (${byType(r.jobsByStatus)}) from ${r.shops.large} large shops × ${r.sizes.largeJobsPerDay}/day and ${r.shops.tail} tail shops × 1–3/month; ${r.hotObjectsWritten} hot objects, ${kb(r.hotBytesWritten)}`,
     `  total: planned ${t.jobsPlanned} jobs, archived ${t.jobsArchived} jobs / ${t.hotArchived} hot objects; S3 ${t.s3Requests} (${byType(t.s3ByType)}); RU ${f2(t.readUnits)}; invocations ${t.invocations}; state transitions ${t.stateTransitions}; lifecycle transitions ${t.lifecycleTransitions}; rows expired ${t.rowsExpired}`,
     `  per archived hot object: S3 ${f2(p.s3Requests)} (${Object.entries(p.s3ByType)
       .sort(([a], [b]) => a.localeCompare(b))
@@ -638,13 +679,14 @@ export const steadyYearLines = (r: SteadyYearResult): string[] => {
         ', ',
       )}); RU ${p.readUnits.toFixed(3)}; invocations ${p.invocations.toFixed(4)}; state transitions ${p.stateTransitions.toFixed(4)}; lifecycle transitions ${p.lifecycleTransitions.toFixed(4)}; jobs planned ${f2(p.jobsPlanned)}`,
     `  idle runs (nothing archived or deleted): ${r.idleRuns} of ${r.runs}; at most ${r.idle.maxJobsPlanned} jobs planned, ${r.idle.maxS3Requests} S3 requests, ${r.idle.maxInvocations} invocations`,
+    ...decompositionLines(r.decomposition),
     `  bytes at rest at the end: ${Object.entries(r.bytesAtRest)
       .map(([k, v]) => `${k} ${kb(v)}`)
       .join(', ')}`,
     `  parts: ${r.parts.count} (${r.parts.inGlacierIr} in Glacier IR, mean ${kb(r.parts.meanBytes)}; parts under 128 KB stay in Standard)`,
     `  lookup of an archived job, month known (${r.lookup.sample} sampled): index ${f2(r.lookup.indexRequests)} GETs / ${kb(r.lookup.indexBytes)}, part ${f2(r.lookup.partRequests)} GETs / ${kb(r.lookup.partBytes)}, other ${f2(r.lookup.otherRequests)}`,
     `  hot objects left: ${r.hotObjectsLeft} (${r.hotObjectsLeftNotYetEligible} of jobs not yet eligible, ${r.hotObjectsLeftRowless} of jobs whose row expired unarchived)`,
-    `  wall: ${r.wallSeconds.toFixed(0)} s`,
+    `  wall: ${r.wallSeconds.toFixed(0)} s (archiver runs ${r.runSeconds.toFixed(0)} s, writing the workload and expiring rows ${r.seedSeconds.toFixed(0)} s, the rest listing and lookups)`,
     '  by month end:',
     ...r.monthly.map(
       (m) =>

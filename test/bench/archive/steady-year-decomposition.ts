@@ -1,0 +1,120 @@
+/**
+ * Where steady-year's S3 requests go: the part that grows with volume (one GET per archived hot
+ * object, the floor) and the parts that do not, or not in step (idle runs, and what active runs
+ * spend beyond the hot GETs: plan files, indexes, intents, parts, reports). At the bench's volume the
+ * fixed parts are divided by a few hundred objects a month; the extrapolation divides the same
+ * measured totals by the design's volume instead. Pure: per-run figures in, figures out.
+ */
+
+/** The design's volume (seeds/000): 100,000 jobs a month × 3.43 hot objects per job. */
+export const DESIGN_HOT_OBJECTS_PER_MONTH = 343_000;
+
+/** What the decomposition reads of each run (SteadyRun's fields). */
+export interface DecomposableRun {
+  readonly jobsArchived: number;
+  readonly hotArchived: number;
+  readonly s3Requests: number;
+  /** GetObject on `job-details/` keys (the request trace). */
+  readonly hotGets: number;
+  /** Shop-months the run's groups completed (the report's groupsOk). */
+  readonly groupsOk: number;
+}
+
+export interface SteadyDecomposition {
+  readonly hotArchived: number;
+  readonly s3Requests: number;
+  /** S3 requests per archived hot object: floor + idle + active overhead. */
+  readonly perArchivedHotObject: number;
+  /** Hot GETs of every run: what scales with volume, 1 per archived hot object at the floor. */
+  readonly hotGets: { readonly total: number; readonly perArchivedHotObject: number };
+  /** Runs that archived and deleted nothing: their requests (beyond any hot GET). */
+  readonly idle: {
+    readonly runs: number;
+    readonly total: number;
+    readonly meanPerRun: number;
+    readonly perArchivedHotObject: number;
+  };
+  /** Runs that archived or deleted: their requests beyond the hot GETs. */
+  readonly activeOverhead: {
+    readonly runs: number;
+    readonly total: number;
+    readonly perRun: number;
+    /** Shop-months committed: groupsOk of the runs that archived jobs (not of the runs that only delete). */
+    readonly shopMonths: number;
+    readonly perShopMonth: number;
+    readonly perArchivedHotObject: number;
+  };
+  /** Months archived (runs that archived jobs: one a month with whole months) and their mean volume. */
+  readonly monthsArchived: number;
+  readonly hotArchivedPerMonth: number;
+  /**
+   * EXTRAPOLATED, not measured: the same idle and active-overhead totals over the same months, with
+   * `hotObjectsPerMonth` archived a month and the measured hot GETs per archived hot object.
+   */
+  readonly extrapolated: {
+    readonly hotObjectsPerMonth: number;
+    readonly hotArchived: number;
+    readonly perArchivedHotObject: number;
+  };
+}
+
+const sum = (runs: readonly DecomposableRun[], f: (r: DecomposableRun) => number) =>
+  runs.reduce((a, r) => a + f(r), 0);
+
+export const decomposeSteadyYear = (
+  runs: readonly DecomposableRun[],
+  hotObjectsPerMonth = DESIGN_HOT_OBJECTS_PER_MONTH,
+): SteadyDecomposition => {
+  const isIdle = (r: DecomposableRun) => r.jobsArchived === 0 && r.hotArchived === 0;
+  const idle = runs.filter(isIdle);
+  const active = runs.filter((r) => !isIdle(r));
+  const committing = runs.filter((r) => r.jobsArchived > 0);
+  const hotArchived = sum(runs, (r) => r.hotArchived);
+  const per = (x: number) => x / Math.max(1, hotArchived);
+  const hotGets = sum(runs, (r) => r.hotGets);
+  const idleTotal = sum(idle, (r) => r.s3Requests - r.hotGets);
+  const activeTotal = sum(active, (r) => r.s3Requests - r.hotGets);
+  const shopMonths = sum(committing, (r) => r.groupsOk);
+  const s3Requests = sum(runs, (r) => r.s3Requests);
+  const months = committing.length;
+  const designHot = hotObjectsPerMonth * months;
+  return {
+    hotArchived,
+    s3Requests,
+    perArchivedHotObject: per(s3Requests),
+    hotGets: { total: hotGets, perArchivedHotObject: per(hotGets) },
+    idle: {
+      runs: idle.length,
+      total: idleTotal,
+      meanPerRun: idleTotal / Math.max(1, idle.length),
+      perArchivedHotObject: per(idleTotal),
+    },
+    activeOverhead: {
+      runs: active.length,
+      total: activeTotal,
+      perRun: activeTotal / Math.max(1, active.length),
+      shopMonths,
+      perShopMonth: activeTotal / Math.max(1, shopMonths),
+      perArchivedHotObject: per(activeTotal),
+    },
+    monthsArchived: months,
+    hotArchivedPerMonth: hotArchived / Math.max(1, months),
+    extrapolated: {
+      hotObjectsPerMonth,
+      hotArchived: designHot,
+      perArchivedHotObject: per(hotGets) + (idleTotal + activeTotal) / Math.max(1, designHot),
+    },
+  };
+};
+
+const f = (x: number, d = 3) => x.toFixed(d);
+const int = (x: number) => Math.round(x).toLocaleString('en-US');
+
+/** The decomposition as printed under steady-year's summary. */
+export const decompositionLines = (d: SteadyDecomposition): string[] => [
+  `  S3 requests per archived hot object, measured: ${f(d.perArchivedHotObject)} = hot GETs ${f(d.hotGets.perArchivedHotObject)} (scales with volume; ${d.hotGets.total} GETs) + idle runs ${f(d.idle.perArchivedHotObject)} (a fixed cost per day) + active runs beyond the hot GETs ${f(d.activeOverhead.perArchivedHotObject)} (per run, shop-month, part, batch)`,
+  `    idle runs: ${d.idle.runs}, ${d.idle.total} requests, ${f(d.idle.meanPerRun, 2)} a run`,
+  `    active runs beyond the hot GETs: ${d.activeOverhead.runs} runs, ${d.activeOverhead.total} requests, ${f(d.activeOverhead.perRun, 1)} a run, ${f(d.activeOverhead.perShopMonth, 2)} per shop-month committed (${d.activeOverhead.shopMonths})`,
+  `    volume: ${int(d.hotArchived)} hot objects archived in ${d.monthsArchived} months, ${int(d.hotArchivedPerMonth)} a month`,
+  `  EXTRAPOLATED (not measured): at ${int(d.extrapolated.hotObjectsPerMonth)} hot objects a month (the design's) with the idle and active-overhead totals above unchanged: ${f(d.extrapolated.perArchivedHotObject, 4)} per archived hot object — a lower bound: more parts, Map batches and DeleteObjects calls at that volume add to the overhead`,
+];
