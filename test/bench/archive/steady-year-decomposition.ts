@@ -115,6 +115,6 @@ export const decompositionLines = (d: SteadyDecomposition): string[] => [
   `  S3 requests per archived hot object, measured: ${f(d.perArchivedHotObject)} = hot GETs ${f(d.hotGets.perArchivedHotObject)} (scales with volume; ${d.hotGets.total} GETs) + idle runs ${f(d.idle.perArchivedHotObject)} (a fixed cost per day) + active runs beyond the hot GETs ${f(d.activeOverhead.perArchivedHotObject)} (per run, shop-month, part, batch)`,
   `    idle runs: ${d.idle.runs}, ${d.idle.total} requests, ${f(d.idle.meanPerRun, 2)} a run`,
   `    active runs beyond the hot GETs: ${d.activeOverhead.runs} runs, ${d.activeOverhead.total} requests, ${f(d.activeOverhead.perRun, 1)} a run, ${f(d.activeOverhead.perShopMonth, 2)} per shop-month committed (${d.activeOverhead.shopMonths})`,
-  `    volume: ${int(d.hotArchived)} hot objects archived in ${d.monthsArchived} months, ${int(d.hotArchivedPerMonth)} a month`,
+  `    volume: ${int(d.hotArchived)} hot objects archived in ${d.monthsArchived} month${d.monthsArchived === 1 ? '' : 's'}, ${int(d.hotArchivedPerMonth)} a month`,
   `  EXTRAPOLATED (not measured): at ${int(d.extrapolated.hotObjectsPerMonth)} hot objects a month (the design's) with the idle and active-overhead totals above unchanged: ${f(d.extrapolated.perArchivedHotObject, 4)} per archived hot object — a lower bound: more parts, Map batches and DeleteObjects calls at that volume add to the overhead`,
 ];
