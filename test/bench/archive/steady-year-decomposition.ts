@@ -1,9 +1,10 @@
 /**
- * Where steady-year's S3 requests go: the part that grows with volume (one GET per archived hot
- * object, the floor) and the parts that do not, or not in step (idle runs, and what active runs
- * spend beyond the hot GETs: plan files, indexes, intents, parts, reports). At the bench's volume the
- * fixed parts are divided by a few hundred objects a month; the extrapolation divides the same
- * measured totals by the design's volume instead. Pure: per-run figures in, figures out.
+ * Where steady-year's S3 requests go: the parts that grow with volume (one GET per archived hot
+ * object, the floor; LIST and DeleteObjects pages of the hot prefix, one per 1,000 keys) and the parts
+ * that do not, or not in step (idle runs' watermark and report, and what active runs spend beyond
+ * those: plan files, indexes, intents, parts, reports). At the bench's volume the fixed parts are
+ * divided by a few hundred objects a month; the extrapolation keeps the per-object parts as measured
+ * and divides the same fixed totals by the design's volume instead. Pure: per-run figures in.
  */
 
 /** The design's volume (seeds/000): 100,000 jobs a month × 3.43 hot objects per job. */
@@ -16,6 +17,8 @@ export interface DecomposableRun {
   readonly s3Requests: number;
   /** GetObject on `job-details/` keys (the request trace). */
   readonly hotGets: number;
+  /** ListObjectsV2 and DeleteObjects on `job-details/` (pages of up to 1,000 keys). */
+  readonly hotPages: number;
   /** Shop-months the run's groups completed (the report's groupsOk). */
   readonly groupsOk: number;
 }
@@ -27,14 +30,16 @@ export interface SteadyDecomposition {
   readonly perArchivedHotObject: number;
   /** Hot GETs of every run: what scales with volume, 1 per archived hot object at the floor. */
   readonly hotGets: { readonly total: number; readonly perArchivedHotObject: number };
-  /** Runs that archived and deleted nothing: their requests (beyond any hot GET). */
+  /** LIST and DeleteObjects pages of the hot prefix in every run (the weekly orphan sweep's included): grow with it. */
+  readonly hotPages: { readonly total: number; readonly perArchivedHotObject: number };
+  /** Runs that archived and deleted nothing: their requests beyond hot GETs and pages. */
   readonly idle: {
     readonly runs: number;
     readonly total: number;
     readonly meanPerRun: number;
     readonly perArchivedHotObject: number;
   };
-  /** Runs that archived or deleted: their requests beyond the hot GETs. */
+  /** Runs that archived or deleted: their requests beyond hot GETs and pages. */
   readonly activeOverhead: {
     readonly runs: number;
     readonly total: number;
@@ -49,7 +54,7 @@ export interface SteadyDecomposition {
   readonly hotArchivedPerMonth: number;
   /**
    * EXTRAPOLATED, not measured: the same idle and active-overhead totals over the same months, with
-   * `hotObjectsPerMonth` archived a month and the measured hot GETs per archived hot object.
+   * `hotObjectsPerMonth` archived a month and the measured hot GETs and pages per archived hot object.
    */
   readonly extrapolated: {
     readonly hotObjectsPerMonth: number;
@@ -72,8 +77,10 @@ export const decomposeSteadyYear = (
   const hotArchived = sum(runs, (r) => r.hotArchived);
   const per = (x: number) => x / Math.max(1, hotArchived);
   const hotGets = sum(runs, (r) => r.hotGets);
-  const idleTotal = sum(idle, (r) => r.s3Requests - r.hotGets);
-  const activeTotal = sum(active, (r) => r.s3Requests - r.hotGets);
+  const hotPages = sum(runs, (r) => r.hotPages);
+  const beyond = (r: DecomposableRun) => r.s3Requests - r.hotGets - r.hotPages;
+  const idleTotal = sum(idle, beyond);
+  const activeTotal = sum(active, beyond);
   const shopMonths = sum(committing, (r) => r.groupsOk);
   const s3Requests = sum(runs, (r) => r.s3Requests);
   const months = committing.length;
@@ -83,6 +90,7 @@ export const decomposeSteadyYear = (
     s3Requests,
     perArchivedHotObject: per(s3Requests),
     hotGets: { total: hotGets, perArchivedHotObject: per(hotGets) },
+    hotPages: { total: hotPages, perArchivedHotObject: per(hotPages) },
     idle: {
       runs: idle.length,
       total: idleTotal,
@@ -102,7 +110,7 @@ export const decomposeSteadyYear = (
     extrapolated: {
       hotObjectsPerMonth,
       hotArchived: designHot,
-      perArchivedHotObject: per(hotGets) + (idleTotal + activeTotal) / Math.max(1, designHot),
+      perArchivedHotObject: per(hotGets + hotPages) + (idleTotal + activeTotal) / Math.max(1, designHot),
     },
   };
 };
@@ -112,9 +120,10 @@ const int = (x: number) => Math.round(x).toLocaleString('en-US');
 
 /** The decomposition as printed under steady-year's summary. */
 export const decompositionLines = (d: SteadyDecomposition): string[] => [
-  `  S3 requests per archived hot object, measured: ${f(d.perArchivedHotObject)} = hot GETs ${f(d.hotGets.perArchivedHotObject)} (scales with volume; ${d.hotGets.total} GETs) + idle runs ${f(d.idle.perArchivedHotObject)} (a fixed cost per day) + active runs beyond the hot GETs ${f(d.activeOverhead.perArchivedHotObject)} (per run, shop-month, part, batch)`,
-  `    idle runs: ${d.idle.runs}, ${d.idle.total} requests, ${f(d.idle.meanPerRun, 2)} a run`,
-  `    active runs beyond the hot GETs: ${d.activeOverhead.runs} runs, ${d.activeOverhead.total} requests, ${f(d.activeOverhead.perRun, 1)} a run, ${f(d.activeOverhead.perShopMonth, 2)} per shop-month committed (${d.activeOverhead.shopMonths})`,
+  `  S3 requests per archived hot object, measured: ${f(d.perArchivedHotObject)} = hot GETs ${f(d.hotGets.perArchivedHotObject)} + hot-prefix LIST/DeleteObjects pages ${f(d.hotPages.perArchivedHotObject)} (these two grow with volume) + idle runs ${f(d.idle.perArchivedHotObject)} (fixed: per day) + active runs ${f(d.activeOverhead.perArchivedHotObject)} (per run, shop-month, part, batch)`,
+  `    hot GETs ${d.hotGets.total}; hot-prefix pages ${d.hotPages.total} (the weekly orphan sweep's LISTs included)`,
+  `    idle runs: ${d.idle.runs}, ${d.idle.total} requests beyond hot pages, ${f(d.idle.meanPerRun, 2)} a run`,
+  `    active runs beyond hot GETs and pages: ${d.activeOverhead.runs} runs, ${d.activeOverhead.total} requests, ${f(d.activeOverhead.perRun, 1)} a run, ${f(d.activeOverhead.perShopMonth, 2)} per shop-month committed (${d.activeOverhead.shopMonths})`,
   `    volume: ${int(d.hotArchived)} hot objects archived in ${d.monthsArchived} month${d.monthsArchived === 1 ? '' : 's'}, ${int(d.hotArchivedPerMonth)} a month`,
-  `  EXTRAPOLATED (not measured): at ${int(d.extrapolated.hotObjectsPerMonth)} hot objects a month (the design's) with the idle and active-overhead totals above unchanged: ${f(d.extrapolated.perArchivedHotObject, 4)} per archived hot object — a lower bound: more parts, Map batches and DeleteObjects calls at that volume add to the overhead`,
+  `  EXTRAPOLATED (not measured): at ${int(d.extrapolated.hotObjectsPerMonth)} hot objects a month (the design's), hot GETs and pages per object as measured, the idle and active totals above unchanged: ${f(d.extrapolated.perArchivedHotObject, 4)} per archived hot object — a lower bound: more parts and Map batches at that volume add to the active runs' part`,
 ];

@@ -148,6 +148,8 @@ export interface SteadyRun {
   readonly s3Requests: number;
   /** GetObject on hot keys (the request trace): the floor, one per archived hot object. */
   readonly hotGets: number;
+  /** ListObjectsV2 and DeleteObjects on hot keys (the request trace): pages of up to 1,000 keys. */
+  readonly hotPages: number;
   /** Shop-months the run's groups completed (the report's groupsOk). */
   readonly groupsOk: number;
   readonly readUnits: number;
@@ -325,6 +327,9 @@ const sumInto = (into: Record<string, number>, from: Record<string, number>) => 
   for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
 };
 
+const hotRequests = (list: readonly TracedRequest[], apis: readonly string[]): number =>
+  list.filter((t) => apis.includes(t.api) && keyClass(t.key) === 'hot').length;
+
 export const runSteadyYear = async (
   d: SteadyDeps,
   sizes: SteadyYearSizes,
@@ -457,7 +462,8 @@ export const runSteadyYear = async (
       hotArchived,
       s3ByType,
       s3Requests: Object.values(s3ByType).reduce((a, b) => a + b, 0),
-      hotGets: trace.list.filter((t) => t.api === 'GetObject' && keyClass(t.key) === 'hot').length,
+      hotGets: hotRequests(trace.list, ['GetObject']),
+      hotPages: hotRequests(trace.list, ['ListObjectsV2', 'DeleteObjects']),
       groupsOk: n(report, 'groupsOk'),
       readUnits: units.read - readBefore,
       invocations: Object.values(run.taskInvocations).reduce((a, b) => a + b, 0),
@@ -510,6 +516,7 @@ export const runSteadyYear = async (
     s3ByType: {} as Record<string, number>,
     s3Requests: 0,
     hotGets: 0,
+    hotPages: 0,
     groupsOk: 0,
     readUnits: 0,
     invocations: 0,
@@ -527,6 +534,7 @@ export const runSteadyYear = async (
     sumInto(totals.s3ByType, r.s3ByType);
     totals.s3Requests += r.s3Requests;
     totals.hotGets += r.hotGets;
+    totals.hotPages += r.hotPages;
     totals.groupsOk += r.groupsOk;
     totals.readUnits += r.readUnits;
     totals.invocations += r.invocations;
