@@ -469,6 +469,24 @@ export const readIndex = async (
   }
 };
 
+/**
+ * Every job line of every shared part names its segment's shop (`shop_id`, what SQL on Athena reads):
+ * the shop of the header before it. Returns shop → job ids, in part order.
+ */
+export const sharedLineShops = async (env: ArchiverEnv): Promise<Record<string, string[]>> => {
+  const out: Record<string, string[]> = {};
+  for (const key of await listKeys(env.s3, env.bucket, 'job-details-cold/_shared/')) {
+    let header: string | undefined;
+    for (const r of (await partLines(env, key)) as unknown as Array<Record<string, unknown>>) {
+      if (r.type === 'part') header = String(r.shop_id);
+      if (r.type !== 'job') continue;
+      expect({ job: r.job_id, shop_id: r.shop_id }).toEqual({ job: r.job_id, shop_id: header });
+      (out[String(r.shop_id)] ??= []).push(String(r.job_id));
+    }
+  }
+  return out;
+};
+
 /** Every record of a part, by gunzipping the WHOLE object (what `gzip -dc part | jq` sees). */
 export const partLines = async (env: ArchiverEnv, key: string): Promise<PartRecord[]> => {
   const text = gunzipSync(await getBytes(env.s3, env.bucket, key)).toString('utf8');
