@@ -1,10 +1,9 @@
 import { gunzipSync } from 'node:zlib';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { COLD_PREFIX } from '../../shared/archive/format/keys';
 import { getObjectBytes } from '../../shared/s3/objects';
-import { listKeys } from './archiver-fixtures';
 
 /**
  * What Athena would answer for the SQL the construct deploys, on DuckDB (no Athena exists locally):
@@ -24,7 +23,7 @@ import { listKeys } from './archiver-fixtures';
  * (trinoToDuck); anything else Trino-only left in it fails the test.
  */
 
-interface GlueTable {
+export interface GlueTable {
   readonly name: string;
   readonly columns: readonly { Name: string; Type: string }[];
   readonly partitionKeys: readonly { Name: string; Type: string }[];
@@ -146,8 +145,8 @@ export const trinoToDuck = (sql: string): string => {
   return out;
 };
 
-/** The object keys (under `s3://{bucket}/`) a table reads, each with its partition values. */
-const readsOf = (
+/** The object keys (under `s3://{bucket}/`) a raw table reads, each with its partition values. */
+export const tableReads = (
   t: GlueTable,
   bucket: string,
   keys: readonly string[],
@@ -211,7 +210,15 @@ export const emulatedAthena = async (
   const instance: DuckDBInstance = await DuckDBInstance.create(':memory:');
   const conn: DuckDBConnection = await instance.connect();
   const tables = glueTables(template, bucket);
-  const keys = await listKeys(s3, bucket, COLD_PREFIX);
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: COLD_PREFIX, ContinuationToken: token }),
+    );
+    for (const o of page.Contents ?? []) if (o.Key) keys.push(o.Key);
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
   const lines = new Map<string, string[]>();
   for (const key of keys) {
     const got = await getObjectBytes(s3, bucket, key);
@@ -230,7 +237,7 @@ export const emulatedAthena = async (
   app.closeSync();
   for (const t of tables.filter((x) => x.viewSql === undefined)) {
     const structure = Object.fromEntries(t.columns.map((c) => [c.Name, jsonStructure(c.Type)]));
-    const reads = readsOf(t, bucket, keys);
+    const reads = tableReads(t, bucket, keys);
     const parts = t.partitionKeys.map((p) => p.Name);
     await conn.run(
       `CREATE TABLE reads_${t.name} (key VARCHAR${parts.map((p) => `, "${p}" VARCHAR`).join('')})`,
