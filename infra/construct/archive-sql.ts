@@ -27,7 +27,7 @@ import { acknowledge } from './nag';
 import { grantObjects } from './object-grants';
 
 /**
- * SQL over the archive on Athena (opt-in: JobDetailsArchiveProps.sql). Two raw Glue tables over the
+ * SQL over the archive on Athena (opt-in: JobDetailsArchiveProps.sql). Three raw Glue tables over the
  * JSONL.gz parts (Hive JSON SerDe; gzip members are read back to back like `gzip -dc`) and four views
  * of the flattening (shared/archive/format/flatten.ts) over them; a workgroup with encrypted results
  * and a per-query scan limit; the documented queries as named queries. docs/search-and-sql.md.
