@@ -179,13 +179,16 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
     // GSI rows, retries and orphans alike. The watermark's erasure summary says which: the first page
     // reads the watermark anyway, a later page reads it again (1 GET).
     const prior = call.kind === 'next' ? call.state.scan : undefined;
-    const read = prior ? null : await readWatermark(deps);
-    const erasure: ErasureSummary | undefined = read ? read.doc?.erasure : await readErasureSummary(deps);
+    const begun: { prior: ScanState } | { read: ReadWatermark } = prior
+      ? { prior }
+      : { read: await readWatermark(deps) };
+    const erasure: ErasureSummary | undefined =
+      'read' in begun ? begun.read.doc?.erasure : await readErasureSummary(deps);
     const page = new PlanPage(settings.planPageGroups, (shopId, completedAt) =>
       isForgottenIn(erasure, shopId, completedAt),
     );
     const replan = call.kind === 'first' && call.input.replan === true;
-    const scanState = prior ?? (await startScan(deps, run, page, replan, read ?? { doc: null, etag: null }));
+    const scanState = 'read' in begun ? await startScan(deps, run, page, replan, begun.read) : begun.prior;
     const nextKeys: Record<string, string> = { ...scanState.next };
     let consumed = 0;
     let next: PlanCursor | null = start;
