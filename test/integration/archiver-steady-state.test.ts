@@ -79,14 +79,21 @@ test('an idle run plans nothing: Plan and Report only, a Query page per status, 
     Redact: 0,
     RedactPending: 0,
   });
-  expect(idle.report).toMatchObject({ jobsPlanned: 0, jobsArchived: 0, pages: 1, watermark: 'unchanged' });
+  expect(idle.report).toMatchObject({
+    jobsPlanned: 0,
+    jobsArchived: 0,
+    pages: 1,
+    watermark: 'unchanged',
+    reportKey: null,
+  });
   // GET watermark (its erasure summary says there is no forgotten shop or open request: nothing is
-  // listed, docs/erasure.md) and PUT report.json: the page had nothing, so it has no results document.
+  // listed, docs/erasure.md), and nothing written: the page had nothing, so it has no results
+  // document, and a run with no scratch files no report.json (its output is the whole report).
   expect(idle.report.requests.byType).toEqual({
     's3.GetObject': 1,
-    's3.PutObject': 1,
     'dynamodb.Query': 3,
   });
+  expect(await listKeys(runs.env.s3, runs.env.bucket, `job-details-runs/${idle.report.runId}/`)).toEqual([]);
   expect(idle.report.requests.s3).toBeLessThanOrEqual(8);
   expect(idle.report.requests.dynamodb).toBe(3);
 });
