@@ -481,7 +481,9 @@ export const sharedLineShops = async (env: ArchiverEnv): Promise<Record<string, 
       if (r.type === 'part') header = String(r.shop_id);
       if (r.type !== 'job') continue;
       expect({ job: r.job_id, shop_id: r.shop_id }).toEqual({ job: r.job_id, shop_id: header });
-      (out[String(r.shop_id)] ??= []).push(String(r.job_id));
+      const ids = out[String(r.shop_id)] ?? [];
+      ids.push(String(r.job_id));
+      out[String(r.shop_id)] = ids;
     }
   }
   return out;
