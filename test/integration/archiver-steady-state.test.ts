@@ -14,6 +14,7 @@ import {
   DAY,
   getBytes,
   HOUR,
+  hotListsDuring,
   hotState,
   listKeys,
   memberAt,
@@ -275,20 +276,8 @@ test('listing beside neighbours: one walk for the page, at most 0.02 LIST per ar
     await seedTerminalJob(runs.env, { shopId: `nb-${i % 10}`, completedAt: ago(1) });
   const hotObjects = due.reduce((n, j) => n + j.keys.length, 0);
 
-  // LISTs of the hot prefix, by whichever handler sent them (the report counts LISTs of every prefix:
-  // Tally's attempts, each group's staging area).
-  const hotLists: string[] = [];
-  runs.env.machineDeps.s3.middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = args.input as { Prefix?: string };
-      if (context.commandName === 'ListObjectsV2Command' && input.Prefix?.startsWith('job-details/'))
-        hotLists.push(input.Prefix);
-      return next(args);
-    },
-    { step: 'initialize', name: 'countHotLists' },
-  );
-  const out = await run({ olderThanDays: 30, wholeMonths: true }).finally(() =>
-    runs.env.machineDeps.s3.middlewareStack.remove('countHotLists'),
+  const { value: out, hotLists } = await hotListsDuring(runs.env, () =>
+    run({ olderThanDays: 30, wholeMonths: true }),
   );
   expect(out.report).toMatchObject({
     jobsArchived: due.length,

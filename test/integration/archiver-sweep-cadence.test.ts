@@ -4,6 +4,7 @@ import type { RunReport } from '../../shared/archive/steps/types';
 import {
   DAY,
   getBytes,
+  hotListsDuring,
   listKeys,
   runLocal,
   seedTerminalJob,
@@ -19,22 +20,14 @@ jest.setTimeout(240_000);
 
 const runs = setUpMachineRuns();
 
-/** LISTs of the hot prefix during one run, by whichever handler sent them. */
+/** A run, and the LISTs of the hot prefix it sent. */
 const run = async (input: Record<string, unknown>) => {
-  const hotLists: string[] = [];
-  runs.env.machineDeps.s3.middlewareStack.add(
-    (next, context) => async (args) => {
-      const prefix = (args.input as { Prefix?: string }).Prefix;
-      if (context.commandName === 'ListObjectsV2Command' && prefix?.startsWith('job-details/'))
-        hotLists.push(prefix);
-      return next(args);
-    },
-    { step: 'initialize', name: 'countHotLists' },
+  const { value: r, hotLists } = await hotListsDuring(runs.env, () =>
+    runLocal(runs.env, {
+      input: { graceHours: 0, wholeMonths: false, olderThanDays: 30, ...input },
+      definition: runs.definition,
+    }),
   );
-  const r = await runLocal(runs.env, {
-    input: { graceHours: 0, wholeMonths: false, olderThanDays: 30, ...input },
-    definition: runs.definition,
-  }).finally(() => runs.env.machineDeps.s3.middlewareStack.remove('countHotLists'));
   expect(r.handlerErrors).toEqual([]);
   expect(r.status).toBe('SUCCEEDED');
   return { report: r.output as RunReport, hotLists };

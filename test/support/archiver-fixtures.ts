@@ -222,6 +222,32 @@ export const forgetWatermark = async (env: Pick<ArchiverEnv, 'bucket'>): Promise
 };
 const unmetered = testS3();
 
+/**
+ * The LISTs of the hot prefix (`job-details/`) the state machine's handlers send while `fn` runs, by
+ * whichever handler sent them (a report counts LISTs of every prefix: Tally's attempts, staging).
+ */
+export const hotListsDuring = async <T>(
+  env: Pick<ArchiverEnv, 'machineDeps'>,
+  fn: () => Promise<T>,
+): Promise<{ value: T; hotLists: string[] }> => {
+  const hotLists: string[] = [];
+  const name = 'countHotLists';
+  env.machineDeps.s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      const prefix = (args.input as { Prefix?: string }).Prefix;
+      if (context.commandName === 'ListObjectsV2Command' && prefix?.startsWith('job-details/'))
+        hotLists.push(prefix);
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    return { value: await fn(), hotLists };
+  } finally {
+    env.machineDeps.s3.middlewareStack.remove(name);
+  }
+};
+
 export const DAY = 86_400_000;
 export const HOUR = 3_600_000;
 
