@@ -69,7 +69,11 @@ export const summarizeRunReport = (r: RunReport, where?: string): string[] => {
     }
     if (r.groupsFailedCount > LIST_LIMIT) lines.push(`    … ${r.groupsFailedCount - LIST_LIMIT} more`);
   }
-  lines.push(`  report:   ${where ? `${where}/` : ''}${r.reportKey}`);
+  lines.push(
+    r.reportKey === null
+      ? '  report:   none filed (nothing planned: this summary is the whole report)'
+      : `  report:   ${where ? `${where}/` : ''}${r.reportKey}`,
+  );
   return lines;
 };
 

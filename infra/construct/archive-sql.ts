@@ -17,24 +17,30 @@ import {
   jobsViewSql,
   keyedSource,
   projectedSource,
+  sharedSource,
   type ViewColumn,
 } from '../../shared/archive/format/flatten';
+import { SHARED } from '../../shared/archive/format/keys';
 import { DOCUMENTED_QUERIES, SQL_VIEWS } from '../../shared/sql/queries';
 import { PREFIX } from './details-bucket';
 import { acknowledge } from './nag';
 import { grantObjects } from './object-grants';
 
 /**
- * SQL over the archive on Athena (opt-in: JobDetailsArchiveProps.sql). Two raw Glue tables over the
+ * SQL over the archive on Athena (opt-in: JobDetailsArchiveProps.sql). Three raw Glue tables over the
  * JSONL.gz parts (Hive JSON SerDe; gzip members are read back to back like `gzip -dc`) and four views
  * of the flattening (shared/archive/format/flatten.ts) over them; a workgroup with encrypted results
  * and a per-query scan limit; the documented queries as named queries. docs/search-and-sql.md.
  *
  * Pruning: `parts` is partitioned by projection on the key layout `job-details-cold/{shop}/{month}/`:
  * `shop_id` is `injected` (every query of `jobs` / `job_documents` must say `shop_id = …`) and `month`
- * a `yyyy-MM` date range, so a per-shop query lists and reads only that shop's months. Shops come
- * before months in the key, so a fleet-wide query cannot be pruned by month through projection:
- * `parts_fleet` has no partitions and `fleet_*` views read every part (bounded by the scan limit).
+ * a `yyyy-MM` date range, so a per-shop query lists and reads only that shop's months. Packed
+ * shop-months lie in shared parts under `_shared/{month}/` (docs/archive-format.md, "Shared parts"):
+ * `parts_shared` is projected on month only and its job lines name their shop (`shop_id`, a data
+ * column), so the per-shop views are own parts UNION ALL the shop's lines of the months' shared parts.
+ * Shops come before months in the key, so a fleet-wide query cannot be pruned by month through
+ * projection: `parts_fleet` has no partitions and `fleet_*` views read every part (bounded by the scan
+ * limit), taking a shared part's lines' shop from the line.
  */
 
 /** Resolved `sql` prop (props-validation.ts). */
@@ -46,7 +52,7 @@ export interface ResolvedSqlProps {
   readonly firstMonth: string;
 }
 
-export const RAW_TABLES = { parts: 'parts', fleet: 'parts_fleet' } as const;
+export const RAW_TABLES = { parts: 'parts', shared: 'parts_shared', fleet: 'parts_fleet' } as const;
 
 const META_FIELDS = [
   ['created_at', 'string'],
@@ -85,10 +91,25 @@ export const RAW_COLUMNS: readonly CfnTable.ColumnProperty[] = [
     comment: 'the archived job row (less implied fields)',
   },
   {
+    name: 'row_omitted',
+    type: 'array<string>',
+    comment: 'row attributes left out as implied: pk, sk, job_id, or equal to the row completed_at',
+  },
+  {
     name: 'details',
     type: 'struct<chunk_ids:array<string>,failed:map<string,array<string>>,skipped:map<string,array<string>>,conflict:map<string,array<struct<doc_id:string>>>>',
   },
 ];
+
+/**
+ * Tables whose location holds shared parts read `shop_id` from the lines too (job lines of shared
+ * parts carry it; in `parts` it is the partition column, and Glue forbids a column of the same name).
+ */
+const SHOP_COLUMN: CfnTable.ColumnProperty = {
+  name: 'shop_id',
+  type: 'string',
+  comment: 'the line shop (headers; job lines of shared parts); null on other lines',
+};
 
 const TEXT_JSON_GZ = {
   inputFormat: 'org.apache.hadoop.mapred.TextInputFormat',
@@ -169,21 +190,35 @@ export class ArchiveSql extends Construct {
       },
       storageDescriptor: { columns: [...RAW_COLUMNS], location: cold, ...TEXT_JSON_GZ },
     });
+    const shared = `${cold}${SHARED}/`;
+    this.table('SharedPartsTable', {
+      name: RAW_TABLES.shared,
+      description: 'Shared part lines (packed shop-months) of a month (partition projection: month by date)',
+      tableType: 'EXTERNAL_TABLE',
+      partitionKeys: [{ name: 'month', type: 'string' }],
+      parameters: {
+        ...common,
+        'projection.enabled': 'true',
+        'projection.month.type': 'date',
+        'projection.month.format': 'yyyy-MM',
+        'projection.month.range': `${o.firstMonth},NOW`,
+        'projection.month.interval': '1',
+        'projection.month.interval.unit': 'MONTHS',
+        'storage.location.template': `${shared}\${month}/`,
+      },
+      storageDescriptor: { columns: [...RAW_COLUMNS, SHOP_COLUMN], location: shared, ...TEXT_JSON_GZ },
+    });
     this.table('FleetPartsTable', {
       name: RAW_TABLES.fleet,
       description: 'Archive part lines of every shop and month (no partitions: reads every part)',
       tableType: 'EXTERNAL_TABLE',
       parameters: common,
-      storageDescriptor: { columns: [...RAW_COLUMNS], location: cold, ...TEXT_JSON_GZ },
+      storageDescriptor: { columns: [...RAW_COLUMNS, SHOP_COLUMN], location: cold, ...TEXT_JSON_GZ },
     });
+    const perShop = [projectedSource(RAW_TABLES.parts), sharedSource(RAW_TABLES.shared)];
     const views: [string, string, string, readonly ViewColumn<never>[]][] = [
-      ['JobsView', SQL_VIEWS.jobs, jobsViewSql(projectedSource(RAW_TABLES.parts)), JOB_COLUMNS as never],
-      [
-        'DocumentsView',
-        SQL_VIEWS.documents,
-        documentsViewSql(projectedSource(RAW_TABLES.parts)),
-        DOCUMENT_COLUMNS as never,
-      ],
+      ['JobsView', SQL_VIEWS.jobs, jobsViewSql(...perShop), JOB_COLUMNS as never],
+      ['DocumentsView', SQL_VIEWS.documents, documentsViewSql(...perShop), DOCUMENT_COLUMNS as never],
       [
         'FleetJobsView',
         SQL_VIEWS.fleetJobs,

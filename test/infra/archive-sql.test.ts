@@ -10,6 +10,7 @@ import {
   jobsViewSql,
   keyedSource,
   projectedSource,
+  sharedSource,
 } from '../../shared/archive/format/flatten';
 import { DOCUMENTED_QUERIES, SQL_VIEWS } from '../../shared/sql/queries';
 import { logicalId, statementsOfRole, useOutdirs } from './template-helpers';
@@ -27,6 +28,7 @@ let nagError: unknown;
 const DB = 'jda_test';
 /** Athena's own `${…}` placeholders, not a JS template. */
 const LOCATION_TEMPLATE = ['/job-details-cold/', '$', '{shop_id}/', '$', '{month}/'].join('');
+const SHARED_LOCATION_TEMPLATE = ['/job-details-cold/_shared/', '$', '{month}/'].join('');
 
 beforeAll(() => {
   const built = createArchiveApp({
@@ -89,14 +91,60 @@ describe('sql prop on', () => {
       },
     });
     template.hasResourceProperties('AWS::Glue::Table', {
-      TableInput: { Name: RAW_TABLES.fleet, PartitionKeys: Match.absent() },
+      TableInput: {
+        Name: RAW_TABLES.fleet,
+        PartitionKeys: Match.absent(),
+        // A shared part's job line names its shop; own parts' lines read null (the key says it).
+        StorageDescriptor: Match.objectLike({
+          Columns: Match.arrayWith([Match.objectLike({ Name: 'shop_id', Type: 'string' })]),
+        }),
+      },
     });
+  });
+
+  it('creates the shared parts table: packed shop-months, projected on month only, shop from the line', () => {
+    template.hasResourceProperties('AWS::Glue::Table', {
+      DatabaseName: DB,
+      TableInput: {
+        Name: RAW_TABLES.shared,
+        TableType: 'EXTERNAL_TABLE',
+        PartitionKeys: [{ Name: 'month', Type: 'string' }],
+        Parameters: Match.objectLike({
+          'projection.enabled': 'true',
+          'projection.month.type': 'date',
+          'projection.month.format': 'yyyy-MM',
+          'projection.month.range': '2024-01,NOW',
+          'storage.location.template': Match.objectLike({
+            'Fn::Join': ['', Match.arrayWith([SHARED_LOCATION_TEMPLATE])],
+          }),
+          read_restored_glacier_objects: 'true',
+          compressionType: 'gzip',
+        }),
+        StorageDescriptor: Match.objectLike({
+          Location: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith(['/job-details-cold/_shared/'])] }),
+          SerdeInfo: { SerializationLibrary: 'org.apache.hive.hcatalog.data.JsonSerDe' },
+          Columns: Match.arrayWith([
+            Match.objectLike({ Name: 'type' }),
+            Match.objectLike({ Name: 'row_omitted', Type: 'array<string>' }),
+            Match.objectLike({ Name: 'shop_id', Type: 'string' }),
+          ]),
+        }),
+      },
+    });
+    // Glue forbids a column named as a partition key: `parts` has shop_id only as its partition.
+    const parts = Object.values(
+      template.findResources('AWS::Glue::Table', { Properties: { TableInput: { Name: RAW_TABLES.parts } } }),
+    )[0] as { Properties: { TableInput: { StorageDescriptor: { Columns: { Name: string }[] } } } };
+    expect(parts.Properties.TableInput.StorageDescriptor.Columns.map((c) => c.Name)).not.toContain('shop_id');
   });
 
   it('stores the four views as Athena views whose SQL is the flattening view', () => {
     const expected: Record<string, string> = {
-      [SQL_VIEWS.jobs]: jobsViewSql(projectedSource(RAW_TABLES.parts)),
-      [SQL_VIEWS.documents]: documentsViewSql(projectedSource(RAW_TABLES.parts)),
+      [SQL_VIEWS.jobs]: jobsViewSql(projectedSource(RAW_TABLES.parts), sharedSource(RAW_TABLES.shared)),
+      [SQL_VIEWS.documents]: documentsViewSql(
+        projectedSource(RAW_TABLES.parts),
+        sharedSource(RAW_TABLES.shared),
+      ),
       [SQL_VIEWS.fleetJobs]: jobsViewSql(keyedSource(RAW_TABLES.fleet)),
       [SQL_VIEWS.fleetDocuments]: documentsViewSql(keyedSource(RAW_TABLES.fleet)),
     };
@@ -108,6 +156,16 @@ describe('sql prop on', () => {
       expect(v.originalSql).toBe(sql);
       expect(v.schema).toBe(DB);
     }
+    // Per-shop views read the shop's own parts and its lines of the shared parts, never `_shared`
+    // as a shop; fleet views read every part once (what they return: sql-athena-views.test.ts).
+    const jobs = viewText(SQL_VIEWS.jobs).originalSql;
+    expect(jobs.split('UNION ALL')).toHaveLength(2);
+    expect(jobs).toContain(`FROM ${RAW_TABLES.parts} j\nWHERE j.type = 'job' AND j.shop_id <> '_shared'`);
+    expect(jobs).toContain(`FROM ${RAW_TABLES.shared} j\nWHERE j.type = 'job' AND j.shop_id IS NOT NULL`);
+    expect(viewText(SQL_VIEWS.documents).originalSql.split('UNION ALL')).toHaveLength(6);
+    const fleet = viewText(SQL_VIEWS.fleetJobs).originalSql;
+    expect(fleet).not.toContain('UNION ALL');
+    expect(fleet).toMatch(/CASE WHEN regexp_extract\(j\."\$path", '[^']+', 1\) = '_shared' THEN j\.shop_id/);
   });
 
   it('runs queries in a workgroup with enforced, encrypted results and a scan limit; the documented queries are named queries', () => {
@@ -146,7 +204,7 @@ describe('grantSql', () => {
     expect(actions.every((a) => /^(athena|glue|s3):/.test(a))).toBe(true);
     expect(actions).not.toContain('s3:PutObject*');
     const glue = st.find((x) => x.actions.includes('glue:GetTable'));
-    expect(glue?.resources.filter((r) => r.includes(':table/'))).toHaveLength(6);
+    expect(glue?.resources.filter((r) => r.includes(':table/'))).toHaveLength(7);
     const parts = st.find(
       (x) => x.actions.includes('s3:GetObject') && x.resources.some((r) => r.endsWith('/job-details-cold/*')),
     );

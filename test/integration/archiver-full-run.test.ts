@@ -131,7 +131,10 @@ test('a full run archives every old terminal job exactly once, verifiably, and d
   expect(out.requests).toEqual(runs.env.machineDeps.meter.total);
   expect(out.requests.dynamodb).toBe(3 + 4); // a Query per terminal status + a BatchGetItem per group
   // The stored report is the same run.
-  const stored = JSON.parse((await getBytes(runs.env.s3, runs.env.bucket, out.reportKey)).toString('utf8'));
+  expect(out.reportKey).toBe(`job-details-runs/${out.runId}/report.json`);
+  const stored = JSON.parse(
+    (await getBytes(runs.env.s3, runs.env.bucket, out.reportKey ?? '')).toString('utf8'),
+  );
   expect(stored).toMatchObject({ runId: out.runId, jobsArchived: old.length, partsWritten: 4 });
 
   let bytesOut = 0;

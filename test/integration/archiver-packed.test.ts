@@ -22,6 +22,7 @@ import {
   runMachine,
   type SeededJob,
   seedTerminalJob,
+  sharedLineShops,
 } from '../support/archiver-fixtures';
 
 /**
@@ -112,6 +113,15 @@ describe('packed shop-months', () => {
       current?.push(r);
     }
     expect([...framed.keys()].sort()).toEqual(shops);
+    // Each job line names its segment's shop (SQL on Athena reads lines in no order); verify checked it.
+    const named = await sharedLineShops(env);
+    for (const shop of shops)
+      expect(named[shop]?.sort()).toEqual(
+        jobs
+          .filter((j) => j.shopId === shop)
+          .map((j) => j.jobId)
+          .sort(),
+      );
     for (const shop of shops) {
       const [offset, length] = part.segments[shop] ?? [0, 0];
       const lines = framed.get(shop) ?? [];

@@ -14,6 +14,7 @@ import {
   DAY,
   getBytes,
   HOUR,
+  hotListsDuring,
   hotState,
   listKeys,
   memberAt,
@@ -79,14 +80,21 @@ test('an idle run plans nothing: Plan and Report only, a Query page per status, 
     Redact: 0,
     RedactPending: 0,
   });
-  expect(idle.report).toMatchObject({ jobsPlanned: 0, jobsArchived: 0, pages: 1, watermark: 'unchanged' });
+  expect(idle.report).toMatchObject({
+    jobsPlanned: 0,
+    jobsArchived: 0,
+    pages: 1,
+    watermark: 'unchanged',
+    reportKey: null,
+  });
   // GET watermark (its erasure summary says there is no forgotten shop or open request: nothing is
-  // listed, docs/erasure.md) and PUT report.json: the page had nothing, so it has no results document.
+  // listed, docs/erasure.md), and nothing written: the page had nothing, so it has no results
+  // document, and a run with no scratch files no report.json (its output is the whole report).
   expect(idle.report.requests.byType).toEqual({
     's3.GetObject': 1,
-    's3.PutObject': 1,
     'dynamodb.Query': 3,
   });
+  expect(await listKeys(runs.env.s3, runs.env.bucket, `job-details-runs/${idle.report.runId}/`)).toEqual([]);
   expect(idle.report.requests.s3).toBeLessThanOrEqual(8);
   expect(idle.report.requests.dynamodb).toBe(3);
 });
@@ -268,20 +276,8 @@ test('listing beside neighbours: one walk for the page, at most 0.02 LIST per ar
     await seedTerminalJob(runs.env, { shopId: `nb-${i % 10}`, completedAt: ago(1) });
   const hotObjects = due.reduce((n, j) => n + j.keys.length, 0);
 
-  // LISTs of the hot prefix, by whichever handler sent them (the report counts LISTs of every prefix:
-  // Tally's attempts, each group's staging area).
-  const hotLists: string[] = [];
-  runs.env.machineDeps.s3.middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = args.input as { Prefix?: string };
-      if (context.commandName === 'ListObjectsV2Command' && input.Prefix?.startsWith('job-details/'))
-        hotLists.push(input.Prefix);
-      return next(args);
-    },
-    { step: 'initialize', name: 'countHotLists' },
-  );
-  const out = await run({ olderThanDays: 30, wholeMonths: true }).finally(() =>
-    runs.env.machineDeps.s3.middlewareStack.remove('countHotLists'),
+  const { value: out, hotLists } = await hotListsDuring(runs.env, () =>
+    run({ olderThanDays: 30, wholeMonths: true }),
   );
   expect(out.report).toMatchObject({
     jobsArchived: due.length,

@@ -11,6 +11,7 @@ import {
   runLocal,
   type SeededJob,
   seedTerminalJob,
+  sharedLineShops,
 } from '../support/archiver-fixtures';
 import { lookups, whereNamed } from '../support/erasure-fixtures';
 
@@ -40,6 +41,10 @@ test('a packed shop is cut out of its shared part; the shops beside it read as b
     'pk-c.myshopify.com',
     'pk-gone.myshopify.com',
   ]);
+  const lineShops = (m: Record<string, string[]>) =>
+    Object.fromEntries(Object.entries(m).map(([shop, ids]) => [shop, ids.sort()]));
+  const linesBefore = lineShops(await sharedLineShops(env));
+  expect(Object.keys(linesBefore).sort()).toEqual([...sharedBefore.views.keys()].sort());
   const others = jobs.filter((j) => j.shopId !== 'pk-gone.myshopify.com');
   const before = await lookups(env, others);
 
@@ -62,6 +67,10 @@ test('a packed shop is cut out of its shared part; the shops beside it read as b
   expect(answers(await lookups(env, others))).toEqual(answers(before));
   const sharedAfter = parseSharedIndex(await getBytes(env.s3, env.bucket, sharedIndexKey(month)), 'shared');
   expect([...sharedAfter.views.keys()].sort()).toEqual(['pk-b.myshopify.com', 'pk-c.myshopify.com']);
+  // The forgotten shop's lines are gone with the shop_id they named; the others keep theirs.
+  const { 'pk-gone.myshopify.com': gone, ...kept } = linesBefore;
+  expect(gone).toHaveLength(2);
+  expect(lineShops(await sharedLineShops(env))).toEqual(kept);
   // One shared part, the new one; no intent or journal left.
   const parts = await listKeys(env.s3, env.bucket, 'job-details-cold/_shared/');
   expect(parts).toHaveLength(1);

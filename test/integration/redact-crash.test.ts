@@ -38,6 +38,7 @@ import {
   listKeys,
   runLocal,
   runMachine,
+  sharedLineShops,
 } from '../support/archiver-fixtures';
 import { testS3 } from '../support/local';
 import { bucketContents, indexedFilters, type Seeded, seedDocJob } from '../support/redact-fixtures';
@@ -344,6 +345,10 @@ describe('a shop-month packed into a shared part', () => {
     for (const [key, v] of await bucketContents(packed))
       expect({ key, has: v.text.includes(doc) }).toEqual({ key, has: false });
     expect(await sharedParts()).toHaveLength(1);
+    // The rewritten lines keep the shop they name (SQL on Athena attributes them by it).
+    expect(
+      Object.fromEntries(Object.entries(await sharedLineShops(packed)).map(([k, v]) => [k, v.length])),
+    ).toEqual({ [P]: pJobs.length, 'pk-a': 1, 'pk-z': 1 });
     const keys = await listKeys(packed.s3, packed.bucket, `job-details-index/${P}/`);
     expect(keys.filter((k) => k.includes('/redact/'))).toEqual([]);
     for (const j of pJobs) {

@@ -78,6 +78,8 @@ export const buildPart = async (opts: {
   jobs: readonly FixtureJob[];
   at?: Date;
   runId?: string;
+  /** Job lines carry shop_id, as a shared part's segment's do. */
+  shopOnLines?: boolean;
 }): Promise<BuiltPart> => {
   const at = opts.at ?? new Date('2026-02-15T03:00:00Z');
   const partName = newPartName(at);
@@ -91,6 +93,7 @@ export const buildPart = async (opts: {
       partKey: key,
       runId: opts.runId ?? 'fixture-run',
       createdAt: at.toISOString(),
+      ...(opts.shopOnLines ? { shopOnLines: true } : {}),
     },
     async (m) => {
       members.push(m);

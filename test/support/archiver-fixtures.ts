@@ -222,6 +222,32 @@ export const forgetWatermark = async (env: Pick<ArchiverEnv, 'bucket'>): Promise
 };
 const unmetered = testS3();
 
+/**
+ * The LISTs of the hot prefix (`job-details/`) the state machine's handlers send while `fn` runs, by
+ * whichever handler sent them (a report counts LISTs of every prefix: Tally's attempts, staging).
+ */
+export const hotListsDuring = async <T>(
+  env: Pick<ArchiverEnv, 'machineDeps'>,
+  fn: () => Promise<T>,
+): Promise<{ value: T; hotLists: string[] }> => {
+  const hotLists: string[] = [];
+  const name = 'countHotLists';
+  env.machineDeps.s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      const prefix = (args.input as { Prefix?: string }).Prefix;
+      if (context.commandName === 'ListObjectsV2Command' && prefix?.startsWith('job-details/'))
+        hotLists.push(prefix);
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    return { value: await fn(), hotLists };
+  } finally {
+    env.machineDeps.s3.middlewareStack.remove(name);
+  }
+};
+
 export const DAY = 86_400_000;
 export const HOUR = 3_600_000;
 
@@ -467,6 +493,26 @@ export const readIndex = async (
     if ((err as { name?: string }).name === 'NoSuchKey') return null;
     throw err;
   }
+};
+
+/**
+ * Every job line of every shared part names its segment's shop (`shop_id`, what SQL on Athena reads):
+ * the shop of the header before it. Returns shop → job ids, in part order.
+ */
+export const sharedLineShops = async (env: ArchiverEnv): Promise<Record<string, string[]>> => {
+  const out: Record<string, string[]> = {};
+  for (const key of await listKeys(env.s3, env.bucket, 'job-details-cold/_shared/')) {
+    let header: string | undefined;
+    for (const r of (await partLines(env, key)) as unknown as Array<Record<string, unknown>>) {
+      if (r.type === 'part') header = String(r.shop_id);
+      if (r.type !== 'job') continue;
+      expect({ job: r.job_id, shop_id: r.shop_id }).toEqual({ job: r.job_id, shop_id: header });
+      const ids = out[String(r.shop_id)] ?? [];
+      ids.push(String(r.job_id));
+      out[String(r.shop_id)] = ids;
+    }
+  }
+  return out;
 };
 
 /** Every record of a part, by gunzipping the WHOLE object (what `gzip -dc part | jq` sees). */

@@ -8,6 +8,7 @@ import {
   keyedSource,
   partPlace,
   projectedSource,
+  sharedSource,
 } from '../../shared/archive/format/flatten';
 import { partKey } from '../../shared/archive/format/keys';
 import { PartBuilder } from '../../shared/archive/format/part-builder';
@@ -121,6 +122,42 @@ describe('flattenPart', () => {
     ]);
   });
 
+  it("attributes a shared part's job lines to the shop the line names, else its segment header's", async () => {
+    const segment = async (shopId: string, shopOnLines: boolean) => {
+      const out: Buffer[] = [];
+      const b = new PartBuilder(
+        { shopId, month: '2026-01', partName: PART, partKey: KEY, runId: 'r1', createdAt: 't', shopOnLines },
+        async (m) => {
+          out.push(m);
+        },
+      );
+      await b.writeHeader();
+      const r = { ...row(`${shopId}-j`, 'FAILED', '2026-01-10T10:00:00.000Z'), pk: `SHOP#${shopId}` };
+      await b.addJob({
+        jobId: `${shopId}-j`,
+        meta: metaFromRow(r),
+        details: details({ chunk_ids: ['p0'], failed: { timeout: ['d1'] } }),
+        platformData: null,
+        sources: [],
+        row: { row: r, reduced: {} },
+      });
+      await b.finish();
+      return lines(Buffer.concat(out));
+    };
+    const withShop = await segment('s1', true);
+    expect(withShop[1]).toMatchObject({ type: 'job', shop_id: 's1' });
+    const without = await segment('s2', false);
+    expect(without[1]).not.toHaveProperty('shop_id');
+    const at = partPlace(`job-details-cold/_shared/2026-01/${PART}`);
+    expect(at?.shopId).toBe('_shared');
+    const { jobs, documents } = flattenPart([...withShop, ...without], at ?? ({} as never), 'shared');
+    expect(jobs.map((j) => [j.shop_id, j.job_id])).toEqual([
+      ['s1', 's1-j'],
+      ['s2', 's2-j'],
+    ]);
+    expect(documents.map((d) => d.shop_id)).toEqual(['s1', 's2']);
+  });
+
   it('names the line of a malformed record', () => {
     const at = { shopId: SHOP, month: '2026-01', part: PART };
     expect(() => flattenPart([{ type: 'job' }], at, KEY)).toThrow(/line 1/);
@@ -133,7 +170,7 @@ describe('the Athena views', () => {
     const { jobs, documents } = flattenPart(lines(await part()), at, KEY);
     expect(JOB_COLUMNS.map((c) => c.name)).toEqual(Object.keys(jobs[0] ?? {}));
     expect(DOCUMENT_COLUMNS.map((c) => c.name).sort()).toEqual(Object.keys(documents[0] ?? {}).sort());
-    for (const src of [projectedSource('parts'), keyedSource('parts_fleet')]) {
+    for (const src of [projectedSource('parts'), sharedSource('parts_shared'), keyedSource('parts_fleet')]) {
       const sql = jobsViewSql(src);
       for (const c of JOB_COLUMNS) expect(sql).toContain(` AS ${c.name}`);
       expect(sql).not.toMatch(/\{(shop|month|kind|doc)\}/);
@@ -143,6 +180,21 @@ describe('the Athena views', () => {
       expect(docs).toContain("'conflict' AS kind");
       expect(docs).toContain('d.item.doc_id AS doc_id');
     }
-    expect(jobsViewSql(keyedSource('parts_fleet'))).toContain(`'/job-details-cold/([^/]+)/', 1) AS shop_id`);
+    // Fleet: the key's shop, or a shared part's line's own shop_id (lines without one are left out).
+    const fleet = jobsViewSql(keyedSource('parts_fleet'));
+    expect(fleet).toContain(
+      `CASE WHEN regexp_extract(j."$path", '/job-details-cold/([^/]+)/', 1) = '_shared' THEN j.shop_id ELSE regexp_extract(j."$path", '/job-details-cold/([^/]+)/', 1) END AS shop_id`,
+    );
+    expect(fleet).toContain(
+      `WHERE j.type = 'job' AND (regexp_extract(j."$path", '/job-details-cold/([^/]+)/', 1) <> '_shared' OR j.shop_id IS NOT NULL)`,
+    );
+    // Several sources: one UNION ALL branch each (per kind for documents).
+    const two = [projectedSource('parts'), sharedSource('parts_shared')];
+    expect(jobsViewSql(...two).split('UNION ALL')).toHaveLength(2);
+    expect(documentsViewSql(...two).split('UNION ALL')).toHaveLength(6);
+    // A string meta field the row left out as equal to its completed_at reads completed_at.
+    expect(jobsViewSql(two[0] as never)).toContain(
+      `COALESCE(j.job.started_at, j."row".started_at, CASE WHEN contains(j.row_omitted, 'started_at') THEN j."row".completed_at END) AS started_at`,
+    );
   });
 });

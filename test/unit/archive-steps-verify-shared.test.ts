@@ -18,6 +18,7 @@ const fixture = async () => {
       await buildPart({
         shopId: shop,
         month: MONTH,
+        shopOnLines: true,
         jobs: [1, 2].map((n) => ({
           jobId: `${shop.slice(0, 2)}${n}`,
           details: details({ chunk_ids: ['p0'], failed: { r: [`${shop}-${n}-doc`] } }),
@@ -88,6 +89,30 @@ describe('verify of blocks shared across shops', () => {
     expect(() =>
       check({ ...packed, blocks: [dropped.length] }, staged(1), dropped, into(dropped, 'vb.myshopify.com')),
     ).toThrow(/lines end at byte/);
+  });
+
+  it("checks the shop a job line names against its segment's", async () => {
+    const { packed, staged } = await fixture();
+    const text = gunzipSync(packed.bytes).toString('utf8');
+    const jobLines = text.split('\n').filter((l) => l.includes('"type":"job"'));
+    expect(jobLines).toHaveLength(4);
+    for (const l of jobLines) expect(JSON.parse(l).shop_id).toMatch(/^v[ab]\.myshopify\.com$/);
+    // vb's first job line names va (same length, so the lines still tile): refused by name.
+    const tampered = gzipSync(
+      Buffer.from(
+        text.replace('"shop_id":"vb.myshopify.com","sources"', '"shop_id":"va.myshopify.com","sources"'),
+      ),
+    );
+    expect(tampered).not.toEqual(gzipSync(Buffer.from(text)));
+    const into = (shop: string) => (r: Parameters<typeof packed.relocate>[1]) => ({
+      ...packed.relocate(shop, r),
+      length: tampered.length,
+    });
+    const same = { ...packed, blocks: [tampered.length] };
+    expect(() => check(same, staged(1), tampered, into('vb.myshopify.com'))).toThrow(
+      /job vb1: record names shop va\.myshopify\.com/,
+    );
+    expect(() => check(same, staged(0), tampered, into('va.myshopify.com'))).not.toThrow();
   });
 
   it("refuses a relocation onto another shop's lines or outside the part's blocks", async () => {

@@ -16,7 +16,7 @@ import type { ArchivedJobMeta, JobRecord, PartRecord } from './records';
  *   ids, `conflict` lists items whose `doc_id` is the document.
  */
 
-/** Where a part is: its shop, month and object name (from its key; part@4 job lines carry none). */
+/** Where a part is: its shop, month and object name (from its key; part@4 own parts' job lines carry none). */
 export interface PartPlace {
   readonly shopId: string;
   readonly month: string;
@@ -68,6 +68,12 @@ export interface ViewColumn<R> {
 }
 
 const meta = (field: string, rowField = field): string => `COALESCE(j.job.${field}, j."row".${rowField})`;
+/**
+ * A string meta field: the row leaves out an attribute equal to its `completed_at` and names it in
+ * `row_omitted` (records.ts, compactRow) — e.g. `started_at` of a job that completed in its first flush.
+ */
+const metaText = (field: string, rowField = field): string =>
+  `COALESCE(j.job.${field}, j."row".${rowField}, CASE WHEN contains(j.row_omitted, '${rowField}') THEN j."row".completed_at END)`;
 const listings = (kind: DetailKind): string =>
   `COALESCE(reduce(map_values(j.details.${kind}), 0, (s, l) -> s + cardinality(l), s -> s), 0)`;
 const PART_NAME = `regexp_extract(j."$path", '[^/]+$')`;
@@ -79,23 +85,23 @@ const ARCHIVAL_COLUMNS: readonly ViewColumn<Archival>[] = [
   { name: 'month', type: 'varchar', athena: '{month}' },
   { name: 'part', type: 'varchar', athena: PART_NAME },
   { name: 'job_id', type: 'varchar', athena: 'j.job_id' },
-  { name: 'status', type: 'varchar', athena: meta('status', 'job_status') },
+  { name: 'status', type: 'varchar', athena: metaText('status', 'job_status') },
   { name: 'completed_at', type: 'varchar', athena: meta('completed_at') },
 ];
 
 export const JOB_COLUMNS: readonly ViewColumn<FlatJob>[] = [
   ...ARCHIVAL_COLUMNS,
-  { name: 'created_at', type: 'varchar', athena: meta('created_at') },
-  { name: 'started_at', type: 'varchar', athena: meta('started_at') },
-  { name: 'job_type', type: 'varchar', athena: meta('job_type') },
-  { name: 'platform', type: 'varchar', athena: meta('platform') },
+  { name: 'created_at', type: 'varchar', athena: metaText('created_at') },
+  { name: 'started_at', type: 'varchar', athena: metaText('started_at') },
+  { name: 'job_type', type: 'varchar', athena: metaText('job_type') },
+  { name: 'platform', type: 'varchar', athena: metaText('platform') },
   { name: 'total_items', type: 'bigint', athena: meta('total_items') },
   { name: 'processed_items', type: 'bigint', athena: meta('processed_items') },
   { name: 'failed_items', type: 'bigint', athena: meta('failed_items') },
   { name: 'skipped_items', type: 'bigint', athena: meta('skipped_items') },
   { name: 'conflict_items', type: 'bigint', athena: meta('conflict_items') },
   { name: 'retry_count', type: 'bigint', athena: meta('retry_count') },
-  { name: 'error_message', type: 'varchar', athena: meta('error_message') },
+  { name: 'error_message', type: 'varchar', athena: metaText('error_message') },
   { name: 'chunks', type: 'bigint', athena: 'COALESCE(cardinality(j.details.chunk_ids), 0)' },
   { name: 'failed', type: 'bigint', athena: listings('failed') },
   { name: 'skipped', type: 'bigint', athena: listings('skipped') },
@@ -111,54 +117,95 @@ export const DOCUMENT_COLUMNS: readonly ViewColumn<FlatDocument>[] = [
   { name: 'doc_id', type: 'varchar', athena: '{doc}' },
 ];
 
-/** Where a raw table gets shop and month: partition columns, or the object's key. */
+/**
+ * Where a raw table gets shop and month (partition columns, the object's key, or a shared part's job
+ * line) and which of its job lines a view takes (`keep`, beside `type = 'job'`).
+ */
 export interface ViewSource {
   readonly table: string;
   readonly shop: string;
   readonly month: string;
+  readonly keep?: string;
 }
 
-/** Partitioned by projection: `shop_id`, `month` are partition columns. */
+/**
+ * Own parts, partitioned by projection on `{shop}/{month}/`: `shop_id`, `month` are partition columns.
+ * `_shared` is not a shop: the shared prefix (which `shop_id = '_shared'` would project) is read
+ * through sharedSource.
+ */
 export const projectedSource = (table: string): ViewSource => ({
   table,
   shop: 'j.shop_id',
   month: 'j.month',
+  keep: `j.shop_id <> '${SHARED}'`,
 });
 
-/** Unpartitioned over every part: shop and month from the object key. */
-export const keyedSource = (table: string): ViewSource => ({
+/**
+ * Shared parts, partitioned by projection on `_shared/{month}/`: the shop is the job line's own
+ * `shop_id` (a data column; Athena reads lines in no order, so not the segment header before them).
+ * Lines of shared parts written before lines carried it have none and are left out.
+ */
+export const sharedSource = (table: string): ViewSource => ({
   table,
-  shop: `regexp_extract(j."$path", '/${COLD_PREFIX}([^/]+)/', 1)`,
-  month: `regexp_extract(j."$path", '/${COLD_PREFIX}[^/]+/([0-9]{4}-[0-9]{2})/', 1)`,
+  shop: 'j.shop_id',
+  month: 'j.month',
+  keep: 'j.shop_id IS NOT NULL',
 });
+
+const keyShop = `regexp_extract(j."$path", '/${COLD_PREFIX}([^/]+)/', 1)`;
+
+/**
+ * Unpartitioned over every part: month from the object key; the shop from the key, or in a shared
+ * part (`_shared/` in the key) from the job line's `shop_id` (lines without one are left out).
+ */
+export const keyedSource = (table: string): ViewSource => {
+  const shop = `CASE WHEN ${keyShop} = '${SHARED}' THEN j.shop_id ELSE ${keyShop} END`;
+  return {
+    table,
+    shop,
+    month: `regexp_extract(j."$path", '/${COLD_PREFIX}[^/]+/([0-9]{4}-[0-9]{2})/', 1)`,
+    keep: `(${keyShop} <> '${SHARED}' OR j.shop_id IS NOT NULL)`,
+  };
+};
 
 const fill = (expr: string, src: ViewSource, extra: Record<string, string> = {}): string =>
   expr.replace(/\{(\w+)\}/g, (m, k: string) =>
     k === 'shop' ? src.shop : k === 'month' ? src.month : (extra[k] ?? m),
   );
 
-/** The Athena (Trino) SQL of the `jobs` view over a raw parts table. */
-export const jobsViewSql = (src: ViewSource): string =>
-  [
-    'SELECT',
-    JOB_COLUMNS.map((c) => `  ${fill(c.athena, src)} AS ${c.name}`).join(',\n'),
-    `FROM ${src.table} j`,
-    "WHERE j.type = 'job'",
-  ].join('\n');
+const where = (src: ViewSource): string =>
+  src.keep ? `WHERE j.type = 'job' AND ${src.keep}` : "WHERE j.type = 'job'";
 
-/** The Athena (Trino) SQL of the `job_documents` view: one UNION ALL branch per kind. */
-export const documentsViewSql = (src: ViewSource): string =>
-  DETAIL_KINDS.map((kind) => {
-    const doc = kind === 'conflict' ? 'd.item.doc_id' : 'd.item';
-    return [
-      'SELECT',
-      DOCUMENT_COLUMNS.map((c) => `  ${fill(c.athena, src, { kind, doc })} AS ${c.name}`).join(',\n'),
-      `FROM ${src.table} j`,
-      `CROSS JOIN UNNEST(j.details.${kind}) AS r(reason, items)`,
-      'CROSS JOIN UNNEST(r.items) AS d(item)',
-      "WHERE j.type = 'job'",
-    ].join('\n');
-  }).join('\nUNION ALL\n');
+/** The Athena (Trino) SQL of the `jobs` view over raw parts tables (one UNION ALL branch each). */
+export const jobsViewSql = (...sources: readonly ViewSource[]): string =>
+  sources
+    .map((src) =>
+      [
+        'SELECT',
+        JOB_COLUMNS.map((c) => `  ${fill(c.athena, src)} AS ${c.name}`).join(',\n'),
+        `FROM ${src.table} j`,
+        where(src),
+      ].join('\n'),
+    )
+    .join('\nUNION ALL\n');
+
+/** The Athena (Trino) SQL of the `job_documents` view: one UNION ALL branch per table and kind. */
+export const documentsViewSql = (...sources: readonly ViewSource[]): string =>
+  sources
+    .flatMap((src) =>
+      DETAIL_KINDS.map((kind) => {
+        const doc = kind === 'conflict' ? 'd.item.doc_id' : 'd.item';
+        return [
+          'SELECT',
+          DOCUMENT_COLUMNS.map((c) => `  ${fill(c.athena, src, { kind, doc })} AS ${c.name}`).join(',\n'),
+          `FROM ${src.table} j`,
+          `CROSS JOIN UNNEST(j.details.${kind}) AS r(reason, items)`,
+          'CROSS JOIN UNNEST(r.items) AS d(item)',
+          where(src),
+        ].join('\n');
+      }),
+    )
+    .join('\nUNION ALL\n');
 
 /** Every (kind, reason, document) a job's details list, in kind order then as stored. */
 export const documentListings = (
@@ -240,8 +287,10 @@ export const flattenPart = (
     const rec: PartRecord = parsePartRecord(line, `${where} line ${++n}`, here.shopId);
     if (rec.type === 'part' && at.shopId === SHARED) here = { ...at, shopId: rec.shop_id };
     if (rec.type !== 'job') continue;
-    jobs.push(flattenJob(rec, here));
-    documents.push(...flattenDocuments(rec, here));
+    // A shared part's job line names its shop (the header's when written before lines did).
+    const place = at.shopId === SHARED ? { ...here, shopId: rec.shop_id } : here;
+    jobs.push(flattenJob(rec, place));
+    documents.push(...flattenDocuments(rec, place));
   }
   return { jobs, documents };
 };

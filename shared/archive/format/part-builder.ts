@@ -51,6 +51,8 @@ export class PartBuilder {
       partKey: string;
       runId: string;
       createdAt: string;
+      /** Job lines carry `shop_id` (a shared part's segment: docs/archive-format.md, "Shared parts"). */
+      shopOnLines?: boolean;
     },
     private readonly sink: (member: Buffer) => Promise<void>,
   ) {}
@@ -131,6 +133,7 @@ export class PartBuilder {
     const meta = job.row ? metaDiff(job.meta, job.row.row) : job.meta;
     const enc = encodeLine({
       type: 'job',
+      ...(this.meta.shopOnLines ? { shop_id: this.meta.shopId } : {}),
       job_id: job.jobId,
       ...(Object.keys(meta).length > 0 ? { job: meta } : {}),
       details: job.details,

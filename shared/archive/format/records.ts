@@ -100,7 +100,7 @@ export interface JobRecord {
 export type PartRecord = PartHeaderRecord | PlatformDataRecord | JobRecord;
 
 /**
- * A job record as part@4 stores it: no shop id (the header's), `job` only what differs from its row
+ * A job record as part@4 stores it: no shop id in an own part (the header's), `job` only what differs from its row
  * (see metaDiff; absent when nothing does), `platform_data_ref` absent when null, sources as
  * `{name: size}` under the job's hot prefix (see compactSources).
  */
@@ -110,6 +110,12 @@ export type StoredJobRecord = Omit<JobRecord, 'job' | 'shop_id' | 'platform_data
   readonly sources: Readonly<Record<string, number>> | readonly RecordSource[];
   /** Row attributes left out as implied (see compactRow). */
   readonly row_omitted?: readonly string[];
+  /**
+   * The shop, on job lines of shared parts only (its segment header's shop): SQL on Athena reads lines
+   * in no order, so it cannot take the shop from the header before them. Absent in own parts and in
+   * shared parts written before it.
+   */
+  readonly shop_id?: string;
 };
 
 /**

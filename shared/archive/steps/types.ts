@@ -84,6 +84,8 @@ export interface ScanState {
   readonly carried: number;
   /** When the hot prefix was last swept for orphans (plan/orphans.ts); null until this run's sweep. */
   readonly sweptAt: string | null;
+  /** The first page that walks the hot prefix for its planned jobs sweeps in that walk (orphans.ts). */
+  readonly sweepWithWalk?: true;
   /** Orphans this run's sweep planned. */
   readonly orphans: number;
   /**
@@ -368,7 +370,11 @@ export interface RunReport {
   readonly groupsFailedCount: number;
   readonly pages: number;
   readonly requests: RequestCounts;
-  readonly reportKey: string;
+  /**
+   * Where report.json is; null when the run filed none (nothing planned, quarantined or carried over:
+   * this output is then the whole report).
+   */
+  readonly reportKey: string | null;
   /** What Report did with the plan watermark (docs/steady-state.md). */
   readonly watermark?: 'unchanged' | 'written' | 'merged' | 'dry-run';
   /** Jobs without a row (expired before archival) this run's orphan sweep planned (in jobsPlanned too). */

@@ -178,7 +178,16 @@ export const fleetBytes = (objects: readonly Kept[]): FleetBytes => {
   };
   cost('part header line', (l) => (l.type === 'part' ? null : l));
   cost('platform_data lines', (l) => (l.type === 'platform_data' ? null : l));
-  for (const f of ['row', 'sources', 'details', 'job', 'row_omitted', 'row_reduced', 'platform_data_ref'])
+  for (const f of [
+    'row',
+    'sources',
+    'details',
+    'job',
+    'row_omitted',
+    'row_reduced',
+    'platform_data_ref',
+    'shop_id',
+  ])
     cost(`job.${f}`, dropField(f));
   const sharedParts = objects.filter((o) => parseSharedPartKey(o.key) !== null);
   return {

@@ -290,6 +290,7 @@ const openSegment = async (event: GroupItem, target: SegmentTarget, now: Date): 
       partKey: target.partKey,
       runId: event.run.runId,
       createdAt: now.toISOString(),
+      shopOnLines: true,
     },
     async (member) => {
       segment.push(member);

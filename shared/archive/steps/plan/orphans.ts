@@ -12,13 +12,20 @@ import { plannedJob } from './plan-rows';
 /**
  * The orphan sweep (docs/steady-state.md): hot objects of jobs whose row is gone — expired by TTL
  * before the job was archived — would stay hot forever, since nothing plans a job without a row.
- * Every SWEEP_EVERY_MS, Plan's first page walks the whole hot prefix once (that walk is also the
- * page's listing) and plans, as orphans, jobs whose newest object is older than `jobTtlDays` and whose
- * row is missing. That age is safe: a row expires `jobTtlDays` after completion, and a job's objects
- * are written before it completes, so an object younger than that may belong to a job whose row still
- * exists or is still to be written (the writer writes S3 first).
+ * A sweep walks the whole hot prefix once (that walk is also the page's listing) and plans, as
+ * orphans, jobs whose newest object is older than `jobTtlDays` and whose row is missing. That age is
+ * safe: a row expires `jobTtlDays` after completion, and a job's objects are written before it
+ * completes, so an object younger than that may belong to a job whose row still exists or is still to
+ * be written (the writer writes S3 first).
+ *
+ * When: the first page that walks the prefix for its planned jobs anyway sweeps in that walk once the
+ * last sweep is SWEEP_WITH_WALK_MS old: the run that archives a month (its jobs are spread over the
+ * whole prefix) sweeps for no extra LIST. A run sweeps on its own, idle or not, only when the last
+ * sweep is SWEEP_EVERY_MS old (a bucket with no month coming due). An orphan is at least
+ * `jobTtlDays` old when it becomes one; it waits at most a month more.
  */
-export const SWEEP_EVERY_MS = 7 * 86_400_000;
+export const SWEEP_WITH_WALK_MS = 7 * 86_400_000;
+export const SWEEP_EVERY_MS = 31 * 86_400_000;
 
 /** Status an orphan is archived under: its row (and so its status) expired before archival. */
 export const ORPHAN_STATUS = 'ROW_EXPIRED';

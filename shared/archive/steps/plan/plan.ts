@@ -19,7 +19,7 @@ import { layoutPlanFiles } from '../run-files/plan-files';
 import { zeroTotals } from '../run-totals';
 import type { PageState, PlanResult, RunContext, RunInput, ScanState } from '../types';
 import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
-import { SWEEP_EVERY_MS, sweepHot } from './orphans';
+import { SWEEP_EVERY_MS, SWEEP_WITH_WALK_MS, sweepHot } from './orphans';
 import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyOf } from './plan-rows';
 import {
   type ReadWatermark,
@@ -89,7 +89,8 @@ const startScan = async (
   // must not gain a shared one). With a watermark, the months from its cutoff on; without one (or on
   // a replan), every month only while the bucket holds no index at all.
   const packFrom = doc && !replan ? doc.cutoff : (await indexesExist(deps)) ? null : '';
-  const sweep = sweptAt === null || deps.clock().getTime() - Date.parse(sweptAt) >= SWEEP_EVERY_MS;
+  const sweptAgo = sweptAt === null ? Number.POSITIVE_INFINITY : deps.clock().getTime() - Date.parse(sweptAt);
+  const sweep = sweptAgo >= SWEEP_EVERY_MS;
   const overdue = overdueIn(read.doc?.erasure, deps.clock(), deps.settings.erasureDeadlineDays);
   const redactions = pendingRedactions(read.doc?.erasure);
   return {
@@ -107,8 +108,9 @@ const startScan = async (
     next,
     retried: retry.length - carried.length,
     carried: carried.length + revisits.length,
-    // Set to the sweep's time by the page that sweeps (the first).
+    // Set to the sweep's time by the page that sweeps (the first; with the walk, the first with jobs).
     sweptAt: sweep ? null : sweptAt,
+    ...(!sweep && sweptAgo >= SWEEP_WITH_WALK_MS ? { sweepWithWalk: true as const } : {}),
     orphans: 0,
     packFrom,
     // What Report says of erasure requests (docs/erasure.md), from the summary this read brought.
@@ -177,13 +179,16 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
     // GSI rows, retries and orphans alike. The watermark's erasure summary says which: the first page
     // reads the watermark anyway, a later page reads it again (1 GET).
     const prior = call.kind === 'next' ? call.state.scan : undefined;
-    const read = prior ? null : await readWatermark(deps);
-    const erasure: ErasureSummary | undefined = read ? read.doc?.erasure : await readErasureSummary(deps);
+    const begun: { prior: ScanState } | { read: ReadWatermark } = prior
+      ? { prior }
+      : { read: await readWatermark(deps) };
+    const erasure: ErasureSummary | undefined =
+      'read' in begun ? begun.read.doc?.erasure : await readErasureSummary(deps);
     const page = new PlanPage(settings.planPageGroups, (shopId, completedAt) =>
       isForgottenIn(erasure, shopId, completedAt),
     );
     const replan = call.kind === 'first' && call.input.replan === true;
-    const scanState = prior ?? (await startScan(deps, run, page, replan, read ?? { doc: null, etag: null }));
+    const scanState = 'read' in begun ? await startScan(deps, run, page, replan, begun.read) : begun.prior;
     const nextKeys: Record<string, string> = { ...scanState.next };
     let consumed = 0;
     let next: PlanCursor | null = start;
@@ -256,14 +261,15 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
     // The orphan sweep, when due, walks the whole hot prefix: that walk is the page's listing too.
     let scan: ScanState = { ...scanState, next: nextKeys };
     let swept: Map<string, JobObject[]> | undefined;
-    if (scanState.sweptAt === null) {
+    const wanted = new Set(page.result().flatMap((g) => g.jobs.map((j) => j.job_id)));
+    if (scanState.sweptAt === null || (scanState.sweepWithWalk && wanted.size > 0)) {
       const sweepAt = deps.clock().toISOString();
-      const wanted = new Set(page.result().flatMap((g) => g.jobs.map((j) => j.job_id)));
       const found = await sweepHot(deps, wanted);
       for (const o of found.orphans) page.add({ kind: 'plan', shopId: o.shopId, month: o.month, job: o.job });
       for (const q of found.unattributed) page.add({ kind: 'quarantine', entry: q });
       swept = found.listing;
-      scan = { ...scan, sweptAt: sweepAt, orphans: found.orphans.length };
+      const { sweepWithWalk: _done, ...rest } = scan;
+      scan = { ...rest, sweptAt: sweepAt, orphans: found.orphans.length };
     }
     const groups = await withHotObjects(deps, page.result(), swept);
     const files = layoutPlanFiles(run.runId, pageNo, groups, settings, packable(settings, scan.packFrom));

@@ -81,6 +81,13 @@ interface Wanted {
   readonly into: (items: unknown[]) => void;
 }
 
+/** Nothing planned, quarantined, carried over or resulted: the run has no scratch to file a report beside. */
+const nothingToFile = (state: PageState): boolean =>
+  state.totals.jobsPlanned === 0 &&
+  state.totals.jobsQuarantined === 0 &&
+  (state.scan?.carried ?? 0) === 0 &&
+  resultPages(state).length === 0;
+
 /** The pages with a results document: all but those Plan found nothing on (ScanState.quietPages). */
 const resultPages = (state: PageState): number[] =>
   Array.from({ length: state.page }, (_, p) => p).filter((p) => !state.scan?.quietPages?.includes(p));
@@ -180,8 +187,13 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
   const { value: watermark, requests: moved } = await deps.meter.measure(() =>
     advanceWatermark(deps, state, found.quarantined.items, found.failedAt),
   );
-  const { requests: write } = await deps.meter.measure(() =>
-    putJson(deps, key, {
+  // A run that left nothing in its scratch (no plan files, findings, results or carried retries:
+  // an idle day) files no report: its output is the whole report, every list empty
+  // (docs/steady-state.md "Idle run"). What it wrote would only repeat the execution output.
+  const filed = !nothingToFile(state);
+  const { requests: write } = await deps.meter.measure(async () => {
+    if (!filed) return;
+    await putJson(deps, key, {
       format: REPORT_FORMAT,
       ...summary,
       run,
@@ -192,14 +204,15 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       listsTruncated: found.quarantined.truncated || found.deleteErrors.truncated || found.failed.truncated,
       findingsPrefix: findingsPrefix(run.runId),
       pageResults: resultPages(state).map((p) => pageResultsKey(run.runId, p)),
-    }),
-  );
+    });
+  });
   // Its own scratch, of shops forgotten while it ran (docs/erasure.md "Run scratch"): after the report.
   const { requests: scrubbed } = await deps.meter.measure(() =>
     scrubOwnRun(deps, state, summary.erasureOverdueCount ?? 0),
   );
   return {
     ...summary,
+    reportKey: filed ? key : null,
     watermark,
     ...(state.scan ? { orphansPlanned: state.scan.orphans } : {}),
     requests: addCounts(addCounts(addCounts(summary.requests, write), moved), scrubbed),

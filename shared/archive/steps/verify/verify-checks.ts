@@ -121,6 +121,8 @@ export const recordProblem = (
     case 'job': {
       const { jobId, entry } = expect;
       if (record.type !== 'job' || record.job_id !== jobId) return `expected the record of job ${jobId}`;
+      // A line's own shop_id (shared parts' segments) when it has one, else the part's: a line naming
+      // another shop than its segment's header is refused here.
       if (record.shop_id !== m.shop_id) return `job ${jobId}: record names shop ${record.shop_id}`;
       if (sha256 !== entry.sha256) return `job ${jobId}: record digest differs`;
       if (record.job.completed_at !== entry.completed_at || record.job.status !== entry.status) {

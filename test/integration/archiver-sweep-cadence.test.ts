@@ -1,0 +1,94 @@
+import { WATERMARK_KEY } from '../../shared/archive/format/keys';
+import { SWEEP_EVERY_MS, SWEEP_WITH_WALK_MS } from '../../shared/archive/steps/plan/orphans';
+import type { RunReport } from '../../shared/archive/steps/types';
+import {
+  DAY,
+  getBytes,
+  hotListsDuring,
+  listKeys,
+  runLocal,
+  seedTerminalJob,
+  setUpMachineRuns,
+} from '../support/archiver-fixtures';
+
+/**
+ * When the orphan sweep (docs/steady-state.md) walks the hot prefix, through the synthesized state
+ * machine: in the walk a run makes for its planned jobs anyway once the last sweep is a week old, and
+ * on its own (an idle run too) only once it is a month old. Idle days in between list nothing.
+ */
+jest.setTimeout(240_000);
+
+const runs = setUpMachineRuns();
+
+/** A run, and the LISTs of the hot prefix it sent. */
+const run = async (input: Record<string, unknown>) => {
+  const { value: r, hotLists } = await hotListsDuring(runs.env, () =>
+    runLocal(runs.env, {
+      input: { graceHours: 0, wholeMonths: false, olderThanDays: 30, ...input },
+      definition: runs.definition,
+    }),
+  );
+  expect(r.handlerErrors).toEqual([]);
+  expect(r.status).toBe('SUCCEEDED');
+  return { report: r.output as RunReport, hotLists };
+};
+
+const sweptAt = async (): Promise<string | undefined> =>
+  (
+    JSON.parse((await getBytes(runs.env.s3, runs.env.bucket, WATERMARK_KEY)).toString('utf8')) as {
+      sweptAt?: string;
+    }
+  ).sweptAt;
+
+/** `days` after the real now. */
+const at = (days: number) => new Date(Date.now() + days * DAY);
+
+test('the orphan sweep rides the walk of a run with jobs after a week, and runs on its own only after a month', async () => {
+  expect(SWEEP_WITH_WALK_MS).toBe(7 * DAY);
+  expect(SWEEP_EVERY_MS).toBe(31 * DAY);
+  const first = await seedTerminalJob(runs.env, { shopId: 'cadence', completedAt: at(-40) });
+  // The first run ever sweeps (no sweep recorded), in the walk that lists its job's objects.
+  const start = await run({});
+  expect(start.report).toMatchObject({ jobsArchived: 1, objectsDeleted: first.keys.length });
+  expect(start.hotLists).toHaveLength(1);
+  const firstSweep = await sweptAt();
+  expect(firstSweep).toBeDefined();
+
+  // Eight days on by the handlers' clock (sweeps and grace follow it), nothing new: no walk, no report filed, the sweep time stays.
+  runs.env.advance(8 * DAY);
+  const idle = await run({});
+  expect(idle.report).toMatchObject({ jobsPlanned: 0, reportKey: null });
+  expect(idle.hotLists).toEqual([]);
+  expect(await sweptAt()).toBe(firstSweep);
+
+  // A day later a job comes due (completed after the last run's cutoff, before this one's): its run
+  // walks the prefix for its objects, and that one walk is the sweep (a week has passed since the last).
+  // (A run's cutoff follows the real time of its execution: `olderThanDays` moves it.)
+  runs.env.advance(DAY);
+  const due = await seedTerminalJob(runs.env, { shopId: 'cadence', completedAt: at(-29.5) });
+  const active = await run({ olderThanDays: 29 });
+  expect(active.report).toMatchObject({
+    jobsArchived: 1,
+    objectsDeleted: due.keys.length,
+    orphansPlanned: 0,
+  });
+  expect(active.hotLists).toHaveLength(1);
+  const walkSweep = await sweptAt();
+  expect(Date.parse(walkSweep ?? '')).toBeGreaterThanOrEqual(Date.parse(firstSweep ?? '') + 9 * DAY);
+
+  // Twenty days later (under the old weekly rule, three sweeps): idle runs list nothing.
+  runs.env.advance(20 * DAY);
+  const quiet = await run({ olderThanDays: 29 });
+  expect(quiet.report).toMatchObject({ jobsPlanned: 0 });
+  expect(quiet.hotLists).toEqual([]);
+  expect(await sweptAt()).toBe(walkSweep);
+
+  // A month after the last sweep with no month coming due: the run sweeps on its own.
+  runs.env.advance(11 * DAY);
+  const alone = await run({ olderThanDays: 29 });
+  expect(alone.report).toMatchObject({ jobsPlanned: 0, orphansPlanned: 0 });
+  expect(alone.hotLists).toHaveLength(1);
+  expect(Date.parse((await sweptAt()) ?? '')).toBeGreaterThanOrEqual(Date.parse(walkSweep ?? '') + 31 * DAY);
+  expect(await listKeys(runs.env.s3, runs.env.bucket, 'job-details/')).toEqual([]);
+  runs.env.advance(-40 * DAY);
+});
