@@ -16,7 +16,7 @@ const idle = (s3Requests: number, hotPages = 0): DecomposableRun => ({
 
 // Two months of a whole-months schedule: each month a run that commits (reads the hot objects) and
 // the next day's run that deletes them after the grace hour; idle runs in between, two of them
-// listing the hot prefix (the weekly orphan sweep).
+// listing the hot prefix (an orphan sweep).
 const year: DecomposableRun[] = [
   idle(6, 2),
   idle(2),

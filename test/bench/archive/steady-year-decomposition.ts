@@ -30,7 +30,7 @@ export interface SteadyDecomposition {
   readonly perArchivedHotObject: number;
   /** Hot GETs of every run: what scales with volume, 1 per archived hot object at the floor. */
   readonly hotGets: { readonly total: number; readonly perArchivedHotObject: number };
-  /** LIST and DeleteObjects pages of the hot prefix in every run (the weekly orphan sweep's included): grow with it. */
+  /** LIST and DeleteObjects pages of the hot prefix in every run (the orphan sweeps' included): grow with it. */
   readonly hotPages: { readonly total: number; readonly perArchivedHotObject: number };
   /** Runs that archived and deleted nothing: their requests beyond hot GETs and pages. */
   readonly idle: {
@@ -121,7 +121,7 @@ const int = (x: number) => Math.round(x).toLocaleString('en-US');
 /** The decomposition as printed under steady-year's summary. */
 export const decompositionLines = (d: SteadyDecomposition): string[] => [
   `  S3 requests per archived hot object, measured: ${f(d.perArchivedHotObject)} = hot GETs ${f(d.hotGets.perArchivedHotObject)} + hot-prefix LIST/DeleteObjects pages ${f(d.hotPages.perArchivedHotObject)} (these two grow with volume) + idle runs ${f(d.idle.perArchivedHotObject)} (fixed: per day) + active runs ${f(d.activeOverhead.perArchivedHotObject)} (per run, shop-month, part, batch)`,
-  `    hot GETs ${d.hotGets.total}; hot-prefix pages ${d.hotPages.total} (the weekly orphan sweep's LISTs included)`,
+  `    hot GETs ${d.hotGets.total}; hot-prefix pages ${d.hotPages.total} (the orphan sweeps' LISTs included)`,
   `    idle runs: ${d.idle.runs}, ${d.idle.total} requests beyond hot pages, ${f(d.idle.meanPerRun, 2)} a run`,
   `    active runs beyond hot GETs and pages: ${d.activeOverhead.runs} runs, ${d.activeOverhead.total} requests, ${f(d.activeOverhead.perRun, 1)} a run, ${f(d.activeOverhead.perShopMonth, 2)} per shop-month committed (${d.activeOverhead.shopMonths})`,
   `    volume: ${int(d.hotArchived)} hot objects archived in ${d.monthsArchived} month${d.monthsArchived === 1 ? '' : 's'}, ${int(d.hotArchivedPerMonth)} a month`,
