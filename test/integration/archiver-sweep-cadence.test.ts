@@ -1,12 +1,15 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { WATERMARK_KEY } from '../../shared/archive/format/keys';
 import { SWEEP_EVERY_MS, SWEEP_WITH_WALK_MS } from '../../shared/archive/steps/plan/orphans';
 import type { RunReport } from '../../shared/archive/steps/types';
 import {
+  archiverEnv,
   DAY,
   getBytes,
   hotListsDuring,
   listKeys,
   runLocal,
+  runMachine,
   seedTerminalJob,
   setUpMachineRuns,
 } from '../support/archiver-fixtures';
@@ -91,4 +94,42 @@ test('the orphan sweep rides the walk of a run with jobs after a week, and runs 
   expect(Date.parse((await sweptAt()) ?? '')).toBeGreaterThanOrEqual(Date.parse(walkSweep ?? '') + 31 * DAY);
   expect(await listKeys(runs.env.s3, runs.env.bucket, 'job-details/')).toEqual([]);
   runs.env.advance(-40 * DAY);
+});
+
+test('a run whose first page plans nothing sweeps in the walk of its first page with jobs', async () => {
+  // One row a page: page 0 reads a row not due yet, page 1 the due job. The state Plan hands to its
+  // next page goes through the machine (parsed again), and the week-old sweep must still ride page 1.
+  const env = await archiverEnv({ planPageJobs: 1 });
+  const machine = (olderThanDays: number) =>
+    runMachine(env, { input: { graceHours: 0, wholeMonths: false, olderThanDays }, keepWatermark: true });
+  const watermarkSweep = async () =>
+    (JSON.parse((await getBytes(env.s3, env.bucket, WATERMARK_KEY)).toString('utf8')) as { sweptAt?: string })
+      .sweptAt;
+  // Completed inside the key slack past run 3's cutoff (29 days): read on its page 0, not due.
+  await seedTerminalJob(env, { shopId: 'paged', completedAt: at(-28.5), status: 'COMPLETED' });
+  // An orphan: its row gone (as by TTL; DynamoDB Local never expires), its objects still hot.
+  const orphan = await seedTerminalJob(env, { shopId: 'paged', completedAt: at(-3) });
+  await env.ddb.send(
+    new DeleteCommand({ TableName: env.table, Key: { pk: 'SHOP#paged', sk: `JOB#${orphan.jobId}` } }),
+  );
+  try {
+    expect((await machine(30)).report).toMatchObject({ jobsPlanned: 0, orphansPlanned: 0 });
+    // 85 days on: a sweep of its own (the last is over a month old); the orphan is younger than jobTtlDays.
+    env.advance(85 * DAY);
+    expect((await machine(30)).report).toMatchObject({ jobsPlanned: 0, orphansPlanned: 0 });
+    const before = await watermarkSweep();
+    // 8 more days: the orphan is old enough, the sweep a week old — due with the walk of a page with jobs.
+    env.advance(8 * DAY);
+    const due = await seedTerminalJob(env, { shopId: 'paged', completedAt: at(-29.5) });
+    const third = await machine(29);
+    expect(third.pages[0]?.batches).toBe(0);
+    expect(third.report).toMatchObject({ jobsArchived: 2, orphansPlanned: 1, groupsFailedCount: 0 });
+    expect(Date.parse((await watermarkSweep()) ?? '')).toBeGreaterThanOrEqual(
+      Date.parse(before ?? '') + 8 * DAY,
+    );
+    expect(await listKeys(env.s3, env.bucket, `job-details/${orphan.jobId}/`)).toEqual([]);
+    expect(await listKeys(env.s3, env.bucket, `job-details/${due.jobId}/`)).toEqual([]);
+  } finally {
+    env.advance(-93 * DAY);
+  }
 });

@@ -156,6 +156,10 @@ export const parseScan = (v: unknown, field: string): ScanState => {
     retried: int(o.retried, `${field}.retried`),
     carried: int(o.carried, `${field}.carried`),
     sweptAt: o.sweptAt === null ? null : isoTime(o.sweptAt, `${field}.sweptAt`),
+    // Carried to the first page with jobs (plan.ts): dropped here, a run whose page 0 plans nothing never sweeps.
+    ...(o.sweepWithWalk === undefined
+      ? {}
+      : { sweepWithWalk: isTrue(o.sweepWithWalk, `${field}.sweepWithWalk`) }),
     orphans: int(o.orphans, `${field}.orphans`),
     ...(o.packFrom === undefined
       ? {}
@@ -166,6 +170,11 @@ export const parseScan = (v: unknown, field: string): ScanState => {
     ...(o.quietPages === undefined ? {} : { quietPages: parsePages(o.quietPages, `${field}.quietPages`) }),
     ...(o.erasure === undefined ? {} : { erasure: parseScanErasure(o.erasure, `${field}.erasure`) }),
   };
+};
+
+const isTrue = (v: unknown, field: string): true => {
+  if (v !== true) throw new InvalidInputError(field, 'expected true or absent');
+  return true;
 };
 
 const parsePages = (v: unknown, field: string): number[] => {
