@@ -67,6 +67,13 @@ describe('summarizeRunReport', () => {
     expect(text).toContain('s3://b/job-details-runs/jobarchive-1/report.json');
   });
 
+  it('says an idle run filed no report (reportKey null), never a key named null', () => {
+    const idle = report({ jobsPlanned: 0, jobsQuarantined: [], jobsQuarantinedCount: 0, reportKey: null });
+    const text = summarizeRunReport(idle, 's3://b').join('\n');
+    expect(text).toContain('report:   none filed');
+    expect(text).not.toContain('null');
+  });
+
   it('marks dry runs, and words every figure as what a real run would do', () => {
     const lines = summarizeRunReport(report({ dryRun: true }));
     expect(lines[0]).toContain('DRY RUN');
