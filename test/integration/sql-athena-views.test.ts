@@ -186,15 +186,29 @@ test('every documented query answers the same for every shop', async () => {
 });
 
 test('the raw tables are the construct’s: parts, parts_shared and parts_fleet', async () => {
-  const rows = await athena.query(
-    `SELECT (SELECT COUNT(*) FROM ${RAW_TABLES.parts} WHERE shop_id = '${SHARED}') AS shared_as_shop,
-            (SELECT COUNT(*) FROM ${RAW_TABLES.shared}) AS shared,
-            (SELECT COUNT(*) FROM ${RAW_TABLES.fleet}) AS fleet,
-            (SELECT COUNT(*) FROM ${RAW_TABLES.parts}) AS parts`,
-  );
-  const r = rows[0] as Record<string, number>;
+  const count = async (sql: string, params: string[] = []) =>
+    Number((await athena.query(`SELECT COUNT(*) AS n FROM ${sql}`, params))[0]?.n);
   // `shop_id = '_shared'` projects the shared prefix into `parts` too: the views leave it out.
-  expect(r.shared_as_shop).toBe(r.shared);
-  expect(r.fleet).toBe(r.parts);
-  expect(r.shared).toBeGreaterThan(0);
+  const sharedAsShop = await count(`${RAW_TABLES.parts} WHERE shop_id = ?`, [SHARED]);
+  const shared = await count(RAW_TABLES.shared);
+  expect(sharedAsShop).toBe(shared);
+  expect(shared).toBeGreaterThan(0);
+  let own = 0;
+  for (const shop of Object.keys(FLEET)) own += await count(`${RAW_TABLES.parts} WHERE shop_id = ?`, [shop]);
+  expect(await count(RAW_TABLES.fleet)).toBe(own + shared);
+});
+
+test('as on Athena, a query reading `parts` must say shop_id = … (injected projection), and only that', async () => {
+  const refused = /CONSTRAINT_VIOLATION: For the injected projected partition column shop_id/;
+  for (const sql of [
+    `SELECT COUNT(*) FROM ${RAW_TABLES.parts}`,
+    `SELECT job_id FROM ${SQL_VIEWS.jobs} WHERE month = '${monthOfDate(B)}'`,
+    `SELECT doc_id FROM ${SQL_VIEWS.documents} WHERE shop_id <> 'x'`,
+    `SELECT job_id FROM ${SQL_VIEWS.jobs} WHERE shop_id = 'pa.myshopify.com' OR shop_id LIKE 'p%'`,
+  ])
+    await expect(athena.query(sql)).rejects.toThrow(refused);
+  // Neither the fleet views nor parts_shared read an injected column.
+  expect(await athena.query(`SELECT COUNT(*) AS n FROM ${SQL_VIEWS.fleetJobs}`)).toEqual([
+    { n: seeded.length },
+  ]);
 });

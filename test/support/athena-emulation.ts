@@ -17,6 +17,11 @@ import { getObjectBytes } from '../../shared/s3/objects';
  *   `storage.location.template` with each `${key}` a projected value (`injected`: any; `date` in
  *   `yyyy-MM`: a month at or after the range start) and has those values as its partition columns.
  *   An unpartitioned table reads every object under its location, at any depth.
+ * - `injected` projection's rule (AWS: "the WHERE clause must contain only static equality conditions,
+ *   and at least one such condition must be present", else CONSTRAINT_VIOLATION): a view's branch over
+ *   such a table may not constrain the column itself, and a query reading one (directly or through a
+ *   view) must say `column = ?`, `column = '…'` or `column IN (…)` and nothing else of it (checkInjected; on the SQL text,
+ *   which is all the views and documented queries need).
  * - `"$path"`: `s3://{bucket}/{key}`.
  *
  * The views' Trino SQL is rewritten only where DuckDB spells the same thing differently
@@ -192,6 +197,56 @@ export const tableReads = (
   return out;
 };
 
+const injectedColumns = (t: GlueTable): string[] =>
+  t.partitionKeys.map((p) => p.Name).filter((n) => t.parameters[`projection.${n}.type`] === 'injected');
+
+/** Any condition on the column but `=` or `IN (…)` (the docs' own example uses IN): Trino's other predicates. */
+const otherCondition = (column: string): RegExp =>
+  new RegExp(`\\b${column}\\s*(<>|!=|<=?|>=?|NOT\\b|LIKE\\b|IS\\b|BETWEEN\\b)`, 'i');
+
+/**
+ * Athena's CONSTRAINT_VIOLATION for an `injected` partition column: throws it when `sql` reads such a
+ * table (`raw`: the raw tables by name), directly or through views (`views`: their SQL by name), and
+ * does not constrain the column by static equality only.
+ */
+export const checkInjected = (
+  sql: string,
+  raw: ReadonlyMap<string, GlueTable>,
+  views: ReadonlyMap<string, string>,
+): void => {
+  const read = (text: string): string[] =>
+    [...text.matchAll(/\b(?:FROM|JOIN)\s+"?(\w+)"?/gi)].map((m) => m[1] ?? '');
+  const columns = new Set<string>();
+  const visit = (name: string) => {
+    const t = raw.get(name);
+    if (t) for (const c of injectedColumns(t)) columns.add(c);
+    const view = views.get(name);
+    if (view) for (const n of read(view)) visit(n);
+  };
+  for (const n of read(sql)) visit(n);
+  for (const c of columns) {
+    const equality = new RegExp(`\\b${c}\\s*(=\\s*(\\?|'[^']*')|IN\\s*\\()`, 'i');
+    if (!equality.test(sql) || otherCondition(c).test(sql))
+      throw new Error(
+        `CONSTRAINT_VIOLATION: For the injected projected partition column ${c}, the WHERE clause must contain only static equality conditions, and at least one such condition must be present.`,
+      );
+  }
+};
+
+/** A view branch over a table with an `injected` column may not put a condition but equality on it (as checkInjected). */
+export const checkViewInjected = (name: string, sql: string, raw: ReadonlyMap<string, GlueTable>): void => {
+  for (const branch of sql.split(/\bUNION ALL\b/)) {
+    for (const m of branch.matchAll(/\bFROM\s+"?(\w+)"?\s+(\w+)/gi)) {
+      const t = raw.get(m[1] ?? '');
+      for (const c of t ? injectedColumns(t) : [])
+        if (otherCondition(`${m[2]}\\.${c}`).test(branch))
+          throw new Error(
+            `view ${name}: a condition on the injected partition column ${c} of ${t?.name} (Athena allows the query's static equality only)`,
+          );
+    }
+  }
+};
+
 const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
 /**
@@ -253,10 +308,16 @@ export const emulatedAthena = async (
         `LATERAL (SELECT UNNEST(json_transform(l.line, ${quote(JSON.stringify(structure))}))) j`,
     );
   }
-  for (const t of tables.filter((x) => x.viewSql !== undefined))
+  const raw = new Map(tables.filter((x) => x.viewSql === undefined).map((t) => [t.name, t]));
+  const views = new Map<string, string>();
+  for (const t of tables.filter((x) => x.viewSql !== undefined)) {
+    checkViewInjected(t.name, t.viewSql ?? '', raw);
+    views.set(t.name, t.viewSql ?? '');
     await conn.run(`CREATE VIEW "${t.name}" AS ${trinoToDuck(t.viewSql ?? '')}`);
+  }
   return {
     async query(sql, params = []) {
+      checkInjected(sql, raw, views);
       const reader = await conn.runAndReadAll(sql, params as string[]);
       return reader
         .getRowObjects()

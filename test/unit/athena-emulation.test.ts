@@ -1,5 +1,12 @@
 import { RAW_COLUMNS } from '../../infra/construct/archive-sql';
-import { type GlueTable, jsonStructure, tableReads, trinoToDuck } from '../support/athena-emulation';
+import {
+  checkInjected,
+  checkViewInjected,
+  type GlueTable,
+  jsonStructure,
+  tableReads,
+  trinoToDuck,
+} from '../support/athena-emulation';
 
 /**
  * The Athena emulation the view-equivalence test runs the construct's SQL on
@@ -76,6 +83,65 @@ describe('partition projection', () => {
 
   it('reads every object under an unpartitioned table’s location, at any depth', () => {
     expect(tableReads(table({}), 'b', keys).map((r) => r.key)).toEqual(keys);
+  });
+});
+
+describe('the injected projection rule (CONSTRAINT_VIOLATION)', () => {
+  // AWS: "the WHERE clause must contain only static equality conditions, and at least one such
+  // condition must be present" for an injected partition column (its docs' example uses IN).
+  const parts: GlueTable = {
+    name: 'parts',
+    columns: [],
+    partitionKeys: [{ Name: 'shop_id', Type: 'string' }],
+    parameters: { 'projection.enabled': 'true', 'projection.shop_id.type': 'injected' },
+    location: 's3://b/job-details-cold/',
+  };
+  const fleet: GlueTable = { ...parts, name: 'fleet', partitionKeys: [], parameters: {} };
+  const raw = new Map([
+    ['parts', parts],
+    ['fleet', fleet],
+  ]);
+  const views = new Map([
+    ['jobs', "SELECT j.shop_id AS shop_id FROM parts j WHERE j.type = 'job'"],
+    ['fleet_jobs', 'SELECT j.shop_id AS shop_id FROM fleet j'],
+  ]);
+  const refused = /CONSTRAINT_VIOLATION: For the injected projected partition column shop_id/;
+
+  it('takes a query that says shop_id = literal, = ? or IN (…), directly or through a view', () => {
+    for (const sql of [
+      "SELECT * FROM parts WHERE shop_id = 's1'",
+      'SELECT * FROM jobs WHERE shop_id = ? AND month BETWEEN ? AND ?',
+      "SELECT * FROM jobs WHERE shop_id IN ('a', 'b')",
+      'SELECT shop_id, COUNT(*) FROM fleet_jobs GROUP BY shop_id',
+    ])
+      expect(() => checkInjected(sql, raw, views)).not.toThrow();
+  });
+
+  it('refuses one without that equality, or with any other condition on the column', () => {
+    for (const sql of [
+      'SELECT * FROM parts',
+      "SELECT * FROM jobs WHERE month = '2026-01'",
+      "SELECT * FROM jobs WHERE shop_id <> '_shared'",
+      "SELECT * FROM jobs WHERE shop_id = 'a' OR shop_id LIKE 'b%'",
+      "SELECT * FROM jobs WHERE shop_id = 'a' AND shop_id IS NOT NULL",
+    ])
+      expect(() => checkInjected(sql, raw, views)).toThrow(refused);
+  });
+
+  it('refuses a view that puts a condition but equality on the column', () => {
+    expect(() =>
+      checkViewInjected('jobs', "SELECT j.shop_id AS shop_id FROM parts j WHERE j.shop_id <> '_shared'", raw),
+    ).toThrow(/view jobs: a condition on the injected partition column shop_id of parts/);
+    expect(() =>
+      checkViewInjected('fleet_jobs', 'SELECT 1 FROM fleet j WHERE j.shop_id IS NOT NULL', raw),
+    ).not.toThrow();
+    expect(() =>
+      checkViewInjected(
+        'jobs',
+        `SELECT 1 FROM parts j WHERE regexp_extract(j."$path", 'x', 1) <> '_shared'`,
+        raw,
+      ),
+    ).not.toThrow();
   });
 });
 

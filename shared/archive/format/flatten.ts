@@ -128,16 +128,20 @@ export interface ViewSource {
   readonly keep?: string;
 }
 
+const keyShop = `regexp_extract(j."$path", '/${COLD_PREFIX}([^/]+)/', 1)`;
+
 /**
  * Own parts, partitioned by projection on `{shop}/{month}/`: `shop_id`, `month` are partition columns.
  * `_shared` is not a shop: the shared prefix (which `shop_id = '_shared'` would project) is read
- * through sharedSource.
+ * through sharedSource. Left out by the object key, not by `shop_id <> …`: Athena allows only static
+ * equality conditions on an `injected` column (CONSTRAINT_VIOLATION otherwise), and the query's own
+ * `shop_id = …` is the one it needs.
  */
 export const projectedSource = (table: string): ViewSource => ({
   table,
   shop: 'j.shop_id',
   month: 'j.month',
-  keep: `j.shop_id <> '${SHARED}'`,
+  keep: `${keyShop} <> '${SHARED}'`,
 });
 
 /**
@@ -151,8 +155,6 @@ export const sharedSource = (table: string): ViewSource => ({
   month: 'j.month',
   keep: 'j.shop_id IS NOT NULL',
 });
-
-const keyShop = `regexp_extract(j."$path", '/${COLD_PREFIX}([^/]+)/', 1)`;
 
 /**
  * Unpartitioned over every part: month from the object key; the shop from the key, or in a shared
