@@ -42,6 +42,8 @@ import {
   type Fault,
   FaultLayer,
   nthCall,
+  printMatrix,
+  runStatus,
   slowDown,
 } from '../support/faults';
 import { testDdb, testS3 } from '../support/local';
@@ -270,11 +272,6 @@ interface Outcome {
 }
 const matrix: Outcome[] = [];
 
-const statusOf = (r: LocalRunResult): string =>
-  r.status === 'SUCCEEDED'
-    ? 'SUCCEEDED'
-    : `${r.status} (${String((r.error as { error?: string })?.error ?? '')})`;
-
 afterAll(() => {
   const rows = [
     ['case', 'faulted run', 'reruns (now, +13 h)', 'small shops in', 'lost', 'duplicated', 'audit'],
@@ -288,17 +285,9 @@ afterAll(() => {
       o.audit,
     ]),
   ];
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  const text = rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-  process.stdout.write(
-    `\nPacked fault matrix (synthesized state machine, real handlers, packBelowKb 128, one fault per case)\n${text}\n\n`,
+  printMatrix(
+    'Packed fault matrix (synthesized state machine, real handlers, packBelowKb 128, one fault per case)',
+    rows,
   );
 });
 
@@ -398,8 +387,8 @@ test.each(CASES)('$name: the runs after converge, nothing lost or duplicated, au
     const small = SMALL_SHOPS.length;
     matrix.push({
       name: c.name,
-      faulted: faulted.map(statusOf).join(' + '),
-      reruns: `${statusOf(again)}, ${statusOf(later)}`,
+      faulted: faulted.map(runStatus).join(' + '),
+      reruns: `${runStatus(again)}, ${runStatus(later)}`,
       where:
         packedShops.size === small
           ? 'shared part'
@@ -494,8 +483,8 @@ test('a shared part damaged between its commit and the delete: every packed hot 
     await keep();
     matrix.push({
       name: 'shared part damaged between commit and delete',
-      faulted: statusOf(faulted),
-      reruns: `${statusOf(again)}, ${statusOf(later)}`,
+      faulted: runStatus(faulted),
+      reruns: `${runStatus(again)}, ${runStatus(later)}`,
       where: 'shared part (damaged)',
       lost: 0,
       duplicated: 0,

@@ -35,6 +35,8 @@ import {
   type Fault,
   FaultLayer,
   nthCall,
+  printMatrix,
+  runStatus,
   slowDown,
   throttled,
 } from '../support/faults';
@@ -186,28 +188,12 @@ interface Outcome {
 }
 const matrix: Outcome[] = [];
 
-const statusOf = (r: LocalRunResult): string =>
-  r.status === 'SUCCEEDED'
-    ? 'SUCCEEDED'
-    : `${r.status} (${String((r.error as { error?: string })?.error ?? '')})`;
-
 afterAll(() => {
   const rows = [
     ['case', 'faulted run', 'reruns (now, +13 h)', 'lost', 'duplicated', 'audit'],
     ...matrix.map((o) => [o.name, o.faulted, o.reruns, String(o.lost), String(o.duplicated), o.audit]),
   ];
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  const text = rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-  process.stdout.write(
-    `\nFault matrix (synthesized state machine, real handlers, one fault per case)\n${text}\n\n`,
-  );
+  printMatrix('Fault matrix (synthesized state machine, real handlers, one fault per case)', rows);
 });
 
 test.each(CASES)('$name: the runs after converge, nothing lost or duplicated, audit clean', async (c) => {
@@ -275,8 +261,8 @@ test.each(CASES)('$name: the runs after converge, nothing lost or duplicated, au
     const t = audit.totals;
     matrix.push({
       name: c.name,
-      faulted: faulted.map(statusOf).join(' + '),
-      reruns: `${statusOf(again)}, ${statusOf(later)}`,
+      faulted: faulted.map(runStatus).join(' + '),
+      reruns: `${runStatus(again)}, ${runStatus(later)}`,
       lost,
       duplicated,
       audit:
@@ -420,8 +406,8 @@ test('ArchiveBatch: a part damaged between its commit and the delete: nothing of
     const audit = await auditCommand(ctx, { maxHeads: 100, concurrency: 4, json: true }, memoryOutput());
     matrix.push({
       name: 'ArchiveBatch: part damaged between commit and delete (+ reindex)',
-      faulted: statusOf(faulted),
-      reruns: `${statusOf(again)}; reindex; ${statusOf(now)}, ${statusOf(later)}`,
+      faulted: runStatus(faulted),
+      reruns: `${runStatus(again)}; reindex; ${runStatus(now)}, ${runStatus(later)}`,
       lost,
       duplicated,
       audit: audit.totals.mismatches === 0 ? 'clean' : `${audit.totals.mismatches} mismatches`,

@@ -2,7 +2,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ObservabilitySink } from '../../functions/sink';
 import { auditCommand } from '../../infra/cli/audit';
 import { memoryOutput } from '../../infra/cli/output';
-import { type LocalRunResult, stepHandlers, synthesizedDefinition } from '../../infra/local/runner';
+import { stepHandlers, synthesizedDefinition } from '../../infra/local/runner';
 import type { ForgetResult } from '../../shared/erasure/forget';
 import { listRequests } from '../../shared/erasure/ledger';
 import { jobPk, jobSk } from '../../shared/jobs/schema';
@@ -26,6 +26,8 @@ import {
   type Fault,
   FaultLayer,
   nthCall,
+  printMatrix,
+  runStatus,
   slowDown,
   throttled,
 } from '../support/faults';
@@ -138,22 +140,8 @@ const CASES: Case[] = [
 const matrix: string[][] = [];
 afterAll(() => {
   const rows = [['case', 'faulted forget', 'rerun', 'left naming the shop', 'audit'], ...matrix];
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  const text = rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-  process.stdout.write(`\nForget fault matrix (synthesized state machine, real handlers)\n${text}\n\n`);
+  printMatrix('Forget fault matrix (synthesized state machine, real handlers)', rows);
 });
-
-const statusOf = (r: LocalRunResult): string =>
-  r.status === 'SUCCEEDED'
-    ? 'SUCCEEDED'
-    : `${r.status} (${String((r.error as { error?: string })?.error ?? '')})`;
 
 test.each(CASES)('$name: forget again converges', async (c) => {
   const env = await archiverEnv();
@@ -201,8 +189,8 @@ test.each(CASES)('$name: forget again converges', async (c) => {
     const t = audit.totals;
     matrix.push([
       c.name,
-      statusOf(faulted),
-      statusOf(again),
+      runStatus(faulted),
+      runStatus(again),
       String(left.length),
       t.mismatches + t.orphans + audit.erasure.forgottenLeftovers.length === 0 ? 'clean' : 'findings',
     ]);

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context } from 'aws-lambda';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-functions';
-import type { StepHandler } from '../../infra/local/runner';
+import type { LocalRunResult, StepHandler } from '../../infra/local/runner';
 import type { StepDeps } from '../../shared/archive/steps/context';
 
 /**
@@ -216,3 +216,23 @@ export const throttled = (): Error =>
     $fault: 'client',
     $metadata: { httpStatusCode: 400 },
   });
+
+/** A run as a fault matrix shows it: SUCCEEDED, or its status and the error it ended with. */
+export const runStatus = (r: LocalRunResult): string =>
+  r.status === 'SUCCEEDED'
+    ? 'SUCCEEDED'
+    : `${r.status} (${String((r.error as { error?: string })?.error ?? '')})`;
+
+/** Prints a fault matrix under its title: the header row, then one row per case, in aligned columns. */
+export const printMatrix = (title: string, rows: readonly (readonly string[])[]): void => {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  const text = rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+  process.stdout.write(`\n${title}\n${text}\n\n`);
+};
