@@ -3,10 +3,12 @@ import {
   parseBatchEvent,
   parsePlanEvent,
   parseReportEvent,
+  parseScan,
   parseTallyEvent,
 } from '../../shared/archive/steps/events';
 import { buildRun } from '../../shared/archive/steps/run-context';
 import { zeroTotals } from '../../shared/archive/steps/run-totals';
+import type { ScanState } from '../../shared/archive/steps/types';
 import { stagedKeys } from '../../shared/archive/steps/verify/verify-part';
 import { InvalidInputError } from '../../shared/errors';
 
@@ -154,4 +156,40 @@ describe('batch, Tally and Report events', () => {
     expect(parseReportEvent({ ...state, cursor: null }).page).toBe(0);
     expect(fieldOf(() => parseReportEvent(state))).toBe('cursor');
   });
+});
+
+test('a scan state survives the re-parse between pages whole: no field Plan sets is dropped', () => {
+  // Every field of ScanState set (the type makes a new one a compile error here until it is added).
+  const scan: Required<ScanState> = {
+    etag: '"e1"',
+    from: {
+      cutoff: '2026-02-01T00:00:00.000Z',
+      keys: { FAILED: '2026-02-02T00:00:00.000Z' },
+      sweptAt: '2026-01-20T00:00:00.000Z',
+    },
+    next: { FAILED: '2026-03-02T00:00:00.000Z' },
+    retried: 2,
+    carried: 1,
+    sweptAt: '2026-01-20T00:00:00.000Z',
+    sweepWithWalk: true,
+    orphans: 0,
+    packFrom: '2026-02-01T00:00:00.000Z',
+    quietPages: [0, 2],
+    erasure: {
+      overdueCount: 1,
+      overdue: [
+        {
+          id: 'r1',
+          kind: 'forget-shop',
+          shopId: 'shop-a',
+          receivedAt: '2026-01-01T00:00:00.000Z',
+          state: 'pending',
+          ageDays: 68,
+        },
+      ],
+      pendingRedactions: 3,
+    },
+  };
+  expect(parseScan(JSON.parse(JSON.stringify(scan)), 'scan')).toEqual(scan);
+  expect(() => parseScan({ ...scan, sweepWithWalk: false }, 'scan')).toThrow(InvalidInputError);
 });
