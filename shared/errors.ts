@@ -44,6 +44,22 @@ export class CorruptObjectError extends JobArchiveError {
   }
 }
 
+/**
+ * An archive object in a format this release does not read: written by a pre-1.0 build (the package
+ * was never published; only local stacks can hold one), or by a newer major version. One line naming
+ * the fix; never read as something else.
+ */
+export class UnsupportedFormatError extends JobArchiveError {
+  override readonly name = 'UnsupportedFormatError';
+  constructor(
+    readonly key: string,
+    readonly format: string,
+    readonly fix: string,
+  ) {
+    super(`${key} is in format ${format}: ${fix}`);
+  }
+}
+
 /** A required setting is missing or malformed. */
 export class ConfigError extends JobArchiveError {
   override readonly name = 'ConfigError';

@@ -1,0 +1,45 @@
+"""python3 -m job_details_archive lookup --shop S --job J [--completed-at ISO] [--bucket B]
+
+Prints the job as JSON (details, platform data, archived row, archivals, provenance). Endpoints,
+credentials and the bucket come from the environment `jobarchive up` prints (AWS_ENDPOINT_URL_S3,
+AWS_ACCESS_KEY_ID, …, ECOM_JOB_DETAILS_BUCKET). Exit 0 found, 1 not found anywhere, 2 an error.
+"""
+import argparse
+import os
+import sys
+
+from .errors import ArchiveError
+from .format import canonical_json
+from .reader import ArchiveReader
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m job_details_archive")
+    sub = ap.add_subparsers(dest="command", required=True)
+    lk = sub.add_parser("lookup", help="one job's details, platform data and provenance, as JSON")
+    lk.add_argument("--shop", required=True)
+    lk.add_argument("--job", required=True)
+    lk.add_argument("--completed-at", help="the job's completion (ISO): reads that month's index only")
+    lk.add_argument("--bucket", default=os.environ.get("ECOM_JOB_DETAILS_BUCKET"))
+    lk.add_argument("--search-months", type=int, default=24)
+    lk.add_argument("--restore-days", type=int, help="request a Glacier restore of this many days when needed")
+    args = ap.parse_args(argv)
+    if not args.bucket:
+        print("lookup: no bucket: pass --bucket or set ECOM_JOB_DETAILS_BUCKET", file=sys.stderr)
+        return 2
+    try:
+        reader = ArchiveReader(args.bucket, search_months=args.search_months, restore_days=args.restore_days)
+        job = reader.lookup(args.shop, args.job, args.completed_at)
+    except (ArchiveError, ValueError) as err:
+        print(f"lookup: {err}", file=sys.stderr)
+        return 2
+    print(canonical_json(job))
+    found = job["hot_keys"] or job["archivals"]
+    if not found:
+        print(f"lookup: job {args.job} of {args.shop} not found (no hot objects, no archival in the months read)",
+              file=sys.stderr)
+    return 0 if found else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The errors the reader raises on purpose. Every one names the object and what is wrong."""
+
+
+class ArchiveError(Exception):
+    """Base class: anything the archive reader refuses to guess about."""
+
+
+class CorruptObjectError(ArchiveError):
+    """An object read back that is not what the archiver writes (damaged index, part or hot object)."""
+
+    def __init__(self, key, reason):
+        super().__init__(f"corrupt object {key}: {reason}")
+        self.key = key
+        self.reason = reason
+
+
+class UnsupportedFormatError(ArchiveError):
+    """An object in a format version this reader does not read (a pre-1.0 local bucket, or a newer major)."""
+
+    def __init__(self, key, fmt, fix):
+        super().__init__(f"{key} is in format {fmt}: {fix}")
+        self.key = key
+        self.format = fmt
+
+
+class MissingIndexError(ArchiveError):
+    """A month holds archive parts of the shop but no index names them: the index is lost or unreadable.
+
+    The parts are not read without their index (their commit record). `jobarchive reindex` rebuilds it.
+    """
+
+    def __init__(self, key, parts):
+        super().__init__(
+            f"month index {key} is missing while {parts} part(s) of that shop-month exist: "
+            f"rebuild it with `jobarchive reindex` before reading this month"
+        )
+        self.key = key
+        self.parts = parts
+
+
+class NeedsRestoreError(ArchiveError):
+    """An archive part sits in a Glacier class that must be restored before a ranged GET can read it."""
+
+    def __init__(self, key, storage_class, restore_requested):
+        what = "a restore was requested; retry once it completes (hours)" if restore_requested else (
+            "request a restore (S3 RestoreObject, or lookup(..., restore=True)) and retry once it completes")
+        super().__init__(f"archive part {key} is in {storage_class or 'a Glacier class'}: {what}")
+        self.key = key
+        self.storage_class = storage_class
+        self.restore_requested = restore_requested
+
+
+class PartMissingError(ArchiveError):
+    """A part its committed index names does not exist (expired by retention, or deleted by hand)."""
+
+    def __init__(self, key):
+        super().__init__(f"archive part {key} is committed in its month index but does not exist "
+                         f"(expired by the retention rule, or removed outside the archiver)")
+        self.key = key

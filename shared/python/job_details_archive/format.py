@@ -1,0 +1,455 @@
+"""Archive format 1.0, pure byte logic (no I/O): docs/archive-format.md is the specification.
+
+Everything here takes bytes already read and returns plain Python values, or raises
+CorruptObjectError / UnsupportedFormatError naming the object.
+"""
+import json
+import re
+import zlib
+
+from .errors import CorruptObjectError, UnsupportedFormatError
+
+HOT_PREFIX = "job-details/"
+COLD_PREFIX = "job-details-cold/"
+INDEX_PREFIX = "job-details-index/"
+SHARED = "_shared"
+FORMAT_MAJOR = 1
+FLUSH_SUFFIX = ".json.gz"
+PLATFORM_DATA_NAME = "platform-data.json"
+INDEX_FIRST_READ_BYTES = 32 * 1024
+COUNT_ORDER = ("chunk_ids", "failed", "skipped", "conflict")
+
+_FORMAT = re.compile(r"^job-details-archive/([a-z-]+)@(\d+)(?:\.(\d+))?$")
+_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+_SHOP = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
+_PART_NAME = re.compile(r"^part-\d{8}T\d{6}Z-[a-z0-9]{8}\.jsonl\.gz$")
+_SEGMENT = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+
+def check_format(kind, value, key):
+    """Format 1.x of `kind`, or an error: a pre-1.0 string (no minor) or another major is refused."""
+    m = _FORMAT.match(value) if isinstance(value, str) else None
+    if not m or m.group(1) != kind:
+        raise CorruptObjectError(key, f"not a job-details-archive/{kind}@{FORMAT_MAJOR}.0 document ({value!r})")
+    if m.group(3) is None:
+        raise UnsupportedFormatError(key, value, "written by a pre-1.0 build of job-details-archive, which "
+                                     "this reader does not read; rebuild the local data")
+    if int(m.group(2)) != FORMAT_MAJOR:
+        raise UnsupportedFormatError(key, value, f"this reader reads format {FORMAT_MAJOR}; upgrade it")
+    return FORMAT_MAJOR
+
+
+# --- exact JSON -----------------------------------------------------------------------------------
+
+class ExactInt(int):
+    """An integer as read, with its JSON text (Python ints are exact at any size)."""
+
+    text = None
+
+
+class ExactFloat(float):
+    """A non-integer number as read: usable as a float, written back as its exact JSON text."""
+
+    text = None
+
+
+def _int(text):
+    v = ExactInt(int(text))
+    v.text = text
+    return v
+
+
+def _float(text):
+    v = ExactFloat(float(text))
+    v.text = text
+    return v
+
+
+def loads_exact(data, key):
+    """JSON with every number kept exactly as written (ints as int, others as ExactFloat)."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+        return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise CorruptObjectError(key, f"not JSON: {err}") from None
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _utf16(s):
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def canonical_json(value):
+    """Keys sorted (UTF-16 code units, as the TypeScript library sorts them), no spaces, numbers as read.
+
+    The same bytes the TypeScript library's canonicalJson writes for the same value.
+    """
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (ExactInt, ExactFloat)) and value.text is not None:
+        return value.text
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if value != int(value) else str(int(value))
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(canonical_json(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(
+            json.dumps(k, ensure_ascii=False) + ":" + canonical_json(value[k]) for k in sorted(value, key=_utf16)
+        ) + "}"
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+# --- keys -----------------------------------------------------------------------------------------
+
+def check_shop(shop_id):
+    if not isinstance(shop_id, str) or not _SHOP.match(shop_id) or shop_id == SHARED:
+        raise ValueError(f"invalid shop id {shop_id!r}")
+    return shop_id
+
+
+def check_job(job_id):
+    if not isinstance(job_id, str) or not _SEGMENT.match(job_id) or job_id in (".", ".."):
+        raise ValueError(f"invalid job id {job_id!r}")
+    return job_id
+
+
+def month_index_key(shop_id, month):
+    return f"{INDEX_PREFIX}{shop_id}/{month}/index.json"
+
+
+def shared_index_key(month):
+    return f"{INDEX_PREFIX}{SHARED}/{month}/shared.json"
+
+
+def part_key(shop_id, month, name, shared=False):
+    if not _PART_NAME.match(name or ""):
+        raise ValueError(f"invalid part name {name!r}")
+    return f"{COLD_PREFIX}{SHARED if shared else shop_id}/{month}/{name}"
+
+
+def month_of(iso):
+    """`2026-03-14T09:12:00+00:00` → `2026-03` (the UTC month; offsets are converted)."""
+    from datetime import datetime, timezone
+
+    text = iso.strip().replace("Z", "+00:00")
+    at = datetime.fromisoformat(_trim_fraction(text))
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=timezone.utc)
+    return at.astimezone(timezone.utc).strftime("%Y-%m")
+
+
+def _trim_fraction(text):
+    # Python < 3.11 takes at most 6 fraction digits.
+    return re.sub(r"(\.\d{6})\d+", r"\1", text)
+
+
+# --- gzip -----------------------------------------------------------------------------------------
+
+def gunzip_all(data, key):
+    """Every gzip member of `data`, inflated and concatenated."""
+    out = []
+    rest = bytes(data)
+    try:
+        while rest:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            out.append(d.decompress(rest))
+            if not d.eof:
+                raise zlib.error("truncated gzip member")
+            rest = d.unused_data
+    except zlib.error as err:
+        raise CorruptObjectError(key, f"not gzip: {err}") from None
+    return b"".join(out)
+
+
+def member_length(data):
+    """Length of the gzip member at the start of `data`, or None when it is not all there."""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        d.decompress(bytes(data))
+    except zlib.error:
+        return None
+    return len(data) - len(d.unused_data) if d.eof else None
+
+
+# --- month index ----------------------------------------------------------------------------------
+
+def _count(n):
+    return isinstance(n, int) and not isinstance(n, bool) and n >= 0
+
+
+def parse_index_header(member, key):
+    """The header member of a month index: (header dict, blocks list)."""
+    header = loads_exact(gunzip_all(member, key), key)
+    if not isinstance(header, dict):
+        raise CorruptObjectError(key, "index header is not an object")
+    check_format("index", header.get("format"), key)
+    blocks = header.get("blocks", [])
+    if not isinstance(blocks, list):
+        raise CorruptObjectError(key, "index blocks must be a list")
+    return header, blocks
+
+
+def block_of(blocks, job_id):
+    """The block (by job id range, code-point order) that would hold `job_id`, or None."""
+    for b in blocks:
+        if b["first"] <= job_id <= b["last"]:
+            return b
+    return None
+
+
+def index_from_members(header, job_blocks, key, expect_format=True):
+    """The model of a month index (or a shared index's view) from its header and the job blocks read.
+
+    Returns {"shop_id", "month", "parts": [part], "jobs": {job_id: [entry]}} where every part has
+    `key`, `size`, `blocks` (byte ranges) and every entry its part name, block range and
+    platform-data block range (or None), with the defaults of the spec filled in.
+    """
+    if expect_format:
+        check_format("index", header.get("format"), key)
+    shop_id, month, parts = header.get("shop_id"), header.get("month"), header.get("parts")
+    if not isinstance(shop_id, str) or not isinstance(month, str) or not isinstance(parts, list):
+        raise CorruptObjectError(key, "index needs shop_id, month and parts")
+    jobs = dict(header.get("jobs") or {})
+    for b in job_blocks:
+        if not isinstance(b, dict) or not isinstance(b.get("jobs"), dict):
+            raise CorruptObjectError(key, "an index block must be {\"jobs\": {...}}")
+        jobs.update(b["jobs"])
+    model_parts = []
+    for i, p in enumerate(parts):
+        if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not _count(p.get("size")):
+            raise CorruptObjectError(key, f"part {i} needs a name and a size")
+        filters = p.get("filters_bytes")
+        if filters is not None and (not _count(filters) or filters == 0 or filters >= p["size"]):
+            raise CorruptObjectError(key, f"part {p['name']}: filters_bytes must be a length within the part")
+        lengths = p.get("block_bytes", [p["size"] - (filters or 0)])
+        if not isinstance(lengths, list) or not all(_count(n) and n > 0 for n in lengths):
+            raise CorruptObjectError(key, f"part {p['name']} needs block_bytes, a list of lengths")
+        ranges, at = [], 0
+        for n in lengths:
+            ranges.append((at, n))
+            at += n
+        if at > p["size"] - (filters or 0):
+            raise CorruptObjectError(key, f"blocks of part {p['name']} run past its data")
+        try:
+            pkey = part_key(shop_id, month, p["name"], shared=p.get("shared") is True)
+        except ValueError as err:
+            raise CorruptObjectError(key, str(err)) from None
+        deleted_at = p.get("deleted_at")
+        model_parts.append({
+            "name": p["name"], "key": pkey, "size": p["size"], "etag": p.get("etag"),
+            "committed_at": p.get("committed_at"), "shared": p.get("shared") is True, "blocks": ranges,
+            "deleted_at": deleted_at,
+            "filters": (p["size"] - filters, filters) if filters else None,
+        })
+    model_jobs = {}
+    for job_id, entries in jobs.items():
+        if not isinstance(entries, list):
+            raise CorruptObjectError(key, f"entries of job {job_id} must be a list")
+        out = []
+        for e in entries:
+            if not isinstance(e, dict):
+                raise CorruptObjectError(key, f"entry of job {job_id} is not an object")
+            ordinal = e.get("part", 0)
+            if not _count(ordinal) or ordinal >= len(model_parts):
+                raise CorruptObjectError(key, f"entry of job {job_id} points at no committed part")
+            part = model_parts[ordinal]
+
+            def block(n, part=part, job_id=job_id):
+                if not _count(n) or n >= len(part["blocks"]):
+                    raise CorruptObjectError(key, f"entry of job {job_id} names no block of part {part['name']}")
+                return part["blocks"][n]
+
+            counts = e.get("counts")
+            if not isinstance(counts, list) or len(counts) != 4 or not all(_count(c) for c in counts):
+                raise CorruptObjectError(key, f"entry of job {job_id} needs counts [chunk_ids, failed, skipped, conflict]")
+            if not isinstance(e.get("status"), str) or not isinstance(e.get("completed_at"), str):
+                raise CorruptObjectError(key, f"entry of job {job_id} needs status and completed_at")
+            out.append({
+                "part": part["name"],
+                "part_key": part["key"],
+                "block": block(e.get("block", 0)),
+                "platform_data": block(e["pd_block"]) if "pd_block" in e else None,
+                "status": e["status"],
+                "completed_at": e["completed_at"],
+                "committed_at": e.get("committed_at", part["committed_at"]),
+                "deleted_at": e["deleted_at"] if "deleted_at" in e else part["deleted_at"],
+                "counts": dict(zip(COUNT_ORDER, counts)),
+            })
+        model_jobs[job_id] = out
+    return {"shop_id": shop_id, "month": month, "parts": model_parts, "jobs": model_jobs}
+
+
+def parse_month_index(data, key):
+    """A whole month index (all members)."""
+    lines = [line for line in gunzip_all(data, key).split(b"\n") if line]
+    if not lines:
+        raise CorruptObjectError(key, "index is empty")
+    header = loads_exact(lines[0], key)
+    if not isinstance(header, dict):
+        raise CorruptObjectError(key, "index header is not an object")
+    return index_from_members(header, [loads_exact(line, key) for line in lines[1:]], key)
+
+
+def parse_shared_index(data, key, shop_id):
+    """The shop's view of a month's shared index (None when the shop has nothing packed there), with
+    the shared parts' segments checked: every entry must lie inside the shop's own segment."""
+    value = loads_exact(gunzip_all(data, key), key)
+    if not isinstance(value, dict):
+        raise CorruptObjectError(key, "shared index is not an object")
+    check_format("shared-index", value.get("format"), key)
+    month, parts, shops = value.get("month"), value.get("parts"), value.get("shops")
+    if not isinstance(month, str) or not isinstance(parts, list) or not isinstance(shops, dict):
+        raise CorruptObjectError(key, "shared index needs month, parts and shops")
+    stored = shops.get(shop_id)
+    if stored is None:
+        return None
+    if not isinstance(stored, dict):
+        raise CorruptObjectError(key, f"the view of {shop_id} is not an object")
+    view = index_from_members({**stored, "month": month}, [], key, expect_format=False)
+    if view["shop_id"] != shop_id:
+        raise CorruptObjectError(key, f"the view under {shop_id} is of {view['shop_id']}")
+    by_name = {p.get("name"): p for p in parts if isinstance(p, dict)}
+    for p in view["parts"]:
+        shared = by_name.get(p["name"])
+        seg = (shared or {}).get("segments", {}).get(shop_id)
+        if not p["shared"] or shared is None or shared.get("size") != p["size"] or not seg:
+            raise CorruptObjectError(key, f"the view of {shop_id} names part {p['name']}, which holds no segment of it")
+        p["segment"] = (seg[0], seg[1])
+    for job_id, entries in view["jobs"].items():
+        for e in entries:
+            seg = next(p["segment"] for p in view["parts"] if p["name"] == e["part"])
+            for r in (e["block"], e["platform_data"]):
+                if r is not None and not (r[0] >= seg[0] and r[0] + r[1] <= seg[0] + seg[1]):
+                    raise CorruptObjectError(key, f"entry of job {job_id} lies outside the segment of {shop_id}")
+    return view
+
+
+# --- parts ----------------------------------------------------------------------------------------
+
+def _lines(inflated):
+    return [line + b"\n" for line in inflated.split(b"\n")[:-1]] if inflated.endswith(b"\n") else None
+
+
+def shop_lines(inflated, shop_id):
+    """The lines of `shop_id` in one block of a shared part: from its part header line to the next
+    header line, or (no header of it in the block) the lines before the block's first header."""
+    lines = inflated.split(b"\n")
+    lines = [line + b"\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+    def header_shop(line):
+        if b'"type":"part"' not in line:
+            return None
+        try:
+            v = json.loads(line)
+        except ValueError:
+            return None
+        return v.get("shop_id") if isinstance(v, dict) and v.get("type") == "part" else None
+
+    shops = [header_shop(line) for line in lines]
+    if shop_id in shops:
+        start = shops.index(shop_id)
+        end = next((i for i in range(start + 1, len(lines)) if shops[i] is not None), len(lines))
+        return b"".join(lines[start:end])
+    end = next((i for i, s in enumerate(shops) if s is not None), len(lines))
+    return b"".join(lines[:end])
+
+
+def find_record(inflated, where, want_type, want_id, shop_id):
+    """The record of the block whose job_id (job) or ref (platform_data) is `want_id`; a block the
+    index pointed at that does not hold it is damage."""
+    needle = (f'"job_id":{json.dumps(want_id)}' if want_type == "job" else f'"ref":{json.dumps(want_id)}').encode()
+    at = inflated.find(needle)
+    while at >= 0:
+        start = inflated.rfind(b"\n", 0, at) + 1
+        end = inflated.find(b"\n", at)
+        if end < 0:
+            break
+        record = loads_exact(inflated[start:end], f"{where} line {start}")
+        if isinstance(record, dict) and record.get("type") == want_type and \
+                record.get("job_id" if want_type == "job" else "ref") == want_id:
+            if want_type == "job":
+                check_job_record(record, f"{where} line {start}", shop_id)
+            return record
+        at = inflated.find(needle, end)
+    raise CorruptObjectError(where, f"block holds no {'job' if want_type == 'job' else 'platform data'} {want_id}")
+
+
+def check_job_record(record, where, shop_id):
+    if record.get("shop_id", shop_id) != shop_id:
+        raise CorruptObjectError(where, f"record is of shop {record.get('shop_id')}, not {shop_id}")
+    details = record.get("details")
+    if not isinstance(details, dict) or not all(f in details for f in COUNT_ORDER):
+        raise CorruptObjectError(where, "job record needs details with chunk_ids, failed, skipped, conflict")
+
+
+def read_block(part_bytes, where, shared_shop=None):
+    """One block (gzip member) of a part, inflated; of a shared part, only `shared_shop`'s lines."""
+    if len(part_bytes) < 18 or part_bytes[0] != 0x1F or part_bytes[1] != 0x8B:
+        raise CorruptObjectError(where, "not a gzip member")
+    inflated = gunzip_all(part_bytes, where)
+    return shop_lines(inflated, shared_shop) if shared_shop is not None else inflated
+
+
+_IDENTITY = {
+    "pk": lambda shop, job: f"SHOP#{shop}",
+    "sk": lambda shop, job: f"JOB#{job}",
+    "job_id": lambda shop, job: job,
+}
+
+
+def expand_row(record, shop_id):
+    """The archived row, exactly as it was (`row_omitted` attributes restored); None when the row had
+    expired before archival."""
+    row = record.get("row")
+    if row is None:
+        return None
+    out = dict(row)
+    for name in record.get("row_omitted", []):
+        rule = _IDENTITY.get(name)
+        out[name] = rule(shop_id, record["job_id"]) if rule else row.get("completed_at")
+    return {k: out[k] for k in sorted(out, key=_utf16)}
+
+
+# --- details --------------------------------------------------------------------------------------
+
+def is_empty_details(d):
+    return not d["chunk_ids"] and all(not lst for kind in COUNT_ORDER[1:] for lst in d[kind].values())
+
+
+def merge_details(payloads):
+    """Union of payloads in order: chunk ids sorted and unique, every reason's list deduplicated in
+    first-occurrence order, reasons sorted, redactions once each (oldest first, absent when none)."""
+    chunk_ids = set()
+    kinds = {"failed": {}, "skipped": {}, "conflict": {}}
+    seen = {"failed": {}, "skipped": {}, "conflict": {}}
+    redacted = {}
+    for p in payloads:
+        chunk_ids.update(p["chunk_ids"])
+        for r in p.get("redacted") or []:
+            redacted[f"{r['at']} {r['listings']}"] = r
+        for kind in ("failed", "skipped", "conflict"):
+            for reason, items in p[kind].items():
+                lst = kinds[kind].setdefault(reason, [])
+                ids = seen[kind].setdefault(reason, set())
+                for item in items:
+                    ident = canonical_json(item) if kind == "conflict" else item
+                    if ident not in ids:
+                        ids.add(ident)
+                        lst.append(item)
+    out = {"chunk_ids": sorted(chunk_ids, key=lambda s: s.encode("utf-8"))}
+    for kind in ("failed", "skipped", "conflict"):
+        out[kind] = {r: kinds[kind][r] for r in sorted(kinds[kind], key=_utf16)}
+    if redacted:
+        out["redacted"] = sorted(redacted.values(), key=lambda r: (r["at"], int(r["listings"])))
+    return out

@@ -1,0 +1,320 @@
+"""Reads one job's details wherever they are: hot objects first, then the archive (format 1.0).
+
+Standard library + boto3. See docs/archive-format.md ("Reading a job") for the algorithm this follows.
+"""
+import os
+import re
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from . import format as fmt
+from .errors import (
+    ArchiveError,
+    CorruptObjectError,
+    MissingIndexError,
+    NeedsRestoreError,
+    PartMissingError,
+)
+
+SEARCH_MONTHS = 24
+_FLUSH = re.compile(r"^[A-Za-z0-9._-]{1,64}\.json\.gz$")
+
+
+def s3_client():
+    """A boto3 S3 client from the environment (AWS_ENDPOINT_URL_S3 as `jobarchive up` prints it)."""
+    return boto3.client(
+        "s3",
+        endpoint_url=os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or None,
+        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 3}),
+    )
+
+
+def _code(err):
+    return err.response.get("Error", {}).get("Code") if isinstance(err, ClientError) else None
+
+
+def _status(err):
+    return err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") if isinstance(err, ClientError) else None
+
+
+def _not_found(err):
+    return _code(err) in ("NoSuchKey", "404", "NotFound") or _status(err) == 404
+
+
+class _Ledger:
+    def __init__(self):
+        self.requests = 0
+        self.bytes = 0
+        self.parts = set()
+        self.warnings = []
+
+    def provenance(self, source):
+        return {"source": source, "parts": sorted(self.parts), "requests": self.requests,
+                "bytes": self.bytes, "warnings": list(self.warnings)}
+
+
+class ArchiveReader:
+    """`lookup` and `search` over one bucket. `s3` is a boto3 S3 client (default: from the environment)."""
+
+    def __init__(self, bucket, s3=None, search_months=SEARCH_MONTHS, restore_days=None, restore_tier="Bulk"):
+        if not isinstance(bucket, str) or not bucket.strip():
+            raise ValueError("bucket must be a non-empty bucket name")
+        self.bucket = bucket
+        self.s3 = s3 or s3_client()
+        self.search_months = search_months
+        self.restore_days = restore_days
+        self.restore_tier = restore_tier
+
+    # --- S3 --------------------------------------------------------------------------------------
+
+    def _get(self, ledger, key, byte_range=None):
+        """(bytes, metadata) or None when the object does not exist."""
+        ledger.requests += 1
+        try:
+            out = self.s3.get_object(Bucket=self.bucket, Key=key, **({"Range": byte_range} if byte_range else {}))
+        except ClientError as err:
+            if _not_found(err):
+                return None
+            raise
+        body = out["Body"].read()
+        ledger.bytes += len(body)
+        return body, out.get("Metadata") or {}, out.get("ContentRange")
+
+    def _list(self, ledger, prefix):
+        token = None
+        while True:
+            ledger.requests += 1
+            page = self.s3.list_objects_v2(Bucket=self.bucket, Prefix=prefix,
+                                           **({"ContinuationToken": token} if token else {}))
+            for o in page.get("Contents", []):
+                yield o["Key"]
+            token = page.get("NextContinuationToken")
+            if not page.get("IsTruncated") or not token:
+                return
+
+    def _read_range(self, ledger, key, offset, length):
+        at = f"{key} bytes {offset}-{offset + length - 1}"
+        try:
+            got = self._get(ledger, key, f"bytes={offset}-{offset + length - 1}")
+        except ClientError as err:
+            if _code(err) == "InvalidObjectState":
+                raise self._needs_restore(ledger, key, err) from None
+            if _status(err) == 416:
+                raise CorruptObjectError(at, "range lies outside the part") from None
+            raise
+        if got is None:
+            raise PartMissingError(key)
+        if len(got[0]) != length:
+            raise CorruptObjectError(at, f"expected {length} bytes, got {len(got[0])} (part shorter than its index says)")
+        ledger.parts.add(key)
+        return got[0]
+
+    def _needs_restore(self, ledger, key, err):
+        storage_class = err.response.get("Error", {}).get("StorageClass")
+        requested = False
+        if self.restore_days:
+            ledger.requests += 1
+            try:
+                self.s3.restore_object(Bucket=self.bucket, Key=key, RestoreRequest={
+                    "Days": self.restore_days, "GlacierJobParameters": {"Tier": self.restore_tier}})
+                requested = True
+            except ClientError as restore_err:
+                requested = _code(restore_err) == "RestoreAlreadyInProgress"
+                if not requested:
+                    raise
+        return NeedsRestoreError(key, storage_class, requested)
+
+    # --- hot -------------------------------------------------------------------------------------
+
+    def _hot(self, ledger, shop_id, job_id):
+        """Flush payloads (key order) and platform data of the job's hot prefix; another shop's
+        objects (their `shop-id` metadata) are left out."""
+        prefix = f"{fmt.HOT_PREFIX}{job_id}/"
+        flushes, platform_data, keys = [], None, []
+        for key in sorted(self._list(ledger, prefix), key=lambda k: k.encode("utf-8")):
+            name = key[len(prefix):]
+            if name == fmt.PLATFORM_DATA_NAME:
+                got = self._get(ledger, key)
+                if got and got[1].get("shop-id", shop_id) == shop_id:
+                    platform_data = fmt.loads_exact(got[0], key)
+                    if not isinstance(platform_data, dict):
+                        raise CorruptObjectError(key, "platform data must be a JSON object")
+                    pd_key = key
+                continue
+            if "/" in name or not _FLUSH.match(name):
+                continue
+            got = self._get(ledger, key)
+            if got is None or got[1].get("shop-id", shop_id) != shop_id:
+                continue
+            payload = fmt.loads_exact(fmt.gunzip_all(got[0], key), key)
+            if not isinstance(payload, dict) or not all(f in payload for f in fmt.COUNT_ORDER):
+                raise CorruptObjectError(key, "not a flush payload (chunk_ids, failed, skipped, conflict)")
+            flushes.append(payload)
+            keys.append(key)
+        if platform_data is not None:
+            keys.append(pd_key)
+        return flushes, platform_data, keys
+
+    # --- indexes ---------------------------------------------------------------------------------
+
+    def _month_view(self, ledger, shop_id, job_id, month):
+        """(index key, the job's entries in the month, index model or None)."""
+        key = fmt.month_index_key(shop_id, month)
+        got = self._get(ledger, key, f"bytes=0-{fmt.INDEX_FIRST_READ_BYTES - 1}")
+        if got is None:
+            return self._shared_view(ledger, shop_id, job_id, month)
+        first, _, content_range = got
+        total = int(content_range.rsplit("/", 1)[1]) if content_range else len(first)
+        if len(first) >= total:
+            index = fmt.parse_month_index(first, key)
+        else:
+            head = fmt.member_length(first)
+            if head is None:
+                index = fmt.parse_month_index(self._get(ledger, key)[0], key)
+            else:
+                header, blocks = fmt.parse_index_header(first[:head], key)
+                block = fmt.block_of(blocks, job_id) if blocks else None
+                members = []
+                if block is not None:
+                    start, end = head + block["offset"], head + block["offset"] + block["length"]
+                    data = first[start:end] if end <= len(first) else \
+                        self._get(ledger, key, f"bytes={start}-{end - 1}")[0]
+                    members.append(fmt.loads_exact(fmt.gunzip_all(data, key), key))
+                index = fmt.index_from_members(header, members, key)
+        if index["shop_id"] != shop_id or index["month"] != month:
+            raise CorruptObjectError(key, f"index names shop {index['shop_id']} month {index['month']}")
+        return key, index["jobs"].get(job_id, []), index
+
+    def _shared_view(self, ledger, shop_id, job_id, month):
+        key = fmt.shared_index_key(month)
+        got = self._get(ledger, key)
+        if got is None:
+            return key, [], None
+        view = fmt.parse_shared_index(got[0], key, shop_id)
+        if view is None:
+            return key, [], None
+        return key, view["jobs"].get(job_id, []), view
+
+    def _months(self, ledger, shop_id, completed_at):
+        if completed_at is not None:
+            return [fmt.month_of(completed_at)]
+        months = set()
+        own = re.compile(r"^job-details-index/" + re.escape(shop_id) + r"/(\d{4}-\d{2})/index\.json$")
+        shared = re.compile(r"^job-details-index/_shared/(\d{4}-\d{2})/shared\.json$")
+        for k in self._list(ledger, f"{fmt.INDEX_PREFIX}{shop_id}/"):
+            m = own.match(k)
+            if m:
+                months.add(m.group(1))
+        for k in self._list(ledger, f"{fmt.INDEX_PREFIX}{fmt.SHARED}/"):
+            m = shared.match(k)
+            if m:
+                months.add(m.group(1))
+        return sorted(months, reverse=True)[: self.search_months]
+
+    def _check_not_lost(self, ledger, shop_id, month):
+        """A month with no index (own or shared view) but parts of the shop: the index is lost."""
+        prefix = f"{fmt.COLD_PREFIX}{shop_id}/{month}/"
+        parts = [k for k in self._list(ledger, prefix) if k.endswith(".jsonl.gz")]
+        if parts:
+            raise MissingIndexError(fmt.month_index_key(shop_id, month), len(parts))
+
+    # --- lookup ----------------------------------------------------------------------------------
+
+    def lookup(self, shop_id, job_id, completed_at=None):
+        """Everything known about one job, hot objects first, then every archival found.
+
+        Returns {"shop_id", "job_id", "details", "platform_data", "archived_row", "archivals",
+        "hot_keys", "details_source", "platform_data_source", "provenance"}. `details` is None when
+        no flush and no archival holds any listing or chunk ("no details": the job read the same way
+        while hot). Numbers are exact (ints of any size; other numbers keep their JSON text).
+        Raises NeedsRestoreError, MissingIndexError, PartMissingError, CorruptObjectError,
+        UnsupportedFormatError: a damaged or missing index is never read as "no archival".
+        """
+        fmt.check_shop(shop_id)
+        fmt.check_job(job_id)
+        ledger = _Ledger()
+        flushes, hot_pd, hot_keys = self._hot(ledger, shop_id, job_id)
+        entries = []
+        try:
+            for month in self._months(ledger, shop_id, completed_at):
+                index_key, found, index = self._month_view(ledger, shop_id, job_id, month)
+                if index is None and completed_at is not None and not flushes:
+                    self._check_not_lost(ledger, shop_id, month)
+                entries.extend((month, pos, e) for pos, e in enumerate(found))
+        except CorruptObjectError as err:
+            # Damage with an intact hot copy: the hot copy answers, the damage is named.
+            if not flushes and hot_pd is None:
+                raise
+            ledger.warnings.append(f"archive damaged, left out: {err}")
+            entries = []
+        entries.sort(key=lambda t: (_instant(t[2]["committed_at"]), t[0], t[1]))
+        records = []
+        for month, _, e in entries:
+            shared = shop_id if e["part_key"].startswith(f"{fmt.COLD_PREFIX}{fmt.SHARED}/") else None
+            where = f"{e['part_key']} bytes {e['block'][0]}-{sum(e['block']) - 1}"
+            block = fmt.read_block(self._read_range(ledger, e["part_key"], *e["block"]), where, shared)
+            records.append((e, month, fmt.find_record(block, where, "job", job_id, shop_id)))
+        archived_pd = None
+        if hot_pd is None:
+            with_pd = [t for t in records if t[0]["platform_data"] is not None]
+            if with_pd:
+                e, _, rec = with_pd[-1]
+                ref = rec.get("platform_data_ref")
+                if ref is None:
+                    raise CorruptObjectError(e["part_key"], "the job record names no platform data")
+                shared = shop_id if e["part"] and e["part_key"].startswith(f"{fmt.COLD_PREFIX}{fmt.SHARED}/") else None
+                r = e["platform_data"]
+                where = f"{e['part_key']} bytes {r[0]}-{r[0] + r[1] - 1}"
+                block = fmt.read_block(self._read_range(ledger, e["part_key"], *r), where, shared)
+                archived_pd = fmt.find_record(block, where, "platform_data", ref, shop_id)["data"]
+        with_details = [rec["details"] for _, _, rec in records if not fmt.is_empty_details(rec["details"])]
+        if with_details or flushes:
+            details = fmt.merge_details(with_details + flushes)
+            details_source = _source(bool(flushes), bool(records))
+        else:
+            details, details_source = None, "archive" if records else "none"
+        platform_data = hot_pd if hot_pd is not None else archived_pd
+        pd_source = "hot" if hot_pd is not None else "archive" if archived_pd is not None else "none"
+        newest = records[-1][2] if records else None
+        return {
+            "shop_id": shop_id,
+            "job_id": job_id,
+            "details": details,
+            "platform_data": platform_data,
+            "archived_row": fmt.expand_row(newest, shop_id) if newest else None,
+            "archivals": [{
+                "month": month, "part_key": e["part_key"], "status": e["status"],
+                "completed_at": e["completed_at"], "committed_at": e["committed_at"], "deleted_at": e["deleted_at"],
+            } for e, month, _ in records],
+            "hot_keys": hot_keys,
+            "details_source": details_source,
+            "platform_data_source": pd_source,
+            "provenance": ledger.provenance(_combine(details_source, pd_source)),
+        }
+
+
+def _instant(iso):
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(fmt._trim_fraction(iso.replace("Z", "+00:00"))).timestamp()
+    except (ValueError, AttributeError):
+        return float("nan")
+
+
+def _source(hot, archive):
+    return "both" if hot and archive else "hot" if hot else "archive" if archive else "none"
+
+
+def _combine(*sources):
+    return _source(any(s in ("hot", "both") for s in sources), any(s in ("archive", "both") for s in sources))
+
+
+def lookup(shop_id, job_id, completed_at=None, bucket=None, s3=None):
+    """The job (see ArchiveReader.lookup); `bucket` defaults to $ECOM_JOB_DETAILS_BUCKET."""
+    bucket = bucket or os.environ.get("ECOM_JOB_DETAILS_BUCKET")
+    if not bucket:
+        raise ArchiveError("no bucket: pass bucket= or set ECOM_JOB_DETAILS_BUCKET")
+    return ArchiveReader(bucket, s3=s3).lookup(shop_id, job_id, completed_at)
