@@ -25,9 +25,9 @@ import {
   parseMonthIndex,
   serializeMonthIndex,
 } from './format/month-index';
-import { countDetails, type JobRecord, PART_FORMAT_V1 } from './format/records';
+import { countDetails, type JobRecord } from './format/records';
 import { parseSharedIndex } from './format/shared-index';
-import { stagedDocsByPart, VERIFIED_FORMAT, type VerifiedPart } from './format/staging';
+import { stagedDocsByPart, type VerifiedPart } from './format/staging';
 
 /**
  * Rebuilds a lost or corrupt month index from the group's parts, which are self-describing (a header
@@ -107,12 +107,11 @@ const scanPart = async (
   const jobs: Array<{ record: JobRecord; at: Located; sha256: string }> = [];
   // Each member's distinct document ids: the rebuilt index gets the part's filters back.
   const memberDocs: Array<ByteRange & { docs: Set<string> }> = [];
-  let v1 = false;
   const take = (members: Array<{ offset: number; bytes: Buffer }>) => {
     for (const m of members) {
       const docs = new Set<string>();
       memberDocs.push({ offset: m.offset, length: m.bytes.length, docs });
-      // A member is a block of whole lines (part@2); in a part@1 every member holds one line.
+      // A member is a block of whole lines.
       const where = `${listed.key}@${m.offset}`;
       const inflated = inflateMember(m.bytes, where);
       let start = 0;
@@ -121,29 +120,18 @@ const scanPart = async (
         if (end < 0) fail(`${where}: a block ends inside a line`);
         const line = { offset: start, length: end + 1 - start };
         const { record, sha256 } = decodeLine(inflated.subarray(start, end + 1), where, shopId);
-        const at: Located = v1
-          ? { offset: m.offset, length: m.bytes.length }
-          : { offset: m.offset, length: m.bytes.length, line };
+        const at: Located = { offset: m.offset, length: m.bytes.length, line };
         if (m.offset === 0 && start === 0) {
           if (record.type !== 'part') fail('first record is not the part header');
-          // part@4 headers leave the part's name to its key.
-          else if (
-            record.shop_id !== shopId ||
-            record.month !== month ||
-            (record.part !== undefined && record.part !== partName)
-          ) {
-            fail(`header names ${record.shop_id} ${record.month} ${record.part ?? ''}`);
-          } else {
-            runId = record.run_id;
-            v1 = record.format === PART_FORMAT_V1;
-          }
-        } else if (v1 && start > 0) {
-          fail(`${where}: a part@1 member holds more than one line`);
+          // The header leaves the part's name to its key.
+          else if (record.shop_id !== shopId || record.month !== month) {
+            fail(`header names ${record.shop_id} ${record.month}`);
+          } else runId = record.run_id;
         } else if (record.type === 'platform_data') {
-          platformData.set(record.ref, v1 ? { offset: m.offset, length: m.bytes.length } : at);
+          platformData.set(record.ref, at);
         } else if (record.type === 'job') {
           if (record.shop_id !== shopId) fail(`job ${record.job_id} is of shop ${record.shop_id}`);
-          jobs.push({ record, at: v1 ? { offset: m.offset, length: m.bytes.length } : at, sha256 });
+          jobs.push({ record, at, sha256 });
           for (const l of documentListings(record.details)) docs.add(l.doc_id);
         } else fail(`second part header at byte ${m.offset}`);
         start = end + 1;
@@ -191,15 +179,12 @@ const scanPart = async (
       completed_at: j.record.job.completed_at,
       counts: countDetails(j.record.details),
       platform_data: pd && ref !== null ? { ...pd, ref } : null,
-      // part@3 records name their sources without ETags (the index keeps them until deletion): a
-      // rebuilt entry then lists none, and delete never removes objects it cannot match.
-      sources: j.record.sources.flatMap(({ key, size: s, etag: e }) =>
-        e === undefined ? [] : [{ key, size: s, etag: e }],
-      ),
+      // Records name their sources without ETags (the index keeps them until deletion): a rebuilt
+      // entry lists none, and delete never removes objects it cannot match.
+      sources: [],
     };
   }
   return {
-    format: VERIFIED_FORMAT,
     part: {
       name: partName,
       key: listed.key,
@@ -262,10 +247,8 @@ export const rebuildMonthIndex = async (
       partsExcluded.push({ key: obj.key, reason: 'not a part key' });
       continue;
     }
-    const docs = staged.get(parsed.partName);
-    if (docs) {
-      const which = docs.verified ? 'verified' : 'pending';
-      partsExcluded.push({ key: obj.key, reason: `has a ${which} staging doc: never committed` });
+    if (staged.has(parsed.partName)) {
+      partsExcluded.push({ key: obj.key, reason: 'has a pending staging doc: never committed' });
       continue;
     }
     let verified: VerifiedPart;

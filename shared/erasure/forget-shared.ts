@@ -9,7 +9,7 @@ import {
 } from '../archive/format/keys';
 import type { SharedPart } from '../archive/format/shared-index';
 import { sharedPartWithoutShop, switchSharedPart } from '../archive/format/shared-rewrite';
-import { INTENT_FORMAT, type PartIntent } from '../archive/format/staging';
+import { newIntent } from '../archive/format/staging';
 import { loadSharedIndex, updateSharedIndex } from '../archive/steps/commit/shared-store';
 import type { StepDeps } from '../archive/steps/context';
 import { ErasureIncompleteError, isNamedError } from '../errors';
@@ -103,15 +103,14 @@ const rewriteWithout = async (
   let next: SharedPart | null = null;
   const intentKey = sharedPendingKey(month, name);
   if (r.bytes && r.part) {
-    const intent: PartIntent = {
-      format: INTENT_FORMAT,
+    const intent = newIntent({
       shop_id: '_shared',
       month,
       part: name,
       part_key: sharedPartKey(month, name),
       run_id: ids.runId,
       created_at: now.toISOString(),
-    };
+    });
     await putJson(deps, intentKey, intent);
     const etag = await putConditional(
       deps.s3,

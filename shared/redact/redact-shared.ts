@@ -41,63 +41,28 @@ export const redactSharedSegment = (
   const oldMembers = partMembers(bytes.subarray(own[0], own[0] + own[1]), ctx.where);
   const r = redactPart(oldMembers, { shopId: ctx.shopId, docId: ctx.docId, at: ctx.at, where: ctx.where });
   if (r.removed === 0) return null;
-  if (part.blocks) {
-    // Blocks cut across shops (shared-index@2): the segment's blocks are rewritten in place (other
-    // shops' lines in them keep their bytes), every other block is copied; none moves in number.
-    const [i, j] = blockSpan(blockRanges(part.blocks), own, part.name);
-    const blocks = [
-      ...part.blocks.slice(0, i),
-      ...r.members.map((m) => m.length),
-      ...part.blocks.slice(j + 1),
-    ];
-    const out = Buffer.concat([bytes.subarray(0, own[0]), ...r.members, bytes.subarray(own[0] + own[1])]);
-    return {
-      bytes: out,
-      sha256: createHash('sha256').update(out).digest('hex'),
-      part: {
-        name: ctx.newName,
-        size: out.length,
-        segments: sameBlocksSegments(part.blocks, blocks, part.segments, part.name),
-        blocks,
-      },
-      switch: {
-        oldName: part.name,
-        oldMembers: oldMembers.map((m) => m.length),
-        newMembers: r.members.map((m) => m.length),
-        counts: r.jobs,
-        filters: { ...r.filters, blocks: r.filters.blocks.map((b) => ({ ...b, offset: b.offset + own[0] })) },
-        oldBase: own[0],
-        newBase: own[0],
-      },
-      removed: r.removed,
-    };
-  }
-  const slices: Buffer[] = [];
-  const segments: Record<string, readonly [number, number]> = {};
-  let at = 0;
-  let newBase = 0;
-  for (const [shop, [offset, length]] of Object.entries(part.segments).sort(([, a], [, b]) => a[0] - b[0])) {
-    const slice =
-      shop === ctx.shopId ? Buffer.concat(r.members) : Buffer.from(bytes.subarray(offset, offset + length));
-    if (shop === ctx.shopId) newBase = at;
-    slices.push(slice);
-    segments[shop] = [at, slice.length];
-    at += slice.length;
-  }
-  const out = Buffer.concat(slices);
+  // Blocks cut across shops: the segment's blocks are rewritten in place (other shops' lines in them
+  // keep their bytes), every other block is copied; none moves in number.
+  const [i, j] = blockSpan(blockRanges(part.blocks), own, part.name);
+  const blocks = [...part.blocks.slice(0, i), ...r.members.map((m) => m.length), ...part.blocks.slice(j + 1)];
+  const out = Buffer.concat([bytes.subarray(0, own[0]), ...r.members, bytes.subarray(own[0] + own[1])]);
   return {
     bytes: out,
     sha256: createHash('sha256').update(out).digest('hex'),
-    part: { name: ctx.newName, size: out.length, segments },
+    part: {
+      name: ctx.newName,
+      size: out.length,
+      segments: sameBlocksSegments(part.blocks, blocks, part.segments, part.name),
+      blocks,
+    },
     switch: {
       oldName: part.name,
       oldMembers: oldMembers.map((m) => m.length),
       newMembers: r.members.map((m) => m.length),
       counts: r.jobs,
-      // The filters' block offsets are the part's (the view's), not the segment's.
-      filters: { ...r.filters, blocks: r.filters.blocks.map((b) => ({ ...b, offset: b.offset + newBase })) },
+      filters: { ...r.filters, blocks: r.filters.blocks.map((b) => ({ ...b, offset: b.offset + own[0] })) },
       oldBase: own[0],
-      newBase,
+      newBase: own[0],
     },
     removed: r.removed,
   };

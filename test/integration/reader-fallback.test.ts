@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import {
   DeleteObjectsCommand,
   ListObjectsV2Command,
@@ -14,7 +15,12 @@ import {
   JobDetailsStore,
   jobPrefix,
 } from '../../shared/details';
-import { CorruptObjectError, InvalidIdError, InvalidInputError } from '../../shared/errors';
+import {
+  CorruptObjectError,
+  InvalidIdError,
+  InvalidInputError,
+  UnsupportedFormatError,
+} from '../../shared/errors';
 import { countRequests, zeroCounts } from '../../shared/metrics';
 import { JobDetailsReader } from '../../shared/reader';
 import { archiveJobs, buildPart, details, putIndex, putPart, readIndex } from '../support/archive-fixture';
@@ -343,10 +349,23 @@ describe('JobDetailsReader against s3rver', () => {
       CorruptObjectError,
     );
 
-    // Intact part, but an index@1 (which recorded digests) records another digest.
+    // Intact part, but its index is in a pre-1.0 format (a local bucket from before the release):
+    // refused with the fix in one line, never read as "no archival".
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: part.partKey, Body: part.bytes }));
-    await putIndex(s3, bucket, { ...index, jobs: { [jobId]: [{ ...entry, sha256: '0'.repeat(64) }] } }, 'v1');
-    await expect(reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED })).rejects.toThrow(/sha256/);
+    const old = { format: 'job-details-archive/index@5', shop_id: shopId, month: MONTH, parts: [], jobs: {} };
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: monthIndexKey(shopId, MONTH),
+        Body: gzipSync(JSON.stringify(old)),
+        ContentEncoding: 'gzip',
+      }),
+    );
+    const read = reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED });
+    await expect(read).rejects.toThrow(UnsupportedFormatError);
+    await expect(reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED })).rejects.toThrow(
+      /index@5: written by a pre-1\.0 build .*rebuild the local data/,
+    );
   });
 
   it('a part not committed to the month index is invisible', async () => {

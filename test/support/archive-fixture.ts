@@ -5,7 +5,6 @@ import { monthIndexKey, newPartName, partKey } from '../../shared/archive/format
 import {
   commitPart,
   emptyMonthIndex,
-  INDEX_FORMAT_V1,
   type IndexedJob,
   type IndexedPart,
   MONTH_INDEX_HEADERS,
@@ -189,20 +188,13 @@ export const readIndex = async (
   return got ? parseMonthIndex(got.bytes, key) : emptyMonthIndex(shopId, month, new Date(0).toISOString());
 };
 
-export const putIndex = async (
-  s3: S3Client,
-  bucket: string,
-  index: MonthIndex,
-  /** `v1`: as index@1 wrote it (every entry with its digest and refs), plain JSON. */
-  as: 'current' | 'v1' = 'current',
-): Promise<void> => {
+export const putIndex = async (s3: S3Client, bucket: string, index: MonthIndex): Promise<void> => {
   await s3.send(
     new PutObjectCommand({
       Bucket: bucket,
       Key: monthIndexKey(index.shop_id, index.month),
-      ...(as === 'v1'
-        ? { Body: JSON.stringify({ ...index, format: INDEX_FORMAT_V1 }), ContentType: 'application/json' }
-        : { Body: serializeMonthIndex(index), ...MONTH_INDEX_HEADERS }),
+      Body: serializeMonthIndex(index),
+      ...MONTH_INDEX_HEADERS,
     }),
   );
 };

@@ -23,7 +23,6 @@ import {
   shopIndexPrefix,
   validatePartName,
   validateRunId,
-  verifiedKey,
 } from '../../shared/archive/format/keys';
 import { InvalidIdError } from '../../shared/errors';
 
@@ -50,9 +49,6 @@ describe('archive key layout', () => {
     expect(shopIndexPrefix(SHOP)).toBe(`job-details-index/${SHOP}/`);
     expect(pendingPrefix(SHOP, '2026-03')).toBe(`job-details-index/${SHOP}/2026-03/pending/`);
     expect(pendingKey(SHOP, '2026-03', NAME)).toBe(`job-details-index/${SHOP}/2026-03/pending/${NAME}.json`);
-    expect(verifiedKey(SHOP, '2026-03', NAME)).toBe(
-      `job-details-index/${SHOP}/2026-03/pending/${NAME}.verified.json`,
-    );
     expect(runPrefix('run-1')).toBe('job-details-runs/run-1/');
     expect(plannedJobsKey('run-1', 0)).toBe('job-details-runs/run-1/plan/0/jobs.jsonl');
     expect(planBatchesKey('run-1', 0)).toBe('job-details-runs/run-1/plan/0/batches.jsonl');

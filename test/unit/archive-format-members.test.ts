@@ -13,7 +13,7 @@ const JOB: PartRecord = {
   job: jobMeta(),
   details: details({ chunk_ids: ['p0'], conflict: { v: [{ doc_id: 'd', b: 2, a: 1 }] } }),
   platform_data_ref: null,
-  sources: [{ key: 'job-details/j1/abc.json.gz', size: 10, etag: 'e', sha256: 's' }],
+  sources: [{ key: 'job-details/j1/abc.json.gz', size: 10 }],
 };
 
 describe('encodeMember / decodeMember', () => {

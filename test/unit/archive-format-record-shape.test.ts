@@ -1,6 +1,6 @@
 import { parsePartRecord } from '../../shared/archive/format/record-shape';
-import { PART_FORMAT } from '../../shared/archive/format/records';
-import { CorruptObjectError } from '../../shared/errors';
+import { PART_FORMAT } from '../../shared/archive/format/version';
+import { CorruptObjectError, UnsupportedFormatError } from '../../shared/errors';
 import { details, jobMeta } from '../support/archive-fixture';
 
 const header = {
@@ -8,9 +8,7 @@ const header = {
   format: PART_FORMAT,
   shop_id: 's',
   month: '2026-01',
-  part: 'part-20260215T030000Z-aaaaaaaa.jsonl.gz',
   run_id: 'r1',
-  created_at: '2026-02-15T03:00:00.000Z',
 };
 const job = {
   type: 'job',
@@ -18,8 +16,8 @@ const job = {
   job_id: 'j1',
   job: jobMeta(),
   details: details({ chunk_ids: ['p0'] }),
-  platform_data_ref: 'sha256:abc',
-  sources: [{ key: 'k', size: 1, etag: 'e', sha256: 'h' }],
+  platform_data_ref: '1',
+  sources: [{ key: 'k', size: 1 }],
 };
 
 describe('parsePartRecord', () => {
@@ -42,7 +40,7 @@ describe('parsePartRecord', () => {
 
   it.each([
     ['not an object', [1]],
-    ['unknown part format', { ...header, format: 'job-details-archive/part@9' }],
+    ['unknown part format', { ...header, format: 'job-details-archive/index@1.0' }],
     ['header without run_id', { ...header, run_id: undefined }],
     ['platform data without data', { type: 'platform_data', ref: 'r' }],
     ['job without a job object', { ...job, job: 'x' }],
@@ -50,7 +48,7 @@ describe('parsePartRecord', () => {
     ['job with a non-numeric counter', { ...job, job: { ...jobMeta(), failed_items: '3' } }],
     ['job with a NaN counter', { ...job, job: { ...jobMeta(), failed_items: Number.NaN } }],
     ['job without completed_at', { ...job, job: { ...jobMeta(), completed_at: null } }],
-    ['source without size', { ...job, sources: [{ key: 'k', etag: 'e', sha256: 'h' }] }],
+    ['source without size', { ...job, sources: [{ key: 'k' }] }],
     [
       'details of the wrong shape',
       { ...job, details: { chunk_ids: 'p0', failed: {}, skipped: {}, conflict: {} } },
@@ -58,5 +56,23 @@ describe('parsePartRecord', () => {
   ])('%s → CorruptObjectError naming where', (_name, value) => {
     expect(() => parsePartRecord(value, 'part-x bytes 5-9')).toThrow(CorruptObjectError);
     expect(() => parsePartRecord(value, 'part-x bytes 5-9')).toThrow('part-x bytes 5-9');
+  });
+
+  it.each([
+    ['a pre-1.0 part (part@4)', 'job-details-archive/part@4', /pre-1\.0 build.*rebuild the local data/],
+    ['a later major (part@2.0)', 'job-details-archive/part@2.0', /upgrade/],
+  ])('%s → UnsupportedFormatError with the fix, in one line', (_name, format, fix) => {
+    const read = () => parsePartRecord({ ...header, format }, 'job-details-cold/s/2026-01/p');
+    expect(read).toThrow(UnsupportedFormatError);
+    expect(read).toThrow(fix);
+    try {
+      read();
+    } catch (err) {
+      expect((err as Error).message).not.toContain('\n');
+    }
+  });
+
+  it('a later minor of format 1 is read as 1.0 (minors only add fields)', () => {
+    expect(parsePartRecord({ ...header, format: 'job-details-archive/part@1.3' }, 'w')).toEqual(header);
   });
 });

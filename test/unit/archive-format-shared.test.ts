@@ -8,6 +8,7 @@ import {
   type IndexedJob,
   type MonthIndex,
 } from '../../shared/archive/format/month-index';
+import { membersOf } from '../../shared/archive/format/shared-blocks';
 import {
   parseSharedIndex,
   type SharedIndex,
@@ -88,7 +89,16 @@ const sharedFixture = async (): Promise<{ bytes: Buffer; index: SharedIndex }> =
     };
     views.set(shop, commitPart(emptyMonthIndex(shop, MONTH, AT), part, entries, AT));
   }
-  const part: SharedPart = { name: NAME, size: at, etag, run_id: 'r1', committed_at: AT, segments: ranges };
+  const blocks = membersOf(Buffer.concat(segments), 'test').map((m) => m.length);
+  const part: SharedPart = {
+    name: NAME,
+    size: at,
+    etag,
+    run_id: 'r1',
+    committed_at: AT,
+    segments: ranges,
+    blocks,
+  };
   return { bytes: Buffer.concat(segments), index: { month: MONTH, updated_at: AT, parts: [part], views } };
 };
 

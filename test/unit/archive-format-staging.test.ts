@@ -1,46 +1,35 @@
-import {
-  PENDING_FORMAT,
-  parsePendingPart,
-  parseVerifiedPart,
-  VERIFIED_FORMAT,
-} from '../../shared/archive/format/staging';
-import { CorruptObjectError } from '../../shared/errors';
-import { buildPart, details } from '../support/archive-fixture';
+import { newIntent, parseIntent } from '../../shared/archive/format/staging';
+import { CorruptObjectError, UnsupportedFormatError } from '../../shared/errors';
 
-describe('staging manifests', () => {
-  it('a pending manifest from PartBuilder round-trips through JSON', async () => {
-    const { pending } = await buildPart({
-      shopId: 's',
-      month: '2026-01',
-      jobs: [{ jobId: 'j1', details: details({ chunk_ids: ['p0'] }), platformData: { a: 1 } }],
-    });
-    expect(pending.format).toBe(PENDING_FORMAT);
-    expect(parsePendingPart(Buffer.from(JSON.stringify(pending)), 'k')).toEqual(pending);
-  });
+const ID = {
+  shop_id: 's',
+  month: '2026-01',
+  part: 'part-20260101T000000Z-aaaaaaaa.jsonl.gz',
+  part_key: 'job-details-cold/s/2026-01/part-20260101T000000Z-aaaaaaaa.jsonl.gz',
+  run_id: 'r',
+  created_at: '2026-01-01T00:00:00.000Z',
+};
 
-  it('a verified manifest is recognised by its format', () => {
-    const doc = { format: VERIFIED_FORMAT, part: { name: 'p' }, jobs: {} };
-    expect(parseVerifiedPart(Buffer.from(JSON.stringify(doc)), 'k')).toEqual(doc);
+describe('staging: the intent is the only stored hand-off document', () => {
+  it('an intent round-trips through JSON', () => {
+    const intent = newIntent(ID);
+    expect(parseIntent(Buffer.from(JSON.stringify(intent)), 'k')).toEqual(intent);
   });
 
   it.each([
     ['not JSON', '{', /not JSON/],
-    ['no format', '{}', /not a job-details-archive\/pending@2/],
-    ['the other manifest', JSON.stringify({ format: VERIFIED_FORMAT }), /pending@2/],
-    ['null', 'null', /pending@2/],
+    ['no format', '{}', /not a job-details-archive\/intent@1\.0/],
+    ['null', 'null', /not an object/],
   ])('%s → CorruptObjectError naming the key', (_name, text, reason) => {
-    expect(() => parsePendingPart(Buffer.from(text), 'job-details-index/s/m/pending/x.json')).toThrow(
-      CorruptObjectError,
-    );
-    expect(() => parsePendingPart(Buffer.from(text), 'job-details-index/s/m/pending/x.json')).toThrow(reason);
-    expect(() => parsePendingPart(Buffer.from(text), 'job-details-index/s/m/pending/x.json')).toThrow(
-      'pending/x.json',
-    );
+    const read = () => parseIntent(Buffer.from(text), 'job-details-index/s/m/pending/x.json');
+    expect(read).toThrow(CorruptObjectError);
+    expect(read).toThrow(reason);
+    expect(read).toThrow('pending/x.json');
   });
 
-  it('a pending manifest is not a verified one', () => {
-    expect(() => parseVerifiedPart(Buffer.from(JSON.stringify({ format: PENDING_FORMAT })), 'k')).toThrow(
-      /verified@1/,
-    );
+  it('an intent a pre-1.0 build wrote is refused with the fix, not read', () => {
+    const old = Buffer.from(JSON.stringify({ ...ID, format: 'job-details-archive/intent@1' }));
+    expect(() => parseIntent(old, 'k')).toThrow(UnsupportedFormatError);
+    expect(() => parseIntent(old, 'k')).toThrow(/rebuild the local data/);
   });
 });

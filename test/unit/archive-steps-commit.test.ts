@@ -15,7 +15,6 @@ const e = (part: string, completedAt: string): Entry => ({
   sources: [],
 });
 const verified = (name: string, jobs: Record<string, Entry>): VerifiedPart => ({
-  format: 'job-details-archive/verified@1',
   part: {
     name,
     key: `k/${name}`,

@@ -6,15 +6,8 @@ test('staging docs are grouped by part name; anything else under the prefix is i
   const p1 = 'part-20260101T000000Z-aaaaaaaa.jsonl.gz';
   const p2 = 'part-20260102T000000Z-bbbbbbbb.jsonl.gz';
   const o = (name: string) => ({ key: `${prefix}${name}`, size: 1, etag: 'e', lastModified: undefined });
-  const byPart = stagedDocsByPart(prefix, [
-    o(`${p1}.json`),
-    o(`${p1}.verified.json`),
-    o(`${p2}.verified.json`),
-    o('notes.txt'),
-    o('x.json'),
-  ]);
+  const byPart = stagedDocsByPart(prefix, [o(`${p1}.json`), o(`${p2}.json`), o('notes.txt'), o('x.json')]);
   expect([...byPart.keys()]).toEqual([p1, p2]);
   expect(byPart.get(p1)?.pending?.key).toBe(`${prefix}${p1}.json`);
-  expect(byPart.get(p1)?.verified?.key).toBe(`${prefix}${p1}.verified.json`);
-  expect(byPart.get(p2)?.pending).toBeUndefined();
+  expect(byPart.get(p2)?.pending?.key).toBe(`${prefix}${p2}.json`);
 });

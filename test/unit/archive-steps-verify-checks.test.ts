@@ -158,7 +158,7 @@ test('a source outside the job’s own prefix is rejected (delete must never rea
   };
   const job = records(bytes, evil).find((x) => x.r.id === 'job a');
   if (!job) throw new Error('no job');
-  const rec = { ...(job.record as object), sources: evil.jobs.a?.sources } as PartRecord;
+  const rec = { ...(job.record as object), sources: evil.jobs.a?.sources } as unknown as PartRecord;
   expect(recordProblem(evil, job.r.expect, rec, job.sha256)).toMatch(/outside its prefix/);
 });
 

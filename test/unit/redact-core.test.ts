@@ -11,6 +11,7 @@ import {
   parseMonthIndex,
   serializeMonthIndex,
 } from '../../shared/archive/format/month-index';
+import { membersOf } from '../../shared/archive/format/shared-blocks';
 import {
   parseSharedIndex,
   type SharedIndex,
@@ -285,7 +286,16 @@ test("a shared part: only the asked shop's segment is redacted; the others are c
     views.set(b.shopId, commitPart(emptyMonthIndex(b.shopId, month, AT), part, moved, AT));
     base += b.bytes.length;
   }
-  const old: SharedPart = { name, size: bytes.length, etag: 'old', run_id: 'r', committed_at: AT, segments };
+  const blocks = membersOf(bytes, 'test').map((m) => m.length);
+  const old: SharedPart = {
+    name,
+    size: bytes.length,
+    etag: 'old',
+    run_id: 'r',
+    committed_at: AT,
+    segments,
+    blocks,
+  };
   const index: SharedIndex = { month, updated_at: AT, parts: [old], views };
   const r = redactSharedSegment(bytes, old, { shopId: 'acme', docId: DOC, at: AT, newName, where: 'k' });
   if (!r) throw new Error('nothing redacted');

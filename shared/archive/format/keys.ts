@@ -94,13 +94,9 @@ export const shopIndexPrefix = (shopId: string): string => `${INDEX_PREFIX}${val
 export const docFilterKey = (shopId: string, month: string, partName: string): string =>
   `${monthIndexDir(shopId, month)}docs/${validatePartName(partName)}.filter`;
 
-/** Staging manifest written by the archive step, read by verify. */
+/** A part's intent (staging.ts), written before its first byte, removed at commit. */
 export const pendingKey = (shopId: string, month: string, partName: string): string =>
   `${monthIndexDir(shopId, month)}pending/${validatePartName(partName)}.json`;
-
-/** What verify measured from the part's bytes; commit merges it into the month index. */
-export const verifiedKey = (shopId: string, month: string, partName: string): string =>
-  `${monthIndexDir(shopId, month)}pending/${validatePartName(partName)}.verified.json`;
 
 export const pendingPrefix = (shopId: string, month: string): string =>
   `${monthIndexDir(shopId, month)}pending/`;

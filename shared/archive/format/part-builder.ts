@@ -11,10 +11,10 @@ import {
   compactSources,
   countDetails,
   metaDiff,
-  PART_FORMAT,
   type SourceObject,
 } from './records';
-import { PENDING_FORMAT, type PendingPart } from './staging';
+import type { PendingPart } from './staging';
+import { PART_FORMAT } from './version';
 
 /**
  * Lays out a part (part@4): header, then for each job its platform-data record (first time the payload
@@ -179,7 +179,6 @@ export class PartBuilder {
     this.finished = true;
     const m = this.meta;
     return {
-      format: PENDING_FORMAT,
       shop_id: m.shopId,
       month: m.month,
       part: m.partName,

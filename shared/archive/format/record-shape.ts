@@ -5,10 +5,10 @@ import {
   expandRow,
   type JobRecord,
   metaFromRow,
-  PART_FORMATS,
   type PartRecord,
   type RecordSource,
 } from './records';
+import { checkFormat, PART_FORMAT } from './version';
 
 /** Shape checks for records read back from a part; anything unexpected is corruption, named by `where`. */
 type Obj = Record<string, unknown>;
@@ -36,17 +36,10 @@ const source = (v: unknown, where: string): RecordSource => {
   if (!isObj(v)) return fail(where, 'source entry must be an object');
   const size = optNum(v, 'size', where);
   if (size === null) return fail(where, 'source entry needs a size');
-  const etag = optStr(v, 'etag', where);
-  const sha256 = optStr(v, 'sha256', where);
-  return {
-    key: str(v, 'key', where),
-    size,
-    ...(etag !== null ? { etag } : {}),
-    ...(sha256 !== null ? { sha256 } : {}),
-  };
+  return { key: str(v, 'key', where), size };
 };
 
-/** A record's job meta: whole (part@1/2, or a record without a row) or its difference from the row's. */
+/** A record's job meta: whole (a record without a row) or its difference from the row's. */
 const jobMeta = (job: Obj, row: unknown, where: string): ArchivedJobMeta => {
   const base = isObj(row) ? metaFromRow(row) : null;
   const has = (f: string) => job[f] !== undefined;
@@ -71,7 +64,7 @@ const jobMeta = (job: Obj, row: unknown, where: string): ArchivedJobMeta => {
   };
 };
 
-/** A record's sources: a list (part@1–3), or part@4's `{name: size}` under the job's hot prefix. */
+/** A record's sources: `{name: size}` under the job's hot prefix, or (a key elsewhere) a list of {key, size}. */
 const sources = (value: Obj, jobId: string, where: string): RecordSource[] => {
   const v = value.sources;
   if (Array.isArray(v)) return v.map((s) => source(s, where));
@@ -83,7 +76,7 @@ const sources = (value: Obj, jobId: string, where: string): RecordSource[] => {
   );
 };
 
-/** The optional whole-row fields (records from before them have none). */
+/** The optional whole-row fields. */
 const rowFields = (
   value: Obj,
   shopId: string,
@@ -115,23 +108,20 @@ const rowFields = (
 };
 
 /**
- * A record read back from a part. part@4 job records carry no shop id: `shopId` (the part's, from its
- * header or key) fills it in; without it such a record is corrupt.
+ * A record read back from a part. Job records of own parts carry no shop id: `shopId` (the part's,
+ * from its header or key) fills it in; without it such a record is corrupt.
  */
 export const parsePartRecord = (value: unknown, where: string, shopId?: string): PartRecord => {
   if (!isObj(value)) return fail(where, 'record must be a JSON object');
   switch (value.type) {
     case 'part':
-      if (!PART_FORMATS.includes(value.format as (typeof PART_FORMATS)[number]))
-        return fail(where, `unknown part format ${String(value.format)}`);
+      checkFormat('part', value.format, where);
       return {
         type: 'part',
-        format: value.format as (typeof PART_FORMATS)[number],
+        format: PART_FORMAT,
         shop_id: str(value, 'shop_id', where),
         month: str(value, 'month', where),
         run_id: str(value, 'run_id', where),
-        ...(value.part !== undefined ? { part: str(value, 'part', where) } : {}),
-        ...(value.created_at !== undefined ? { created_at: str(value, 'created_at', where) } : {}),
       };
     case 'platform_data':
       if (!('data' in value)) return fail(where, 'platform_data record needs data');
@@ -142,7 +132,7 @@ export const parsePartRecord = (value: unknown, where: string, shopId?: string):
           ? str(value, 'shop_id', where)
           : (shopId ?? fail(where, 'job record needs a shop_id (or the part header naming one)'));
       const jobId = str(value, 'job_id', where);
-      // part@4 leaves out an empty meta diff.
+      // An empty meta diff is left out.
       const job = value.job ?? {};
       const rows = rowFields(value, shop, where);
       if (!isObj(job)) return fail(where, 'job record needs a job object');

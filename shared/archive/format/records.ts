@@ -2,41 +2,23 @@ import type { JobDetails, JsonObject } from '../../details';
 import { normalizedOrAsIs } from '../../time';
 
 /**
- * The records of an archive part. A part is JSONL.gz: one JSON object per line, the lines packed into
- * gzip members (blocks), so `gzip -dc part | jq .` reads the whole part and a ranged GET of one block
- * decompresses alone.
+ * The records of an archive part (format 1, docs/archive-format.md "Records"). A part is JSONL.gz: one
+ * JSON object per line, the lines packed into gzip members (blocks), so `gzip -dc part | jq .` reads
+ * the whole part and a ranged GET of one block decompresses alone.
  */
-export const PART_FORMAT = 'job-details-archive/part@4';
-/**
- * part@4 drops from part@3 what the part's key or header already says: the header's part name and
- * creation time, each job record's shop id; platform-data refs are part-local ordinals instead of
- * content hashes; sources are names under the job's hot prefix; an empty meta diff and a null ref
- * are left out. part@3 and older are still read.
- */
-export const PART_FORMAT_V3 = 'job-details-archive/part@3';
-/** Blocks as part@3, job records as before the slimming below (full meta, sources with digests); still read. */
-export const PART_FORMAT_V2 = 'job-details-archive/part@2';
-/** Parts written before blocks (one gzip member per record); still read. */
-export const PART_FORMAT_V1 = 'job-details-archive/part@1';
-export const PART_FORMATS = [PART_FORMAT, PART_FORMAT_V3, PART_FORMAT_V2, PART_FORMAT_V1] as const;
-
 /** First record of every part: what it is, for humans and tools. */
 export interface PartHeaderRecord {
   readonly type: 'part';
-  readonly format: (typeof PART_FORMATS)[number];
+  /** version.ts PART_FORMAT. */
+  readonly format: string;
   readonly shop_id: string;
   readonly month: string;
   readonly run_id: string;
-  /** The part's name (part@1–3; part@4 leaves it to the key). */
-  readonly part?: string;
-  /** When the part was built (part@1–3; the month index keeps the commit time). */
-  readonly created_at?: string;
 }
 
 /**
  * One per distinct platform-data payload in the part. `ref` is what job records point at: a
- * part-local ordinal ("1", "2", … in order of appearance) in part@4, `sha256:` of the payload's
- * canonical JSON before.
+ * part-local ordinal ("1", "2", … in order of appearance; in a shared part, of the shop's segment).
  */
 export interface PlatformDataRecord {
   readonly type: 'platform_data';
@@ -53,12 +35,11 @@ export interface SourceObject {
 }
 
 /**
- * A source as a job record names it. part@3 keeps key and size: the ETag (what delete matches) lives
- * in the month index until the objects are gone, and digests of bytes that no longer exist cost ~50
- * incompressible bytes each at rest forever. part@2 records carry all four.
+ * A source as a job record names it: key and size. The ETag (what delete matches) lives in the month
+ * index until the objects are gone, and digests of bytes that no longer exist would cost ~50
+ * incompressible bytes each at rest forever.
  */
-export type RecordSource = Pick<SourceObject, 'key' | 'size'> &
-  Partial<Pick<SourceObject, 'etag' | 'sha256'>>;
+export type RecordSource = Pick<SourceObject, 'key' | 'size'>;
 
 /** The job row as it was when archived (the row itself expires by TTL). */
 export interface ArchivedJobMeta {
@@ -88,7 +69,7 @@ export interface JobRecord {
   /**
    * The whole base-table item as archived (jobs/row-json.ts: every attribute under its own name),
    * minus `row_reduced` and `inline`. Null when the row had expired before archival (then `job`
-   * holds what the GSI projected). Absent in records written before rows were archived whole.
+   * holds the whole meta).
    */
   readonly row?: JsonObject | null;
   /** Attributes kept as their size only, e.g. `{completed_chunks: 200}` (absent when none). */
@@ -100,7 +81,7 @@ export interface JobRecord {
 export type PartRecord = PartHeaderRecord | PlatformDataRecord | JobRecord;
 
 /**
- * A job record as part@4 stores it: no shop id in an own part (the header's), `job` only what differs from its row
+ * A job record as stored: no shop id in an own part (the header's), `job` only what differs from its row
  * (see metaDiff; absent when nothing does), `platform_data_ref` absent when null, sources as
  * `{name: size}` under the job's hot prefix (see compactSources).
  */
@@ -112,14 +93,13 @@ export type StoredJobRecord = Omit<JobRecord, 'job' | 'shop_id' | 'platform_data
   readonly row_omitted?: readonly string[];
   /**
    * The shop, on job lines of shared parts only (its segment header's shop): SQL on Athena reads lines
-   * in no order, so it cannot take the shop from the header before them. Absent in own parts and in
-   * shared parts written before it.
+   * in no order, so it cannot take the shop from the header before them. Absent in own parts.
    */
   readonly shop_id?: string;
 };
 
 /**
- * Sources as part@4 stores them: `{name: size}`, each name relative to `job-details/{job_id}/` (every
+ * Sources as stored: `{name: size}`, each name relative to `job-details/{job_id}/` (every
  * source of a job lives there). Falls back to the list form should any key lie elsewhere.
  */
 export const compactSources = (
@@ -174,7 +154,7 @@ export const metaFromRow = (row: Row): ArchivedJobMeta => ({
 });
 
 /**
- * part@3 stores a job's meta as its difference from `metaFromRow(row)` when the record keeps the row
+ * A record stores a job's meta as its difference from `metaFromRow(row)` when the record keeps the row
  * (usually `{}`): the row already holds every one of those values.
  */
 export const metaDiff = (meta: ArchivedJobMeta, row: Row): Partial<ArchivedJobMeta> => {
@@ -185,7 +165,7 @@ export const metaDiff = (meta: ArchivedJobMeta, row: Row): Partial<ArchivedJobMe
 };
 
 /**
- * part@3 stores a row without what the record already says, naming each left-out attribute in
+ * A record stores a row without what the record already says, naming each left-out attribute in
  * `row_omitted`: `pk`, `sk` and `job_id` when they are `SHOP#{shop_id}`, `JOB#{job_id}` and the job
  * id, and any attribute whose value is the row's own `completed_at` string (writers set
  * `last_updated`, often `status_created_at`, at completion). `expandRow` restores the row exactly.

@@ -4,28 +4,20 @@ import { sharedPartKey } from './keys';
 import {
   checkIndex,
   emptyMonthIndex,
-  INDEX_FORMAT,
   type MonthIndex,
   mergeBlocks,
   serializeMonthIndex,
 } from './month-index';
+import { checkFormat, INDEX_FORMAT, SHARED_INDEX_FORMAT } from './version';
 
 /**
  * The shared index `job-details-index/_shared/{yyyy-mm}/shared.json`: the commit record of every shared
  * part of a month (docs/archive-format.md, "Shared parts"). One gzip member of JSON: the parts, each
  * with the byte range of every shop's segment, and per packed shop its **view** — that shop's month
- * index (index@4 as stored, less format and month) whose parts are the shared parts it is in. The
+ * index (as stored, less format and month) whose parts are the shared parts it is in. The
  * archiver reads and rewrites it whole with a conditional write, once per batch and month; a lookup
  * reads it whole (one GET) and takes one view.
  */
-export const SHARED_INDEX_FORMAT = 'job-details-archive/shared-index@2';
-/**
- * shared-index@1: each part a concatenation of per-shop segments cut at member boundaries (no
- * `blocks`); still read. @2 parts list their `blocks`, cut across shops (shared-blocks.ts), so
- * neighbouring segments may share a block: a reader of @1 would take another shop's lines for its own.
- */
-const SHARED_INDEX_FORMAT_V1 = 'job-details-archive/shared-index@1';
-
 /** One shared part: what delete HEADs it against, and where each shop's segment lies in it. */
 export interface SharedPart {
   readonly name: string;
@@ -33,13 +25,10 @@ export interface SharedPart {
   readonly etag: string;
   readonly run_id: string;
   readonly committed_at: string;
-  /**
-   * Shop → `[offset, length]` of its segment: the blocks holding its lines (shared-index@1 parts: a
-   * complete part@4 byte stream of that shop's records alone).
-   */
+  /** Shop → `[offset, length]` of its segment: the blocks holding its lines (on block boundaries). */
   readonly segments: Readonly<Record<string, readonly [number, number]>>;
-  /** Compressed length of each block in order (shared-index@2: blocks cut across shops). */
-  readonly blocks?: readonly number[];
+  /** Compressed length of each block in order (blocks cut across shops, shared-blocks.ts). */
+  readonly blocks: readonly number[];
 }
 
 export interface SharedIndex {
@@ -106,8 +95,8 @@ export const parseSharedIndex = (bytes: Uint8Array, key: string, only?: string):
   const bad = (what: string): never => {
     throw new CorruptObjectError(key, what);
   };
-  if (!value || (value.format !== SHARED_INDEX_FORMAT && value.format !== SHARED_INDEX_FORMAT_V1))
-    bad(`not a ${SHARED_INDEX_FORMAT} document`);
+  if (!value || typeof value !== 'object') bad('not an object');
+  checkFormat('shared-index', value.format, key);
   const month = value.month;
   if (typeof month !== 'string' || typeof value.updated_at !== 'string') bad('needs month and updated_at');
   if (!Array.isArray(value.parts)) bad('needs a parts list');
@@ -120,24 +109,21 @@ export const parseSharedIndex = (bytes: Uint8Array, key: string, only?: string):
     for (const [shop, r] of Object.entries(p.segments)) {
       if (!isRange(r) || r[0] + r[1] > p.size) bad(`segment of ${shop} lies outside part ${p.name}`);
     }
-    if (p.blocks !== undefined) {
-      if (value.format === SHARED_INDEX_FORMAT_V1) bad(`part ${p.name}: blocks in a shared-index@1`);
-      const ok =
-        Array.isArray(p.blocks) &&
-        p.blocks.every((n) => Number.isSafeInteger(n) && n > 0) &&
-        p.blocks.reduce((n, b) => n + b, 0) === p.size;
-      if (!ok) bad(`part ${p.name}: blocks must be lengths that add up to its size`);
-      const starts = new Set<number>();
-      let at = 0;
-      for (const b of p.blocks) {
-        starts.add(at);
-        at += b;
-      }
+    const ok =
+      Array.isArray(p.blocks) &&
+      p.blocks.every((n) => Number.isSafeInteger(n) && n > 0) &&
+      p.blocks.reduce((n, b) => n + b, 0) === p.size;
+    if (!ok) bad(`part ${p.name}: blocks must be lengths that add up to its size`);
+    const starts = new Set<number>();
+    let at = 0;
+    for (const b of p.blocks) {
       starts.add(at);
-      for (const [shop, [o, l]] of Object.entries(p.segments))
-        if (!starts.has(o) || !starts.has(o + l))
-          bad(`segment of ${shop} does not fall on blocks of ${p.name}`);
+      at += b;
     }
+    starts.add(at);
+    for (const [shop, [o, l]] of Object.entries(p.segments))
+      if (!starts.has(o) || !starts.has(o + l))
+        bad(`segment of ${shop} does not fall on blocks of ${p.name}`);
   }
   const shops = value.shops;
   if (!shops || typeof shops !== 'object' || Array.isArray(shops)) bad('needs a shops map');

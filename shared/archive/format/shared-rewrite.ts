@@ -15,9 +15,9 @@ import type { SharedIndex, SharedPart } from './shared-index';
  * Removing one shop from a shared part (docs/archive-format.md, "Removing one shop from a shared
  * part"): pure, in two halves so the index switch can be re-applied to a fresher index after a 412.
  *
- * `sharedPartWithoutShop` builds the new part: the old bytes less the shop's segment. Segments are
- * complete part@4 streams that start at gzip-member boundaries, so the others' bytes are copied as they
- * are — nothing is re-encoded — and only their offsets move. `null` bytes: the shop was alone in it.
+ * `sharedPartWithoutShop` builds the new part: the old bytes less the shop's lines (blocksWithoutShop:
+ * only blocks shared with it are re-deflated, every other block is copied byte for byte, no record is
+ * re-encoded). `null` bytes: the shop was alone in it.
  */
 export interface PartWithoutShop {
   /** The new part's bytes (null: nothing left, the old part is only deleted). */
@@ -44,31 +44,17 @@ export const sharedPartWithoutShop = (
     .filter(([shop]) => shop !== shopId)
     .sort(([, a], [, b]) => a[0] - b[0]);
   if (kept.length === 0) return { bytes: null, sha256: null, part: null };
-  if (part.blocks) return withoutShopsLines(bytes, { ...part, blocks: part.blocks }, shopId, newName);
-  const slices: Buffer[] = [];
-  const segments: Record<string, readonly [number, number]> = {};
-  let at = 0;
-  for (const [shop, [offset, length]] of kept) {
-    slices.push(Buffer.from(bytes.subarray(offset, offset + length)));
-    segments[shop] = [at, length];
-    at += length;
-  }
-  const out = Buffer.concat(slices);
-  return {
-    bytes: out,
-    sha256: createHash('sha256').update(out).digest('hex'),
-    part: { name: newName, size: out.length, segments },
-  };
+  return withoutShopsLines(bytes, part, shopId, newName);
 };
 
 /**
- * shared-index@2 (blocks cut across shops): the shop's lines leave the blocks of its segment (those
+ * The shop's lines leave the blocks of its segment (those
  * blocks re-deflated, or dropped when nothing is left), every other block is copied byte for byte;
  * each other shop's segment is its same blocks where they now lie.
  */
 const withoutShopsLines = (
   bytes: Uint8Array,
-  part: SharedPart & { blocks: readonly number[] },
+  part: SharedPart,
   shopId: string,
   newName: string,
 ): PartWithoutShop => {
@@ -100,7 +86,6 @@ const withoutShopsLines = (
 /**
  * Where each block of `shop`'s segment in `old` lies in `next`: the same blocks in order (a shop's
  * blocks are never dropped while it has lines; their lengths change when another shop's lines left).
- * Parts without `blocks` (shared-index@1): its segment moved whole, by the change of its start.
  */
 const segmentMove = (
   old: SharedPart,
@@ -111,7 +96,6 @@ const segmentMove = (
   const to = next.segments[shop];
   if (!from || !to)
     throw new InvalidInputError('shopId', `no segment of ${shop} in ${old.name} and ${next.name}`);
-  if (!old.blocks || !next.blocks) return (r) => ({ ...r, offset: r.offset + to[0] - from[0] });
   const a = blockRanges(old.blocks);
   const b = blockRanges(next.blocks);
   const [i, j] = blockSpan(a, from, old.name);

@@ -4,22 +4,17 @@ import type { PartDocFilters } from './doc-filter';
 import { validatePartName } from './keys';
 import type { IndexedJob, IndexedPart, Located } from './month-index';
 import type { DetailCounts, SourceObject } from './records';
+import { checkFormat, INTENT_FORMAT } from './version';
 
 /**
- * Hand-off documents between the archive, verify and commit steps. They sit under the index prefix
- * (Standard storage) and are removed at commit. A part with a pending manifest but no index entry was
- * never committed: readers ignore it and a later run garbage-collects it.
+ * Hand-off between the archive, verify and commit steps. The only one stored is the intent, under the
+ * index prefix (Standard storage), removed at commit: a part with an intent but no index entry was
+ * never committed; readers ignore it and a later run garbage-collects it. The manifest and what verify
+ * measured stay in memory (the batch step verifies and commits in one invocation).
+ *
+ * The intent is written at the pending key BEFORE the part's first byte is uploaded, so every part a
+ * crash can leave behind has a staging doc naming it (collected once abandoned, pending-gc.ts).
  */
-export const PENDING_FORMAT = 'job-details-archive/pending@2';
-export const VERIFIED_FORMAT = 'job-details-archive/verified@1';
-/**
- * The intent: written at the pending key BEFORE the part's first byte is uploaded, so every part a
- * crash can leave behind has a staging doc naming it (collected once abandoned, pending-gc.ts). The
- * per-group steps overwrite it with the manifest after the upload; the batch step, which verifies and
- * commits in memory, never needs more. Commit removes it.
- */
-export const INTENT_FORMAT = 'job-details-archive/intent@1';
-
 /** Which part a staging doc is about, and who wrote it. */
 interface StagedIdentity {
   readonly shop_id: string;
@@ -31,12 +26,15 @@ interface StagedIdentity {
 }
 
 export interface PartIntent extends StagedIdentity {
-  readonly format: typeof INTENT_FORMAT;
+  /** version.ts INTENT_FORMAT. */
+  readonly format: string;
 }
+
+/** The intent of a part (see above), in the current format. */
+export const newIntent = (identity: StagedIdentity): PartIntent => ({ format: INTENT_FORMAT, ...identity });
 
 /** What the archive step wrote and expects verify to find. */
 export interface PendingPart extends StagedIdentity {
-  readonly format: typeof PENDING_FORMAT;
   readonly size: number;
   readonly sha256: string;
   readonly bytes_in: number;
@@ -61,50 +59,29 @@ export interface PendingPart extends StagedIdentity {
 
 /** What verify measured from the stored part: exactly what commit adds to the month index. */
 export interface VerifiedPart {
-  readonly format: typeof VERIFIED_FORMAT;
   readonly part: Omit<IndexedPart, 'committed_at'>;
   readonly jobs: Readonly<Record<string, Omit<IndexedJob, 'committed_at' | 'deleted_at'>>>;
 }
 
-const parseDoc = <T>(bytes: Uint8Array, key: string, format: string): T => {
+/** An intent read back (a pending doc); anything else is a CorruptObjectError naming the key. */
+export const parseIntent = (bytes: Uint8Array, key: string): PartIntent => {
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(bytes).toString('utf8'));
   } catch (err) {
     throw new CorruptObjectError(key, 'not JSON', { cause: err });
   }
-  if (!value || typeof value !== 'object' || (value as { format?: unknown }).format !== format) {
-    throw new CorruptObjectError(key, `not a ${format} document`);
-  }
-  return value as T;
+  if (!value || typeof value !== 'object') throw new CorruptObjectError(key, 'not an object');
+  checkFormat('intent', (value as { format?: unknown }).format, key);
+  return value as PartIntent;
 };
-
-export const parsePendingPart = (bytes: Uint8Array, key: string): PendingPart =>
-  parseDoc<PendingPart>(bytes, key, PENDING_FORMAT);
-
-/** What a staging doc at a pending key is: the intent (upload not finished) or the manifest. */
-export const parseStagingDoc = (bytes: Uint8Array, key: string): PendingPart | PartIntent => {
-  let format: unknown;
-  try {
-    format = (JSON.parse(Buffer.from(bytes).toString('utf8')) as { format?: unknown } | null)?.format;
-  } catch (err) {
-    throw new CorruptObjectError(key, 'not JSON', { cause: err });
-  }
-  return format === INTENT_FORMAT
-    ? parseDoc<PartIntent>(bytes, key, INTENT_FORMAT)
-    : parseDoc<PendingPart>(bytes, key, PENDING_FORMAT);
-};
-
-export const parseVerifiedPart = (bytes: Uint8Array, key: string): VerifiedPart =>
-  parseDoc<VerifiedPart>(bytes, key, VERIFIED_FORMAT);
 
 /** A part's staging docs as listed under `pending/`. */
 export interface StagedDocs {
   pending?: ListedObject;
-  verified?: ListedObject;
 }
 
-/** Pending/verified docs of the group by part name; keys that are neither are left alone. */
+/** Pending docs (intents) of the group by part name; other keys are left alone. */
 export const stagedDocsByPart = (
   prefix: string,
   listed: readonly ListedObject[],
@@ -112,21 +89,13 @@ export const stagedDocsByPart = (
   const out = new Map<string, StagedDocs>();
   for (const o of listed) {
     const rest = o.key.slice(prefix.length);
-    const verified = rest.endsWith('.verified.json');
-    const name = verified
-      ? rest.slice(0, -'.verified.json'.length)
-      : rest.endsWith('.json')
-        ? rest.slice(0, -5)
-        : '';
+    const name = rest.endsWith('.json') ? rest.slice(0, -5) : '';
     try {
       validatePartName(name);
     } catch {
       continue;
     }
-    const docs = out.get(name) ?? {};
-    if (verified) docs.verified = o;
-    else docs.pending = o;
-    out.set(name, docs);
+    out.set(name, { pending: o });
   }
   return out;
 };

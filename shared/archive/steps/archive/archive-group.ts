@@ -6,7 +6,7 @@ import { putJson } from '../../../s3/objects';
 import { newPartName, partKey, pendingKey, sharedPendingKey } from '../../format/keys';
 import { latestEntry, type MonthIndex } from '../../format/month-index';
 import { PartBuilder } from '../../format/part-builder';
-import { INTENT_FORMAT, type PartIntent } from '../../format/staging';
+import { newIntent } from '../../format/staging';
 import { CAPS } from '../caps';
 import { type LoadedIndex, loadMonthIndex } from '../commit/index-store';
 import type { StepDeps } from '../context';
@@ -306,15 +306,14 @@ const openPart = async (deps: StepDeps, event: GroupItem): Promise<OpenPart> => 
   const { shopId, month } = event.group;
   const key = partKey(shopId, month, name);
   // Intent before effect: the staging doc exists before the part's first byte.
-  const intent: PartIntent = {
-    format: INTENT_FORMAT,
+  const intent = newIntent({
     shop_id: shopId,
     month,
     part: name,
     part_key: key,
     run_id: event.run.runId,
     created_at: now.toISOString(),
-  };
+  });
   await putJson(deps, pendingKey(shopId, month, name), intent);
   const upload = new PartUpload(deps.s3, deps.bucket, key);
   const builder = new PartBuilder(

@@ -8,10 +8,9 @@ import {
   partKey,
   pendingKey,
   pendingPrefix,
-  verifiedKey,
 } from '../../format/keys';
 import { type MonthIndex, partByName } from '../../format/month-index';
-import { parseStagingDoc, parseVerifiedPart, type StagedDocs, stagedDocsByPart } from '../../format/staging';
+import { parseIntent, type StagedDocs, stagedDocsByPart } from '../../format/staging';
 import type { StepDeps } from '../context';
 import type { RunContext } from '../types';
 
@@ -27,11 +26,7 @@ const runOf = async (deps: StepDeps, docs: StagedDocs): Promise<string | null> =
   try {
     if (docs.pending) {
       const got = await getObjectBytes(deps.s3, deps.bucket, docs.pending.key);
-      if (got) return parseStagingDoc(got.bytes, docs.pending.key).run_id;
-    }
-    if (docs.verified) {
-      const got = await getObjectBytes(deps.s3, deps.bucket, docs.verified.key);
-      if (got) return parseVerifiedPart(got.bytes, docs.verified.key).part.run_id;
+      if (got) return parseIntent(got.bytes, docs.pending.key).run_id;
     }
   } catch {
     // An unreadable staging doc belongs to no run we know: treated as another run's.
@@ -70,17 +65,15 @@ export const collectAbandonedParts = async (
   for (const [name, docs] of byPart) {
     if (partByName(index, name)) {
       if (run.dryRun) continue;
-      if (docs.verified) await del(deps, verifiedKey(shopId, month, name));
       if (docs.pending) await del(deps, pendingKey(shopId, month, name));
       continue;
     }
-    const stamps = [docs.pending, docs.verified].flatMap((d) => (d ? [ageStamp(d)] : []));
+    const stamps = [docs.pending].flatMap((d) => (d ? [ageStamp(d)] : []));
     if (stamps.some((t) => t > oldEnough)) continue;
     if ((await runOf(deps, docs)) === run.runId) continue;
     if (run.dryRun) continue;
     // Part first, manifest last: if this dies midway, the manifest still marks what is left to collect.
     await del(deps, partKey(shopId, month, name));
-    if (docs.verified) await del(deps, verifiedKey(shopId, month, name));
     if (docs.pending) await del(deps, pendingKey(shopId, month, name));
     removed++;
   }

@@ -15,7 +15,7 @@ import { MemberSlicer } from '../../format/part-builder';
 import { headCheck } from '../../format/part-integrity';
 import { blockRanges, reblockSegments } from '../../format/shared-blocks';
 import { type SharedIndex, type SharedPart, sharedView, withViews } from '../../format/shared-index';
-import { INTENT_FORMAT, type PartIntent, type VerifiedPart } from '../../format/staging';
+import { newIntent, type PartIntent, type VerifiedPart } from '../../format/staging';
 import { type ArchiveHandoff, archiveGroup } from '../archive/archive-group';
 import { PartUpload } from '../archive/part-upload';
 import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
@@ -45,15 +45,15 @@ export interface MonthPack {
   readonly overhead: RequestCounts;
 }
 
-const intentOf = (run: BatchEvent['run'], month: string, name: string, at: Date): PartIntent => ({
-  format: INTENT_FORMAT,
-  shop_id: '_shared',
-  month,
-  part: name,
-  part_key: sharedPartKey(month, name),
-  run_id: run.runId,
-  created_at: at.toISOString(),
-});
+const intentOf = (run: BatchEvent['run'], month: string, name: string, at: Date): PartIntent =>
+  newIntent({
+    shop_id: '_shared',
+    month,
+    part: name,
+    part_key: sharedPartKey(month, name),
+    run_id: run.runId,
+    created_at: at.toISOString(),
+  });
 
 /** Shifts a segment's verified records to where the segment lies in the shared part. */
 const placed = (v: VerifiedPart, start: number, size: number): VerifiedPart => ({

@@ -3,10 +3,10 @@ import { jobPrefix } from '../../../details';
 import { CorruptObjectError } from '../../../errors';
 import type { BlockFilter } from '../../format/doc-filter';
 import { documentListings } from '../../format/flatten';
-import { decodeLine, platformDataRef } from '../../format/members';
+import { decodeLine } from '../../format/members';
 import type { ByteRange, Located } from '../../format/month-index';
 import { countDetails, type PartRecord } from '../../format/records';
-import { VERIFIED_FORMAT, type VerifiedPart } from '../../format/staging';
+import type { VerifiedPart } from '../../format/staging';
 import type { StagedPart } from '../archive/staged';
 import type { PlannedJob } from '../types';
 
@@ -105,18 +105,14 @@ export const recordProblem = (
   switch (expect.kind) {
     case 'header':
       if (record.type !== 'part') return 'first member is not the part header';
-      // part@4 headers name no part or time (the key and the index do).
-      if (record.shop_id !== m.shop_id || record.month !== m.month || record.part !== undefined)
-        return 'header names another part';
-      if (record.run_id !== m.run_id || record.created_at !== undefined) return 'header has another run';
+      if (record.shop_id !== m.shop_id || record.month !== m.month) return 'header names another part';
+      if (record.run_id !== m.run_id) return 'header has another run';
       return null;
     case 'platform_data':
       if (record.type !== 'platform_data' || record.ref !== expect.ref)
         return `expected platform data ${expect.ref}`;
+      // The line digest proves the payload.
       if (sha256 !== expect.sha256) return `platform data ${expect.ref}: digest differs`;
-      // The line digest above proves the payload; a content-hash ref (before part@4) must hash too.
-      if (expect.ref.startsWith('sha256:') && platformDataRef(record.data) !== expect.ref)
-        return `platform data ${expect.ref}: content does not hash to its ref`;
       return null;
     case 'job': {
       const { jobId, entry } = expect;
@@ -174,7 +170,6 @@ export const filterProblem = (
 
 /** The verified part: index entries of the part and its jobs (commit adds committed_at / deleted_at). */
 export const toVerifiedPart = (m: StagedPart): VerifiedPart => ({
-  format: VERIFIED_FORMAT,
   part: {
     name: m.part,
     key: m.part_key,
