@@ -1,5 +1,4 @@
-import { parseSharedPartKey } from '../../shared/archive/format/keys';
-import type { IndexedSource, MonthIndex } from '../../shared/archive/format/month-index';
+import { type IndexedSource, type MonthIndex, parseSharedPartKey } from '../../shared/archive/format';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
 import { normalizeEtag } from '../../shared/s3/objects';
 import { checkTimestamp } from '../../shared/time';

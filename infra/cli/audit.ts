@@ -1,16 +1,18 @@
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import {
+  blockCheck,
   COLD_PREFIX,
   HOT_PREFIX,
   INDEX_PREFIX,
+  type MonthIndex,
+  parseMonthIndex,
   parseMonthIndexKey,
   parsePartKey,
+  parseSharedIndex,
   parseSharedIndexKey,
+  pointedBlocks,
   validatePartName,
-} from '../../shared/archive/format/keys';
-import { type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
-import { blockCheck, pointedBlocks } from '../../shared/archive/format/part-integrity';
-import { parseSharedIndex } from '../../shared/archive/format/shared-index';
+} from '../../shared/archive/format';
 import { mapLimit } from '../../shared/concurrency';
 import { META_SHOP_ID } from '../../shared/details/store';
 import { isNamedError } from '../../shared/errors';

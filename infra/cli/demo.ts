@@ -1,7 +1,12 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { INDEX_PREFIX, parseMonthIndexKey, parseSharedIndexKey } from '../../shared/archive/format/keys';
-import { type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
-import { parseSharedIndex } from '../../shared/archive/format/shared-index';
+import {
+  INDEX_PREFIX,
+  type MonthIndex,
+  parseMonthIndex,
+  parseMonthIndexKey,
+  parseSharedIndex,
+  parseSharedIndexKey,
+} from '../../shared/archive/format';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { getObjectBytes, listAll } from '../../shared/s3/objects';
 import { boolFlag, type CommandSpec, dateFlag, EXIT_FAILURE, EXIT_OK, type Flags } from './args';

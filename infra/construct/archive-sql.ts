@@ -17,10 +17,10 @@ import {
   jobsViewSql,
   keyedSource,
   projectedSource,
+  SHARED,
   sharedSource,
   type ViewColumn,
-} from '../../shared/archive/format/flatten';
-import { SHARED } from '../../shared/archive/format/keys';
+} from '../../shared/archive/format';
 import { DOCUMENTED_QUERIES, SQL_VIEWS } from '../../shared/sql/queries';
 import { PREFIX } from './details-bucket';
 import { acknowledge } from './nag';

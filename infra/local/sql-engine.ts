@@ -2,6 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import {
+  COLD_PREFIX,
   DOCUMENT_COLUMNS,
   type FlatDocument,
   type FlatJob,
@@ -9,8 +10,7 @@ import {
   JOB_COLUMNS,
   partPlace,
   type ViewColumn,
-} from '../../shared/archive/format/flatten';
-import { COLD_PREFIX } from '../../shared/archive/format/keys';
+} from '../../shared/archive/format';
 import { mapLimit } from '../../shared/concurrency';
 import { InvalidInputError, JobArchiveError } from '../../shared/errors';
 import { getObjectBytes } from '../../shared/s3/objects';

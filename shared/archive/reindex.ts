@@ -8,26 +8,33 @@ import {
   normalizeEtag,
   putConditional,
 } from '../s3/objects';
-import { applyCommit } from './format/commit-entries';
-import { partDocFilters } from './format/doc-filter';
-import { documentListings } from './format/flatten';
-import { groupPrefix, monthIndexKey, parsePartKey, pendingPrefix, sharedIndexKey } from './format/keys';
-import { MemberScanner } from './format/member-scan';
-import { decodeLine, inflateMember } from './format/members';
 import {
+  applyCommit,
   type ByteRange,
+  countDetails,
+  decodeLine,
+  documentListings,
   emptyMonthIndex,
+  groupPrefix,
   type IndexedJob,
   type IndexedPart,
+  inflateMember,
+  type JobRecord,
   type Located,
+  MemberScanner,
   MONTH_INDEX_HEADERS,
   type MonthIndex,
+  monthIndexKey,
   parseMonthIndex,
+  parsePartKey,
+  parseSharedIndex,
+  partDocFilters,
+  pendingPrefix,
   serializeMonthIndex,
-} from './format/month-index';
-import { countDetails, type JobRecord } from './format/records';
-import { parseSharedIndex } from './format/shared-index';
-import { stagedDocsByPart, type VerifiedPart } from './format/staging';
+  sharedIndexKey,
+  stagedDocsByPart,
+  type VerifiedPart,
+} from './format';
 
 /**
  * Rebuilds a lost or corrupt month index from the group's parts, which are self-describing (a header

@@ -1,5 +1,5 @@
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { HOT_PREFIX } from '../archive/format/keys';
+import { HOT_PREFIX } from '../archive/format';
 import type { StepDeps } from '../archive/steps/context';
 import { mapLimit } from '../concurrency';
 import { META_JOB_ID, META_SHOP_ID } from '../details';

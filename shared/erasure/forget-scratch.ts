@@ -1,5 +1,5 @@
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { reportKey, runPrefix } from '../archive/format/keys';
+import { reportKey, runPrefix } from '../archive/format';
 import type { StepDeps } from '../archive/steps/context';
 import { isNotFound, type ListedObject, listAllArray, putJson } from '../s3/objects';
 import { erasureMarkerKey, findNamed, listRunScratch, scrubNamed } from './run-scratch';

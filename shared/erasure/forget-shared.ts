@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import {
+  newIntent,
   newPartName,
   parseSharedIndexKey,
   SHARED_INDEX_PREFIX,
+  type SharedPart,
   sharedPartKey,
+  sharedPartWithoutShop,
   sharedPendingKey,
-} from '../archive/format/keys';
-import type { SharedPart } from '../archive/format/shared-index';
-import { sharedPartWithoutShop, switchSharedPart } from '../archive/format/shared-rewrite';
-import { newIntent } from '../archive/format/staging';
+  switchSharedPart,
+} from '../archive/format';
 import { loadSharedIndex, updateSharedIndex } from '../archive/steps/commit/shared-store';
 import type { StepDeps } from '../archive/steps/context';
 import { ErasureIncompleteError, isNamedError } from '../errors';

@@ -1,6 +1,6 @@
 import { DeleteObjectsCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { COLD_PREFIX, INDEX_PREFIX, WATERMARK_KEY } from '../archive/format/keys';
+import { COLD_PREFIX, INDEX_PREFIX, WATERMARK_KEY } from '../archive/format';
 import type { StepDeps } from '../archive/steps/context';
 import { readWatermark } from '../archive/steps/plan/watermark';
 import { mapLimit, pause } from '../concurrency';

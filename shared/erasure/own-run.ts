@@ -1,4 +1,4 @@
-import { runPrefix } from '../archive/format/keys';
+import { runPrefix } from '../archive/format';
 import type { StepDeps } from '../archive/steps/context';
 import type { PageState } from '../archive/steps/types';
 import { listAllArray } from '../s3/objects';

@@ -1,5 +1,5 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { RUNS_PREFIX, runPrefix, validateRunId } from '../archive/format/keys';
+import { RUNS_PREFIX, runPrefix, validateRunId } from '../archive/format';
 import type { StepDeps } from '../archive/steps/context';
 import { mapLimit } from '../concurrency';
 import { ConcurrentModificationError } from '../errors';

@@ -1,5 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { WATERMARK_KEY } from '../archive/format/keys';
+import { WATERMARK_KEY } from '../archive/format';
 import { readWatermark, WATERMARK_FORMAT, type WatermarkDoc } from '../archive/steps/plan/watermark';
 import { ConcurrentModificationError } from '../errors';
 import { putConditional } from '../s3/objects';

@@ -1,23 +1,21 @@
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import {
+  blockOf,
+  checkIndex,
+  gzipMemberLength,
+  INDEX_FIRST_READ_BYTES,
+  type MonthIndex,
+  mergeBlocks,
   monthIndexKey,
+  parseIndexHeader,
+  parseMonthIndex,
+  parseSharedIndex,
   partWrittenAt,
   SHARED_INDEX_PREFIX,
   sharedIndexKey,
   shopIndexPrefix,
-} from '../archive/format/keys';
-import { gzipMemberLength } from '../archive/format/member-scan';
-import {
-  blockOf,
-  checkIndex,
-  INDEX_FIRST_READ_BYTES,
-  type MonthIndex,
-  mergeBlocks,
-  parseIndexHeader,
-  parseMonthIndex,
-} from '../archive/format/month-index';
-import { parseSharedIndex } from '../archive/format/shared-index';
+} from '../archive/format';
 import { mapLimit } from '../concurrency';
 import { ArchiveExpiredError, ArchiveNotRestoredError, CorruptObjectError } from '../errors';
 import { isNotFound, isPreconditionFailed, listAll, normalizeEtag } from '../s3/objects';

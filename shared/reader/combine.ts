@@ -1,4 +1,4 @@
-import type { JobRecord } from '../archive/format/records';
+import type { JobRecord } from '../archive/format';
 import { type JobDetails, type JobDetailsPayload, mergeAllJobDetails } from '../details';
 import type { ReadSource } from './types';
 

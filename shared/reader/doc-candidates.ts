@@ -1,17 +1,21 @@
 import { gunzipSync } from 'node:zlib';
-import { candidateBlocks, type PartDocFilters, parseDocFilters } from '../archive/format/doc-filter';
-import { docFilterKey, monthIndexKey, sharedIndexKey } from '../archive/format/keys';
-import { gzipMemberLength } from '../archive/format/member-scan';
 import {
   type ByteRange,
+  candidateBlocks,
   checkIndex,
+  docFilterKey,
   docsRange,
+  gzipMemberLength,
   type MonthIndex,
   mergeBlocks,
+  monthIndexKey,
+  type PartDocFilters,
+  parseDocFilters,
   parseIndexHeader,
   parseMonthIndex,
-} from '../archive/format/month-index';
-import { parseSharedIndex } from '../archive/format/shared-index';
+  parseSharedIndex,
+  sharedIndexKey,
+} from '../archive/format';
 import { CorruptObjectError } from '../errors';
 import { isNotFound, isPreconditionFailed } from '../s3/objects';
 import { getRange, INDEX_PREFIX_BYTES } from './archive-reads';

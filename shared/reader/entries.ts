@@ -1,16 +1,14 @@
 import {
-  parseMonthIndexKey,
-  parsePartKey,
-  parseSharedIndexKey,
-  parseSharedPartKey,
-} from '../archive/format/keys';
-import {
   type ByteRange,
   type IndexedJob,
   jobEntries,
   type MonthIndex,
+  parseMonthIndexKey,
+  parsePartKey,
+  parseSharedIndexKey,
+  parseSharedPartKey,
   partByName,
-} from '../archive/format/month-index';
+} from '../archive/format';
 import { CorruptObjectError } from '../errors';
 
 /**

@@ -1,16 +1,19 @@
 import { gunzipSync } from 'node:zlib';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { type DetailKind, documentListings, flattenDocuments, flattenPart } from '../archive/format/flatten';
 import {
+  type DetailKind,
+  documentListings,
+  flattenDocuments,
+  flattenPart,
+  inflateMember,
   parseMonthIndexKey,
+  parsePartRecord,
   parseSharedIndexKey,
   parseSharedPartKey,
   SHARED_INDEX_PREFIX,
   shopIndexPrefix,
-} from '../archive/format/keys';
-import { inflateMember } from '../archive/format/members';
-import { parsePartRecord } from '../archive/format/record-shape';
-import { shopLines } from '../archive/format/shared-blocks';
+  shopLines,
+} from '../archive/format';
 import { JobDetailsStore } from '../details/store';
 import { CorruptObjectError, InvalidInputError } from '../errors';
 import { validateMonth, validateShopId } from '../ids';

@@ -1,4 +1,4 @@
-import type { ByteRange } from '../archive/format/month-index';
+import type { ByteRange } from '../archive/format';
 
 /**
  * Plans ranged GETs: members wanted from the same part that touch or overlap are fetched with ONE

@@ -1,5 +1,4 @@
-import type { IndexedJob } from '../archive/format/month-index';
-import type { ArchivedJobMeta } from '../archive/format/records';
+import type { ArchivedJobMeta, IndexedJob } from '../archive/format';
 import type { RestoreTier } from '../config';
 import type { JobDetails, JsonObject } from '../details';
 

@@ -1,7 +1,11 @@
-import { parsePartKey, parseSharedPartKey } from '../archive/format/keys';
-import { decodeMember, platformDataRef } from '../archive/format/members';
-import type { JobRecord } from '../archive/format/records';
-import { shopLines } from '../archive/format/shared-blocks';
+import {
+  decodeMember,
+  type JobRecord,
+  parsePartKey,
+  parseSharedPartKey,
+  platformDataRef,
+  shopLines,
+} from '../archive/format';
 import { CorruptObjectError } from '../errors';
 import type { ArchiveEntry } from './entries';
 

@@ -1,5 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { docFilterKey } from '../archive/format/keys';
+import { docFilterKey } from '../archive/format';
 import { documentCandidates } from '../reader/doc-candidates';
 import { readerSettings } from '../reader/query';
 import { newReadContext } from '../reader/s3-context';

@@ -1,10 +1,14 @@
-import { canonicalJson } from '../archive/format/canonical-json';
-import { deflateBlock } from '../archive/format/codec';
-import { type PartDocFilters, partDocFilters } from '../archive/format/doc-filter';
-import { documentListings } from '../archive/format/flatten';
-import { MemberScanner } from '../archive/format/member-scan';
-import { inflateMember } from '../archive/format/members';
-import { countDetails, type DetailCounts } from '../archive/format/records';
+import {
+  canonicalJson,
+  countDetails,
+  type DetailCounts,
+  deflateBlock,
+  documentListings,
+  inflateMember,
+  MemberScanner,
+  type PartDocFilters,
+  partDocFilters,
+} from '../archive/format';
 import { parseJsonExact } from '../details/json';
 import { parseJobDetailsPayload } from '../details/payload';
 import { CorruptObjectError } from '../errors';

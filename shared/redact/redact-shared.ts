@@ -1,8 +1,13 @@
 import { createHash } from 'node:crypto';
-import { validatePartName } from '../archive/format/keys';
-import { blockRanges, blockSpan, sameBlocksSegments } from '../archive/format/shared-blocks';
-import type { SharedIndex, SharedPart } from '../archive/format/shared-index';
-import { switchSharedPart } from '../archive/format/shared-rewrite';
+import {
+  blockRanges,
+  blockSpan,
+  type SharedIndex,
+  type SharedPart,
+  sameBlocksSegments,
+  switchSharedPart,
+  validatePartName,
+} from '../archive/format';
 import { InvalidInputError } from '../errors';
 import { partMembers, redactPart } from './redact-part';
 import { type PartSwitch, switchPart } from './switch-part';

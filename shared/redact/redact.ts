@@ -7,19 +7,20 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { candidateBlocks } from '../archive/format/doc-filter';
 import {
+  candidateBlocks,
+  type IndexedPart,
+  type MonthIndex,
   monthIndexDir,
   newPartName,
   parseMonthIndexKey,
   parseSharedIndexKey,
   partKey,
   SHARED_INDEX_PREFIX,
+  type SharedPart,
   sharedPartKey,
   shopIndexPrefix,
-} from '../archive/format/keys';
-import type { IndexedPart, MonthIndex } from '../archive/format/month-index';
-import type { SharedPart } from '../archive/format/shared-index';
+} from '../archive/format';
 import { loadMonthIndex, updateMonthIndex } from '../archive/steps/commit/index-store';
 import { loadSharedIndex, updateSharedIndex } from '../archive/steps/commit/shared-store';
 import { JobDetailsStore } from '../details/store';

@@ -1,6 +1,11 @@
-import type { PartDocFilters } from '../archive/format/doc-filter';
-import type { ByteRange, IndexedJob, IndexedPart, MonthIndex } from '../archive/format/month-index';
-import type { DetailCounts } from '../archive/format/records';
+import type {
+  ByteRange,
+  DetailCounts,
+  IndexedJob,
+  IndexedPart,
+  MonthIndex,
+  PartDocFilters,
+} from '../archive/format';
 
 /**
  * Pure: the month index with part `oldName` replaced by its redacted copy. The new part has the same

@@ -11,7 +11,7 @@ import {
   keyedSource,
   projectedSource,
   sharedSource,
-} from '../../shared/archive/format/flatten';
+} from '../../shared/archive/format';
 import { DOCUMENTED_QUERIES, SQL_VIEWS } from '../../shared/sql/queries';
 import { logicalId, statementsOfRole, useOutdirs } from './template-helpers';
 

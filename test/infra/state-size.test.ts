@@ -1,6 +1,6 @@
 import { withBoundedErrors } from '../../functions/bounded-errors';
 import { capturingSink } from '../../infra/local/capture';
-import { plannedJobsKey } from '../../shared/archive/format/keys';
+import { plannedJobsKey } from '../../shared/archive/format';
 import { parseBatchEvent, parseGroupResult, parseTallyEvent } from '../../shared/archive/steps/events';
 import { encodeCursor } from '../../shared/archive/steps/plan/cursor';
 import { buildRun } from '../../shared/archive/steps/run-context';

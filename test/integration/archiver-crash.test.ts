@@ -1,7 +1,6 @@
 import type { DeleteObjectsCommandInput } from '@aws-sdk/client-s3';
 import { DeleteObjectCommand, DeleteObjectsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { COLD_PREFIX, monthIndexKey, pendingPrefix } from '../../shared/archive/format/keys';
-import type { JobRecord } from '../../shared/archive/format/records';
+import { COLD_PREFIX, type JobRecord, monthIndexKey, pendingPrefix } from '../../shared/archive/format';
 import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/archive/pending-gc';
 import type { StagedPart } from '../../shared/archive/steps/archive/staged';
 import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';

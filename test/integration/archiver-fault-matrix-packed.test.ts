@@ -5,13 +5,15 @@ import { auditCommand } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
 import { memoryOutput } from '../../infra/cli/output';
 import { type LocalRunResult, stepHandlers, synthesizedDefinition } from '../../infra/local/runner';
-import { parsePartKey, parseSharedPartKey, sharedIndexKey } from '../../shared/archive/format/keys';
 import {
   emptySharedIndex,
+  parsePartKey,
   parseSharedIndex,
+  parseSharedPartKey,
   type SharedIndex,
   serializeSharedIndex,
-} from '../../shared/archive/format/shared-index';
+  sharedIndexKey,
+} from '../../shared/archive/format';
 import { makeStepDeps, type StepDeps } from '../../shared/archive/steps/context';
 import { createRequestMeter } from '../../shared/archive/steps/meter';
 import { jobPrefix } from '../../shared/details';

@@ -5,7 +5,7 @@ import { auditCommand } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
 import { memoryOutput } from '../../infra/cli/output';
 import { type LocalRunResult, stepHandlers, synthesizedDefinition } from '../../infra/local/runner';
-import { parseMonthIndexKey, parsePartKey } from '../../shared/archive/format/keys';
+import { parseMonthIndexKey, parsePartKey } from '../../shared/archive/format';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { jobPrefix } from '../../shared/details';

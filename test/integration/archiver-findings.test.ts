@@ -1,6 +1,6 @@
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { groupFindingsKey, planFindingsKey } from '../../shared/archive/format/keys';
+import { groupFindingsKey, planFindingsKey } from '../../shared/archive/format';
 import { CAPS } from '../../shared/archive/steps/caps';
 import { FINDINGS_FORMAT } from '../../shared/archive/steps/run-files/findings';
 import {

@@ -1,6 +1,12 @@
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { COLD_PREFIX, HOT_PREFIX, INDEX_PREFIX } from '../../shared/archive/format/keys';
-import type { JobRecord, PartRecord, PlatformDataRecord } from '../../shared/archive/format/records';
+import {
+  COLD_PREFIX,
+  HOT_PREFIX,
+  INDEX_PREFIX,
+  type JobRecord,
+  type PartRecord,
+  type PlatformDataRecord,
+} from '../../shared/archive/format';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { jobPrefix } from '../../shared/details';
 import { createJob, recordFlush } from '../../shared/jobs';

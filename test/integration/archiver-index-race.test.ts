@@ -8,13 +8,13 @@ import {
   type PutObjectCommandInput,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { monthIndexKey } from '../../shared/archive/format/keys';
 import {
   commitPart,
   emptyMonthIndex,
+  monthIndexKey,
   parseMonthIndex,
   serializeMonthIndex,
-} from '../../shared/archive/format/month-index';
+} from '../../shared/archive/format';
 import { INDEX_WRITE_ATTEMPTS } from '../../shared/archive/steps/commit/index-store';
 import type { GroupDone, GroupFailed } from '../../shared/archive/steps/types';
 import { jobPrefix } from '../../shared/details';

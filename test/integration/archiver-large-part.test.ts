@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { JobRecord } from '../../shared/archive/format/records';
+import type { JobRecord } from '../../shared/archive/format';
 import { jobPrefix } from '../../shared/details';
 import {
   archiverEnv,

@@ -1,4 +1,4 @@
-import type { JobRecord } from '../../shared/archive/format/records';
+import type { JobRecord } from '../../shared/archive/format';
 import type { GroupDone } from '../../shared/archive/steps/types';
 import { jobPrefix } from '../../shared/details';
 import {

@@ -1,4 +1,4 @@
-import { parsePartKey } from '../../shared/archive/format/keys';
+import { parsePartKey } from '../../shared/archive/format';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { JobDetailsReader } from '../../shared/reader';
 import {

@@ -3,9 +3,12 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { auditCommand } from '../../infra/cli/audit';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseSqlOptions, sqlCommand } from '../../infra/cli/sql';
-import { sharedIndexKey } from '../../shared/archive/format/keys';
-import type { PartRecord } from '../../shared/archive/format/records';
-import { parseSharedIndex, type SharedIndex } from '../../shared/archive/format/shared-index';
+import {
+  type PartRecord,
+  parseSharedIndex,
+  type SharedIndex,
+  sharedIndexKey,
+} from '../../shared/archive/format';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import { PackedShopMonthError } from '../../shared/errors';
 import { getJob } from '../../shared/jobs';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { JobRecord } from '../../shared/archive/format/records';
+import type { JobRecord } from '../../shared/archive/format';
 import { CAPS } from '../../shared/archive/steps/caps';
 import type { GroupDone } from '../../shared/archive/steps/types';
 import { jobPrefix, platformDataKey } from '../../shared/details';

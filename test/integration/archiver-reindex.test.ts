@@ -2,13 +2,15 @@ import { gzipSync } from 'node:zlib';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { memoryOutput } from '../../infra/cli/output';
 import { reindexCommand } from '../../infra/cli/reindex';
-import { monthIndexKey, partKey, pendingPrefix } from '../../shared/archive/format/keys';
 import {
   type IndexedJob,
   type MonthIndex,
+  monthIndexKey,
   parseMonthIndex,
+  partKey,
+  pendingPrefix,
   serializeMonthIndex,
-} from '../../shared/archive/format/month-index';
+} from '../../shared/archive/format';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
 import { IndexExistsError } from '../../shared/errors';

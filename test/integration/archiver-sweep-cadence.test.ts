@@ -1,5 +1,5 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { WATERMARK_KEY } from '../../shared/archive/format/keys';
+import { WATERMARK_KEY } from '../../shared/archive/format';
 import { SWEEP_EVERY_MS, SWEEP_WITH_WALK_MS } from '../../shared/archive/steps/plan/orphans';
 import type { RunReport } from '../../shared/archive/steps/types';
 import {

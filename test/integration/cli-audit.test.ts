@@ -8,13 +8,14 @@ import { type AuditResult, auditCommand } from '../../infra/cli/audit';
 import { type CliContext, makeContext } from '../../infra/cli/context';
 import { memoryOutput } from '../../infra/cli/output';
 import { seedCommand } from '../../infra/cli/seed';
-import { monthIndexKey, partKey } from '../../shared/archive/format/keys';
 import {
   commitPart,
   emptyMonthIndex,
   markDeleted,
+  monthIndexKey,
+  partKey,
   serializeMonthIndex,
-} from '../../shared/archive/format/month-index';
+} from '../../shared/archive/format';
 import { parseConfig } from '../../shared/config';
 import { JobDetailsStore } from '../../shared/details/store';
 import { freshBucket, freshTable, testDdb, testS3 } from '../support/local';

@@ -1,7 +1,7 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { ObservabilitySink } from '../../functions/sink';
 import { stepHandlers } from '../../infra/local/runner';
-import { WATERMARK_KEY } from '../../shared/archive/format/keys';
+import { WATERMARK_KEY } from '../../shared/archive/format';
 import type { RunReport } from '../../shared/archive/steps/types';
 import type { ForgetResult } from '../../shared/erasure/forget';
 import {

@@ -1,7 +1,6 @@
 import type { ObservabilitySink } from '../../functions/sink';
 import { stepHandlers, synthesizedDefinition } from '../../infra/local/runner';
-import { sharedIndexKey } from '../../shared/archive/format/keys';
-import { parseSharedIndex } from '../../shared/archive/format/shared-index';
+import { parseSharedIndex, sharedIndexKey } from '../../shared/archive/format';
 import type { ForgetResult } from '../../shared/erasure/forget';
 import {
   archiverEnv,

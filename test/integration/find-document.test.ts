@@ -2,18 +2,23 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseSearchOptions, searchCommand } from '../../infra/cli/search';
-import { encodeDocFilters, partDocFilters } from '../../shared/archive/format/doc-filter';
-import { type FlatDocument, flattenPart, partPlace } from '../../shared/archive/format/flatten';
-import { COLD_PREFIX, docFilterKey, monthIndexKey } from '../../shared/archive/format/keys';
 import {
+  COLD_PREFIX,
   commitPart,
+  docFilterKey,
   emptyMonthIndex,
+  encodeDocFilters,
+  type FlatDocument,
+  flattenPart,
   INDEX_FORMAT_V4,
   type IndexedJob,
   MONTH_INDEX_HEADERS,
   type MonthIndex,
+  monthIndexKey,
+  partDocFilters,
+  partPlace,
   serializeMonthIndex,
-} from '../../shared/archive/format/month-index';
+} from '../../shared/archive/format';
 import { documentCandidates } from '../../shared/reader/doc-candidates';
 import type { FindDocumentResult } from '../../shared/reader/find-document';
 import { readerSettings } from '../../shared/reader/query';

@@ -24,8 +24,7 @@ import {
   stepHandlers,
   synthesizedDefinition,
 } from '../../infra/local/runner';
-import { monthIndexKey } from '../../shared/archive/format/keys';
-import { parseMonthIndex } from '../../shared/archive/format/month-index';
+import { monthIndexKey, parseMonthIndex } from '../../shared/archive/format';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { INLINE_ATTRIBUTES } from '../../shared/details/inline';
 import { createJob, getJob, recordFlush } from '../../shared/jobs';

@@ -1,5 +1,5 @@
 import { DeleteObjectsCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { monthIndexKey } from '../../shared/archive/format/keys';
+import { monthIndexKey } from '../../shared/archive/format';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { JobDetailsReader } from '../../shared/reader';
 import { MAX_CLOCK_SKEW_MS } from '../../shared/reader/query';

@@ -6,8 +6,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { monthIndexKey, pendingKey } from '../../shared/archive/format/keys';
-import { serializeMonthIndex } from '../../shared/archive/format/month-index';
+import { monthIndexKey, pendingKey, serializeMonthIndex } from '../../shared/archive/format';
 import {
   flushIdForChunks,
   generateJobId,
@@ -23,7 +22,7 @@ import {
 } from '../../shared/errors';
 import { countRequests, zeroCounts } from '../../shared/metrics';
 import { JobDetailsReader } from '../../shared/reader';
-import { archiveJobs, buildPart, details, putIndex, putPart, readIndex } from '../support/archive-fixture';
+import { archiveJobs, buildPart, details, putPart, readIndex } from '../support/archive-fixture';
 import { freshBucket, testS3 } from '../support/local';
 
 /**

@@ -1,5 +1,5 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { partWrittenAt } from '../../shared/archive/format/keys';
+import { partWrittenAt } from '../../shared/archive/format';
 import { ArchiveExpiredError, CorruptObjectError } from '../../shared/errors';
 import { getJob } from '../../shared/jobs';
 import { JobDetailsReader } from '../../shared/reader';

@@ -14,9 +14,14 @@ import { makeContext } from '../../infra/cli/context';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseRedactOptions, redactCommand } from '../../infra/cli/redact';
 import { stepHandlers, synthesizedDefinition } from '../../infra/local/runner';
-import { COLD_PREFIX, monthIndexKey, parsePartKey, sharedIndexKey } from '../../shared/archive/format/keys';
-import { parseMonthIndex } from '../../shared/archive/format/month-index';
-import { parseSharedIndex } from '../../shared/archive/format/shared-index';
+import {
+  COLD_PREFIX,
+  monthIndexKey,
+  parseMonthIndex,
+  parsePartKey,
+  parseSharedIndex,
+  sharedIndexKey,
+} from '../../shared/archive/format';
 import { parseConfig } from '../../shared/config';
 import type { JobDetails } from '../../shared/details/payload';
 import { getRequest } from '../../shared/erasure/ledger';

@@ -4,8 +4,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { RAW_TABLES } from '../../infra/construct/archive-sql';
 import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
 import { LocalSqlEngine } from '../../infra/local/sql-engine';
-import { COLD_PREFIX, SHARED } from '../../shared/archive/format/keys';
-import type { PartRecord } from '../../shared/archive/format/records';
+import { COLD_PREFIX, type PartRecord, SHARED } from '../../shared/archive/format';
 import { DOCUMENTED_QUERIES, SQL_VIEWS } from '../../shared/sql/queries';
 import { useOutdirs } from '../infra/template-helpers';
 import {

@@ -1,7 +1,12 @@
 import { memoryOutput } from '../../infra/cli/output';
 import { parseSqlOptions, type SqlCommandResult, sqlCommand } from '../../infra/cli/sql';
-import { type FlatDocument, type FlatJob, flattenPart, partPlace } from '../../shared/archive/format/flatten';
-import { COLD_PREFIX } from '../../shared/archive/format/keys';
+import {
+  COLD_PREFIX,
+  type FlatDocument,
+  type FlatJob,
+  flattenPart,
+  partPlace,
+} from '../../shared/archive/format';
 import { DOCUMENTED_QUERIES } from '../../shared/sql/queries';
 import {
   cliContextFor,

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { PartDocFilters } from '../../shared/archive/format/doc-filter';
-import { monthIndexKey, newPartName, partKey } from '../../shared/archive/format/keys';
 import {
+  type ArchivedJobMeta,
   commitPart,
   emptyMonthIndex,
   type IndexedJob,
@@ -10,12 +9,16 @@ import {
   MONTH_INDEX_HEADERS,
   type MonthIndex,
   markDeleted,
+  monthIndexKey,
+  newPartName,
+  PartBuilder,
+  type PartDocFilters,
+  type PendingPart,
   parseMonthIndex,
+  partKey,
+  type SourceObject,
   serializeMonthIndex,
-} from '../../shared/archive/format/month-index';
-import { PartBuilder } from '../../shared/archive/format/part-builder';
-import type { ArchivedJobMeta, SourceObject } from '../../shared/archive/format/records';
-import type { PendingPart } from '../../shared/archive/format/staging';
+} from '../../shared/archive/format';
 import type { JobDetails, JobDetailsPayload } from '../../shared/details';
 import { getObjectBytes } from '../../shared/s3/objects';
 

@@ -28,10 +28,17 @@ import {
   stepHandlers,
   synthesizedDefinition,
 } from '../../infra/local/runner';
-import { monthIndexKey, parsePartKey, WATERMARK_KEY } from '../../shared/archive/format/keys';
-import { decodeMember, type WantedRecord } from '../../shared/archive/format/members';
-import { type Located, type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
-import type { PartRecord } from '../../shared/archive/format/records';
+import {
+  decodeMember,
+  type Located,
+  type MonthIndex,
+  monthIndexKey,
+  type PartRecord,
+  parseMonthIndex,
+  parsePartKey,
+  WATERMARK_KEY,
+  type WantedRecord,
+} from '../../shared/archive/format';
 import type {
   BatchHooks,
   GroupDetail,

@@ -2,7 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { COLD_PREFIX } from '../../shared/archive/format/keys';
+import { COLD_PREFIX } from '../../shared/archive/format';
 import { getObjectBytes } from '../../shared/s3/objects';
 
 /**

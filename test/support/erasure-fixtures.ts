@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { WATERMARK_KEY } from '../../shared/archive/format/keys';
+import { WATERMARK_KEY } from '../../shared/archive/format';
 import { REQUESTS_PREFIX } from '../../shared/erasure/ledger';
 import { JobDetailsReader } from '../../shared/reader';
 import { getObjectBytes, putJson } from '../../shared/s3/objects';

@@ -1,8 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { candidateBlocks } from '../../shared/archive/format/doc-filter';
-import { parseMonthIndexKey } from '../../shared/archive/format/keys';
-import { parseMonthIndex } from '../../shared/archive/format/month-index';
+import { candidateBlocks, parseMonthIndex, parseMonthIndexKey } from '../../shared/archive/format';
 import { createJob } from '../../shared/jobs/create-job';
 import { type FlushDetails, recordFlush } from '../../shared/jobs/record-flush';
 import { type ArchiverEnv, getBytes, HOUR, listKeys } from './archiver-fixtures';

@@ -3,16 +3,16 @@ import {
   bloomFilter,
   bloomMayContain,
   candidateBlocks,
+  documentListings,
   encodeDocFilters,
   fenceContains,
   fenceFilter,
+  inflateMember,
   mayContain,
   parseDocFilters,
   parseStoredDocFilters,
   storedDocFilters,
-} from '../../shared/archive/format/doc-filter';
-import { documentListings } from '../../shared/archive/format/flatten';
-import { inflateMember } from '../../shared/archive/format/members';
+} from '../../shared/archive/format';
 import { buildPart, details } from '../support/archive-fixture';
 
 const ids = (n: number, tag: string) =>

@@ -6,13 +6,13 @@ import {
   JOB_COLUMNS,
   jobsViewSql,
   keyedSource,
+  metaFromRow,
+  PartBuilder,
+  partKey,
   partPlace,
   projectedSource,
   sharedSource,
-} from '../../shared/archive/format/flatten';
-import { partKey } from '../../shared/archive/format/keys';
-import { PartBuilder } from '../../shared/archive/format/part-builder';
-import { metaFromRow } from '../../shared/archive/format/records';
+} from '../../shared/archive/format';
 import { details } from '../support/archive-fixture';
 
 const SHOP = 'acme.myshopify.com';

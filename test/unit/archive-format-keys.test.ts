@@ -23,7 +23,7 @@ import {
   shopIndexPrefix,
   validatePartName,
   validateRunId,
-} from '../../shared/archive/format/keys';
+} from '../../shared/archive/format';
 import { InvalidIdError } from '../../shared/errors';
 
 const SHOP = 'acme-store.myshopify.com';

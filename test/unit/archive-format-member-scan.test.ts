@@ -1,6 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { gzipMemberLength, MemberScanner } from '../../shared/archive/format/member-scan';
-import { encodeMember } from '../../shared/archive/format/members';
+import { encodeMember, gzipMemberLength, MemberScanner } from '../../shared/archive/format';
 
 const members = [
   encodeMember({

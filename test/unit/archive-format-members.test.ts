@@ -1,8 +1,12 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { sha256Hex } from '../../shared/archive/format/canonical-json';
-import { decodeMember, encodeMember, platformDataRef } from '../../shared/archive/format/members';
-import { parsePartRecord } from '../../shared/archive/format/record-shape';
-import type { PartRecord } from '../../shared/archive/format/records';
+import {
+  decodeMember,
+  encodeMember,
+  type PartRecord,
+  parsePartRecord,
+  platformDataRef,
+  sha256Hex,
+} from '../../shared/archive/format';
 import { CorruptObjectError } from '../../shared/errors';
 import { details, jobMeta } from '../support/archive-fixture';
 

@@ -1,12 +1,11 @@
 import { gunzipSync } from 'node:zlib';
-import { type PartDocFilters, partDocFilters } from '../../shared/archive/format/doc-filter';
-import { gzipMemberLength } from '../../shared/archive/format/member-scan';
 import {
   blockOf,
   checkIndex,
   commitPart,
   docsRange,
   emptyMonthIndex,
+  gzipMemberLength,
   INDEX_FIRST_READ_BYTES,
   INDEX_FORMAT,
   INDEX_FORMAT_V1,
@@ -20,11 +19,13 @@ import {
   markDeleted,
   markRearchive,
   mergeBlocks,
+  type PartDocFilters,
   parseIndexHeader,
   parseMonthIndex,
   partByName,
+  partDocFilters,
   serializeMonthIndex,
-} from '../../shared/archive/format/month-index';
+} from '../../shared/archive/format';
 import { CorruptObjectError } from '../../shared/errors';
 
 const part = (name: string): IndexedPart => ({

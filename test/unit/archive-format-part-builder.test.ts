@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decodeMember } from '../../shared/archive/format/members';
-import { MemberSlicer, PartBuilder } from '../../shared/archive/format/part-builder';
+import { decodeMember, MemberSlicer, PartBuilder } from '../../shared/archive/format';
 import { buildPart, details } from '../support/archive-fixture';
 
 const SHOP = 'acme.myshopify.com';

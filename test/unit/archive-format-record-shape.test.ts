@@ -1,5 +1,4 @@
-import { parsePartRecord } from '../../shared/archive/format/record-shape';
-import { PART_FORMAT } from '../../shared/archive/format/version';
+import { PART_FORMAT, parsePartRecord } from '../../shared/archive/format';
 import { CorruptObjectError, UnsupportedFormatError } from '../../shared/errors';
 import { details, jobMeta } from '../support/archive-fixture';
 

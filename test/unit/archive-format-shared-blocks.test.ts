@@ -1,25 +1,22 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { sharedPartKey } from '../../shared/archive/format/keys';
-import { decodeMember } from '../../shared/archive/format/members';
 import {
+  blockRanges,
   commitPart,
+  decodeMember,
   emptyMonthIndex,
   type IndexedJob,
   type MonthIndex,
-} from '../../shared/archive/format/month-index';
-import {
-  blockRanges,
   membersOf,
-  reblockSegments,
-  shopLines,
-} from '../../shared/archive/format/shared-blocks';
-import {
   parseSharedIndex,
+  reblockSegments,
   type SharedIndex,
   type SharedPart,
   serializeSharedIndex,
-} from '../../shared/archive/format/shared-index';
-import { sharedPartWithoutShop, switchSharedPart } from '../../shared/archive/format/shared-rewrite';
+  sharedPartKey,
+  sharedPartWithoutShop,
+  shopLines,
+  switchSharedPart,
+} from '../../shared/archive/format';
 import { CorruptObjectError } from '../../shared/errors';
 import { buildPart, details } from '../support/archive-fixture';
 

@@ -1,21 +1,20 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import { sharedPartKey } from '../../shared/archive/format/keys';
-import { decodeMember } from '../../shared/archive/format/members';
 import {
   commitPart,
+  decodeMember,
   emptyMonthIndex,
   type IndexedJob,
   type MonthIndex,
-} from '../../shared/archive/format/month-index';
-import { membersOf } from '../../shared/archive/format/shared-blocks';
-import {
+  membersOf,
   parseSharedIndex,
   type SharedIndex,
   type SharedPart,
   serializeSharedIndex,
-} from '../../shared/archive/format/shared-index';
-import { sharedPartWithoutShop, switchSharedPart } from '../../shared/archive/format/shared-rewrite';
+  sharedPartKey,
+  sharedPartWithoutShop,
+  switchSharedPart,
+} from '../../shared/archive/format';
 import { InvalidInputError } from '../../shared/errors';
 import { buildPart, details } from '../support/archive-fixture';
 

@@ -1,4 +1,4 @@
-import { newIntent, parseIntent } from '../../shared/archive/format/staging';
+import { newIntent, parseIntent } from '../../shared/archive/format';
 import { CorruptObjectError, UnsupportedFormatError } from '../../shared/errors';
 
 const ID = {

@@ -1,4 +1,4 @@
-import { commitPart, emptyMonthIndex, type IndexedJob } from '../../shared/archive/format/month-index';
+import { commitPart, emptyMonthIndex, type IndexedJob } from '../../shared/archive/format';
 import {
   archivedMeta,
   assembleJob,

@@ -1,6 +1,10 @@
-import { applyCommit, entriesOf } from '../../shared/archive/format/commit-entries';
-import { emptyMonthIndex, type IndexedJob } from '../../shared/archive/format/month-index';
-import type { VerifiedPart } from '../../shared/archive/format/staging';
+import {
+  applyCommit,
+  emptyMonthIndex,
+  entriesOf,
+  type IndexedJob,
+  type VerifiedPart,
+} from '../../shared/archive/format';
 
 type Entry = Omit<IndexedJob, 'committed_at' | 'deleted_at'>;
 const e = (part: string, completedAt: string): Entry => ({

@@ -1,9 +1,4 @@
-import {
-  commitPart,
-  emptyMonthIndex,
-  type IndexedJob,
-  markDeleted,
-} from '../../shared/archive/format/month-index';
+import { commitPart, emptyMonthIndex, type IndexedJob, markDeleted } from '../../shared/archive/format';
 import {
   chunks,
   deletedByRun,

@@ -1,4 +1,4 @@
-import { plannedJobsKey } from '../../shared/archive/format/keys';
+import { plannedJobsKey } from '../../shared/archive/format';
 import {
   parseBatchEvent,
   parsePlanEvent,

@@ -1,5 +1,4 @@
-import { pendingPrefix } from '../../shared/archive/format/keys';
-import { stagedDocsByPart } from '../../shared/archive/format/staging';
+import { pendingPrefix, stagedDocsByPart } from '../../shared/archive/format';
 
 test('staging docs are grouped by part name; anything else under the prefix is ignored', () => {
   const prefix = pendingPrefix('shop', '2026-01');

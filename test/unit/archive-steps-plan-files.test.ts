@@ -1,4 +1,4 @@
-import { planBatchesKey, plannedJobsKey } from '../../shared/archive/format/keys';
+import { planBatchesKey, plannedJobsKey } from '../../shared/archive/format';
 import { type PageGroup, plannedJob } from '../../shared/archive/steps/plan/plan-rows';
 import { layoutPlanFiles } from '../../shared/archive/steps/run-files/plan-files';
 import type { PlannedJob } from '../../shared/archive/steps/types';

@@ -1,6 +1,10 @@
-import { decodeLine, inflateMember } from '../../shared/archive/format/members';
-import { MemberSlicer, PartBuilder } from '../../shared/archive/format/part-builder';
-import type { PartRecord } from '../../shared/archive/format/records';
+import {
+  decodeLine,
+  inflateMember,
+  MemberSlicer,
+  PartBuilder,
+  type PartRecord,
+} from '../../shared/archive/format';
 import type { StagedPart } from '../../shared/archive/steps/archive/staged';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 import {

@@ -1,5 +1,5 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { blockRanges, reblockSegments } from '../../shared/archive/format/shared-blocks';
+import { blockRanges, reblockSegments } from '../../shared/archive/format';
 import type { StagedPart } from '../../shared/archive/steps/archive/staged';
 import { relocatedManifest } from '../../shared/archive/steps/verify/verify-shared';
 import { type BuiltPart, buildPart, details } from '../support/archive-fixture';

@@ -11,7 +11,7 @@ import {
   type HotPrefix,
   orphanCandidates,
 } from '../../infra/cli/audit-model';
-import { INDEX_FORMAT, type IndexedJob, type MonthIndex } from '../../shared/archive/format/month-index';
+import { INDEX_FORMAT, type IndexedJob, type MonthIndex } from '../../shared/archive/format';
 
 const SHOP = 'acme.myshopify.com';
 const PART = 'part-20260415T030000Z-abcdefgh.jsonl.gz';

@@ -1,5 +1,5 @@
 import { sharedJobIds } from '../../infra/cli/audit-shared-ids';
-import { decodeLine, encodeLine } from '../../shared/archive/format/members';
+import { decodeLine, encodeLine } from '../../shared/archive/format';
 import {
   canonicalJson,
   decodeFlushBody,

@@ -1,4 +1,4 @@
-import type { JobRecord } from '../../shared/archive/format/records';
+import type { JobRecord } from '../../shared/archive/format';
 import {
   choosePlatformData,
   combineDetails,

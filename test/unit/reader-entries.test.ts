@@ -1,10 +1,10 @@
-import { monthIndexKey } from '../../shared/archive/format/keys';
 import {
   commitPart,
   emptyMonthIndex,
   type IndexedJob,
   type MonthIndex,
-} from '../../shared/archive/format/month-index';
+  monthIndexKey,
+} from '../../shared/archive/format';
 import { CorruptObjectError } from '../../shared/errors';
 import {
   type ArchiveEntry,

@@ -7,13 +7,13 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { monthIndexKey } from '../../shared/archive/format/keys';
 import {
   commitPart,
   emptyMonthIndex,
   type MonthIndex,
+  monthIndexKey,
   serializeMonthIndex,
-} from '../../shared/archive/format/month-index';
+} from '../../shared/archive/format';
 import { ArchiveNotRestoredError } from '../../shared/errors';
 import { JobDetailsReader } from '../../shared/reader';
 import { type BuiltPart, buildPart, details, indexEntries } from '../support/archive-fixture';

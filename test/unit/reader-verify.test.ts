@@ -1,6 +1,10 @@
-import { monthIndexKey } from '../../shared/archive/format/keys';
-import { encodeMember, platformDataRef } from '../../shared/archive/format/members';
-import { commitPart, emptyMonthIndex } from '../../shared/archive/format/month-index';
+import {
+  commitPart,
+  emptyMonthIndex,
+  encodeMember,
+  monthIndexKey,
+  platformDataRef,
+} from '../../shared/archive/format';
 import { CorruptObjectError } from '../../shared/errors';
 import { checkJobMember, checkPlatformMember, entriesFromIndex } from '../../shared/reader';
 import { buildPart, details, indexEntries, jobMeta } from '../support/archive-fixture';

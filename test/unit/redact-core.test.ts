@@ -1,23 +1,21 @@
 import { gunzipSync } from 'node:zlib';
-import { candidateBlocks } from '../../shared/archive/format/doc-filter';
-import { flattenPart } from '../../shared/archive/format/flatten';
-import { sharedPartKey } from '../../shared/archive/format/keys';
 import {
+  candidateBlocks,
   commitPart,
   emptyMonthIndex,
+  flattenPart,
   type IndexedJob,
   type IndexedPart,
   type MonthIndex,
+  membersOf,
   parseMonthIndex,
-  serializeMonthIndex,
-} from '../../shared/archive/format/month-index';
-import { membersOf } from '../../shared/archive/format/shared-blocks';
-import {
   parseSharedIndex,
   type SharedIndex,
   type SharedPart,
+  serializeMonthIndex,
   serializeSharedIndex,
-} from '../../shared/archive/format/shared-index';
+  sharedPartKey,
+} from '../../shared/archive/format';
 import { decodeFlushBody, encodeFlushBody } from '../../shared/details/codec';
 import { mergeJobDetails } from '../../shared/details/merge';
 import { parseJobDetailsPayload, validateJobDetailsPayload } from '../../shared/details/payload';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../../errors';
 import { checkSetting, RUN_SETTINGS, type SettingName, SWITCHES } from '../../settings';
-import { validateRunId } from '../format/keys';
+import { validateRunId } from '../format';
 import type { StepSettings } from './context';
 import { bool, isoTime, obj, onlyFields, validId } from './shape';
 import type { RunContext, RunInput } from './types';

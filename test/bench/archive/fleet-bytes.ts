@@ -1,16 +1,16 @@
 import { gunzipSync } from 'node:zlib';
-import { deflateBlock } from '../../../shared/archive/format/codec';
 import {
+  BLOCK_BYTES,
   COLD_PREFIX,
+  deflateBlock,
+  gzipMemberLength,
   INDEX_PREFIX,
+  parseSharedIndex,
   parseSharedIndexKey,
   parseSharedPartKey,
   SHARED_INDEX_PREFIX,
   sharedPartKey,
-} from '../../../shared/archive/format/keys';
-import { gzipMemberLength } from '../../../shared/archive/format/member-scan';
-import { BLOCK_BYTES } from '../../../shared/archive/format/members';
-import { parseSharedIndex } from '../../../shared/archive/format/shared-index';
+} from '../../../shared/archive/format';
 
 /**
  * Where the bytes at rest of a packed fleet go (`npm run bench:archive -- --fleet-only`): pure, over

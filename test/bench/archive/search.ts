@@ -1,8 +1,13 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { documentListings } from '../../../shared/archive/format/flatten';
-import { parseMonthIndexKey, SHARED_INDEX_PREFIX } from '../../../shared/archive/format/keys';
-import { parseMonthIndex, serializeMonthIndex } from '../../../shared/archive/format/month-index';
-import { parseSharedIndex, serializeSharedIndex } from '../../../shared/archive/format/shared-index';
+import {
+  documentListings,
+  parseMonthIndex,
+  parseMonthIndexKey,
+  parseSharedIndex,
+  SHARED_INDEX_PREFIX,
+  serializeMonthIndex,
+  serializeSharedIndex,
+} from '../../../shared/archive/format';
 import { JobDetailsReader } from '../../../shared/reader';
 import { getObjectBytes, type ListedObject } from '../../../shared/s3/objects';
 import { type BenchJob, prng, shopMonth } from './workload';

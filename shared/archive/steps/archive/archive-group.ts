@@ -3,10 +3,16 @@ import { Semaphore } from '../../../concurrency';
 import type { JobObject } from '../../../details';
 import { VerificationError } from '../../../errors';
 import { putJson } from '../../../s3/objects';
-import { newPartName, partKey, pendingKey, sharedPendingKey } from '../../format/keys';
-import { latestEntry, type MonthIndex } from '../../format/month-index';
-import { PartBuilder } from '../../format/part-builder';
-import { newIntent } from '../../format/staging';
+import {
+  latestEntry,
+  type MonthIndex,
+  newIntent,
+  newPartName,
+  PartBuilder,
+  partKey,
+  pendingKey,
+  sharedPendingKey,
+} from '../../format';
 import { CAPS } from '../caps';
 import { type LoadedIndex, loadMonthIndex } from '../commit/index-store';
 import type { StepDeps } from '../context';

@@ -2,8 +2,7 @@ import { type JobDetails, type JsonObject, mergeAllJobDetails } from '../../../d
 import { type InlineDetails, parseInlineDetails } from '../../../details/inline';
 import { type ArchivableRow, archivableRow, itemToJson } from '../../../jobs/row-json';
 import { normalizedOrAsIs } from '../../../time';
-import { latestEntry, type MonthIndex, partByName } from '../../format/month-index';
-import type { ArchivedJobMeta } from '../../format/records';
+import { type ArchivedJobMeta, latestEntry, type MonthIndex, partByName } from '../../format';
 import { reasonOf } from '../caps';
 import type { PlannedJob } from '../types';
 import type { JobRowSnapshot } from './job-rows';

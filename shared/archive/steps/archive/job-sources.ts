@@ -13,8 +13,7 @@ import {
 } from '../../../details';
 import { CorruptObjectError, JobArchiveError, SourceReadError } from '../../../errors';
 import { getObjectBytes, isNotFound } from '../../../s3/objects';
-import { sha256Hex } from '../../format/canonical-json';
-import type { SourceObject } from '../../format/records';
+import { type SourceObject, sha256Hex } from '../../format';
 import { reasonOf } from '../caps';
 import type { StepDeps } from '../context';
 

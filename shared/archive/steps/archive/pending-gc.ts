@@ -3,14 +3,17 @@ import { LostIndexError } from '../../../errors';
 import { getObjectBytes, type ListedObject, listAllArray } from '../../../s3/objects';
 import {
   groupPrefix,
+  type MonthIndex,
   monthIndexKey,
+  parseIntent,
   parsePartKey,
+  partByName,
   partKey,
   pendingKey,
   pendingPrefix,
-} from '../../format/keys';
-import { type MonthIndex, partByName } from '../../format/month-index';
-import { parseIntent, type StagedDocs, stagedDocsByPart } from '../../format/staging';
+  type StagedDocs,
+  stagedDocsByPart,
+} from '../../format';
 import type { StepDeps } from '../context';
 import type { RunContext } from '../types';
 

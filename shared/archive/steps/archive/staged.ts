@@ -1,4 +1,4 @@
-import type { PendingPart } from '../../format/staging';
+import type { PendingPart } from '../../format';
 
 /**
  * The manifest the archive stage hands to verify (in memory): staging.ts `PendingPart` plus the ETag

@@ -8,7 +8,7 @@ import { readErasureSummary } from '../../../erasure/summary-store';
 import { ShopForgottenError } from '../../../errors';
 import { addCounts, zeroCounts } from '../../../metrics';
 import { putJson } from '../../../s3/objects';
-import { docFilterKey, failedAttemptsPrefix } from '../../format/keys';
+import { docFilterKey, failedAttemptsPrefix } from '../../format';
 import { archiveGroup } from '../archive/archive-group';
 import type { StagedPart } from '../archive/staged';
 import { commitPartStep } from '../commit/commit-part';

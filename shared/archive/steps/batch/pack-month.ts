@@ -7,15 +7,27 @@ import { readErasureSummary } from '../../../erasure/summary-store';
 import { ShopForgottenError, VerificationError } from '../../../errors';
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import { getObjectBytes, listAllArray, putJson } from '../../../s3/objects';
-import { applyCommit } from '../../format/commit-entries';
-import { newPartName, sharedPartKey, sharedPendingKey, sharedPendingPrefix } from '../../format/keys';
-import { inflateMember } from '../../format/members';
-import type { IndexedPart, MonthIndex } from '../../format/month-index';
-import { MemberSlicer } from '../../format/part-builder';
-import { headCheck } from '../../format/part-integrity';
-import { blockRanges, reblockSegments } from '../../format/shared-blocks';
-import { type SharedIndex, type SharedPart, sharedView, withViews } from '../../format/shared-index';
-import { newIntent, type PartIntent, type VerifiedPart } from '../../format/staging';
+import {
+  applyCommit,
+  blockRanges,
+  headCheck,
+  type IndexedPart,
+  inflateMember,
+  MemberSlicer,
+  type MonthIndex,
+  newIntent,
+  newPartName,
+  type PartIntent,
+  reblockSegments,
+  type SharedIndex,
+  type SharedPart,
+  sharedPartKey,
+  sharedPendingKey,
+  sharedPendingPrefix,
+  sharedView,
+  type VerifiedPart,
+  withViews,
+} from '../../format';
 import { type ArchiveHandoff, archiveGroup } from '../archive/archive-group';
 import { PartUpload } from '../archive/part-upload';
 import { ABANDONED_AFTER_MS } from '../archive/pending-gc';

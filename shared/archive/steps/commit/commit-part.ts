@@ -1,6 +1,5 @@
 import { InvalidInputError, VerificationError } from '../../../errors';
-import { applyCommit } from '../../format/commit-entries';
-import type { VerifiedPart } from '../../format/staging';
+import { applyCommit, type VerifiedPart } from '../../format';
 import type { StepDeps } from '../context';
 import type { CommitInput, CommitResult } from '../types';
 import { stagedKeys } from '../verify/verify-part';

@@ -1,13 +1,13 @@
 import { ConcurrentModificationError, CorruptObjectError } from '../../../errors';
 import { getObjectBytes, putConditional } from '../../../s3/objects';
-import { monthIndexKey } from '../../format/keys';
 import {
   emptyMonthIndex,
   MONTH_INDEX_HEADERS,
   type MonthIndex,
+  monthIndexKey,
   parseMonthIndex,
   serializeMonthIndex,
-} from '../../format/month-index';
+} from '../../format';
 import type { StepDeps } from '../context';
 
 /** Reads and conditionally rewrites a month index (the commit record). */

@@ -1,13 +1,13 @@
 import { ConcurrentModificationError } from '../../../errors';
 import { getObjectBytes, putConditional } from '../../../s3/objects';
-import { sharedIndexKey } from '../../format/keys';
-import { MONTH_INDEX_HEADERS } from '../../format/month-index';
 import {
   emptySharedIndex,
+  MONTH_INDEX_HEADERS,
   parseSharedIndex,
   type SharedIndex,
   serializeSharedIndex,
-} from '../../format/shared-index';
+  sharedIndexKey,
+} from '../../format';
 import type { StepDeps } from '../context';
 import { INDEX_WRITE_ATTEMPTS } from './index-store';
 

@@ -1,6 +1,6 @@
 import type { JobObject } from '../../../details';
 import { normalizeEtag } from '../../../s3/objects';
-import { type IndexedJob, latestEntry, type MonthIndex } from '../../format/month-index';
+import { type IndexedJob, latestEntry, type MonthIndex } from '../../format';
 import type { PlannedJob } from '../types';
 
 /**

@@ -5,14 +5,16 @@ import { META_SHOP_ID } from '../../../details/store';
 import { VerificationError } from '../../../errors';
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import {
+  blockCheck,
+  headCheck,
   type IndexedPart,
   latestEntry,
   type MonthIndex,
   markDeleted,
   markRearchive,
   partByName,
-} from '../../format/month-index';
-import { blockCheck, headCheck, pointedBlocks } from '../../format/part-integrity';
+  pointedBlocks,
+} from '../../format';
 import { changedSincePlan } from '../archive/classify';
 import { readJobRows } from '../archive/job-rows';
 import { CAPS } from '../caps';

@@ -2,7 +2,7 @@ import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { classifyJobKey, type JobObject, META_JOB_ID, META_SHOP_ID } from '../../../details';
 import { validateShopId } from '../../../ids';
 import { listAll } from '../../../s3/objects';
-import { HOT_PREFIX } from '../../format/keys';
+import { HOT_PREFIX } from '../../format';
 import { readJobRows } from '../archive/job-rows';
 import { reportableId } from '../caps';
 import type { StepDeps } from '../context';

@@ -7,7 +7,7 @@ import { ExactQueryCommand } from '../../../jobs/exact-commands';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../../jobs/schema';
 import { addCounts } from '../../../metrics';
 import { putBytes } from '../../../s3/objects';
-import { INDEX_PREFIX, mapResultsPrefix } from '../../format/keys';
+import { INDEX_PREFIX, mapResultsPrefix } from '../../format';
 import { readJobRows } from '../archive/job-rows';
 import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
 import { CAPS } from '../caps';

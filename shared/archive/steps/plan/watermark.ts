@@ -4,7 +4,7 @@ import { ConcurrentModificationError, CorruptObjectError } from '../../../errors
 import { validateJobId, validateShopId } from '../../../ids';
 import { TERMINAL_STATUSES } from '../../../jobs/schema';
 import { getJson, getObjectBytes, putConditional, putJson } from '../../../s3/objects';
-import { runPrefix, WATERMARK_KEY } from '../../format/keys';
+import { runPrefix, WATERMARK_KEY } from '../../format';
 import type { StepDeps } from '../context';
 import { isObj } from '../shape';
 

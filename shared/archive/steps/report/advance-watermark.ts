@@ -3,7 +3,7 @@ import { CorruptObjectError } from '../../../errors';
 import { validateJobId, validateShopId } from '../../../ids';
 import { TERMINAL_STATUSES } from '../../../jobs/schema';
 import { getObjectBytes } from '../../../s3/objects';
-import { planBatchesKey } from '../../format/keys';
+import { planBatchesKey } from '../../format';
 import type { StepDeps } from '../context';
 import { parseBatch } from '../events';
 import { type RetryJob, readCarried, uniqueRetry, WATERMARK_FORMAT, writeWatermark } from '../plan/watermark';

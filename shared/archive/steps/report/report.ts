@@ -3,13 +3,7 @@ import { scrubOwnRun } from '../../../erasure/own-run';
 import { CorruptObjectError } from '../../../errors';
 import { addCounts } from '../../../metrics';
 import { getJson, putJson } from '../../../s3/objects';
-import {
-  findingsPrefix,
-  groupFindingsKey,
-  pageResultsKey,
-  planFindingsKey,
-  reportKey,
-} from '../../format/keys';
+import { findingsPrefix, groupFindingsKey, pageResultsKey, planFindingsKey, reportKey } from '../../format';
 import { CAPS } from '../caps';
 import type { StepDeps } from '../context';
 import {

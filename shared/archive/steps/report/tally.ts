@@ -1,6 +1,6 @@
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import { getJson, listAllArray } from '../../../s3/objects';
-import { failedAttemptsPrefix } from '../../format/keys';
+import { failedAttemptsPrefix } from '../../format';
 import type { StepDeps } from '../context';
 import { readPageMapResults } from '../run-files/map-results';
 import { writePageResults } from '../run-files/page-results';

@@ -1,6 +1,6 @@
 import { CorruptObjectError } from '../../../errors';
 import { getJson, putJson } from '../../../s3/objects';
-import { type GroupFindingsKind, groupFindingsKey, planFindingsKey } from '../../format/keys';
+import { type GroupFindingsKind, groupFindingsKey, planFindingsKey } from '../../format';
 import type { StepDeps } from '../context';
 import { isObj } from '../shape';
 import type { GroupItem, QuarantinedJob } from '../types';

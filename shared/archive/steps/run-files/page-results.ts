@@ -1,5 +1,5 @@
 import { putJson } from '../../../s3/objects';
-import { pageResultsKey } from '../../format/keys';
+import { pageResultsKey } from '../../format';
 import type { StepDeps } from '../context';
 import type { GroupResult } from '../types';
 

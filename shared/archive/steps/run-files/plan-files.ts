@@ -1,4 +1,4 @@
-import { planBatchesKey, plannedJobsKey } from '../../format/keys';
+import { planBatchesKey, plannedJobsKey } from '../../format';
 import type { PageGroup } from '../plan/plan-rows';
 import type { PlannedBatch, PlannedGroup } from '../types';
 

@@ -3,7 +3,7 @@ import { CorruptObjectError, InvalidInputError } from '../../../errors';
 import { validateJobId } from '../../../ids';
 import { getObjectBytes } from '../../../s3/objects';
 import { tryParseTimestamp } from '../../../time';
-import { plannedJobsKey, runPrefix } from '../../format/keys';
+import { plannedJobsKey, runPrefix } from '../../format';
 import type { StepDeps } from '../context';
 import { isObj } from '../shape';
 import type { PlannedGroup, PlannedJob, RunContext } from '../types';

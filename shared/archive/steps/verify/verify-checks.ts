@@ -1,12 +1,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import { jobPrefix } from '../../../details';
 import { CorruptObjectError } from '../../../errors';
-import type { BlockFilter } from '../../format/doc-filter';
-import { documentListings } from '../../format/flatten';
-import { decodeLine } from '../../format/members';
-import type { ByteRange, Located } from '../../format/month-index';
-import { countDetails, type PartRecord } from '../../format/records';
-import type { VerifiedPart } from '../../format/staging';
+import {
+  type BlockFilter,
+  type ByteRange,
+  countDetails,
+  decodeLine,
+  documentListings,
+  type Located,
+  type PartRecord,
+  type VerifiedPart,
+} from '../../format';
 import type { StagedPart } from '../archive/staged';
 import type { PlannedJob } from '../types';
 

@@ -1,7 +1,5 @@
 import { CorruptObjectError } from '../../../errors';
-import { partDocFilters } from '../../format/doc-filter';
-import type { ByteRange, Located } from '../../format/month-index';
-import { shopLines } from '../../format/shared-blocks';
+import { type ByteRange, type Located, partDocFilters, shopLines } from '../../format';
 import type { StagedPart } from '../archive/staged';
 import { checkedBlockDocs, linesProblem, memberRanges } from './verify-checks';
 

@@ -1,0 +1,172 @@
+/**
+ * The archive format's one entry (docs/archive-format.md): everything outside shared/archive/format/
+ * imports from here, never from a file of the folder (test/unit/format-boundary.test.ts holds that),
+ * and no code outside the folder knows a version string (version.ts is the one version dispatch).
+ *
+ * - keys and versions: where objects live (keys.ts), which format they are in (version.ts);
+ * - a part: build it (PartBuilder), read one block (decodeMember, findInBlock), scan it (MemberScanner),
+ *   prove it unchanged (headCheck, blockCheck);
+ * - the month index: open it (parseMonthIndex, parseIndexHeader + blockOf for a lookup), look a job up
+ *   (jobEntries, latestEntry), change it (commitPart, markDeleted, markRearchive), write it
+ *   (serializeMonthIndex);
+ * - shared parts: their index and views (shared-index.ts), blocks across shops (shared-blocks.ts),
+ *   rewrite without a shop (shared-rewrite.ts);
+ * - document filters (doc-filter.ts); flatten for SQL (flatten.ts).
+ */
+
+export { canonicalJson, sha256Hex } from './canonical-json';
+export { deflateBlock } from './codec';
+export { applyCommit, entriesOf } from './commit-entries';
+export {
+  type BlockFilter,
+  blockFilter,
+  bloomFilter,
+  bloomMayContain,
+  candidateBlocks,
+  encodeDocFilters,
+  fenceContains,
+  fenceFilter,
+  mayContain,
+  type PartDocFilters,
+  parseDocFilters,
+  parseStoredDocFilters,
+  partDocFilters,
+  storedDocFilters,
+} from './doc-filter';
+export {
+  type DetailKind,
+  DOCUMENT_COLUMNS,
+  documentListings,
+  documentsViewSql,
+  type FlatDocument,
+  type FlatJob,
+  flattenDocuments,
+  flattenPart,
+  JOB_COLUMNS,
+  jobsViewSql,
+  keyedSource,
+  partPlace,
+  projectedSource,
+  sharedSource,
+  type ViewColumn,
+} from './flatten';
+export {
+  COLD_PREFIX,
+  docFilterKey,
+  failedAttemptsPrefix,
+  findingsPrefix,
+  type GroupFindingsKind,
+  groupFindingsKey,
+  groupPrefix,
+  HOT_PREFIX,
+  INDEX_PREFIX,
+  mapResultsPrefix,
+  monthIndexDir,
+  monthIndexKey,
+  newPartName,
+  pageResultsKey,
+  parseMonthIndexKey,
+  parsePartKey,
+  parseSharedIndexKey,
+  parseSharedPartKey,
+  partKey,
+  partWrittenAt,
+  pendingKey,
+  pendingPrefix,
+  planBatchesKey,
+  planFindingsKey,
+  plannedJobsKey,
+  RUNS_PREFIX,
+  reportKey,
+  runPrefix,
+  SHARED,
+  SHARED_INDEX_PREFIX,
+  sharedIndexKey,
+  sharedPartKey,
+  sharedPendingKey,
+  sharedPendingPrefix,
+  shopIndexPrefix,
+  validatePartName,
+  validateRunId,
+  WATERMARK_KEY,
+} from './keys';
+export { gzipMemberLength, MemberScanner } from './member-scan';
+export {
+  BLOCK_BYTES,
+  decodeLine,
+  decodeMember,
+  encodeLine,
+  encodeMember,
+  inflateMember,
+  platformDataRef,
+  type WantedRecord,
+} from './members';
+export {
+  type ByteRange,
+  blockOf,
+  checkIndex,
+  commitPart,
+  docsRange,
+  emptyMonthIndex,
+  INDEX_FIRST_READ_BYTES,
+  INDEX_FORMAT,
+  INDEX_FORMAT_V1,
+  INDEX_FORMAT_V2,
+  INDEX_FORMAT_V4,
+  type IndexedJob,
+  type IndexedPart,
+  type IndexedSource,
+  jobEntries,
+  type Located,
+  latestEntry,
+  MONTH_INDEX_HEADERS,
+  type MonthIndex,
+  markDeleted,
+  markRearchive,
+  mergeBlocks,
+  parseIndexHeader,
+  parseMonthIndex,
+  partByName,
+  serializeMonthIndex,
+} from './month-index';
+export { MemberSlicer, PartBuilder } from './part-builder';
+export { blockCheck, headCheck, pointedBlocks } from './part-integrity';
+export { parsePartRecord } from './record-shape';
+export {
+  type ArchivedJobMeta,
+  countDetails,
+  type DetailCounts,
+  type JobRecord,
+  metaFromRow,
+  type PartRecord,
+  type PlatformDataRecord,
+  type SourceObject,
+} from './records';
+export {
+  blockRanges,
+  blockSpan,
+  membersOf,
+  reblockSegments,
+  sameBlocksSegments,
+  shopLines,
+} from './shared-blocks';
+export {
+  emptySharedIndex,
+  parseSharedIndex,
+  type SharedIndex,
+  type SharedPart,
+  serializeSharedIndex,
+  sharedView,
+  withViews,
+} from './shared-index';
+export { sharedPartWithoutShop, switchSharedPart } from './shared-rewrite';
+export {
+  newIntent,
+  type PartIntent,
+  type PendingPart,
+  parseIntent,
+  type StagedDocs,
+  stagedDocsByPart,
+  type VerifiedPart,
+} from './staging';
+export { PART_FORMAT } from './version';
