@@ -1,11 +1,4 @@
-import {
-  decodeMember,
-  type JobRecord,
-  parsePartKey,
-  parseSharedPartKey,
-  platformDataRef,
-  shopLines,
-} from '../archive/format';
+import { decodeMember, type JobRecord, parsePartKey, parseSharedPartKey, shopLines } from '../archive/format';
 import { CorruptObjectError } from '../errors';
 import type { ArchiveEntry } from './entries';
 
@@ -47,15 +40,12 @@ export const checkJobMember = (
   // part@4 records leave their shop to the part: the part key's (entriesFromIndex tied it to the index).
   // A shared part's segment is the shop's its shared index names (entriesFromIndex checked that).
   const partShop = parseSharedPartKey(a.partKey) ? shopId : (parsePartKey(a.partKey)?.shopId ?? '');
-  const { record, sha256 } = decodeMember(bytes, at, e.line, {
+  const { record } = decodeMember(bytes, at, e.line, {
     want: { type: 'job', jobId },
     shopId: partShop,
     ...sharedNarrow(a.partKey, shopId),
   });
-  // index@1 entries carry the record's digest; index@2 ones rely on the block's CRC-32 and the ids below.
-  if (e.sha256 !== undefined && sha256 !== e.sha256) {
-    throw new CorruptObjectError(at, `sha256 ${sha256} does not match the index entry's ${e.sha256}`);
-  }
+  // The block's CRC-32 and the ids below prove the record.
   if (record.type !== 'job')
     throw new CorruptObjectError(at, `expected a job record, found a ${record.type} record`);
   if (record.job_id !== jobId || record.shop_id !== shopId) {
@@ -68,9 +58,8 @@ export const checkJobMember = (
 };
 
 /**
- * The platform data at `a.entry.platform_data`, with the ref the job record names (the entry names
- * it too in index@1). A content-hash ref (`sha256:` of the canonical JSON, part@1–3) is checked
- * against the data; part@4's part-local ordinals rest on the block's CRC-32.
+ * The platform data at `a.entry.platform_data`, with the ref the job record names (a part-local
+ * ordinal; the block's CRC-32 proves the bytes).
  */
 export const checkPlatformMember = (
   bytes: Uint8Array,
@@ -92,7 +81,7 @@ export const checkPlatformMember = (
   if (record.type !== 'platform_data') {
     throw new CorruptObjectError(at, `expected a platform_data record, found a ${record.type} record`);
   }
-  if (record.ref !== ref || (ref.startsWith('sha256:') && platformDataRef(record.data) !== ref)) {
+  if (record.ref !== ref) {
     throw new CorruptObjectError(at, `platform data does not match ref ${ref}`);
   }
   return record.data;

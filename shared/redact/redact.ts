@@ -465,7 +465,7 @@ class Redaction {
     }
     const got = await getObjectBytes(this.deps.s3, this.deps.bucket, part.key);
     if (!got) throw new CorruptObjectError(part.key, 'committed part is missing');
-    if (got.size !== part.size || (part.etag !== undefined && got.etag !== part.etag))
+    if (got.size !== part.size || got.etag !== part.etag)
       throw new VerificationError(
         part.key,
         'the stored part is not the one its month index committed; nothing rewritten',
@@ -562,11 +562,7 @@ class Redaction {
     const newKey = partKey(j.shop_id, j.month, j.new);
     if (committed) {
       const head = await this.head(newKey);
-      if (
-        !head ||
-        head.ContentLength !== committed.size ||
-        (committed.etag !== undefined && normalizeEtag(head.ETag) !== committed.etag)
-      )
+      if (!head || head.ContentLength !== committed.size || normalizeEtag(head.ETag) !== committed.etag)
         throw new VerificationError(
           newKey,
           'the committed redacted part does not match its index entry; old part kept',

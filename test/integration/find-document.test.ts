@@ -1,19 +1,14 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
-import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseSearchOptions, searchCommand } from '../../infra/cli/search';
 import {
   COLD_PREFIX,
   commitPart,
-  docFilterKey,
   emptyMonthIndex,
-  encodeDocFilters,
   type FlatDocument,
   flattenPart,
-  INDEX_FORMAT_V4,
   type IndexedJob,
   MONTH_INDEX_HEADERS,
-  type MonthIndex,
   monthIndexKey,
   partDocFilters,
   partPlace,
@@ -31,7 +26,6 @@ import {
   listKeys,
   monthOfDate,
   partLines,
-  readIndex,
   runLocal,
   type SeededJob,
   seedTerminalJob,
@@ -180,6 +174,7 @@ test('a large month: its filters past the first 32 KB cost one more ranged GET, 
       committed_at: 't',
       job_count: 6000,
       bytes_in: 1,
+      etag: 'e',
       doc_filters: filters,
     },
     jobs,
@@ -203,54 +198,4 @@ test('a large month: its filters past the first 32 KB cost one more ranged GET, 
   expect(found?.[0]?.blocks).toContainEqual({ offset: 43210, length: 10 });
   expect(found?.[0]?.blocks.length).toBeLessThan(6000 * 0.02);
   expect(await documentCandidates(ctx, shop, '2001-01', 'x')).toBeNull();
-});
-
-/** Rewrites a month's index as an older writer left it: as index@4, its parts without filters. */
-const asIndexV4 = async (shop: string, month: string): Promise<MonthIndex> => {
-  const e = runs.env;
-  const idx = await readIndex(e, shop, month);
-  if (!idx) throw new Error(`no index for ${month}`);
-  const stripped = { ...idx, parts: idx.parts.map(({ doc_filters: _f, ...p }) => p) };
-  const v4 = { ...JSON.parse(gunzipSync(serializeMonthIndex(stripped)).toString()), format: INDEX_FORMAT_V4 };
-  await e.s3.send(
-    new PutObjectCommand({
-      Bucket: e.bucket,
-      Key: monthIndexKey(shop, month),
-      Body: gzipSync(`${JSON.stringify(v4)}\n`),
-      ...MONTH_INDEX_HEADERS,
-    }),
-  );
-  return idx;
-};
-
-test('parts written before index@5 stay searchable: through their sidecar, or without filters by a counted scan', async () => {
-  const e = runs.env;
-  const before = await asIndexV4(SHOP, M3);
-  const p = before.parts[0];
-  if (!p?.doc_filters || before.parts.length !== 1) throw new Error('expected one part with filters in M3');
-  const doc = `${SHOP}-0-doc-0a`;
-  // A docfilter@2 sidecar beside the index@4 (what the archive step wrote before index@5).
-  const sidecar = docFilterKey(SHOP, M3, p.name);
-  await e.s3.send(
-    new PutObjectCommand({
-      Bucket: e.bucket,
-      Key: sidecar,
-      Body: encodeDocFilters({ part: p.name, ...p.doc_filters }),
-    }),
-  );
-  const viaSidecar = await reader().findDocument({ shopId: SHOP, docId: doc });
-  expect(archivedIds(viaSidecar)).toEqual(bruteForce(doc));
-  expect(viaSidecar.provenance.partsScanned).toBe(0);
-  // The sidecar's GET comes on top of the month's index GET (after the two Lists).
-  expect(viaSidecar.provenance.requests).toBe(
-    2 + viaSidecar.provenance.monthsSearched + 1 + viaSidecar.provenance.blocksRead,
-  );
-
-  await e.s3.send(new DeleteObjectCommand({ Bucket: e.bucket, Key: sidecar }));
-  const r = await reader().findDocument({ shopId: SHOP, docId: doc });
-  expect(archivedIds(r)).toEqual(bruteForce(doc));
-  expect(r.provenance.partsScanned).toBe(1);
-  const io = memoryOutput();
-  await searchCommand(cliContextFor(e), parseSearchOptions({ shop: SHOP, doc }), io);
-  expect(io.stderr.join('\n')).toMatch(/1 parts have no document filters/);
 });

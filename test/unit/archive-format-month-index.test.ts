@@ -1,4 +1,4 @@
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   blockOf,
   checkIndex,
@@ -8,9 +8,6 @@ import {
   gzipMemberLength,
   INDEX_FIRST_READ_BYTES,
   INDEX_FORMAT,
-  INDEX_FORMAT_V1,
-  INDEX_FORMAT_V2,
-  INDEX_FORMAT_V4,
   type IndexedJob,
   type IndexedPart,
   jobEntries,
@@ -26,7 +23,7 @@ import {
   partDocFilters,
   serializeMonthIndex,
 } from '../../shared/archive/format';
-import { CorruptObjectError } from '../../shared/errors';
+import { CorruptObjectError, UnsupportedFormatError } from '../../shared/errors';
 
 const part = (name: string): IndexedPart => ({
   name,
@@ -196,26 +193,16 @@ describe('month index', () => {
     expect(back.jobs.j1?.[0]).toMatchObject({ deleted_by: 'r2', objects_deleted: 1 });
   });
 
-  it('reads index@2 (entries with their own byte and line ranges, parts with ETags)', () => {
-    const e = { ...entry(P1), line: { offset: 3, length: 7 } };
-    const { sha256: _d, committed_at: _c, ...stored } = e;
-    const { key: _k, sha256: _s, ...p } = part(P1);
-    const v2 = {
-      ...emptyMonthIndex('s', '2026-01', 't1'),
-      format: INDEX_FORMAT_V2,
-      parts: [p],
-      jobs: { j1: [stored] },
-    };
-    const back = parseMonthIndex(Buffer.from(JSON.stringify(v2)), 'k');
-    expect(back.parts[0]).toMatchObject({ etag: 'e', key: part(P1).key });
-    expect(back.jobs.j1?.[0]).toEqual({ ...stored, committed_at: 't' });
-  });
-
-  it('reads index@1 (digests, refs and commit times in every entry)', () => {
-    const idx = commitPart(empty, part(P1), { j1: entry(P1) }, 't1');
-    const v1 = Buffer.from(JSON.stringify({ ...idx, format: INDEX_FORMAT_V1 }));
-    expect(parseMonthIndex(v1, 'k')).toEqual({ ...idx, format: INDEX_FORMAT_V1 });
-  });
+  it.each(['job-details-archive/index@5', 'job-details-archive/index@1'])(
+    'a pre-1.0 index (%s) is refused with the fix in one line, never read',
+    (format) => {
+      const old = gzipSync(`${JSON.stringify({ ...emptyMonthIndex('s', '2026-01', 't'), format })}\n`);
+      expect(() => parseMonthIndex(old, 'job-details-index/s/2026-01/index.json')).toThrow(
+        UnsupportedFormatError,
+      );
+      expect(() => parseMonthIndex(old, 'k')).toThrow(/pre-1\.0 build.*rebuild the local data/);
+    },
+  );
 
   it.each([
     ['not JSON', '{'],
@@ -226,15 +213,6 @@ describe('month index', () => {
     [
       'entry of an uncommitted part',
       JSON.stringify({ ...emptyMonthIndex('s', 'm', 't'), jobs: { j1: [entry(P1)] } }),
-    ],
-    [
-      'entry without offset (index@2)',
-      JSON.stringify({
-        ...emptyMonthIndex('s', 'm', 't'),
-        format: INDEX_FORMAT_V2,
-        parts: [part(P1)],
-        jobs: { j1: [{ ...entry(P1), offset: '1' }] },
-      }),
     ],
     [
       'entry naming no block of its part',
@@ -308,11 +286,11 @@ describe('blocked index@3 (a month too large for one block)', () => {
 describe('index@4 additions', () => {
   const SHOP = 'shop-a';
   const key = 'job-details-index/shop-a/2026-01/index.json';
-  const pIdx = (etag?: string) => ({
+  const pIdx = (etag: string) => ({
     name: 'part-20260201T000000Z-aaaaaaaa.jsonl.gz',
     key: 'job-details-cold/shop-a/2026-01/part-20260201T000000Z-aaaaaaaa.jsonl.gz',
     size: 30,
-    ...(etag ? { etag } : {}),
+    etag,
     run_id: 'r1',
     committed_at: 't1',
     job_count: 1,
@@ -332,13 +310,11 @@ describe('index@4 additions', () => {
   };
   const base = () => commitPart(emptyMonthIndex(SHOP, '2026-01', 't0'), pIdx('abc'), { j1: e1 }, 't1');
 
-  it('an index@3 document (no part ETag) still reads, the part without an ETag', () => {
+  it('a part without its ETag is corruption (delete proves a part by its ETag, nothing else)', () => {
     const stored = JSON.parse(Buffer.from(gunzipSync(serializeMonthIndex(base()))).toString());
-    const { etag: _e, ...v3part } = stored.parts[0];
-    const v3 = { ...stored, format: 'job-details-archive/index@3', parts: [v3part] };
-    const back = parseMonthIndex(Buffer.from(JSON.stringify(v3)), key);
-    expect(back.parts[0]?.etag).toBeUndefined();
-    expect(back.jobs.j1?.[0]?.sources).toEqual(e1.sources);
+    const { etag: _e, ...noEtag } = stored.parts[0];
+    const bad = gzipSync(`${JSON.stringify({ ...stored, parts: [noEtag] })}\n`);
+    expect(() => parseMonthIndex(bad, key)).toThrow(/needs its ETag/);
   });
 
   it('markRearchive marks the latest undeleted entry once, and round-trips; markDeleted of the re-archive closes it', () => {
@@ -401,7 +377,7 @@ describe('index@5: document filters in a trailing member', () => {
       const bytes = serializeMonthIndex(idx);
       const back = parseMonthIndex(bytes, 'k');
       expect(back.format).toBe(INDEX_FORMAT);
-      expect(INDEX_FORMAT).toBe('job-details-archive/index@5');
+      expect(INDEX_FORMAT).toBe('job-details-archive/index@1.0');
       expect(back.parts[0]?.doc_filters).toEqual(f);
       expect(back.parts[1]?.doc_filters).toBeUndefined();
       expect(Object.keys(back.jobs)).toHaveLength(n + 1);
@@ -444,15 +420,12 @@ describe('index@5: document filters in a trailing member', () => {
     expect(back).not.toHaveProperty('docs');
   });
 
-  it('an index with no filters has no docs member; an index@4 document still reads', () => {
+  it('an index with no filters has no docs member', () => {
     const idx = commitPart(emptyMonthIndex('s', '2026-01', 't0'), part(P1), { j1: entry(P1) }, 't1');
     const bytes = serializeMonthIndex(idx);
     const stored = JSON.parse(gunzipSync(bytes).toString());
     expect(stored.docs_at).toBeUndefined();
-    const v4 = { ...stored, format: INDEX_FORMAT_V4 };
-    const back = parseMonthIndex(Buffer.from(JSON.stringify(v4)), 'k');
-    expect(back.format).toBe(INDEX_FORMAT_V4);
-    expect(back.jobs.j1).toHaveLength(1);
+    expect(parseMonthIndex(bytes, 'k').jobs.j1).toHaveLength(1);
     expect(() => docsRange({ docs_at: { offset: -1 } }, 'k')).toThrow(CorruptObjectError);
   });
 });

@@ -17,7 +17,7 @@ import {
   shopLines,
   switchSharedPart,
 } from '../../shared/archive/format';
-import { CorruptObjectError } from '../../shared/errors';
+import { CorruptObjectError, UnsupportedFormatError } from '../../shared/errors';
 import { buildPart, details } from '../support/archive-fixture';
 
 /**
@@ -217,14 +217,15 @@ describe('blocks shared across shops', () => {
     },
   );
 
-  it('an index written as shared-index@1 (segments at member boundaries) still parses; malformed blocks are refused', async () => {
+  it('a pre-1.0 shared index is refused with the fix; malformed blocks are refused', async () => {
     const { index } = await fixture();
     const body = JSON.parse(gunzipSync(serializeSharedIndex(index)).toString('utf8'));
     const v1 = (b: unknown) =>
       gzipSync(JSON.stringify({ ...(b as object), format: 'job-details-archive/shared-index@1' }));
+    expect(() => parseSharedIndex(v1(body), KEY)).toThrow(UnsupportedFormatError);
+    expect(() => parseSharedIndex(v1(body), KEY)).toThrow(/rebuild the local data/);
     const noBlocks = { ...body, parts: body.parts.map(({ blocks: _b, ...p }: { blocks: unknown }) => p) };
-    expect(parseSharedIndex(v1(noBlocks), KEY).parts[0]?.blocks).toBeUndefined();
-    expect(() => parseSharedIndex(v1(body), KEY)).toThrow(CorruptObjectError);
+    expect(() => parseSharedIndex(gzipSync(JSON.stringify(noBlocks)), KEY)).toThrow(CorruptObjectError);
     const v2 = (parts: unknown) => gzipSync(JSON.stringify({ ...body, parts }));
     const p = body.parts[0];
     expect(() => parseSharedIndex(v2([{ ...p, blocks: [...p.blocks, 5] }]), KEY)).toThrow(/add up/);

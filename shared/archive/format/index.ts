@@ -109,10 +109,6 @@ export {
   docsRange,
   emptyMonthIndex,
   INDEX_FIRST_READ_BYTES,
-  INDEX_FORMAT,
-  INDEX_FORMAT_V1,
-  INDEX_FORMAT_V2,
-  INDEX_FORMAT_V4,
   type IndexedJob,
   type IndexedPart,
   type IndexedSource,
@@ -169,4 +165,4 @@ export {
   stagedDocsByPart,
   type VerifiedPart,
 } from './staging';
-export { PART_FORMAT } from './version';
+export { INDEX_FORMAT, PART_FORMAT } from './version';

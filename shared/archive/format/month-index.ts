@@ -3,6 +3,7 @@ import { deflateBlock, inflateBlocks as gunzipAll } from './codec';
 import { type PartDocFilters, parseStoredDocFilters, storedDocFilters } from './doc-filter';
 import { partKey, sharedPartKey } from './keys';
 import type { DetailCounts } from './records';
+import { checkFormat, INDEX_FORMAT } from './version';
 
 /**
  * The month index `job-details-index/{shop}/{yyyy-mm}/index.json` is the commit: a part exists for
@@ -10,31 +11,15 @@ import type { DetailCounts } from './records';
  * stay instant even when parts sit in Glacier Flexible Retrieval. Parts are never rewritten; this small
  * file is, with a conditional write (If-Match / If-None-Match) so concurrent runs cannot lose entries.
  */
-export const INDEX_FORMAT = 'job-details-archive/index@5';
-/** index@5 less the parts' document filters (a trailing member); still read (and rewritten as @5). */
-export const INDEX_FORMAT_V4 = 'job-details-archive/index@4';
-/** index@4 less the parts' ETags and the entries' `rearchive` mark; still read (and rewritten as @4). */
-export const INDEX_FORMAT_V3 = 'job-details-archive/index@3';
-/** Entries with byte ranges and line ranges of their own, objects for counts, parts with ETags; still read. */
-export const INDEX_FORMAT_V2 = 'job-details-archive/index@2';
-/** Entries with their record digest, platform data ref and commit time each; still read. */
-export const INDEX_FORMAT_V1 = 'job-details-archive/index@1';
-const INDEX_FORMATS: readonly string[] = [
-  INDEX_FORMAT,
-  INDEX_FORMAT_V4,
-  INDEX_FORMAT_V3,
-  INDEX_FORMAT_V2,
-  INDEX_FORMAT_V1,
-];
-
 export interface ByteRange {
   readonly offset: number;
   readonly length: number;
 }
 
 /**
- * Where a record sits: the byte range of the gzip member (block) holding it in the part, and its line
- * inside the member once inflated. `line` absent: the member holds exactly this one line (part@1).
+ * Where a record sits: the byte range of the gzip member (block) holding it in the part, and (in
+ * memory only: the builder's manifest, verify) its line inside the inflated block. The stored index
+ * names the block alone; a reader finds the record in it by id.
  */
 export interface Located extends ByteRange {
   readonly line?: ByteRange;
@@ -42,17 +27,16 @@ export interface Located extends ByteRange {
 
 export interface IndexedPart {
   readonly name: string;
-  /** Its key; index@2 stores none (it is `job-details-cold/{shop}/{month}/{name}`). */
+  /** Its key (not stored: `job-details-cold/{shop}/{month}/{name}`, or the shared prefix's). */
   readonly key: string;
   readonly size: number;
   /**
-   * The part's ETag when committed (index@4, and index@1/2). S3 gives every write of a key a new ETag
-   * (an MD5 of the bytes, of the parts' MD5s, or an opaque value under SSE-KMS), so a HEAD proves the
-   * stored part is the very object verify read: delete checks it before removing any hot copy.
-   * Absent in index@3: those parts are proven by reading their blocks (delete-sources.ts).
+   * The part's ETag when committed. S3 gives every write of a key a new ETag (an MD5 of the bytes, of
+   * the parts' MD5s, or an opaque value under SSE-KMS), so a HEAD proves the stored part is the very
+   * object verify read: delete checks it before removing any hot copy.
    */
-  readonly etag?: string;
-  /** sha256 of the part's bytes: index@1 only (verify checks it before the commit; size + ETag name it after). */
+  readonly etag: string;
+  /** sha256 of the part's bytes, in memory only (verify checks it before the commit; size + ETag name it after). */
   readonly sha256?: string;
   readonly run_id: string;
   readonly committed_at: string;
@@ -81,16 +65,16 @@ export interface IndexedSource {
 export interface IndexedJob extends Located {
   readonly part: string;
   /**
-   * sha256 of the uncompressed record line: index@1 only. index@2 keeps it out (every lookup reads the
-   * index, and a digest is ~33 incompressible bytes a job): a block's gzip CRC-32 catches corruption,
-   * and the reader checks the record names the job it asked for.
+   * sha256 of the uncompressed record line, in memory only (verify). The index keeps it out (every
+   * lookup reads the index, and a digest is ~33 incompressible bytes a job): a block's gzip CRC-32
+   * catches corruption, and the reader checks the record names the job it asked for.
    */
   readonly sha256?: string;
   readonly status: string;
   readonly completed_at: string;
   readonly committed_at: string;
   readonly counts: DetailCounts;
-  /** Where the job's platform data record is; index@1 also names its ref (the job record does). */
+  /** Where the job's platform data record is (in memory, with its ref; the job record names it). */
   readonly platform_data: (Located & { readonly ref?: string }) | null;
   /**
    * The hot objects this entry covers; delete removes only objects that still match these. Emptied
@@ -103,26 +87,22 @@ export interface IndexedJob extends Located {
   /**
    * The run that marked the entry deleted, and how many of its sources were gone then (the manifest
    * less objects kept because they changed): a run's report counts each deletion once, whichever of
-   * its attempts (or an SDK retry whose first response was lost) removed the objects. Absent before
-   * index@3 and while undeleted.
+   * its attempts (or an SDK retry whose first response was lost) removed the objects. Absent while
+   * undeleted.
    */
   readonly deleted_by?: string;
   readonly objects_deleted?: number;
   /**
    * Set by the delete step when the job's hot prefix no longer matches this entry's manifest (an
    * object rewritten, a late flush, a new platform-data.json after the commit): nothing of the job was
-   * deleted, and the next archive of its group archives the hot prefix again as a new entry (index@4).
+   * deleted, and the next archive of its group archives the hot prefix again as a new entry.
    */
   readonly rearchive?: string;
 }
 
 export interface MonthIndex {
-  readonly format:
-    | typeof INDEX_FORMAT
-    | typeof INDEX_FORMAT_V4
-    | typeof INDEX_FORMAT_V3
-    | typeof INDEX_FORMAT_V2
-    | typeof INDEX_FORMAT_V1;
+  /** version.ts INDEX_FORMAT. */
+  readonly format: string;
   readonly shop_id: string;
   readonly month: string;
   readonly updated_at: string;
@@ -254,7 +234,7 @@ const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 
 const COUNT_ORDER = ['chunk_ids', 'failed', 'skipped', 'conflict'] as const;
 
 /**
- * The blocks of one part the entries point at, as index@3 stores them: the compressed length of each
+ * The blocks of one part the entries point at, as the index stores them: the compressed length of each
  * member from byte 0 on, in order (a gap no entry points into is one unnamed member's length), so an
  * entry names its block by number. Returns the lengths and each pointed-at offset's block number.
  */
@@ -280,7 +260,7 @@ const partBlocks = (ranges: Iterable<ByteRange>): { lengths: number[]; numbers: 
 };
 
 /**
- * An entry as index@3 stores it: its part by position in `parts` (absent: 0), its block (absent: 0)
+ * An entry as stored: its part by position in `parts` (absent: 0), its block (absent: 0)
  * and its platform data's (`pd_block`; absent: none) by number in that part's `block_bytes`, counts as [chunk_ids, failed, skipped, conflict]; no line
  * ranges (a lookup finds the record in the block by id), no digest, no platform ref; commit and
  * delete times only when they differ from the part's; sources only until they are deleted.
@@ -320,16 +300,15 @@ const commonValue = (values: ReadonlyArray<string | null | undefined>): string |
 };
 
 /**
- * The index as stored (index@3, `Content-Encoding: gzip`): JSONL in gzip members. The first member is
+ * The index as stored (`Content-Encoding: gzip`): JSONL in gzip members. The first member is
  * the header — format, shop, month, parts (each with its blocks' lengths) — and either the jobs
  * themselves (a month whose entries fit in one block) or `blocks`: the byte range and job id range of
  * each further member, each holding the entries of a run of job ids in code-point order, ≤
- * INDEX_BLOCK_BYTES of JSON. index@5 appends, when any part has document filters, one last member
+ * INDEX_BLOCK_BYTES of JSON. It appends, when any part has document filters, one last member
  * `{"docs":{part position: storedDocFilters}}`, its range in the header's `docs_at` (offset from the
  * end of the header member): lookups never parse it, a search reads the header and it alone. A
  * one-member index that stays within INDEX_FIRST_READ_BYTES with them holds `docs` in that member.
  * `gzip -dc` reads it all; a lookup reads the header and one block (shared/reader/archive-reads.ts).
- * Indexes written before (index@1–4) are still read.
  */
 export const serializeMonthIndex = (index: MonthIndex): Buffer => {
   const all = Object.values(index.jobs).flat();
@@ -349,7 +328,7 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
       stored: {
         name: p.name,
         size: p.size,
-        ...(p.etag !== undefined ? { etag: p.etag } : {}),
+        etag: p.etag,
         run_id: p.run_id,
         committed_at: p.committed_at,
         job_count: p.job_count,
@@ -489,36 +468,15 @@ export const parseIndexHeader = (
 /** Checks a parsed index value (whole, or a lookup's header + blocks). */
 export const checkIndex = (value: unknown, key: string): MonthIndex => {
   const v = value as Partial<MonthIndex> | null;
-  if (!v || typeof v !== 'object' || !INDEX_FORMATS.includes(v.format as string)) {
-    throw new CorruptObjectError(key, `not a ${INDEX_FORMAT} (or @4, @3, @2, @1) document`);
-  }
+  if (!v || typeof v !== 'object') throw new CorruptObjectError(key, `not a ${INDEX_FORMAT} document`);
+  checkFormat('index', v.format, key);
   if (typeof v.shop_id !== 'string' || typeof v.month !== 'string' || !Array.isArray(v.parts)) {
     throw new CorruptObjectError(key, 'index needs shop_id, month and parts');
   }
   if (!v.jobs || typeof v.jobs !== 'object' || Array.isArray(v.jobs)) {
     throw new CorruptObjectError(key, 'index needs a jobs map');
   }
-  if (v.format === INDEX_FORMAT || v.format === INDEX_FORMAT_V4 || v.format === INDEX_FORMAT_V3)
-    return fromStored(v as unknown as StoredIndex, key);
-  // index@2 stores no part keys: they follow from shop, month and name.
-  const parts = v.parts.map((p) =>
-    p && typeof p === 'object' && p.key === undefined && typeof p.name === 'string'
-      ? { ...p, key: keyOf(v as { shop_id: string; month: string }, p.name, key) }
-      : p,
-  );
-  const committed = new Map(parts.map((p) => [p?.name, p?.committed_at]));
-  const jobs: Record<string, IndexedJob[]> = {};
-  for (const [jobId, entries] of Object.entries(v.jobs)) {
-    if (!Array.isArray(entries)) throw new CorruptObjectError(key, `entries of job ${jobId} must be a list`);
-    jobs[jobId] = entries.map((e: IndexedJob) => {
-      if (!e || typeof e.offset !== 'number' || typeof e.length !== 'number' || !committed.has(e.part)) {
-        throw new CorruptObjectError(key, `entry of job ${jobId} points at no committed part`);
-      }
-      // index@2 leaves out a commit time equal to its part's.
-      return e.committed_at === undefined ? { ...e, committed_at: committed.get(e.part) as string } : e;
-    });
-  }
-  return { ...(v as MonthIndex), parts, jobs };
+  return fromStored(v as unknown as StoredIndex, key);
 };
 
 /** A part's key from the index's shop and month (ids the index got wrong are its corruption). */
@@ -538,7 +496,7 @@ const sharedKeyOf = (v: { month: string }, name: string, key: string): string =>
   }
 };
 
-/** index@3 as stored (see serializeMonthIndex). */
+/** The index as stored (see serializeMonthIndex). */
 interface StoredPart extends Omit<IndexedPart, 'key'> {
   readonly deleted_at?: string | null;
   /** Absent: the part's own run (when deleted_at is set). */
@@ -563,13 +521,14 @@ const deletion = (
 
 const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
 
-/** index@3 → the in-memory model: parts get their keys, entries their byte ranges and defaults. */
+/** The stored index → the in-memory model: parts get their keys, entries their byte ranges and defaults. */
 const fromStored = (v: StoredIndex, key: string): MonthIndex => {
   const bad = (what: string): never => {
     throw new CorruptObjectError(key, what);
   };
   const parts = v.parts.map((p, i) => {
     if (!p || typeof p.name !== 'string' || !isCount(p.size)) return bad(`part ${i} needs a name and a size`);
+    if (typeof p.etag !== 'string' || p.etag === '') return bad(`part ${p.name} needs its ETag`);
     const lengths = p.block_bytes ?? [p.size];
     if (!Array.isArray(lengths) || !lengths.every((n) => isCount(n) && n > 0))
       return bad(`part ${p.name} needs block_bytes, a list of lengths`);

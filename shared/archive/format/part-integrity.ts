@@ -9,12 +9,12 @@ import { type IndexedPart, jobEntries, type MonthIndex } from './month-index';
  * Proof that a committed part is still the bytes verify read, before anything relies on it being so
  * (the delete step before removing hot copies; `audit`).
  *
- * - `headCheck` (1 HEAD): size and the ETag recorded at commit (index@4). S3 gives every write of a
+ * - `headCheck` (1 HEAD): size and the ETag recorded at commit. S3 gives every write of a
  *   key a new ETag, so any overwrite — a same-size byte flip included — fails it. (The local S3 stores
  *   the MD5 of every PUT's bytes as its ETag, infra/local/s3rver-entry.cjs, so it fails there too.)
  * - `blockCheck` (1 streamed GET): every block of the part inflates alone (gzip CRC-32 and length of
  *   each member), the blocks tile the object, and every block an index entry points at starts where
- *   the entry says, with its length. For parts committed without an ETag (index@3) and `audit --deep`.
+ *   the entry says, with its length (`audit --deep`).
  */
 
 /** A part's blocks as the index's entries point at them: offset → compressed length. */
@@ -45,7 +45,7 @@ export const headCheck = async (s3: S3Client, bucket: string, part: IndexedPart)
       part.key,
       `stored part is ${head.ContentLength} bytes, committed ${part.size}`,
     );
-  if (part.etag !== undefined && etag !== part.etag)
+  if (etag !== part.etag)
     throw new VerificationError(
       part.key,
       `stored part has ETag ${etag}, committed ${part.etag}: it was rewritten after its commit`,

@@ -5,7 +5,6 @@ import { META_SHOP_ID } from '../../../details/store';
 import { VerificationError } from '../../../errors';
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import {
-  blockCheck,
   headCheck,
   type IndexedPart,
   latestEntry,
@@ -13,7 +12,6 @@ import {
   markDeleted,
   markRearchive,
   partByName,
-  pointedBlocks,
 } from '../../format';
 import { changedSincePlan } from '../archive/classify';
 import { readJobRows } from '../archive/job-rows';
@@ -83,16 +81,13 @@ export const deleteSources = async (
       return { eligible, matched: [], changed: [], objectsKept: 0, planned, index, waiting };
 
     // Last line of defence: never delete sources whose archive is not provably the bytes committed.
-    // 1 HEAD per part against the size and ETag recorded at commit (index@4) — even for a part verify
-    // read back moments ago in this invocation, so nothing that happened to it since the commit goes
-    // unseen — or, for a part committed without an ETag (index@3), 1 GET that inflates every block. A
+    // 1 HEAD per part against the size and ETag recorded at commit — even for a part verify read back
+    // moments ago in this invocation, so nothing that happened to it since the commit goes unseen. A
     // damaged part throws: its group fails and every hot copy stays.
     for (const name of new Set(eligible.map((e) => e.entry.part))) {
       const part = partByName(index, name);
       if (!part) throw new VerificationError(name, 'index entry points at a part the index does not list');
-      if (part.etag !== undefined) await (known.head ?? ((p) => headCheck(deps.s3, deps.bucket, p)))(part);
-      else if (!known.checkedParts.has(name))
-        await blockCheck(deps.s3, deps.bucket, part, pointedBlocks(index, name));
+      await (known.head ?? ((p) => headCheck(deps.s3, deps.bucket, p)))(part);
     }
 
     const handedOver = known.listed;
