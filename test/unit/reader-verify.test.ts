@@ -80,7 +80,9 @@ describe('checkPlatformMember', () => {
     const { ref, ...located } = pd;
     const slim = { ...a, entry: { ...a.entry, platform_data: located } };
     expect(checkPlatformMember(slice(pd), slim, ref, SHOP)).toEqual({ x: 1 });
-    expect(() => checkPlatformMember(slice(pd), slim, '9', SHOP)).toThrow(/does not match ref 9|holds no platform data 9/);
+    expect(() => checkPlatformMember(slice(pd), slim, '9', SHOP)).toThrow(
+      /does not match ref 9|holds no platform data 9/,
+    );
     expect(() => checkPlatformMember(slice(pd), slim, null, SHOP)).toThrow(/names no platform data/);
   });
 
