@@ -231,8 +231,7 @@ export class ArchiverStateMachine extends Construct {
         execution: JsonPath.stringAt('$$.Execution.Name'),
       }),
       resultPath: '$.redactions',
-    })
-      .addCatch(runFailed, { errors: [Errors.ALL] });
+    }).addCatch(runFailed, { errors: [Errors.ALL] });
     // Overdue erasure requests end the run FAILED once its work (and any redactions it resumes) is
     // done: the free failed-executions alarm reaches a person, no custom metric needed.
     const erasureOverdue = new Fail(this, STATE.erasureOverdue, {

@@ -36,8 +36,10 @@ describe('archiver definition: shape', () => {
       MorePages: 'Choice',
       Report: 'Task',
       RedactPending: 'Task',
+      AfterRedactions: 'Choice',
       RunComplete: 'Choice',
       RunIncomplete: 'Fail',
+      ErasureOverdue: 'Fail',
       Done: 'Succeed',
       RunFailed: 'Fail',
     });
