@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CorruptObjectError, IndexExistsError, PackedShopMonthError } from '../errors';
 import {
@@ -9,7 +10,7 @@ import {
   putConditional,
 } from '../s3/objects';
 import { applyCommit } from './format/commit-entries';
-import { partDocFilters } from './format/doc-filter';
+import { isFiltersMember, parseFiltersMember, partDocFilters, storedDocFilters } from './format/doc-filter';
 import { documentListings } from './format/flatten';
 import { groupPrefix, monthIndexKey, parsePartKey, pendingPrefix, sharedIndexKey } from './format/keys';
 import { MemberScanner } from './format/member-scan';
@@ -108,8 +109,15 @@ const scanPart = async (
   // Each member's distinct document ids: the rebuilt index gets the part's filters back.
   const memberDocs: Array<ByteRange & { docs: Set<string> }> = [];
   let v1 = false;
+  // The part's trailing document filters member (part@4 since filters left the index).
+  let filters: { offset: number; bytes: Buffer } | null = null;
   const take = (members: Array<{ offset: number; bytes: Buffer }>) => {
     for (const m of members) {
+      if (filters) fail(`a member after the document filters (at ${m.offset})`);
+      if (m.offset > 0 && isFiltersMember(m.bytes)) {
+        filters = m;
+        continue;
+      }
       const docs = new Set<string>();
       memberDocs.push({ offset: m.offset, length: m.bytes.length, docs });
       // A member is a block of whole lines (part@2); in a part@1 every member holds one line.
@@ -173,6 +181,18 @@ const scanPart = async (
     throw err;
   }
   if (runId === null) return fail('part is empty');
+  const built = partDocFilters(memberDocs);
+  const stored = filters as { offset: number; bytes: Buffer } | null;
+  if ((stored === null) !== (built.blocks.length === 0))
+    fail(stored ? 'a document filters member, but no block lists a document' : 'no document filters member');
+  if (
+    stored &&
+    !isDeepStrictEqual(
+      storedDocFilters(parseFiltersMember(stored.bytes, listed.key)),
+      storedDocFilters(built),
+    )
+  )
+    fail('the document filters member does not describe the records');
   const etag = normalizeEtag(out.ETag) || listed.etag;
   const entries: Record<string, VerifiedPart['jobs'][string]> = {};
   for (const j of jobs) {
@@ -209,7 +229,7 @@ const scanPart = async (
       run_id: runId,
       job_count: jobs.length,
       bytes_in: jobs.reduce((n, j) => n + j.record.sources.reduce((m, s) => m + s.size, 0), 0),
-      doc_filters: partDocFilters(memberDocs),
+      ...(stored ? { filters: { offset: stored.offset, length: stored.bytes.length } } : {}),
     },
     jobs: entries,
   };

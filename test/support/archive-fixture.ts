@@ -167,6 +167,7 @@ export const indexEntries = (
       committed_at: committedAt,
       job_count: Object.keys(p.jobs).length,
       bytes_in: p.bytes_in,
+      ...(p.filters ? { filters: p.filters } : {}),
     },
     jobs,
   };

@@ -1,8 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { documentListings } from '../../../shared/archive/format/flatten';
 import { parseMonthIndexKey, SHARED_INDEX_PREFIX } from '../../../shared/archive/format/keys';
-import { parseMonthIndex, serializeMonthIndex } from '../../../shared/archive/format/month-index';
-import { parseSharedIndex, serializeSharedIndex } from '../../../shared/archive/format/shared-index';
+import { parseMonthIndex } from '../../../shared/archive/format/month-index';
+import { parseSharedIndex } from '../../../shared/archive/format/shared-index';
 import { JobDetailsReader } from '../../../shared/reader';
 import { getObjectBytes, type ListedObject } from '../../../shared/s3/objects';
 import { type BenchJob, prng, shopMonth } from './workload';
@@ -32,9 +32,8 @@ export interface SearchResult {
 }
 
 /**
- * Bytes of document filters at rest: per month index, its stored size less the same index without
- * filters (they sit in its last member, or inside its one member for a small month), plus any
- * sidecar (`.filter`, parts built before index@5).
+ * Bytes of document filters at rest: each part's filters member (its last gzip member, in the part's
+ * class), as the month indexes and shared indexes name them (`filters_bytes`).
  */
 export const filterBytesAtRest = async (
   s3: S3Client,
@@ -43,27 +42,16 @@ export const filterBytesAtRest = async (
 ): Promise<number> => {
   let total = 0;
   for (const o of objects) {
-    if (o.key.endsWith('.filter')) total += o.size;
     if (o.key.startsWith(SHARED_INDEX_PREFIX) && o.key.endsWith('/shared.json')) {
-      // Packed shop-months keep their filters in their views of the month's shared index.
       const got = await getObjectBytes(s3, bucket, o.key);
       if (!got) continue;
-      const shared = parseSharedIndex(got.bytes, o.key);
-      const views = new Map(
-        [...shared.views].map(([shop, v]) => [
-          shop,
-          { ...v, parts: v.parts.map(({ doc_filters: _f, ...p }) => p) },
-        ]),
-      );
-      total += got.bytes.length - serializeSharedIndex({ ...shared, views }).length;
+      for (const p of parseSharedIndex(got.bytes, o.key).parts) total += p.filters_bytes ?? 0;
       continue;
     }
     if (!parseMonthIndexKey(o.key)) continue;
     const got = await getObjectBytes(s3, bucket, o.key);
     if (!got) continue;
-    const index = parseMonthIndex(got.bytes, o.key);
-    const without = { ...index, parts: index.parts.map(({ doc_filters: _f, ...p }) => p) };
-    total += got.bytes.length - serializeMonthIndex(without).length;
+    for (const p of parseMonthIndex(got.bytes, o.key).parts) total += p.filters?.length ?? 0;
   }
   return total;
 };
