@@ -6,6 +6,12 @@
 export const METRICS_NAMESPACE = 'JobDetailsArchive';
 export const DEFAULT_SERVICE_NAME = 'job-details-archive';
 
+/**
+ * Set to `true` (the construct's `runMetrics` prop) for the Report step to publish RUN_METRICS: 8
+ * custom metrics at $0.30 a month each, so off by default.
+ */
+export const RUN_METRICS_ENV = 'JDA_RUN_METRICS';
+
 /** Metrics the Report step publishes once per run (never for a dry run: it changes nothing). */
 export const RUN_METRICS = {
   jobsArchived: 'JobsArchived',

@@ -4,17 +4,19 @@ import { report } from '../shared/archive/steps/report/report';
 import type { RunReport } from '../shared/archive/steps/types';
 import { withBoundedErrors } from './bounded-errors';
 import { lambdaDeps, lambdaSink } from './deps';
+import { RUN_METRICS_ENV } from './metric-names';
 import { type ObservabilitySink, publishRunMetrics } from './sink';
 
 /**
- * `Report` Task: `{run, page, cursor: null, totals}` → the execution output, and the run's figures as
- * metrics (the quarantine alarm watches `JobsQuarantined`).
+ * `Report` Task: `{run, page, cursor: null, totals}` → the execution output, and (`publish`) the run's
+ * figures as metrics (the opt-in alarms watch `JobsQuarantined` and `ErasureRequestsOverdue`).
  */
-export const reportHandler = (deps: () => StepDeps, sink: ObservabilitySink) =>
+export const reportHandler = (deps: () => StepDeps, sink: ObservabilitySink, publish = true) =>
   withBoundedErrors(sink, async (event): Promise<RunReport> => {
     const r = await report(deps(), parseReportEvent(event));
-    publishRunMetrics(sink, r);
+    if (publish) publishRunMetrics(sink, r);
     return r;
   });
 
-export const handler = reportHandler(lambdaDeps, lambdaSink);
+// Custom metrics cost $0.30 each a month: only when the construct's `runMetrics` asks for them.
+export const handler = reportHandler(lambdaDeps, lambdaSink, process.env[RUN_METRICS_ENV] === 'true');

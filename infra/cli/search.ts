@@ -74,7 +74,9 @@ export const searchCommand = async (
     `${p.monthsSearched} months, ${p.partsFiltered} parts by filter, ${p.blocksRead} blocks read (${p.falsePositiveBlocks} false positives); ` +
       `${p.requests} S3 requests, ${formatBytes(p.bytes)}; hot: ${p.hot.rows} rows in ${p.hot.queryPages} Query pages (${p.hot.readCapacityUnits} RCU), ${p.hot.jobsRead} jobs read`,
   );
-  if (p.partsScanned > 0)
-    io.err(`${p.partsScanned} parts have no document filters (built before them): read whole and scanned`);
+  if (p.partsNotSearched.length > 0)
+    io.err(
+      `NOT SEARCHED: ${p.partsNotSearched.length} part(s) in Glacier Flexible Retrieval / Deep Archive (their filters need a restore): ${p.partsNotSearched.join(', ')} — restore them and search again`,
+    );
   return r;
 };

@@ -25,7 +25,7 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { RUNS_PREFIX } from '../../shared/archive/format';
-import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
+import { ERASURE_OVERDUE_ERROR, RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
 import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from './retry-errors';
 import type { ArchiverStep } from './step-functions';
 
@@ -89,6 +89,8 @@ export const STATE = {
   runComplete: 'RunComplete',
   done: 'Done',
   runIncomplete: 'RunIncomplete',
+  afterRedactions: 'AfterRedactions',
+  erasureOverdue: 'ErasureOverdue',
   runFailed: 'RunFailed',
 } as const;
 
@@ -229,15 +231,25 @@ export class ArchiverStateMachine extends Construct {
         execution: JsonPath.stringAt('$$.Execution.Name'),
       }),
       resultPath: '$.redactions',
-    })
-      .addCatch(runFailed, { errors: [Errors.ALL] })
-      .next(done);
+    }).addCatch(runFailed, { errors: [Errors.ALL] });
+    // Overdue erasure requests end the run FAILED once its work (and any redactions it resumes) is
+    // done: the free failed-executions alarm reaches a person, no custom metric needed.
+    const erasureOverdue = new Fail(this, STATE.erasureOverdue, {
+      error: ERASURE_OVERDUE_ERROR,
+      causePath: '$.overdue',
+    });
+    redactPending.next(
+      new Choice(this, STATE.afterRedactions)
+        .when(Condition.isPresent('$.overdue'), erasureOverdue)
+        .otherwise(done),
+    );
     const runComplete = new Choice(this, STATE.runComplete)
       .when(
         Condition.isPresent('$.incomplete'),
         new Fail(this, STATE.runIncomplete, { error: RUN_INCOMPLETE_ERROR, causePath: '$.incomplete' }),
       )
       .when(Condition.numberGreaterThan('$.erasurePendingRedactions', 0), redactPending)
+      .when(Condition.isPresent('$.overdue'), erasureOverdue)
       .otherwise(done);
     const hasCursor = Condition.and(
       Condition.isPresent('$.cursor'),

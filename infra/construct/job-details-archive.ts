@@ -17,7 +17,7 @@ import { StepFunctionsStartExecution } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, RUN_METRICS } from '../../functions/metric-names';
+import { METRICS_NAMESPACE, RUN_METRICS, RUN_METRICS_ENV } from '../../functions/metric-names';
 import { InvalidInputError } from '../../shared/errors';
 import { JOBS_TABLE } from '../../shared/jobs/schema';
 import { ArchiveSql, defaultSqlNames } from './archive-sql';
@@ -42,12 +42,16 @@ import { ARCHIVER_STEPS, type ArchiverStep, createStepFunction } from './step-fu
 export interface ArchiveAlarms {
   readonly executionsFailed: Alarm;
   readonly executionsTimedOut: Alarm;
-  readonly executionsAborted: Alarm;
+  /** With `runMetrics` only (an abort is someone's StopExecution call; see docs/operations.md). */
+  readonly executionsAborted?: Alarm;
   readonly deadLetters: Alarm;
-  /** A run quarantined jobs (their data is safe in place, but someone must look). */
-  readonly jobsQuarantined: Alarm;
-  /** Erasure requests are past their deadline (`erasureDeadlineDays`): a legal deadline is at stake. */
-  readonly erasureRequestsOverdue: Alarm;
+  /** With `runMetrics` only: a run quarantined jobs (their data is safe in place, but someone must look). */
+  readonly jobsQuarantined?: Alarm;
+  /**
+   * With `runMetrics` only: erasure requests are past their deadline (`erasureDeadlineDays`). Without
+   * it the run that sees one ends FAILED (`ErasureRequestsOverdue`), so `executionsFailed` fires.
+   */
+  readonly erasureRequestsOverdue?: Alarm;
 }
 
 const pickNames = (s: ArchiveSqlProps) => ({
@@ -135,12 +139,17 @@ export class JobDetailsArchive extends Construct {
 
     // Unique per construct, so two archives in one account never share a metric.
     this.serviceName = `job-details-archive-${Names.uniqueId(this)}`;
-    const environment = archiverEnvironment({
-      ...p,
-      serviceName: this.serviceName,
-      bucketName: this.bucket.bucketName,
-      tableName: this.table.tableName,
-    });
+    const runMetrics = props.runMetrics === true;
+    const environment = {
+      ...archiverEnvironment({
+        ...p,
+        serviceName: this.serviceName,
+        bucketName: this.bucket.bucketName,
+        tableName: this.table.tableName,
+      }),
+      // Custom metrics cost $0.30 each a month: published only when asked for (functions/report.ts).
+      ...(runMetrics ? { [RUN_METRICS_ENV]: 'true' } : {}),
+    };
     const functions = {} as Record<ArchiverStep, LambdaFunction>;
     for (const step of ARCHIVER_STEPS) {
       functions[step] = createStepFunction(this, {
@@ -190,7 +199,7 @@ export class JobDetailsArchive extends Construct {
       }),
     });
 
-    this.alarms = this.createAlarms(props.alarmAction);
+    this.alarms = this.createAlarms(props.alarmAction, runMetrics);
 
     if (p.sql) {
       this.sql = new ArchiveSql(this, 'Sql', {
@@ -388,7 +397,12 @@ export class JobDetailsArchive extends Construct {
     });
   }
 
-  private createAlarms(action: IAlarmAction | undefined): ArchiveAlarms {
+  /**
+   * By default three alarms, each on a metric AWS publishes for free ($0.10 an alarm metric a month):
+   * failed and timed-out executions and the schedule's dead letters. `runMetrics` adds the custom
+   * metrics' alarms and the aborted-executions one.
+   */
+  private createAlarms(action: IAlarmAction | undefined, runMetrics: boolean): ArchiveAlarms {
     const period = Duration.minutes(5);
     // Any occurrence in a 5-minute window alarms; no data means nothing happened.
     const alarm = (id: string, metric: IMetric, description: string) => {
@@ -411,27 +425,31 @@ export class JobDetailsArchive extends Construct {
         sm.metricTimedOut({ period }),
         'An archive run hit its execution timeout',
       ),
-      executionsAborted: alarm(
-        'ExecutionsAbortedAlarm',
-        sm.metricAborted({ period }),
-        'An archive run was aborted',
-      ),
       deadLetters: alarm(
         'ScheduleDeadLettersAlarm',
         this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),
         'The schedule could not start an archive run (its event is in the dead-letter queue)',
       ),
-      jobsQuarantined: alarm(
-        'JobsQuarantinedAlarm',
-        this.metricJobsQuarantined({ period }),
-        'An archive run quarantined jobs: their details stay hot until fixed (see the run report)',
-      ),
-      // Published by every (daily) run's Report; a day-long period holds one value, the latest count.
-      erasureRequestsOverdue: alarm(
-        'ErasureRequestsOverdueAlarm',
-        this.metricErasureRequestsOverdue({ period: Duration.days(1) }),
-        'Erasure requests (forget a shop, redact a document) are older than erasureDeadlineDays and not complete: the run report and `jobarchive audit` list them',
-      ),
+      ...(runMetrics
+        ? {
+            executionsAborted: alarm(
+              'ExecutionsAbortedAlarm',
+              sm.metricAborted({ period }),
+              'An archive run was aborted',
+            ),
+            jobsQuarantined: alarm(
+              'JobsQuarantinedAlarm',
+              this.metricJobsQuarantined({ period }),
+              'An archive run quarantined jobs: their details stay hot until fixed (see the run report)',
+            ),
+            // Published by every (daily) run's Report; a day-long period holds one value, the latest count.
+            erasureRequestsOverdue: alarm(
+              'ErasureRequestsOverdueAlarm',
+              this.metricErasureRequestsOverdue({ period: Duration.days(1) }),
+              'Erasure requests (forget a shop, redact a document) are older than erasureDeadlineDays and not complete: the run report and `jobarchive audit` list them',
+            ),
+          }
+        : {}),
     };
   }
 }

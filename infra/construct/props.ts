@@ -136,6 +136,17 @@ export interface JobDetailsArchiveProps extends SettingFields<ArchiverSettingNam
    */
   readonly alarmAction?: IAlarmAction;
   /**
+   * Publish the run's figures as CloudWatch custom metrics (namespace `JobDetailsArchive`: 8 metrics,
+   * $0.30 each, $2.40 a month at list price) and alarm on three more (`JobsQuarantined`,
+   * `ErasureRequestsOverdue`, aborted executions: $0.30 a month). Off, the deployment's fixed cost is
+   * the three alarms on the services' own free metrics ($0.30 a month): failed and timed-out
+   * executions (a run that sees an overdue erasure request ends FAILED with that cause) and the
+   * schedule's dead letters. The figures are in every run's execution output, report and logs either
+   * way (docs/operations.md "Alarms").
+   * @default false
+   */
+  readonly runMetrics?: boolean;
+  /**
    * Removal policy of what this construct creates (table, buckets, log groups). A bucket is only
    * removed when empty.
    * @default - each resource's CDK default (RETAIN for the table and buckets)

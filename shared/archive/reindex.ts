@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CorruptObjectError, IndexExistsError, PackedShopMonthError } from '../errors';
 import {
@@ -19,12 +20,14 @@ import {
   type IndexedJob,
   type IndexedPart,
   inflateMember,
+  isFiltersMember,
   type JobRecord,
   type Located,
   MemberScanner,
   MONTH_INDEX_HEADERS,
   type MonthIndex,
   monthIndexKey,
+  parseFiltersMember,
   parseMonthIndex,
   parsePartKey,
   parseSharedIndex,
@@ -33,6 +36,7 @@ import {
   serializeMonthIndex,
   sharedIndexKey,
   stagedDocsByPart,
+  storedDocFilters,
   type VerifiedPart,
 } from './format';
 
@@ -114,8 +118,15 @@ const scanPart = async (
   const jobs: Array<{ record: JobRecord; at: Located; sha256: string }> = [];
   // Each member's distinct document ids: the rebuilt index gets the part's filters back.
   const memberDocs: Array<ByteRange & { docs: Set<string> }> = [];
+  // The part's trailing document filters member.
+  let filters: { offset: number; bytes: Buffer } | null = null;
   const take = (members: Array<{ offset: number; bytes: Buffer }>) => {
     for (const m of members) {
+      if (filters) fail(`a member after the document filters (at ${m.offset})`);
+      if (m.offset > 0 && isFiltersMember(m.bytes)) {
+        filters = m;
+        continue;
+      }
       const docs = new Set<string>();
       memberDocs.push({ offset: m.offset, length: m.bytes.length, docs });
       // A member is a block of whole lines.
@@ -168,6 +179,18 @@ const scanPart = async (
     throw err;
   }
   if (runId === null) return fail('part is empty');
+  const built = partDocFilters(memberDocs);
+  const stored = filters as { offset: number; bytes: Buffer } | null;
+  if ((stored === null) !== (built.blocks.length === 0))
+    fail(stored ? 'a document filters member, but no block lists a document' : 'no document filters member');
+  if (
+    stored &&
+    !isDeepStrictEqual(
+      storedDocFilters(parseFiltersMember(stored.bytes, listed.key)),
+      storedDocFilters(built),
+    )
+  )
+    fail('the document filters member does not describe the records');
   const etag = normalizeEtag(out.ETag) || listed.etag;
   const entries: Record<string, VerifiedPart['jobs'][string]> = {};
   for (const j of jobs) {
@@ -201,7 +224,7 @@ const scanPart = async (
       run_id: runId,
       job_count: jobs.length,
       bytes_in: jobs.reduce((n, j) => n + j.record.sources.reduce((m, s) => m + s.size, 0), 0),
-      doc_filters: partDocFilters(memberDocs),
+      ...(stored ? { filters: { offset: stored.offset, length: stored.bytes.length } } : {}),
     },
     jobs: entries,
   };

@@ -1,10 +1,8 @@
-import { gunzipSync } from 'node:zlib';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type DetailKind,
   documentListings,
   flattenDocuments,
-  flattenPart,
   inflateMember,
   parseMonthIndexKey,
   parsePartRecord,
@@ -24,11 +22,11 @@ import { fetchObject, type ReadContext } from './s3-context';
 
 /**
  * Find by document: every job of a shop whose details list a document. Archived jobs through the
- * per-block document filters the month index keeps (doc-filter.ts, index@5): 1 List of the shop's
- * index prefix, per month 1 GET of the index's first 32 KB (+1 ranged GET of its filter member when
- * that lies beyond), then 1 ranged GET per block whose filter matches. Parts built before index@5
- * have their filters in a sidecar (+1 GET each); parts built before filters are read whole and
- * scanned — slow, and counted. Hot jobs through the shop's partition of the jobs table: one Query
+ * per-block document filters each part carries as its last member (doc-filter.ts): 1 List of the
+ * shop's index prefix, per month 1 GET of the index's first 32 KB and 1 ranged GET of each part's
+ * filters member, then 1 ranged GET per block whose filter matches (a month of one part: 2 requests
+ * + 1 a matching block). Parts in Flexible Retrieval / Deep Archive are not searched without a
+ * restore and are named in `partsNotSearched`. Hot jobs through the shop's partition of the jobs table: one Query
  * page per 1 MB of the shop's rows, then 1 List + 1 GET per flush object of each job in range.
  */
 export interface FindDocumentQuery {
@@ -65,8 +63,12 @@ export interface FindDocumentProvenance {
   readonly monthsSearched: number;
   /** Committed parts searched through their filters. */
   readonly partsFiltered: number;
-  /** Committed parts without filters, read whole and scanned. */
-  readonly partsScanned: number;
+  /**
+   * Keys of committed parts NOT searched: they lie in Glacier Flexible Retrieval / Deep Archive, where
+   * even their filters need a restore. A document listed only there is not in `jobs`: restore those
+   * parts (`aws s3api restore-object`, or one `jobarchive lookup` of a job in each) and search again.
+   */
+  readonly partsNotSearched: readonly string[];
   /** Blocks whose filter was consulted (the blocks of filtered parts that list any document). */
   readonly blocksFiltered: number;
   readonly blocksRead: number;
@@ -148,7 +150,7 @@ const listingsOf = (ls: readonly { kind: DetailKind; reason: string; doc_id: str
 export interface ArchiveSearchStats {
   monthsSearched: number;
   partsFiltered: number;
-  partsScanned: number;
+  partsNotSearched: string[];
   blocksFiltered: number;
   blocksRead: number;
   falsePositiveBlocks: number;
@@ -190,58 +192,25 @@ const searchBlock = async (
   return hit;
 };
 
-/** A part without filters (built before them): read whole and scanned. */
-const scanPart = async (
-  ctx: ReadContext,
-  q: Resolved,
-  found: Found,
-  at: { shopId: string; month: string; part: string; key: string },
-): Promise<void> => {
-  const whole = await fetchObject(ctx, at.key);
-  if (!whole) throw new CorruptObjectError(at.key, 'committed part is missing');
-  ctx.ledger.partRead(at.key);
-  const lines = gunzipSync(whole.bytes)
-    .toString('utf8')
-    .split('\n')
-    .filter((l) => l.length > 0);
-  const flat = flattenPart(
-    lines.map((l) => JSON.parse(l) as unknown),
-    at,
-    at.key,
-  );
-  for (const d of flat.documents.filter((x) => x.doc_id === q.docId)) {
-    found.add({
-      jobId: d.job_id,
-      completedAt: d.completed_at,
-      status: d.status,
-      listings: [{ kind: d.kind, reason: d.reason }],
-      sources: ['archive'],
-      month: at.month,
-      partKey: at.key,
-    });
-  }
-};
-
 /**
- * The archive side: one List of the shop's index prefix (months, and sidecars of parts built before
- * index@5), then per month its candidate blocks (documentCandidates) and 1 ranged GET per candidate.
+ * The archive side: one List of the shop's index prefix (its months), then per month its candidate
+ * blocks (documentCandidates: the index's first read, 1 ranged GET of each part's filters member) and
+ * 1 ranged GET per candidate block. Parts in Flexible Retrieval / Deep Archive are named in
+ * `partsNotSearched`: their filters need a restore (`jobarchive search` says so; nothing is restored).
  */
 const searchArchive = async (ctx: ReadContext, q: Resolved, found: Found): Promise<ArchiveSearchStats> => {
   const stats: ArchiveSearchStats = {
     monthsSearched: 0,
     partsFiltered: 0,
-    partsScanned: 0,
+    partsNotSearched: [],
     blocksFiltered: 0,
     blocksRead: 0,
     falsePositiveBlocks: 0,
   };
   const months: string[] = [];
-  const sidecars = new Set<string>();
   for await (const o of listAll(ctx.s3, ctx.bucket, shopIndexPrefix(q.shopId))) {
     const idx = parseMonthIndexKey(o.key);
-    if (idx) {
-      if (inRange(q, idx.month)) months.push(idx.month);
-    } else if (o.key.endsWith('.filter')) sidecars.add(o.key);
+    if (idx && inRange(q, idx.month)) months.push(idx.month);
   }
   // Months the shop has no index of its own but the month a shared one: it may be packed there
   // (docs/archive-format.md, "Shared parts"): its view is read straight from the shared index.
@@ -254,12 +223,11 @@ const searchArchive = async (ctx: ReadContext, q: Resolved, found: Found): Promi
   months.push(...packed);
   for (const month of months.sort().reverse()) {
     stats.monthsSearched++;
-    const parts = await documentCandidates(ctx, q.shopId, month, q.docId, sidecars, packed.has(month));
+    const parts = await documentCandidates(ctx, q.shopId, month, q.docId, packed.has(month));
     for (const p of parts ?? []) {
       const at = { shopId: q.shopId, month, part: p.part, key: p.key };
-      if (p.filters === 'none') {
-        stats.partsScanned++;
-        await scanPart(ctx, q, found, at);
+      if (p.filters === 'cold') {
+        stats.partsNotSearched.push(p.key);
         continue;
       }
       stats.partsFiltered++;

@@ -2,9 +2,12 @@ import { createHash } from 'node:crypto';
 import {
   blockRanges,
   blockSpan,
+  type PartDocFilters,
+  parseSharedFiltersMember,
   type SharedIndex,
   type SharedPart,
   sameBlocksSegments,
+  sharedFiltersMember,
   switchSharedPart,
   validatePartName,
 } from '../archive/format';
@@ -46,11 +49,42 @@ export const redactSharedSegment = (
   const oldMembers = partMembers(bytes.subarray(own[0], own[0] + own[1]), ctx.where);
   const r = redactPart(oldMembers, { shopId: ctx.shopId, docId: ctx.docId, at: ctx.at, where: ctx.where });
   if (r.removed === 0) return null;
-  // Blocks cut across shops: the segment's blocks are rewritten in place (other shops' lines in them
-  // keep their bytes), every other block is copied; none moves in number.
-  const [i, j] = blockSpan(blockRanges(part.blocks), own, part.name);
+  // Blocks cut across shops: the segment's blocks are rewritten in place (other
+  // shops' lines in them keep their bytes), every other block is copied; none moves in number.
+  const before = blockRanges(part.blocks);
+  const [i, j] = blockSpan(before, own, part.name);
   const blocks = [...part.blocks.slice(0, i), ...r.members.map((m) => m.length), ...part.blocks.slice(j + 1)];
-  const out = Buffer.concat([bytes.subarray(0, own[0]), ...r.members, bytes.subarray(own[0] + own[1])]);
+  const dataEnd = part.size - (part.filters_bytes ?? 0);
+  const data = Buffer.concat([
+    bytes.subarray(0, own[0]),
+    ...r.members,
+    bytes.subarray(own[0] + own[1], dataEnd),
+  ]);
+  // The filters member: the shop's rebuilt from its redacted records, every other shop's with its
+  // blocks at their new places (same numbers; only the segment's blocks changed length).
+  const after = blockRanges(blocks);
+  const number = new Map(before.map((b, n) => [b.offset, n]));
+  const shops = new Map<string, PartDocFilters>();
+  if (part.filters_bytes !== undefined)
+    for (const [shop, f] of parseSharedFiltersMember(bytes.subarray(dataEnd), ctx.where)) {
+      if (shop === ctx.shopId) continue;
+      shops.set(shop, {
+        ...f,
+        blocks: f.blocks.map((b) => {
+          const x = after[number.get(b.offset) ?? -1];
+          if (!x)
+            throw new InvalidInputError('bytes', `part ${part.name}: a filtered block of ${shop} is gone`);
+          return { ...b, offset: x.offset, length: x.length };
+        }),
+      });
+    }
+  if (r.filters.blocks.length > 0)
+    shops.set(ctx.shopId, {
+      ...r.filters,
+      blocks: r.filters.blocks.map((b) => ({ ...b, offset: b.offset + own[0] })),
+    });
+  const tail = shops.size > 0 ? sharedFiltersMember(shops) : null;
+  const out = tail ? Buffer.concat([data, tail]) : data;
   return {
     bytes: out,
     sha256: createHash('sha256').update(out).digest('hex'),
@@ -59,13 +93,14 @@ export const redactSharedSegment = (
       size: out.length,
       segments: sameBlocksSegments(part.blocks, blocks, part.segments, part.name),
       blocks,
+      ...(tail ? { filters_bytes: tail.length } : {}),
     },
     switch: {
       oldName: part.name,
       oldMembers: oldMembers.map((m) => m.length),
       newMembers: r.members.map((m) => m.length),
       counts: r.jobs,
-      filters: { ...r.filters, blocks: r.filters.blocks.map((b) => ({ ...b, offset: b.offset + own[0] })) },
+      ...(tail ? { filters: { offset: data.length, length: tail.length } } : {}),
       oldBase: own[0],
       newBase: own[0],
     },

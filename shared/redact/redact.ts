@@ -8,8 +8,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  candidateBlocks,
+  filtersMember,
   type IndexedPart,
+  isFiltersMember,
   type MonthIndex,
   monthIndexDir,
   newPartName,
@@ -37,7 +38,7 @@ import {
   putConditional,
   putJson,
 } from '../s3/objects';
-import { partFiltersKey, partsToCheck } from './candidates';
+import { partMayList, partsToCheck } from './candidates';
 import { redactFlushObject } from './redact-hot';
 import { partMembers, redactPart } from './redact-part';
 import { redactSharedSegment, switchRedactedSharedPart } from './redact-shared';
@@ -288,7 +289,7 @@ class Redaction {
       if (month === null) continue;
       const { index } = await loadSharedIndex(this.deps, month);
       for (const p of index.views.get(this.req.shopId)?.parts ?? []) {
-        if (p.doc_filters && candidateBlocks(p.doc_filters, this.req.docId).length === 0) continue;
+        if (!(await partMayList(this.deps, this.req.shopId, p, this.req.docId))) continue;
         const part = index.parts.find((x) => x.name === p.name);
         if (!part)
           throw new CorruptObjectError(
@@ -470,14 +471,20 @@ class Redaction {
         part.key,
         'the stored part is not the one its month index committed; nothing rewritten',
       );
-    const oldMembers = partMembers(got.bytes, part.key);
+    // The blocks; the filters member (the last, when the index names one) is rebuilt, not redacted.
+    const members = partMembers(got.bytes, part.key);
+    const oldMembers = part.filters ? members.slice(0, -1) : members;
+    if (part.filters && !isFiltersMember(members[members.length - 1] ?? Buffer.alloc(0)))
+      throw new CorruptObjectError(part.key, 'the part does not end with its document filters member');
     const name = newPartName(this.deps.clock());
     const redacted = redactPart(oldMembers, { shopId, docId, at: this.at, where: part.key });
     if (redacted.removed === 0) return; // a filter's false match
     const key = partKey(shopId, month, name);
-    const body = Buffer.concat(redacted.members);
+    const blocks = Buffer.concat(redacted.members);
+    const tail = redacted.filters.blocks.length > 0 ? filtersMember(redacted.filters) : null;
+    const body = tail ? Buffer.concat([blocks, tail]) : blocks;
     // 1–4: journal, new part, read-back, rollback age (writeRedacted); its filters, rebuilt from the
-    // redacted records, go into the index with the switch.
+    // redacted records, are its last member.
     const { etag, at } = await this.writeRedacted(
       { shopId, month, old: part.name, new: name },
       key,
@@ -490,7 +497,7 @@ class Redaction {
       part: { name, key, size: body.length, etag },
       newMembers: redacted.members.map((m) => m.length),
       counts: redacted.jobs,
-      filters: redacted.filters,
+      ...(tail ? { filters: { offset: blocks.length, length: tail.length } } : {}),
     };
     const written = await updateMonthIndex(this.deps, shopId, month, (current) => {
       const next = switchPart(current, sw, at);
@@ -507,7 +514,7 @@ class Redaction {
     this.archive.listings += redacted.removed;
   }
 
-  /** Deletes the old part (and its filters) once the index names the new part, then the journal. */
+  /** Deletes the old part once the index names the new part, then the journal. */
   private async finishSwitch(
     shopId: string,
     month: string,
@@ -519,7 +526,6 @@ class Redaction {
     await this.del(oldKey);
     if (charge) this.early.push(charge);
     await this.crash('old-part-deleted');
-    await this.del(partFiltersKey(shopId, month, oldName));
     await this.del(journalKey(shopId, month, oldName));
   }
 
@@ -572,7 +578,6 @@ class Redaction {
       const age = this.deps.clock().getTime() - Date.parse(j.written_at ?? j.at);
       if (!(age >= JOURNAL_ROLLBACK_AFTER_MS)) return oldKey; // maybe still running: not ours to undo
       await this.del(newKey);
-      await this.del(partFiltersKey(j.shop_id, j.month, j.new));
       await this.del(key);
     } else {
       // Neither part is committed (a lost index, a forgotten month): deleting either could lose the

@@ -1,11 +1,4 @@
-import type {
-  ByteRange,
-  DetailCounts,
-  IndexedJob,
-  IndexedPart,
-  MonthIndex,
-  PartDocFilters,
-} from '../archive/format';
+import type { ByteRange, DetailCounts, IndexedJob, IndexedPart, MonthIndex } from '../archive/format';
 
 /**
  * Pure: the month index with part `oldName` replaced by its redacted copy. The new part has the same
@@ -20,8 +13,8 @@ export interface PartSwitch {
   readonly part: Pick<IndexedPart, 'name' | 'key' | 'size' | 'etag'>;
   readonly newMembers: readonly number[];
   readonly counts: ReadonlyMap<string, DetailCounts>;
-  /** The new part's filters, rebuilt from its redacted records. */
-  readonly filters: PartDocFilters;
+  /** The new part's filters member (rebuilt from its redacted records); absent: it has none. */
+  readonly filters?: ByteRange;
   /** Where the old / new members start in their object (a shop's segment of a shared part; else 0). */
   readonly oldBase?: number;
   readonly newBase?: number;
@@ -35,6 +28,8 @@ const ranges = (lengths: readonly number[], base = 0): ByteRange[] => {
     return r;
   });
 };
+
+const withoutFilters = ({ filters: _f, ...p }: IndexedPart): IndexedPart => p;
 
 export const switchPart = (index: MonthIndex, s: PartSwitch, at: string): MonthIndex | null => {
   const i = index.parts.findIndex((p) => p.name === s.oldName);
@@ -75,12 +70,12 @@ export const switchPart = (index: MonthIndex, s: PartSwitch, at: string): MonthI
   const parts = index.parts.map((p, n) =>
     n === i
       ? {
-          ...p,
+          ...withoutFilters(p),
           name: s.part.name,
           key: s.part.key,
           size: s.part.size,
           etag: s.part.etag,
-          doc_filters: s.filters,
+          ...(s.filters ? { filters: s.filters } : {}),
         }
       : p,
   );

@@ -1,6 +1,8 @@
+import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { type ArchiveStack, createArchiveApp } from '../../infra/construct/archive-stack';
+import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-functions';
 import { ENV } from '../../shared/config';
 import { JOBS_TABLE } from '../../shared/jobs/schema';
@@ -453,33 +455,48 @@ describe('schedule', () => {
 });
 
 describe('alarms', () => {
-  const alarmOn = (metricName: string, namespace: string) =>
-    Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter(
+  const alarmOn = (t: Template, metricName: string, namespace: string) =>
+    Object.values(t.findResources('AWS::CloudWatch::Alarm')).filter(
       (a) => a.Properties.MetricName === metricName && a.Properties.Namespace === namespace,
     );
+  /** Every metric an alarm watches (an alarm on metric math pays for each). */
+  const alarmMetrics = (t: Template) =>
+    Object.values(t.findResources('AWS::CloudWatch::Alarm')).flatMap((a) =>
+      a.Properties.Metrics
+        ? (a.Properties.Metrics as { MetricStat?: { Metric: { Namespace: string } } }[]).flatMap((m) =>
+            m.MetricStat ? [m.MetricStat.Metric.Namespace] : [],
+          )
+        : [a.Properties.Namespace as string],
+    );
 
-  it.each(['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionsAborted'])(
-    '%s of the state machine > 0',
-    (metric) => {
-      const alarms = alarmOn(metric, 'AWS/States');
-      expect(alarms).toHaveLength(1);
-      expect(alarms[0]?.Properties).toEqual(
-        expect.objectContaining({
-          ComparisonOperator: 'GreaterThanThreshold',
-          Threshold: 0,
-          EvaluationPeriods: 1,
-          TreatMissingData: 'notBreaching',
-          Dimensions: [
-            { Name: 'StateMachineArn', Value: { Ref: logicalId(stack.archive.stateMachine, stack) } },
-          ],
-        }),
-      );
-      expect(alarms[0]?.Properties.AlarmActions).toBeUndefined(); // no alarmAction given
-    },
-  );
+  it('by default cost $0.30 a month: three alarms, each on a metric AWS publishes for free', () => {
+    const namespaces = alarmMetrics(template);
+    expect(namespaces.sort()).toEqual(['AWS/SQS', 'AWS/States', 'AWS/States']);
+    // $0.10 an alarm metric, no custom metric ($0.30 each) published.
+    expect(namespaces.length * 10).toBeLessThanOrEqual(30); // cents
+    for (const fn of Object.values(template.findResources('AWS::Lambda::Function')))
+      expect(fn.Properties.Environment?.Variables?.JDA_RUN_METRICS).toBeUndefined();
+  });
+
+  it.each(['ExecutionsFailed', 'ExecutionsTimedOut'])('%s of the state machine > 0', (metric) => {
+    const alarms = alarmOn(template, metric, 'AWS/States');
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]?.Properties).toEqual(
+      expect.objectContaining({
+        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: 0,
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+        Dimensions: [
+          { Name: 'StateMachineArn', Value: { Ref: logicalId(stack.archive.stateMachine, stack) } },
+        ],
+      }),
+    );
+    expect(alarms[0]?.Properties.AlarmActions).toBeUndefined(); // no alarmAction given
+  });
 
   it('fires when the schedule dead-letter queue holds a message', () => {
-    const alarms = alarmOn('ApproximateNumberOfMessagesVisible', 'AWS/SQS');
+    const alarms = alarmOn(template, 'ApproximateNumberOfMessagesVisible', 'AWS/SQS');
     expect(alarms).toHaveLength(1);
     expect(alarms[0]?.Properties).toEqual(
       expect.objectContaining({
@@ -490,42 +507,67 @@ describe('alarms', () => {
     );
   });
 
-  it("watch the quarantine metric the Report step publishes, under this construct's service name", () => {
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: 'JobDetailsArchive',
-      MetricName: 'JobsQuarantined',
-      Dimensions: [{ Name: 'service', Value: stack.archive.serviceName }],
-      Statistic: 'Sum',
-      Threshold: 0,
-      ComparisonOperator: 'GreaterThanThreshold',
-      TreatMissingData: 'notBreaching',
-    });
-  });
-
-  it('watch the overdue erasure requests every Report publishes (one value a day, the latest count)', () => {
-    template.hasResourceProperties(
-      'AWS::CloudWatch::Alarm',
-      Match.objectLike({
-        Namespace: 'JobDetailsArchive',
-        MetricName: 'ErasureRequestsOverdue',
-        Dimensions: [{ Name: 'service', Value: stack.archive.serviceName }],
-        Statistic: 'Maximum',
-        Period: 86400,
-        Threshold: 0,
-        ComparisonOperator: 'GreaterThanThreshold',
-        AlarmDescription: Match.stringLikeRegexp('erasureDeadlineDays'),
-      }),
-    );
-  });
-
   it('are exposed on the construct', () => {
     expect(Object.keys(stack.archive.alarms).sort()).toEqual([
       'deadLetters',
-      'erasureRequestsOverdue',
-      'executionsAborted',
       'executionsFailed',
       'executionsTimedOut',
-      'jobsQuarantined',
     ]);
+  });
+
+  describe('runMetrics: true (opt-in: 8 custom metrics and 3 more alarms)', () => {
+    let opted: Template;
+    let archive: JobDetailsArchive;
+    beforeAll(() => {
+      const s = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] }, outdir: outdir() }), 'S');
+      archive = new JobDetailsArchive(s, 'A', { runMetrics: true });
+      opted = Template.fromStack(s);
+    });
+
+    it('the functions publish the run figures', () => {
+      const fns = Object.values(opted.findResources('AWS::Lambda::Function'));
+      expect(fns.length).toBeGreaterThan(0);
+      for (const fn of fns) expect(fn.Properties.Environment?.Variables?.JDA_RUN_METRICS).toBe('true');
+    });
+
+    it('aborted executions alarm too', () => {
+      expect(alarmOn(opted, 'ExecutionsAborted', 'AWS/States')).toHaveLength(1);
+    });
+
+    it("watch the quarantine metric the Report step publishes, under this construct's service name", () => {
+      opted.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'JobDetailsArchive',
+        MetricName: 'JobsQuarantined',
+        Dimensions: [{ Name: 'service', Value: archive.serviceName }],
+        Statistic: 'Sum',
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+    });
+
+    it('watch the overdue erasure requests every Report publishes (one value a day, the latest count)', () => {
+      opted.hasResourceProperties(
+        'AWS::CloudWatch::Alarm',
+        Match.objectLike({
+          Namespace: 'JobDetailsArchive',
+          MetricName: 'ErasureRequestsOverdue',
+          Dimensions: [{ Name: 'service', Value: archive.serviceName }],
+          Statistic: 'Maximum',
+          Period: 86400,
+          Threshold: 0,
+          ComparisonOperator: 'GreaterThanThreshold',
+          AlarmDescription: Match.stringLikeRegexp('erasureDeadlineDays'),
+        }),
+      );
+      expect(Object.keys(archive.alarms).sort()).toEqual([
+        'deadLetters',
+        'erasureRequestsOverdue',
+        'executionsAborted',
+        'executionsFailed',
+        'executionsTimedOut',
+        'jobsQuarantined',
+      ]);
+    });
   });
 });

@@ -36,8 +36,10 @@ describe('archiver definition: shape', () => {
       MorePages: 'Choice',
       Report: 'Task',
       RedactPending: 'Task',
+      AfterRedactions: 'Choice',
       RunComplete: 'Choice',
       RunIncomplete: 'Fail',
+      ErasureOverdue: 'Fail',
       Done: 'Succeed',
       RunFailed: 'Fail',
     });
@@ -102,6 +104,7 @@ describe('archiver definition: shape', () => {
       Choices: [
         { Variable: '$.incomplete', IsPresent: true, Next: STATE.runIncomplete },
         { Variable: '$.erasurePendingRedactions', NumericGreaterThan: 0, Next: STATE.redactPending },
+        { Variable: '$.overdue', IsPresent: true, Next: STATE.erasureOverdue },
       ],
       Default: STATE.done,
     });
@@ -109,7 +112,18 @@ describe('archiver definition: shape', () => {
       Type: 'Task',
       Parameters: { redact: { pending: true }, 'execution.$': '$$.Execution.Name' },
       ResultPath: '$.redactions',
-      Next: STATE.done,
+      Next: STATE.afterRedactions,
+    });
+    // Overdue erasure requests end the run FAILED after its work (the free failed-executions alarm).
+    expect(top.States.AfterRedactions).toEqual({
+      Type: 'Choice',
+      Choices: [{ Variable: '$.overdue', IsPresent: true, Next: STATE.erasureOverdue }],
+      Default: STATE.done,
+    });
+    expect(top.States.ErasureOverdue).toEqual({
+      Type: 'Fail',
+      Error: 'ErasureRequestsOverdue',
+      CausePath: '$.overdue',
     });
     // A run with failed groups ends FAILED with a named error, its Cause the report's summary.
     expect(top.States.RunIncomplete).toEqual({

@@ -4,6 +4,7 @@ import { auditCommand } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
 import { forgetCommand, parseForgetOptions } from '../../infra/cli/forget';
 import { memoryOutput } from '../../infra/cli/output';
+import { ERASURE_OVERDUE_ERROR } from '../../shared/archive/steps/report/report';
 import type { RunReport } from '../../shared/archive/steps/types';
 import type { ForgetResult } from '../../shared/erasure/forget';
 import { getRequest, listRequests, recordRequest } from '../../shared/erasure/ledger';
@@ -151,30 +152,6 @@ test('a webhook redelivered (same request id) is one request; bad input is refus
   expect(unknown.error).toMatchObject({ error: 'InvalidInputError' });
 });
 
-test('overdue requests: the run report lists them and counts them for the alarm; audit lists them', async () => {
-  const { env } = runs;
-  await recordRequest(env, {
-    kind: 'redact-doc',
-    shopId: 'fg-late.myshopify.com',
-    docId: 'customer-7',
-    requestId: 'late-1',
-    receivedAt: daysAgo(45),
-  });
-  const r = await runLocal(runs.env, { definition: runs.definition, input: ARCHIVE });
-  const report = r.output as RunReport;
-  expect(report.erasureOverdueCount).toBe(1);
-  expect(report.erasureOverdue).toEqual([
-    expect.objectContaining({ id: 'late-1', kind: 'redact-doc', state: 'received', ageDays: 45 }),
-  ]);
-  expect(JSON.stringify(report)).not.toContain('customer-7');
-  expect(r.metrics.some((m) => JSON.stringify(m).includes('"ErasureRequestsOverdue"'))).toBe(true);
-  const io = memoryOutput();
-  const audit = await auditCommand(cliContextFor(env), { maxHeads: 100, concurrency: 4, json: false }, io);
-  expect(audit.erasure.overdue.map((o) => o.id)).toEqual(['late-1']);
-  expect(auditExitCode(audit)).toBe(4);
-  expect(io.stdout.join('\n')).toContain('erasure requests past their 30-day deadline (1)');
-});
-
 test('jobarchive forget: refuses bad flags before anything runs, prints the receipt, exits 0', async () => {
   const { env } = runs;
   expect(() => parseForgetOptions({})).toThrow('--shop');
@@ -221,4 +198,33 @@ test('run scratch: a run without a report is left to its own Report until it is 
   expect((again.output as ForgetResult).counts).toMatchObject({ scratchRunsDeferred: 0 });
   expect((again.output as ForgetResult).counts.scratchObjects).toBeGreaterThanOrEqual(left.length);
   expect(await whereNamed(env, shopId)).toEqual([]);
+});
+
+// Last: its request stays overdue, so every later archive run of this stack would end FAILED.
+test('overdue requests: the run ends FAILED naming them (the free failed-executions alarm), its report lists them; audit lists them', async () => {
+  const { env } = runs;
+  await recordRequest(env, {
+    kind: 'redact-doc',
+    shopId: 'fg-late.myshopify.com',
+    docId: 'customer-7',
+    requestId: 'late-1',
+    receivedAt: daysAgo(45),
+  });
+  const r = await runLocal(runs.env, { definition: runs.definition, input: ARCHIVE });
+  // No custom metric needed by default: the run did its work, then ends FAILED with the cause.
+  expect(r.status).toBe('FAILED');
+  expect(r.error?.error).toBe(ERASURE_OVERDUE_ERROR);
+  const report = JSON.parse(r.error?.cause ?? '{}') as RunReport;
+  expect(report.erasureOverdueCount).toBe(1);
+  expect(report.erasureOverdue).toEqual([
+    expect.objectContaining({ id: 'late-1', kind: 'redact-doc', state: 'received', ageDays: 45 }),
+  ]);
+  expect(r.error?.cause).not.toContain('customer-7');
+  // The local runner's sink still records the opt-in metric (the construct's `runMetrics`).
+  expect(r.metrics.some((m) => JSON.stringify(m).includes('"ErasureRequestsOverdue"'))).toBe(true);
+  const io = memoryOutput();
+  const audit = await auditCommand(cliContextFor(env), { maxHeads: 100, concurrency: 4, json: false }, io);
+  expect(audit.erasure.overdue.map((o) => o.id)).toEqual(['late-1']);
+  expect(auditExitCode(audit)).toBe(4);
+  expect(io.stdout.join('\n')).toContain('erasure requests past their 30-day deadline (1)');
 });

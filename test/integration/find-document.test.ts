@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseSearchOptions, searchCommand } from '../../infra/cli/search';
@@ -6,6 +7,7 @@ import {
   commitPart,
   emptyMonthIndex,
   type FlatDocument,
+  filtersMember,
   flattenPart,
   type IndexedJob,
   MONTH_INDEX_HEADERS,
@@ -22,10 +24,12 @@ import { newReadContext } from '../../shared/reader/s3-context';
 import {
   cliContextFor,
   daysAgo,
+  getBytes,
   inMonth,
   listKeys,
   monthOfDate,
   partLines,
+  readIndex,
   runLocal,
   type SeededJob,
   seedTerminalJob,
@@ -99,10 +103,13 @@ test('no false negatives: every document of the shop finds exactly the jobs a sc
     const r = await reader().findDocument({ shopId: SHOP, docId: doc });
     expect(archivedIds(r)).toEqual(bruteForce(doc));
     // 2 Lists (the shop's index prefix, the months with a shared index), then per month 1 GET of the
-    // index (its filters in it: small months fit the first read), then 1 GET per block read.
-    expect(r.provenance.requests).toBe(2 + r.provenance.monthsSearched + r.provenance.blocksRead);
-    expect(r.provenance.partsScanned).toBe(0);
-    expect(r.provenance.partsFiltered).toBeGreaterThan(0);
+    // index and 1 ranged GET of each part's filters member (in the part's class), then 1 GET per
+    // block read: a month of one part is 2 requests + 1 a matching block.
+    expect(r.provenance.requests).toBe(
+      2 + r.provenance.monthsSearched + r.provenance.partsFiltered + r.provenance.blocksRead,
+    );
+    expect(r.provenance.partsFiltered).toBe(r.provenance.monthsSearched);
+    expect(r.provenance.partsNotSearched).toEqual([]);
   }
 });
 
@@ -142,10 +149,11 @@ test('--from / --to bound the months searched', async () => {
   expect(() => parseSearchOptions({ shop: SHOP, doc, from: M2, to: M3 })).toThrow(/after/);
 });
 
-test('a large month: its filters past the first 32 KB cost one more ranged GET, never more', async () => {
+test("a large month: the index's first read and the part's filters member, never more", async () => {
   const e = runs.env;
   const shop = 'shop-large-index';
   const part = 'part-20260201T000000Z-aaaaaaaa.jsonl.gz';
+  const key = `${COLD_PREFIX}${shop}/${M2}/${part}`;
   const jobs: Record<string, IndexedJob> = {};
   for (let i = 0; i < 6000; i++)
     jobs[`job-${String(i).padStart(5, '0')}`] = {
@@ -164,24 +172,29 @@ test('a large month: its filters past the first 32 KB cost one more ranged GET, 
   const filters = partDocFilters(
     Array.from({ length: 6000 }, (_, b) => ({ offset: b * 10, length: 10, docs: docs(b) })),
   );
+  // The part: its blocks (bytes a search never reads here), then its filters member.
+  const tail = filtersMember(filters);
+  await e.s3.send(
+    new PutObjectCommand({ Bucket: e.bucket, Key: key, Body: Buffer.concat([Buffer.alloc(60_000), tail]) }),
+  );
   const idx = commitPart(
     emptyMonthIndex(shop, M2, 't'),
     {
       name: part,
-      key: `${COLD_PREFIX}${shop}/${M2}/${part}`,
-      size: 60_000,
+      key,
+      size: 60_000 + tail.length,
       run_id: 'r',
       committed_at: 't',
       job_count: 6000,
       bytes_in: 1,
       etag: 'e',
-      doc_filters: filters,
+      filters: { offset: 60_000, length: tail.length },
     },
     jobs,
     't',
   );
   const body = serializeMonthIndex(idx);
-  expect(body.length).toBeGreaterThan(48 * 1024); // its filter member starts past the first 32 KB
+  expect(body.length).toBeGreaterThan(32 * 1024); // the index alone is past a lookup's first read
   await e.s3.send(
     new PutObjectCommand({
       Bucket: e.bucket,
@@ -194,8 +207,24 @@ test('a large month: its filters past the first 32 KB cost one more ranged GET, 
   const found = await documentCandidates(ctx, shop, M2, 'doc-4321-7');
   expect(ctx.ledger.requests).toBe(2);
   expect(found).toHaveLength(1);
-  expect(found?.[0]).toMatchObject({ part, filters: 'index', blocksFiltered: 6000 });
+  expect(found?.[0]).toMatchObject({ part, filters: 'part', blocksFiltered: 6000 });
   expect(found?.[0]?.blocks).toContainEqual({ offset: 43210, length: 10 });
   expect(found?.[0]?.blocks.length).toBeLessThan(6000 * 0.02);
   expect(await documentCandidates(ctx, shop, '2001-01', 'x')).toBeNull();
+});
+
+test('the filters lie in the parts, in their class: no month index holds a filter byte, every part names its member', async () => {
+  const e = runs.env;
+  for (const month of [M2, M3]) {
+    const idx = await readIndex(e, SHOP, month);
+    if (!idx) throw new Error(`no index for ${month}`);
+    for (const p of idx.parts) {
+      expect(p.filters).toBeDefined();
+      const text = gunzipSync(await getBytes(e.s3, e.bucket, monthIndexKey(SHOP, month))).toString();
+      expect(text).not.toContain('"docs');
+      // The part's last line is its filters.
+      const lines = await partLines(e, p.key);
+      expect(lines[lines.length - 1]).toMatchObject({ type: 'doc_filters' });
+    }
+  }
 });

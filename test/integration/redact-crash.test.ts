@@ -88,7 +88,7 @@ const expectConsistent = async (shopId: string) => {
     if (!p) throw new Error('not a part key');
     const idx = parseMonthIndex(await getBytes(env.s3, env.bucket, monthIndexKey(shopId, p.month)), 'index');
     expect(idx.parts.map((x) => x.name)).toContain(p.partName);
-    expect(idx.parts.find((x) => x.name === p.partName)?.doc_filters).toBeDefined();
+    expect(idx.parts.find((x) => x.name === p.partName)?.filters).toBeDefined();
   }
   const keys = await listKeys(env.s3, env.bucket, `job-details-index/${shopId}/`);
   expect(keys.filter((k) => k.includes('/redact/'))).toEqual([]);

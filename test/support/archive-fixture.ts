@@ -169,6 +169,7 @@ export const indexEntries = (
       committed_at: committedAt,
       job_count: Object.keys(p.jobs).length,
       bytes_in: p.bytes_in,
+      ...(p.filters ? { filters: p.filters } : {}),
     },
     jobs,
   };

@@ -1,8 +1,17 @@
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { candidateBlocks, parseMonthIndex, parseMonthIndexKey } from '../../shared/archive/format';
+import {
+  candidateBlocks,
+  type IndexedPart,
+  type PartDocFilters,
+  parseFiltersMember,
+  parseMonthIndex,
+  parseMonthIndexKey,
+  parseSharedFiltersMember,
+} from '../../shared/archive/format';
 import { createJob } from '../../shared/jobs/create-job';
 import { type FlushDetails, recordFlush } from '../../shared/jobs/record-flush';
+import { getObjectBytes } from '../../shared/s3/objects';
 import { type ArchiverEnv, getBytes, HOUR, listKeys } from './archiver-fixtures';
 
 /** Jobs with chosen details, and the whole bucket read back: for the redaction tests. */
@@ -68,22 +77,38 @@ export const bucketContents = async (env: ArchiverEnv) => {
   return out;
 };
 
+/** A committed part's document filters, read from its filters member (its last gzip member). */
+export const partFilters = async (
+  env: ArchiverEnv,
+  part: IndexedPart,
+  shopId?: string,
+): Promise<PartDocFilters | undefined> => {
+  if (!part.filters) return undefined;
+  const got = await getObjectBytes(env.s3, env.bucket, part.key, part.filters);
+  if (!got) throw new Error(`${part.key}: missing`);
+  return part.shared
+    ? parseSharedFiltersMember(got.bytes, part.key).get(shopId ?? '')
+    : parseFiltersMember(got.bytes, part.key);
+};
+
 /**
- * Every committed part of the shop, per month index: whether it has filters in the index (index@5)
- * and which of its blocks' filters match `docId`.
+ * Every committed part of the shop, per month index: whether it has a filters member and which of
+ * its blocks' filters match `docId`.
  */
 export const indexedFilters = async (env: ArchiverEnv, shopId: string, docId: string) => {
   const out: { month: string; part: string; filtered: boolean; matches: number[] }[] = [];
   for (const key of await listKeys(env.s3, env.bucket, `job-details-index/${shopId}/`)) {
     const at = parseMonthIndexKey(key);
     if (!at) continue;
-    for (const p of parseMonthIndex(await getBytes(env.s3, env.bucket, key), key).parts)
+    for (const p of parseMonthIndex(await getBytes(env.s3, env.bucket, key), key).parts) {
+      const f = await partFilters(env, p, shopId);
       out.push({
         month: at.month,
         part: p.name,
-        filtered: p.doc_filters !== undefined,
-        matches: p.doc_filters ? candidateBlocks(p.doc_filters, docId) : [],
+        filtered: f !== undefined,
+        matches: f ? candidateBlocks(f, docId) : [],
       });
+    }
   }
   return out;
 };

@@ -1,16 +1,20 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   blockFilter,
   bloomFilter,
   bloomMayContain,
   candidateBlocks,
   documentListings,
-  encodeDocFilters,
   fenceContains,
   fenceFilter,
+  filtersMember,
   inflateMember,
+  isFiltersMember,
   mayContain,
-  parseDocFilters,
+  parseFiltersMember,
+  parseSharedFiltersMember,
   parseStoredDocFilters,
+  sharedFiltersMember,
   storedDocFilters,
 } from '../../shared/archive/format';
 import { buildPart, details } from '../support/archive-fixture';
@@ -48,25 +52,29 @@ describe('block filters', () => {
     expect(blockFilter(new Set()).bytes.length).toBe(0);
   });
 
-  it('round-trip through the sidecar bytes; leftovers and other formats are corruption', () => {
+  it("round-trip through a part's filters member (own and shared); anything else is corruption", () => {
     const f = {
-      part: 'p',
       k: 7,
       blocks: [
         { offset: 0, length: 10, docs: 2, ...blockFilter(new Set(['a', 'b'])) },
         { offset: 10, length: 5, docs: 2, kind: 'bloom' as const, bytes: bloomFilter(new Set(['c', 'd'])) },
-        { offset: 15, length: 5, docs: 0, ...blockFilter(new Set()) },
       ],
     };
-    const bytes = encodeDocFilters(f);
-    expect(parseDocFilters(bytes, 'k')).toEqual(f);
-    expect(candidateBlocks(parseDocFilters(bytes, 'k'), 'a')).toEqual([0]);
-    expect(candidateBlocks(parseDocFilters(bytes, 'k'), 'd')).toEqual([1]);
-    expect(() => parseDocFilters(Buffer.concat([bytes, Buffer.from([1])]), 'k')).toThrow(/left over/);
-    expect(() => parseDocFilters(Buffer.from('{"format":"x"}\n'), 'k')).toThrow(/unknown format/);
+    const member = filtersMember(f);
+    expect(isFiltersMember(member)).toBe(true);
+    // One JSONL line of type doc_filters: `gzip -dc part | jq .` reads it with the records.
+    expect(JSON.parse(gunzipSync(member).toString()).type).toBe('doc_filters');
+    expect(parseFiltersMember(member, 'k')).toEqual(f);
+    expect(candidateBlocks(parseFiltersMember(member, 'k'), 'a')).toEqual([0]);
+    expect(candidateBlocks(parseFiltersMember(member, 'k'), 'd')).toEqual([1]);
+    const shared = sharedFiltersMember(new Map([['s1', f]]));
+    expect(parseSharedFiltersMember(shared, 'k').get('s1')).toEqual(f);
+    expect(isFiltersMember(gzipSync('{"type":"job"}\n'))).toBe(false);
+    expect(() => parseFiltersMember(gzipSync('{"type":"job"}\n'), 'k')).toThrow(/not a doc_filters line/);
+    expect(() => parseSharedFiltersMember(member, 'k')).toThrow(/need shops/);
   });
 
-  it('round-trip through the month index form (index@5); malformed entries are corruption', () => {
+  it('round-trip through the stored form; malformed entries are corruption', () => {
     const f = {
       k: 7,
       blocks: [
@@ -96,6 +104,12 @@ describe('PartBuilder filters', () => {
     const built = await buildPart({ shopId: 's', month: '2026-01', jobs });
     const f = built.docFilters;
     expect(built.pending.doc_filters).toEqual(f);
+    // The part's last member holds them (in the part's storage class), after every block.
+    const tail = built.pending.filters;
+    if (!tail) throw new Error('no filters member');
+    expect(tail.offset + tail.length).toBe(built.bytes.length);
+    expect(parseFiltersMember(built.bytes.subarray(tail.offset), 'p')).toEqual(f);
+    expect(Math.max(...Object.values(built.pending.jobs).map((e) => e.offset + e.length))).toBe(tail.offset);
     expect(f.blocks.length).toBeGreaterThan(3);
     const members = built.pending.jobs;
     const blocks = [...new Map(Object.values(members).map((e) => [e.offset, e.length]))];

@@ -3,10 +3,8 @@ import {
   blockOf,
   checkIndex,
   commitPart,
-  docsRange,
   emptyMonthIndex,
   gzipMemberLength,
-  INDEX_FIRST_READ_BYTES,
   INDEX_FORMAT,
   type IndexedJob,
   type IndexedPart,
@@ -16,11 +14,9 @@ import {
   markDeleted,
   markRearchive,
   mergeBlocks,
-  type PartDocFilters,
   parseIndexHeader,
   parseMonthIndex,
   partByName,
-  partDocFilters,
   serializeMonthIndex,
 } from '../../shared/archive/format';
 import { CorruptObjectError, UnsupportedFormatError } from '../../shared/errors';
@@ -337,95 +333,59 @@ describe('index@4 additions', () => {
   });
 });
 
-describe('index@5: document filters in a trailing member', () => {
-  const filters = (tag: string): PartDocFilters =>
-    partDocFilters([
-      { offset: 0, length: 10, docs: new Set([`${tag}-a`, `${tag}-b`]) },
-      { offset: 10, length: 20, docs: new Set() },
-      { offset: 30, length: 5, docs: new Set(Array.from({ length: 300 }, (_, i) => `${tag}-${i * 7919}x`)) },
-    ]);
-  const withFilters = (jobs: number, f: PartDocFilters): MonthIndex => {
+describe('index@5: a part names its filters member (the filters lie in the part, not the index)', () => {
+  const withFilters = (jobs: number, filtersBytes: number): MonthIndex => {
     const entries: Record<string, IndexedJob> = {};
     for (let i = 0; i < jobs; i++)
       entries[`job-${String(i).padStart(5, '0')}`] = entry(P1, { offset: i * 10, length: 10 });
+    const size = jobs * 10 + filtersBytes;
     const one = commitPart(
       emptyMonthIndex('s', '2026-01', 't0'),
-      { ...part(P1), size: jobs * 10, doc_filters: f },
+      { ...part(P1), size, filters: { offset: jobs * 10, length: filtersBytes } },
       entries,
       't1',
     );
-    // A second part without filters (built before them): none stored for it.
+    // A second part whose blocks list no document: no filters member.
     return commitPart(one, { ...part(P2), size: 10 }, { other: entry(P2, { offset: 0, length: 10 }) }, 't2');
   };
 
-  const bigFilters = (): PartDocFilters =>
-    partDocFilters(
-      Array.from({ length: 100 }, (_, b) => ({
-        offset: b * 10,
-        length: 10,
-        docs: new Set(Array.from({ length: 300 }, (_, i) => `doc-${b}-${(i * 2654435761) % 1e13}x`)),
-      })),
-    );
-
   it.each([
-    ['blocked', 4000, filters('p1')],
-    ['one member, too large with its filters for a lookup’s first read', 10, bigFilters()],
-  ])(
-    '%s: filters round-trip, in a last member where docs_at says, which a lookup never parses',
-    (_, n, f) => {
-      const idx = withFilters(n, f);
-      const bytes = serializeMonthIndex(idx);
-      const back = parseMonthIndex(bytes, 'k');
-      expect(back.format).toBe(INDEX_FORMAT);
-      expect(INDEX_FORMAT).toBe('job-details-archive/index@1.0');
-      expect(back.parts[0]?.doc_filters).toEqual(f);
-      expect(back.parts[1]?.doc_filters).toBeUndefined();
-      expect(Object.keys(back.jobs)).toHaveLength(n + 1);
-      const head = gzipMemberLength(bytes);
-      if (!('length' in head)) throw new Error('no header member');
-      const { header } = parseIndexHeader(bytes.subarray(0, head.length), 'k');
-      expect(header.docs).toBeUndefined();
-      const at = docsRange(header, 'k');
-      if (!at) throw new Error('no docs_at');
-      expect(head.length + at.offset + at.length).toBe(bytes.length);
-      expect(head.length).toBeLessThan(INDEX_FIRST_READ_BYTES);
-      const docs = JSON.parse(gunzipSync(bytes.subarray(head.length + at.offset)).toString());
-      expect(Object.keys(docs.docs)).toEqual(['0']);
-      // Header + docs member alone: the parts and their filters (what a search reads).
-      expect(checkIndex(mergeBlocks(header, [docs]), 'k').parts[0]?.doc_filters).toEqual(f);
-      // Every member is JSONL: gzip -dc reads it all.
-      for (const l of gunzipSync(bytes).toString().split('\n').filter(Boolean))
-        expect(() => JSON.parse(l)).not.toThrow();
-      // Rewritten (a later commit): the filters stay.
-      const again = parseMonthIndex(
-        serializeMonthIndex(markDeleted(back, [{ jobId: 'other', part: P2 }], 't3')),
-        'k',
-      );
-      expect(again.parts[0]?.doc_filters).toEqual(f);
-    },
-  );
-
-  it('a small month keeps its filters inside its one member (a lookup reads it whole anyway)', () => {
-    const idx = withFilters(10, filters('p1'));
+    ['one member', 10],
+    ['blocked', 4000],
+  ])('%s: filters_bytes round-trips; the index holds no filter byte', (_, n) => {
+    const idx = withFilters(n, 1234);
     const bytes = serializeMonthIndex(idx);
-    expect(bytes.length).toBeLessThanOrEqual(INDEX_FIRST_READ_BYTES);
-    const head = gzipMemberLength(bytes);
-    expect(head).toEqual({ length: bytes.length });
-    const stored = JSON.parse(gunzipSync(bytes).toString());
-    expect(stored.docs_at).toBeUndefined();
-    expect(Object.keys(stored.docs)).toEqual(['0']);
     const back = parseMonthIndex(bytes, 'k');
-    expect(back.parts[0]?.doc_filters).toEqual(filters('p1'));
-    expect(back.parts[0]?.doc_filters?.blocks).toHaveLength(2); // the block listing nothing has none
-    expect(back).not.toHaveProperty('docs');
+    expect(back.format).toBe(INDEX_FORMAT);
+    expect(back.parts[0]?.filters).toEqual({ offset: n * 10, length: 1234 });
+    expect(back.parts[1]?.filters).toBeUndefined();
+    expect(Object.keys(back.jobs)).toHaveLength(n + 1);
+    const text = gunzipSync(bytes).toString();
+    expect(text).toContain('"filters_bytes":1234');
+    expect(text).not.toContain('"docs');
+    // The header alone names it (what a search reads before its ranged GET of the member).
+    const head = gzipMemberLength(bytes);
+    if (!('length' in head)) throw new Error('no header member');
+    const { header } = parseIndexHeader(bytes.subarray(0, head.length), 'k');
+    expect(checkIndex(mergeBlocks(header, []), 'k').parts[0]?.filters).toEqual({
+      offset: n * 10,
+      length: 1234,
+    });
+    // Rewritten (a later commit): it stays.
+    const again = parseMonthIndex(
+      serializeMonthIndex(markDeleted(back, [{ jobId: 'other', part: P2 }], 't3')),
+      'k',
+    );
+    expect(again.parts[0]?.filters).toEqual({ offset: n * 10, length: 1234 });
   });
 
-  it('an index with no filters has no docs member', () => {
-    const idx = commitPart(emptyMonthIndex('s', '2026-01', 't0'), part(P1), { j1: entry(P1) }, 't1');
-    const bytes = serializeMonthIndex(idx);
-    const stored = JSON.parse(gunzipSync(bytes).toString());
-    expect(stored.docs_at).toBeUndefined();
-    expect(parseMonthIndex(bytes, 'k').jobs.j1).toHaveLength(1);
-    expect(() => docsRange({ docs_at: { offset: -1 } }, 'k')).toThrow(CorruptObjectError);
+  it('filters_bytes outside the part, or blocks running into the member, are corruption', () => {
+    const stored = JSON.parse(gunzipSync(serializeMonthIndex(withFilters(10, 50))).toString());
+    const bad = (patch: Record<string, unknown>) => ({
+      ...stored,
+      parts: [{ ...stored.parts[0], ...patch }, stored.parts[1]],
+    });
+    for (const patch of [{ filters_bytes: 0 }, { filters_bytes: 150 }, { block_bytes: [120] }])
+      expect(() => parseMonthIndex(Buffer.from(JSON.stringify(bad(patch))), 'k')).toThrow(CorruptObjectError);
   });
 });

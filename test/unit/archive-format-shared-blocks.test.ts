@@ -103,6 +103,7 @@ const fixture = async (): Promise<{ bytes: Buffer; index: SharedIndex; plain: st
       job_count: Object.keys(entries).length,
       bytes_in: 0,
       shared: true as const,
+      ...(packed.filters ? { filters: packed.filters } : {}),
     };
     views.set(shop, commitPart(emptyMonthIndex(shop, MONTH, AT), part, entries, AT));
   }
@@ -114,8 +115,19 @@ const fixture = async (): Promise<{ bytes: Buffer; index: SharedIndex; plain: st
     committed_at: AT,
     segments: packed.segments,
     blocks: packed.blocks,
+    ...(packed.filters ? { filters_bytes: packed.filters.length } : {}),
   };
-  const plain = built.map(({ b }) => gunzipSync(b.bytes).toString('utf8')).join('');
+  // Each segment's lines less its own filters line (the shared part has one for every shop, last).
+  const plain = built
+    .map(({ b }) =>
+      gunzipSync(b.bytes)
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '' && !l.startsWith('{"type":"doc_filters"'))
+        .map((l) => `${l}\n`)
+        .join(''),
+    )
+    .join('');
   return { bytes: packed.bytes, index: { month: MONTH, updated_at: AT, parts: [part], views }, plain };
 };
 
@@ -140,10 +152,15 @@ const readsBack = (bytes: Uint8Array, index: SharedIndex) => {
 describe('blocks shared across shops', () => {
   it('keep every line as built, in order; cut into blocks across shops; segments fall on blocks', async () => {
     const { bytes, index, plain } = await fixture();
-    // `gzip -dc part` is the segments' lines one after the other, exactly.
-    expect(gunzipSync(bytes).toString('utf8')).toBe(plain);
+    // `gzip -dc part` is the segments' lines one after the other, exactly, then the filters line.
+    const text = gunzipSync(bytes).toString('utf8');
+    expect(text.startsWith(plain)).toBe(true);
+    const last = JSON.parse(text.slice(plain.length)) as { type: string; shops: Record<string, unknown> };
+    expect(last.type).toBe('doc_filters');
+    expect(Object.keys(last.shops).sort()).toEqual(SHOPS.map(([s]) => s).sort());
     const part = index.parts[0] as SharedPart;
-    expect(membersOf(bytes, 'test')).toEqual(blockRanges(part.blocks ?? []));
+    const tail = { offset: bytes.length - (part.filters_bytes ?? 0), length: part.filters_bytes ?? 0 };
+    expect(membersOf(bytes, 'test')).toEqual([...blockRanges(part.blocks ?? []), tail]);
     expect(part.blocks?.length).toBeGreaterThan(1);
     expect(part.blocks?.length).toBeLessThan(SHOPS.length);
     const seg = (s: string) => part.segments[s] ?? [0, 0];

@@ -8,9 +8,12 @@ import {
 import type { StagedPart } from '../../shared/archive/steps/archive/staged';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 import {
+  FILTERS_MEMBER,
   filterProblem,
+  filtersMemberProblem,
   linesProblem,
   memberRanges,
+  partMembers,
   planProblem,
   recordProblem,
   toVerifiedPart,
@@ -86,7 +89,17 @@ test('the blocks of a built part tile it; its lines, in order: header, shared pl
     'job',
     'job',
   ]);
-  expect(MemberSlicer.tilingProblem(ranges, bytes.length)).toBeNull();
+  // The blocks, then the filters member (no lines): every member of the part, tiling it.
+  expect(MemberSlicer.tilingProblem(ranges, bytes.length)).toMatch(/members end at byte/);
+  expect(partMembers(staged).map((m) => m.id)).toEqual([ranges[0]?.id, FILTERS_MEMBER]);
+  expect(MemberSlicer.tilingProblem(partMembers(staged), bytes.length)).toBeNull();
+  const tail = staged.filters;
+  if (!tail) throw new Error('no filters member');
+  expect(filtersMemberProblem(staged, bytes.subarray(tail.offset), 'k')).toBeNull();
+  expect(filtersMemberProblem(staged, bytes.subarray(0, ranges[0]?.length), 'k')).toMatch(/filters member/);
+  expect(
+    filtersMemberProblem({ ...staged, doc_filters: { k: 7, blocks: [] } }, bytes.subarray(tail.offset), 'k'),
+  ).toMatch(/differ from the built ones/);
   const [block] = ranges;
   if (!block) throw new Error('no block');
   const inflated = inflateMember(bytes.subarray(block.offset, block.offset + block.length), 'k');
@@ -195,7 +208,7 @@ test('the verified part is exactly the index entries commit adds', async () => {
     run_id: 'r',
     job_count: 2,
     bytes_in: 3,
-    doc_filters: staged.doc_filters,
+    filters: staged.filters,
   });
   const pdRef = staged.jobs.a?.platform_data_ref as string;
   expect(v.jobs.a).toEqual({

@@ -59,18 +59,19 @@ describe('verify of blocks shared across shops', () => {
     for (const i of [0, 1]) {
       const m = check(packed, staged(i));
       expect(m.size).toBe(packed.bytes.length);
-      for (const e of Object.values(m.jobs))
-        expect(e).toMatchObject({ offset: 0, length: packed.bytes.length });
-      // One filter for the block, counting this shop's two documents only.
-      expect(m.doc_filters?.blocks).toEqual([
-        expect.objectContaining({ offset: 0, length: packed.bytes.length, docs: 2 }),
-      ]);
+      const block = packed.blocks[0];
+      for (const e of Object.values(m.jobs)) expect(e).toMatchObject({ offset: 0, length: block });
+      // One filter for the block, counting this shop's two documents only; the part's last member
+      // holds it (with the other shop's).
+      expect(m.doc_filters?.blocks).toEqual([expect.objectContaining({ offset: 0, length: block, docs: 2 })]);
+      expect(packed.shopFilters.get(staged(i).shop_id)).toEqual(m.doc_filters);
+      expect(packed.filters).toEqual({ offset: block, length: packed.bytes.length - (block ?? 0) });
     }
   });
 
   it('refuses a stored block whose lines of the shop are not its records', async () => {
     const { packed, staged } = await fixture();
-    const text = gunzipSync(packed.bytes).toString('utf8');
+    const text = gunzipSync(packed.bytes.subarray(0, packed.filters?.offset)).toString('utf8');
     // One of vb's documents renamed in the stored bytes: its record's digest differs.
     const tampered = gzipSync(Buffer.from(text.replace('vb.myshopify.com-2-doc', 'vb.myshopify.com-9-doc')));
     // The one block is the whole (re-gzipped) part: every record is in it.
@@ -93,7 +94,7 @@ describe('verify of blocks shared across shops', () => {
 
   it("checks the shop a job line names against its segment's", async () => {
     const { packed, staged } = await fixture();
-    const text = gunzipSync(packed.bytes).toString('utf8');
+    const text = gunzipSync(packed.bytes.subarray(0, packed.filters?.offset)).toString('utf8');
     const jobLines = text.split('\n').filter((l) => l.includes('"type":"job"'));
     expect(jobLines).toHaveLength(4);
     for (const l of jobLines) expect(JSON.parse(l).shop_id).toMatch(/^v[ab]\.myshopify\.com$/);

@@ -75,6 +75,31 @@ const restoreInputs = (mock: ReturnType<typeof mockClient>) =>
   mock.commandCalls(RestoreObjectCommand).map((c) => c.args[0].input);
 
 describe('JobDetailsReader and parts in Glacier (mocked S3)', () => {
+  it('search: a part in Flexible Retrieval / Deep Archive is named as not searched, never restored', async () => {
+    // Its filters are its last member, in its class: without a restore they cannot be read.
+    const part = await buildPart({
+      shopId: SHOP,
+      month: MONTH,
+      jobs: [
+        {
+          jobId: 'job-a',
+          details: details({ chunk_ids: ['p0'], failed: { r: ['doc-1'] } }),
+          meta: { completed_at: COMPLETED },
+        },
+      ],
+    });
+    expect(part.pending.filters).toBeDefined();
+    const { s3, mock } = setup(committed([part]));
+    mock
+      .on(ListObjectsV2Command, { Prefix: `job-details-index/${SHOP}/` })
+      .resolves({ Contents: [{ Key: monthIndexKey(SHOP, MONTH), Size: 1 }], IsTruncated: false });
+    const r = await new JobDetailsReader(s3, BUCKET).findDocument({ shopId: SHOP, docId: 'doc-1' });
+    expect(r.jobs).toEqual([]);
+    expect(r.provenance.partsNotSearched).toEqual([part.partKey]);
+    expect(r.provenance).toMatchObject({ monthsSearched: 1, partsFiltered: 0, blocksRead: 0 });
+    expect(restoreInputs(mock)).toEqual([]);
+  });
+
   it('InvalidObjectState → RestoreObject with the configured tier and days → ArchiveNotRestoredError', async () => {
     const part = await buildPart({
       shopId: SHOP,

@@ -1,13 +1,14 @@
 import { hash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { CorruptObjectError } from '../../errors';
+import { deflateBlock, inflateBlocks } from './codec';
 
 /**
  * Per-block document filters of a part, over the document ids its job records list (failed,
- * skipped, conflict). Built with the part, kept in the month index (index@5, month-index.ts: one
- * trailing gzip member after the job blocks, see storedDocFilters), never inside the part: parts stay
- * immutable and older parts simply have none. Each block listing a document gets the smaller of two
- * encodings:
+ * skipped, conflict). Built with the part and stored as its last gzip member (part@5, filtersMember),
+ * so they lie in the part's storage class: in Standard they were 2/3 of the month index and cost
+ * more than the parts themselves in Deep Archive (docs/cost.md). Each block listing a document gets
+ * the smaller of two encodings:
  * - `fence`: the exact set — ids split into a prefix and a decimal suffix without leading zero
  *   (`gid://shopify/Product/` + `7086727600002`); per prefix, in code-point order, byte 0,
  *   varint(prefix UTF-8 length), the prefix, varint(count), then the sorted suffixes as varint gaps
@@ -18,14 +19,7 @@ import { CorruptObjectError } from '../../errors';
  *   the block when every bit `(h1 + i·h2) mod m`, i = 0…k−1, is set (bit j is bit `j % 8`, least
  *   significant first, of byte `j / 8`), h1, h2 the first two big-endian uint32 of sha256(UTF-8 d),
  *   h2 made odd, m the filter's bits. Used only when smaller than the block's fence.
- *
- * Parts built between filters and index@5 have them in a sidecar object (docFilterKey), still read:
- * one JSON header line, `\n`, then each block's filter bytes back to back.
- *   header: {"format":"job-details-archive/docfilter@2","part":name,"k":7,
- *            "blocks":[{"offset":o,"length":l,"docs":n,"kind":"fence"|"bloom","bytes":b}, …]}
- * (`bytes` 0: the block lists no document.)
  */
-export const DOC_FILTER_FORMAT = 'job-details-archive/docfilter@2';
 /** Bits per distinct document and hashes: ~0.8 % false positives per block checked. */
 export const BITS_PER_DOC = 10;
 export const HASHES = 7;
@@ -165,7 +159,7 @@ export interface BlockFilter extends BlockRange {
   readonly bytes: Uint8Array;
 }
 
-/** A part's filters as the month index keeps them: one per block that lists a document. */
+/** A part's filters: one per block that lists a document. */
 export interface PartDocFilters {
   readonly k: number;
   readonly blocks: readonly BlockFilter[];
@@ -182,7 +176,7 @@ export const partDocFilters = (
 });
 
 /**
- * As index@5 stores a part's filters (JSON in the index's trailing gzip member):
+ * As a part's filters member stores them (filtersMember):
  * `{"k":7,"blocks":[[offset,length,docs,"f"|"b",base64 bytes], …]}` — `f` fence, `b` bloom. Base64 of
  * (already dense) filter bytes deflates back to within a few % of their raw size.
  */
@@ -223,58 +217,75 @@ export const parseStoredDocFilters = (v: unknown, key: string, part: string): Pa
   };
 };
 
-/** The sidecar's filters (docfilter@2): a part's, by name. */
-export interface DocFilters extends PartDocFilters {
-  readonly part: string;
-}
+/** The `type` of a part's last line: its document filters (part@5). */
+export const FILTERS_TYPE = 'doc_filters';
 
-export const encodeDocFilters = (f: DocFilters): Buffer => {
-  const header = {
-    format: DOC_FILTER_FORMAT,
-    part: f.part,
-    k: f.k,
-    blocks: f.blocks.map((b) => ({
-      offset: b.offset,
-      length: b.length,
-      docs: b.docs,
-      kind: b.kind,
-      bytes: b.bytes.length,
-    })),
-  };
-  return Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, 'utf8'), ...f.blocks.map((b) => b.bytes)]);
+/**
+ * A part's document filters as its trailing gzip member (part@5), after its last block: one JSONL
+ * line, `{"type":"doc_filters","k":7,"blocks":[…]}` (own part: storedDocFilters' blocks) or, in a
+ * shared part, `{"type":"doc_filters","k":7,"shops":{shop: […], …}}` (each shop's blocks at their
+ * offsets in the shared part, counting only that shop's documents). It lies in the part's storage
+ * class, with the part; the month index names its length (`filters_bytes`), so a search reads it with
+ * one ranged GET and never the blocks that cannot list the document.
+ */
+export const filtersMember = (f: PartDocFilters): Buffer =>
+  deflateBlock(Buffer.from(`${JSON.stringify({ type: FILTERS_TYPE, ...storedDocFilters(f) })}\n`, 'utf8'));
+
+export const sharedFiltersMember = (byShop: ReadonlyMap<string, PartDocFilters>): Buffer =>
+  deflateBlock(
+    Buffer.from(
+      `${JSON.stringify({
+        type: FILTERS_TYPE,
+        k: HASHES,
+        shops: Object.fromEntries([...byShop].map(([shop, f]) => [shop, storedDocFilters(f).blocks])),
+      })}\n`,
+      'utf8',
+    ),
+  );
+
+/** The parsed line of a filters member: an own part's, or every shop's of a shared part. */
+const filtersLine = (bytes: Uint8Array, key: string): Record<string, unknown> => {
+  let v: unknown;
+  try {
+    v = JSON.parse(inflateBlocks(bytes).toString('utf8'));
+  } catch (err) {
+    throw new CorruptObjectError(key, 'document filters: the trailing member is not gzipped JSON', {
+      cause: err,
+    });
+  }
+  if (!v || typeof v !== 'object' || (v as { type?: unknown }).type !== FILTERS_TYPE)
+    throw new CorruptObjectError(key, `document filters: the trailing member is not a ${FILTERS_TYPE} line`);
+  return v as Record<string, unknown>;
 };
 
-export const parseDocFilters = (bytes: Uint8Array, key: string): DocFilters => {
-  const buf = Buffer.from(bytes);
-  const nl = buf.indexOf(0x0a);
-  if (nl < 0) throw new CorruptObjectError(key, 'document filters: no header line');
-  let h: { format?: unknown; part?: unknown; k?: unknown; blocks?: unknown };
+/** Whether a part's gzip member is its filters member (its one line is a doc_filters record). */
+export const isFiltersMember = (bytes: Uint8Array): boolean => {
   try {
-    h = JSON.parse(buf.subarray(0, nl).toString('utf8'));
-  } catch (err) {
-    throw new CorruptObjectError(key, 'document filters: header is not JSON', { cause: err });
+    return inflateBlocks(bytes).subarray(0, FILTERS_PREFIX.length).equals(FILTERS_PREFIX);
+  } catch {
+    return false;
   }
-  if (h.format !== DOC_FILTER_FORMAT) throw new CorruptObjectError(key, `unknown format ${String(h.format)}`);
-  if (typeof h.part !== 'string' || typeof h.k !== 'number' || !Array.isArray(h.blocks))
-    throw new CorruptObjectError(key, 'document filters: header needs part, k and blocks');
-  let at = nl + 1;
-  const blocks = (h.blocks as Record<string, unknown>[]).map((b): BlockFilter => {
-    const { offset, length, docs, bytes, kind } = b;
-    if (
-      ![offset, length, docs, bytes].every(
-        (n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0,
-      ) ||
-      (kind !== 'fence' && kind !== 'bloom')
-    )
-      throw new CorruptObjectError(key, 'document filters: bad block entry');
-    const n = bytes as number;
-    const slice = new Uint8Array(buf.subarray(at, at + n));
-    at += n;
-    return { offset: offset as number, length: length as number, docs: docs as number, kind, bytes: slice };
-  });
-  if (at !== buf.length)
-    throw new CorruptObjectError(key, `document filters: ${buf.length - at} bytes left over`);
-  return { part: h.part, k: h.k, blocks };
+};
+const FILTERS_PREFIX = Buffer.from(`{"type":"${FILTERS_TYPE}"`, 'utf8');
+
+/** An own part's filters from its trailing member. */
+export const parseFiltersMember = (bytes: Uint8Array, key: string): PartDocFilters => {
+  const { type: _t, ...rest } = filtersLine(bytes, key);
+  return parseStoredDocFilters(rest, key, key);
+};
+
+/** Every shop's filters from a shared part's trailing member. */
+export const parseSharedFiltersMember = (bytes: Uint8Array, key: string): Map<string, PartDocFilters> => {
+  const v = filtersLine(bytes, key);
+  const shops = v.shops as Record<string, unknown> | undefined;
+  if (!shops || typeof shops !== 'object' || Array.isArray(shops))
+    throw new CorruptObjectError(key, 'document filters of a shared part need shops');
+  return new Map(
+    Object.entries(shops).map(([shop, blocks]) => [
+      shop,
+      parseStoredDocFilters({ k: v.k, blocks }, key, shop),
+    ]),
+  );
 };
 
 /** Indexes of the blocks that may list `doc`. */

@@ -23,14 +23,17 @@ export {
   bloomFilter,
   bloomMayContain,
   candidateBlocks,
-  encodeDocFilters,
   fenceContains,
   fenceFilter,
+  filtersMember,
+  isFiltersMember,
   mayContain,
   type PartDocFilters,
-  parseDocFilters,
+  parseFiltersMember,
+  parseSharedFiltersMember,
   parseStoredDocFilters,
   partDocFilters,
+  sharedFiltersMember,
   storedDocFilters,
 } from './doc-filter';
 export {
@@ -52,7 +55,6 @@ export {
 } from './flatten';
 export {
   COLD_PREFIX,
-  docFilterKey,
   failedAttemptsPrefix,
   findingsPrefix,
   type GroupFindingsKind,
@@ -106,7 +108,6 @@ export {
   blockOf,
   checkIndex,
   commitPart,
-  docsRange,
   emptyMonthIndex,
   INDEX_FIRST_READ_BYTES,
   type IndexedJob,

@@ -87,13 +87,6 @@ export const parseSharedPartKey = (key: string): { month: string; partName: stri
 /** Every month index of a shop sits under this prefix (list it without Delimiter). */
 export const shopIndexPrefix = (shopId: string): string => `${INDEX_PREFIX}${validateShopId(shopId)}/`;
 
-/**
- * A part's per-block document filters as a sidecar (doc-filter.ts `docfilter@2`), written beside the
- * month index before index@5 kept them inside it; search still reads them, nothing writes them.
- */
-export const docFilterKey = (shopId: string, month: string, partName: string): string =>
-  `${monthIndexDir(shopId, month)}docs/${validatePartName(partName)}.filter`;
-
 /** A part's intent (staging.ts), written before its first byte, removed at commit. */
 export const pendingKey = (shopId: string, month: string, partName: string): string =>
   `${monthIndexDir(shopId, month)}pending/${validatePartName(partName)}.json`;

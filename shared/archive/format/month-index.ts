@@ -1,6 +1,5 @@
 import { CorruptObjectError } from '../../errors';
 import { deflateBlock, inflateBlocks as gunzipAll } from './codec';
-import { type PartDocFilters, parseStoredDocFilters, storedDocFilters } from './doc-filter';
 import { partKey, sharedPartKey } from './keys';
 import type { DetailCounts } from './records';
 import { checkFormat, INDEX_FORMAT } from './version';
@@ -49,10 +48,10 @@ export interface IndexedPart {
    */
   readonly shared?: true;
   /**
-   * Per-block document filters (doc-filter.ts), index@5: stored in the index's trailing member, not
-   * in `parts`, so a lookup never reads them. Absent: the part was built without (a sidecar, or none).
+   * The part's document filters member (doc-filter.ts filtersMember): its last `filters_bytes`, in the
+   * part's storage class. Stored as that length; absent when no block of the part lists a document.
    */
-  readonly doc_filters?: PartDocFilters;
+  readonly filters?: ByteRange;
 }
 
 export interface IndexedSource {
@@ -337,6 +336,7 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
         deleted_at: deletedAt,
         ...(deletedAt !== null && deletedBy !== p.run_id ? { deleted_by: deletedBy } : {}),
         ...(oneBlock ? {} : { block_bytes: lengths }),
+        ...(p.filters ? { filters_bytes: p.filters.length } : {}),
       },
       common: { deleted_at: deletedAt, deleted_by: deletedBy },
       numbers,
@@ -365,21 +365,8 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     size += bytes;
   }
   if (size > 0 || chunks.length === 0) chunks.push(current);
-  // The parts' document filters: one member after everything a lookup reads, by part position.
-  const filters = index.parts.flatMap((p, i) =>
-    p.doc_filters ? [[String(i), storedDocFilters(p.doc_filters)] as const] : [],
-  );
-  const docs = filters.length > 0 ? gzipLine({ docs: Object.fromEntries(filters) }) : null;
   const header = { ...head, format: INDEX_FORMAT, parts: parts.map((p) => p.stored) };
-  const docsAt = (offset: number) => (docs ? { docs_at: { offset, length: docs.length } } : {});
-  const tail = docs ? [docs] : [];
-  if (chunks.length === 1) {
-    // A small month: its filters inside the one member when that still fits a lookup's first read
-    // (which then carries them either way), saving the member's framing and Huffman tables.
-    const inline = docs ? gzipLine({ ...header, jobs: chunks[0], docs: Object.fromEntries(filters) }) : null;
-    if (inline && inline.length <= INDEX_FIRST_READ_BYTES) return inline;
-    return Buffer.concat([gzipLine({ ...header, jobs: chunks[0], ...docsAt(0) }), ...tail]);
-  }
+  if (chunks.length === 1) return gzipLine({ ...header, jobs: chunks[0] });
   const members = chunks.map((jobs) => gzipLine({ jobs }));
   let offset = 0;
   const blocks: IndexBlock[] = chunks.map((jobs, i) => {
@@ -389,7 +376,7 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     offset += length;
     return b;
   });
-  return Buffer.concat([gzipLine({ ...header, blocks, ...docsAt(offset) }), ...members, ...tail]);
+  return Buffer.concat([gzipLine({ ...header, blocks }), ...members]);
 };
 
 /** The block of `blocks` that would hold `jobId` (by id range), if any. */
@@ -427,23 +414,10 @@ export const mergeBlocks = (
   blocks: readonly Record<string, unknown>[],
 ): unknown => {
   if (!header) return header;
-  const { blocks: _directory, docs_at: _docsAt, ...rest } = header;
+  const { blocks: _directory, ...rest } = header;
   const jobs: Record<string, unknown> = { ...((header.jobs as Record<string, unknown> | undefined) ?? {}) };
-  let docs: unknown;
-  for (const b of blocks) {
-    if (b.jobs !== undefined) Object.assign(jobs, b.jobs as Record<string, unknown>);
-    if (b.docs !== undefined) docs = b.docs;
-  }
-  return { ...rest, jobs, ...(docs !== undefined ? { docs } : {}) };
-};
-
-/** Where an index@5's document filters sit: offset from the end of the header member, and length. */
-export const docsRange = (header: Record<string, unknown>, key: string): ByteRange | undefined => {
-  const at = header.docs_at as Partial<ByteRange> | undefined;
-  if (at === undefined) return undefined;
-  if (!at || !isCount(at.offset) || !isCount(at.length) || at.length === 0)
-    throw new CorruptObjectError(key, 'index docs_at needs an offset and a length');
-  return { offset: at.offset, length: at.length };
+  for (const b of blocks) if (b.jobs !== undefined) Object.assign(jobs, b.jobs as Record<string, unknown>);
+  return { ...rest, jobs };
 };
 
 /** The header member of a blocked index (what a lookup reads first). */
@@ -503,12 +477,12 @@ interface StoredPart extends Omit<IndexedPart, 'key'> {
   readonly deleted_by?: string | null;
   /** Absent: one block, the whole part. */
   readonly block_bytes?: readonly number[];
+  /** The length of the part's trailing filters member (absent: none). */
+  readonly filters_bytes?: number;
 }
 interface StoredIndex extends Omit<MonthIndex, 'parts' | 'jobs'> {
   readonly parts: readonly StoredPart[];
   readonly jobs: Readonly<Record<string, readonly Record<string, unknown>[]>>;
-  /** index@5's trailing member, when read: part position → its stored filters. */
-  readonly docs?: Readonly<Record<string, unknown>>;
 }
 
 const deletion = (
@@ -529,7 +503,11 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
   const parts = v.parts.map((p, i) => {
     if (!p || typeof p.name !== 'string' || !isCount(p.size)) return bad(`part ${i} needs a name and a size`);
     if (typeof p.etag !== 'string' || p.etag === '') return bad(`part ${p.name} needs its ETag`);
-    const lengths = p.block_bytes ?? [p.size];
+    const fb = p.filters_bytes;
+    if (fb !== undefined && (!isCount(fb) || fb === 0 || fb >= p.size))
+      return bad(`part ${p.name}: filters_bytes must be a length within the part`);
+    const filters = fb !== undefined ? { offset: p.size - fb, length: fb } : undefined;
+    const lengths = p.block_bytes ?? [p.size - (fb ?? 0)];
     if (!Array.isArray(lengths) || !lengths.every((n) => isCount(n) && n > 0))
       return bad(`part ${p.name} needs block_bytes, a list of lengths`);
     let at = 0;
@@ -538,14 +516,14 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
       at += length;
       return r;
     });
-    if (at > p.size) return bad(`blocks of part ${p.name} run past its ${p.size} bytes`);
-    const { block_bytes: _b, deleted_at, deleted_by, ...rest } = p;
-    const docs = v.docs && Object.hasOwn(v.docs, String(i)) ? v.docs[String(i)] : undefined;
+    if (at > (filters?.offset ?? p.size))
+      return bad(`blocks of part ${p.name} run past its ${filters ? 'filters member' : `${p.size} bytes`}`);
+    const { block_bytes: _b, filters_bytes: _f, deleted_at, deleted_by, ...rest } = p;
     return {
       part: {
         ...rest,
         key: p.shared === true ? sharedKeyOf(v, p.name, key) : keyOf(v, p.name, key),
-        ...(docs !== undefined ? { doc_filters: parseStoredDocFilters(docs, key, p.name) } : {}),
+        ...(filters ? { filters } : {}),
       },
       ranges,
       deletedAt: deleted_at ?? null,
@@ -582,6 +560,5 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
       };
     });
   }
-  const { docs: _docs, ...rest } = v;
-  return { ...rest, parts: parts.map((p) => p.part), jobs };
+  return { ...v, parts: parts.map((p) => p.part), jobs };
 };

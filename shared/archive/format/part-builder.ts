@@ -1,7 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { JobDetails, JsonObject } from '../../details';
 import { DETAILS_ROOT } from '../../details';
-import { type BlockFilter, HASHES, type PartDocFilters, partDocFilters } from './doc-filter';
+import { type BlockFilter, filtersMember, HASHES, type PartDocFilters, partDocFilters } from './doc-filter';
 import { documentListings } from './flatten';
 import { BLOCK_BYTES, encodeBlock, encodeLine, platformDataRef } from './members';
 import type { ByteRange, Located } from './month-index';
@@ -19,7 +19,8 @@ import { PART_FORMAT } from './version';
 /**
  * Lays out a part (part@4): header, then for each job its platform-data record (first time the payload
  * is seen) and its job record, as JSONL lines packed into blocks — gzip members of about BLOCK_BYTES
- * uncompressed, so jobs compress together. Emits each block through `sink` as it closes (the archive
+ * uncompressed, so jobs compress together — and last, when any block lists a document, the blocks'
+ * document filters as one more member (doc-filter.ts filtersMember). Emits each block through `sink` as it closes (the archive
  * step pipes them into a multipart upload) and keeps only locators and digests: memory is bounded by
  * one block plus one record.
  */
@@ -166,7 +167,7 @@ export class PartBuilder {
     return this.offset;
   }
 
-  /** The part's per-block document filters (commit keeps them in the month index), once `finish` returned. */
+  /** The part's per-block document filters (its trailing member), once `finish` returned. */
   docFilters(): PartDocFilters {
     if (!this.finished) throw new Error('PartBuilder: finish() first');
     return { k: HASHES, blocks: this.filters };
@@ -177,6 +178,15 @@ export class PartBuilder {
     if (!this.header) throw new Error('PartBuilder: nothing written');
     await this.closeBlock();
     this.finished = true;
+    // The document filters: the part's last member, in its class (doc-filter.ts filtersMember).
+    let filters: ByteRange | undefined;
+    if (this.filters.length > 0) {
+      const member = filtersMember(this.docFilters());
+      filters = { offset: this.offset, length: member.length };
+      this.offset += member.length;
+      this.hash.update(member);
+      await this.sink(member);
+    }
     const m = this.meta;
     return {
       shop_id: m.shopId,
@@ -199,6 +209,7 @@ export class PartBuilder {
         ]),
       ),
       doc_filters: this.docFilters(),
+      ...(filters ? { filters } : {}),
     };
   }
 }

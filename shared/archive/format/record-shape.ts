@@ -147,6 +147,9 @@ export const parsePartRecord = (value: unknown, where: string, shopId?: string):
         ...rows,
       };
     }
+    case 'doc_filters':
+      // Its content is read by doc-filter.ts (search, verify, reindex); whole-part readers skip it.
+      return { type: 'doc_filters' };
     default:
       return fail(where, `unknown record type ${JSON.stringify(value.type)}`);
   }

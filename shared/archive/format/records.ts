@@ -78,7 +78,15 @@ export interface JobRecord {
   readonly inline?: readonly string[];
 }
 
-export type PartRecord = PartHeaderRecord | PlatformDataRecord | JobRecord;
+/**
+ * A part's last line (its own gzip member, after every block): the blocks' document filters
+ * (doc-filter.ts filtersMember). Whole-part readers skip it; search reads it alone.
+ */
+export interface DocFiltersRecord {
+  readonly type: 'doc_filters';
+}
+
+export type PartRecord = PartHeaderRecord | PlatformDataRecord | JobRecord | DocFiltersRecord;
 
 /**
  * A job record as stored: no shop id in an own part (the header's), `job` only what differs from its row

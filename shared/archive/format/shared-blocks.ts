@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
+import { parseJobDetailsPayload } from '../../details/payload';
 import { CorruptObjectError } from '../../errors';
 import { deflateBlock, inflateBlocks } from './codec';
+import { isFiltersMember, type PartDocFilters, partDocFilters, sharedFiltersMember } from './doc-filter';
+import { documentListings } from './flatten';
 import { gzipMemberLength } from './member-scan';
 import { BLOCK_BYTES } from './members';
 import type { ByteRange, Located } from './month-index';
@@ -76,7 +79,7 @@ export const shopLines = (inflated: Buffer, shopId: string): Buffer => {
   return inflated.subarray(0, startOf(shops.findIndex((s) => s !== null)));
 };
 
-/** One shop's segment as built alone (complete part@4 members). */
+/** One shop's segment as built alone (complete part@4 blocks; its own filters member, if any, is skipped). */
 export interface Segment {
   readonly shopId: string;
   readonly bytes: Buffer;
@@ -85,8 +88,12 @@ export interface Segment {
 export interface Reblocked {
   readonly bytes: Buffer;
   readonly sha256: string;
-  /** Compressed length of each block, in order (shared-index@2 `blocks`). */
+  /** Compressed length of each block, in order (shared-index@2 `blocks`; the filters member apart). */
   readonly blocks: readonly number[];
+  /** The trailing filters member (doc-filter.ts sharedFiltersMember), when any shop lists a document. */
+  readonly filters?: ByteRange;
+  /** Each shop's filters over the blocks holding its job records (what the member holds). */
+  readonly shopFilters: ReadonlyMap<string, PartDocFilters>;
   /** Shop → `[offset, length]` of the blocks holding its lines. */
   readonly segments: Readonly<Record<string, readonly [number, number]>>;
   /** Where a record of `shopId` at `at` in its own segment (member range + line) lies in the part. */
@@ -101,6 +108,8 @@ export interface Reblocked {
  */
 export const reblockSegments = (segments: readonly Segment[], where: string): Reblocked => {
   const lines: Buffer[] = [];
+  /** The shop of each line (by index in `lines`). */
+  const shopOf: string[] = [];
   /** Shop → its member offset → where that member's first byte lies in the part's JSONL. */
   const starts = new Map<string, Map<number, number>>();
   const spans = new Map<string, [number, number]>();
@@ -111,11 +120,21 @@ export const reblockSegments = (segments: readonly Segment[], where: string): Re
     starts.set(s.shopId, mine);
     const first = at;
     for (const m of membersOf(s.bytes, `${where} (${s.shopId})`)) {
+      // A segment built as a part ends with its own filters member: the shared part gets one for all.
+      if (
+        m.offset > 0 &&
+        m.offset + m.length === s.bytes.length &&
+        isFiltersMember(s.bytes.subarray(m.offset))
+      )
+        continue;
       mine.set(m.offset, at);
       const inflated = inflateBlocks(s.bytes.subarray(m.offset, m.offset + m.length));
       if (inflated.length === 0 || inflated[inflated.length - 1] !== 0x0a)
         throw new CorruptObjectError(where, `a block of ${s.shopId} does not end with a newline`);
-      for (const l of linesOf(inflated)) lines.push(inflated.subarray(l.offset, l.offset + l.length));
+      for (const l of linesOf(inflated)) {
+        lines.push(inflated.subarray(l.offset, l.offset + l.length));
+        shopOf.push(s.shopId);
+      }
       at += inflated.length;
     }
     if (at === first) throw new CorruptObjectError(where, `the segment of ${s.shopId} is empty`);
@@ -133,9 +152,20 @@ export const reblockSegments = (segments: readonly Segment[], where: string): Re
     open = [];
     openBytes = 0;
   };
-  for (const line of lines) {
+  /** Shop → block number → the documents its job records there list. */
+  const docs = new Map<string, Map<number, Set<string>>>();
+  for (const [i, line] of lines.entries()) {
     if (openBytes > 0 && openBytes + line.length > BLOCK_BYTES) close();
     if (openBytes === 0) cuts.push(pos);
+    const listed = jobDocs(line, where);
+    if (listed.length > 0) {
+      const shop = shopOf[i] as string;
+      const byBlock = docs.get(shop) ?? new Map<number, Set<string>>();
+      docs.set(shop, byBlock);
+      const set = byBlock.get(cuts.length - 1) ?? new Set<string>();
+      byBlock.set(cuts.length - 1, set);
+      for (const d of listed) set.add(d);
+    }
     open.push(line);
     openBytes += line.length;
     pos += line.length;
@@ -168,11 +198,20 @@ export const reblockSegments = (segments: readonly Segment[], where: string): Re
     const z = range(blockAt(to - 1));
     segs[shop] = [a.offset, z.offset + z.length - a.offset];
   }
-  const bytes = Buffer.concat(members);
+  const shopFilters = new Map<string, PartDocFilters>();
+  for (const [shop, byBlock] of docs)
+    shopFilters.set(
+      shop,
+      partDocFilters([...byBlock].sort(([a], [b]) => a - b).map(([b, set]) => ({ ...range(b), docs: set }))),
+    );
+  const tail = shopFilters.size > 0 ? sharedFiltersMember(shopFilters) : null;
+  const bytes = Buffer.concat(tail ? [...members, tail] : members);
   return {
     bytes,
     sha256: createHash('sha256').update(bytes).digest('hex'),
     blocks: members.map((m) => m.length),
+    ...(tail ? { filters: { offset: o, length: tail.length } } : {}),
+    shopFilters,
     segments: segs,
     relocate: (shopId, r) => {
       const start = starts.get(shopId)?.get(r.offset);
@@ -183,6 +222,18 @@ export const reblockSegments = (segments: readonly Segment[], where: string): Re
       return { ...range(b), line: { offset: p - (cuts[b] as number), length: r.line.length } };
     },
   };
+};
+
+/** The document ids a job line lists (none for any other line). */
+const jobDocs = (line: Buffer, where: string): string[] => {
+  let rec: { type?: unknown; details?: unknown };
+  try {
+    rec = JSON.parse(line.toString('utf8')) as { type?: unknown; details?: unknown };
+  } catch (err) {
+    throw new CorruptObjectError(where, 'a segment line is not JSON', { cause: err });
+  }
+  if (rec?.type !== 'job') return [];
+  return documentListings(parseJobDetailsPayload(rec.details, where)).map((l) => l.doc_id);
 };
 
 /** The blocks of a part from their lengths: byte ranges in order. */

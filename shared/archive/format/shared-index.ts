@@ -29,6 +29,8 @@ export interface SharedPart {
   readonly segments: Readonly<Record<string, readonly [number, number]>>;
   /** Compressed length of each block in order (blocks cut across shops, shared-blocks.ts). */
   readonly blocks: readonly number[];
+  /** Length of the part's trailing document filters member, every shop's (absent: none). */
+  readonly filters_bytes?: number;
 }
 
 export interface SharedIndex {
@@ -112,8 +114,8 @@ export const parseSharedIndex = (bytes: Uint8Array, key: string, only?: string):
     const ok =
       Array.isArray(p.blocks) &&
       p.blocks.every((n) => Number.isSafeInteger(n) && n > 0) &&
-      p.blocks.reduce((n, b) => n + b, 0) === p.size;
-    if (!ok) bad(`part ${p.name}: blocks must be lengths that add up to its size`);
+      p.blocks.reduce((n, b) => n + b, 0) + (p.filters_bytes ?? 0) === p.size;
+    if (!ok) bad(`part ${p.name}: blocks (and filters_bytes) must be lengths that add up to its size`);
     const starts = new Set<number>();
     let at = 0;
     for (const b of p.blocks) {

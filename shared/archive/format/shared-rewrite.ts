@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../../errors';
+import { type PartDocFilters, parseSharedFiltersMember, sharedFiltersMember } from './doc-filter';
 import { sharedPartKey, validatePartName } from './keys';
 import {
   type ByteRange,
@@ -76,10 +77,41 @@ const withoutShopsLines = (
     if (!a || !z) throw new InvalidInputError('bytes', `part ${part.name}: a block of ${shop} was dropped`);
     segments[shop] = [a.offset, z.offset + z.length - a.offset];
   }
+  // The filters member: every other shop's filters, each block at its new place (its documents are
+  // the same: only the removed shop's lines left a block).
+  let tail: Buffer | null = null;
+  if (part.filters_bytes !== undefined) {
+    const old = parseSharedFiltersMember(bytes.subarray(part.size - part.filters_bytes), part.name);
+    const number = new Map(before.map((b, i) => [b.offset, i]));
+    const kept = new Map<string, PartDocFilters>();
+    for (const [shop, f] of old) {
+      if (shop === shopId) continue;
+      kept.set(shop, {
+        ...f,
+        blocks: f.blocks.map((b) => {
+          const x = after[r.moved.get(number.get(b.offset) ?? -1) ?? -1];
+          if (!x)
+            throw new InvalidInputError(
+              'bytes',
+              `part ${part.name}: a filtered block of ${shop} was dropped`,
+            );
+          return { ...b, offset: x.offset, length: x.length };
+        }),
+      });
+    }
+    if (kept.size > 0) tail = sharedFiltersMember(kept);
+  }
+  const out = tail ? Buffer.concat([r.bytes, tail]) : r.bytes;
   return {
-    bytes: r.bytes,
-    sha256: createHash('sha256').update(r.bytes).digest('hex'),
-    part: { name: newName, size: r.bytes.length, segments, blocks: r.blocks },
+    bytes: out,
+    sha256: createHash('sha256').update(out).digest('hex'),
+    part: {
+      name: newName,
+      size: out.length,
+      segments,
+      blocks: r.blocks,
+      ...(tail ? { filters_bytes: tail.length } : {}),
+    },
   };
 };
 
@@ -169,15 +201,12 @@ export const switchSharedPart = (
     const before = view.parts.find((p) => p.name === oldName);
     if (!before) continue;
     const move = segmentMove(old, next, shop);
+    const { filters: _old, ...kept } = before;
     const to: IndexedPart = {
-      ...before,
-      ...(before.doc_filters
-        ? {
-            doc_filters: {
-              ...before.doc_filters,
-              blocks: before.doc_filters.blocks.map((b) => ({ ...b, ...move(b) })),
-            },
-          }
+      ...kept,
+      // The new part's filters member (every shop's: a search takes this shop's from it).
+      ...(next.filters_bytes !== undefined
+        ? { filters: { offset: next.size - next.filters_bytes, length: next.filters_bytes } }
         : {}),
       name: next.name,
       key: sharedPartKey(index.month, next.name),

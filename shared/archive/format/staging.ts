@@ -2,7 +2,7 @@ import { CorruptObjectError } from '../../errors';
 import type { ListedObject } from '../../s3/objects';
 import type { PartDocFilters } from './doc-filter';
 import { validatePartName } from './keys';
-import type { IndexedJob, IndexedPart, Located } from './month-index';
+import type { ByteRange, IndexedJob, IndexedPart, Located } from './month-index';
 import type { DetailCounts, SourceObject } from './records';
 import { checkFormat, INTENT_FORMAT } from './version';
 
@@ -53,8 +53,10 @@ export interface PendingPart extends StagedIdentity {
       }
     >
   >;
-  /** Per-block document filters (in memory only: verify checks them, commit puts them in the index). */
+  /** Per-block document filters (verify checks them against the records and the stored member). */
   readonly doc_filters?: PartDocFilters;
+  /** The part's trailing filters member (absent: no block lists a document). */
+  readonly filters?: ByteRange;
 }
 
 /** What verify measured from the stored part: exactly what commit adds to the month index. */

@@ -395,4 +395,10 @@ export interface RunReport {
    * state machine ends with (JSON, see `incompleteCause`). A dry run never carries it.
    */
   readonly incomplete?: string;
+  /**
+   * Present when a real run saw erasure requests past their deadline: the Cause of the
+   * `ErasureRequestsOverdue` failure the state machine ends with (after resuming pending redactions),
+   * so the free failed-executions alarm reaches a person without a custom metric (`overdueCause`).
+   */
+  readonly overdue?: string;
 }

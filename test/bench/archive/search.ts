@@ -5,8 +5,6 @@ import {
   parseMonthIndexKey,
   parseSharedIndex,
   SHARED_INDEX_PREFIX,
-  serializeMonthIndex,
-  serializeSharedIndex,
 } from '../../../shared/archive/format';
 import { JobDetailsReader } from '../../../shared/reader';
 import { getObjectBytes, type ListedObject } from '../../../shared/s3/objects';
@@ -37,9 +35,8 @@ export interface SearchResult {
 }
 
 /**
- * Bytes of document filters at rest: per month index, its stored size less the same index without
- * filters (they sit in its last member, or inside its one member for a small month), plus any
- * sidecar (`.filter`, parts built before index@5).
+ * Bytes of document filters at rest: each part's filters member (its last gzip member, in the part's
+ * class), as the month indexes and shared indexes name them (`filters_bytes`).
  */
 export const filterBytesAtRest = async (
   s3: S3Client,
@@ -48,27 +45,16 @@ export const filterBytesAtRest = async (
 ): Promise<number> => {
   let total = 0;
   for (const o of objects) {
-    if (o.key.endsWith('.filter')) total += o.size;
     if (o.key.startsWith(SHARED_INDEX_PREFIX) && o.key.endsWith('/shared.json')) {
-      // Packed shop-months keep their filters in their views of the month's shared index.
       const got = await getObjectBytes(s3, bucket, o.key);
       if (!got) continue;
-      const shared = parseSharedIndex(got.bytes, o.key);
-      const views = new Map(
-        [...shared.views].map(([shop, v]) => [
-          shop,
-          { ...v, parts: v.parts.map(({ doc_filters: _f, ...p }) => p) },
-        ]),
-      );
-      total += got.bytes.length - serializeSharedIndex({ ...shared, views }).length;
+      for (const p of parseSharedIndex(got.bytes, o.key).parts) total += p.filters_bytes ?? 0;
       continue;
     }
     if (!parseMonthIndexKey(o.key)) continue;
     const got = await getObjectBytes(s3, bucket, o.key);
     if (!got) continue;
-    const index = parseMonthIndex(got.bytes, o.key);
-    const without = { ...index, parts: index.parts.map(({ doc_filters: _f, ...p }) => p) };
-    total += got.bytes.length - serializeMonthIndex(without).length;
+    for (const p of parseMonthIndex(got.bytes, o.key).parts) total += p.filters?.length ?? 0;
   }
   return total;
 };

@@ -8,7 +8,7 @@ import { readErasureSummary } from '../../../erasure/summary-store';
 import { ShopForgottenError } from '../../../errors';
 import { addCounts, zeroCounts } from '../../../metrics';
 import { putJson } from '../../../s3/objects';
-import { docFilterKey, failedAttemptsPrefix } from '../../format';
+import { failedAttemptsPrefix } from '../../format';
 import { archiveGroup } from '../archive/archive-group';
 import type { StagedPart } from '../archive/staged';
 import { commitPartStep } from '../commit/commit-part';
@@ -144,11 +144,7 @@ export const prepareGroup = async (
         { verified: v.verified, index: a.index, rearchived: a.rearchived, guard },
       ).catch(async (err: unknown) => {
         if (err instanceof ShopForgottenError && archive.partKey && archive.partName) {
-          for (const Key of [
-            archive.partKey,
-            docFilterKey(group.shopId, group.month, archive.partName),
-            archive.pendingKey,
-          ])
+          for (const Key of [archive.partKey, archive.pendingKey])
             if (Key) await commitDeps.s3.send(new DeleteObjectCommand({ Bucket: commitDeps.bucket, Key }));
         }
         throw err;

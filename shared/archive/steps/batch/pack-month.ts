@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { mapLimit } from '../../../concurrency';
 import type { JobObject } from '../../../details';
@@ -18,6 +19,7 @@ import {
   newIntent,
   newPartName,
   type PartIntent,
+  parseSharedFiltersMember,
   reblockSegments,
   type SharedIndex,
   type SharedPart,
@@ -25,6 +27,7 @@ import {
   sharedPendingKey,
   sharedPendingPrefix,
   sharedView,
+  storedDocFilters,
   type VerifiedPart,
   withViews,
 } from '../../format';
@@ -36,7 +39,7 @@ import { type LoadedShared, loadSharedIndex, updateSharedIndex } from '../commit
 import type { StepDeps } from '../context';
 import { deleteSources } from '../delete/delete-sources';
 import type { BatchEvent, GroupResult, PlannedGroup, PlannedJob } from '../types';
-import { memberRanges, planProblem, toVerifiedPart } from '../verify/verify-checks';
+import { partMembers, planProblem, toVerifiedPart } from '../verify/verify-checks';
 import { checkPartBytes } from '../verify/verify-part';
 import { relocatedManifest } from '../verify/verify-shared';
 import { fail, type Prepared, type StageHooks } from './prepared';
@@ -74,14 +77,7 @@ const placed = (v: VerifiedPart, start: number, size: number): VerifiedPart => (
     ...v.part,
     size,
     shared: true,
-    ...(v.part.doc_filters
-      ? {
-          doc_filters: {
-            ...v.part.doc_filters,
-            blocks: v.part.doc_filters.blocks.map((b) => ({ ...b, offset: b.offset + start })),
-          },
-        }
-      : {}),
+    ...(v.part.filters ? { filters: { ...v.part.filters, offset: v.part.filters.offset + start } } : {}),
   },
   jobs: Object.fromEntries(
     Object.entries(v.jobs).map(([id, e]) => [
@@ -196,8 +192,12 @@ export const packMonth = async (
       let at = 0;
       try {
         // One stream of the segments' lines, cut into blocks across shops (shared-blocks.ts).
+        // Each segment's blocks; its own filters member is left out (the part gets one for every shop).
         const packed = reblockSegments(
-          segments.map((s) => ({ shopId: s.g.shopId, bytes: s.bytes })),
+          segments.map((s) => {
+            const tail = archived.get(s.g)?.staged?.filters;
+            return { shopId: s.g.shopId, bytes: tail ? s.bytes.subarray(0, tail.offset) : s.bytes };
+          }),
           key,
         );
         at = packed.bytes.length;
@@ -251,18 +251,34 @@ export const packMonth = async (
               bad('manifest describes another segment');
             const plan = planProblem(staged, jobsOf(s.g), archived.get(s.g)?.result.summary.archived ?? -1);
             if (plan) bad(plan);
-            const tiling = MemberSlicer.tilingProblem(memberRanges(staged), staged.size);
+            const tiling = MemberSlicer.tilingProblem(partMembers(staged), staged.size);
             if (tiling) bad(tiling);
             // The segment as built against its manifest, then its records where they are stored.
             await checkPartBytes(staged, key, [s.bytes], bad);
             const moved = relocatedManifest(
               staged,
-              { size: at, sha256: packed.sha256, blocks },
+              { size: at, sha256: packed.sha256, blocks, filters: packed.filters },
               inflated,
               (r) => packed.relocate(s.g.shopId, r),
               key,
               bad,
             );
+            // The stored filters member holds exactly the shop's filters rebuilt from its stored records.
+            const storedFilters = packed.filters
+              ? parseSharedFiltersMember(
+                  back.subarray(packed.filters.offset, packed.filters.offset + packed.filters.length),
+                  key,
+                ).get(s.g.shopId)
+              : undefined;
+            const want = moved.doc_filters ?? { k: 0, blocks: [] };
+            if (
+              want.blocks.length + (storedFilters?.blocks.length ?? 0) > 0 &&
+              !isDeepStrictEqual(
+                storedFilters && storedDocFilters(storedFilters),
+                moved.doc_filters && storedDocFilters(moved.doc_filters),
+              )
+            )
+              bad('the stored document filters of the shop differ from its stored records');
             verified.set(s.g, placed(toVerifiedPart(moved), 0, at));
           } catch (err) {
             failGroup(s.g, err);
@@ -306,6 +322,7 @@ export const packMonth = async (
               commitNow.map((s) => [s.g.shopId, packed.segments[s.g.shopId] as readonly [number, number]]),
             ),
             blocks: packed.blocks,
+            ...(packed.filters ? { filters_bytes: packed.filters.length } : {}),
           };
           after = await updateSharedIndex(
             deps,

@@ -176,6 +176,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     erasurePendingRedactions: run.dryRun ? 0 : (erasure?.pendingRedactions ?? 0),
   };
   const incomplete = !run.dryRun && totals.groupsFailed > 0 ? incompleteCause(summary) : undefined;
+  const overdue = !run.dryRun && (summary.erasureOverdueCount ?? 0) > 0 ? overdueCause(summary) : undefined;
   // The watermark moves last, once everything the run did is in its report (a crash before keeps the
   // old one: the next run plans the same rows again).
   const { value: watermark, requests: moved } = await deps.meter.measure(() =>
@@ -211,8 +212,26 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     ...(state.scan ? { orphansPlanned: state.scan.orphans } : {}),
     requests: addCounts(addCounts(addCounts(summary.requests, write), moved), scrubbed),
     ...(incomplete !== undefined ? { incomplete } : {}),
+    ...(overdue !== undefined ? { overdue } : {}),
   };
 };
+
+/** The error a run that saw overdue erasure requests ends with (the state machine's `ErasureOverdue`). */
+export const ERASURE_OVERDUE_ERROR = 'ErasureRequestsOverdue';
+
+/**
+ * The Cause of `ErasureRequestsOverdue`: which requests (ids, kinds, ages; never a document id) are
+ * past `erasureDeadlineDays`, and where the report is. Bounded like `incompleteCause`.
+ */
+export const overdueCause = (r: RunReport): string =>
+  JSON.stringify({
+    message: `${r.erasureOverdueCount} erasure request(s) past their deadline and not complete: finish them (docs/erasure.md); the run itself did its work`,
+    reportKey: r.reportKey,
+    runId: r.runId,
+    erasureOverdueCount: r.erasureOverdueCount,
+    erasureOverdue: (r.erasureOverdue ?? []).slice(0, CAUSE_GROUPS),
+    jobsArchived: r.jobsArchived,
+  });
 
 /** The error a run with failed groups ends with (the state machine's `RunIncomplete` Fail state). */
 export const RUN_INCOMPLETE_ERROR = 'ArchiveRunIncomplete';
@@ -238,4 +257,6 @@ export const incompleteCause = (r: RunReport): string =>
     })),
     jobsArchived: r.jobsArchived,
     jobsQuarantinedCount: r.jobsQuarantinedCount,
+    // Overdue erasure requests too (they end the run FAILED on their own: overdueCause).
+    ...((r.erasureOverdueCount ?? 0) > 0 ? { erasureOverdueCount: r.erasureOverdueCount } : {}),
   });

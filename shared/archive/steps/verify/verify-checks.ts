@@ -8,7 +8,10 @@ import {
   decodeLine,
   documentListings,
   type Located,
+  type PartDocFilters,
   type PartRecord,
+  parseFiltersMember,
+  storedDocFilters,
   type VerifiedPart,
 } from '../../format';
 import type { StagedPart } from '../archive/staged';
@@ -57,6 +60,33 @@ export const memberRanges = (m: StagedPart): MemberRange[] => {
       id: `block@${b.offset}`,
       lines: b.lines.sort((x, y) => x.line.offset - y.line.offset),
     }));
+};
+
+/** The id memberRanges' callers give the part's trailing document filters member. */
+export const FILTERS_MEMBER = 'filters';
+
+/** The blocks and, last, the filters member (`FILTERS_MEMBER`, no lines): every member of the part. */
+export const partMembers = (m: StagedPart): MemberRange[] => [
+  ...memberRanges(m),
+  ...(m.filters ? [{ ...m.filters, id: FILTERS_MEMBER, lines: [] }] : []),
+];
+
+/**
+ * Why the stored filters member is not the staged filters (`doc_filters`, each already checked
+ * against its block's records), or null: it must hold exactly them, as filtersMember writes them.
+ */
+export const filtersMemberProblem = (m: StagedPart, bytes: Uint8Array, where: string): string | null => {
+  if (!m.doc_filters) return 'a filters member but no staged filters';
+  let stored: PartDocFilters;
+  try {
+    stored = parseFiltersMember(bytes, where);
+  } catch (err) {
+    if (err instanceof CorruptObjectError) return `filters member: ${err.reason}`;
+    throw err;
+  }
+  return isDeepStrictEqual(storedDocFilters(stored), storedDocFilters(m.doc_filters))
+    ? null
+    : 'the stored document filters differ from the built ones';
 };
 
 /** Why a block's declared lines do not tile its inflated bytes exactly (no gap, no overlap), or null. */
@@ -183,7 +213,7 @@ export const toVerifiedPart = (m: StagedPart): VerifiedPart => ({
     run_id: m.run_id,
     job_count: Object.keys(m.jobs).length,
     bytes_in: m.bytes_in,
-    ...(m.doc_filters ? { doc_filters: m.doc_filters } : {}),
+    ...(m.filters ? { filters: m.filters } : {}),
   },
   jobs: Object.fromEntries(
     Object.entries(m.jobs).map(([jobId, e]) => {

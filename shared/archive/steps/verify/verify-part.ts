@@ -8,9 +8,11 @@ import type { StepDeps } from '../context';
 import type { PlannedJob, VerifyInput, VerifyResult } from '../types';
 import {
   checkedBlockDocs,
+  FILTERS_MEMBER,
   filterProblem,
+  filtersMemberProblem,
   linesProblem,
-  memberRanges,
+  partMembers,
   planProblem,
   toVerifiedPart,
 } from './verify-checks';
@@ -63,7 +65,7 @@ export const verifyPart = async (
     const badPlan = planProblem(m, plannedJobs, archive.summary.archived);
     if (badPlan) fail(badPlan);
 
-    const ranges = memberRanges(m);
+    const ranges = partMembers(m);
     const tiling = MemberSlicer.tilingProblem(ranges, m.size);
     if (tiling) fail(tiling);
 
@@ -108,7 +110,7 @@ export const checkPartBytes = async (
   stream: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   fail: (reason: string) => never,
 ): Promise<void> => {
-  const ranges = memberRanges(m);
+  const ranges = partMembers(m);
   const byId = new Map(ranges.map((r) => [r.id, r]));
   // Document filters (when staged) are checked against each block's stored records.
   const filters = m.doc_filters ? new Map(m.doc_filters.blocks.map((b) => [b.offset, b])) : null;
@@ -123,6 +125,11 @@ export const checkPartBytes = async (
     for (const member of slicer.push(buf)) {
       const range = byId.get(member.id);
       if (!range) return fail(`unexpected member ${member.id}`);
+      if (member.id === FILTERS_MEMBER) {
+        const bad = filtersMemberProblem(m, member.bytes, `${key}@${range.offset}`);
+        if (bad) fail(bad);
+        continue;
+      }
       // Each block inflates alone, its lines tile it exactly, and each line is the expected record.
       const where = `${key}@${range.offset}`;
       let inflated: Buffer;

@@ -14,14 +14,22 @@ import { checkedBlockDocs, linesProblem, memberRanges } from './verify-checks';
  */
 export const relocatedManifest = (
   staged: StagedPart,
-  part: { readonly size: number; readonly sha256: string; readonly blocks: readonly ByteRange[] },
+  part: {
+    readonly size: number;
+    readonly sha256: string;
+    readonly blocks: readonly ByteRange[];
+    /** The shared part's filters member (none: no shop's block lists a document). */
+    readonly filters?: ByteRange | undefined;
+  },
   inflated: (block: ByteRange) => Buffer,
   relocate: (at: Located) => Located,
   where: string,
   fail: (reason: string) => never,
 ): StagedPart => {
+  const { filters: _own, ...rest } = staged;
   const m: StagedPart = {
-    ...staged,
+    ...rest,
+    ...(part.filters ? { filters: part.filters } : {}),
     size: part.size,
     sha256: part.sha256,
     header: relocate(staged.header),
@@ -33,6 +41,7 @@ export const relocatedManifest = (
   const blocks = new Map(part.blocks.map((b) => [b.offset, b]));
   const docs: Array<ByteRange & { docs: Set<string> }> = [];
   for (const [i, range] of memberRanges(m).entries()) {
+    if (part.filters && range.offset >= part.filters.offset) fail(`${range.id}: lies in the filters member`);
     const b = blocks.get(range.offset);
     if (!b || b.length !== range.length) fail(`${range.id}: not a block of the part`);
     let text: Buffer;
@@ -50,5 +59,6 @@ export const relocatedManifest = (
     const found = checkedBlockDocs(m, own, lines, where, fail);
     docs.push({ offset: range.offset, length: range.length, docs: found });
   }
-  return { ...m, ...(staged.doc_filters ? { doc_filters: partDocFilters(docs) } : {}) };
+  const filters = partDocFilters(docs);
+  return { ...m, ...(filters.blocks.length > 0 ? { doc_filters: filters } : {}) };
 };
