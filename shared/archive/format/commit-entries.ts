@@ -1,4 +1,5 @@
-import { commitPart, type IndexedJob, latestEntry, type MonthIndex, partByName } from './month-index';
+import { type IndexedJob, latestEntry, type MonthIndex, partByName } from './month-index';
+import { commitPart } from './month-index-edit';
 import type { VerifiedPart } from './staging';
 
 /**

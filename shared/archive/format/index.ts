@@ -105,9 +105,6 @@ export {
 } from './members';
 export {
   type ByteRange,
-  blockOf,
-  checkIndex,
-  commitPart,
   emptyMonthIndex,
   INDEX_FIRST_READ_BYTES,
   type IndexedJob,
@@ -116,16 +113,12 @@ export {
   jobEntries,
   type Located,
   latestEntry,
-  MONTH_INDEX_HEADERS,
   type MonthIndex,
-  markDeleted,
-  markRearchive,
-  mergeBlocks,
-  parseIndexHeader,
-  parseMonthIndex,
   partByName,
-  serializeMonthIndex,
 } from './month-index';
+export { commitPart, markDeleted, markRearchive } from './month-index-edit';
+export { blockOf, checkIndex, mergeBlocks, parseIndexHeader, parseMonthIndex } from './month-index-read';
+export { MONTH_INDEX_HEADERS, serializeMonthIndex } from './month-index-write';
 export { MemberSlicer, PartBuilder } from './part-builder';
 export { blockCheck, headCheck, pointedBlocks } from './part-integrity';
 export { parsePartRecord } from './record-shape';

@@ -1,13 +1,9 @@
 import { CorruptObjectError } from '../../errors';
 import { deflateBlock, inflateBlocks } from './codec';
 import { sharedPartKey } from './keys';
-import {
-  checkIndex,
-  emptyMonthIndex,
-  type MonthIndex,
-  mergeBlocks,
-  serializeMonthIndex,
-} from './month-index';
+import { emptyMonthIndex, type MonthIndex } from './month-index';
+import { checkIndex, mergeBlocks } from './month-index-read';
+import { serializeMonthIndex } from './month-index-write';
 import { checkFormat, INDEX_FORMAT, SHARED_INDEX_FORMAT } from './version';
 
 /**

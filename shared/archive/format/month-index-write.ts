@@ -1,0 +1,168 @@
+import { deflateBlock } from './codec';
+import {
+  type ByteRange,
+  COUNT_ORDER,
+  INDEX_BLOCK_BYTES,
+  INDEX_FIRST_READ_BYTES,
+  type IndexBlock,
+  type IndexedJob,
+  jobEntries,
+  type MonthIndex,
+} from './month-index';
+import { INDEX_FORMAT } from './version';
+
+/** The month index's bytes as the archiver writes them (docs/archive-format.md, "Month index"). */
+
+const gzipLine = (value: unknown): Buffer => deflateBlock(Buffer.from(`${JSON.stringify(value)}\n`, 'utf8'));
+
+const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The blocks of one part the entries point at, as the index stores them: the compressed length of each
+ * member from byte 0 on, in order (a gap no entry points into is one unnamed member's length), so an
+ * entry names its block by number. Returns the lengths and each pointed-at offset's block number.
+ */
+const partBlocks = (ranges: Iterable<ByteRange>): { lengths: number[]; numbers: Map<number, number> } => {
+  const byOffset = new Map<number, number>();
+  for (const r of ranges) {
+    const seen = byOffset.get(r.offset);
+    if (seen !== undefined && seen !== r.length)
+      throw new Error(`index: two entries give the block at ${r.offset} lengths ${seen} and ${r.length}`);
+    byOffset.set(r.offset, r.length);
+  }
+  const lengths: number[] = [];
+  const numbers = new Map<number, number>();
+  let at = 0;
+  for (const [offset, length] of [...byOffset].sort(([a], [b]) => a - b)) {
+    if (offset < at) throw new Error(`index: blocks at ${offset} and before it overlap`);
+    if (offset > at) lengths.push(offset - at);
+    numbers.set(offset, lengths.length);
+    lengths.push(length);
+    at = offset + length;
+  }
+  return { lengths, numbers };
+};
+
+/**
+ * An entry as stored: its part by position in `parts` (absent: 0), its block (absent: 0)
+ * and its platform data's (`pd_block`; absent: none) by number in that part's `block_bytes`, counts as [chunk_ids, failed, skipped, conflict]; no line
+ * ranges (a lookup finds the record in the block by id), no digest, no platform ref; commit and
+ * delete times only when they differ from the part's; sources only until they are deleted.
+ */
+const storedEntry = (
+  e: IndexedJob,
+  part: {
+    ordinal: number;
+    committed_at: string;
+    deleted_at: string | null;
+    deleted_by: string | null;
+    numbers: Map<number, number>;
+  },
+): Record<string, unknown> => ({
+  // Part 0 and block 0 (most entries of most months) go without saying.
+  ...(part.ordinal !== 0 ? { part: part.ordinal } : {}),
+  ...(part.numbers.get(e.offset) !== 0 ? { block: part.numbers.get(e.offset) } : {}),
+  ...(e.platform_data !== null ? { pd_block: part.numbers.get(e.platform_data.offset) } : {}),
+  status: e.status,
+  completed_at: e.completed_at,
+  counts: COUNT_ORDER.map((k) => e.counts[k]),
+  ...(e.sources.length > 0 ? { sources: e.sources } : {}),
+  ...(e.deleted_at !== part.deleted_at ? { deleted_at: e.deleted_at } : {}),
+  ...((e.deleted_by ?? null) !== part.deleted_by ? { deleted_by: e.deleted_by ?? null } : {}),
+  ...(e.objects_deleted !== undefined ? { deleted: e.objects_deleted } : {}),
+  ...(e.committed_at !== part.committed_at ? { committed_at: e.committed_at } : {}),
+  ...(e.rearchive !== undefined ? { rearchive: e.rearchive } : {}),
+});
+
+/** The value most of a part's entries share (null when none has one): entries equal to it omit it. */
+const commonValue = (values: ReadonlyArray<string | null | undefined>): string | null => {
+  const tally = new Map<string, number>();
+  for (const v of values) if (v) tally.set(v, (tally.get(v) ?? 0) + 1);
+  let best: string | null = null;
+  for (const [at, n] of tally) if (best === null || n > (tally.get(best) ?? 0)) best = at;
+  return best;
+};
+
+/**
+ * The index as stored (`Content-Encoding: gzip`): JSONL in gzip members. The first member is
+ * the header — format, shop, month, parts (each with its blocks' lengths) — and either the jobs
+ * themselves (a month whose entries fit in one block) or `blocks`: the byte range and job id range of
+ * each further member, each holding the entries of a run of job ids in code-point order, ≤
+ * INDEX_BLOCK_BYTES of JSON. It appends, when any part has document filters, one last member
+ * `{"docs":{part position: storedDocFilters}}`, its range in the header's `docs_at` (offset from the
+ * end of the header member): lookups never parse it, a search reads the header and it alone. A
+ * one-member index that stays within INDEX_FIRST_READ_BYTES with them holds `docs` in that member.
+ * `gzip -dc` reads it all; a lookup reads the header and one block (shared/reader/archive-reads.ts).
+ */
+export const serializeMonthIndex = (index: MonthIndex): Buffer => {
+  const all = Object.values(index.jobs).flat();
+  const byPart = new Map<string, IndexedJob[]>();
+  for (const e of all) byPart.set(e.part, [...(byPart.get(e.part) ?? []), e]);
+  const parts = index.parts.map((p, ordinal) => {
+    const entries = byPart.get(p.name) ?? [];
+    const { lengths, numbers } = partBlocks(
+      entries.flatMap((e) => (e.platform_data ? [e, e.platform_data] : [e])),
+    );
+    // What most entries share; entries equal to it say nothing. The deleting run is most often the
+    // committing one, and a part is most often one block: both left out then.
+    const deletedAt = commonValue(entries.map((e) => e.deleted_at));
+    const deletedBy = deletedAt === null ? null : commonValue(entries.map((e) => e.deleted_by));
+    const oneBlock = lengths.length === 1 && lengths[0] === p.size;
+    return {
+      stored: {
+        name: p.name,
+        size: p.size,
+        etag: p.etag,
+        run_id: p.run_id,
+        committed_at: p.committed_at,
+        job_count: p.job_count,
+        bytes_in: p.bytes_in,
+        ...(p.shared ? { shared: true } : {}),
+        deleted_at: deletedAt,
+        ...(deletedAt !== null && deletedBy !== p.run_id ? { deleted_by: deletedBy } : {}),
+        ...(oneBlock ? {} : { block_bytes: lengths }),
+        ...(p.filters ? { filters_bytes: p.filters.length } : {}),
+      },
+      common: { deleted_at: deletedAt, deleted_by: deletedBy },
+      numbers,
+      ordinal,
+    };
+  });
+  const partOf = new Map(parts.map((p) => [p.stored.name, p]));
+  const { jobs: _jobs, parts: _parts, ...head } = index;
+  const ids = Object.keys(index.jobs).sort(byCodePoint);
+  const chunks: Array<Record<string, unknown>> = [];
+  let current: Record<string, unknown> = {};
+  let size = 0;
+  for (const id of ids) {
+    const entries = jobEntries(index.jobs, id).map((e) => {
+      const p = partOf.get(e.part);
+      if (!p) throw new Error(`index: entry of job ${id} names part ${e.part}, which is not in the index`);
+      return storedEntry(e, { ...p.stored, ...p.common, numbers: p.numbers, ordinal: p.ordinal });
+    });
+    const bytes = JSON.stringify(id).length + JSON.stringify(entries).length + 2;
+    if (size > 0 && size + bytes > INDEX_BLOCK_BYTES) {
+      chunks.push(current);
+      current = {};
+      size = 0;
+    }
+    current[id] = entries;
+    size += bytes;
+  }
+  if (size > 0 || chunks.length === 0) chunks.push(current);
+  const header = { ...head, format: INDEX_FORMAT, parts: parts.map((p) => p.stored) };
+  if (chunks.length === 1) return gzipLine({ ...header, jobs: chunks[0] });
+  const members = chunks.map((jobs) => gzipLine({ jobs }));
+  let offset = 0;
+  const blocks: IndexBlock[] = chunks.map((jobs, i) => {
+    const keys = Object.keys(jobs);
+    const length = (members[i] as Buffer).length;
+    const b = { first: keys[0] as string, last: keys[keys.length - 1] as string, offset, length };
+    offset += length;
+    return b;
+  });
+  return Buffer.concat([gzipLine({ ...header, blocks }), ...members]);
+};
+
+/** Object headers of a stored index. */
+export const MONTH_INDEX_HEADERS = { ContentType: 'application/json', ContentEncoding: 'gzip' } as const;
