@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
+import { parseJsonExact } from '../../shared/details/json';
 import { JobDetailsReader } from '../../shared/reader';
 import { archiverEnv } from '../support/archiver-fixtures';
 import { lookupAll, lookupJson, runScenario, SCENARIO_SETTINGS } from '../support/vector-scenario';
@@ -43,7 +44,8 @@ test('the Python reader reads every job the archiver archived exactly as JobDeta
       status: 0,
       stderr: '',
     });
-    const got = JSON.parse(r.stdout) as Record<string, unknown>;
+    // Exact numbers both sides (the platform data holds 2^63-1).
+    const got = parseJsonExact(r.stdout, 'python stdout') as Record<string, unknown>;
     expect({ job: job.case, json: lookupJson(got) }).toEqual({ job: job.case, json: lookupJson(want) });
     expect(got.provenance).toMatchObject({ source: expect.stringMatching(/archive|both/), warnings: [] });
   }
