@@ -152,3 +152,20 @@ export const lookupAll = async (reader: JobDetailsReader, s: Scenario) =>
   );
 
 export { JobDetailsReader };
+
+/** What a search of each scenario document must answer: the archived jobs listing it, newest first. */
+export const expectedSearch = async (reader: JobDetailsReader, s: Scenario) =>
+  Promise.all(
+    s.docs.map(async (d) => ({
+      shop_id: d.shopId,
+      doc_id: d.docId,
+      jobs: (await reader.findDocument({ shopId: d.shopId, docId: d.docId })).jobs.map((j) => ({
+        job_id: j.jobId,
+        status: j.status,
+        completed_at: j.completedAt,
+        month: j.month,
+        part_key: j.partKey,
+        listings: j.listings,
+      })),
+    })),
+  );

@@ -1,0 +1,162 @@
+"""The Python reader against the conformance vectors (docs/vectors/), with no S3: a bucket served from
+the snapshot's files. Also the errors a user must see instead of a silent "none": a part in a Glacier
+class, a lost month index, a damaged index, a pre-1.0 index.
+
+    PYTHONPATH=shared/python python3 -m unittest test/python/test_reader.py
+"""
+import copy
+import gzip
+import io
+import json
+import os
+import sys
+import unittest
+
+from botocore.exceptions import ClientError
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "shared", "python"))
+
+from job_details_archive import (  # noqa: E402
+    ArchiveReader,
+    CorruptObjectError,
+    MissingIndexError,
+    NeedsRestoreError,
+    UnsupportedFormatError,
+    canonical_json,
+)
+from job_details_archive.format import loads_exact  # noqa: E402
+
+VECTORS = os.path.join(ROOT, "docs", "vectors")
+
+
+def _error(code, status, message="", **extra):
+    return ClientError({"Error": {"Code": code, "Message": message, **extra},
+                        "ResponseMetadata": {"HTTPStatusCode": status}}, "GetObject")
+
+
+class SnapshotS3:
+    """The few S3 calls the reader makes, over a dict of key → (bytes, metadata)."""
+
+    def __init__(self, objects):
+        self.objects = objects
+        self.glacier = set()
+        self.calls = 0
+
+    @classmethod
+    def from_vectors(cls):
+        with open(os.path.join(VECTORS, "expected.json"), "rb") as f:
+            expected = loads_exact(f.read(), "expected.json")
+        objects = {}
+        for o in expected["objects"]:
+            with open(os.path.join(VECTORS, "bucket", o["key"]), "rb") as f:
+                objects[o["key"]] = (f.read(), o.get("metadata", {}))
+        return cls(objects), expected
+
+    def get_object(self, Bucket, Key, Range=None):
+        self.calls += 1
+        if Key not in self.objects:
+            raise _error("NoSuchKey", 404)
+        data, meta = self.objects[Key]
+        if Key in self.glacier:
+            raise _error("InvalidObjectState", 403, StorageClass="DEEP_ARCHIVE")
+        out = {"Metadata": dict(meta)}
+        if Range:
+            start, end = (int(x) for x in Range[len("bytes="):].split("-"))
+            if start >= len(data):
+                raise _error("InvalidRange", 416)
+            body = data[start:end + 1]
+            out["ContentRange"] = f"bytes {start}-{start + len(body) - 1}/{len(data)}"
+        else:
+            body = data
+        out["Body"] = io.BytesIO(body)
+        return out
+
+    def list_objects_v2(self, Bucket, Prefix, ContinuationToken=None):
+        self.calls += 1
+        keys = sorted((k for k in self.objects if k.startswith(Prefix)), key=lambda k: k.encode())
+        return {"Contents": [{"Key": k} for k in keys], "IsTruncated": False}
+
+
+def comparable(lookup):
+    return canonical_json({k: v for k, v in lookup.items() if k not in ("provenance", "case")})
+
+
+class Vectors(unittest.TestCase):
+    def test_every_lookup_of_the_vectors(self):
+        s3, expected = SnapshotS3.from_vectors()
+        reader = ArchiveReader("vectors", s3=s3)
+        self.assertGreaterEqual(len(expected["lookups"]), 6)
+        for want in expected["lookups"]:
+            with self.subTest(case=want["case"]):
+                got = reader.lookup(want["shop_id"], want["job_id"])
+                self.assertEqual(comparable(got), comparable(want))
+                self.assertEqual(got["provenance"]["warnings"], [])
+
+    def test_with_the_completion_known_one_month_is_read(self):
+        s3, expected = SnapshotS3.from_vectors()
+        reader = ArchiveReader("vectors", s3=s3)
+        for want in expected["lookups"]:
+            newest = want["archivals"][-1]["completed_at"]
+            got = reader.lookup(want["shop_id"], want["job_id"], completed_at=newest)
+            same_month = [a for a in want["archivals"] if a["month"] == newest[:7]]
+            self.assertEqual(len(got["archivals"]), len(same_month), want["case"])
+
+    def test_no_details_reads_as_null_and_exact_numbers_stay_exact(self):
+        s3, expected = SnapshotS3.from_vectors()
+        empty = next(w for w in expected["lookups"] if "no details" in w["case"])
+        got = ArchiveReader("vectors", s3=s3).lookup(empty["shop_id"], empty["job_id"])
+        self.assertEqual((got["details"], got["details_source"]), (None, "archive"))
+        retried = next(w for w in expected["lookups"] if "64-bit" in w["case"])
+        got = ArchiveReader("vectors", s3=s3).lookup(retried["shop_id"], retried["job_id"])
+        self.assertEqual(got["platform_data"]["indexer"]["big"], 9223372036854775807)
+        self.assertIn('"big":9223372036854775807', canonical_json(got))
+
+
+class Errors(unittest.TestCase):
+    def setUp(self):
+        self.s3, expected = SnapshotS3.from_vectors()
+        self.own = next(w for w in expected["lookups"] if w["case"].startswith("own part,"))
+        self.reader = ArchiveReader("vectors", s3=self.s3)
+        self.index_key = f"job-details-index/{self.own['shop_id']}/{self.own['archivals'][0]['month']}/index.json"
+
+    def lookup(self, **kw):
+        return self.reader.lookup(self.own["shop_id"], self.own["job_id"], **kw)
+
+    def test_a_part_in_a_glacier_class_needs_a_restore(self):
+        self.s3.glacier.add(self.own["archivals"][0]["part_key"])
+        with self.assertRaises(NeedsRestoreError) as ctx:
+            self.lookup()
+        self.assertIn("DEEP_ARCHIVE", str(ctx.exception))
+        self.assertIn(self.own["archivals"][0]["part_key"], str(ctx.exception))
+
+    def test_a_lost_month_index_is_an_error_not_none(self):
+        del self.s3.objects[self.index_key]
+        with self.assertRaises(MissingIndexError) as ctx:
+            self.lookup(completed_at=self.own["archivals"][0]["completed_at"])
+        self.assertIn("jobarchive reindex", str(ctx.exception))
+
+    def test_a_damaged_index_is_an_error_not_none(self):
+        data, meta = self.s3.objects[self.index_key]
+        self.s3.objects[self.index_key] = (data[: len(data) // 2], meta)
+        with self.assertRaises(CorruptObjectError) as ctx:
+            self.lookup()
+        self.assertIn(self.index_key, str(ctx.exception))
+
+    def test_a_pre_release_index_is_refused_with_the_fix(self):
+        data, meta = self.s3.objects[self.index_key]
+        text = gzip.decompress(data).decode().split("\n")[0]
+        header = json.loads(text)
+        header["format"] = "job-details-archive/index@5"
+        self.s3.objects[self.index_key] = (gzip.compress((json.dumps(header) + "\n").encode()), meta)
+        with self.assertRaises(UnsupportedFormatError) as ctx:
+            self.lookup()
+        self.assertIn("rebuild the local data", str(ctx.exception))
+
+    def test_a_job_of_another_shop_reads_as_absent(self):
+        got = self.reader.lookup("vec-a.myshopify.com", self.own["job_id"])
+        self.assertEqual((got["details"], got["archivals"], got["details_source"]), (None, [], "none"))
+
+
+if __name__ == "__main__":
+    unittest.main()
