@@ -2,7 +2,6 @@ import { CorruptObjectError } from '../../errors';
 import { inflateBlocks as gunzipAll } from './codec';
 import { partKey, sharedPartKey } from './keys';
 import {
-  type ByteRange,
   COUNT_ORDER,
   type IndexBlock,
   type IndexedJob,

@@ -3,7 +3,6 @@ import {
   type ByteRange,
   COUNT_ORDER,
   INDEX_BLOCK_BYTES,
-  INDEX_FIRST_READ_BYTES,
   type IndexBlock,
   type IndexedJob,
   jobEntries,
