@@ -229,7 +229,7 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
         });
         continue;
       }
-      // Against what the commit recorded: the size, and the ETag (index@4) that any rewrite changes.
+      // Against what the commit recorded: the size, and the ETag that any rewrite changes.
       const problem =
         cold.size !== undefined && cold.size !== p.size
           ? `stored ${cold.size} bytes, committed ${p.size}`

@@ -328,7 +328,7 @@ export class JobDetailsArchive extends Construct {
     grantMissingKeysAre404(this.functions.forget, this.bucket);
 
     // Redact a document: Query the shop's partition; list, GET and conditionally rewrite its flush
-    // objects; read the month indexes (and pre-index@5 filter sidecars), HEAD / GET / restore the parts
+    // objects; read the month indexes, HEAD / GET / restore the parts
     // that list the document, write the redacted part, its journal and the index, delete the old part,
     // its sidecar and the journal; record the request in the ledger.
     ddb('redact', ['dynamodb:Query'], this.table.tableArn);

@@ -85,7 +85,7 @@ const lookupIndex = async (
     return whole(); // a header longer than the first read (a very long parts list)
   }
   const { header, blocks } = parseIndexHeader(first.bytes.subarray(0, head.length), key);
-  // A header holding the jobs itself is all a lookup needs (index@5 may be followed by its filters).
+  // A header holding the jobs itself is all a lookup needs .
   if (blocks.length === 0)
     return header.jobs !== undefined ? checkIndex(mergeBlocks(header, []), key) : whole();
   const block = blockOf(blocks, jobId);

@@ -101,7 +101,7 @@ export class JobDetailsReader {
     const reads = rq.months !== null ? await readIndexes(ctx, rq, rq.months) : await searchIndexes(ctx, rq);
     const latest = latestWithPlatformData(entriesOf(reads));
     if (!latest) return { data: null, provenance: ctx.ledger.provenance('none') };
-    // With its job record: index@2 entries leave the platform data's ref to the record (usually the
+    // With its job record: an entry leaves the platform data's ref to the record (usually the
     // same block, fetched once).
     // Nothing hot to fall back on here: damage to the platform data itself is the read's error.
     const damage: unknown[] = [];
@@ -249,7 +249,7 @@ export class JobDetailsReader {
         return null;
       }
     });
-    // index@2/3 entries name no platform ref: the job record of the same entry does.
+    // An entry names no platform ref: the job record of the same entry does.
     const jobRef = platformEntry
       ? (checked[entries.indexOf(platformEntry)]?.platform_data_ref ?? null)
       : null;

@@ -37,7 +37,7 @@ export const checkJobMember = (
   const e = a.entry;
   const at = where(a.partKey, e.offset, e.length);
   checkLength(bytes, at, e.length);
-  // part@4 records leave their shop to the part: the part key's (entriesFromIndex tied it to the index).
+  // Job records of own parts leave their shop to the part: the part key's (entriesFromIndex tied it to the index).
   // A shared part's segment is the shop's its shared index names (entriesFromIndex checked that).
   const partShop = parseSharedPartKey(a.partKey) ? shopId : (parsePartKey(a.partKey)?.shopId ?? '');
   const { record } = decodeMember(bytes, at, e.line, {

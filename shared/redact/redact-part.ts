@@ -29,7 +29,7 @@ export interface RedactedPart {
   readonly removed: number;
   /** Jobs redacted → their new detail counts (the index entry's `counts`). */
   readonly jobs: ReadonlyMap<string, DetailCounts>;
-  /** The new part's per-block document filters (kept in the month index, index@5). */
+  /** The new part's per-block document filters (the new part's filters member). */
   readonly filters: PartDocFilters;
   readonly size: number;
 }

@@ -5,7 +5,7 @@ import { deflateBlock, inflateBlocks } from './codec';
 
 /**
  * Per-block document filters of a part, over the document ids its job records list (failed,
- * skipped, conflict). Built with the part and stored as its last gzip member (part@5, filtersMember),
+ * skipped, conflict). Built with the part and stored as its last gzip member (filtersMember),
  * so they lie in the part's storage class: in Standard they were 2/3 of the month index and cost
  * more than the parts themselves in Deep Archive (docs/cost.md). Each block listing a document gets
  * the smaller of two encodings:
@@ -217,11 +217,11 @@ export const parseStoredDocFilters = (v: unknown, key: string, part: string): Pa
   };
 };
 
-/** The `type` of a part's last line: its document filters (part@5). */
+/** The `type` of a part's last line: its document filters. */
 export const FILTERS_TYPE = 'doc_filters';
 
 /**
- * A part's document filters as its trailing gzip member (part@5), after its last block: one JSONL
+ * A part's document filters as its trailing gzip member, after its last block: one JSONL
  * line, `{"type":"doc_filters","k":7,"blocks":[…]}` (own part: storedDocFilters' blocks) or, in a
  * shared part, `{"type":"doc_filters","k":7,"shops":{shop: […], …}}` (each shop's blocks at their
  * offsets in the shared part, counting only that shop's documents). It lies in the part's storage

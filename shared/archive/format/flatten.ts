@@ -16,7 +16,7 @@ import type { ArchivedJobMeta, JobRecord, PartRecord } from './records';
  *   ids, `conflict` lists items whose `doc_id` is the document.
  */
 
-/** Where a part is: its shop, month and object name (from its key; part@4 own parts' job lines carry none). */
+/** Where a part is: its shop, month and object name (from its key; own parts' job lines carry none). */
 export interface PartPlace {
   readonly shopId: string;
   readonly month: string;

@@ -24,7 +24,7 @@ export interface EncodedMember {
   readonly lineBytes: number;
 }
 
-// part@1 encoding (one member per record), kept for tests that build v1 members.
+// One record as a block of its own (what a record longer than a block is; tests build such blocks).
 export const encodeMember = (record: PartRecord): EncodedMember => {
   const line = Buffer.from(`${canonicalJson(record)}\n`, 'utf8');
   return { member: deflateBlock(line), sha256: sha256Hex(line), lineBytes: line.length };
@@ -33,7 +33,7 @@ export const encodeMember = (record: PartRecord): EncodedMember => {
 const isGzip = (b: Uint8Array): boolean => b.length >= 18 && b[0] === 0x1f && b[1] === 0x8b;
 
 /**
- * Blocks (part@2): many records' lines share one gzip member of about BLOCK_BYTES uncompressed, so
+ * Blocks: many records' lines share one gzip member of about BLOCK_BYTES uncompressed, so
  * the archive compresses across jobs, yet a record is still one ranged GET of one block away. A
  * line longer than that is a block of its own. The part stays a standard JSONL.gz.
  */
@@ -60,7 +60,7 @@ export const inflateMember = (bytes: Uint8Array, where: string): Buffer => {
 
 /**
  * The record on one line (exactly one JSONL line, newline-terminated). `shopId` is the part's, for
- * part@4 job records that leave it out.
+ * job records of own parts, which leave it out.
  */
 export const decodeLine = (
   line: Buffer,
@@ -76,7 +76,7 @@ export const decodeLine = (
   return { record: parsePartRecord(value, where, shopId), sha256: sha256Hex(line) };
 };
 
-/** Which record of a block a lookup wants (index@3 entries name the block, not the line). */
+/** Which record of a block a lookup wants (index entries name the block, not the line). */
 export type WantedRecord =
   | { readonly type: 'job'; readonly jobId: string }
   | { readonly type: 'platform_data'; readonly ref: string };
@@ -121,8 +121,8 @@ export const findInBlock = (
 };
 
 /**
- * The record of a member: at `line` (index@1/2 entries), found by `want` (index@3 entries name only
- * the block), or the member's only line (part@1, where every member held exactly one record).
+ * The record of a block: at `line` (the builder's in-memory locator), found by `want` (what an index
+ * entry names: the block alone), or the block's only line.
  */
 export const decodeMember = (
   bytes: Uint8Array,

@@ -17,7 +17,7 @@ import type { PendingPart } from './staging';
 import { PART_FORMAT } from './version';
 
 /**
- * Lays out a part (part@4): header, then for each job its platform-data record (first time the payload
+ * Lays out a part (docs/archive-format.md, "Parts"): header, then for each job its platform-data record (first time the payload
  * is seen) and its job record, as JSONL lines packed into blocks — gzip members of about BLOCK_BYTES
  * uncompressed, so jobs compress together — and last, when any block lists a document, the blocks'
  * document filters as one more member (doc-filter.ts filtersMember). Emits each block through `sink` as it closes (the archive

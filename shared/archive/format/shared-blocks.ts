@@ -11,8 +11,8 @@ import type { ByteRange, Located } from './month-index';
 /**
  * Blocks shared across shops in a shared part (docs/archive-format.md, "Shared parts"): pure byte logic.
  *
- * A shared part's JSONL is each packed shop's part@4 segment in turn — its `part` header line, then
- * its platform data and job records — exactly as before; what changed (shared-index@2) is where the
+ * A shared part's JSONL is each shop's segment in turn — its `part` header line, then its platform
+ * data and job records — and its blocks (gzip members) are cut across shops: that is where the
  * gzip members are cut: every ≤ BLOCK_BYTES of lines, across shops, so small shops' records compress
  * together (the fleet's parts: 59 % of per-shop members). A line belongs to the shop of the last
  * header line before it in the part; a block that holds no header of a shop starts with the lines of
@@ -79,7 +79,7 @@ export const shopLines = (inflated: Buffer, shopId: string): Buffer => {
   return inflated.subarray(0, startOf(shops.findIndex((s) => s !== null)));
 };
 
-/** One shop's segment as built alone (complete part@4 blocks; its own filters member, if any, is skipped). */
+/** One shop's segment as built alone (complete blocks of an own part; its own filters member, if any, is skipped). */
 export interface Segment {
   readonly shopId: string;
   readonly bytes: Buffer;
@@ -88,7 +88,7 @@ export interface Segment {
 export interface Reblocked {
   readonly bytes: Buffer;
   readonly sha256: string;
-  /** Compressed length of each block, in order (shared-index@2 `blocks`; the filters member apart). */
+  /** Compressed length of each block, in order (the shared index's `blocks`; the filters member apart). */
   readonly blocks: readonly number[];
   /** The trailing filters member (doc-filter.ts sharedFiltersMember), when any shop lists a document. */
   readonly filters?: ByteRange;
@@ -287,7 +287,7 @@ export interface WithoutShop {
 }
 
 /**
- * A shared-index@2 part less one shop's lines: the blocks of its segment lose them (re-deflated, or
+ * A shared part less one shop's lines: the blocks of its segment lose them (re-deflated, or
  * dropped when nothing else is left), every other block is copied byte for byte.
  */
 export const blocksWithoutShop = (

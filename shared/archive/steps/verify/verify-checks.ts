@@ -170,7 +170,7 @@ export const recordProblem = (
             (pd.offset === entry.offset && (pd.line?.offset ?? 0) < (entry.line?.offset ?? 0)));
         if (!before) return `job ${jobId}: its platform data is not stored before it`;
       }
-      // part@3 records name each source by key and size (the manifest keeps ETag and digest).
+      // Records name each source by key and size (the manifest keeps ETag and digest).
       const norm = (s: readonly { key: string; size: number }[]) => s.map(({ key, size }) => ({ key, size }));
       if (!isDeepStrictEqual(norm(record.sources), norm(entry.sources)))
         return `job ${jobId}: sources differ from what was read`;
