@@ -113,6 +113,16 @@ class Vectors(unittest.TestCase):
         self.assertIn('"big":9223372036854775807', canonical_json(got))
 
 
+class Search(unittest.TestCase):
+    def test_every_search_of_the_vectors(self):
+        s3, expected = SnapshotS3.from_vectors()
+        reader = ArchiveReader("vectors", s3=s3)
+        for want in expected["searches"]:
+            with self.subTest(doc=want["doc_id"]):
+                got = reader.search(want["shop_id"], want["doc_id"])
+                self.assertEqual(canonical_json(got), canonical_json(want["jobs"]))
+
+
 class Errors(unittest.TestCase):
     def setUp(self):
         self.s3, expected = SnapshotS3.from_vectors()

@@ -1,4 +1,5 @@
 """python3 -m job_details_archive lookup --shop S --job J [--completed-at ISO] [--bucket B]
+python3 -m job_details_archive search --shop S --doc D [--bucket B]
 
 Prints the job as JSON (details, platform data, archived row, archivals, provenance). Endpoints,
 credentials and the bucket come from the environment `jobarchive up` prints (AWS_ENDPOINT_URL_S3,
@@ -23,11 +24,20 @@ def main(argv=None):
     lk.add_argument("--bucket", default=os.environ.get("ECOM_JOB_DETAILS_BUCKET"))
     lk.add_argument("--search-months", type=int, default=24)
     lk.add_argument("--restore-days", type=int, help="request a Glacier restore of this many days when needed")
+    sr = sub.add_parser("search", help="the archived jobs of a shop whose details list a document, as JSON")
+    sr.add_argument("--shop", required=True)
+    sr.add_argument("--doc", required=True)
+    sr.add_argument("--bucket", default=os.environ.get("ECOM_JOB_DETAILS_BUCKET"))
+    sr.add_argument("--search-months", type=int, default=24)
     args = ap.parse_args(argv)
     if not args.bucket:
         print("lookup: no bucket: pass --bucket or set ECOM_JOB_DETAILS_BUCKET", file=sys.stderr)
         return 2
     try:
+        if args.command == "search":
+            jobs = ArchiveReader(args.bucket, search_months=args.search_months).search(args.shop, args.doc)
+            print(canonical_json({"shop_id": args.shop, "doc_id": args.doc, "jobs": jobs}))
+            return 0
         reader = ArchiveReader(args.bucket, search_months=args.search_months, restore_days=args.restore_days)
         job = reader.lookup(args.shop, args.job, args.completed_at)
     except (ArchiveError, ValueError) as err:

@@ -453,3 +453,92 @@ def merge_details(payloads):
     if redacted:
         out["redacted"] = sorted(redacted.values(), key=lambda r: (r["at"], int(r["listings"])))
     return out
+
+
+# --- document filters -----------------------------------------------------------------------------
+
+def parse_filters_member(data, key, shop_id, shared):
+    """The filters member of a part → [(offset, length, kind, bytes, k)] of `shop_id`'s blocks."""
+    line = loads_exact(gunzip_all(data, key), key)
+    if not isinstance(line, dict) or line.get("type") != "doc_filters":
+        raise CorruptObjectError(key, "the trailing member is not a doc_filters line")
+    k = line.get("k")
+    blocks = (line.get("shops") or {}).get(shop_id, []) if shared else line.get("blocks")
+    if not _count(k) or k == 0 or not isinstance(blocks, list):
+        raise CorruptObjectError(key, "document filters are malformed")
+    import base64
+
+    out = []
+    for b in blocks:
+        if not isinstance(b, list) or len(b) != 5 or b[3] not in ("f", "b"):
+            raise CorruptObjectError(key, "document filters are malformed")
+        out.append((b[0], b[1], b[3], base64.b64decode(b[4]), k))
+    return out
+
+
+_SUFFIX = re.compile(r"^(.*?)([1-9][0-9]{0,14})$", re.S)
+
+
+def _varint(buf, at):
+    value, scale = 0, 1
+    while True:
+        if at >= len(buf):
+            raise CorruptObjectError("document fence", "truncated")
+        byte = buf[at]
+        at += 1
+        value += (byte & 127) * scale
+        if byte < 128:
+            return value, at
+        scale *= 128
+
+
+def fence_contains(data, doc):
+    buf = zlib.decompress(data, -15)
+    m = _SUFFIX.match(doc)
+    want = int(m.group(2)) if m else -1
+    at = 0
+    while at < len(buf):
+        tag = buf[at]
+        at += 1
+        n, at = _varint(buf, at)
+        text = buf[at:at + n].decode("utf-8")
+        at += n
+        if tag == 1:
+            if text == doc:
+                return True
+            continue
+        count, at = _varint(buf, at)
+        value = 0
+        for _ in range(count):
+            gap, at = _varint(buf, at)
+            value += gap
+            if value == want and m and text == m.group(1):
+                return True
+    return False
+
+
+def bloom_may_contain(bits, doc, k):
+    if not bits:
+        return False
+    import hashlib
+
+    h = hashlib.sha256(doc.encode("utf-8")).digest()
+    h1 = int.from_bytes(h[0:4], "big")
+    h2 = int.from_bytes(h[4:8], "big") | 1
+    m = len(bits) * 8
+    return all(bits[p >> 3] & (1 << (p & 7)) for p in ((h1 + i * h2) % m for i in range(k)))
+
+
+def may_contain(kind, data, doc, k):
+    return bool(data) and (fence_contains(data, doc) if kind == "f" else bloom_may_contain(data, doc, k))
+
+
+def document_listings(details, doc):
+    """[{kind, reason}] of `doc` in a job's details: failed / skipped ids, conflict items' doc_id."""
+    out = []
+    for kind in ("failed", "skipped", "conflict"):
+        for reason, items in details.get(kind, {}).items():
+            for item in items:
+                if (item.get("doc_id") if kind == "conflict" else item) == doc:
+                    out.append({"kind": kind, "reason": reason})
+    return out

@@ -159,10 +159,11 @@ class ArchiveReader:
 
     # --- indexes ---------------------------------------------------------------------------------
 
-    def _month_view(self, ledger, shop_id, job_id, month):
-        """(index key, the job's entries in the month, index model or None)."""
+    def _month_view(self, ledger, shop_id, job_id, month, whole=False):
+        """(index key, the job's entries in the month, index model or None). `whole`: every entry
+        (a search), not only the block that can hold `job_id`."""
         key = fmt.month_index_key(shop_id, month)
-        got = self._get(ledger, key, f"bytes=0-{fmt.INDEX_FIRST_READ_BYTES - 1}")
+        got = self._get(ledger, key, None if whole else f"bytes=0-{fmt.INDEX_FIRST_READ_BYTES - 1}")
         if got is None:
             return self._shared_view(ledger, shop_id, job_id, month)
         first, _, content_range = got
@@ -293,6 +294,57 @@ class ArchiveReader:
             "platform_data_source": pd_source,
             "provenance": ledger.provenance(_combine(details_source, pd_source)),
         }
+
+
+    # --- search ----------------------------------------------------------------------------------
+
+    def search(self, shop_id, doc_id):
+        """The archived jobs of a shop whose details list a document, newest completion first:
+        [{job_id, status, completed_at, month, part_key, listings: [{kind, reason}]}]. Per month the
+        index (or the shop's view), each part's filters member (one ranged GET), then only the blocks
+        a filter matches. Hot (running or not yet archived) jobs are not searched here."""
+        fmt.check_shop(shop_id)
+        if not isinstance(doc_id, str) or not doc_id:
+            raise ValueError("doc_id must be a non-empty string")
+        ledger = _Ledger()
+        found = {}
+        for month in self._months(ledger, shop_id, None):
+            _, _, index = self._month_view(ledger, shop_id, "", month, whole=True)
+            if index is None:
+                continue
+            for part in index["parts"]:
+                if part["filters"] is None:
+                    continue
+                key = part["key"]
+                data = self._read_range(ledger, key, *part["filters"])
+                for offset, length, kind, bits, k in fmt.parse_filters_member(data, key, shop_id, part["shared"]):
+                    if not fmt.may_contain(kind, bits, doc_id, k):
+                        continue
+                    where = f"{key} bytes {offset}-{offset + length - 1}"
+                    block = fmt.read_block(self._read_range(ledger, key, offset, length), where,
+                                           shop_id if part["shared"] else None)
+                    for line in block.split(b"\n"):
+                        if not line:
+                            continue
+                        rec = fmt.loads_exact(line, where)
+                        if rec.get("type") != "job":
+                            continue
+                        listings = fmt.document_listings(rec["details"], doc_id)
+                        if not listings:
+                            continue
+                        entry = next((e for e in index["jobs"].get(rec["job_id"], []) if e["part"] == part["name"]), None)
+                        if entry is None:
+                            continue  # a record its index does not point at (a concurrent duplicate)
+                        at = (rec["job_id"], entry["completed_at"])
+                        seen = found.setdefault(at, {
+                            "job_id": rec["job_id"], "status": entry["status"], "completed_at": entry["completed_at"],
+                            "month": month, "part_key": key, "listings": [],
+                        })
+                        for item in listings:
+                            if item not in seen["listings"]:
+                                seen["listings"].append(item)
+        jobs = sorted(found.values(), key=lambda j: j["job_id"])
+        return sorted(jobs, key=lambda j: j["completed_at"], reverse=True)
 
 
 def _instant(iso):
