@@ -1,9 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { parseJsonExact } from '../../shared/details/json';
+import { canonicalJson, type JsonValue, parseJsonExact } from '../../shared/details/json';
 import { JobDetailsReader } from '../../shared/reader';
 import { archiverEnv } from '../support/archiver-fixtures';
-import { lookupAll, lookupJson, runScenario, SCENARIO_SETTINGS } from '../support/vector-scenario';
+import {
+  expectedSearch,
+  lookupAll,
+  lookupJson,
+  runScenario,
+  SCENARIO_SETTINGS,
+} from '../support/vector-scenario';
 
 /**
  * The Python reader (shared/python/job_details_archive, standard library + boto3) on what the
@@ -17,8 +23,8 @@ const ROOT = resolve(__dirname, '../..');
 /** `PYTHON` names an interpreter with boto3 when `python3` on PATH has none (.ci/run sets it). */
 const PYTHON = process.env.PYTHON ?? 'python3';
 
-const pythonLookup = (bucket: string, shopId: string, jobId: string) =>
-  spawnSync(PYTHON, ['-m', 'job_details_archive', 'lookup', '--shop', shopId, '--job', jobId], {
+const python = (bucket: string, args: string[]) =>
+  spawnSync(PYTHON, ['-m', 'job_details_archive', ...args], {
     cwd: ROOT,
     env: { ...process.env, PYTHONPATH: join(ROOT, 'shared/python'), ECOM_JOB_DETAILS_BUCKET: bucket },
     encoding: 'utf8',
@@ -38,7 +44,7 @@ test('the Python reader reads every job the archiver archived exactly as JobDeta
     archived_row: null,
   });
   for (const { job, expected: want } of expected) {
-    const r = pythonLookup(env.bucket, job.shopId, job.jobId);
+    const r = python(env.bucket, ['lookup', '--shop', job.shopId, '--job', job.jobId]);
     expect({ job: job.case, status: r.status, stderr: r.stderr }).toEqual({
       job: job.case,
       status: 0,
@@ -48,5 +54,17 @@ test('the Python reader reads every job the archiver archived exactly as JobDeta
     const got = parseJsonExact(r.stdout, 'python stdout') as Record<string, unknown>;
     expect({ job: job.case, json: lookupJson(got) }).toEqual({ job: job.case, json: lookupJson(want) });
     expect(got.provenance).toMatchObject({ source: expect.stringMatching(/archive|both/), warnings: [] });
+  }
+  // Search: the same archived jobs, newest first, for every scenario document.
+  const reader = new JobDetailsReader(env.s3, env.bucket);
+  for (const want of await expectedSearch(reader, scenario)) {
+    const r = python(env.bucket, ['search', '--shop', want.shop_id, '--doc', want.doc_id]);
+    expect({ doc: want.doc_id, status: r.status, stderr: r.stderr }).toEqual({
+      doc: want.doc_id,
+      status: 0,
+      stderr: '',
+    });
+    const got = parseJsonExact(r.stdout, 'python stdout') as { jobs: unknown };
+    expect(canonicalJson(got.jobs as JsonValue)).toBe(canonicalJson(want.jobs as unknown as JsonValue));
   }
 });
