@@ -116,20 +116,31 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-it('the tarball ships the build, the CLI and the wire contract — no tests, no TypeScript sources', () => {
-  const outside = packedFiles.filter((f) => !f.startsWith('dist/')).sort();
+it('the tarball ships the build, the CLI, the wire contract, the archive spec with its vectors and the Python reader — no tests, no TypeScript sources', () => {
+  const snapshot = (f: string) => f.startsWith('docs/vectors/bucket/');
+  const outside = packedFiles.filter((f) => !f.startsWith('dist/') && !snapshot(f)).sort();
   expect(outside).toEqual(
     [
       'README.md',
       'bin/jobarchive.cjs',
+      'docs/archive-format.md',
       'docs/bench/archive.json',
       'docs/bench/steady-year.json',
       'docs/schema/flush-payload.schema.json',
       'docs/schema/platform-data.schema.json',
+      'docs/vectors/README.md',
+      'docs/vectors/expected.json',
       'docs/wire-format.md',
       'package.json',
+      'shared/python/job_details_archive/__init__.py',
+      'shared/python/job_details_archive/__main__.py',
+      'shared/python/job_details_archive/errors.py',
+      'shared/python/job_details_archive/format.py',
+      'shared/python/job_details_archive/reader.py',
     ].sort(),
   );
+  // The vectors' bucket: parts, month indexes and the shared index, as expected.json lists them.
+  expect(packedFiles.filter(snapshot).length).toBeGreaterThanOrEqual(7);
   expect(packedFiles.filter((f) => /(^|\/)test\/|\.test\.|(?<!\.d)\.m?ts$/.test(f))).toEqual([]);
   for (const step of ARCHIVER_STEPS) expect(packedFiles).toContain(`dist/lambda/${step}/index.mjs`);
   // Every file the exports map names is in the tarball.
