@@ -11,6 +11,7 @@ import {
 } from '../s3/objects';
 import {
   applyCommit,
+  BlockScanner,
   type ByteRange,
   countDetails,
   decodeLine,
@@ -19,11 +20,10 @@ import {
   groupPrefix,
   type IndexedJob,
   type IndexedPart,
-  inflateMember,
+  inflateBlock,
   isFiltersMember,
   type JobRecord,
   type Located,
-  MemberScanner,
   MONTH_INDEX_HEADERS,
   type MonthIndex,
   monthIndexKey,
@@ -111,7 +111,7 @@ const scanPart = async (
   if (!out.Body) return fail('part has no body');
   const stream = out.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
   const hash = createHash('sha256');
-  const scanner = new MemberScanner(MAX_MEMBER_BYTES);
+  const scanner = new BlockScanner(MAX_MEMBER_BYTES);
   let size = 0;
   let runId: string | null = null;
   const platformData = new Map<string, Located>();
@@ -131,7 +131,7 @@ const scanPart = async (
       memberDocs.push({ offset: m.offset, length: m.bytes.length, docs });
       // A member is a block of whole lines.
       const where = `${listed.key}@${m.offset}`;
-      const inflated = inflateMember(m.bytes, where);
+      const inflated = inflateBlock(m.bytes, where);
       let start = 0;
       while (start < inflated.length) {
         const end = inflated.indexOf(0x0a, start);

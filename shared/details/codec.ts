@@ -48,7 +48,7 @@ const parseJsonBytes = (bytes: Uint8Array, key: string): unknown => {
   } catch (err) {
     throw new CorruptObjectError(key, 'not valid UTF-8', { cause: err });
   }
-  // Lossless and depth-bounded: the same parser reads part records (archive/format/members.ts).
+  // Lossless and depth-bounded: the same parser reads part records (archive/format/blocks.ts).
   return parseJsonExact(text, key);
 };
 

@@ -3,7 +3,7 @@ import {
   type DetailKind,
   documentListings,
   flattenDocuments,
-  inflateMember,
+  inflateBlock,
   parseMonthIndexKey,
   parsePartRecord,
   parseSharedIndexKey,
@@ -168,7 +168,7 @@ const searchBlock = async (
   if (!got) throw new CorruptObjectError(at.key, 'committed part is missing');
   ctx.ledger.partRead(at.key);
   const where = `${at.key} bytes ${block.offset}-${block.offset + block.length - 1}`;
-  const inflated = inflateMember(got.bytes, where);
+  const inflated = inflateBlock(got.bytes, where);
   // A shared part's block may hold other shops' lines too (shared-blocks.ts): only this shop's count.
   const text = (parseSharedPartKey(at.key) ? shopLines(inflated, at.shopId) : inflated).toString('utf8');
   let hit = false;

@@ -1,4 +1,4 @@
-import { decodeMember, type JobRecord, parsePartKey, parseSharedPartKey, shopLines } from '../archive/format';
+import { decodeBlock, type JobRecord, parsePartKey, parseSharedPartKey, shopLines } from '../archive/format';
 import { CorruptObjectError } from '../errors';
 import type { ArchiveEntry } from './entries';
 
@@ -40,7 +40,7 @@ export const checkJobMember = (
   // Job records of own parts leave their shop to the part: the part key's (entriesFromIndex tied it to the index).
   // A shared part's segment is the shop's its shared index names (entriesFromIndex checked that).
   const partShop = parseSharedPartKey(a.partKey) ? shopId : (parsePartKey(a.partKey)?.shopId ?? '');
-  const { record } = decodeMember(bytes, at, e.line, {
+  const { record } = decodeBlock(bytes, at, e.line, {
     want: { type: 'job', jobId },
     shopId: partShop,
     ...sharedNarrow(a.partKey, shopId),
@@ -73,7 +73,7 @@ export const checkPlatformMember = (
   checkLength(bytes, at, pd.length);
   const ref = pd.ref ?? jobRef;
   if (ref === null) throw new CorruptObjectError(at, 'the job record names no platform data');
-  const { record } = decodeMember(bytes, at, pd.line, {
+  const { record } = decodeBlock(bytes, at, pd.line, {
     want: { type: 'platform_data', ref },
     shopId,
     ...sharedNarrow(a.partKey, shopId),

@@ -1,11 +1,11 @@
 import {
+  BlockScanner,
   canonicalJson,
   countDetails,
   type DetailCounts,
   deflateBlock,
   documentListings,
-  inflateMember,
-  MemberScanner,
+  inflateBlock,
   type PartDocFilters,
   partDocFilters,
 } from '../archive/format';
@@ -35,8 +35,8 @@ export interface RedactedPart {
 }
 
 /** Splits a whole part into its gzip members (any part format). */
-export const partMembers = (bytes: Buffer, where: string): Buffer[] => {
-  const scan = new MemberScanner(bytes.length + 1);
+export const partBlocks = (bytes: Buffer, where: string): Buffer[] => {
+  const scan = new BlockScanner(bytes.length + 1);
   try {
     return [...scan.push(bytes), ...scan.finish()].map((m) => Buffer.from(m.bytes));
   } catch (err) {
@@ -58,7 +58,7 @@ export const redactPart = (
   let offset = 0;
   for (const [b, member] of members.entries()) {
     const where = `${ctx.where} block ${b}`;
-    const lines = inflateMember(member, where).toString('utf8').split('\n');
+    const lines = inflateBlock(member, where).toString('utf8').split('\n');
     const last = lines.pop();
     if (last !== '') throw new CorruptObjectError(where, 'block does not end with a newline');
     const docs = new Set<string>();

@@ -12,7 +12,7 @@ import {
   validatePartName,
 } from '../archive/format';
 import { InvalidInputError } from '../errors';
-import { partMembers, redactPart } from './redact-part';
+import { partBlocks, redactPart } from './redact-part';
 import { type PartSwitch, switchPart } from './switch-part';
 
 /**
@@ -46,7 +46,7 @@ export const redactSharedSegment = (
     throw new InvalidInputError('bytes', `part ${part.name} is ${part.size} bytes, got ${bytes.length}`);
   const own = part.segments[ctx.shopId];
   if (!own) throw new InvalidInputError('shopId', `part ${part.name} holds no segment of ${ctx.shopId}`);
-  const oldMembers = partMembers(bytes.subarray(own[0], own[0] + own[1]), ctx.where);
+  const oldMembers = partBlocks(bytes.subarray(own[0], own[0] + own[1]), ctx.where);
   const r = redactPart(oldMembers, { shopId: ctx.shopId, docId: ctx.docId, at: ctx.at, where: ctx.where });
   if (r.removed === 0) return null;
   // Blocks cut across shops: the segment's blocks are rewritten in place (other

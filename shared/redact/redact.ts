@@ -40,7 +40,7 @@ import {
 } from '../s3/objects';
 import { partMayList, partsToCheck } from './candidates';
 import { redactFlushObject } from './redact-hot';
-import { partMembers, redactPart } from './redact-part';
+import { partBlocks, redactPart } from './redact-part';
 import { redactSharedSegment, switchRedactedSharedPart } from './redact-shared';
 import { switchPart } from './switch-part';
 
@@ -472,7 +472,7 @@ class Redaction {
         'the stored part is not the one its month index committed; nothing rewritten',
       );
     // The blocks; the filters member (the last, when the index names one) is rebuilt, not redacted.
-    const members = partMembers(got.bytes, part.key);
+    const members = partBlocks(got.bytes, part.key);
     const oldMembers = part.filters ? members.slice(0, -1) : members;
     if (part.filters && !isFiltersMember(members[members.length - 1] ?? Buffer.alloc(0)))
       throw new CorruptObjectError(part.key, 'the part does not end with its document filters member');

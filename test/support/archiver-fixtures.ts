@@ -29,7 +29,7 @@ import {
   synthesizedDefinition,
 } from '../../infra/local/runner';
 import {
-  decodeMember,
+  decodeBlock,
   type Located,
   type MonthIndex,
   monthIndexKey,
@@ -537,7 +537,7 @@ export const partLines = async (env: ArchiverEnv, key: string): Promise<PartReco
  * (index@3 entries name the block; the job id or platform ref names the record).
  */
 export const memberAt = async (env: ArchiverEnv, key: string, r: Located, want: WantedRecord) =>
-  decodeMember(
+  decodeBlock(
     await getBytes(env.s3, env.bucket, key, `bytes=${r.offset}-${r.offset + r.length - 1}`),
     key,
     r.line,

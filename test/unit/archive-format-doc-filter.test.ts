@@ -8,7 +8,7 @@ import {
   fenceContains,
   fenceFilter,
   filtersMember,
-  inflateMember,
+  inflateBlock,
   isFiltersMember,
   mayContain,
   parseFiltersMember,
@@ -115,7 +115,7 @@ describe('PartBuilder filters', () => {
     const blocks = [...new Map(Object.values(members).map((e) => [e.offset, e.length]))];
     let listed = 0;
     for (const [offset, length] of blocks) {
-      const lines = inflateMember(built.bytes.subarray(offset, offset + length), `block ${offset}`)
+      const lines = inflateBlock(built.bytes.subarray(offset, offset + length), `block ${offset}`)
         .toString('utf8')
         .split('\n')
         .filter((l) => l.length > 0)

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decodeMember, MemberSlicer, PartBuilder } from '../../shared/archive/format';
+import { BlockSlicer, decodeBlock, PartBuilder } from '../../shared/archive/format';
 import { buildPart, details } from '../support/archive-fixture';
 
 const SHOP = 'acme.myshopify.com';
@@ -59,7 +59,7 @@ describe('PartBuilder', () => {
     expect(pending.jobs.j1?.platform_data_ref).toBe(ref);
     expect(pending.jobs.j2?.platform_data_ref).toBe(ref);
     expect(pending.jobs.j3?.platform_data_ref).toBeNull();
-    expect(MemberSlicer.tilingProblem(allRanges(pending), bytes.length)).toBeNull();
+    expect(BlockSlicer.tilingProblem(allRanges(pending), bytes.length)).toBeNull();
     // A small part is one block; j1's platform data is the line right before j1's record.
     expect(allRanges(pending)).toHaveLength(1);
     const pd = ref ? pending.platform_data[ref] : undefined;
@@ -74,14 +74,14 @@ describe('PartBuilder', () => {
     });
     const blocks = allRanges(pending);
     expect(blocks.length).toBeGreaterThanOrEqual(3);
-    expect(MemberSlicer.tilingProblem(blocks, bytes.length)).toBeNull();
+    expect(BlockSlicer.tilingProblem(blocks, bytes.length)).toBeNull();
     const big = pending.jobs.big99;
     expect(big?.line).toEqual({ offset: 0, length: expect.any(Number) });
     expect(big?.line?.length).toBeGreaterThan(64 * 1024);
     // Every record still decodes from its block alone.
     for (const [jobId, r] of Object.entries(pending.jobs)) {
       expect(
-        decodeMember(bytes.subarray(r.offset, r.offset + r.length), jobId, r.line, { shopId: SHOP }).record,
+        decodeBlock(bytes.subarray(r.offset, r.offset + r.length), jobId, r.line, { shopId: SHOP }).record,
       ).toMatchObject({ job_id: jobId });
     }
   });
@@ -89,13 +89,13 @@ describe('PartBuilder', () => {
   it('every range decodes alone to the record it names, with the digest the manifest recorded', async () => {
     const { bytes, pending } = await sample();
     const at = (r: { offset: number; length: number }) => bytes.subarray(r.offset, r.offset + r.length);
-    expect(decodeMember(at(pending.header), 'h', pending.header.line).record).toMatchObject({
+    expect(decodeBlock(at(pending.header), 'h', pending.header.line).record).toMatchObject({
       type: 'part',
       shop_id: SHOP,
       month: '2026-01',
     });
     for (const [jobId, r] of Object.entries(pending.jobs)) {
-      const { record, sha256 } = decodeMember(at(r), jobId, r.line, { shopId: SHOP });
+      const { record, sha256 } = decodeBlock(at(r), jobId, r.line, { shopId: SHOP });
       expect(record).toMatchObject({
         type: 'job',
         job_id: jobId,
@@ -105,7 +105,7 @@ describe('PartBuilder', () => {
       expect(sha256).toBe(r.sha256);
     }
     for (const [ref, r] of Object.entries(pending.platform_data)) {
-      const { record, sha256 } = decodeMember(at(r), ref, r.line);
+      const { record, sha256 } = decodeBlock(at(r), ref, r.line);
       expect(record).toEqual({ type: 'platform_data', ref, data: { a: 1, b: 2 } });
       expect(sha256).toBe(r.sha256);
     }
@@ -141,11 +141,11 @@ describe('PartBuilder', () => {
   });
 });
 
-describe('MemberSlicer', () => {
+describe('BlockSlicer', () => {
   it.each([1, 7, 64, 100000])('cuts a part streamed in %i-byte chunks into its members', async (chunk) => {
     const { bytes, pending } = await sample();
     const ranges = allRanges(pending);
-    const slicer = new MemberSlicer(ranges);
+    const slicer = new BlockSlicer(ranges);
     const out: Array<{ id: string; bytes: Buffer }> = [];
     for (let i = 0; i < bytes.length; i += chunk) out.push(...slicer.push(bytes.subarray(i, i + chunk)));
     expect(slicer.complete).toBe(true);
@@ -159,14 +159,14 @@ describe('MemberSlicer', () => {
 
   it('stray bytes after the last member → not complete', async () => {
     const { bytes, pending } = await sample();
-    const slicer = new MemberSlicer(allRanges(pending));
+    const slicer = new BlockSlicer(allRanges(pending));
     slicer.push(Buffer.concat([bytes, Buffer.from('x')]));
     expect(slicer.complete).toBe(false);
   });
 
   it('tilingProblem names gaps, overlaps, empty members and a wrong total', () => {
     expect(
-      MemberSlicer.tilingProblem(
+      BlockSlicer.tilingProblem(
         [
           { offset: 0, length: 5 },
           { offset: 6, length: 5 },
@@ -175,7 +175,7 @@ describe('MemberSlicer', () => {
       ),
     ).toMatch(/at byte 5/);
     expect(
-      MemberSlicer.tilingProblem(
+      BlockSlicer.tilingProblem(
         [
           { offset: 0, length: 5 },
           { offset: 4, length: 5 },
@@ -183,8 +183,8 @@ describe('MemberSlicer', () => {
         9,
       ),
     ).toMatch(/at byte 5/);
-    expect(MemberSlicer.tilingProblem([{ offset: 0, length: 0 }], 0)).toMatch(/empty member/);
-    expect(MemberSlicer.tilingProblem([{ offset: 0, length: 5 }], 6)).toMatch(/part has 6/);
-    expect(MemberSlicer.tilingProblem([], 0)).toBeNull();
+    expect(BlockSlicer.tilingProblem([{ offset: 0, length: 0 }], 0)).toMatch(/empty member/);
+    expect(BlockSlicer.tilingProblem([{ offset: 0, length: 5 }], 6)).toMatch(/part has 6/);
+    expect(BlockSlicer.tilingProblem([], 0)).toBeNull();
   });
 });

@@ -1,12 +1,12 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   blockRanges,
+  blocksOf,
   commitPart,
-  decodeMember,
+  decodeBlock,
   emptyMonthIndex,
   type IndexedJob,
   type MonthIndex,
-  membersOf,
   parseSharedIndex,
   reblockSegments,
   type SharedIndex,
@@ -133,7 +133,7 @@ const fixture = async (): Promise<{ bytes: Buffer; index: SharedIndex; plain: st
 
 /** What a lookup does: the entry's block, the shop's lines in it, the record by id. */
 const lookup = (bytes: Uint8Array, r: { offset: number; length: number }, shop: string, want: string) =>
-  decodeMember(bytes.subarray(r.offset, r.offset + r.length), 'test', undefined, {
+  decodeBlock(bytes.subarray(r.offset, r.offset + r.length), 'test', undefined, {
     want: want === 'pd' ? { type: 'platform_data', ref: '1' } : { type: 'job', jobId: want },
     shopId: shop,
     narrow: (inflated) => shopLines(inflated, shop),
@@ -160,7 +160,7 @@ describe('blocks shared across shops', () => {
     expect(Object.keys(last.shops).sort()).toEqual(SHOPS.map(([s]) => s).sort());
     const part = index.parts[0] as SharedPart;
     const tail = { offset: bytes.length - (part.filters_bytes ?? 0), length: part.filters_bytes ?? 0 };
-    expect(membersOf(bytes, 'test')).toEqual([...blockRanges(part.blocks ?? []), tail]);
+    expect(blocksOf(bytes, 'test')).toEqual([...blockRanges(part.blocks ?? []), tail]);
     expect(part.blocks?.length).toBeGreaterThan(1);
     expect(part.blocks?.length).toBeLessThan(SHOPS.length);
     const seg = (s: string) => part.segments[s] ?? [0, 0];
@@ -190,7 +190,7 @@ describe('blocks shared across shops', () => {
     const d = (index.views.get('sd.myshopify.com') as MonthIndex).jobs.d1?.[0] as IndexedJob;
     const dpd = d.platform_data as IndexedJob;
     expect(dpd.offset).toBe(pd.offset);
-    const wrong = decodeMember(bytes.subarray(dpd.offset, dpd.offset + dpd.length), 'test', undefined, {
+    const wrong = decodeBlock(bytes.subarray(dpd.offset, dpd.offset + dpd.length), 'test', undefined, {
       want: { type: 'platform_data', ref: '1' },
       shopId: 'sd.myshopify.com',
     }).record;

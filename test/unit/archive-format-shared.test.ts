@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import {
+  blocksOf,
   commitPart,
-  decodeMember,
+  decodeBlock,
   emptyMonthIndex,
   type IndexedJob,
   type MonthIndex,
-  membersOf,
   parseSharedIndex,
   type SharedIndex,
   type SharedPart,
@@ -88,7 +88,7 @@ const sharedFixture = async (): Promise<{ bytes: Buffer; index: SharedIndex }> =
     };
     views.set(shop, commitPart(emptyMonthIndex(shop, MONTH, AT), part, entries, AT));
   }
-  const blocks = membersOf(Buffer.concat(segments), 'test').map((m) => m.length);
+  const blocks = blocksOf(Buffer.concat(segments), 'test').map((m) => m.length);
   const part: SharedPart = {
     name: NAME,
     size: at,
@@ -102,7 +102,7 @@ const sharedFixture = async (): Promise<{ bytes: Buffer; index: SharedIndex }> =
 };
 
 const recordAt = (bytes: Uint8Array, e: IndexedJob, shopId: string, jobId: string) =>
-  decodeMember(bytes.subarray(e.offset, e.offset + e.length), 'test', undefined, {
+  decodeBlock(bytes.subarray(e.offset, e.offset + e.length), 'test', undefined, {
     want: { type: 'job', jobId },
     shopId,
   }).record;
@@ -176,7 +176,7 @@ describe('shared parts', () => {
         expect(recordAt(out.bytes, e, shop, id)).toMatchObject({ type: 'job', job_id: id });
         const pd = e.platform_data as IndexedJob['platform_data'] & object;
         expect(
-          decodeMember(out.bytes.subarray(pd.offset, pd.offset + pd.length), 'test', undefined, {
+          decodeBlock(out.bytes.subarray(pd.offset, pd.offset + pd.length), 'test', undefined, {
             want: { type: 'platform_data', ref: '1' },
             shopId: shop,
           }).record,

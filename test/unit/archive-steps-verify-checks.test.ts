@@ -1,7 +1,7 @@
 import {
+  BlockSlicer,
   decodeLine,
-  inflateMember,
-  MemberSlicer,
+  inflateBlock,
   PartBuilder,
   type PartRecord,
 } from '../../shared/archive/format';
@@ -13,7 +13,7 @@ import {
   filtersMemberProblem,
   linesProblem,
   memberRanges,
-  partMembers,
+  partBlocks,
   planProblem,
   recordProblem,
   toVerifiedPart,
@@ -67,7 +67,7 @@ const build = async () => {
 /** Every record of the part: each block inflated alone, each declared line decoded. */
 const records = (bytes: Buffer, staged: StagedPart) =>
   memberRanges(staged).flatMap((b) => {
-    const inflated = inflateMember(bytes.subarray(b.offset, b.offset + b.length), 'k');
+    const inflated = inflateBlock(bytes.subarray(b.offset, b.offset + b.length), 'k');
     return b.lines.map((r) => ({
       r,
       ...decodeLine(inflated.subarray(r.line.offset, r.line.offset + r.line.length), 'k', 's'),
@@ -90,9 +90,9 @@ test('the blocks of a built part tile it; its lines, in order: header, shared pl
     'job',
   ]);
   // The blocks, then the filters member (no lines): every member of the part, tiling it.
-  expect(MemberSlicer.tilingProblem(ranges, bytes.length)).toMatch(/members end at byte/);
-  expect(partMembers(staged).map((m) => m.id)).toEqual([ranges[0]?.id, FILTERS_MEMBER]);
-  expect(MemberSlicer.tilingProblem(partMembers(staged), bytes.length)).toBeNull();
+  expect(BlockSlicer.tilingProblem(ranges, bytes.length)).toMatch(/members end at byte/);
+  expect(partBlocks(staged).map((m) => m.id)).toEqual([ranges[0]?.id, FILTERS_MEMBER]);
+  expect(BlockSlicer.tilingProblem(partBlocks(staged), bytes.length)).toBeNull();
   const tail = staged.filters;
   if (!tail) throw new Error('no filters member');
   expect(filtersMemberProblem(staged, bytes.subarray(tail.offset), 'k')).toBeNull();
@@ -102,7 +102,7 @@ test('the blocks of a built part tile it; its lines, in order: header, shared pl
   ).toMatch(/differ from the built ones/);
   const [block] = ranges;
   if (!block) throw new Error('no block');
-  const inflated = inflateMember(bytes.subarray(block.offset, block.offset + block.length), 'k');
+  const inflated = inflateBlock(bytes.subarray(block.offset, block.offset + block.length), 'k');
   expect(linesProblem(block, inflated.length, true)).toBeNull();
   expect(linesProblem(block, inflated.length + 1, true)).toMatch(/lines end at byte/);
   expect(linesProblem(block, inflated.length, false)).toMatch(/header must be the first line/);

@@ -1,4 +1,4 @@
-import { commitPart, emptyMonthIndex, encodeMember, monthIndexKey } from '../../shared/archive/format';
+import { commitPart, emptyMonthIndex, encodeRecordBlock, monthIndexKey } from '../../shared/archive/format';
 import { CorruptObjectError } from '../../shared/errors';
 import { checkJobMember, checkPlatformMember, entriesFromIndex } from '../../shared/reader';
 import { buildPart, details, indexEntries, jobMeta } from '../support/archive-fixture';
@@ -48,7 +48,7 @@ describe('checkJobMember', () => {
     const { a, slice } = await setup();
     const pd = a.entry.platform_data;
     if (!pd) throw new Error('fixture');
-    const enc = encodeMember({ type: 'platform_data', ref: pd.ref ?? '', data: { x: 1 } });
+    const enc = encodeRecordBlock({ type: 'platform_data', ref: pd.ref ?? '', data: { x: 1 } });
     const pointed = { ...a, entry: { ...a.entry, ...pd, sha256: enc.sha256 } };
     expect(() => checkJobMember(slice(pd), pointed, SHOP, 'j1')).toThrow(/expected a job record/);
   });
@@ -88,7 +88,7 @@ describe('checkPlatformMember', () => {
 
   it('a job record where platform data was expected → CorruptObjectError', async () => {
     const { a } = await setup();
-    const rec = encodeMember({
+    const rec = encodeRecordBlock({
       type: 'job',
       shop_id: SHOP,
       job_id: 'j1',

@@ -1,5 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import {
+  blocksOf,
   candidateBlocks,
   commitPart,
   emptyMonthIndex,
@@ -8,7 +9,6 @@ import {
   type IndexedPart,
   isFiltersMember,
   type MonthIndex,
-  membersOf,
   parseMonthIndex,
   parseSharedIndex,
   type SharedIndex,
@@ -22,7 +22,7 @@ import { mergeJobDetails } from '../../shared/details/merge';
 import { parseJobDetailsPayload, validateJobDetailsPayload } from '../../shared/details/payload';
 import { earlyDeletion } from '../../shared/redact/redact';
 import { listsDocument, redactDetails } from '../../shared/redact/redact-details';
-import { partMembers, redactPart } from '../../shared/redact/redact-part';
+import { partBlocks, redactPart } from '../../shared/redact/redact-part';
 import { redactSharedSegment, switchRedactedSharedPart } from '../../shared/redact/redact-shared';
 import { switchPart } from '../../shared/redact/switch-part';
 import { buildPart, details, indexEntries } from '../support/archive-fixture';
@@ -107,7 +107,7 @@ describe('redactPart and switchPart', () => {
   test('only the blocks holding the document change; filters lose it; records and index read back', async () => {
     const part = await build();
     // The blocks: the part's last member is its filters (redaction rebuilds it, redact.ts).
-    const all = partMembers(part.bytes, part.partKey);
+    const all = partBlocks(part.bytes, part.partKey);
     expect(isFiltersMember(all[all.length - 1] as Buffer)).toBe(true);
     const members = all.slice(0, -1);
     expect(members.length).toBeGreaterThan(2);
@@ -200,7 +200,7 @@ describe('redactPart and switchPart', () => {
       jobs: [{ jobId: 'j1', details: details({ chunk_ids: ['p0'], failed: { r: [DOC] } }) }],
     });
     const shared = Buffer.concat([theirs.bytes, mine.bytes]);
-    const r = redactPart(partMembers(shared, 'k'), {
+    const r = redactPart(partBlocks(shared, 'k'), {
       shopId: 'acme',
       docId: DOC,
       at: AT,
@@ -214,7 +214,7 @@ describe('redactPart and switchPart', () => {
 
   test("another shop's records in the same part are left as they are", async () => {
     const part = await build();
-    const r = redactPart(partMembers(part.bytes, 'k'), {
+    const r = redactPart(partBlocks(part.bytes, 'k'), {
       shopId: 'other',
       docId: DOC,
       at: AT,
@@ -286,7 +286,7 @@ test("a shared part: only the asked shop's segment is redacted; the others are c
     views.set(b.shopId, commitPart(emptyMonthIndex(b.shopId, month, AT), part, moved, AT));
     base += b.bytes.length;
   }
-  const blocks = membersOf(bytes, 'test').map((m) => m.length);
+  const blocks = blocksOf(bytes, 'test').map((m) => m.length);
   const old: SharedPart = {
     name,
     size: bytes.length,

@@ -4,7 +4,7 @@
  * and no code outside the folder knows a version string (version.ts is the one version dispatch).
  *
  * - keys and versions: where objects live (keys.ts), which format they are in (version.ts);
- * - a part: build it (PartBuilder), read one block (decodeMember, findInBlock), scan it (MemberScanner),
+ * - a part: build it (PartBuilder), read one block (decodeBlock, findInBlock), scan it (BlockScanner),
  *   prove it unchanged (headCheck, blockCheck);
  * - the month index: open it (parseMonthIndex, parseIndexHeader + blockOf for a lookup), look a job up
  *   (jobEntries, latestEntry), change it (commitPart, markDeleted, markRearchive), write it
@@ -14,6 +14,17 @@
  * - document filters (doc-filter.ts); flatten for SQL (flatten.ts).
  */
 
+export { BlockScanner, gzipMemberLength } from './block-scan';
+export {
+  BLOCK_BYTES,
+  decodeBlock,
+  decodeLine,
+  encodeLine,
+  encodeRecordBlock,
+  inflateBlock,
+  platformDataRef,
+  type WantedRecord,
+} from './blocks';
 export { canonicalJson, sha256Hex } from './canonical-json';
 export { deflateBlock } from './codec';
 export { applyCommit, entriesOf } from './commit-entries';
@@ -92,17 +103,6 @@ export {
   validateRunId,
   WATERMARK_KEY,
 } from './keys';
-export { gzipMemberLength, MemberScanner } from './member-scan';
-export {
-  BLOCK_BYTES,
-  decodeLine,
-  decodeMember,
-  encodeLine,
-  encodeMember,
-  inflateMember,
-  platformDataRef,
-  type WantedRecord,
-} from './members';
 export {
   type ByteRange,
   emptyMonthIndex,
@@ -119,7 +119,7 @@ export {
 export { commitPart, markDeleted, markRearchive } from './month-index-edit';
 export { blockOf, checkIndex, mergeBlocks, parseIndexHeader, parseMonthIndex } from './month-index-read';
 export { MONTH_INDEX_HEADERS, serializeMonthIndex } from './month-index-write';
-export { MemberSlicer, PartBuilder } from './part-builder';
+export { BlockSlicer, PartBuilder } from './part-builder';
 export { blockCheck, headCheck, pointedBlocks } from './part-integrity';
 export { parsePartRecord } from './record-shape';
 export {
@@ -135,7 +135,7 @@ export {
 export {
   blockRanges,
   blockSpan,
-  membersOf,
+  blocksOf,
   reblockSegments,
   sameBlocksSegments,
   shopLines,

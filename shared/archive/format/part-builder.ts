@@ -1,9 +1,9 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { JobDetails, JsonObject } from '../../details';
 import { DETAILS_ROOT } from '../../details';
+import { BLOCK_BYTES, encodeBlock, encodeLine, platformDataRef } from './blocks';
 import { type BlockFilter, filtersMember, HASHES, type PartDocFilters, partDocFilters } from './doc-filter';
 import { documentListings } from './flatten';
-import { BLOCK_BYTES, encodeBlock, encodeLine, platformDataRef } from './members';
 import type { ByteRange, Located } from './month-index';
 import {
   type ArchivedJobMeta,
@@ -224,7 +224,7 @@ interface Pending {
  * Cuts a byte stream into the members at the given ranges (sorted, contiguous from 0). Pure: verify
  * feeds it the part's GET stream chunk by chunk and holds at most one member in memory.
  */
-export class MemberSlicer {
+export class BlockSlicer {
   private buffered: Buffer[] = [];
   private bufferedBytes = 0;
   private position = 0;

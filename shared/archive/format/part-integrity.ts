@@ -1,8 +1,8 @@
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CorruptObjectError, VerificationError } from '../../errors';
 import { isNotFound, normalizeEtag } from '../../s3/objects';
-import { MemberScanner } from './member-scan';
-import { inflateMember } from './members';
+import { BlockScanner } from './block-scan';
+import { inflateBlock } from './blocks';
 import { type IndexedPart, jobEntries, type MonthIndex } from './month-index';
 
 /**
@@ -77,12 +77,12 @@ export const blockCheck = async (
     throw err;
   }
   if (!body) return fail('part has no body');
-  const scanner = new MemberScanner(MAX_BLOCK_BYTES);
+  const scanner = new BlockScanner(MAX_BLOCK_BYTES);
   const found = new Map<number, number>();
   let size = 0;
   const take = (members: Array<{ offset: number; bytes: Buffer }>) => {
     for (const m of members) {
-      inflateMember(m.bytes, `${part.key}@${m.offset}`);
+      inflateBlock(m.bytes, `${part.key}@${m.offset}`);
       found.set(m.offset, m.bytes.length);
     }
   };

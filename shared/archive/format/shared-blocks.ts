@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { parseJobDetailsPayload } from '../../details/payload';
 import { CorruptObjectError } from '../../errors';
+import { gzipMemberLength } from './block-scan';
+import { BLOCK_BYTES } from './blocks';
 import { deflateBlock, inflateBlocks } from './codec';
 import { isFiltersMember, type PartDocFilters, partDocFilters, sharedFiltersMember } from './doc-filter';
 import { documentListings } from './flatten';
-import { gzipMemberLength } from './member-scan';
-import { BLOCK_BYTES } from './members';
 import type { ByteRange, Located } from './month-index';
 
 /**
@@ -21,7 +21,7 @@ import type { ByteRange, Located } from './month-index';
  */
 
 /** A part's members, each with its byte range (any part, any form). */
-export const membersOf = (bytes: Buffer, where: string): ByteRange[] => {
+export const blocksOf = (bytes: Buffer, where: string): ByteRange[] => {
   const out: ByteRange[] = [];
   for (let at = 0; at < bytes.length; ) {
     const m = gzipMemberLength(bytes.subarray(at));
@@ -119,7 +119,7 @@ export const reblockSegments = (segments: readonly Segment[], where: string): Re
     const mine = new Map<number, number>();
     starts.set(s.shopId, mine);
     const first = at;
-    for (const m of membersOf(s.bytes, `${where} (${s.shopId})`)) {
+    for (const m of blocksOf(s.bytes, `${where} (${s.shopId})`)) {
       // A segment built as a part ends with its own filters member: the shared part gets one for all.
       if (
         m.offset > 0 &&

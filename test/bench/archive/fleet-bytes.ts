@@ -27,7 +27,7 @@ interface Kept {
 type Line = Record<string, unknown>;
 
 /** The members of a byte range, each as its lines (parsed). */
-const membersOf = (bytes: Buffer): Line[][] => {
+const blocksOf = (bytes: Buffer): Line[][] => {
   const out: Line[][] = [];
   for (let at = 0; at < bytes.length; ) {
     const m = gzipMemberLength(bytes.subarray(at));
@@ -164,7 +164,7 @@ export const fleetBytes = (objects: readonly Kept[]): FleetBytes => {
     for (const p of index.parts) {
       const part = bytesOf.get(sharedPartKey(index.month, p.name));
       if (!part) throw new Error(`fleet-bytes: shared part ${p.name} is not among the kept objects`);
-      const blocks = membersOf(part);
+      const blocks = blocksOf(part);
       segmentBlocks.push(blocks);
       segments += Object.keys(p.segments).length;
       partLines.push(blocks.flat());

@@ -10,11 +10,11 @@ import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import { getObjectBytes, listAllArray, putJson } from '../../../s3/objects';
 import {
   applyCommit,
+  BlockSlicer,
   blockRanges,
   headCheck,
   type IndexedPart,
-  inflateMember,
-  MemberSlicer,
+  inflateBlock,
   type MonthIndex,
   newIntent,
   newPartName,
@@ -39,7 +39,7 @@ import { type LoadedShared, loadSharedIndex, updateSharedIndex } from '../commit
 import type { StepDeps } from '../context';
 import { deleteSources } from '../delete/delete-sources';
 import type { BatchEvent, GroupResult, PlannedGroup, PlannedJob } from '../types';
-import { partMembers, planProblem, toVerifiedPart } from '../verify/verify-checks';
+import { partBlocks, planProblem, toVerifiedPart } from '../verify/verify-checks';
 import { checkPartBytes } from '../verify/verify-part';
 import { relocatedManifest } from '../verify/verify-shared';
 import { fail, type Prepared, type StageHooks } from './prepared';
@@ -228,7 +228,7 @@ export const packMonth = async (
         const inflated = (b: { offset: number; length: number }) => {
           const seen = inflatedBlocks.get(b.offset);
           if (seen) return seen;
-          const text = inflateMember(back.subarray(b.offset, b.offset + b.length), `${key}@${b.offset}`);
+          const text = inflateBlock(back.subarray(b.offset, b.offset + b.length), `${key}@${b.offset}`);
           inflatedBlocks.set(b.offset, text);
           return text;
         };
@@ -251,7 +251,7 @@ export const packMonth = async (
               bad('manifest describes another segment');
             const plan = planProblem(staged, jobsOf(s.g), archived.get(s.g)?.result.summary.archived ?? -1);
             if (plan) bad(plan);
-            const tiling = MemberSlicer.tilingProblem(partMembers(staged), staged.size);
+            const tiling = BlockSlicer.tilingProblem(partBlocks(staged), staged.size);
             if (tiling) bad(tiling);
             // The segment as built against its manifest, then its records where they are stored.
             await checkPartBytes(staged, key, [s.bytes], bad);

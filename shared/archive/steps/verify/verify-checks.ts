@@ -66,7 +66,7 @@ export const memberRanges = (m: StagedPart): MemberRange[] => {
 export const FILTERS_MEMBER = 'filters';
 
 /** The blocks and, last, the filters member (`FILTERS_MEMBER`, no lines): every member of the part. */
-export const partMembers = (m: StagedPart): MemberRange[] => [
+export const partBlocks = (m: StagedPart): MemberRange[] => [
   ...memberRanges(m),
   ...(m.filters ? [{ ...m.filters, id: FILTERS_MEMBER, lines: [] }] : []),
 ];

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { GetObjectCommand, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
 import { CorruptObjectError, InvalidInputError, VerificationError } from '../../../errors';
 import { isNotFound, normalizeEtag } from '../../../s3/objects';
-import { inflateMember, MemberSlicer, partKey, pendingKey, type VerifiedPart } from '../../format';
+import { BlockSlicer, inflateBlock, partKey, pendingKey, type VerifiedPart } from '../../format';
 import type { StagedPart } from '../archive/staged';
 import type { StepDeps } from '../context';
 import type { PlannedJob, VerifyInput, VerifyResult } from '../types';
@@ -12,7 +12,7 @@ import {
   filterProblem,
   filtersMemberProblem,
   linesProblem,
-  partMembers,
+  partBlocks,
   planProblem,
   toVerifiedPart,
 } from './verify-checks';
@@ -65,8 +65,8 @@ export const verifyPart = async (
     const badPlan = planProblem(m, plannedJobs, archive.summary.archived);
     if (badPlan) fail(badPlan);
 
-    const ranges = partMembers(m);
-    const tiling = MemberSlicer.tilingProblem(ranges, m.size);
+    const ranges = partBlocks(m);
+    const tiling = BlockSlicer.tilingProblem(ranges, m.size);
     if (tiling) fail(tiling);
 
     let out: GetObjectCommandOutput | undefined;
@@ -110,11 +110,11 @@ export const checkPartBytes = async (
   stream: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   fail: (reason: string) => never,
 ): Promise<void> => {
-  const ranges = partMembers(m);
+  const ranges = partBlocks(m);
   const byId = new Map(ranges.map((r) => [r.id, r]));
   // Document filters (when staged) are checked against each block's stored records.
   const filters = m.doc_filters ? new Map(m.doc_filters.blocks.map((b) => [b.offset, b])) : null;
-  const slicer = new MemberSlicer(ranges);
+  const slicer = new BlockSlicer(ranges);
   const hash = createHash('sha256');
   let total = 0;
   for await (const chunk of stream) {
@@ -134,7 +134,7 @@ export const checkPartBytes = async (
       const where = `${key}@${range.offset}`;
       let inflated: Buffer;
       try {
-        inflated = inflateMember(member.bytes, where);
+        inflated = inflateBlock(member.bytes, where);
       } catch (err) {
         if (err instanceof CorruptObjectError) fail(`${member.id}: ${err.reason}`);
         throw err;

@@ -1,13 +1,13 @@
 import { gzipSync } from 'node:zlib';
-import { encodeMember, gzipMemberLength, MemberScanner } from '../../shared/archive/format';
+import { BlockScanner, encodeRecordBlock, gzipMemberLength } from '../../shared/archive/format';
 
 const members = [
-  encodeMember({
+  encodeRecordBlock({
     type: 'platform_data',
     ref: 'sha256:x',
     data: { big: Array.from({ length: 20_000 }, (_, i) => ((i * 7919) % 65_536).toString(36)).join('') },
   }).member,
-  encodeMember({ type: 'platform_data', ref: 'sha256:z', data: { n: 1 } }).member,
+  encodeRecordBlock({ type: 'platform_data', ref: 'sha256:z', data: { n: 1 } }).member,
   // A member with FNAME and FEXTRA set (not what we write, but valid gzip): the header is parsed.
   Buffer.concat([
     Buffer.from([0x1f, 0x8b, 8, 0x0c, 0, 0, 0, 0, 0, 3, 3, 0, 0x61, 0x62, 0x63]),
@@ -30,9 +30,9 @@ describe('gzipMemberLength', () => {
   });
 });
 
-describe('MemberScanner', () => {
+describe('BlockScanner', () => {
   it.each([1, 7, 4096, part.length])('cuts a part fed in %i-byte chunks into its members', (size) => {
-    const scanner = new MemberScanner(1 << 20);
+    const scanner = new BlockScanner(1 << 20);
     const got: Array<{ offset: number; bytes: Buffer }> = [];
     for (let at = 0; at < part.length; at += size) got.push(...scanner.push(part.subarray(at, at + size)));
     got.push(...scanner.finish());
@@ -42,11 +42,11 @@ describe('MemberScanner', () => {
   });
 
   it('refuses a truncated last member and a member over the limit', () => {
-    const cut = new MemberScanner(1 << 20);
+    const cut = new BlockScanner(1 << 20);
     cut.push(part.subarray(0, part.length - 4));
     expect(() => cut.finish()).toThrow(/truncated member/);
     // Over the limit, whether the member is complete in the buffer or still arriving.
-    expect(() => new MemberScanner(1000).push(part)).toThrow(/at byte 0: member longer than 1000 bytes/);
-    expect(() => new MemberScanner(1000).push(part.subarray(0, 5000))).toThrow(/longer than 1000 bytes/);
+    expect(() => new BlockScanner(1000).push(part)).toThrow(/at byte 0: member longer than 1000 bytes/);
+    expect(() => new BlockScanner(1000).push(part.subarray(0, 5000))).toThrow(/longer than 1000 bytes/);
   });
 });

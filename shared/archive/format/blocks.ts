@@ -15,7 +15,7 @@ import type { PartRecord, StoredJobRecord } from './records';
  * Pure byte logic of parts: one record → one JSONL line → one gzip member. No I/O here; the archive
  * step streams these members into a multipart upload and the reader decodes one from a ranged GET.
  */
-export interface EncodedMember {
+export interface EncodedBlock {
   /** The gzip member bytes, written to the part as is. */
   readonly member: Buffer;
   /** sha256 of the uncompressed line (JSON + "\n"): the record digest kept in the index. */
@@ -25,7 +25,7 @@ export interface EncodedMember {
 }
 
 // One record as a block of its own (what a record longer than a block is; tests build such blocks).
-export const encodeMember = (record: PartRecord): EncodedMember => {
+export const encodeRecordBlock = (record: PartRecord): EncodedBlock => {
   const line = Buffer.from(`${canonicalJson(record)}\n`, 'utf8');
   return { member: deflateBlock(line), sha256: sha256Hex(line), lineBytes: line.length };
 };
@@ -49,7 +49,7 @@ export const encodeLine = (record: PartRecord | StoredJobRecord): { line: Buffer
 };
 
 /** Inflates one member (a ranged GET's bytes); `where` names it in errors. */
-export const inflateMember = (bytes: Uint8Array, where: string): Buffer => {
+export const inflateBlock = (bytes: Uint8Array, where: string): Buffer => {
   if (!isGzip(bytes)) throw new CorruptObjectError(where, 'not a gzip member');
   try {
     return inflateBlocks(bytes);
@@ -124,7 +124,7 @@ export const findInBlock = (
  * The record of a block: at `line` (the builder's in-memory locator), found by `want` (what an index
  * entry names: the block alone), or the block's only line.
  */
-export const decodeMember = (
+export const decodeBlock = (
   bytes: Uint8Array,
   where: string,
   line?: ByteRange,
@@ -135,7 +135,7 @@ export const decodeMember = (
     narrow?: (inflated: Buffer) => Buffer;
   } = {},
 ): { record: PartRecord; sha256: string } => {
-  const whole = inflateMember(bytes, where);
+  const whole = inflateBlock(bytes, where);
   const inflated = find.narrow && line === undefined ? find.narrow(whole) : whole;
   if (line === undefined && find.want) return findInBlock(inflated, where, find.want, find.shopId);
   if (line === undefined) {

@@ -65,7 +65,7 @@ export const gzipMemberLength = (buf: Buffer): MemberLength => {
  * An incomplete member is retried only once the buffer has doubled, so a large member costs
  * O(its size) inflate work, not O(size² / chunk).
  */
-export class MemberScanner {
+export class BlockScanner {
   private buffer: Buffer = Buffer.alloc(0);
   private position = 0;
   private retryAt = 0;

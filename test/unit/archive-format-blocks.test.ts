@@ -1,7 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import {
-  decodeMember,
-  encodeMember,
+  decodeBlock,
+  encodeRecordBlock,
   type PartRecord,
   parsePartRecord,
   platformDataRef,
@@ -20,9 +20,9 @@ const JOB: PartRecord = {
   sources: [{ key: 'job-details/j1/abc.json.gz', size: 10 }],
 };
 
-describe('encodeMember / decodeMember', () => {
+describe('encodeRecordBlock / decodeBlock', () => {
   it('one record → one gzip member holding one canonical JSONL line; decodes back', () => {
-    const enc = encodeMember(JOB);
+    const enc = encodeRecordBlock(JOB);
     const line = gunzipSync(enc.member).toString('utf8');
     expect(line.endsWith('\n')).toBe(true);
     expect(line.indexOf('\n')).toBe(line.length - 1);
@@ -30,17 +30,17 @@ describe('encodeMember / decodeMember', () => {
     expect(enc.sha256).toBe(sha256Hex(line));
     // Keys sorted: the same record gives the same bytes whatever its key order.
     expect(line.startsWith('{"details":')).toBe(true);
-    expect(decodeMember(enc.member, 'here')).toEqual({ record: JOB, sha256: enc.sha256 });
+    expect(decodeBlock(enc.member, 'here')).toEqual({ record: JOB, sha256: enc.sha256 });
   });
 
   it('is deterministic: equal records → identical bytes', () => {
     const reordered = { ...JOB, job: { ...jobMeta() } } as PartRecord;
-    expect(Buffer.compare(encodeMember(JOB).member, encodeMember(reordered).member)).toBe(0);
+    expect(Buffer.compare(encodeRecordBlock(JOB).member, encodeRecordBlock(reordered).member)).toBe(0);
   });
 
   it('members concatenate into a valid multi-member gzip (gzip -dc reads the whole part)', () => {
-    const a = encodeMember({ type: 'platform_data', ref: 'r', data: { x: 1 } });
-    const b = encodeMember(JOB);
+    const a = encodeRecordBlock({ type: 'platform_data', ref: 'r', data: { x: 1 } });
+    const b = encodeRecordBlock(JOB);
     const all = gunzipSync(Buffer.concat([a.member, b.member]))
       .toString('utf8')
       .trimEnd()
@@ -50,15 +50,15 @@ describe('encodeMember / decodeMember', () => {
 
   it.each([
     ['not gzip', Buffer.from('{"type":"job"}\n'), /not a gzip member/],
-    ['truncated gzip', encodeMember(JOB).member.subarray(0, 30), /does not decompress/],
+    ['truncated gzip', encodeRecordBlock(JOB).member.subarray(0, 30), /does not decompress/],
     ['two lines in one member', gzipSync('{"type":"part"}\n{"type":"part"}\n'), /exactly one JSONL line/],
     ['no trailing newline', gzipSync('{"type":"part"}'), /exactly one JSONL line/],
     ['not JSON', gzipSync('{nope\n'), /not JSON/],
     ['unknown record type', gzipSync('{"type":"mystery"}\n'), /unknown record type/],
   ])('%s → CorruptObjectError naming where', (_name, bytes, reason) => {
-    expect(() => decodeMember(bytes, 'part-x bytes 0-9')).toThrow(CorruptObjectError);
-    expect(() => decodeMember(bytes, 'part-x bytes 0-9')).toThrow(reason);
-    expect(() => decodeMember(bytes, 'part-x bytes 0-9')).toThrow('part-x bytes 0-9');
+    expect(() => decodeBlock(bytes, 'part-x bytes 0-9')).toThrow(CorruptObjectError);
+    expect(() => decodeBlock(bytes, 'part-x bytes 0-9')).toThrow(reason);
+    expect(() => decodeBlock(bytes, 'part-x bytes 0-9')).toThrow('part-x bytes 0-9');
   });
 });
 
