@@ -335,13 +335,18 @@ describe('jobarchive cost', () => {
     const text = io.stdout.join('\n');
     expect(text).toMatch(/^measured: .*scenario month-1500/m);
     // The floor beside every archive figure, and the ratio.
-    expect(text).toMatch(/^age +hot \$ +lifecycle \$ +archive \$ +floor \$ +hot cum\. +lifecycle cum\. +archive cum\. +floor cum\./m);
-    expect(text).toMatch(/^one cohort over its 24 months: archive \$[\d.]+ \(\$[\d.]+ without the month's fixed costs\) vs floor \$[\d.]+: [\d.]+× the floor/m);
+    expect(text).toMatch(
+      /^age +hot \$ +lifecycle \$ +archive \$ +floor \$ +hot cum\. +lifecycle cum\. +archive cum\. +floor cum\./m,
+    );
+    expect(text).toMatch(
+      /^one cohort over its 24 months: archive \$[\d.]+ \(\$[\d.]+ without the month's fixed costs\) vs floor \$[\d.]+: [\d.]+× the floor/m,
+    );
     expect(text).toMatch(/without fixed \$[\d.]+ vs the floor's GETs \$[\d.]+ \([\d.]+×\)/);
     expect(text).toMatch(/^archival (does NOT pay|pays) against keeping the objects hot/m);
     expect(text).toMatch(/^fixed per month: \$0\.3000 \(alarms \$0\.3000, customMetrics \$0\.0000/m);
     expect(text).toMatch(/^jobs\/month +hot \$ +archive \$ +of it fixed \$ +floor \$ +archive\/floor/m);
-    for (const n of ['10,000', '100,000', '1,000,000', '10,000,000']) expect(text).toMatch(new RegExp(`^${n} +\\$`, 'm'));
+    for (const n of ['10,000', '100,000', '1,000,000', '10,000,000'])
+      expect(text).toMatch(new RegExp(`^${n} +\\$`, 'm'));
     expect(text).toContain('| kept | Glacier IR | Flexible Retrieval | Deep Archive |');
     expect(text).toMatch(/^\| 84 months \| (\d|never)/m);
     const json = memoryOutput();
@@ -354,7 +359,11 @@ describe('jobarchive cost', () => {
     expect(doc).toHaveProperty('wherePays');
     // fixedPerMonth: $ a month (≤ $0.30 by default: no custom metric), its components beside.
     expect(doc.fixedPerMonth).toBeCloseTo(0.3, 12);
-    expect(doc.fixedPerMonthByComponent).toEqual({ alarms: 0.30000000000000004, customMetrics: 0, idleRuns: 0 });
+    expect(doc.fixedPerMonthByComponent).toEqual({
+      alarms: 0.30000000000000004,
+      customMetrics: 0,
+      idleRuns: 0,
+    });
     expect(doc).toHaveProperty('deploymentMonthly');
     expect(doc).toHaveProperty('ratioToFloor');
     const opted = memoryOutput();
