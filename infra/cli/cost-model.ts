@@ -46,6 +46,11 @@ export interface Measured {
     readonly partRequests: number;
     readonly partBytes: number;
   };
+  /**
+   * Run scratch (`job-details-runs/`): bytes written per archived hot object, kept in Standard for
+   * `expireDays` (steady-year; absent: not measured, counted as 0 and said so).
+   */
+  readonly runScratch?: { readonly bytesPerObject: number; readonly expireDays: number };
   /** What a run with nothing to do costs (steady-year's idle runs); charged per scheduled run. */
   readonly idleRun?: {
     readonly s3RequestsByType: Readonly<Record<string, number>>;
@@ -68,6 +73,8 @@ export interface Workload {
   readonly runsPerMonth?: number;
   /** The construct's `transitionSmallObjects`: parts under 128 KB move too. */
   readonly transitionSmallParts?: boolean;
+  /** The construct's `runMetrics`: 8 custom metrics and 3 more alarms (off by default). */
+  readonly runMetrics?: boolean;
 }
 
 export interface MonthCost {
@@ -93,6 +100,19 @@ export interface CostResult {
   readonly archiveOneTime: Readonly<Record<string, number>>;
   /** Monthly fixed costs of a deployment, by component. */
   readonly fixedPerMonth: Readonly<Record<string, number>>;
+  /**
+   * The physical floor of one cohort (floorCohort): one GET per hot object, its first month in
+   * Standard, then its parts at 0.75× the hot bytes in the class — nothing else.
+   */
+  readonly floor: {
+    readonly cohort: readonly number[];
+    readonly total: number;
+    /** The one-time part of it: one GET per hot object. */
+    readonly gets: number;
+  };
+  /** One cohort archived without the month's fixed costs, and its ratio to the floor. */
+  readonly archiveWithoutFixed: number;
+  readonly ratioToFloor: number;
   /** How the cohort's parts are billed: share of part bytes and parts that move to the class. */
   readonly partsMoving: { readonly byteShare: number; readonly countShare: number };
 }
@@ -101,10 +121,18 @@ const GB = 1024 ** 3;
 const DAYS_PER_MONTH = 30;
 /** S3 lifecycle does not transition objects under 128 KB by default (all_storage_classes_128K). */
 export const TRANSITION_MIN_BYTES = 128 * 1024;
-/** What the construct deploys that bills by the month (infra/construct/job-details-archive.ts). */
-export const ARCHIVE_ALARMS = 6;
-/** RUN_METRICS (functions/metric-names.ts), one `service` dimension each. */
+/**
+ * What the construct deploys that bills by the month (infra/construct/job-details-archive.ts): by
+ * default three alarms, each on a metric AWS publishes for free (failed and timed-out executions,
+ * the schedule's dead letters).
+ */
+export const ARCHIVE_ALARMS = 3;
+/** With `runMetrics`: RUN_METRICS (functions/metric-names.ts), one `service` dimension each … */
 export const ARCHIVE_CUSTOM_METRICS = 8;
+/** … and alarms on aborted executions, JobsQuarantined and ErasureRequestsOverdue. */
+export const RUN_METRICS_ALARMS = 3;
+/** The gzip floor of the parts: bytes at rest per hot byte (docs/benchmarks.md, "gz floor"). */
+export const FLOOR_AT_REST_RATIO = 0.75;
 
 export const validateWorkload = (w: Workload): Workload => {
   const positive = (field: string, v: number, whole = false) => {
@@ -166,11 +194,30 @@ export const fixedPerMonth = (
 ): { alarms: number; customMetrics: number; idleRuns: number } => {
   const runs = w.runsPerMonth ?? 30;
   const idle = m.idleRun ? runCost(m.idleRun, w, p) : { s3: 0, lambda: 0, stepFunctions: 0, dynamodb: 0 };
+  const opted = w.runMetrics === true;
   return {
-    alarms: ARCHIVE_ALARMS * p.alarmMonth,
-    customMetrics: ARCHIVE_CUSTOM_METRICS * p.customMetricMonth,
+    alarms: (ARCHIVE_ALARMS + (opted ? RUN_METRICS_ALARMS : 0)) * p.alarmMonth,
+    customMetrics: opted ? ARCHIVE_CUSTOM_METRICS * p.customMetricMonth : 0,
     idleRuns: runs * (idle.s3 + idle.lambda + idle.stepFunctions + idle.dynamodb),
   };
+};
+
+/** $ of one cohort at the physical floor, by age (1 = hot): see CostResult.floor. */
+export const floorCohort = (w: Workload, p: Prices): { cohort: number[]; gets: number } => {
+  const cls = w.storageClass;
+  const hotGb = (w.jobsPerMonth * w.bytesPerJob) / GB;
+  const gets = w.jobsPerMonth * w.objectsPerJob * p.getRequest;
+  const parts = hotGb * FLOOR_AT_REST_RATIO * p.classGbMonth[cls];
+  const keptInClassDays = (w.retentionMonths - 1) * DAYS_PER_MONTH;
+  const shortfall = Math.max(0, p.classMinDays[cls] - keptInClassDays) / DAYS_PER_MONTH;
+  const cohort: number[] = [];
+  for (let age = 1; age <= w.retentionMonths; age++)
+    cohort.push(
+      age === 1
+        ? hotGb * p.standardGbMonth
+        : parts + (age === 2 ? gets : 0) + (age === w.retentionMonths ? parts * shortfall : 0),
+    );
+  return { cohort, gets };
 };
 
 /** One cohort's one-time archival cost, by component. */
@@ -192,8 +239,13 @@ export const archiveOneTime = (w: Workload, m: Measured, p: Prices): Record<stri
     p,
   );
   const fixed = Object.values(fixedPerMonth(w, m, p)).reduce((a, b) => a + b, 0);
+  const scratch = m.runScratch;
   return {
     s3Requests: work.s3,
+    // Run scratch in Standard until its lifecycle rule expires it.
+    runScratch: scratch
+      ? ((objects * scratch.bytesPerObject) / GB) * p.standardGbMonth * (scratch.expireDays / DAYS_PER_MONTH)
+      : 0,
     lambda: work.lambda,
     stepFunctions: work.stepFunctions,
     dynamodb: work.dynamodb,
@@ -289,6 +341,9 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
   }
   const sum = (k: 'hot' | 'lifecycle' | 'archive') => cohort.reduce((s, c) => s + c[k], 0);
   const cohortTotal = { hot: sum('hot'), lifecycle: sum('lifecycle'), archive: sum('archive') };
+  const floor = floorCohort(w, p);
+  const floorTotal = floor.cohort.reduce((a, b) => a + b, 0);
+  const archiveWithoutFixed = cohortTotal.archive - (once.fixed ?? 0);
   const payback = (other: 'hot' | 'lifecycle'): number | null => {
     let a = 0;
     let o = 0;
@@ -332,8 +387,40 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
     archiveOneTime: once,
     fixedPerMonth: fixedPerMonth(w, m, p),
     partsMoving: move,
+    floor: { cohort: floor.cohort, total: floorTotal, gets: floor.gets },
+    archiveWithoutFixed,
+    ratioToFloor: floorTotal > 0 ? archiveWithoutFixed / floorTotal : 0,
   };
 };
+
+export const DEPLOYMENT_VOLUMES = [1e4, 1e5, 1e6, 1e7] as const;
+
+/** The whole deployment's monthly bill once every cohort is kept, at a volume, each way. */
+export interface DeploymentBill {
+  readonly jobsPerMonth: number;
+  readonly hot: number;
+  readonly archive: number;
+  /** Of `archive`: the fixed part (alarms, metrics, idle runs). */
+  readonly fixed: number;
+  /** Every kept cohort at its floor (no fixed cost). */
+  readonly floor: number;
+}
+
+export const deploymentBills = (w: Workload, m: Measured, p: Prices): DeploymentBill[] =>
+  DEPLOYMENT_VOLUMES.map((jobsPerMonth) => {
+    const r = costModel({ ...w, jobsPerMonth }, m, p);
+    const steady = r.months[w.retentionMonths - 1] as MonthCost;
+    const fixed = Object.values(r.fixedPerMonth).reduce((a, b) => a + b, 0);
+    // In the steady month the cohort archived that month carries the one-time cost (its fixed part
+    // included) and every other kept cohort its storage: that is the month's bill.
+    return {
+      jobsPerMonth,
+      hot: steady.hot,
+      archive: steady.archive,
+      fixed,
+      floor: r.floor.total,
+    };
+  });
 
 export const PAYS_RETENTIONS = [12, 24, 36, 60, 84] as const;
 

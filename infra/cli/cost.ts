@@ -14,6 +14,8 @@ import {
 import {
   type CostResult,
   costModel,
+  type DeploymentBill,
+  deploymentBills,
   type Measured,
   type PaysRow,
   TRANSITION_MIN_BYTES,
@@ -67,7 +69,11 @@ export const costSpec: CommandSpec = {
     'lambda-memory-mb': {
       type: 'string',
       value: 'MB',
-      help: 'memory of the archiver functions (default 1024)',
+      help: 'memory of the archiver functions (default 512, the construct’s for archive-batch)',
+    },
+    'run-metrics': {
+      type: 'boolean',
+      help: 'the construct’s runMetrics: 8 custom metrics ($2.40) and 3 more alarms ($0.30) a month',
     },
     'from-report': {
       type: 'string',
@@ -83,7 +89,8 @@ export const costSpec: CommandSpec = {
   },
   notes: [
     `Prices: ${PRICES_TAKEN}. Hot-path writes are the same for all three and left out.`,
-    'Fixed costs (5 alarms, 7 custom metrics, the idle part of 30 daily runs) are charged to the cohort archived that month.',
+    'Fixed costs (3 alarms on free metrics; with --run-metrics 8 custom metrics and 3 more alarms; the idle part of 30 daily runs) are charged to the cohort archived that month.',
+    'The floor: one GET per hot object, the first month in Standard, then the parts at 0.75× the hot bytes in the class — nothing else.',
   ],
 };
 
@@ -120,7 +127,8 @@ export const parseCostOptions = (flags: Flags): CostOptions => {
       retentionMonths: wholeNumberFlag(flags, 'retention-months', 24, { min: 2, max: 240 }),
       storageClass: cls as StorageClass,
       lookupsPerMonth: numberFlag(flags, 'lookups-per-month', 100, { min: 0, max: 1e12 }),
-      lambdaMemoryMb: wholeNumberFlag(flags, 'lambda-memory-mb', 1024, { min: 128, max: 10240 }),
+      lambdaMemoryMb: wholeNumberFlag(flags, 'lambda-memory-mb', 512, { min: 128, max: 10240 }),
+      ...(boolFlag(flags, 'run-metrics') ? { runMetrics: true } : {}),
     },
     fromReport: stringFlag(flags, 'from-report') ?? DEFAULT_MEASUREMENTS,
     ...(scenario !== undefined ? { scenario } : {}),
@@ -174,6 +182,14 @@ const fromSteadyYear = (sy: Obj, file: string): Measured => {
     stateTransitionsPerJob: net(num(t, 'stateTransitions'), num(idle, 'stateTransitions'), jobs),
     dynamodbReadUnitsPerJob: net(num(t, 'readUnits'), num(idle, 'readUnits'), jobs),
     bytesAtRestRatio: (partBytes + indexBytes) / Math.max(1, num(t, 'bytesIn')),
+    ...(typeof sy.runScratch === 'object' && sy.runScratch !== null
+      ? {
+          runScratch: {
+            bytesPerObject: num(sy.runScratch as Obj, 'bytesPerArchivedObject'),
+            expireDays: num(sy.runScratch as Obj, 'expireDays'),
+          },
+        }
+      : {}),
     indexShare: indexBytes / Math.max(1, partBytes + indexBytes),
     partsPerJob: num(parts, 'count') / jobs,
     averagePartBytes: num(parts, 'meanBytes'),
@@ -317,7 +333,16 @@ export const paysTable = (rows: readonly PaysRow[]): string[] => [
   ),
 ];
 
-export const costLines = (r: CostResult, m: Measured, pays: readonly PaysRow[] = []): string[] => {
+const fixedTotal = (r: CostResult): number => Object.values(r.fixedPerMonth).reduce((a, b) => a + b, 0);
+const oneTimeWithoutFixed = (r: CostResult): number =>
+  Object.entries(r.archiveOneTime).reduce((a, [k, v]) => (k === 'fixed' ? a : a + v), 0);
+
+export const costLines = (
+  r: CostResult,
+  m: Measured,
+  pays: readonly PaysRow[] = [],
+  bills: readonly DeploymentBill[] = [],
+): string[] => {
   const w = r.workload;
   const objectBytes = w.objectsPerJob > 0 ? w.bytesPerJob / w.objectsPerJob : 0;
   const lines = [
@@ -339,22 +364,35 @@ export const costLines = (r: CostResult, m: Measured, pays: readonly PaysRow[] =
     `  lookup (month known): index ${m.lookup.indexRequests.toFixed(2)} GETs in Standard, part ${m.lookup.partRequests.toFixed(2)} GETs / ${sizeText(m.lookup.partBytes)} in the part's class`,
     `prices: ${PRICES_TAKEN}`,
     `parts: ${(r.partsMoving.countShare * 100).toFixed(0)} % of them (${(r.partsMoving.byteShare * 100).toFixed(0)} % of part bytes) reach ${TRANSITION_MIN_BYTES / 1024} KB and move to ${w.storageClass}; the rest stay in Standard (decided per part, as S3 does)`,
-    `fixed per month: ${Object.entries(r.fixedPerMonth)
+    `fixed per month: ${usd(fixedTotal(r))} (${Object.entries(r.fixedPerMonth)
       .map(([k, v]) => `${k} ${usd(v)}`)
-      .join(', ')}`,
+      .join(', ')})`,
     `one-time archival of a month: ${Object.entries(r.archiveOneTime)
       .map(([k, v]) => `${k} ${usd(v)}`)
-      .join(', ')}`,
+      .join(
+        ', ',
+      )}; without fixed ${usd(oneTimeWithoutFixed(r))} vs the floor's GETs ${usd(r.floor.gets)} (${(oneTimeWithoutFixed(r) / Math.max(1e-12, r.floor.gets)).toFixed(2)}×)`,
     '',
-    'One cohort (a month of jobs) by age:',
+    'One cohort (a month of jobs) by age (floor: one GET per hot object, the first month hot, the parts at 0.75× the hot bytes in the class):',
     ...table([
-      ['age', 'hot $', 'lifecycle $', 'archive $', 'hot cum.', 'lifecycle cum.', 'archive cum.'],
+      [
+        'age',
+        'hot $',
+        'lifecycle $',
+        'archive $',
+        'floor $',
+        'hot cum.',
+        'lifecycle cum.',
+        'archive cum.',
+        'floor cum.',
+      ],
       ...(() => {
-        const acc = { hot: 0, lifecycle: 0, archive: 0 };
-        const cum = r.cohort.map((c) => {
+        const acc = { hot: 0, lifecycle: 0, archive: 0, floor: 0 };
+        const cum = r.cohort.map((c, i) => {
           acc.hot += c.hot;
           acc.lifecycle += c.lifecycle;
           acc.archive += c.archive;
+          acc.floor += r.floor.cohort[i] ?? 0;
           return { ...acc };
         });
         return shownAges(r).map((i) => {
@@ -365,13 +403,17 @@ export const costLines = (r: CostResult, m: Measured, pays: readonly PaysRow[] =
             usd(c?.hot ?? 0),
             usd(c?.lifecycle ?? 0),
             usd(c?.archive ?? 0),
+            usd(r.floor.cohort[i - 1] ?? 0),
             usd(k?.hot ?? 0),
             usd(k?.lifecycle ?? 0),
             usd(k?.archive ?? 0),
+            usd(k?.floor ?? 0),
           ];
         });
       })(),
     ]),
+    '',
+    `one cohort over its ${w.retentionMonths} months: archive ${usd(r.cohortTotal.archive)} (${usd(r.archiveWithoutFixed)} without the month's fixed costs) vs floor ${usd(r.floor.total)}: ${r.ratioToFloor.toFixed(2)}× the floor without fixed costs, ${(r.cohortTotal.archive / Math.max(1e-12, r.floor.total)).toFixed(2)}× with them; hot ${usd(r.cohortTotal.hot)}${r.floor.total > r.cohortTotal.hot ? ' — even the floor costs more than keeping the objects hot: one GET per object costs more than the Standard storage it saves over this horizon' : ''}`,
     '',
   ];
   const t = r.cohortTotal;
@@ -390,6 +432,23 @@ export const costLines = (r: CostResult, m: Measured, pays: readonly PaysRow[] =
     lines.push(
       `the bill once every cohort is kept (month ${w.retentionMonths} on): hot ${usd(steady.hot)}, lifecycle ${usd(steady.lifecycle)}, archive ${usd(steady.archive)} a month`,
     );
+  if (bills.length > 0) {
+    lines.push(
+      '',
+      `The whole deployment's monthly bill once every cohort is kept (this workload's objects and bytes per job, ${w.retentionMonths} months, ${w.storageClass}; fixed costs included in archive):`,
+      ...table([
+        ['jobs/month', 'hot $', 'archive $', 'of it fixed $', 'floor $', 'archive/floor'],
+        ...bills.map((b) => [
+          b.jobsPerMonth.toLocaleString('en-US'),
+          usd(b.hot),
+          usd(b.archive),
+          usd(b.fixed),
+          usd(b.floor),
+          `${(b.archive / Math.max(1e-12, b.floor)).toFixed(2)}×`,
+        ]),
+      ]),
+    );
+  }
   if (pays.length > 0) {
     lines.push(
       '',
@@ -410,8 +469,20 @@ export const costCommand = async (opts: CostOptions, io: Output): Promise<CostRe
   };
   const r = costModel(w, m, prices);
   const pays = wherePays(w, m, prices);
-  if (opts.json) printJson(io, { ...r, wherePays: pays, measured: m, prices, pricesTaken: PRICES_TAKEN });
-  else for (const l of costLines(r, m, pays)) io.out(l);
+  const bills = deploymentBills(w, m, prices);
+  if (opts.json)
+    printJson(io, {
+      ...r,
+      // $ a month whatever is archived; by component beside it.
+      fixedPerMonth: fixedTotal(r),
+      fixedPerMonthByComponent: r.fixedPerMonth,
+      deploymentMonthly: bills,
+      wherePays: pays,
+      measured: m,
+      prices,
+      pricesTaken: PRICES_TAKEN,
+    });
+  else for (const l of costLines(r, m, pays, bills)) io.out(l);
   return r;
 };
 

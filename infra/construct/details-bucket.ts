@@ -25,7 +25,11 @@ export const PREFIX = {
 export type KeyPrefix = keyof typeof PREFIX;
 
 /** Run scratch (planned job lists, page results, reports) is only needed for a while after the run. */
-export const RUNS_EXPIRE_DAYS = 30;
+/**
+ * Run scratch lives a week: long enough to read a failed run's report after a weekend, short enough
+ * that it costs little beside the parts (docs/cost.md; 30 days kept a month of scratch in Standard).
+ */
+export const RUNS_EXPIRE_DAYS = 7;
 const ACCESS_LOGS_EXPIRE_DAYS = 365;
 
 const STORAGE_CLASS: Record<ArchiveStorageClass, StorageClass> = {

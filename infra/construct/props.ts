@@ -106,7 +106,7 @@ export interface JobDetailsArchiveProps extends SettingFields<ArchiverSettingNam
   readonly transitionSmallObjects?: boolean;
   /**
    * Memory (MB) of every step, or per step.
-   * @default 1024 for archive-batch, forget and redact, 512 for the others
+   * @default 1024 for forget and redact, 512 for the others (archive-batch peaks near 380 MB)
    */
   readonly lambdaMemoryMb?: number | Partial<Record<ArchiverStep, number>>;
   /**
@@ -120,8 +120,8 @@ export interface JobDetailsArchiveProps extends SettingFields<ArchiverSettingNam
    */
   readonly maxConcurrency?: number;
   /**
-   * Longest a run may take before Step Functions stops it; at most 29 days (a run reads its own
-   * `job-details-runs/` scratch, which the lifecycle rule expires after 30).
+   * Longest a run may take before Step Functions stops it; at most 6 days (a run reads its own
+   * `job-details-runs/` scratch, which the lifecycle rule expires after 7).
    * @default Duration.hours(12)
    */
   readonly executionTimeout?: Duration;

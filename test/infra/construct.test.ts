@@ -179,9 +179,9 @@ describe('details bucket (created)', () => {
     expect(cold[0]?.ObjectSizeGreaterThan).toBeUndefined();
   });
 
-  it('expires run scratch (plans, page results, findings, reports) after 30 days, and only that', () => {
+  it('expires run scratch (plans, page results, findings, reports) after 7 days, and only that', () => {
     expect(rules().filter((r) => r.ExpirationInDays !== undefined)).toEqual([
-      { Id: 'expire-run-scratch', Prefix: 'job-details-runs/', ExpirationInDays: 30, Status: 'Enabled' },
+      { Id: 'expire-run-scratch', Prefix: 'job-details-runs/', ExpirationInDays: 7, Status: 'Enabled' },
     ]);
   });
 
@@ -212,7 +212,7 @@ describe('step functions', () => {
     expect(fn.Handler).toBe('index.handler');
     expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
     const heavy = step === 'archive-batch' || step === 'forget' || step === 'redact';
-    expect(fn.MemorySize).toBe(heavy ? 1024 : 512);
+    expect(fn.MemorySize).toBe(heavy && step !== 'archive-batch' ? 1024 : 512);
     expect(fn.Timeout).toBe(heavy ? 900 : 300);
     const logGroupId = (fn.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
     expect(template.findResources('AWS::Logs::LogGroup')[logGroupId]?.Properties).toEqual(

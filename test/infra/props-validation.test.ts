@@ -49,7 +49,7 @@ describe('JobDetailsArchive props: defaults', () => {
     expect(p.executionTimeout.toHours()).toBe(12);
     expect(p.memoryMb).toEqual({
       plan: 512,
-      'archive-batch': 1024,
+      'archive-batch': 512,
       tally: 512,
       report: 512,
       forget: 1024,
@@ -68,7 +68,7 @@ describe('JobDetailsArchive props: defaults', () => {
       lambdaTimeout: { plan: Duration.minutes(2) },
     });
     expect(p.memoryMb.tally).toBe(256);
-    expect(p.memoryMb['archive-batch']).toBe(1024);
+    expect(p.memoryMb['archive-batch']).toBe(512);
     expect(p.timeout.plan.toMinutes()).toBe(2);
     expect(p.timeout.report.toMinutes()).toBe(5);
   });
@@ -164,14 +164,14 @@ describe('JobDetailsArchive props: fails when', () => {
     expectInvalid({ maxConcurrency: 2.5 }, 'maxConcurrency', /whole number/);
   });
 
-  it('executionTimeout is shorter than a minute or outlives the run scratch (expired after 30 days)', () => {
+  it('executionTimeout is shorter than a minute or outlives the run scratch (expired after 7 days)', () => {
     expectInvalid(
       { executionTimeout: Duration.seconds(10) },
       'executionTimeout',
-      /between 1 minute and 29 days/,
+      /between 1 minute and 6 days/,
     );
-    expectInvalid({ executionTimeout: Duration.days(30) }, 'executionTimeout', /29 days/);
-    expect(resolveArchiveProps({ executionTimeout: Duration.days(29) }).executionTimeout.toDays()).toBe(29);
+    expectInvalid({ executionTimeout: Duration.days(7) }, 'executionTimeout', /6 days/);
+    expect(resolveArchiveProps({ executionTimeout: Duration.days(6) }).executionTimeout.toDays()).toBe(6);
   });
 
   it('planPageGroups, batchGroups (the state-size bound: BATCH_GROUPS_MAX) or batchJobs is out of range', () => {

@@ -220,6 +220,13 @@ test('overdue requests: the run ends FAILED naming them (the free failed-executi
     expect.objectContaining({ id: 'late-1', kind: 'redact-doc', state: 'received', ageDays: 45 }),
   ]);
   expect(r.error?.cause).not.toContain('customer-7');
+  // The run's figures on the Report step's log line (without any custom metric).
+  expect(
+    r.logs.some(
+      (l) =>
+        JSON.stringify(l).includes('run figures') && JSON.stringify(l).includes('"ErasureRequestsOverdue":1'),
+    ),
+  ).toBe(true);
   // The local runner's sink still records the opt-in metric (the construct's `runMetrics`).
   expect(r.metrics.some((m) => JSON.stringify(m).includes('"ErasureRequestsOverdue"'))).toBe(true);
   const io = memoryOutput();

@@ -148,6 +148,41 @@ describe('JobDetailsReader against s3rver', () => {
     expect(look.provenance).toMatchObject({ source: 'archive', requests: 3 });
   });
 
+  it('a lookup of a 1,500-job month, month known: at most 3 requests and 100 KB (the filters are in the part, not the index)', async () => {
+    const shopId = newShop();
+    const ids = Array.from({ length: 1500 }, () => generateJobId());
+    const jobs = ids.map((jobId, i) => ({
+      jobId,
+      // ~10 document ids a job (what a seeded month lists), and platform data.
+      details: details({
+        chunk_ids: ['p0'],
+        failed: {
+          timeout: Array.from(
+            { length: 10 },
+            (_, k) => `gid://shopify/Product/${7_000_000_000_000 + i * 97 + k}`,
+          ),
+        },
+      }),
+      platformData: { indexer: { batch_size: 50 } },
+      meta: { completed_at: COMPLETED },
+    }));
+    const { index } = await archiveJobs(s3, bucket, {
+      shopId,
+      month: MONTH,
+      jobs,
+      deletedAt: '2026-02-15T04:00:00.000Z',
+    });
+    // The index holds no document filter: the part's last member does.
+    expect(index.parts[0]?.filters).toBeDefined();
+    for (const jobId of [ids[0], ids[777], ids[1499]] as string[]) {
+      const look = await reader.lookup({ shopId, jobId, completedAt: COMPLETED });
+      expect(look.detailsSource).toBe('archive');
+      // The index (one read), the job's block, the hot platform-data.json check.
+      expect(look.provenance.requests).toBeLessThanOrEqual(3);
+      expect(look.provenance.bytes).toBeLessThanOrEqual(100 * 1024);
+    }
+  });
+
   it('both: archived but not yet deleted → hot and archive merged and deduplicated', async () => {
     const shopId = newShop();
     const jobId = generateJobId();

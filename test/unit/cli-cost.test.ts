@@ -8,7 +8,9 @@ import {
   ARCHIVE_CUSTOM_METRICS,
   archiveOneTime,
   costModel,
+  deploymentBills,
   fixedPerMonth,
+  floorCohort,
   lookupCost,
   type Measured,
   partsMoving,
@@ -131,6 +133,48 @@ describe('costModel', () => {
     expect(fromEmpty).toBeGreaterThan(age ?? 0);
   });
 
+  it('by default the fixed cost is three alarms on free metrics ($0.30); runMetrics adds 8 custom metrics and 3 alarms', () => {
+    const f = fixedPerMonth(workload, measured, DEFAULT_PRICES);
+    expect(f.alarms + f.customMetrics).toBeCloseTo(0.3, 12);
+    expect(f.customMetrics).toBe(0);
+    const opted = fixedPerMonth({ ...workload, runMetrics: true }, measured, DEFAULT_PRICES);
+    expect(opted.alarms).toBeCloseTo(6 * 0.1, 12);
+    expect(opted.customMetrics).toBeCloseTo(8 * 0.3, 12);
+  });
+
+  it('the floor: one GET per hot object, the first month hot, then the parts at 0.75× the hot bytes in the class', () => {
+    const w = { ...workload, retentionMonths: 24 };
+    const f = floorCohort(w, DEFAULT_PRICES);
+    const hotGb = (w.jobsPerMonth * w.bytesPerJob) / 1024 ** 3;
+    const gets = w.jobsPerMonth * w.objectsPerJob * 0.0004e-3;
+    expect(f.gets).toBeCloseTo(gets, 15);
+    expect(f.cohort[0]).toBeCloseTo(hotGb * 0.023, 15);
+    expect(f.cohort[1]).toBeCloseTo(gets + hotGb * 0.75 * 0.004, 15);
+    expect(f.cohort[23]).toBeCloseTo(hotGb * 0.75 * 0.004, 15);
+    const r = costModel(w, measured, DEFAULT_PRICES);
+    expect(r.floor.total).toBeCloseTo(
+      f.cohort.reduce((a, b) => a + b, 0),
+      15,
+    );
+    expect(r.archiveWithoutFixed).toBeCloseTo(r.cohortTotal.archive - (r.archiveOneTime.fixed ?? 0), 15);
+    expect(r.ratioToFloor).toBeCloseTo(r.archiveWithoutFixed / r.floor.total, 12);
+    // Deep Archive kept less than its 180 days: the floor pays the rest too.
+    const short = floorCohort({ ...w, retentionMonths: 3, storageClass: 'DEEP_ARCHIVE' }, DEFAULT_PRICES);
+    expect(short.cohort[2]).toBeCloseTo(hotGb * 0.75 * 0.00099 * (1 + (180 - 60) / 30), 15);
+  });
+
+  it("the deployment's monthly bill at 10^4 … 10^7 jobs a month: every kept cohort, the fixed part once", () => {
+    const bills = deploymentBills(workload, measured, DEFAULT_PRICES);
+    expect(bills.map((b) => b.jobsPerMonth)).toEqual([1e4, 1e5, 1e6, 1e7]);
+    for (const b of bills) {
+      const r = costModel({ ...workload, jobsPerMonth: b.jobsPerMonth }, measured, DEFAULT_PRICES);
+      expect(b.archive).toBeCloseTo(r.cohortTotal.archive, 12);
+      expect(b.hot).toBeCloseTo(r.cohortTotal.hot, 12);
+      expect(b.floor).toBeCloseTo(r.floor.total, 12);
+      expect(b.fixed).toBeCloseTo(0.3 + (r.fixedPerMonth.idleRuns ?? 0), 12);
+    }
+  });
+
   it('fixed costs (alarms, custom metrics, idle runs) are charged to the cohort of their month', () => {
     const idleRun = {
       s3RequestsByType: { GetObject: 2, PutObject: 2 },
@@ -139,15 +183,14 @@ describe('costModel', () => {
       readUnits: 1,
       taskSeconds: 0.5,
     };
-    const f = fixedPerMonth(workload, { ...measured, idleRun }, DEFAULT_PRICES);
+    const f = fixedPerMonth({ ...workload, runMetrics: true }, { ...measured, idleRun }, DEFAULT_PRICES);
     expect(f.alarms).toBeCloseTo(6 * 0.1, 12);
     expect(f.customMetrics).toBeCloseTo(8 * 0.3, 12);
     const run = 2 * 0.0004e-3 + 2 * 0.005e-3 + 3 * 0.2e-6 + 0.5 * 0.0000133334 + 7 * 0.025e-3 + 0.125e-6;
     expect(f.idleRuns).toBeCloseTo(30 * run, 12);
-    expect(archiveOneTime(workload, { ...measured, idleRun }, DEFAULT_PRICES).fixed).toBeCloseTo(
-      f.alarms + f.customMetrics + f.idleRuns,
-      12,
-    );
+    expect(
+      archiveOneTime({ ...workload, runMetrics: true }, { ...measured, idleRun }, DEFAULT_PRICES).fixed,
+    ).toBeCloseTo(f.alarms + f.customMetrics + f.idleRuns, 12);
     // The construct publishes one custom metric per RUN_METRICS entry.
     expect(ARCHIVE_CUSTOM_METRICS).toBe(Object.keys(RUN_METRICS).length);
   });
@@ -291,9 +334,19 @@ describe('jobarchive cost', () => {
     );
     const text = io.stdout.join('\n');
     expect(text).toMatch(/^measured: .*scenario month-1500/m);
-    expect(text).toMatch(/^age +hot \$ +lifecycle \$ +archive \$ +hot cum\./m);
+    // The floor beside every archive figure, and the ratio.
+    expect(text).toMatch(
+      /^age +hot \$ +lifecycle \$ +archive \$ +floor \$ +hot cum\. +lifecycle cum\. +archive cum\. +floor cum\./m,
+    );
+    expect(text).toMatch(
+      /^one cohort over its 24 months: archive \$[\d.]+ \(\$[\d.]+ without the month's fixed costs\) vs floor \$[\d.]+: [\d.]+× the floor/m,
+    );
+    expect(text).toMatch(/without fixed \$[\d.]+ vs the floor's GETs \$[\d.]+ \([\d.]+×\)/);
     expect(text).toMatch(/^archival (does NOT pay|pays) against keeping the objects hot/m);
-    expect(text).toMatch(/^fixed per month: alarms \$0\.6000, customMetrics \$2\.40/m);
+    expect(text).toMatch(/^fixed per month: \$0\.3000 \(alarms \$0\.3000, customMetrics \$0\.0000/m);
+    expect(text).toMatch(/^jobs\/month +hot \$ +archive \$ +of it fixed \$ +floor \$ +archive\/floor/m);
+    for (const n of ['10,000', '100,000', '1,000,000', '10,000,000'])
+      expect(text).toMatch(new RegExp(`^${n} +\\$`, 'm'));
     expect(text).toContain('| kept | Glacier IR | Flexible Retrieval | Deep Archive |');
     expect(text).toMatch(/^\| 84 months \| (\d|never)/m);
     const json = memoryOutput();
@@ -304,6 +357,21 @@ describe('jobarchive cost', () => {
     );
     expect(doc).toHaveProperty('breakEvenVsHot');
     expect(doc).toHaveProperty('wherePays');
+    // fixedPerMonth: $ a month (≤ $0.30 by default: no custom metric), its components beside.
+    expect(doc.fixedPerMonth).toBeCloseTo(0.3, 12);
+    expect(doc.fixedPerMonthByComponent).toEqual({
+      alarms: 0.30000000000000004,
+      customMetrics: 0,
+      idleRuns: 0,
+    });
+    expect(doc).toHaveProperty('deploymentMonthly');
+    expect(doc).toHaveProperty('ratioToFloor');
+    const opted = memoryOutput();
+    await costCommand(
+      parseCostOptions(parseFlags(costSpec, ['--from-report', bench, '--json', '--run-metrics'])),
+      opted,
+    );
+    expect(opted.json<{ fixedPerMonth: number }>().fixedPerMonth).toBeCloseTo(3.0, 12);
   });
 
   it('reads steady-year figures: per archived object with the idle runs taken out and charged per run', () => {

@@ -35,8 +35,13 @@ export class PartBuilder {
   private openDocs = new Set<string>();
   private readonly filters: BlockFilter[] = [];
   private header: Pending | undefined;
-  /** By content hash: the part-local ref given to the payload, and where its record is. */
-  private readonly platformData = new Map<string, Pending & { ref: string; sha256: string }>();
+  /**
+   * Every platform-data record written (by ref), and — by content hash — those of the open block: a
+   * payload is written once per block that has a job using it, so a job and its platform data are
+   * always one ranged GET (a lookup reads one block).
+   */
+  private readonly platformData: Array<Pending & { ref: string; sha256: string }> = [];
+  private blockPlatformData = new Map<string, Pending & { ref: string; sha256: string }>();
   private readonly jobs: Record<
     string,
     Omit<PendingPart['jobs'][string], 'offset' | 'length' | 'line'> & Pending
@@ -78,6 +83,7 @@ export class PartBuilder {
     const member = Buffer.from(encodeBlock(Buffer.concat(this.open)));
     this.open = [];
     this.openBytes = 0;
+    this.blockPlatformData = new Map();
     const range = { offset: this.offset, length: member.length };
     this.filters.push(...partDocFilters([{ ...range, docs: this.openDocs }]).blocks);
     this.openDocs = new Set();
@@ -105,7 +111,7 @@ export class PartBuilder {
     this.header = await this.append(line);
   }
 
-  /** Appends one job; its platform data is written once per distinct payload. */
+  /** Appends one job; its platform data is written once per distinct payload per block. */
   async addJob(job: {
     jobId: string;
     meta: ArchivedJobMeta;
@@ -117,34 +123,44 @@ export class PartBuilder {
     inline?: readonly string[];
   }): Promise<void> {
     if (!this.header) throw new Error('PartBuilder: writeHeader() first');
-    let ref: string | null = null;
-    if (job.platformData !== null && job.platformData !== undefined) {
-      const hash = platformDataRef(job.platformData);
-      let seen = this.platformData.get(hash);
-      if (!seen) {
-        const local = String(this.platformData.size + 1);
-        const enc = encodeLine({ type: 'platform_data', ref: local, data: job.platformData });
-        seen = { ...(await this.append(enc.line)), ref: local, sha256: enc.sha256 };
-        this.platformData.set(hash, seen);
-      }
-      ref = seen.ref;
-    }
     const compact = job.row ? compactRow(job.row.row, this.meta.shopId, job.jobId) : null;
     // With the row kept, only what the row does not already say (shared/archive/records.ts).
     const meta = job.row ? metaDiff(job.meta, job.row.row) : job.meta;
-    const enc = encodeLine({
-      type: 'job',
-      ...(this.meta.shopOnLines ? { shop_id: this.meta.shopId } : {}),
-      job_id: job.jobId,
-      ...(Object.keys(meta).length > 0 ? { job: meta } : {}),
-      details: job.details,
-      ...(ref !== null ? { platform_data_ref: ref } : {}),
-      sources: compactSources(`${DETAILS_ROOT}${job.jobId}/`, job.sources),
-      ...(job.row !== undefined ? { row: compact?.row ?? null } : {}),
-      ...(compact && compact.omitted.length > 0 ? { row_omitted: compact.omitted } : {}),
-      ...(job.row && Object.keys(job.row.reduced).length > 0 ? { row_reduced: job.row.reduced } : {}),
-      ...(job.inline && job.inline.length > 0 ? { inline: job.inline } : {}),
-    });
+    const hash =
+      job.platformData !== null && job.platformData !== undefined ? platformDataRef(job.platformData) : null;
+    // The job's lines: its platform data's (unless the open block has it) and its own.
+    const lines = () => {
+      const seen = hash === null ? undefined : this.blockPlatformData.get(hash);
+      const ref = hash === null ? null : (seen?.ref ?? String(this.platformData.length + 1));
+      const pd =
+        ref === null || seen ? null : encodeLine({ type: 'platform_data', ref, data: job.platformData });
+      const enc = encodeLine({
+        type: 'job',
+        ...(this.meta.shopOnLines ? { shop_id: this.meta.shopId } : {}),
+        job_id: job.jobId,
+        ...(Object.keys(meta).length > 0 ? { job: meta } : {}),
+        details: job.details,
+        ...(ref !== null ? { platform_data_ref: ref } : {}),
+        sources: compactSources(`${DETAILS_ROOT}${job.jobId}/`, job.sources),
+        ...(job.row !== undefined ? { row: compact?.row ?? null } : {}),
+        ...(compact && compact.omitted.length > 0 ? { row_omitted: compact.omitted } : {}),
+        ...(job.row && Object.keys(job.row.reduced).length > 0 ? { row_reduced: job.row.reduced } : {}),
+        ...(job.inline && job.inline.length > 0 ? { inline: job.inline } : {}),
+      });
+      return { ref, pd, enc, bytes: (pd?.line.length ?? 0) + enc.line.length };
+    };
+    let planned = lines();
+    // Both in the open block, or both in the next one (where the payload is written again).
+    if (this.openBytes > 0 && this.openBytes + planned.bytes > BLOCK_BYTES) {
+      await this.closeBlock();
+      planned = lines();
+    }
+    const { ref, pd, enc } = planned;
+    if (pd && hash !== null && ref !== null) {
+      const at = { ...(await this.append(pd.line)), ref, sha256: pd.sha256 };
+      this.platformData.push(at);
+      this.blockPlatformData.set(hash, at);
+    }
     const docs = documentListings(job.details).map((l) => l.doc_id);
     this.jobs[job.jobId] = {
       ...(await this.append(enc.line, docs)),
@@ -200,7 +216,7 @@ export class PartBuilder {
       bytes_in: this.bytesIn,
       header: this.located(this.header),
       platform_data: Object.fromEntries(
-        [...this.platformData.values()].map(({ ref, sha256, ...p }) => [ref, { ...this.located(p), sha256 }]),
+        this.platformData.map(({ ref, sha256, ...p }) => [ref, { ...this.located(p), sha256 }]),
       ),
       jobs: Object.fromEntries(
         Object.entries(this.jobs).map(([id, { block, line, ...e }]) => [

@@ -15,7 +15,7 @@ import {
   paysTable,
   sizeText,
 } from '../../../infra/cli/cost';
-import { wherePays } from '../../../infra/cli/cost-model';
+import { deploymentBills, wherePays } from '../../../infra/cli/cost-model';
 import { memoryOutput } from '../../../infra/cli/output';
 import { DEFAULT_PRICES } from '../../../infra/cli/prices';
 
@@ -81,16 +81,18 @@ const replaceSection = (text: string, name: string, body: string[]): string => {
 const main = async () => {
   process.chdir(ROOT);
   const rows: string[] = [
-    '| workload | command | one cohort over its life | payback age |',
-    '|---|---|---|---|',
+    '| workload | command | one cohort over its life: archive (without fixed costs) vs the floor, hot | archive ÷ floor, without fixed | payback age |',
+    '|---|---|---|---|---|',
   ];
   for (const d of DOCS) {
     const io = memoryOutput();
     const r = await costCommand(parseCostOptions(parseFlags(costSpec, d.args)), io);
     writeFileSync(resolve(ROOT, d.file), `${io.stdout.join('\n')}\n`);
     const t = r.cohortTotal;
+    // A workload that never pays even at the floor says so, and why.
+    const floorNever = r.floor.total > t.hot;
     rows.push(
-      `| ${d.title} | \`jobarchive cost ${d.args.join(' ')}\` | archive ${usd(t.archive)} vs hot ${usd(t.hot)} (lifecycle ${usd(t.lifecycle)}) | ${r.breakEvenVsHot ?? 'never'} |`,
+      `| ${d.title} | \`jobarchive cost ${d.args.join(' ')}\` | archive ${usd(t.archive)} (${usd(r.archiveWithoutFixed)}) vs floor ${usd(r.floor.total)}, hot ${usd(t.hot)} (lifecycle ${usd(t.lifecycle)}) | ${r.ratioToFloor.toFixed(2)}× | ${r.breakEvenVsHot ?? (floorNever ? 'never — not even at the floor: its objects are so small that one GET each costs more than the Standard storage archiving saves over this horizon' : 'never')} |`,
     );
   }
   const design = parseCostOptions(parseFlags(costSpec, ['--from-report', STEADY, ...DESIGN]));
@@ -101,6 +103,15 @@ const main = async () => {
     bytesPerJob: design.workload.bytesPerJob ?? m.bytesPerJob,
   };
   const pays = wherePays(w, m, DEFAULT_PRICES);
+  const bills = deploymentBills(w, m, DEFAULT_PRICES);
+  const billRows = [
+    '| jobs a month | hot | archive (fixed costs included) | of it fixed | floor | archive ÷ floor |',
+    '|---|---|---|---|---|---|',
+    ...bills.map(
+      (b) =>
+        `| ${b.jobsPerMonth.toLocaleString('en-US')} | ${usd(b.hot)} | ${usd(b.archive)} | ${usd(b.fixed)} | ${usd(b.floor)} | ${(b.archive / b.floor).toFixed(2)}× |`,
+    ),
+  ];
   const objectBytes = w.bytesPerJob / w.objectsPerJob;
   const file = resolve(ROOT, 'docs/cost.md');
   let text = readFileSync(file, 'utf8');
@@ -114,8 +125,24 @@ const main = async () => {
     '',
     ...rows,
   ]);
+  text = replaceSection(text, 'deployment', [
+    `The whole deployment's bill a month once every cohort is kept (the design's objects and bytes per job, 24 months in Glacier IR, steady-year figures, \`jobarchive cost\` prints it for any workload):`,
+    '',
+    ...billRows,
+  ]);
   writeFileSync(file, text);
+  // The README carries the same where-archiving-pays table.
+  const readme = resolve(ROOT, 'README.md');
+  writeFileSync(
+    readme,
+    replaceSection(readFileSync(readme, 'utf8'), 'pays', [
+      `For the design's 100,000 jobs a month of ${w.objectsPerJob} objects (theirs: ${sizeText(objectBytes)} each), steady-year figures, 100 lookups a month:`,
+      '',
+      ...paysTable(pays),
+    ]),
+  );
   console.log(rows.join('\n'));
+  console.log(billRows.join('\n'));
   console.log(paysTable(pays).join('\n'));
 };
 

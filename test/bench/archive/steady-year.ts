@@ -9,7 +9,7 @@
  * - rows are deleted when their TTL passes, as DynamoDB's TTL would (DynamoDB Local never deletes);
  * - S3 lifecycle, which s3rver lacks, is simulated from the construct's rules: a part moves to Glacier
  *   IR a day after it was written when it is ≥ 128 KB (S3's default minimum; smaller parts stay in
- *   Standard), indexes and hot objects stay in Standard, run scratch expires after 30 days.
+ *   Standard), indexes and hot objects stay in Standard, run scratch expires after RUNS_EXPIRE_DAYS.
  *
  * Per run and in total: jobs planned, S3 requests by API call (handlers plus the Distributed Map's),
  * DynamoDB read units, task invocations, state transitions, lifecycle transitions, bytes at rest by
@@ -21,8 +21,11 @@
  * GET per archived hot object, so the summary splits the year's requests into those parts
  * (steady-year-decomposition.ts) and says what the fixed parts would be at the design's volume.
  */
+
 import { DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DEFAULT_PRICES } from '../../../infra/cli/prices';
+import { RUNS_EXPIRE_DAYS } from '../../../infra/construct/details-bucket';
 import type { ArchiverStep } from '../../../infra/construct/step-names';
 import type {
   RunArchiverLocallyOptions,
@@ -101,7 +104,8 @@ export const STEADY_YEAR_SETTINGS = {
   olderThanDays: 14,
   graceHours: 1,
   jobTtlDays: 90,
-  runsExpireDays: 30,
+  /** The construct's lifecycle rule (details-bucket.ts). */
+  runsExpireDays: RUNS_EXPIRE_DAYS,
   transitionAfterDays: 1,
   /** S3's default: objects under 128 KB are not transitioned (all_storage_classes_128K). */
   transitionMinBytes: 128 * 1024,
@@ -164,6 +168,8 @@ export interface SteadyRun {
   /** Hot bytes read into parts, and part bytes written (the report's bytesIn / bytesOut). */
   readonly bytesIn: number;
   readonly bytesOut: number;
+  /** Bytes the run left under its scratch prefix `job-details-runs/{run}/` (Standard, until they expire). */
+  readonly scratchBytes: number;
   /** Active runs only: requests by API and kind of key (request-trace.ts), most first. */
   readonly byKey?: [string, number][];
 }
@@ -216,6 +222,16 @@ export interface SteadyYearResult {
   };
   /** At the end, by class and prefix (bytes). */
   readonly bytesAtRest: Record<string, number>;
+  /**
+   * Run scratch: bytes the runs wrote under `job-details-runs/`, per archived hot object, and kept
+   * in Standard for `expireDays` (the lifecycle rule); `meanBytes` is what the year held on average.
+   */
+  readonly runScratch: {
+    readonly expireDays: number;
+    readonly bytesWritten: number;
+    readonly bytesPerArchivedObject: number;
+    readonly meanBytes: number;
+  };
   readonly parts: { readonly count: number; readonly inGlacierIr: number; readonly meanBytes: number };
   readonly hotObjectsLeft: number;
   /** Hot objects left whose row TTL already deleted: what no run will archive (issue 20 point 3b). */
@@ -237,6 +253,38 @@ export interface SteadyYearResult {
 }
 
 const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+/**
+ * The bytes at rest at the end, priced in their class (list prices, infra/cli/prices.ts): what is
+ * in Standard besides the hot objects (indexes, run scratch as the year held it on average, the rest)
+ * against what the parts cost, with the parts in Glacier IR (as measured) and in Deep Archive.
+ */
+const atRestCostLines = (r: SteadyYearResult): string[] => {
+  const p = DEFAULT_PRICES;
+  const b = r.bytesAtRest;
+  const gb = (x: number) => x / 1024 ** 3;
+  const partsIr = (b['GLACIER_IR parts'] ?? 0) + (b['STANDARD parts'] ?? 0);
+  const standard = {
+    index: b['STANDARD index'] ?? 0,
+    'runs (mean)': r.runScratch.meanBytes,
+    other: b['STANDARD other'] ?? 0,
+  };
+  const std = (x: number) => gb(x) * p.standardGbMonth;
+  const inIr = gb(b['GLACIER_IR parts'] ?? 0) * p.classGbMonth.GLACIER_IR + std(b['STANDARD parts'] ?? 0);
+  const inDa = gb(partsIr) * p.classGbMonth.DEEP_ARCHIVE;
+  const total = Object.values(standard).reduce((a, x) => a + std(x), 0);
+  const pct = (x: number, of: number) => `${((100 * x) / Math.max(1e-12, of)).toFixed(1)} %`;
+  return [
+    `  at rest, $ a month in its class: parts $${inIr.toExponential(3)} (Glacier IR as measured), $${inDa.toExponential(3)} all in Deep Archive; in Standard besides hot objects $${total.toExponential(3)} = ${pct(total, inIr)} of the parts' in Glacier IR, ${pct(total, inDa)} in Deep Archive`,
+    `    ${Object.entries(standard)
+      .map(
+        ([k, v]) => `${k} ${kb(v)} $${std(v).toExponential(2)} (${pct(std(v), inIr)} / ${pct(std(v), inDa)})`,
+      )
+      .join(
+        ', ',
+      )}; run scratch: ${kb(r.runScratch.bytesWritten)} written, ${f2(r.runScratch.bytesPerArchivedObject)} B per archived hot object, kept ${r.runScratch.expireDays} days`,
+  ];
+};
 
 /** Every job of the simulation, by completion time. Deterministic in `seed`. */
 export const steadyYearJobs = (seed: number, s: SteadyYearSizes): BenchJob[] => {
@@ -474,6 +522,10 @@ export const runSteadyYear = async (
       rowsExpired: gone.length,
       bytesIn: n(report, 'bytesIn'),
       bytesOut: n(report, 'bytesOut'),
+      scratchBytes:
+        typeof report.runId === 'string'
+          ? (await d.listAll(bucket, `job-details-runs/${report.runId}/`)).reduce((a, o) => a + o.size, 0)
+          : 0,
       ...(n(report, 'jobsPlanned') > 0 ? { byKey: byKeyClass(trace.list) } : {}),
     };
     perRun.push(entry);
@@ -526,8 +578,10 @@ export const runSteadyYear = async (
     rowsExpired: 0,
     bytesIn: 0,
     bytesOut: 0,
+    scratchBytes: 0,
   };
   for (const r of perRun) {
+    totals.scratchBytes += r.scratchBytes;
     totals.jobsPlanned += r.jobsPlanned;
     totals.jobsArchived += r.jobsArchived;
     totals.hotArchived += r.hotArchived;
@@ -592,6 +646,20 @@ export const runSteadyYear = async (
       })(),
     },
     bytesAtRest: bytesAtRest(end, lastNow),
+    runScratch: {
+      expireDays: S.runsExpireDays,
+      bytesWritten: totals.scratchBytes,
+      bytesPerArchivedObject: per(totals.scratchBytes),
+      // Each run's scratch is in Standard from its day until it expires (or the year ends).
+      meanBytes:
+        perRun.reduce(
+          (a, r) =>
+            a +
+            r.scratchBytes *
+              Math.min(S.runsExpireDays, (lastNow - Date.parse(`${r.day}T03:00:00Z`)) / DAY + 1),
+          0,
+        ) / Math.max(1, perRun.length),
+    },
     parts: {
       count: partList.length,
       inGlacierIr: partList.filter(
@@ -697,6 +765,7 @@ export const steadyYearLines = (r: SteadyYearResult): string[] => {
     `  bytes at rest at the end: ${Object.entries(r.bytesAtRest)
       .map(([k, v]) => `${k} ${kb(v)}`)
       .join(', ')}`,
+    ...atRestCostLines(r),
     `  parts: ${r.parts.count} (${r.parts.inGlacierIr} in Glacier IR, mean ${kb(r.parts.meanBytes)}; parts under 128 KB stay in Standard)`,
     `  lookup of an archived job, month known (${r.lookup.sample} sampled): index ${f2(r.lookup.indexRequests)} GETs / ${kb(r.lookup.indexBytes)}, part ${f2(r.lookup.partRequests)} GETs / ${kb(r.lookup.partBytes)}, other ${f2(r.lookup.otherRequests)}`,
     `  hot objects left: ${r.hotObjectsLeft} (${r.hotObjectsLeftNotYetEligible} of jobs not yet eligible, ${r.hotObjectsLeftRowless} of jobs whose row expired unarchived)`,

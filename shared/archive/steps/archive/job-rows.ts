@@ -32,7 +32,7 @@ const s = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const n = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /**
- * Rows of the given jobs of one shop (strongly consistent); a job whose row is gone (TTL) is absent
+ * Rows of the given jobs of one shop (eventually consistent, see below); a job whose row is gone (TTL) is absent
  * from the map. Unprocessed keys are retried with backoff, then it throws (the group retries later).
  */
 export const readJobRows = async (
@@ -54,8 +54,12 @@ export const readJobRows = async (
           RequestItems: {
             [deps.table]: {
               Keys: keys,
-              // The whole item: the archive keeps every attribute once the row expires.
-              ConsistentRead: true,
+              // The whole item: the archive keeps every attribute once the row expires. Eventually
+              // consistent (half the read units): the row was terminal before the run's cutoff and
+              // its grace period, and what the read decides is guarded by writes that check — the
+              // index commit (If-Match) and delete (each hot object's ETag against the manifest) —
+              // so a stale row can only archive a job again later, never lose or delete data.
+              ConsistentRead: false,
             },
           },
         }),
