@@ -128,6 +128,9 @@ export const lookupCommand = async (
     restoreDays: ctx.cfg.restoreDays,
     readConcurrency: ctx.cfg.readConcurrency,
     searchMonths: opts.searchMonths,
+    // Parts past the deployment's retention are expired (not served, not "damage").
+    retentionMonths: ctx.cfg.retentionMonths,
+    clock: () => ctx.now(),
   });
   const completedAt = opts.completedAt?.toISOString() ?? row?.completed_at;
   const lookup = await reader.lookup({

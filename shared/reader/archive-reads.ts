@@ -1,8 +1,12 @@
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import {
+  COLD_PREFIX,
+  groupPrefix,
   monthIndexKey,
+  parsePartKey,
   partWrittenAt,
+  pendingPrefix,
   SHARED_INDEX_PREFIX,
   sharedIndexKey,
   shopIndexPrefix,
@@ -150,6 +154,37 @@ const readMonthIndex = async (
   };
 };
 
+/** The repair a lost month index needs (docs/operations.md). */
+export const reindexRepair = (shopId: string, month: string): string =>
+  `jobarchive reindex --shop ${shopId} --month ${month}`;
+
+/**
+ * The shop has no month index (and no view in the shared one), yet parts of its own may lie under
+ * the month: then the index was lost, and answering "nothing archived" would hide them. 1 List of
+ * the month's part prefix (empty for a month never archived); only when it holds parts, 1 List of
+ * the staging manifests, since a part still staged was never committed and is rightly invisible.
+ * CorruptObjectError naming the index and the repair when committed parts are there.
+ */
+const checkNoCommittedParts = async (ctx: ReadContext, shopId: string, month: string): Promise<void> => {
+  const parts: string[] = [];
+  for await (const o of listAll(ctx.s3, ctx.bucket, groupPrefix(shopId, month))) {
+    const parsed = parsePartKey(o.key);
+    if (parsed) parts.push(parsed.partName);
+  }
+  if (parts.length === 0) return;
+  const staged = new Set<string>();
+  for await (const o of listAll(ctx.s3, ctx.bucket, pendingPrefix(shopId, month))) {
+    const name = /\/pending\/([^/]+)\.json$/.exec(o.key)?.[1];
+    if (name && !name.endsWith('.verified')) staged.add(name);
+  }
+  const committed = parts.filter((p) => !staged.has(p));
+  if (committed.length === 0) return;
+  throw new CorruptObjectError(
+    monthIndexKey(shopId, month),
+    `month index is missing while ${committed.length} committed part(s) of the month exist under ${groupPrefix(shopId, month)}: their jobs cannot be read until it is rebuilt with \`${reindexRepair(shopId, month)}\``,
+  );
+};
+
 /**
  * A packed shop-month (docs/archive-format.md, "Shared parts"): the month's shared index, one GET of
  * the whole object, and the shop's view in it. Every entry must lie inside the shop's own segment of
@@ -167,12 +202,16 @@ const readSharedView = async (
     got = await getRange(ctx, key, undefined, ifNoneMatch ? { ifNoneMatch } : {});
   } catch (err) {
     if (ifNoneMatch && statusOf(err) === 304) return 'unchanged';
-    if (isNotFound(err)) return { month, key: monthIndexKey(q.shopId, month), etag: null, entries: [] };
-    throw err;
+    if (!isNotFound(err)) throw err;
+    await checkNoCommittedParts(ctx, q.shopId, month);
+    return { month, key: monthIndexKey(q.shopId, month), etag: null, entries: [] };
   }
   const shared = parseSharedIndex(got.bytes, key, q.shopId);
   const view = shared.views.get(q.shopId);
-  if (!view) return { month, key, etag: got.etag, entries: [] };
+  if (!view) {
+    await checkNoCommittedParts(ctx, q.shopId, month);
+    return { month, key, etag: got.etag, entries: [] };
+  }
   const entries = entriesFromIndex(view, { indexKey: key, shopId: q.shopId, month }, q.jobId);
   for (const a of entries) {
     const seg = shared.parts.find((p) => p.name === a.entry.part)?.segments[q.shopId];
@@ -184,56 +223,74 @@ const readSharedView = async (
   return { month, key, etag: got.etag, entries };
 };
 
-/** The given months' indexes (1 GET each, in parallel). */
+/** A month whose index could not be read: damaged, or lost while its parts remain. */
+export interface MonthFailure {
+  readonly month: string;
+  readonly error: CorruptObjectError;
+}
+
+/**
+ * The given months' indexes (1 GET each, in parallel). A month whose index is damaged or lost
+ * (CorruptObjectError) does not fail the others: it is returned among `failed` for the caller to
+ * warn about, or to throw when nothing else answers. Any other error propagates.
+ */
 export const readIndexes = async (
   ctx: ReadContext,
   q: ResolvedQuery,
   months: readonly string[],
-): Promise<MonthRead[]> =>
-  mapLimit(months, ctx.settings.readConcurrency, async (month) => {
-    const read = await readMonthIndex(ctx, q, month);
-    // Without If-None-Match S3 never answers 304.
-    if (read === 'unchanged') throw new Error(`unexpected 304 for ${monthIndexKey(q.shopId, month)}`);
-    return read;
+): Promise<{ reads: MonthRead[]; failed: MonthFailure[] }> => {
+  const all = await mapLimit(months, ctx.settings.readConcurrency, async (month) => {
+    try {
+      const read = await readMonthIndex(ctx, q, month);
+      // Without If-None-Match S3 never answers 304.
+      if (read === 'unchanged') throw new Error(`unexpected 304 for ${monthIndexKey(q.shopId, month)}`);
+      return read;
+    } catch (err) {
+      if (err instanceof CorruptObjectError) return { month, error: err };
+      throw err;
+    }
   });
-
-/** Re-reads indexes already read; an unchanged one costs a 304 and no body. */
-export const recheckIndexes = async (
-  ctx: ReadContext,
-  q: ResolvedQuery,
-  reads: readonly MonthRead[],
-): Promise<MonthRead[]> =>
-  mapLimit(reads, ctx.settings.readConcurrency, async (prev) => {
-    const read = await readMonthIndex(ctx, q, prev.month, prev.etag ?? undefined);
-    return read === 'unchanged' ? prev : read;
-  });
+  return {
+    reads: all.filter((r): r is MonthRead => 'entries' in r),
+    failed: all.filter((r): r is MonthFailure => 'error' in r),
+  };
+};
 
 /**
  * The month is unknown: list the shop's index prefix (no Delimiter; pending manifests are filtered
  * out by key shape) and read the newest `searchMonths` indexes, none older than `q.searchFrom`.
- * Costs one List per 1,000 keys under the prefix plus one GET per index read.
+ * The shop's part prefix is listed too: a month with parts and no index (a lost index) is read like
+ * the others, which names it among `failed` instead of leaving it out. Costs one List per 1,000 keys
+ * under each prefix plus one GET per index read.
  */
-export const searchIndexes = async (ctx: ReadContext, q: ResolvedQuery): Promise<MonthRead[]> => {
+export const searchIndexes = async (
+  ctx: ReadContext,
+  q: ResolvedQuery,
+): Promise<{ reads: MonthRead[]; failed: MonthFailure[] }> => {
   const keys: string[] = [];
   for await (const o of listAll(ctx.s3, ctx.bucket, shopIndexPrefix(q.shopId))) keys.push(o.key);
   // Months with a shared index: the shop may be packed there (one more List per 1,000 keys).
   for await (const o of listAll(ctx.s3, ctx.bucket, SHARED_INDEX_PREFIX)) keys.push(o.key);
+  for await (const o of listAll(ctx.s3, ctx.bucket, `${COLD_PREFIX}${q.shopId}/`)) {
+    const part = parsePartKey(o.key);
+    if (part?.shopId === q.shopId) keys.push(monthIndexKey(q.shopId, part.month));
+  }
   return readIndexes(ctx, q, newestIndexMonths(keys, q.shopId, ctx.settings.searchMonths, q.searchFrom));
 };
 
 /**
- * A part its index names is gone: expired by the retention rule when it is older than the horizon
- * (the index outlives its parts by a month, so it may still name them), damage otherwise.
+ * When the part passed the retention horizon (written + retentionMonths): the lifecycle rule expires
+ * it then, or soon after (S3 runs lifecycle rules lazily), and the index outlives it by a month. A
+ * part past the horizon is not served even while it still exists: ArchiveExpiredError, no request.
  */
-const missingPart = (ctx: ReadContext, key: string): Error => {
+const expiredPart = (ctx: ReadContext, key: string): ArchiveExpiredError | null => {
   const written = partWrittenAt(key);
   const months = ctx.settings.retentionMonths;
-  if (months > 0 && written) {
-    const horizon = written.getTime() + retentionDays(months) * 86_400_000;
-    if (ctx.settings.clock().getTime() >= horizon)
-      return new ArchiveExpiredError(key, months, written.toISOString());
-  }
-  return new CorruptObjectError(key, 'part is committed in its month index but does not exist');
+  if (months <= 0 || !written) return null;
+  const horizon = written.getTime() + retentionDays(months) * 86_400_000;
+  return ctx.settings.clock().getTime() >= horizon
+    ? new ArchiveExpiredError(key, months, written.toISOString())
+    : null;
 };
 
 /** One ranged GET; a part in a Glacier class triggers (at most one) restore and ArchiveNotRestoredError. */
@@ -244,6 +301,8 @@ const readRange = async (
   length: number,
 ): Promise<Uint8Array> => {
   const at = `${key} bytes ${offset}-${offset + length - 1}`;
+  const expired = expiredPart(ctx, key);
+  if (expired) throw expired;
   let got: Awaited<ReturnType<typeof fetchObject>>;
   try {
     got = await fetchObject(ctx, key, { offset, length });
@@ -253,7 +312,7 @@ const readRange = async (
       throw new CorruptObjectError(at, 'range lies outside the part', { cause: err });
     throw err;
   }
-  if (!got) throw missingPart(ctx, key);
+  if (!got) throw new CorruptObjectError(key, 'part is committed in its month index but does not exist');
   if (got.bytes.length !== length) {
     throw new CorruptObjectError(
       at,
@@ -267,22 +326,42 @@ const readRange = async (
 /**
  * The bytes of every wanted member, by id. Adjacent members of one part share a GET. All reads run
  * (bounded) even when one part needs a restore, so every cold part gets its restore requested in this
- * call; then the first ArchiveNotRestoredError is thrown. Any other failure aborts at once.
+ * call; then the first ArchiveNotRestoredError is thrown. A part that is damaged, missing or expired
+ * (CorruptObjectError, ArchiveExpiredError) fails only its own members: they are in `failed`, by id,
+ * and the other parts are still read. Any other failure aborts at once.
  */
 export const readMembers = async (
   ctx: ReadContext,
   wanted: readonly WantedMember[],
-): Promise<Map<string, Uint8Array>> => {
+): Promise<{ bytes: Map<string, Uint8Array>; failed: Map<string, Error> }> => {
   const reads = planReads(wanted);
   const bodies = await mapLimit(reads, ctx.settings.readConcurrency, async (r) => {
     try {
       return await readRange(ctx, r.key, r.offset, r.length);
     } catch (err) {
-      if (err instanceof ArchiveNotRestoredError) return err;
+      if (
+        err instanceof ArchiveNotRestoredError ||
+        err instanceof CorruptObjectError ||
+        err instanceof ArchiveExpiredError
+      )
+        return err;
       throw err;
     }
   });
   const notRestored = bodies.find((b): b is ArchiveNotRestoredError => b instanceof ArchiveNotRestoredError);
   if (notRestored) throw notRestored;
-  return sliceMembers(reads, bodies as Uint8Array[]);
+  const failed = new Map<string, Error>();
+  const ok: { read: (typeof reads)[number]; body: Uint8Array }[] = [];
+  reads.forEach((read, i) => {
+    const body = bodies[i];
+    if (body instanceof Error) for (const m of read.members) failed.set(m.id, body);
+    else if (body) ok.push({ read, body });
+  });
+  return {
+    bytes: sliceMembers(
+      ok.map((o) => o.read),
+      ok.map((o) => o.body),
+    ),
+    failed,
+  };
 };
