@@ -283,7 +283,7 @@ export const searchIndexes = async (
  * it then, or soon after (S3 runs lifecycle rules lazily), and the index outlives it by a month. A
  * part past the horizon is not served even while it still exists: ArchiveExpiredError, no request.
  */
-const expiredPart = (ctx: ReadContext, key: string): ArchiveExpiredError | null => {
+export const expiredPart = (ctx: ReadContext, key: string): ArchiveExpiredError | null => {
   const written = partWrittenAt(key);
   const months = ctx.settings.retentionMonths;
   if (months <= 0 || !written) return null;
