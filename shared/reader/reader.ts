@@ -281,7 +281,7 @@ const lateHotObjects = (rq: ResolvedQuery, entries: readonly ArchiveEntry[], hot
   const archived = new Set(newest.entry.sources.map((src) => src.key));
   const late = hot.keys.filter((k) => !archived.has(k));
   if (late.length === 0) return null;
-  return `${late.length} hot object(s) written after this completion was archived in ${newest.partKey} (hot copies deleted ${newest.entry.deleted_at}) are merged in; no archive holds them yet: ${late.join(', ')}`;
+  return `${late.length} hot object(s) found after this completion was archived in ${newest.partKey} and its hot copies deleted (${newest.entry.deleted_at}), written after that archival: merged in; no archive holds them yet: ${late.join(', ')}`;
 };
 
 const entriesOf = (reads: readonly MonthRead[]): ArchiveEntry[] =>

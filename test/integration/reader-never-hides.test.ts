@@ -97,7 +97,7 @@ test('case 4: a flush written after its job was archived into a shared part (hot
   expect(look.hotKeys).toEqual([late.key]);
   expect(look.archivals).toHaveLength(1);
   expect(look.provenance.warnings).toEqual([expect.stringContaining(late.key)]);
-  expect(look.provenance.warnings[0]).toMatch(/written after this completion was archived/);
+  expect(look.provenance.warnings[0]).toMatch(/written after that archival/);
   // 1 List of the hot prefix + 1 GET of the late flush, the packed month's own index (404) and shared
   // index, 1 ranged GET of the member.
   expect(look.provenance.requests).toBe(1 + 1 + 2 + 1);
