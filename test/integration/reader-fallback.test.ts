@@ -269,12 +269,13 @@ describe('JobDetailsReader against s3rver', () => {
     const bounded = new JobDetailsReader(s3, bucket, { searchMonths: 2 });
     const b = await bounded.readAllDetails({ shopId, jobId });
     expect(b.details).toEqual(SECOND);
-    expect(b.provenance.requests).toBe(1 + 1 + 1 + 2 + 1);
+    // hot List, index List, shared-index List, part List, 2 index GETs, 1 member.
+    expect(b.provenance.requests).toBe(1 + 1 + 1 + 1 + 2 + 1);
 
     // createdAt narrows the search to months the job existed in.
     const from = await reader.readAllDetails({ shopId, jobId, createdAt: '2025-12-20T00:00:00.000Z' });
     expect(from.details).toEqual(SECOND);
-    expect(from.provenance.requests).toBe(1 + 1 + 1 + 2 + 1);
+    expect(from.provenance.requests).toBe(1 + 1 + 1 + 1 + 2 + 1);
 
     // Known completion + creation: both months read directly, no listing.
     const known = await reader.readAllDetails({
