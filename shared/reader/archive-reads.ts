@@ -5,10 +5,14 @@ import {
   groupPrefix,
   monthIndexKey,
   parsePartKey,
+  parseSharedIndexKey,
+  parseSharedPartKey,
   partWrittenAt,
   pendingPrefix,
+  SHARED,
   SHARED_INDEX_PREFIX,
   sharedIndexKey,
+  sharedPendingPrefix,
   shopIndexPrefix,
 } from '../archive/format/keys';
 import { gzipMemberLength } from '../archive/format/member-scan';
@@ -40,6 +44,8 @@ export interface MonthRead {
   readonly key: string;
   /** null: there is no index for that month. */
   readonly etag: string | null;
+  /** The month has no shared index either (see lostSharedIndexes). */
+  readonly noSharedIndex?: boolean;
   readonly entries: readonly ArchiveEntry[];
 }
 
@@ -159,30 +165,88 @@ export const reindexRepair = (shopId: string, month: string): string =>
   `jobarchive reindex --shop ${shopId} --month ${month}`;
 
 /**
- * The shop has no month index (and no view in the shared one), yet parts of its own may lie under
- * the month: then the index was lost, and answering "nothing archived" would hide them. 1 List of
- * the month's part prefix (empty for a month never archived); only when it holds parts, 1 List of
- * the staging manifests, since a part still staged was never committed and is rightly invisible.
- * CorruptObjectError naming the index and the repair when committed parts are there.
+ * Parts under `partsPrefix` that are committed — no staging manifest under `stagingPrefix` names
+ * them (a part still staged was never committed and is rightly invisible). 1 List of the parts
+ * (empty for a month never archived); only when it holds parts, 1 List of the manifests.
  */
-const checkNoCommittedParts = async (ctx: ReadContext, shopId: string, month: string): Promise<void> => {
+const committedParts = async (
+  ctx: ReadContext,
+  partsPrefix: string,
+  stagingPrefix: string,
+): Promise<number> => {
   const parts: string[] = [];
-  for await (const o of listAll(ctx.s3, ctx.bucket, groupPrefix(shopId, month))) {
-    const parsed = parsePartKey(o.key);
-    if (parsed) parts.push(parsed.partName);
+  for await (const o of listAll(ctx.s3, ctx.bucket, partsPrefix)) {
+    const name = o.key.slice(partsPrefix.length);
+    if (parsePartKey(o.key) && !name.includes('/')) parts.push(name);
   }
-  if (parts.length === 0) return;
+  if (parts.length === 0) return 0;
   const staged = new Set<string>();
-  for await (const o of listAll(ctx.s3, ctx.bucket, pendingPrefix(shopId, month))) {
+  for await (const o of listAll(ctx.s3, ctx.bucket, stagingPrefix)) {
     const name = /\/pending\/([^/]+)\.json$/.exec(o.key)?.[1];
     if (name && !name.endsWith('.verified')) staged.add(name);
   }
-  const committed = parts.filter((p) => !staged.has(p));
-  if (committed.length === 0) return;
+  return parts.filter((p) => !staged.has(p)).length;
+};
+
+/**
+ * The shop has no month index (and no view in the shared one), yet parts of its own may lie under
+ * the month: then the index was lost, and answering "nothing archived" would hide them.
+ * CorruptObjectError naming the index and the repair when committed parts are there.
+ */
+const checkNoCommittedParts = async (ctx: ReadContext, shopId: string, month: string): Promise<void> => {
+  const n = await committedParts(ctx, groupPrefix(shopId, month), pendingPrefix(shopId, month));
+  if (n === 0) return;
   throw new CorruptObjectError(
     monthIndexKey(shopId, month),
-    `month index is missing while ${committed.length} committed part(s) of the month exist under ${groupPrefix(shopId, month)}: their jobs cannot be read until it is rebuilt with \`${reindexRepair(shopId, month)}\``,
+    `month index is missing while ${n} committed part(s) of the month exist under ${groupPrefix(shopId, month)}: their jobs cannot be read until it is rebuilt with \`${reindexRepair(shopId, month)}\``,
   );
+};
+
+const lostSharedIndex = (month: string, n: number): CorruptObjectError =>
+  new CorruptObjectError(
+    sharedIndexKey(month),
+    `shared index is missing while ${n} committed shared part(s) exist under ${COLD_PREFIX}${SHARED}/${month}/: the jobs of shops packed there cannot be read; no command rebuilds a shared index yet — restore the object (e.g. from a bucket version) or keep the jobs' hot copies`,
+  );
+
+/**
+ * Months whose shared index is lost while committed shared parts remain: any shop packed there lost
+ * its view with it. Readers ask only when nothing else answered. With the months known (those read
+ * with no shared index): 1 List of each month's shared parts (+1 of its intents when there are
+ * parts). Searching (`months` null): 1 List of the shared index prefix and 1 of the shared parts (per
+ * 1,000 keys), months from `from` on. One CorruptObjectError per such month.
+ */
+export const lostSharedIndexes = async (
+  ctx: ReadContext,
+  months: readonly string[] | null,
+  from: string | null,
+): Promise<CorruptObjectError[]> => {
+  if (months !== null) {
+    const out: CorruptObjectError[] = [];
+    for (const month of months) {
+      const n = await committedParts(ctx, `${COLD_PREFIX}${SHARED}/${month}/`, sharedPendingPrefix(month));
+      if (n > 0) out.push(lostSharedIndex(month, n));
+    }
+    return out;
+  }
+  const indexed = new Set<string>();
+  const staged = new Set<string>();
+  for await (const o of listAll(ctx.s3, ctx.bucket, SHARED_INDEX_PREFIX)) {
+    const month = parseSharedIndexKey(o.key);
+    if (month) indexed.add(month);
+    const intent = /^job-details-index\/_shared\/(\d{4}-\d{2})\/pending\/([^/]+)\.json$/.exec(o.key);
+    if (intent) staged.add(`${intent[1]}/${intent[2]}`);
+  }
+  const lost = new Map<string, number>();
+  for await (const o of listAll(ctx.s3, ctx.bucket, `${COLD_PREFIX}${SHARED}/`)) {
+    const p = parseSharedPartKey(o.key);
+    if (!p || indexed.has(p.month) || (from !== null && p.month < from)) continue;
+    if (staged.has(`${p.month}/${p.partName}`)) continue;
+    lost.set(p.month, (lost.get(p.month) ?? 0) + 1);
+  }
+  return [...lost]
+    .sort()
+    .reverse()
+    .map(([month, n]) => lostSharedIndex(month, n));
 };
 
 /**
@@ -204,7 +268,7 @@ const readSharedView = async (
     if (ifNoneMatch && statusOf(err) === 304) return 'unchanged';
     if (!isNotFound(err)) throw err;
     await checkNoCommittedParts(ctx, q.shopId, month);
-    return { month, key: monthIndexKey(q.shopId, month), etag: null, entries: [] };
+    return { month, key: monthIndexKey(q.shopId, month), etag: null, entries: [], noSharedIndex: true };
   }
   const shared = parseSharedIndex(got.bytes, key, q.shopId);
   const view = shared.views.get(q.shopId);

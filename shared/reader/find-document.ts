@@ -7,6 +7,7 @@ import {
   parsePartKey,
   parseSharedIndexKey,
   parseSharedPartKey,
+  SHARED,
   SHARED_INDEX_PREFIX,
   shopIndexPrefix,
 } from '../archive/format/keys';
@@ -30,6 +31,10 @@ import { fetchObject, type ReadContext } from './s3-context';
  * have their filters in a sidecar (+1 GET each); parts built before filters are read whole and
  * scanned — slow, and counted. Hot jobs through the shop's partition of the jobs table: one Query
  * page per 1 MB of the shop's rows, then 1 List + 1 GET per flush object of each job in range.
+ *
+ * Never hides: the shop's parts and the shared parts are listed too (1 List per 1,000 each), so a
+ * month with committed parts and no index is named in `provenance.warnings` (with its repair), as
+ * are a damaged index or block, a missing part and a part past the retention horizon (not read).
  */
 export interface FindDocumentQuery {
   readonly shopId: string;
@@ -260,9 +265,28 @@ const searchArchive = async (
   // (docs/archive-format.md, "Shared parts"): its view is read straight from the shared index.
   const own = new Set(months);
   const packed = new Set<string>();
+  const withShared = new Set<string>();
+  const sharedStaged = new Set<string>();
   for await (const o of listAll(ctx.s3, ctx.bucket, SHARED_INDEX_PREFIX)) {
     const month = parseSharedIndexKey(o.key);
+    if (month) withShared.add(month);
     if (month && !own.has(month) && inRange(q, month)) packed.add(month);
+    const intent = /^job-details-index\/_shared\/(\d{4}-\d{2})\/pending\/([^/]+)\.json$/.exec(o.key);
+    if (intent) sharedStaged.add(`${intent[1]}/${intent[2]}`);
+  }
+  // Shared parts of months without a shared index (1 List per 1,000): a lost shared index hides the
+  // jobs of every shop packed there, this one perhaps among them — named, never silently skipped.
+  const sharedLost = new Map<string, number>();
+  for await (const o of listAll(ctx.s3, ctx.bucket, `${COLD_PREFIX}${SHARED}/`)) {
+    const p = parseSharedPartKey(o.key);
+    if (!p || withShared.has(p.month) || !inRange(q, p.month) || sharedStaged.has(`${p.month}/${p.partName}`))
+      continue;
+    sharedLost.set(p.month, (sharedLost.get(p.month) ?? 0) + 1);
+  }
+  for (const [month, n] of [...sharedLost].sort().reverse()) {
+    warnings.push(
+      `${SHARED_INDEX_PREFIX}${month}/shared.json: shared index is missing while ${n} committed shared part(s) of the month exist: jobs of shops packed there were not searched; no command rebuilds a shared index yet`,
+    );
   }
   months.push(...packed);
   // The shop's own parts (1 List per 1,000): a month with committed parts and no index of its own

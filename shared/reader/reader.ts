@@ -4,7 +4,7 @@ import type { JobRecord } from '../archive/format/records';
 import { INLINE_PLATFORM_DATA, type InlineDetails, parseInlineDetails } from '../details/inline';
 import { ArchiveExpiredError, CorruptObjectError, InvalidInputError } from '../errors';
 import { itemToJson } from '../jobs/row-json';
-import { type MonthRead, readIndexes, readMembers, searchIndexes } from './archive-reads';
+import { lostSharedIndexes, type MonthRead, readIndexes, readMembers, searchIndexes } from './archive-reads';
 import { choosePlatformData, combineDetails, combineSources } from './combine';
 import { type ArchiveEntry, hotPlan, latestWithPlatformData, orderEntries } from './entries';
 import { type FindDocumentQuery, type FindDocumentResult, findDocument } from './find-document';
@@ -169,7 +169,14 @@ export class JobDetailsReader {
     const entries = entriesOf(reads);
     const late = lateHotObjects(rq, entries, hot);
     if (late) ctx.ledger.warn(late);
-    return { entries, hot, damage: failed.map((f) => f.error) };
+    const damage: unknown[] = failed.map((f) => f.error);
+    // Nothing anywhere: before answering "none", make sure no month lost its shared index (a packed
+    // shop's only record of its archivals there). Only then: it costs a List per such month.
+    if (entries.length === 0 && damage.length === 0 && !hasAnything(hot)) {
+      const months = rq.months === null ? null : reads.filter((r) => r.noSharedIndex).map((r) => r.month);
+      damage.push(...(await lostSharedIndexes(ctx, months, rq.searchFrom)));
+    }
+    return { entries, hot, damage };
   }
 
   /**
