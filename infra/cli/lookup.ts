@@ -38,8 +38,11 @@ export const lookupSpec: CommandSpec = {
     },
   },
   notes: [
-    'Cost: 1 GetItem; with a known completion 1 GET per month index + 1 ranged GET per archival (+ hot List/GETs',
-    'while hot objects remain); without one, 1 List per 1,000 index keys of the shop and up to --search-months index GETs.',
+    'Cost: 1 GetItem, 1 List of the hot prefix (+1 GET per object there); with a known completion 1 GET per month',
+    'index + 1 ranged GET per archival; without one, 1 List per 1,000 index keys and part keys of the shop and up to',
+    '--search-months index GETs.',
+    'Never hides: an archival that cannot be read (damaged, missing, past JDA_RETENTION_MONTHS) or a month whose index',
+    'is lost is a warning (stderr) while anything else answers, else the error, naming the repair (jobarchive reindex).',
   ],
 };
 

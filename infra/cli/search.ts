@@ -17,7 +17,8 @@ export const searchSpec: CommandSpec = {
     to: { type: 'string', value: 'YYYY-MM', help: 'last month searched (default: the newest)' },
   },
   notes: [
-    'Cost: 1 List per 1,000 keys under the shop’s index prefix, the shared index prefix, the shop’s parts and the shared parts; per month 1 index GET (+1 ranged GET of its filters',
+    'Cost: 1 List per 1,000 keys under the shop’s index prefix, the shared index prefix, the shop’s parts and the',
+    'shared parts; per month 1 index GET (+1 ranged GET of its filters',
     'when they lie past its first 32 KB), + 1 ranged GET per block whose filter matches (a part built before filters',
     'is read whole: said in the output; one with a sidecar of the first filter format costs 1 GET more).',
     'Hot: 1 Query page per 1 MB of the shop’s rows, then 1 List + 1 GET per flush of each job in range.',
