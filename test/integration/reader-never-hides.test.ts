@@ -238,6 +238,18 @@ test('case 6: a redriven job archived in two months, the older part gone: the ne
   expect(searched.details).toEqual(look.details);
   expect(searched.provenance.warnings).toEqual(look.provenance.warnings);
   expect((await reader.readAllDetails(q)).provenance.warnings).toEqual(look.provenance.warnings);
+
+  // Search: a document of the lost archival is not found, and the missing part is named; one of the
+  // newer archival is found — the search does not fail as a whole.
+  const search = (docId: string) =>
+    searchCommand(cliContextFor(env), { shopId, docId, json: true }, memoryOutput());
+  const lostDoc = first.details?.failed.timeout?.[0];
+  if (typeof lostDoc !== 'string') throw new Error('seeded job lists no document');
+  const gone = await search(lostDoc);
+  expect(gone.jobs).toEqual([]);
+  expect(gone.provenance.warnings).toEqual([expect.stringContaining(oldPart)]);
+  const kept = await search(`${job.jobId}-r`);
+  expect(kept.jobs.map((j) => [j.jobId, j.month])).toEqual([[job.jobId, job.completedAt.slice(0, 7)]]);
 });
 
 test('case 7: past the retention horizon a part is expired for the CLI as for the library, present or not; search says so', async () => {
