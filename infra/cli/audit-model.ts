@@ -1,4 +1,4 @@
-import { type IndexedSource, type MonthIndex, parseSharedPartKey } from '../../shared/archive/format';
+import { type IndexedSource, type MonthIndex, parseSharedPartKey, SHARED } from '../../shared/archive/format';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
 import { normalizeEtag } from '../../shared/s3/objects';
 import { checkTimestamp } from '../../shared/time';
@@ -98,7 +98,10 @@ export const REPAIR: Readonly<Record<MismatchKind, (shopId: string, month: strin
       parseSharedPartKey(key)
         ? `none yet for a shared part (reindex refuses packed shop-months): the shop's hot copies stay while its segment is damaged (deletes never touch them); restore the part's bytes from a copy, or keep them hot`
         : `jobarchive reindex --shop ${s} --month ${m} --force, then jobarchive run --replan (drops the unreadable part; that run archives its jobs again from their hot copies, which deletes never touch while it is damaged)`,
-    'lost-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m}`,
+    'lost-index': (s, m) =>
+      s === SHARED
+        ? `none yet for a shared index (reindex rebuilds a shop's own index only): restore job-details-index/_shared/${m}/shared.json (e.g. from a bucket version); until then readers name it and the packed shops' jobs cannot be read`
+        : `jobarchive reindex --shop ${s} --month ${m}`,
     'corrupt-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m} --force`,
     'unplannable-row': () =>
       "set status_created_at on the row (the indexer's terminal write does; = completed_at): the archiver plans from GSI_JobsByStatus_v2",

@@ -1,4 +1,4 @@
-import { type CommandSpec, EXIT_OK, type Flags } from './args';
+import { type CommandSpec, EXIT_FAILURE, EXIT_OK, type Flags } from './args';
 import { auditCommand, auditSpec, parseAuditOptions } from './audit';
 import { auditExitCode } from './audit-model';
 import type { CliContext, ResourceNeeds } from './context';
@@ -107,10 +107,9 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     parseRedactOptions,
     async (ctx, o, io) => (await redactCommand(ctx, o, io)).exitCode,
   ),
-  search: def(searchSpec, parseSearchOptions, async (ctx, o, io) => {
-    await searchCommand(ctx, o, io);
-    return EXIT_OK;
-  }),
+  search: def(searchSpec, parseSearchOptions, async (ctx, o, io) =>
+    (await searchCommand(ctx, o, io)).provenance.warnings.length > 0 ? EXIT_FAILURE : EXIT_OK,
+  ),
   // Reads parts only; `--list` talks to nothing.
   sql: def(
     sqlSpec,

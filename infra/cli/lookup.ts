@@ -38,8 +38,11 @@ export const lookupSpec: CommandSpec = {
     },
   },
   notes: [
-    'Cost: 1 GetItem; with a known completion 1 GET per month index + 1 ranged GET per archival (+ hot List/GETs',
-    'while hot objects remain); without one, 1 List per 1,000 index keys of the shop and up to --search-months index GETs.',
+    'Cost: 1 GetItem, 1 List of the hot prefix (+1 GET per object there); with a known completion 1 GET per month',
+    'index + 1 ranged GET per archival; without one, 1 List per 1,000 index keys and part keys of the shop and up to',
+    '--search-months index GETs.',
+    'Never hides: an archival that cannot be read (damaged, missing, past JDA_RETENTION_MONTHS) or a month whose index',
+    'is lost is a warning (stderr) while anything else answers, else the error, naming the repair (jobarchive reindex).',
   ],
 };
 
@@ -128,6 +131,9 @@ export const lookupCommand = async (
     restoreDays: ctx.cfg.restoreDays,
     readConcurrency: ctx.cfg.readConcurrency,
     searchMonths: opts.searchMonths,
+    // Parts past the deployment's retention are expired (not served, not "damage").
+    retentionMonths: ctx.cfg.retentionMonths,
+    clock: () => ctx.now(),
   });
   const completedAt = opts.completedAt?.toISOString() ?? row?.completed_at;
   const lookup = await reader.lookup({

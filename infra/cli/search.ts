@@ -17,10 +17,12 @@ export const searchSpec: CommandSpec = {
     to: { type: 'string', value: 'YYYY-MM', help: 'last month searched (default: the newest)' },
   },
   notes: [
-    'Cost: 1 List per 1,000 keys under the shop’s index prefix; per month 1 index GET (+1 ranged GET of its filters',
-    'when they lie past its first 32 KB), + 1 ranged GET per block whose filter matches (a part built before filters',
-    'is read whole: said in the output; one with a sidecar of the first filter format costs 1 GET more).',
+    'Cost: 1 List per 1,000 keys under the shop’s index prefix, the shared index prefix, the shop’s parts and the',
+    'shared parts; per month 1 index GET, 1 ranged GET of each part’s filters member (its last bytes, in the',
+    'part’s storage class), + 1 ranged GET per block whose filter matches.',
     'Hot: 1 Query page per 1 MB of the shop’s rows, then 1 List + 1 GET per flush of each job in range.',
+    'Exit 1 when something could not be searched (a month whose index is lost, a missing, damaged or expired',
+    'part): the results are what could be read, the warnings on stderr name the rest and its repair.',
   ],
 };
 
@@ -55,16 +57,26 @@ export const searchCommand = async (
   o: SearchOptions,
   io: Output,
 ): Promise<FindDocumentResult> => {
-  const reader = new JobDetailsReader(ctx.s3, ctx.bucket, { readConcurrency: ctx.cfg.readConcurrency });
+  const reader = new JobDetailsReader(ctx.s3, ctx.bucket, {
+    readConcurrency: ctx.cfg.readConcurrency,
+    // Parts past the deployment's retention are expired: not searched, and said so.
+    retentionMonths: ctx.cfg.retentionMonths,
+    clock: () => ctx.now(),
+  });
   const r = await reader.findDocument(
     { shopId: o.shopId, docId: o.docId, ...(o.from ? { from: o.from } : {}), ...(o.to ? { to: o.to } : {}) },
     { ddb: ctx.ddb, table: ctx.table },
   );
+  // What could not be searched (a lost index, a missing part …): loud, on stderr, whatever the format.
+  for (const w of r.provenance.warnings) io.err(`search: ${w}`);
   if (o.json) {
     printJson(io, r);
     return r;
   }
-  if (r.jobs.length === 0) io.out(`${o.docId}: in no job of ${o.shopId} in the months searched`);
+  if (r.jobs.length === 0)
+    io.out(
+      `${o.docId}: in no job of ${o.shopId} in the months searched${r.provenance.warnings.length > 0 ? ` — incomplete: ${r.provenance.warnings.length} warning(s) name what was not searched` : ''}`,
+    );
   for (const j of r.jobs) {
     const why = j.listings.map((l) => `${l.kind}: ${l.reason}`).join(', ');
     io.out(`${j.completedAt ?? '(running)'}  ${j.jobId}  ${j.status}  ${why}  [${j.sources.join('+')}]`);

@@ -2,7 +2,9 @@ import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import {
   blockOf,
+  COLD_PREFIX,
   checkIndex,
+  groupPrefix,
   gzipMemberLength,
   INDEX_FIRST_READ_BYTES,
   type MonthIndex,
@@ -10,10 +12,16 @@ import {
   monthIndexKey,
   parseIndexHeader,
   parseMonthIndex,
+  parsePartKey,
   parseSharedIndex,
+  parseSharedIndexKey,
+  parseSharedPartKey,
   partWrittenAt,
+  pendingPrefix,
+  SHARED,
   SHARED_INDEX_PREFIX,
   sharedIndexKey,
+  sharedPendingPrefix,
   shopIndexPrefix,
 } from '../archive/format';
 import { mapLimit } from '../concurrency';
@@ -34,6 +42,8 @@ export interface MonthRead {
   readonly key: string;
   /** null: there is no index for that month. */
   readonly etag: string | null;
+  /** The month has no shared index either (see lostSharedIndexes). */
+  readonly noSharedIndex?: boolean;
   readonly entries: readonly ArchiveEntry[];
 }
 
@@ -148,6 +158,95 @@ const readMonthIndex = async (
   };
 };
 
+/** The repair a lost month index needs (docs/operations.md). */
+export const reindexRepair = (shopId: string, month: string): string =>
+  `jobarchive reindex --shop ${shopId} --month ${month}`;
+
+/**
+ * Parts under `partsPrefix` that are committed — no staging manifest under `stagingPrefix` names
+ * them (a part still staged was never committed and is rightly invisible). 1 List of the parts
+ * (empty for a month never archived); only when it holds parts, 1 List of the manifests.
+ */
+const committedParts = async (
+  ctx: ReadContext,
+  partsPrefix: string,
+  stagingPrefix: string,
+): Promise<number> => {
+  const parts: string[] = [];
+  for await (const o of listAll(ctx.s3, ctx.bucket, partsPrefix)) {
+    const name = o.key.slice(partsPrefix.length);
+    if (parsePartKey(o.key) && !name.includes('/')) parts.push(name);
+  }
+  if (parts.length === 0) return 0;
+  const staged = new Set<string>();
+  for await (const o of listAll(ctx.s3, ctx.bucket, stagingPrefix)) {
+    const name = /\/pending\/([^/]+)\.json$/.exec(o.key)?.[1];
+    if (name && !name.endsWith('.verified')) staged.add(name);
+  }
+  return parts.filter((p) => !staged.has(p)).length;
+};
+
+/**
+ * The shop has no month index (and no view in the shared one), yet parts of its own may lie under
+ * the month: then the index was lost, and answering "nothing archived" would hide them.
+ * CorruptObjectError naming the index and the repair when committed parts are there.
+ */
+const checkNoCommittedParts = async (ctx: ReadContext, shopId: string, month: string): Promise<void> => {
+  const n = await committedParts(ctx, groupPrefix(shopId, month), pendingPrefix(shopId, month));
+  if (n === 0) return;
+  throw new CorruptObjectError(
+    monthIndexKey(shopId, month),
+    `month index is missing while ${n} committed part(s) of the month exist under ${groupPrefix(shopId, month)}: their jobs cannot be read until it is rebuilt with \`${reindexRepair(shopId, month)}\``,
+  );
+};
+
+const lostSharedIndex = (month: string, n: number): CorruptObjectError =>
+  new CorruptObjectError(
+    sharedIndexKey(month),
+    `shared index is missing while ${n} committed shared part(s) exist under ${COLD_PREFIX}${SHARED}/${month}/: the jobs of shops packed there cannot be read; no command rebuilds a shared index yet — restore the object (e.g. from a bucket version) or keep the jobs' hot copies`,
+  );
+
+/**
+ * Months whose shared index is lost while committed shared parts remain: any shop packed there lost
+ * its view with it. Readers ask only when nothing else answered. With the months known (those read
+ * with no shared index): 1 List of each month's shared parts (+1 of its intents when there are
+ * parts). Searching (`months` null): 1 List of the shared index prefix and 1 of the shared parts (per
+ * 1,000 keys), months from `from` on. One CorruptObjectError per such month.
+ */
+export const lostSharedIndexes = async (
+  ctx: ReadContext,
+  months: readonly string[] | null,
+  from: string | null,
+): Promise<CorruptObjectError[]> => {
+  if (months !== null) {
+    const out: CorruptObjectError[] = [];
+    for (const month of months) {
+      const n = await committedParts(ctx, `${COLD_PREFIX}${SHARED}/${month}/`, sharedPendingPrefix(month));
+      if (n > 0) out.push(lostSharedIndex(month, n));
+    }
+    return out;
+  }
+  const indexed = new Set<string>();
+  const staged = new Set<string>();
+  for await (const o of listAll(ctx.s3, ctx.bucket, SHARED_INDEX_PREFIX)) {
+    const month = parseSharedIndexKey(o.key);
+    if (month) indexed.add(month);
+    const intent = /^job-details-index\/_shared\/(\d{4}-\d{2})\/pending\/([^/]+)\.json$/.exec(o.key);
+    if (intent) staged.add(`${intent[1]}/${intent[2]}`);
+  }
+  const lost = new Map<string, number>();
+  for await (const o of listAll(ctx.s3, ctx.bucket, `${COLD_PREFIX}${SHARED}/`)) {
+    const p = parseSharedPartKey(o.key);
+    if (!p || indexed.has(p.month) || (from !== null && p.month < from)) continue;
+    if (staged.has(`${p.month}/${p.partName}`)) continue;
+    lost.set(p.month, (lost.get(p.month) ?? 0) + 1);
+  }
+  return [...lost]
+    .sort()
+    .reverse()
+    .map(([month, n]) => lostSharedIndex(month, n));
+};
+
 /**
  * A packed shop-month (docs/archive-format.md, "Shared parts"): the month's shared index, one GET of
  * the whole object, and the shop's view in it. Every entry must lie inside the shop's own segment of
@@ -165,12 +264,16 @@ const readSharedView = async (
     got = await getRange(ctx, key, undefined, ifNoneMatch ? { ifNoneMatch } : {});
   } catch (err) {
     if (ifNoneMatch && statusOf(err) === 304) return 'unchanged';
-    if (isNotFound(err)) return { month, key: monthIndexKey(q.shopId, month), etag: null, entries: [] };
-    throw err;
+    if (!isNotFound(err)) throw err;
+    await checkNoCommittedParts(ctx, q.shopId, month);
+    return { month, key: monthIndexKey(q.shopId, month), etag: null, entries: [], noSharedIndex: true };
   }
   const shared = parseSharedIndex(got.bytes, key, q.shopId);
   const view = shared.views.get(q.shopId);
-  if (!view) return { month, key, etag: got.etag, entries: [] };
+  if (!view) {
+    await checkNoCommittedParts(ctx, q.shopId, month);
+    return { month, key, etag: got.etag, entries: [] };
+  }
   const entries = entriesFromIndex(view, { indexKey: key, shopId: q.shopId, month }, q.jobId);
   for (const a of entries) {
     const seg = shared.parts.find((p) => p.name === a.entry.part)?.segments[q.shopId];
@@ -182,56 +285,74 @@ const readSharedView = async (
   return { month, key, etag: got.etag, entries };
 };
 
-/** The given months' indexes (1 GET each, in parallel). */
+/** A month whose index could not be read: damaged, or lost while its parts remain. */
+export interface MonthFailure {
+  readonly month: string;
+  readonly error: CorruptObjectError;
+}
+
+/**
+ * The given months' indexes (1 GET each, in parallel). A month whose index is damaged or lost
+ * (CorruptObjectError) does not fail the others: it is returned among `failed` for the caller to
+ * warn about, or to throw when nothing else answers. Any other error propagates.
+ */
 export const readIndexes = async (
   ctx: ReadContext,
   q: ResolvedQuery,
   months: readonly string[],
-): Promise<MonthRead[]> =>
-  mapLimit(months, ctx.settings.readConcurrency, async (month) => {
-    const read = await readMonthIndex(ctx, q, month);
-    // Without If-None-Match S3 never answers 304.
-    if (read === 'unchanged') throw new Error(`unexpected 304 for ${monthIndexKey(q.shopId, month)}`);
-    return read;
+): Promise<{ reads: MonthRead[]; failed: MonthFailure[] }> => {
+  const all = await mapLimit(months, ctx.settings.readConcurrency, async (month) => {
+    try {
+      const read = await readMonthIndex(ctx, q, month);
+      // Without If-None-Match S3 never answers 304.
+      if (read === 'unchanged') throw new Error(`unexpected 304 for ${monthIndexKey(q.shopId, month)}`);
+      return read;
+    } catch (err) {
+      if (err instanceof CorruptObjectError) return { month, error: err };
+      throw err;
+    }
   });
-
-/** Re-reads indexes already read; an unchanged one costs a 304 and no body. */
-export const recheckIndexes = async (
-  ctx: ReadContext,
-  q: ResolvedQuery,
-  reads: readonly MonthRead[],
-): Promise<MonthRead[]> =>
-  mapLimit(reads, ctx.settings.readConcurrency, async (prev) => {
-    const read = await readMonthIndex(ctx, q, prev.month, prev.etag ?? undefined);
-    return read === 'unchanged' ? prev : read;
-  });
+  return {
+    reads: all.filter((r): r is MonthRead => 'entries' in r),
+    failed: all.filter((r): r is MonthFailure => 'error' in r),
+  };
+};
 
 /**
  * The month is unknown: list the shop's index prefix (no Delimiter; pending manifests are filtered
  * out by key shape) and read the newest `searchMonths` indexes, none older than `q.searchFrom`.
- * Costs one List per 1,000 keys under the prefix plus one GET per index read.
+ * The shop's part prefix is listed too: a month with parts and no index (a lost index) is read like
+ * the others, which names it among `failed` instead of leaving it out. Costs one List per 1,000 keys
+ * under each prefix plus one GET per index read.
  */
-export const searchIndexes = async (ctx: ReadContext, q: ResolvedQuery): Promise<MonthRead[]> => {
+export const searchIndexes = async (
+  ctx: ReadContext,
+  q: ResolvedQuery,
+): Promise<{ reads: MonthRead[]; failed: MonthFailure[] }> => {
   const keys: string[] = [];
   for await (const o of listAll(ctx.s3, ctx.bucket, shopIndexPrefix(q.shopId))) keys.push(o.key);
   // Months with a shared index: the shop may be packed there (one more List per 1,000 keys).
   for await (const o of listAll(ctx.s3, ctx.bucket, SHARED_INDEX_PREFIX)) keys.push(o.key);
+  for await (const o of listAll(ctx.s3, ctx.bucket, `${COLD_PREFIX}${q.shopId}/`)) {
+    const part = parsePartKey(o.key);
+    if (part?.shopId === q.shopId) keys.push(monthIndexKey(q.shopId, part.month));
+  }
   return readIndexes(ctx, q, newestIndexMonths(keys, q.shopId, ctx.settings.searchMonths, q.searchFrom));
 };
 
 /**
- * A part its index names is gone: expired by the retention rule when it is older than the horizon
- * (the index outlives its parts by a month, so it may still name them), damage otherwise.
+ * When the part passed the retention horizon (written + retentionMonths): the lifecycle rule expires
+ * it then, or soon after (S3 runs lifecycle rules lazily), and the index outlives it by a month. A
+ * part past the horizon is not served even while it still exists: ArchiveExpiredError, no request.
  */
-const missingPart = (ctx: ReadContext, key: string): Error => {
+export const expiredPart = (ctx: ReadContext, key: string): ArchiveExpiredError | null => {
   const written = partWrittenAt(key);
   const months = ctx.settings.retentionMonths;
-  if (months > 0 && written) {
-    const horizon = written.getTime() + retentionDays(months) * 86_400_000;
-    if (ctx.settings.clock().getTime() >= horizon)
-      return new ArchiveExpiredError(key, months, written.toISOString());
-  }
-  return new CorruptObjectError(key, 'part is committed in its month index but does not exist');
+  if (months <= 0 || !written) return null;
+  const horizon = written.getTime() + retentionDays(months) * 86_400_000;
+  return ctx.settings.clock().getTime() >= horizon
+    ? new ArchiveExpiredError(key, months, written.toISOString())
+    : null;
 };
 
 /** One ranged GET; a part in a Glacier class triggers (at most one) restore and ArchiveNotRestoredError. */
@@ -242,6 +363,8 @@ const readRange = async (
   length: number,
 ): Promise<Uint8Array> => {
   const at = `${key} bytes ${offset}-${offset + length - 1}`;
+  const expired = expiredPart(ctx, key);
+  if (expired) throw expired;
   let got: Awaited<ReturnType<typeof fetchObject>>;
   try {
     got = await fetchObject(ctx, key, { offset, length });
@@ -251,7 +374,7 @@ const readRange = async (
       throw new CorruptObjectError(at, 'range lies outside the part', { cause: err });
     throw err;
   }
-  if (!got) throw missingPart(ctx, key);
+  if (!got) throw new CorruptObjectError(key, 'part is committed in its month index but does not exist');
   if (got.bytes.length !== length) {
     throw new CorruptObjectError(
       at,
@@ -265,22 +388,42 @@ const readRange = async (
 /**
  * The bytes of every wanted member, by id. Adjacent members of one part share a GET. All reads run
  * (bounded) even when one part needs a restore, so every cold part gets its restore requested in this
- * call; then the first ArchiveNotRestoredError is thrown. Any other failure aborts at once.
+ * call; then the first ArchiveNotRestoredError is thrown. A part that is damaged, missing or expired
+ * (CorruptObjectError, ArchiveExpiredError) fails only its own members: they are in `failed`, by id,
+ * and the other parts are still read. Any other failure aborts at once.
  */
 export const readMembers = async (
   ctx: ReadContext,
   wanted: readonly WantedMember[],
-): Promise<Map<string, Uint8Array>> => {
+): Promise<{ bytes: Map<string, Uint8Array>; failed: Map<string, Error> }> => {
   const reads = planReads(wanted);
   const bodies = await mapLimit(reads, ctx.settings.readConcurrency, async (r) => {
     try {
       return await readRange(ctx, r.key, r.offset, r.length);
     } catch (err) {
-      if (err instanceof ArchiveNotRestoredError) return err;
+      if (
+        err instanceof ArchiveNotRestoredError ||
+        err instanceof CorruptObjectError ||
+        err instanceof ArchiveExpiredError
+      )
+        return err;
       throw err;
     }
   });
   const notRestored = bodies.find((b): b is ArchiveNotRestoredError => b instanceof ArchiveNotRestoredError);
   if (notRestored) throw notRestored;
-  return sliceMembers(reads, bodies as Uint8Array[]);
+  const failed = new Map<string, Error>();
+  const ok: { read: (typeof reads)[number]; body: Uint8Array }[] = [];
+  reads.forEach((read, i) => {
+    const body = bodies[i];
+    if (body instanceof Error) for (const m of read.members) failed.set(m.id, body);
+    else if (body) ok.push({ read, body });
+  });
+  return {
+    bytes: sliceMembers(
+      ok.map((o) => o.read),
+      ok.map((o) => o.body),
+    ),
+    failed,
+  };
 };

@@ -98,15 +98,14 @@ const sameInstant = (a: string, b: string): boolean => {
 };
 
 /**
- * Whether the hot prefix must be read, given the job's entries (oldest first) and its completion:
- * - `skip`: the newest archival is of this very completion and its hot objects were deleted. Nothing
- *   newer can be hot (new flushes mean a retry, which changes `completed_at`), so the archive alone
- *   is complete — 2 requests for the usual job.
+ * Where a completion stands in the archive, given the job's entries (oldest first). Readers always
+ * read the hot prefix first (see JobDetailsReader); this names what they find there:
+ * - `skip`: the newest archival is of this very completion and its hot objects were deleted. New
+ *   flushes normally mean a retry, which changes `completed_at`: anything hot now was written after
+ *   that archival (a late flush), is merged in, and is named in the read's warnings.
  * - `read`: this completion is archived but not yet deleted. Hot objects are the archived ones (or
  *   copies); one that vanishes between listing and GET was deleted *because* this entry covers it.
- * - `read-then-recheck`: this completion is not archived (yet). An archiver run may commit it and
- *   delete the hot objects while we read them, so the month indexes are re-read after the hot read.
- *   (Commit precedes delete, so anything gone from the hot prefix is in the re-read index.)
+ * - `read-then-recheck`: this completion is not archived (yet); what is hot is its only copy.
  */
 export type HotPlan = 'skip' | 'read' | 'read-then-recheck';
 

@@ -1,22 +1,26 @@
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
+  COLD_PREFIX,
   type DetailKind,
   documentListings,
   flattenDocuments,
   inflateBlock,
   parseMonthIndexKey,
+  parsePartKey,
   parsePartRecord,
   parseSharedIndexKey,
   parseSharedPartKey,
+  SHARED,
   SHARED_INDEX_PREFIX,
   shopIndexPrefix,
   shopLines,
 } from '../archive/format';
 import { JobDetailsStore } from '../details/store';
-import { CorruptObjectError, InvalidInputError } from '../errors';
+import { ArchiveExpiredError, CorruptObjectError, InvalidInputError } from '../errors';
 import { validateMonth, validateShopId } from '../ids';
 import { jobPk } from '../jobs/schema';
 import { listAll } from '../s3/objects';
+import { expiredPart, reindexRepair } from './archive-reads';
 import { documentCandidates } from './doc-candidates';
 import { fetchObject, type ReadContext } from './s3-context';
 
@@ -28,6 +32,10 @@ import { fetchObject, type ReadContext } from './s3-context';
  * + 1 a matching block). Parts in Flexible Retrieval / Deep Archive are not searched without a
  * restore and are named in `partsNotSearched`. Hot jobs through the shop's partition of the jobs table: one Query
  * page per 1 MB of the shop's rows, then 1 List + 1 GET per flush object of each job in range.
+ *
+ * Never hides: the shop's parts and the shared parts are listed too (1 List per 1,000 each), so a
+ * month with committed parts and no index is named in `provenance.warnings` (with its repair), as
+ * are a damaged index or block, a missing part and a part past the retention horizon (not read).
  */
 export interface FindDocumentQuery {
   readonly shopId: string;
@@ -82,6 +90,12 @@ export interface FindDocumentProvenance {
     readonly rows: number;
     readonly jobsRead: number;
   };
+  /**
+   * What the search could not look into, each naming the object and why: a month whose parts have
+   * no index (with its repair, `jobarchive reindex`), a damaged index or block, a missing part, a
+   * part past the retention horizon. Empty when everything was searched.
+   */
+  readonly warnings: readonly string[];
 }
 
 export interface FindDocumentResult {
@@ -198,7 +212,12 @@ const searchBlock = async (
  * 1 ranged GET per candidate block. Parts in Flexible Retrieval / Deep Archive are named in
  * `partsNotSearched`: their filters need a restore (`jobarchive search` says so; nothing is restored).
  */
-const searchArchive = async (ctx: ReadContext, q: Resolved, found: Found): Promise<ArchiveSearchStats> => {
+const searchArchive = async (
+  ctx: ReadContext,
+  q: Resolved,
+  found: Found,
+  warnings: string[],
+): Promise<ArchiveSearchStats> => {
   const stats: ArchiveSearchStats = {
     monthsSearched: 0,
     partsFiltered: 0,
@@ -208,33 +227,87 @@ const searchArchive = async (ctx: ReadContext, q: Resolved, found: Found): Promi
     falsePositiveBlocks: 0,
   };
   const months: string[] = [];
+  const pending = new Set<string>();
   for await (const o of listAll(ctx.s3, ctx.bucket, shopIndexPrefix(q.shopId))) {
     const idx = parseMonthIndexKey(o.key);
-    if (idx && inRange(q, idx.month)) months.push(idx.month);
+    if (idx) {
+      if (inRange(q, idx.month)) months.push(idx.month);
+    } else if (/\/pending\/[^/]+\.json$/.test(o.key)) pending.add(o.key);
   }
   // Months the shop has no index of its own but the month a shared one: it may be packed there
   // (docs/archive-format.md, "Shared parts"): its view is read straight from the shared index.
   const own = new Set(months);
   const packed = new Set<string>();
+  const withShared = new Set<string>();
+  const sharedStaged = new Set<string>();
   for await (const o of listAll(ctx.s3, ctx.bucket, SHARED_INDEX_PREFIX)) {
     const month = parseSharedIndexKey(o.key);
+    if (month) withShared.add(month);
     if (month && !own.has(month) && inRange(q, month)) packed.add(month);
+    const intent = /^job-details-index\/_shared\/(\d{4}-\d{2})\/pending\/([^/]+)\.json$/.exec(o.key);
+    if (intent) sharedStaged.add(`${intent[1]}/${intent[2]}`);
+  }
+  // Shared parts of months without a shared index (1 List per 1,000): a lost shared index hides the
+  // jobs of every shop packed there, this one perhaps among them — named, never silently skipped.
+  const sharedLost = new Map<string, number>();
+  for await (const o of listAll(ctx.s3, ctx.bucket, `${COLD_PREFIX}${SHARED}/`)) {
+    const p = parseSharedPartKey(o.key);
+    if (!p || withShared.has(p.month) || !inRange(q, p.month) || sharedStaged.has(`${p.month}/${p.partName}`))
+      continue;
+    sharedLost.set(p.month, (sharedLost.get(p.month) ?? 0) + 1);
+  }
+  for (const [month, n] of [...sharedLost].sort().reverse()) {
+    warnings.push(
+      `${SHARED_INDEX_PREFIX}${month}/shared.json: shared index is missing while ${n} committed shared part(s) of the month exist: jobs of shops packed there were not searched; no command rebuilds a shared index yet`,
+    );
   }
   months.push(...packed);
+  // The shop's own parts (1 List per 1,000): a month with committed parts and no index of its own
+  // lost its index — its jobs cannot be searched until it is rebuilt, which the result says.
+  const committedByMonth = new Map<string, number>();
+  for await (const o of listAll(ctx.s3, ctx.bucket, `${COLD_PREFIX}${q.shopId}/`)) {
+    const p = parsePartKey(o.key);
+    if (!p || p.shopId !== q.shopId || own.has(p.month) || !inRange(q, p.month)) continue;
+    if (pending.has(`${shopIndexPrefix(q.shopId)}${p.month}/pending/${p.partName}.json`)) continue;
+    committedByMonth.set(p.month, (committedByMonth.get(p.month) ?? 0) + 1);
+  }
+  for (const [month, n] of [...committedByMonth].sort().reverse()) {
+    warnings.push(
+      `${shopIndexPrefix(q.shopId)}${month}/index.json: month index is missing while ${n} committed part(s) of the month exist: they were not searched; rebuild it with \`${reindexRepair(q.shopId, month)}\``,
+    );
+  }
   for (const month of months.sort().reverse()) {
     stats.monthsSearched++;
-    const parts = await documentCandidates(ctx, q.shopId, month, q.docId, packed.has(month));
+    let parts: Awaited<ReturnType<typeof documentCandidates>>;
+    try {
+      parts = await documentCandidates(ctx, q.shopId, month, q.docId, packed.has(month));
+    } catch (err) {
+      if (!(err instanceof CorruptObjectError)) throw err;
+      warnings.push(`month ${month} not searched: ${err.message}`);
+      continue;
+    }
     for (const p of parts ?? []) {
       const at = { shopId: q.shopId, month, part: p.part, key: p.key };
+      // Past the retention horizon a part is expired (served by no reader), even before the rule ran.
+      const expired = expiredPart(ctx, p.key);
+      if (expired) {
+        warnings.push(`part not searched: ${expired.message}`);
+        continue;
+      }
       if (p.filters === 'cold') {
         stats.partsNotSearched.push(p.key);
         continue;
       }
-      stats.partsFiltered++;
-      stats.blocksFiltered += p.blocksFiltered;
-      for (const block of p.blocks) {
-        stats.blocksRead++;
-        if (!(await searchBlock(ctx, q, found, at, block))) stats.falsePositiveBlocks++;
+      try {
+        stats.partsFiltered++;
+        stats.blocksFiltered += p.blocksFiltered;
+        for (const block of p.blocks) {
+          stats.blocksRead++;
+          if (!(await searchBlock(ctx, q, found, at, block))) stats.falsePositiveBlocks++;
+        }
+      } catch (err) {
+        if (!(err instanceof CorruptObjectError || err instanceof ArchiveExpiredError)) throw err;
+        warnings.push(`part not searched (whole or in part): ${err.message}`);
       }
     }
   }
@@ -303,7 +376,8 @@ export const findDocument = async (
   const hot = jobs
     ? await searchHot(ctx, q, jobs, found)
     : { searched: false, queryPages: 0, readCapacityUnits: 0, rows: 0, jobsRead: 0 };
-  const archive = await searchArchive(ctx, q, found);
+  const warnings: string[] = [];
+  const archive = await searchArchive(ctx, q, found, warnings);
   return {
     jobs: found.newestFirst(),
     provenance: {
@@ -311,6 +385,7 @@ export const findDocument = async (
       bytes: ctx.ledger.provenance('none').bytes,
       ...archive,
       hot,
+      warnings,
     },
   };
 };

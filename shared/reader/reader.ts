@@ -2,9 +2,9 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JobRecord } from '../archive/format';
 import { INLINE_PLATFORM_DATA, type InlineDetails, parseInlineDetails } from '../details/inline';
-import { CorruptObjectError, InvalidInputError } from '../errors';
+import { ArchiveExpiredError, CorruptObjectError, InvalidInputError } from '../errors';
 import { itemToJson } from '../jobs/row-json';
-import { type MonthRead, readIndexes, readMembers, recheckIndexes, searchIndexes } from './archive-reads';
+import { lostSharedIndexes, type MonthRead, readIndexes, readMembers, searchIndexes } from './archive-reads';
 import { choosePlatformData, combineDetails, combineSources } from './combine';
 import { type ArchiveEntry, hotPlan, latestWithPlatformData, orderEntries } from './entries';
 import { type FindDocumentQuery, type FindDocumentResult, findDocument } from './find-document';
@@ -27,17 +27,26 @@ import { checkJobMember, checkPlatformMember } from './verify';
  * the job row has expired.
  *
  * Cost, in S3 requests (each result's `provenance.requests` is the exact count):
+ * - hot side, always first: 1 List of the job's prefix + 1 GET per object listed (none for a job
+ *   whose hot objects were deleted). Read before the indexes because the archiver commits before it
+ *   deletes: an object gone by the time we read it is in the indexes we read next, and an object
+ *   written after the job's archival (a late flush) is read, never skipped.
  * - month known (`completedAt` or `months`): 1 GET per month index + 1 ranged GET per archival of
- *   the job. A job fully archived since `completedAt` skips the hot listing: 2 requests in all for
- *   the usual job. Otherwise the hot prefix costs 1 List + 1 GET per flush, and a job not archived
- *   for this completion re-checks each index afterwards (a 304 when unchanged), so an archiver run
- *   committing and deleting meanwhile cannot hide data.
- * - month unknown: a bounded search — 1 List per 1,000 keys under `job-details-index/{shop}/`, then
- *   at most `searchMonths` (default 24) index GETs, newest month first, collecting every archival
- *   of the job (a retried job can be archived in several months). Archivals in older months are not
- *   found; pass `months` to reach them.
+ *   the job — 3 requests in all for the usual archived job. A month with no index costs 1 more List
+ *   (its part prefix: parts there mean the index was lost).
+ * - month unknown: a bounded search — 1 List per 1,000 keys under `job-details-index/{shop}/`, the
+ *   shared index prefix and `job-details-cold/{shop}/`, then at most `searchMonths` (default 24)
+ *   index GETs, newest month first, collecting every archival of the job (a retried job can be
+ *   archived in several months). Archivals in older months are not found; pass `months` to reach them.
  * - platform data: hot `platform-data.json` first (1 GET; when present it is the newest), else the
  *   newest archival's platform-data member (index GETs + 1 ranged GET).
+ *
+ * Readers never hide: an archival whose part is damaged, missing or past the retention horizon
+ * (`retentionMonths`: not served even while the lifecycle rule has not removed it yet), and a month
+ * whose index is damaged or lost, are left out with a message in `provenance.warnings` (a lost
+ * index names its repair, `jobarchive reindex`) while anything else answers — other archivals, hot
+ * objects, the row's inline details. With nothing else left the first such error is thrown
+ * (CorruptObjectError, ArchiveExpiredError).
  *
  * Every member read is checked against its index entry (sha256, shop, job): CorruptObjectError
  * otherwise. A part in Glacier Flexible Retrieval / Deep Archive gets a RestoreObject and the read
@@ -76,10 +85,10 @@ export class JobDetailsReader {
     const inline = inlineOf(q);
     const ctx = newReadContext(this.s3, this.bucket, this.settings);
     const gathered = await this.gather(ctx, rq, false);
-    const { records, hot } = await this.readArchived(ctx, rq, gathered, undefined, false);
+    const { records, hot } = await this.readArchived(ctx, rq, gathered, undefined, inline);
     const { details, source } = combineDetails(
       records,
-      hot?.flushes.map((f) => f.payload) ?? [],
+      hot.flushes.map((f) => f.payload),
       inline.details,
     );
     return { details, provenance: ctx.ledger.provenance(source, detailAttributes(inline)) };
@@ -98,16 +107,20 @@ export class JobDetailsReader {
     // meanwhile (which precedes any delete) is in the indexes we read next.
     const hot = await readHotPlatformData(ctx, rq);
     if (hot !== null) return { data: hot, provenance: ctx.ledger.provenance('hot') };
-    const reads = rq.months !== null ? await readIndexes(ctx, rq, rq.months) : await searchIndexes(ctx, rq);
+    const { reads, failed } =
+      rq.months !== null ? await readIndexes(ctx, rq, rq.months) : await searchIndexes(ctx, rq);
     const latest = latestWithPlatformData(entriesOf(reads));
-    if (!latest) return { data: null, provenance: ctx.ledger.provenance('none') };
+    const damage: unknown[] = failed.map((f) => f.error);
+    if (!latest) {
+      if (damage.length > 0) throw damage[0];
+      return { data: null, provenance: ctx.ledger.provenance('none') };
+    }
     // With its job record: an entry leaves the platform data's ref to the record (usually the
     // same block, fetched once).
     // Nothing hot to fall back on here: damage to the platform data itself is the read's error.
-    const damage: unknown[] = [];
     const { platformData } = await this.readMembers(ctx, rq, [latest], latest, damage);
     if (platformData === null && damage.length > 0) throw damage[0];
-    for (const err of damage) ctx.ledger.warn(warning(err));
+    for (const err of distinct(damage)) ctx.ledger.warn(warning(err));
     return { data: platformData, provenance: ctx.ledger.provenance('archive') };
   }
 
@@ -121,18 +134,15 @@ export class JobDetailsReader {
     const ctx = newReadContext(this.s3, this.bucket, this.settings);
     const gathered = await this.gather(ctx, rq, true);
     const { entries } = gathered;
-    // When the plan skipped the hot prefix (this completion's objects were deleted), platform-data.json
-    // is still read (1 GET), as readPlatformData reads it: one rewritten after the delete is the
-    // current one for both until the next run archives it.
-    const skippedPd =
-      gathered.hot === null && inline.platformData === null ? await readHotPlatformData(ctx, rq) : null;
     const platformEntry =
-      gathered.hot?.platformData || skippedPd || inline.platformData !== null
-        ? undefined
-        : latestWithPlatformData(entries);
-    const { records, platformData, hot } = await this.readArchived(ctx, rq, gathered, platformEntry, true);
-    const details = combineDetails(records, hot?.flushes.map((f) => f.payload) ?? [], inline.details);
-    const pd = choosePlatformData(hot?.platformData ?? skippedPd, platformData, inline.platformData);
+      gathered.hot.platformData || inline.platformData !== null ? undefined : latestWithPlatformData(entries);
+    const { records, platformData, hot } = await this.readArchived(ctx, rq, gathered, platformEntry, inline);
+    const details = combineDetails(
+      records,
+      hot.flushes.map((f) => f.payload),
+      inline.details,
+    );
+    const pd = choosePlatformData(hot.platformData, platformData, inline.platformData);
     const newest = records[records.length - 1];
     return {
       details: details.details,
@@ -140,7 +150,7 @@ export class JobDetailsReader {
       archivedJob: newest?.job ?? null,
       archivedRow: newest?.row ?? null,
       archivals: entries.map((e) => ({ month: e.month, partKey: e.partKey, entry: e.entry })),
-      hotKeys: hot?.keys ?? [],
+      hotKeys: hot.keys,
       detailsSource: details.source,
       platformDataSource: pd.source,
       provenance: ctx.ledger.provenance(combineSources(details.source, pd.source), inline.attributes),
@@ -148,76 +158,53 @@ export class JobDetailsReader {
   }
 
   /**
-   * The job's archive entries (oldest first) and its hot objects, in an order that cannot miss an
-   * archival committed while we read (see `hotPlan`). `hot` is null when the plan skipped it.
+   * The job's hot objects, then its archive entries (oldest first) — in that order, so an archival
+   * committed while we read cannot hide what it deleted (the archiver commits before it deletes).
+   * Months whose index is damaged or lost are returned as `damage`, not thrown.
    */
-  private async gather(
-    ctx: ReadContext,
-    rq: ResolvedQuery,
-    withPlatformData: boolean,
-  ): Promise<{ entries: ArchiveEntry[]; hot: HotRead | null }> {
-    if (rq.months !== null && rq.completedAt !== null) {
-      const months = rq.months;
-      let reads: MonthRead[];
-      try {
-        reads = await readIndexes(ctx, rq, months);
-      } catch (err) {
-        // A damaged index hides nothing that is still hot.
-        if (!(err instanceof CorruptObjectError)) throw err;
-        return { entries: [], hot: degrade(ctx, await readHot(ctx, rq, withPlatformData), err) };
-      }
-      const plan = hotPlan(entriesOf(reads), rq.completedAt);
-      if (plan === 'skip') return { entries: entriesOf(reads), hot: null };
-      const hot = await readHot(ctx, rq, withPlatformData);
-      if (plan === 'read-then-recheck') {
-        try {
-          reads = await recheckIndexes(ctx, rq, reads);
-        } catch (err) {
-          return { entries: [], hot: degrade(ctx, hot, err) };
-        }
-      }
-      return { entries: entriesOf(reads), hot };
-    }
-    // Nothing to decide the plan with: hot first, then the indexes, which then include any archival
-    // that deleted hot objects before we got to them.
+  private async gather(ctx: ReadContext, rq: ResolvedQuery, withPlatformData: boolean): Promise<Gathered> {
     const hot = await readHot(ctx, rq, withPlatformData);
-    try {
-      const reads = rq.months !== null ? await readIndexes(ctx, rq, rq.months) : await searchIndexes(ctx, rq);
-      return { entries: entriesOf(reads), hot };
-    } catch (err) {
-      return { entries: [], hot: degrade(ctx, hot, err) };
+    const { reads, failed } =
+      rq.months !== null ? await readIndexes(ctx, rq, rq.months) : await searchIndexes(ctx, rq);
+    const entries = entriesOf(reads);
+    const late = lateHotObjects(rq, entries, hot);
+    if (late) ctx.ledger.warn(late);
+    const damage: unknown[] = failed.map((f) => f.error);
+    // Nothing anywhere: before answering "none", make sure no month lost its shared index (a packed
+    // shop's only record of its archivals there). Only then: it costs a List per such month.
+    if (entries.length === 0 && damage.length === 0 && !hasAnything(hot)) {
+      const months = rq.months === null ? null : reads.filter((r) => r.noSharedIndex).map((r) => r.month);
+      damage.push(...(await lostSharedIndexes(ctx, months, rq.searchFrom)));
     }
+    return { entries, hot, damage };
   }
 
   /**
-   * The entries' records, verified (see `readMembers`); a damaged one is left out with a warning as
-   * long as something readable remains: the other archivals, or the hot copy (read now if the plan
-   * had skipped it). With nothing left, the damage's CorruptObjectError is thrown.
+   * The entries' records, verified (see `readMembers`). An archival that cannot be read (damaged,
+   * missing, expired) and a month whose index cannot be read are left out with a warning as long as
+   * anything else answers: the other archivals, the hot objects, the row's inline details. With
+   * nothing left, the first such error is thrown.
    */
   private async readArchived(
     ctx: ReadContext,
     rq: ResolvedQuery,
-    gathered: { entries: readonly ArchiveEntry[]; hot: HotRead | null },
+    gathered: Gathered,
     platformEntry: ArchiveEntry | undefined,
-    withPlatformData: boolean,
-  ): Promise<{ records: JobRecord[]; platformData: unknown | null; hot: HotRead | null }> {
-    const damage: unknown[] = [];
-    let read: { records: JobRecord[]; platformData: unknown | null };
-    try {
-      read = await this.readMembers(ctx, rq, gathered.entries, platformEntry, damage);
-    } catch (err) {
-      if (!(err instanceof CorruptObjectError)) throw err;
-      damage.push(err);
-      read = { records: [], platformData: null };
-    }
-    if (damage.length === 0) return { ...read, hot: gathered.hot };
-    const hot = gathered.hot ?? (await readHot(ctx, rq, withPlatformData));
-    if (read.records.length > 0 || read.platformData !== null) {
-      for (const err of damage) ctx.ledger.warn(warning(err));
-      return { ...read, hot };
-    }
-    for (const err of damage.slice(1)) ctx.ledger.warn(warning(err));
-    return { ...read, hot: degrade(ctx, hot, damage[0]) };
+    inline: InlineDetails,
+  ): Promise<{ records: JobRecord[]; platformData: unknown | null; hot: HotRead }> {
+    const damage: unknown[] = [...gathered.damage];
+    const read = await this.readMembers(ctx, rq, gathered.entries, platformEntry, damage);
+    const out = { ...read, hot: gathered.hot };
+    if (damage.length === 0) return out;
+    const answered =
+      read.records.length > 0 ||
+      read.platformData !== null ||
+      hasAnything(gathered.hot) ||
+      inline.details !== null ||
+      inline.platformData !== null;
+    if (!answered) throw damage[0];
+    for (const err of distinct(damage)) ctx.ledger.warn(warning(err));
+    return out;
   }
 
   /** Ranged GETs of the entries' job records (and one platform-data member), verified. */
@@ -238,9 +225,14 @@ export class JobDetailsReader {
     if (pd) wanted.push({ id: 'platform', key: platformEntry.partKey, offset: pd.offset, length: pd.length });
     if (wanted.length === 0) return { records: [], platformData: null };
 
-    const bytes = await readMembers(ctx, wanted);
+    const { bytes, failed } = await readMembers(ctx, wanted);
     const member = (id: string): Uint8Array => bytes.get(id) ?? new Uint8Array(0);
     const checked = entries.map((e, i) => {
+      const unread = failed.get(`job:${i}`);
+      if (unread) {
+        damage.push(unread);
+        return null;
+      }
       try {
         return checkJobMember(member(`job:${i}`), e, rq.shopId, rq.jobId);
       } catch (err) {
@@ -254,7 +246,9 @@ export class JobDetailsReader {
       ? (checked[entries.indexOf(platformEntry)]?.platform_data_ref ?? null)
       : null;
     let platformData: unknown | null = null;
-    if (platformEntry && pd) {
+    const pdUnread = failed.get('platform');
+    if (pdUnread) damage.push(pdUnread);
+    else if (platformEntry && pd) {
       try {
         platformData = checkPlatformMember(member('platform'), platformEntry, jobRef, rq.shopId);
       } catch (err) {
@@ -266,19 +260,35 @@ export class JobDetailsReader {
   }
 }
 
+interface Gathered {
+  readonly entries: readonly ArchiveEntry[];
+  readonly hot: HotRead;
+  /** Months whose index is damaged or lost. */
+  readonly damage: readonly unknown[];
+}
+
 const warning = (err: unknown): string =>
-  `archive damaged, left out: ${err instanceof Error ? err.message : String(err)}`;
+  err instanceof ArchiveExpiredError
+    ? `archival left out: ${err.message}`
+    : `archive damaged, left out: ${err instanceof Error ? err.message : String(err)}`;
+
+/** One warning per error (members of one part share its read's error). */
+const distinct = (errs: readonly unknown[]): unknown[] => [...new Set(errs)];
 
 const hasAnything = (hot: HotRead): boolean => hot.flushes.length > 0 || hot.platformData !== null;
 
 /**
- * Readers degrade, never hide: archive damage (a CorruptObjectError) with intact hot objects gives the
- * hot copy and a warning in provenance; with nothing hot, the error stands. Other errors propagate.
+ * Hot objects of a completion that is archived with its hot copies deleted were written after that
+ * archival (a late flush): merged into the result like any hot object, and named, since no archive
+ * holds them until a run archives them again (`jobarchive audit` lists them as hidden-hot-object).
  */
-const degrade = (ctx: ReadContext, hot: HotRead, err: unknown): HotRead => {
-  if (!(err instanceof CorruptObjectError) || !hasAnything(hot)) throw err;
-  ctx.ledger.warn(warning(err));
-  return hot;
+const lateHotObjects = (rq: ResolvedQuery, entries: readonly ArchiveEntry[], hot: HotRead): string | null => {
+  const newest = entries[entries.length - 1];
+  if (!newest || rq.completedAt === null || hotPlan(entries, rq.completedAt) !== 'skip') return null;
+  const archived = new Set(newest.entry.sources.map((src) => src.key));
+  const late = hot.keys.filter((k) => !archived.has(k));
+  if (late.length === 0) return null;
+  return `${late.length} hot object(s) found after this completion was archived in ${newest.partKey} and its hot copies deleted (${newest.entry.deleted_at}), written after that archival: merged in; no archive holds them yet: ${late.join(', ')}`;
 };
 
 const entriesOf = (reads: readonly MonthRead[]): ArchiveEntry[] =>

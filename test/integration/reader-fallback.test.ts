@@ -81,11 +81,12 @@ describe('JobDetailsReader against s3rver', () => {
     expect(r.provenance).toMatchObject({ source: 'hot', parts: [], requests: 3 }); // List + 2 GETs
     expect(r.provenance.bytes).toBeGreaterThan(0);
 
-    // completedAt known but nothing archived: index GET (404) and the month's shared index (404: the
-    // shop-month is not packed either), hot read, the same re-check.
+    // completedAt known but nothing archived: the same hot read, then the index GET (404), the month's
+    // shared index (404: the shop-month is not packed either) and 1 List of the month's part prefix
+    // (empty: no index was lost).
     const known = await reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED });
     expect(known.details).toEqual(MERGED);
-    expect(known.provenance).toMatchObject({ source: 'hot', requests: 7 });
+    expect(known.provenance).toMatchObject({ source: 'hot', requests: 6 });
 
     const pd = await reader.readPlatformData({ shopId, jobId, completedAt: COMPLETED });
     expect(pd).toEqual({
@@ -94,7 +95,7 @@ describe('JobDetailsReader against s3rver', () => {
     });
   });
 
-  it('archive only, month known: 2 requests (index + one ranged GET), member verified', async () => {
+  it('archive only, month known: 3 requests (hot List, index, one ranged GET), member verified', async () => {
     const shopId = newShop();
     const jobId = generateJobId();
     const { part, index } = await archiveJobs(s3, bucket, {
@@ -119,7 +120,8 @@ describe('JobDetailsReader against s3rver', () => {
     expect(r.provenance).toEqual({
       source: 'archive',
       parts: [part.partKey],
-      requests: 2,
+      // The hot prefix is always listed (empty here): a flush written after the archival is read too.
+      requests: 3,
       bytes: indexBytes + (entry?.length ?? 0),
       inline: [],
       warnings: [],
@@ -215,8 +217,8 @@ describe('JobDetailsReader against s3rver', () => {
     const retriedAt = '2026-01-20T10:00:00.000Z';
     const r = await reader.readAllDetails({ shopId, jobId, completedAt: retriedAt });
     expect(r.details).toEqual(MERGED);
-    // index, List, 1 flush GET, index re-check (304 unchanged: no body), 1 member.
-    expect(r.provenance).toMatchObject({ source: 'both', requests: 5 });
+    // List, 1 flush GET, then index and 1 member: hot first, so no re-check is needed.
+    expect(r.provenance).toMatchObject({ source: 'both', requests: 4 });
     expect(r.provenance.bytes).toBe(serializeMonthIndex(index).length + flush.size + member);
   });
 
@@ -224,7 +226,7 @@ describe('JobDetailsReader against s3rver', () => {
     const shopId = newShop();
     const jobId = generateJobId();
     await writeHot(shopId, jobId, FIRST, SECOND);
-    // The "archiver" runs right when the reader lists the hot prefix, after its first index read.
+    // The "archiver" runs right when the reader lists the hot prefix (its first request).
     let raced = false;
     const racing = new Proxy(s3, {
       get(target, prop) {
@@ -256,8 +258,8 @@ describe('JobDetailsReader against s3rver', () => {
     });
     expect(raced).toBe(true);
     expect(r.details).toEqual(MERGED);
-    // index (404), shared index (404), List (empty), index re-check (now committed), 1 member.
-    expect(r.provenance).toMatchObject({ source: 'archive', requests: 5 });
+    // List (empty: archived and deleted meanwhile), then the index (committed before the delete), 1 member.
+    expect(r.provenance).toMatchObject({ source: 'archive', requests: 3 });
   });
 
   it('row expired (month unknown): a bounded search of the shop index finds every archival', async () => {
@@ -294,8 +296,9 @@ describe('JobDetailsReader against s3rver', () => {
 
     const r = await reader.readAllDetails({ shopId, jobId });
     expect(r.details).toEqual(MERGED);
-    // hot List + index List + shared-index List + 3 index GETs + 2 members.
-    expect(r.provenance).toMatchObject({ source: 'archive', requests: 8 });
+    // hot List + index List + shared-index List + part List (no month with parts lacks its index)
+    // + 3 index GETs + 2 members.
+    expect(r.provenance).toMatchObject({ source: 'archive', requests: 9 });
     expect(r.provenance.parts).toHaveLength(2);
 
     const look = await reader.lookup({ shopId, jobId });
@@ -306,12 +309,13 @@ describe('JobDetailsReader against s3rver', () => {
     const bounded = new JobDetailsReader(s3, bucket, { searchMonths: 2 });
     const b = await bounded.readAllDetails({ shopId, jobId });
     expect(b.details).toEqual(SECOND);
-    expect(b.provenance.requests).toBe(1 + 1 + 1 + 2 + 1);
+    // hot List, index List, shared-index List, part List, 2 index GETs, 1 member.
+    expect(b.provenance.requests).toBe(1 + 1 + 1 + 1 + 2 + 1);
 
     // createdAt narrows the search to months the job existed in.
     const from = await reader.readAllDetails({ shopId, jobId, createdAt: '2025-12-20T00:00:00.000Z' });
     expect(from.details).toEqual(SECOND);
-    expect(from.provenance.requests).toBe(1 + 1 + 1 + 2 + 1);
+    expect(from.provenance.requests).toBe(1 + 1 + 1 + 1 + 2 + 1);
 
     // Known completion + creation: both months read directly, no listing.
     const known = await reader.readAllDetails({
@@ -355,7 +359,8 @@ describe('JobDetailsReader against s3rver', () => {
 
     const r = await reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED });
     expect(r.details).toEqual(MERGED);
-    expect(r.provenance).toMatchObject({ source: 'archive', requests: 3 });
+    // hot List (empty), index, one ranged GET per entry.
+    expect(r.provenance).toMatchObject({ source: 'archive', requests: 4 });
     expect(r.provenance.parts).toHaveLength(2);
 
     // The newest archival wrote no platform data; the earlier one's is still the job's.
@@ -402,7 +407,7 @@ describe('JobDetailsReader against s3rver', () => {
     );
   });
 
-  it('a part not committed to the month index is invisible', async () => {
+  it('a part not committed to the month index is invisible; one with no staging manifest either means a lost index', async () => {
     const shopId = newShop();
     const jobId = generateJobId();
     const part = await buildPart({
@@ -413,6 +418,18 @@ describe('JobDetailsReader against s3rver', () => {
     await putPart(s3, bucket, part);
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: part.partKey }));
     expect(listed.KeyCount).toBe(1);
+    const partName = part.partKey.slice(part.partKey.lastIndexOf('/') + 1);
+
+    // No index and no staging manifest: the part was committed and its index lost (issue 31).
+    const lost = reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED });
+    await expect(lost).rejects.toThrow(CorruptObjectError);
+    await expect(lost).rejects.toThrow(`jobarchive reindex --shop ${shopId} --month ${MONTH}`);
+    await expect(reader.lookup({ shopId, jobId })).rejects.toThrow('jobarchive reindex');
+
+    // Its staging manifest there: an archive in flight (or abandoned), never committed — invisible.
+    await s3.send(
+      new PutObjectCommand({ Bucket: bucket, Key: pendingKey(shopId, MONTH, partName), Body: '{}' }),
+    );
 
     const known = await reader.readAllDetails({ shopId, jobId, completedAt: COMPLETED });
     expect(known.details).toBeNull();

@@ -36,13 +36,14 @@ describe('JobDetailsReader on archives written by the archiver', () => {
     expect(first.report?.jobsArchived).toBe(1);
     expect(await listKeys(env.s3, env.bucket, `job-details/${job.jobId}/`)).toEqual([]);
 
-    // Archived and deleted: index + one ranged GET (created and completed in the same month here,
-    // unless the seed's hour straddles a month boundary).
+    // Archived and deleted: hot List (empty) + index + one ranged GET (created and completed in the
+    // same month here, unless the seed's hour straddles a month boundary: then the earlier month's index
+    // and shared index (404) and its part prefix (empty) are 3 more).
     const after = await reader.readAllDetails(q);
     expect(after.details).toEqual(before.details);
     expect(after.provenance.source).toBe('archive');
     expect(after.provenance.parts).toHaveLength(1);
-    expect(after.provenance.requests).toBe(q.createdAt.slice(0, 7) === q.completedAt.slice(0, 7) ? 2 : 3);
+    expect(after.provenance.requests).toBe(q.createdAt.slice(0, 7) === q.completedAt.slice(0, 7) ? 3 : 6);
 
     const pd = await reader.readPlatformData(q);
     expect(pd).toMatchObject({ data: { indexer: { v: 7 } }, provenance: { source: 'archive' } });

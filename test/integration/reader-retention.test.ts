@@ -12,7 +12,7 @@ import { archiverEnv, daysAgo, listKeys, runMachine, seedTerminalJob } from '../
  * as the rule would, and the reader is asked at a time past the horizon (its injected clock).
  */
 describe('reader past the retention horizon', () => {
-  it('a missing part older than retentionMonths is expired, not damage; younger, it is still damage', async () => {
+  it('a part older than retentionMonths is expired (present or not), not damage; a missing younger one is still damage', async () => {
     const env = await archiverEnv();
     const shopId = 'retention-shop.myshopify.com';
     const job = await seedTerminalJob(env, { shopId, completedAt: daysAgo(40), flushes: 2 });
@@ -27,8 +27,9 @@ describe('reader past the retention horizon', () => {
     if (!written) throw new Error(`part key ${part} carries no time`);
     const past = new Date(written.getTime() + (retentionDays(12) + 1) * 86_400_000);
     const later = new JobDetailsReader(env.s3, env.bucket, { retentionMonths: 12, clock: () => past });
-    // Present past the horizon (the rule has not run yet): read as usual.
-    expect((await later.readAllDetails(q)).provenance.source).toBe('archive');
+    // Present past the horizon (the rule has not run yet): not served either — expired, no request
+    // for the part (issue 31: a reader must not serve what retention has ended).
+    await expect(later.readAllDetails(q)).rejects.toBeInstanceOf(ArchiveExpiredError);
 
     await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: part }));
     expect(await listKeys(env.s3, env.bucket, 'job-details-index/')).not.toEqual([]);
