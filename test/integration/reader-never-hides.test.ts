@@ -5,7 +5,7 @@ import { makeContext } from '../../infra/cli/context';
 import { lookupCommand } from '../../infra/cli/lookup';
 import { memoryOutput } from '../../infra/cli/output';
 import { searchCommand } from '../../infra/cli/search';
-import { monthIndexKey, partWrittenAt } from '../../shared/archive/format/keys';
+import { monthIndexKey, partWrittenAt } from '../../shared/archive/format';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import { parseConfig } from '../../shared/config';
 import { ArchiveExpiredError, CorruptObjectError } from '../../shared/errors';

@@ -30,7 +30,13 @@ const sample = () =>
 /** The distinct blocks the manifest names (several records share one). */
 const allRanges = (p: Awaited<ReturnType<typeof sample>>['pending']) => {
   const blocks = new Map<number, { id: string; offset: number; length: number }>();
-  for (const r of [p.header, ...Object.values(p.platform_data), ...Object.values(p.jobs)]) {
+  // The blocks, and the trailing filters member when a block lists a document.
+  for (const r of [
+    p.header,
+    ...Object.values(p.platform_data),
+    ...Object.values(p.jobs),
+    ...(p.filters ? [p.filters] : []),
+  ]) {
     blocks.set(r.offset, { id: `block@${r.offset}`, offset: r.offset, length: r.length });
   }
   return [...blocks.values()].sort((a, b) => a.offset - b.offset);
@@ -60,8 +66,8 @@ describe('PartBuilder', () => {
     expect(pending.jobs.j2?.platform_data_ref).toBe(ref);
     expect(pending.jobs.j3?.platform_data_ref).toBeNull();
     expect(BlockSlicer.tilingProblem(allRanges(pending), bytes.length)).toBeNull();
-    // A small part is one block; j1's platform data is the line right before j1's record.
-    expect(allRanges(pending)).toHaveLength(1);
+    // A small part is one block (then its filters member); j1's platform data is the line right before j1's record.
+    expect(allRanges(pending)).toHaveLength(pending.filters ? 2 : 1);
     const pd = ref ? pending.platform_data[ref] : undefined;
     expect((pd?.line?.offset ?? 0) + (pd?.line?.length ?? 0)).toBe(pending.jobs.j1?.line?.offset);
   });
