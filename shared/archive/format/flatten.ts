@@ -147,7 +147,6 @@ export const projectedSource = (table: string): ViewSource => ({
 /**
  * Shared parts, partitioned by projection on `_shared/{month}/`: the shop is the job line's own
  * `shop_id` (a data column; Athena reads lines in no order, so not the segment header before them).
- * Lines of shared parts written before lines carried it have none and are left out.
  */
 export const sharedSource = (table: string): ViewSource => ({
   table,
@@ -289,7 +288,7 @@ export const flattenPart = (
     const rec: PartRecord = parsePartRecord(line, `${where} line ${++n}`, here.shopId);
     if (rec.type === 'part' && at.shopId === SHARED) here = { ...at, shopId: rec.shop_id };
     if (rec.type !== 'job') continue;
-    // A shared part's job line names its shop (the header's when written before lines did).
+    // A shared part's job line names its shop (the same as its segment's header).
     const place = at.shopId === SHARED ? { ...here, shopId: rec.shop_id } : here;
     jobs.push(flattenJob(rec, place));
     documents.push(...flattenDocuments(rec, place));
