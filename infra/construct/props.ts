@@ -105,8 +105,8 @@ export interface JobDetailsArchiveProps extends SettingFields<ArchiverSettingNam
    */
   readonly transitionSmallObjects?: boolean;
   /**
-   * Memory (MB) of every step, or per step.
-   * @default 1024 for forget and redact, 512 for the others (archive-batch peaks near 380 MB)
+   * Memory (MB) of every step, or per step (archive-batch peaks near 380 MB).
+   * @default 1024 for forget and redact, 512 for the others
    */
   readonly lambdaMemoryMb?: number | Partial<Record<ArchiverStep, number>>;
   /**
