@@ -140,6 +140,8 @@ export const generalHelp = (): string =>
     ...Object.values(COMMANDS).map((c) => `  ${c.spec.name.padEnd(8)}  ${c.spec.short}`),
     '',
     "Run 'jobarchive <command> --help' for a command's options; 'jobarchive --version' for the version.",
-    'Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 done with quarantined jobs (run), 4 findings (audit).',
+    'Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 done with quarantined jobs (run), 4 findings (audit),',
+    '5 erasure pending a Glacier restore (redact: rerun to finish), 130/143 interrupted (SIGINT/SIGTERM;',
+    '`up` ends 0 on Ctrl-C once its stack is up).',
     '',
   ].join('\n');

@@ -11,6 +11,7 @@ import {
   isUsageError,
   parseFlags,
   stringFlag,
+  UsageError,
   usageLine,
 } from './args';
 import { COMMANDS, generalHelp } from './commands';
@@ -190,6 +191,10 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
   } catch (err) {
     // Requests cut off by an interrupt fail on the way out; the interrupt is the story, not them.
     if (interrupted) return interruptCode(interrupted.sig);
+    if (err instanceof UsageError) {
+      io.err(usageLine(name, err));
+      return EXIT_USAGE;
+    }
     const e = err as Error;
     io.err(`jobarchive ${name}: ${e?.name ?? 'Error'}: ${(e?.message ?? String(err)).split('\n')[0]}`);
     return EXIT_FAILURE;

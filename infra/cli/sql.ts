@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../../shared/errors';
 import { DOCUMENTED_QUERIES, documentedQuery } from '../../shared/sql/queries';
 import { LocalSqlEngine, type SqlLoadStats, type SqlResult } from '../local/sql-engine';
-import { boolFlag, type CommandSpec, type Flags, positionalArgs, stringFlag } from './args';
+import { boolFlag, type CommandSpec, type Flags, positionalArgs, stringFlag, UsageError } from './args';
 import type { CliContext } from './context';
 import { formatBytes, type Output, printJson } from './output';
 
@@ -99,7 +99,11 @@ export const sqlCommand = async (
   }
   const engine = await LocalSqlEngine.load(ctx.s3, ctx.bucket, { concurrency: ctx.cfg.readConcurrency });
   try {
-    const result = await engine.query(o.sql ?? '', o.params);
+    const result = await engine.query(o.sql ?? '', o.params).catch((err: unknown) => {
+      // A statement DuckDB rejects is a bad argument (exit 2), found only once the parts are loaded.
+      if (err instanceof InvalidInputError) throw new UsageError('SQL', err.reason);
+      throw err;
+    });
     const load = engine.stats;
     if (o.json) printJson(io, { ...result, load });
     else {

@@ -112,6 +112,26 @@ describe('bad arguments: exit 2, one line on stderr, nothing on stdout', () => {
       /^jobarchive run: invalid --state-machine-arn: expected arn:aws:states:/,
     ],
     [
+      'a value flag given twice (the last one would win without a word)',
+      ['lookup', '--shop', 'shop-a', '--shop', 'shop-b', '--job', 'k3jqxr2m7zaba'],
+      /^jobarchive lookup: invalid --shop: given more than once; give it once /,
+    ],
+    [
+      'a value flag given twice, once with =',
+      ['run', '--older-than-days', '30', '--older-than-days=45'],
+      /^jobarchive run: invalid --older-than-days: given more than once; give it once /,
+    ],
+    [
+      'a --now in the future (the execution would refuse it only after starting: exit 1)',
+      ['run', '--now', '2999-01-01'],
+      /^jobarchive run: invalid --now: 2999-01-01T00:00:00\.000Z is in the future \(a run refuses a now later than its start \+ 5 min/,
+    ],
+    [
+      'a demo --now in the future',
+      ['demo', '--now', '2999-01-01T00:00:00Z'],
+      /^jobarchive demo: invalid --now: 2999-01-01T00:00:00\.000Z is in the future/,
+    ],
+    [
       'demo against AWS',
       ['demo', '--aws'],
       /^jobarchive demo: invalid --aws: does not apply to demo: .*embedded stack only /,
@@ -178,6 +198,22 @@ describe('help', () => {
     for (const c of ['seed', 'run', 'lookup', 'audit', 'demo'])
       expect(text).toMatch(new RegExp(`^  ${c} `, 'm'));
   });
+
+  it('general help lists every exit code, pending erasure and interrupts included', async () => {
+    const io = memoryOutput();
+    expect(await runCli(['--help'], io)).toBe(0);
+    const text = io.stdout.join(' ').replace(/\s+/g, ' ');
+    for (const code of [
+      '0 ok',
+      '1 failed',
+      '2 bad arguments',
+      '3 done with quarantined jobs',
+      '4 findings',
+      '5 erasure pending',
+      '130/143 interrupted',
+    ])
+      expect(text).toContain(code);
+  });
 });
 
 describe('values', () => {
@@ -211,6 +247,12 @@ describe('values', () => {
     );
     expect(o).toMatchObject({ shops: 2, jobsPerShop: 4, months: 6, seed: 99, json: true });
     expect(o.now?.toISOString()).toBe('2026-03-01T00:00:00.000Z');
+  });
+
+  it('a repeated switch means the same thing twice and passes; a --now within 5 min of now passes', () => {
+    expect(parseFlags(runSpec, ['--dry-run', '--dry-run'])['dry-run']).toBe(true);
+    const soon = new Date(Date.now() + 60_000).toISOString();
+    expect(parseRunOptions(parseFlags(runSpec, ['--now', soon])).input.now).toBe(soon);
   });
 
   it('builds the run input from the flags given, and only those', () => {
