@@ -95,6 +95,8 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
   // Set while the embedded stack starts: an interrupt then abandons the start (which stops whatever it
   // spawned) and the command ends with 130/143 — a start can take tens of seconds on a loaded machine.
   let starting: AbortController | undefined;
+  // Aborted on the first interrupt: the command's work in native code stops (CliContext.interrupted).
+  const aborted = new AbortController();
   let signalled: (sig: NodeJS.Signals) => void = () => undefined;
   const stopped = new Promise<NodeJS.Signals>((res) => {
     signalled = res;
@@ -117,6 +119,7 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
       return;
     }
     io.err(`jobarchive ${name}: interrupted (${sig}), stopping`);
+    aborted.abort();
     ctx?.close();
     void (stack?.stop() ?? Promise.resolve()).finally(() => process.exit(interruptCode(sig)));
   };
@@ -161,18 +164,24 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
         io.err(
           `jobarchive: embedded stack in ${where} (${stack.owned ? '' : 'already running, reused; '}pids supervisor ${supervisor}, dynamodb ${dynamodb}, s3rver ${s3rver})`,
         );
-        ctx = contextFromConfig(
-          config(),
-          { table: stack.tableName, bucket: stack.bucketName },
-          `embedded stack in ${where}`,
-        );
+        ctx = {
+          ...contextFromConfig(
+            config(),
+            { table: stack.tableName, bucket: stack.bucketName },
+            `embedded stack in ${where}`,
+          ),
+          interrupted: aborted.signal,
+        };
       } else {
         const cfg = config();
         const target =
           cfg.s3Endpoint || cfg.dynamoEndpoint
             ? `endpoints ${cfg.dynamoEndpoint ?? 'AWS'} / ${cfg.s3Endpoint ?? 'AWS'}`
             : `AWS ${cfg.region}`;
-        ctx = contextFromConfig(cfg, { table, bucket }, target, cmd.needs(opts));
+        ctx = {
+          ...contextFromConfig(cfg, { table, bucket }, target, cmd.needs(opts)),
+          interrupted: aborted.signal,
+        };
       }
     } catch (err) {
       if (!isUsageError(err)) throw err;

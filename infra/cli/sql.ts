@@ -98,7 +98,16 @@ export const sqlCommand = async (
     return null;
   }
   const engine = await LocalSqlEngine.load(ctx.s3, ctx.bucket, { concurrency: ctx.cfg.readConcurrency });
+  // A statement can run for ever (a recursive CTE without an end): an interrupt stops it in DuckDB,
+  // without which the process could not exit (DuckDB's threads finish their statement first).
+  const interrupt = (): void => engine.interrupt();
+  ctx.interrupted?.addEventListener('abort', interrupt, { once: true });
   try {
+    if (!o.json) {
+      io.err(
+        `sql: ${engine.stats.parts} parts loaded (${engine.stats.jobs} archived jobs); running the statement (Ctrl-C stops it)`,
+      );
+    }
     const result = await engine.query(o.sql ?? '', o.params).catch((err: unknown) => {
       // A statement DuckDB rejects is a bad argument (exit 2), found only once the parts are loaded.
       if (err instanceof InvalidInputError) throw new UsageError('SQL', err.reason);
@@ -117,6 +126,7 @@ export const sqlCommand = async (
     }
     return { ...result, load };
   } finally {
+    ctx.interrupted?.removeEventListener('abort', interrupt);
     engine.close();
   }
 };
