@@ -140,8 +140,18 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
           `${name} runs on the embedded stack only: unset AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL_DYNAMODB`,
         );
       }
+      const dataDirFlag = stringFlag(flags, 'data-dir');
+      if (kind === 'external' && dataDirFlag !== undefined) {
+        // The flag would be ignored: the command talks to the endpoints or AWS, not to that folder.
+        const cfg = config();
+        const why =
+          cfg.s3Endpoint !== undefined || cfg.dynamoEndpoint !== undefined
+            ? `AWS_ENDPOINT_URL_* are set (${cfg.dynamoEndpoint ?? 'AWS'} / ${cfg.s3Endpoint ?? 'AWS'}, e.g. \`jobarchive up\`'s exports), so ${name} talks to them; unset them to use the embedded stack in ${dataDirFlag}, or drop --data-dir`
+            : `${name} talks to AWS here (${flags.aws === true ? '--aws' : 'a deployed state machine'}); drop --data-dir`;
+        throw new InvalidInputError('--data-dir', `is not used: ${why}`);
+      }
       if (kind === 'embedded') {
-        const dataDir = resolve(stringFlag(flags, 'data-dir') ?? defaultDataDir());
+        const dataDir = resolve(dataDirFlag ?? defaultDataDir());
         const problem = dataDirProblem(dataDir);
         if (problem) throw new InvalidInputError('--data-dir', problem);
         starting = new AbortController();

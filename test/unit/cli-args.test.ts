@@ -10,7 +10,7 @@ import { runCli } from '../../infra/cli/main';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseRunOptions, runSpec } from '../../infra/cli/run';
 import { parseSeedOptions, seedSpec } from '../../infra/cli/seed';
-import { parseConfig } from '../../shared/config';
+import { parseConfig, resetConfig } from '../../shared/config';
 import { InvalidInputError } from '../../shared/errors';
 
 const usage = async (argv: string[]) => {
@@ -132,6 +132,11 @@ describe('bad arguments: exit 2, one line on stderr, nothing on stdout', () => {
       /^jobarchive demo: invalid --now: 2999-01-01T00:00:00\.000Z is in the future/,
     ],
     [
+      '--data-dir with --aws (the folder would be ignored)',
+      ['audit', '--aws', '--data-dir', '/tmp/jda-unused'],
+      /^jobarchive audit: invalid --data-dir: is not used: audit talks to AWS here \(--aws\); drop --data-dir /,
+    ],
+    [
       'demo against AWS',
       ['demo', '--aws'],
       /^jobarchive demo: invalid --aws: does not apply to demo: .*embedded stack only /,
@@ -147,6 +152,26 @@ describe('bad arguments: exit 2, one line on stderr, nothing on stdout', () => {
     expect(io.stderr[0]).not.toContain('\n');
     expect(io.stderr[0]).toMatch(/\(see 'jobarchive( \w+)? --help'\)$/);
   });
+});
+
+it('--data-dir while the `up` exports are set is one line naming them, exit 2, before any stack starts', async () => {
+  const saved = { ...process.env };
+  process.env.AWS_ENDPOINT_URL_S3 = 'http://127.0.0.1:9';
+  process.env.AWS_ENDPOINT_URL_DYNAMODB = 'http://127.0.0.1:9';
+  resetConfig();
+  try {
+    const { code, io } = await usage(['audit', '--data-dir', '/tmp/jda-unused']);
+    expect(code).toBe(2);
+    expect(io.stdout).toEqual([]);
+    expect(io.stderr).toEqual([
+      expect.stringMatching(
+        /^jobarchive audit: invalid --data-dir: is not used: AWS_ENDPOINT_URL_\* are set \(http:\/\/127\.0\.0\.1:9 \/ http:\/\/127\.0\.0\.1:9, e\.g\. `jobarchive up`'s exports\), so audit talks to them; unset them to use the embedded stack in \/tmp\/jda-unused, or drop --data-dir /,
+      ),
+    ]);
+  } finally {
+    process.env = saved;
+    resetConfig();
+  }
 });
 
 describe('help', () => {
