@@ -18,6 +18,7 @@ import { COMMANDS, generalHelp } from './commands';
 import { contextFromConfig, type OwnedContext, targetKind } from './context';
 import { dataDirProblem } from './data-dir';
 import { type Output, processOutput } from './output';
+import { watchRequests } from './progress';
 
 /**
  * `jobarchive <command> [options]`: parse, pick the target, run, exit. The only place that decides
@@ -206,7 +207,12 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
         logs: held ? `${held.dataDir}/logs` : '',
       });
     }
-    return await cmd.run(ctx, opts, io);
+    const requests = cmd.showsRequests ? watchRequests(io, name, { s3: ctx.s3, ddb: ctx.ddb }) : undefined;
+    try {
+      return await cmd.run(ctx, opts, io);
+    } finally {
+      requests?.done();
+    }
   } catch (err) {
     // Requests cut off by an interrupt fail on the way out; the interrupt is the story, not them.
     if (interrupted) return interruptCode(interrupted.sig);
