@@ -16,6 +16,7 @@ import { JobArchiveError } from '../../shared/errors';
 import { countRequests, type RequestCounts, zeroCounts } from '../../shared/metrics';
 import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../construct/retry-errors';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../construct/step-names';
+import { packageRoot } from '../package-root';
 import { assertLocallyExecutable } from './asl-guard';
 import { LOCAL_ACCOUNT, LOCAL_BUCKET_PLACEHOLDER, LOCAL_REGION, localFunctionArn } from './asl-resolve';
 import { capturingSink } from './capture';
@@ -26,6 +27,7 @@ import {
   runDistributedMap,
 } from './distributed-map';
 import { LocalStackError, loadOptional, UnsupportedLocallyError } from './errors';
+import { cachedDefaultSetup } from './setup-cache';
 import type { DeployedSynthesisOptions, LocalSetup, SynthesisOptions } from './synth';
 
 // The package's typings are ESM-only, but it ships a CommonJS build (exports.require), which is what
@@ -80,6 +82,8 @@ export const localSetup = (opts: SynthesisOptions = {}): LocalSetup => {
       shipped = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as LocalSetup) : null;
     }
     if (shipped) return shipped;
+    // A checkout: synthesized once per state of its sources (setup-cache.ts).
+    return cachedDefaultSetup(packageRoot(), () => synth().synthesizedLocalSetup(opts));
   }
   return synth().synthesizedLocalSetup(opts);
 };
