@@ -103,6 +103,8 @@ export const sqlCommand = async (
   const interrupt = (): void => engine.interrupt();
   ctx.interrupted?.addEventListener('abort', interrupt, { once: true });
   try {
+    // Interrupted while the parts loaded: no statement starts (the exit would wait for it).
+    ctx.interrupted?.throwIfAborted();
     if (!o.json) {
       io.err(
         `sql: ${engine.stats.parts} parts loaded (${engine.stats.jobs} archived jobs); running the statement (Ctrl-C stops it)`,
