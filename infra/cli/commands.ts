@@ -32,6 +32,8 @@ export interface CommandDef {
   readonly embeddedOnly: boolean;
   /** Set for commands that need no stack and no AWS at all (they get no context). */
   readonly offline?: (opts: unknown, io: Output) => Promise<number>;
+  /** Long walks of unknown size (search, audit, forget, redact): main.ts shows their requests as progress. */
+  readonly showsRequests?: boolean;
   /** Set for a command that runs until SIGINT/SIGTERM (`up`): the signal ends it normally. */
   readonly untilSignal?: (ctx: CliContext, opts: unknown, io: Output, hold: StackHold) => Promise<number>;
 }
@@ -48,6 +50,12 @@ const def = <O>(
   needs: (opts) => extra.needs?.(opts as O) ?? { table: true, bucket: true },
   awsOnly: (opts) => extra.awsOnly?.(opts as O) ?? false,
   embeddedOnly: extra.embeddedOnly ?? false,
+});
+
+/** A command whose requests main.ts shows as progress on stderr. */
+const withRequests = <O>(...args: Parameters<typeof def<O>>): CommandDef => ({
+  ...def(...args),
+  showsRequests: true,
 });
 
 /** A command that talks to nothing (no stack is started, no AWS client built). */
@@ -75,14 +83,14 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     parseLookupOptions,
     async (ctx, o, io) => (await lookupCommand(ctx, o, io)).exitCode,
   ),
-  audit: def(auditSpec, parseAuditOptions, async (ctx, o, io) =>
+  audit: withRequests(auditSpec, parseAuditOptions, async (ctx, o, io) =>
     auditExitCode(await auditCommand(ctx, o, io)),
   ),
   // It writes a fake fleet and deletes hot objects: never against endpoints from the environment.
   demo: def(demoSpec, parseDemoOptions, async (ctx, o, io) => (await demoCommand(ctx, o, io)).exitCode, {
     embeddedOnly: true,
   }),
-  forget: def(
+  forget: withRequests(
     forgetSpec,
     parseForgetOptions,
     async (ctx, o, io) => (await forgetCommand(ctx, o, io)).exitCode,
@@ -102,12 +110,12 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     },
     { needs: () => ({ table: false, bucket: true }) },
   ),
-  redact: def(
+  redact: withRequests(
     redactSpec,
     parseRedactOptions,
     async (ctx, o, io) => (await redactCommand(ctx, o, io)).exitCode,
   ),
-  search: def(searchSpec, parseSearchOptions, async (ctx, o, io) =>
+  search: withRequests(searchSpec, parseSearchOptions, async (ctx, o, io) =>
     (await searchCommand(ctx, o, io)).provenance.warnings.length > 0 ? EXIT_FAILURE : EXIT_OK,
   ),
   // Reads parts only; `--list` talks to nothing.
@@ -139,6 +147,8 @@ export const generalHelp = (): string =>
     ...Object.values(COMMANDS).map((c) => `  ${c.spec.name.padEnd(8)}  ${c.spec.short}`),
     '',
     "Run 'jobarchive <command> --help' for a command's options; 'jobarchive --version' for the version.",
-    'Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 done with quarantined jobs (run), 4 findings (audit).',
+    'Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 done with quarantined jobs (run), 4 findings (audit),',
+    '5 erasure pending a Glacier restore (redact: rerun to finish), 130/143 interrupted (SIGINT/SIGTERM;',
+    '`up` ends 0 on Ctrl-C once its stack is up).',
     '',
   ].join('\n');

@@ -13,13 +13,13 @@ import {
 import {
   boolFlag,
   type CommandSpec,
-  dateFlag,
   EXECUTION_OPTIONS,
   EXIT_FAILURE,
   EXIT_OK,
   EXIT_QUARANTINED,
   type Flags,
   pollMsFlag,
+  runNowFlag,
   settingFlag,
   settingOption,
   stringFlag,
@@ -91,7 +91,7 @@ export const parseRunOptions = (flags: Flags): RunOptions => {
       `expected arn:aws:states:REGION:ACCOUNT:stateMachine:NAME, got ${JSON.stringify(arn)}`,
     );
   }
-  const now = dateFlag(flags, 'now');
+  const now = runNowFlag(flags, 'now');
   const settings: Record<string, number | boolean> = {};
   for (const name of RUN_SETTINGS) {
     const v = isSwitch(name)
