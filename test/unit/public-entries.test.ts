@@ -36,6 +36,7 @@ test('reader: JobDetailsReader and the errors a read can throw, nothing else', (
     'InvalidInputError',
     'JobArchiveError',
     'JobDetailsReader',
+    'UnsupportedRuntimeError',
   ]);
 });
 
