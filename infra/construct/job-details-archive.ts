@@ -37,7 +37,7 @@ import { acknowledge, acknowledgeWildcardResource, wildcardResources } from './n
 import { grantMissingKeysAre404, grantObjects, type ObjectAccess, objectArn } from './object-grants';
 import type { ArchiveSqlProps, JobDetailsArchiveProps } from './props';
 import { resolveArchiveProps } from './props-validation';
-import { ARCHIVER_STEPS, type ArchiverStep, createStepFunction } from './step-functions';
+import { ARCHIVER_STEPS, type ArchiverStep, createStepCode, createStepFunction } from './step-functions';
 
 export interface ArchiveAlarms {
   readonly executionsFailed: Alarm;
@@ -142,9 +142,11 @@ export class JobDetailsArchive extends Construct {
       tableName: this.table.tableName,
     });
     const functions = {} as Record<ArchiverStep, LambdaFunction>;
+    const code = createStepCode(); // one asset for every step
     for (const step of ARCHIVER_STEPS) {
       functions[step] = createStepFunction(this, {
         step,
+        code,
         memoryMb: p.memoryMb[step],
         timeout: p.timeout[step],
         environment,
