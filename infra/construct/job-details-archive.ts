@@ -38,6 +38,17 @@ import { grantMissingKeysAre404, grantObjects, type ObjectAccess, objectArn } fr
 import type { ArchiveSqlProps, JobDetailsArchiveProps } from './props';
 import { resolveArchiveProps } from './props-validation';
 import { ARCHIVER_STEPS, type ArchiverStep, createStepCode, createStepFunction } from './step-functions';
+import { camelStep } from './step-names';
+
+/** The archiver's six functions, one per step (keys as in StepMemoryProps). */
+export interface ArchiverFunctions {
+  readonly plan: LambdaFunction;
+  readonly archiveBatch: LambdaFunction;
+  readonly tally: LambdaFunction;
+  readonly report: LambdaFunction;
+  readonly forget: LambdaFunction;
+  readonly redact: LambdaFunction;
+}
 
 export interface ArchiveAlarms {
   readonly executionsFailed: Alarm;
@@ -84,7 +95,10 @@ const PREFIX_REASON =
  */
 export class JobDetailsArchive extends Construct {
   readonly stateMachine: StateMachine;
-  readonly functions: Readonly<Record<ArchiverStep, LambdaFunction>>;
+  /** The step functions, by step (`functions.archiveBatch`). */
+  readonly functions: ArchiverFunctions;
+  /** The same, by step name (`archive-batch`), for the code below. */
+  private readonly byStep: Readonly<Record<ArchiverStep, LambdaFunction>>;
   readonly schedule: Schedule;
   readonly table: ITable;
   readonly bucket: IBucket;
@@ -155,7 +169,10 @@ export class JobDetailsArchive extends Construct {
       });
       acknowledge(functions[step].role ?? functions[step], 'AwsSolutions-IAM5[Resource::*]', X_RAY_REASON);
     }
-    this.functions = functions;
+    this.byStep = functions;
+    this.functions = Object.fromEntries(
+      ARCHIVER_STEPS.map((step) => [camelStep(step), functions[step]]),
+    ) as unknown as ArchiverFunctions;
     this.grantSteps();
 
     const machine = new ArchiverStateMachine(this, 'Archiver', {
@@ -198,7 +215,7 @@ export class JobDetailsArchive extends Construct {
       this.sql = new ArchiveSql(this, 'Sql', {
         ...p.sql,
         ...defaultSqlNames(this),
-        ...(props.sql && props.sql !== true ? pickNames(props.sql) : {}),
+        ...(props.sql ? pickNames(props.sql) : {}),
         bucket: this.bucket,
         removalPolicy: props.removalPolicy,
       });
@@ -248,12 +265,12 @@ export class JobDetailsArchive extends Construct {
    */
   private grantSteps(): void {
     const s3 = (step: ArchiverStep, prefix: KeyPrefix, access: ObjectAccess[], keys = '*') => {
-      const fn = this.functions[step];
+      const fn = this.byStep[step];
       grantObjects(fn, this.bucket, prefix, access, keys);
       acknowledgeWildcardResource(fn.role ?? fn, objectArn(this.bucket, prefix, keys), PREFIX_REASON);
     };
     const ddb = (step: ArchiverStep, actions: string[], resourceArn: string) => {
-      const fn = this.functions[step];
+      const fn = this.byStep[step];
       Grant.addToPrincipal({ grantee: fn, actions, resourceArns: [resourceArn] });
       this.table.encryptionKey?.grantEncryptDecrypt(fn);
     };
@@ -285,7 +302,7 @@ export class JobDetailsArchive extends Construct {
     s3('archive-batch', 'runs', ['get', 'put', 'delete']);
     // GETs of keys which may be absent (month index before its first commit, platform data, staging
     // docs after a commit got through) need S3 to answer 404 rather than 403.
-    grantMissingKeysAre404(this.functions['archive-batch'], this.bucket);
+    grantMissingKeysAre404(this.byStep['archive-batch'], this.bucket);
     // The watermark's erasure summary (forgotten shops), before archiving and again before each commit.
     s3('archive-batch', 'state', ['get']);
 
@@ -318,7 +335,7 @@ export class JobDetailsArchive extends Construct {
     // Run scratch naming the shop: listed, read, rewritten without it or deleted; a marker in runs
     // still going.
     s3('forget', 'runs', ['read', 'put', 'delete']);
-    grantMissingKeysAre404(this.functions.forget, this.bucket);
+    grantMissingKeysAre404(this.byStep.forget, this.bucket);
 
     // Redact a document: Query the shop's partition; list, GET and conditionally rewrite its flush
     // objects; read the month indexes (and pre-index@5 filter sidecars), HEAD / GET / restore the parts
@@ -331,7 +348,7 @@ export class JobDetailsArchive extends Construct {
     s3('redact', 'erasure', ['read', 'put']);
     // The watermark's erasure summary: a request enters it when recorded, leaves it when complete.
     s3('redact', 'state', ['read', 'put']);
-    grantMissingKeysAre404(this.functions.redact, this.bucket);
+    grantMissingKeysAre404(this.byStep.redact, this.bucket);
   }
 
   private acknowledgeStateMachineRole(): void {
@@ -344,7 +361,7 @@ export class JobDetailsArchive extends Construct {
     for (const step of ARCHIVER_STEPS) {
       acknowledgeWildcardResource(
         role,
-        `${this.functions[step].functionArn}:*`,
+        `${this.byStep[step].functionArn}:*`,
         'qualified ARNs (versions/aliases) of this one function, as granted by LambdaInvoke',
       );
     }
