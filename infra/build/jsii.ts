@@ -114,7 +114,10 @@ const manifest = (): object => {
     types: JSII_ENTRY.replace(/\.ts$/, '.d.ts'),
     peerDependencies: { 'aws-cdk-lib': cdk, constructs },
     // jsii wants the lowest version the peer range allows, exactly, as the devDependency.
-    devDependencies: { 'aws-cdk-lib': installedVersion('aws-cdk-lib'), constructs: installedVersion('constructs') },
+    devDependencies: {
+      'aws-cdk-lib': installedVersion('aws-cdk-lib'),
+      constructs: installedVersion('constructs'),
+    },
     files: ['**/*.js', '**/*.d.ts', '.jsii', 'lambda/**', '!node_modules/**', '!dist/**'],
     jsii: {
       outdir: 'dist',
@@ -193,26 +196,41 @@ export const generatePython = (dir: string): string => {
   return join(dir, 'dist', 'python');
 };
 
-const main = (): void => {
-  const args = process.argv.slice(2);
-  const outAt = args.indexOf('--out');
-  const dir = (outAt >= 0 ? args[outAt + 1] : undefined) ?? join(ROOT, '.jsii-build');
-  const log = (line: string): void => {
-    process.stdout.write(`build:python: ${line}\n`);
-  };
+/**
+ * Stage, bundle, compile and (unless compileOnly) generate the Python package in `dir`, logging each
+ * step with its time. Throws on any jsii error or warning.
+ */
+export const buildPythonPackage = (
+  dir: string,
+  opts: { compileOnly?: boolean; log?: (line: string) => void } = {},
+): { python?: string; compileSeconds: number } => {
+  const log = opts.log ?? ((): void => undefined);
+  const seconds = (since: number): number => (Date.now() - since) / 1000;
   const t0 = Date.now();
   const { sources } = stageJsiiProject(dir);
   log(`staged ${sources.length} sources in ${relative(process.cwd(), dir) || dir}`);
   bundleLambda(dir);
   const t1 = Date.now();
   compileJsii(dir);
-  log(`jsii compile clean in ${((Date.now() - t1) / 1000).toFixed(1)} s (.jsii assembly)`);
-  if (args.includes('--compile-only')) return;
+  const compileSeconds = seconds(t1);
+  log(`jsii compile clean in ${compileSeconds.toFixed(1)} s (.jsii assembly)`);
+  if (opts.compileOnly) return { compileSeconds };
   const t2 = Date.now();
-  const out = generatePython(dir);
-  log(`jsii-pacmak python sources in ${((Date.now() - t2) / 1000).toFixed(1)} s → ${out}`);
-  log(`total ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  if (!existsSync(out)) throw new Error(`jsii-pacmak wrote nothing to ${out}`);
+  const python = generatePython(dir);
+  if (!existsSync(python)) throw new Error(`jsii-pacmak wrote nothing to ${python}`);
+  log(`jsii-pacmak python sources in ${seconds(t2).toFixed(1)} s → ${python}`);
+  log(`total ${seconds(t0).toFixed(1)} s`);
+  return { python, compileSeconds };
+};
+
+const main = (): void => {
+  const args = process.argv.slice(2);
+  const outAt = args.indexOf('--out');
+  const dir = (outAt >= 0 ? args[outAt + 1] : undefined) ?? join(ROOT, '.jsii-build');
+  buildPythonPackage(dir, {
+    compileOnly: args.includes('--compile-only'),
+    log: (line) => process.stdout.write(`build:python: ${line}\n`),
+  });
 };
 
 if (require.main === module) {

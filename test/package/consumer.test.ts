@@ -21,7 +21,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ARCHIVER_STEPS } from '../../infra/construct/step-names';
+import { ARCHIVER_STEPS, camelStep } from '../../infra/construct/step-names';
 import { isAlive } from '../../infra/local/process';
 import { SHIPPED_SETUP_FILE } from '../../infra/local/runner';
 import { synthesizedLocalSetup } from '../../infra/local/synth';
@@ -256,7 +256,7 @@ it('a CommonJS CDK app synthesizes the construct on an imported TableV2 and Buck
   const out = JSON.parse(node(['dist/cdk-app.cjs', join(work, 'cdk.out')])) as Record<string, unknown>;
   expect(out).toEqual({
     stack: 'Indexer',
-    functions: [...ARCHIVER_STEPS].sort(),
+    functions: ARCHIVER_STEPS.map(camelStep).sort(),
     bundledAssets: 1,
     stateMachine: true,
   });

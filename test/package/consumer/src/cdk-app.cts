@@ -30,7 +30,7 @@ const template = Template.fromStack(stack);
 template.resourceCountIs('AWS::DynamoDB::GlobalTable', 0);
 template.resourceCountIs('AWS::DynamoDB::Table', 0);
 template.resourceCountIs('AWS::S3::Bucket', 0);
-// One function per step (plan, archive-batch, tally, report, forget, redact) on the package's prebuilt bundles.
+// One function per step (plan, archive-batch, tally, report, forget, redact) on the package's prebuilt bundle.
 template.resourcePropertiesCountIs(
   'AWS::Lambda::Function',
   {
