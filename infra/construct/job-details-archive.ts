@@ -11,7 +11,7 @@ import {
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { CfnPolicy, Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
+import { Bucket, type IBucket, type LifecycleRule } from 'aws-cdk-lib/aws-s3';
 import { Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { StepFunctionsStartExecution } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -33,12 +33,14 @@ import {
 } from './details-bucket';
 import { archiverEnvironment } from './env-binding';
 import { createJobsTable } from './jobs-table';
+import { neededLifecycleRules } from './lifecycle-data';
 import { acknowledge, acknowledgeWildcardResource, wildcardResources } from './nag';
 import { grantMissingKeysAre404, grantObjects, type ObjectAccess, objectArn } from './object-grants';
 import type { ArchiveSqlProps, JobDetailsArchiveProps } from './props';
 import { resolveArchiveProps } from './props-validation';
 import { ARCHIVER_STEPS, type ArchiverStep, createStepCode, createStepFunction } from './step-functions';
 import { camelStep } from './step-names';
+import { jobsTableProblem } from './table-check';
 
 /** The archiver's six functions, one per step (keys as in StepMemoryProps). */
 export interface ArchiverFunctions {
@@ -108,10 +110,21 @@ export class JobDetailsArchive extends Construct {
   readonly sql?: ArchiveSql;
   /** The Powertools service name the functions log and publish metrics under (the `service` dimension). */
   readonly serviceName: string;
+  /**
+   * The lifecycle rules the details bucket needs for these props (transition, scratch expiry,
+   * retention, noncurrent versions). Applied when the bucket is created here or is a `Bucket` of this
+   * app; for a bucket defined elsewhere apply them there (`jobarchive lifecycle --json` prints them as
+   * data, and `ArchiveStack` outputs them for an imported bucket).
+   */
+  readonly bucketLifecycleRules: LifecycleRule[];
 
   constructor(scope: Construct, id: string, props: JobDetailsArchiveProps = {}) {
     super(scope, id);
     const p = resolveArchiveProps(props); // before any resource exists
+    // A table of this app must have the keys and GSIs the archiver reads (one line naming what is
+    // missing); an imported one cannot be seen here (docs/deployment.md).
+    const tableProblem = props.table ? jobsTableProblem(props.table) : undefined;
+    if (tableProblem) throw new InvalidInputError('table', tableProblem);
     for (const [flag, value] of Object.entries(PINNED_FLAGS)) this.node.setContext(flag, value);
 
     this.table = props.table ?? createJobsTable(this, 'JobsTable', props.removalPolicy);
@@ -122,6 +135,7 @@ export class JobDetailsArchive extends Construct {
       retentionMonths: p.retentionMonths,
       removalPolicy: props.removalPolicy,
     };
+    this.bucketLifecycleRules = neededLifecycleRules(bucketOptions);
     if (props.bucket) {
       this.bucket = props.bucket;
       if (props.bucket instanceof Bucket) {
