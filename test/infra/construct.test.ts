@@ -208,7 +208,7 @@ describe('step functions', () => {
     const fn = template.findResources('AWS::Lambda::Function')[fnId]?.Properties as Record<string, unknown>;
     expect(fn.Runtime).toBe('nodejs24.x');
     expect(fn.Architectures).toEqual(['arm64']);
-    expect(fn.Handler).toBe('index.handler');
+    expect(fn.Handler).toBe(`${step}.handler`);
     expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
     const heavy = step === 'archive-batch' || step === 'forget' || step === 'redact';
     expect(fn.MemorySize).toBe(heavy ? 1024 : 512);
