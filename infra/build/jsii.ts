@@ -176,23 +176,36 @@ const bundleLambda = (dir: string): void => {
   buildSync(stepBundleOptions(ROOT, join(dir, 'lambda'), false));
 };
 
-const bin = (name: string): string => join(ROOT, 'node_modules', '.bin', name);
-
 /** jsii compile: returns its output; throws (with that output) on any error or warning. */
 export const compileJsii = (dir: string): string =>
-  execFileSync(bin('jsii'), ['--fail-on-warnings', '--silence-warnings=reserved-word'], {
-    cwd: dir,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  execFileSync(
+    process.execPath,
+    [require.resolve('jsii/bin/jsii'), '--fail-on-warnings', '--silence-warnings=reserved-word'],
+    {
+      cwd: dir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
 
 /** The Python package's sources (no wheel: that needs PyPI). Returns the folder they are in. */
 export const generatePython = (dir: string): string => {
-  execFileSync(bin('jsii-pacmak'), ['--targets', 'python', '--code-only', '--outdir', 'dist'], {
-    cwd: dir,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  execFileSync(
+    process.execPath,
+    [
+      require.resolve('jsii-pacmak/bin/jsii-pacmak'),
+      '--targets',
+      'python',
+      '--code-only',
+      '--outdir',
+      'dist',
+    ],
+    {
+      cwd: dir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   return join(dir, 'dist', 'python');
 };
 

@@ -31,7 +31,8 @@ const bucketRules = (t: Template): unknown => {
       r.Type === 'AWS::S3::Bucket' && JSON.stringify(r.Properties).includes('archive-parts-to-cold-storage'),
   );
   expect(buckets).toHaveLength(1);
-  return (buckets[0]?.Properties.LifecycleConfiguration as { Rules: unknown }).Rules;
+  const config = buckets[0]?.Properties.LifecycleConfiguration as { Rules: unknown } | undefined;
+  return config?.Rules;
 };
 
 describe('the app on an existing table and bucket named by context', () => {
