@@ -5,6 +5,7 @@ import type { CliContext, ResourceNeeds } from './context';
 import { costSpec, parseCostOptions, runCost } from './cost';
 import { demoCommand, demoSpec, parseDemoOptions } from './demo';
 import { forgetCommand, forgetSpec, parseForgetOptions } from './forget';
+import { lifecycleCommand, lifecycleSpec, parseLifecycleOptions } from './lifecycle';
 import { lookupCommand, lookupSpec, parseLookupOptions } from './lookup';
 import type { Output } from './output';
 import { parseRedactOptions, redactCommand, redactSpec } from './redact';
@@ -129,6 +130,7 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     { needs: (o) => ({ table: false, bucket: !o.list }) },
   ),
   cost: offline(costSpec, parseCostOptions, runCost),
+  lifecycle: offline(lifecycleSpec, parseLifecycleOptions, lifecycleCommand),
   up: {
     ...def(upSpec, parseUpOptions, async () => EXIT_OK, { embeddedOnly: true }),
     untilSignal: (ctx, opts, io, hold) => upCommand(ctx, opts as { json: boolean }, io, hold),

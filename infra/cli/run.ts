@@ -1,4 +1,4 @@
-import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
+import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/run-incomplete';
 import type { RunInput, RunReport } from '../../shared/archive/steps/types';
 import { InvalidInputError } from '../../shared/errors';
 import { getObjectBytes } from '../../shared/s3/objects';

@@ -2,6 +2,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { type ArchiveStack, createArchiveApp } from '../../infra/construct/archive-stack';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-functions';
+import { camelStep } from '../../infra/construct/step-names';
 import { ENV } from '../../shared/config';
 import { JOBS_TABLE } from '../../shared/jobs/schema';
 import {
@@ -203,11 +204,11 @@ describe('details bucket (created)', () => {
 
 describe('step functions', () => {
   it.each(ARCHIVER_STEPS)('%s: Node 24 on arm64, tracing, its own log group with retention', (step) => {
-    const fnId = logicalId(stack.archive.functions[step], stack);
+    const fnId = logicalId(stack.archive.functions[camelStep(step)], stack);
     const fn = template.findResources('AWS::Lambda::Function')[fnId]?.Properties as Record<string, unknown>;
     expect(fn.Runtime).toBe('nodejs24.x');
     expect(fn.Architectures).toEqual(['arm64']);
-    expect(fn.Handler).toBe('index.handler');
+    expect(fn.Handler).toBe(`${step}.handler`);
     expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
     const heavy = step === 'archive-batch' || step === 'forget' || step === 'redact';
     expect(fn.MemorySize).toBe(heavy ? 1024 : 512);
@@ -249,7 +250,8 @@ describe('step functions', () => {
 
   it('have no AWS managed policy (their roles may only write their own log group)', () => {
     for (const step of ARCHIVER_STEPS) {
-      const role = template.findResources('AWS::IAM::Role')[roleIdOf(stack.archive.functions[step], stack)];
+      const role =
+        template.findResources('AWS::IAM::Role')[roleIdOf(stack.archive.functions[camelStep(step)], stack)];
       expect(role?.Properties.ManagedPolicyArns).toBeUndefined();
     }
   });
@@ -257,7 +259,7 @@ describe('step functions', () => {
 
 describe('least privilege per step', () => {
   const statements = (step: ArchiverStep): Statement[] =>
-    statementsOfRole(template, roleIdOf(stack.archive.functions[step], stack));
+    statementsOfRole(template, roleIdOf(stack.archive.functions[camelStep(step)], stack));
 
   const PENDING = 'job-details-index/*/*/pending/';
   const INDEX = 'job-details-index/*/*/index.json';
@@ -420,7 +422,7 @@ describe('state machine resource', () => {
       .filter((r) => !r.endsWith(':*'))
       .sort();
     expect(invoked).toEqual(
-      ARCHIVER_STEPS.map((s) => `<${logicalId(stack.archive.functions[s], stack)}.Arn>`).sort(),
+      ARCHIVER_STEPS.map((s) => `<${logicalId(stack.archive.functions[camelStep(s)], stack)}.Arn>`).sort(),
     );
   });
 });

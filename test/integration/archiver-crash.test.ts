@@ -4,7 +4,7 @@ import { COLD_PREFIX, monthIndexKey, pendingPrefix } from '../../shared/archive/
 import type { JobRecord } from '../../shared/archive/format/records';
 import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/archive/pending-gc';
 import type { StagedPart } from '../../shared/archive/steps/archive/staged';
-import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
+import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/run-incomplete';
 import type { GroupDone, GroupFailed } from '../../shared/archive/steps/types';
 import { jobPrefix } from '../../shared/details';
 import {
