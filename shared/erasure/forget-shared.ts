@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import {
   newPartName,
@@ -6,11 +7,13 @@ import {
   SHARED_INDEX_PREFIX,
   sharedPartKey,
   sharedPendingKey,
+  sharedPendingPrefix,
 } from '../archive/format/keys';
 import type { SharedPart } from '../archive/format/shared-index';
 import { sharedPartWithoutShop, switchSharedPart } from '../archive/format/shared-rewrite';
 import { INTENT_FORMAT, type PartIntent } from '../archive/format/staging';
 import { loadSharedIndex, updateSharedIndex } from '../archive/steps/commit/shared-store';
+import { ABANDONED_AFTER_MS } from '../archive/steps/archive/pending-gc';
 import type { StepDeps } from '../archive/steps/context';
 import { ErasureIncompleteError, isNamedError } from '../errors';
 import { getObjectBytes, listAllArray, putConditional, putJson } from '../s3/objects';
@@ -54,27 +57,100 @@ const finishJournal = async (deps: StepDeps, requestId: string): Promise<number>
 export interface SharedForget {
   /** Shared parts the shop had a segment in (rewritten without it, or deleted when it was alone). */
   readonly sharedParts: number;
+  /** Uncommitted shared parts (a dead run's, never in a shared index) that held the shop: deleted. */
+  readonly uncommittedParts: number;
+  /**
+   * Uncommitted shared parts that hold (or, unreadable, may hold) the shop and are younger than
+   * ABANDONED_AFTER_MS: their run may still be about to commit (it then refuses the forgotten shop and
+   * deletes the part itself), so they are left, and the erasure is not complete while any is here.
+   */
+  readonly uncommittedLeft: readonly UncommittedPart[];
   readonly lists: number;
 }
+
+export interface UncommittedPart {
+  readonly key: string;
+  /** When it counts as abandoned and the next forget deletes it (ISO). */
+  readonly removableAt: string;
+}
+
+/**
+ * Whether a part's bytes name the shop: its JSON-quoted id in any line (every job line of a shared
+ * part names its segment's shop). A part that does not inflate may hold anything: true.
+ */
+export const namesShop = (bytes: Buffer, shopId: string): boolean => {
+  try {
+    return gunzipSync(bytes).includes(JSON.stringify(shopId));
+  } catch {
+    return true;
+  }
+};
+
+/**
+ * What dead runs left under a month's shared staging: parts with an intent and no entry in the shared
+ * index, i.e. never committed (the archiver's own collection, collectAbandonedShared, waits for a batch
+ * packing that month). Each that holds the shop goes once abandoned (part first, intent after); a
+ * younger one is reported. 1 LIST per month, 1 GET per uncommitted part.
+ */
+const uncommittedOf = async (
+  deps: StepDeps,
+  shopId: string,
+  month: string,
+  committed: ReadonlySet<string>,
+): Promise<{ abandoned: Array<{ part: string; intent: string }>; left: UncommittedPart[] }> => {
+  const prefix = sharedPendingPrefix(month);
+  const oldEnough = deps.clock().getTime() - ABANDONED_AFTER_MS;
+  const abandoned: Array<{ part: string; intent: string }> = [];
+  const left: UncommittedPart[] = [];
+  for (const o of await listAllArray(deps.s3, deps.bucket, prefix)) {
+    const name = o.key.slice(prefix.length).replace(/\.json$/, '');
+    if (committed.has(name)) continue;
+    const part = sharedPartKey(month, name);
+    const got = await getObjectBytes(deps.s3, deps.bucket, part);
+    if (!got || !namesShop(Buffer.from(got.bytes), shopId)) continue;
+    const written = o.lastModified?.getTime() ?? Number.POSITIVE_INFINITY;
+    if (written > oldEnough) {
+      const at = Number.isFinite(written) ? written + ABANDONED_AFTER_MS : deps.clock().getTime();
+      left.push({ key: part, removableAt: new Date(at).toISOString() });
+    } else abandoned.push({ part, intent: o.key });
+  }
+  return { abandoned, left };
+};
 
 export const forgetSharedParts = async (
   deps: StepDeps,
   shopId: string,
   ids: { requestId: string; runId: string },
-  found: (sharedParts: number) => Promise<void>,
+  found: (n: { sharedParts: number; uncommittedParts: number }) => Promise<void>,
 ): Promise<SharedForget> => {
   await finishJournal(deps, ids.requestId);
   const months = (await listAllArray(deps.s3, deps.bucket, SHARED_INDEX_PREFIX))
     .map((o) => parseSharedIndexKey(o.key))
     .filter((m): m is string => m !== null);
   const work: Array<{ month: string; old: SharedPart }> = [];
+  const abandoned: Array<{ part: string; intent: string }> = [];
+  const uncommittedLeft: UncommittedPart[] = [];
   for (const month of months) {
     const { index } = await loadSharedIndex(deps, month);
     for (const old of index.parts) if (Object.hasOwn(old.segments, shopId)) work.push({ month, old });
+    const u = await uncommittedOf(deps, shopId, month, new Set(index.parts.map((p) => p.name)));
+    abandoned.push(...u.abandoned);
+    uncommittedLeft.push(...u.left);
   }
-  if (work.length > 0) await found(work.length);
+  if (work.length > 0 || abandoned.length > 0)
+    await found({ sharedParts: work.length, uncommittedParts: abandoned.length });
+  // Never committed, so no index names them: the part first, its intent (what marks it) after.
+  for (const a of abandoned) {
+    await deleteKey(deps, a.part);
+    await deleteKey(deps, a.intent);
+  }
   for (const { month, old } of work) await rewriteWithout(deps, month, old, shopId, ids);
-  return { sharedParts: work.length, lists: 2 };
+  return {
+    sharedParts: work.length,
+    uncommittedParts: abandoned.length,
+    uncommittedLeft,
+    lists: 2 + months.length,
+  };
 };
 
 const rewriteWithout = async (

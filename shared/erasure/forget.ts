@@ -11,12 +11,13 @@ import { listAllArray, putConditional } from '../s3/objects';
 import { formatTimestamp } from '../time';
 import { findShopHotObjects } from './forget-hot';
 import { forgetScratch } from './forget-scratch';
-import { forgetSharedParts } from './forget-shared';
+import { forgetSharedParts, type UncommittedPart } from './forget-shared';
 import {
   type ErasureReceipt,
   type ErasureRequest,
   listRequests,
   markComplete,
+  markPending,
   recordRequest,
   updateRequest,
 } from './ledger';
@@ -62,6 +63,8 @@ export interface ForgetCounts {
   readonly retryEntries: number;
   /** Shared parts (packed shop-months) the shop had a segment in: rewritten without it. */
   readonly sharedParts: number;
+  /** Uncommitted shared parts a dead run left (never in a shared index) that held the shop: deleted. */
+  readonly uncommittedParts: number;
   /** Run scratch objects (`job-details-runs/`) that named the shop: rewritten without it, or deleted. */
   readonly scratchObjects: number;
   /** Runs still going when forget looked: their own Report scrubs their scratch (forget-scratch.ts). */
@@ -100,6 +103,7 @@ const zero: ForgetCounts = {
   stagingDocs: 0,
   retryEntries: 0,
   sharedParts: 0,
+  uncommittedParts: 0,
   scratchObjects: 0,
   scratchRunsDeferred: 0,
 };
@@ -291,6 +295,7 @@ export const forgetShop = async (
   let lists = 0;
   let heads = 0;
   let pass = 1;
+  let uncommittedLeft: readonly UncommittedPart[] = [];
   for (; ; pass++) {
     if (pass > FORGET_PASSES)
       throw new ErasureIncompleteError(
@@ -315,10 +320,11 @@ export const forgetShop = async (
 
     // Packed shop-months: the shop's segments leave the shared parts they are in.
     const shared = await forgetSharedParts(deps, shopId, { requestId: request.id, runId: input.runId }, (n) =>
-      record({ sharedParts: n }, pass),
+      record(n, pass),
     );
     lists += shared.lists;
-    found += shared.sharedParts;
+    found += shared.sharedParts + shared.uncommittedParts;
+    uncommittedLeft = shared.uncommittedLeft;
 
     await hooks.before?.('hot', pass);
     const jobIds = await shopJobIds(deps, shopId);
@@ -359,6 +365,18 @@ export const forgetShop = async (
   lists += scratch.lists;
 
   await hooks.before?.('receipt', pass);
+  if (uncommittedLeft.length > 0) {
+    // A run's uncommitted part holding the shop, too young to take for abandoned: the request stays
+    // pending, its receipt and reason naming what is left and from when the next forget removes it.
+    const at = uncommittedLeft.map((u) => u.removableAt).sort()[uncommittedLeft.length - 1];
+    const reason = `uncommitted shared part(s) ${uncommittedLeft.map((u) => u.key).join(', ')} hold the shop; they are abandoned, and forget removes them, from ${at}`;
+    await updateRequest(ctx, request.id, {
+      runId: input.runId,
+      receipt: { ...receiptOf(counts, pass, false), uncommittedPartsLeft: uncommittedLeft.length },
+    });
+    await markPending(ctx, request.id, input.runId, reason);
+    throw new ErasureIncompleteError(request.id, reason);
+  }
   // The shop's open redactions have nothing left to redact: complete, superseded by this forget. Then
   // no entry of the summary names the shop (one a crash left without a ledger record included).
   for (const r of await listRequests(ctx, { kind: 'redact-doc', openOnly: true }))
