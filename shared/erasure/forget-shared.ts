@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import {
+  ERASURE_PREFIX,
   newPartName,
   parseSharedIndexKey,
   SHARED_INDEX_PREFIX,
@@ -12,12 +13,11 @@ import {
 import type { SharedPart } from '../archive/format/shared-index';
 import { sharedPartWithoutShop, switchSharedPart } from '../archive/format/shared-rewrite';
 import { INTENT_FORMAT, type PartIntent } from '../archive/format/staging';
-import { loadSharedIndex, updateSharedIndex } from '../archive/steps/commit/shared-store';
 import { ABANDONED_AFTER_MS } from '../archive/steps/archive/pending-gc';
+import { loadSharedIndex, updateSharedIndex } from '../archive/steps/commit/shared-store';
 import type { StepDeps } from '../archive/steps/context';
 import { ErasureIncompleteError, isNamedError } from '../errors';
 import { getObjectBytes, listAllArray, putConditional, putJson } from '../s3/objects';
-import { ERASURE_PREFIX } from './ledger';
 
 /**
  * A forgotten shop's segments in shared parts (small shop-months packed together: docs/archive-format.md,
