@@ -78,7 +78,7 @@ export const earlyDeletionDollars = (e: EarlyDeletion, p: Prices = DEFAULT_PRICE
 
 const print = (io: Output, id: string, r: RedactReport): void => {
   io.out(
-    `request ${id} (${r.shopId}): ${r.complete ? 'complete' : 'PENDING'} — hot: ${r.hot.listings} listings in ${r.hot.objectsRewritten} objects rewritten (${r.hot.jobs} jobs read); ` +
+    `request ${id} (${r.shopId}): ${r.complete ? 'complete' : 'PENDING'} — hot: ${r.hot.listings} listings in ${r.hot.objectsRewritten} objects rewritten (${r.hot.jobs} jobs read); rows: ${r.rows.listings} listings in ${r.rows.rewritten} pre-migration rows rewritten; ` +
       `archive: ${r.archive.listings} listings in ${r.archive.partsRewritten.length} parts rewritten (${r.archive.partsChecked} parts checked over ${r.archive.months} months)`,
   );
   if (r.archive.journalsResolved > 0)

@@ -6,7 +6,7 @@ import {
   RestoreObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { candidateBlocks } from '../archive/format/doc-filter';
 import {
   monthIndexDir,
@@ -22,10 +22,11 @@ import type { IndexedPart, MonthIndex } from '../archive/format/month-index';
 import type { SharedPart } from '../archive/format/shared-index';
 import { loadMonthIndex, updateMonthIndex } from '../archive/steps/commit/index-store';
 import { loadSharedIndex, updateSharedIndex } from '../archive/steps/commit/shared-store';
+import { INLINE_DETAIL_ATTRIBUTES } from '../details/inline';
 import { JobDetailsStore } from '../details/store';
 import { CorruptObjectError, InvalidInputError, JobArchiveError, VerificationError } from '../errors';
 import { validateShopId } from '../ids';
-import { jobPk } from '../jobs/schema';
+import { jobPk, jobSk } from '../jobs/schema';
 import type { DdbSender } from '../jobs/types';
 import {
   getJson,
@@ -39,6 +40,7 @@ import {
 import { partFiltersKey, partsToCheck } from './candidates';
 import { redactFlushObject } from './redact-hot';
 import { partMembers, redactPart } from './redact-part';
+import { redactRow } from './redact-row';
 import { redactSharedSegment, switchRedactedSharedPart } from './redact-shared';
 import { switchPart } from './switch-part';
 
@@ -105,6 +107,8 @@ export interface RedactReport {
   readonly shopId: string;
   readonly at: string;
   readonly hot: { readonly jobs: number; readonly objectsRewritten: number; readonly listings: number };
+  /** Pre-migration rows whose inline details listed the document (shared/details/inline.ts): rewritten. */
+  readonly rows: { readonly rewritten: number; readonly listings: number };
   readonly archive: {
     readonly months: number;
     readonly partsChecked: number;
@@ -194,6 +198,7 @@ const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest(
 class Redaction {
   private readonly at: string;
   private readonly hot = { jobs: 0, objectsRewritten: 0, listings: 0 };
+  private readonly rows = { rewritten: 0, listings: 0 };
   private readonly archive = {
     months: 0,
     partsChecked: 0,
@@ -268,6 +273,7 @@ class Redaction {
       shopId,
       at: this.at,
       hot: { ...this.hot },
+      rows: { ...this.rows },
       archive: { ...this.archive },
       pending: this.pending,
       earlyDeletions: this.early,
@@ -428,11 +434,16 @@ class Redaction {
           TableName: this.deps.table,
           KeyConditionExpression: 'pk = :pk',
           ExpressionAttributeValues: { ':pk': jobPk(this.req.shopId) },
-          ProjectionExpression: 'job_id',
+          // The inline details of pre-migration rows (absent on every other row: nothing more is read).
+          ProjectionExpression: ['job_id', ...Object.values(INLINE_DETAIL_ATTRIBUTES)].join(', '),
           ExclusiveStartKey: start,
         }),
       );
-      for (const row of page.Items ?? []) if (typeof row.job_id === 'string') jobIds.add(row.job_id);
+      for (const row of page.Items ?? []) {
+        if (typeof row.job_id !== 'string') continue;
+        jobIds.add(row.job_id);
+        await this.redactInlineRow(row.job_id, row);
+      }
       start = page.LastEvaluatedKey;
     } while (start);
     for (const index of indexes.values())
@@ -450,6 +461,40 @@ class Redaction {
         await this.crash('hot-object-rewritten');
       }
     }
+  }
+
+  /**
+   * A pre-migration row listing the document in its inline details: the attributes that list it are
+   * set to their redacted values, conditional on each still holding what was read (a writer that
+   * changed it meanwhile fails the redaction, and a rerun reads it again). Only those attributes are
+   * written; the row's counters stay (what the job processed).
+   */
+  private async redactInlineRow(jobId: string, row: Readonly<Record<string, unknown>>): Promise<void> {
+    const r = redactRow(row, this.req.docId);
+    if (r.removed === 0) return;
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    const sets: string[] = [];
+    const conditions: string[] = [];
+    Object.entries(r.changed).forEach(([attribute, value], i) => {
+      names[`#a${i}`] = attribute;
+      values[`:n${i}`] = value;
+      values[`:o${i}`] = row[attribute];
+      sets.push(`#a${i} = :n${i}`);
+      conditions.push(`#a${i} = :o${i}`);
+    });
+    await this.deps.ddb.send(
+      new UpdateCommand({
+        TableName: this.deps.table,
+        Key: { pk: jobPk(this.req.shopId), sk: jobSk(jobId) },
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+    this.rows.rewritten++;
+    this.rows.listings += r.removed;
   }
 
   private async redactArchivedPart(month: string, part: IndexedPart): Promise<void> {

@@ -18,6 +18,8 @@ import { type RedactDeps, type RedactReport, redactDocument, resolveRedactReques
 export const redactReceipt = (r: RedactReport): ErasureReceipt => ({
   hotObjectsRewritten: r.hot.objectsRewritten,
   hotListingsRemoved: r.hot.listings,
+  rowsRewritten: r.rows.rewritten,
+  rowListingsRemoved: r.rows.listings,
   partsRewritten: r.archive.partsRewritten.length,
   archivedListingsRemoved: r.archive.listings,
   partsPendingRestore: r.pending.length,
