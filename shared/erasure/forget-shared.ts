@@ -10,8 +10,15 @@ import {
   sharedPendingKey,
   sharedPendingPrefix,
 } from '../archive/format/keys';
-import type { SharedPart } from '../archive/format/shared-index';
-import { sharedPartWithoutShop, switchSharedPart } from '../archive/format/shared-rewrite';
+import type { SharedIndex, SharedPart } from '../archive/format/shared-index';
+import {
+  damagedBlocks,
+  sharedPartWithoutDamage,
+  sharedPartWithoutShop,
+  shopsOfBlock,
+  switchRepairedPart,
+  switchSharedPart,
+} from '../archive/format/shared-rewrite';
 import { INTENT_FORMAT, type PartIntent } from '../archive/format/staging';
 import { ABANDONED_AFTER_MS } from '../archive/steps/archive/pending-gc';
 import { loadSharedIndex, updateSharedIndex } from '../archive/steps/commit/shared-store';
@@ -68,6 +75,17 @@ export interface SharedForget {
   readonly lists: number;
 }
 
+export interface SharedForgetIds {
+  readonly requestId: string;
+  readonly runId: string;
+  /**
+   * Drop damaged blocks that also hold other shops' records (their records cannot be read by anyone;
+   * their entries leave those shops' views, counted in the receipt). Without it only blocks of the
+   * forgotten shop alone are dropped, and a part with others' damaged blocks stops the forget.
+   */
+  readonly dropDamaged?: boolean;
+}
+
 export interface UncommittedPart {
   readonly key: string;
   /** When it counts as abandoned and the next forget deletes it (ISO). */
@@ -120,8 +138,8 @@ const uncommittedOf = async (
 export const forgetSharedParts = async (
   deps: StepDeps,
   shopId: string,
-  ids: { requestId: string; runId: string },
-  found: (n: { sharedParts: number; uncommittedParts: number }) => Promise<void>,
+  ids: SharedForgetIds,
+  found: (n: Readonly<Record<string, number>>) => Promise<void>,
 ): Promise<SharedForget> => {
   await finishJournal(deps, ids.requestId);
   const months = (await listAllArray(deps.s3, deps.bucket, SHARED_INDEX_PREFIX))
@@ -144,7 +162,7 @@ export const forgetSharedParts = async (
     await deleteKey(deps, a.part);
     await deleteKey(deps, a.intent);
   }
-  for (const { month, old } of work) await rewriteWithout(deps, month, old, shopId, ids);
+  for (const { month, old } of work) await rewriteWithout(deps, month, old, shopId, ids, found);
   return {
     sharedParts: work.length,
     uncommittedParts: abandoned.length,
@@ -153,32 +171,29 @@ export const forgetSharedParts = async (
   };
 };
 
-const rewriteWithout = async (
+/**
+ * Writes `bytes` as the part that replaces `old` in the month's shared index: intent, write-once PUT,
+ * read-back against its SHA-256, the journal, the switch (`change`, re-applied on a 412), the old
+ * part deleted, then the intent and the journal. `bytes` null: the old part is only switched away
+ * from and deleted.
+ */
+const replaceSharedPart = async (
   deps: StepDeps,
   month: string,
   old: SharedPart,
-  shopId: string,
-  ids: { requestId: string; runId: string },
-): Promise<void> => {
-  const oldKey = sharedPartKey(month, old.name);
-  let got: Awaited<ReturnType<typeof getObjectBytes>>;
-  try {
-    got = await getObjectBytes(deps.s3, deps.bucket, oldKey);
-  } catch (err) {
-    if (isNamedError(err, 'InvalidObjectState'))
-      throw new ErasureIncompleteError(
-        ids.requestId,
-        `shared part ${oldKey} is in a Glacier class: restore it (it holds other shops' data) and run forget again`,
-      );
-    throw err;
-  }
-  if (!got) throw new ErasureIncompleteError(ids.requestId, `shared part ${oldKey} is missing`);
+  built: {
+    bytes: Buffer | null;
+    sha256: string | null;
+    part: Omit<SharedPart, 'etag' | 'run_id' | 'committed_at'> | null;
+  },
+  ids: SharedForgetIds,
+  change: (current: SharedIndex, next: SharedPart | null, at: string) => SharedIndex | null,
+): Promise<SharedPart | null> => {
   const now = deps.clock();
-  const name = newPartName(now);
-  const r = sharedPartWithoutShop(got.bytes, old, shopId, name);
   let next: SharedPart | null = null;
-  const intentKey = sharedPendingKey(month, name);
-  if (r.bytes && r.part) {
+  const name = built.part?.name;
+  const intentKey = name ? sharedPendingKey(month, name) : null;
+  if (built.bytes && built.part && name && intentKey) {
     const intent: PartIntent = {
       format: INTENT_FORMAT,
       shop_id: '_shared',
@@ -194,26 +209,114 @@ const rewriteWithout = async (
       {
         Bucket: deps.bucket,
         Key: sharedPartKey(month, name),
-        Body: r.bytes,
+        Body: built.bytes,
         ContentType: 'application/gzip',
       },
       null,
     );
     const back = await getObjectBytes(deps.s3, deps.bucket, sharedPartKey(month, name));
     const sha = back ? createHash('sha256').update(back.bytes).digest('hex') : null;
-    if (!back || back.etag !== etag || sha !== r.sha256)
+    if (!back || back.etag !== etag || sha !== built.sha256)
       throw new ErasureIncompleteError(
         ids.requestId,
         `the rewritten shared part ${name} did not read back as written`,
       );
-    next = { ...r.part, etag, run_id: ids.runId, committed_at: now.toISOString() };
+    next = { ...built.part, etag, run_id: ids.runId, committed_at: now.toISOString() };
   }
   const journal = `${journalPrefix(ids.requestId)}${month}/${old.name}`;
   await putJson(deps, journal, {});
-  await updateSharedIndex(deps, month, (current) =>
-    switchSharedPart(current, old.name, shopId, next, now.toISOString()),
-  );
-  await deleteKey(deps, oldKey);
-  if (next) await deleteKey(deps, intentKey);
+  await updateSharedIndex(deps, month, (current) => change(current, next, now.toISOString()));
+  await deleteKey(deps, sharedPartKey(month, old.name));
+  if (intentKey && next) await deleteKey(deps, intentKey);
   await deleteKey(deps, journal);
+  return next;
+};
+
+/**
+ * A shared part whose blocks do not all inflate, repaired before the shop is cut out of it: its
+ * damaged blocks dropped (sharedPartWithoutDamage), every view's entries in them with them. Blocks of
+ * the forgotten shop alone go without asking (the erasure removes them anyway); blocks that also hold
+ * other shops' records only with `dropDamaged`. Returns the repaired part and its bytes (null: nothing
+ * of the shop is left in it).
+ */
+const repairDamaged = async (
+  deps: StepDeps,
+  month: string,
+  old: SharedPart,
+  bytes: Uint8Array,
+  shopId: string,
+  ids: SharedForgetIds,
+  found: (n: Readonly<Record<string, number>>) => Promise<void>,
+): Promise<{ part: SharedPart; bytes: Buffer } | null> => {
+  const key = sharedPartKey(month, old.name);
+  let damaged: number[];
+  try {
+    damaged = damagedBlocks(bytes, old);
+  } catch (err) {
+    throw new ErasureIncompleteError(
+      ids.requestId,
+      `shared part ${key} is damaged and cannot be repaired block by block (${(err as Error).message})`,
+    );
+  }
+  const others = damaged.filter((o) => shopsOfBlock(old, o).some((s) => s !== shopId));
+  if (others.length > 0 && !ids.dropDamaged)
+    throw new ErasureIncompleteError(
+      ids.requestId,
+      `shared part ${key} has ${others.length} block(s) that do not inflate and also hold other shops' records; ` +
+        `forget with dropDamaged (jobarchive forget --drop-damaged) drops them and those records, counted in the receipt (docs/erasure.md "A damaged shared part")`,
+    );
+  const built = sharedPartWithoutDamage(bytes, old, newPartName(deps.clock()));
+  let dropped: Readonly<Record<string, number>> = {};
+  const entriesOfOthers = () =>
+    Object.entries(dropped).reduce((n, [shop, k]) => (shop === shopId ? n : n + k), 0);
+  await found({ damagedBlocksDropped: built.dropped.length });
+  const next = await replaceSharedPart(deps, month, old, built, ids, (current, part, at) => {
+    const r = switchRepairedPart(current, old.name, part, built.moves, at);
+    dropped = r.dropped;
+    return r.index;
+  });
+  if (entriesOfOthers() > 0)
+    await found({ damagedBlocksDropped: built.dropped.length, otherShopsEntriesDropped: entriesOfOthers() });
+  if (!next || !built.bytes || !Object.hasOwn(next.segments, shopId)) return null;
+  return { part: next, bytes: built.bytes };
+};
+
+const rewriteWithout = async (
+  deps: StepDeps,
+  month: string,
+  old: SharedPart,
+  shopId: string,
+  ids: SharedForgetIds,
+  found: (n: Readonly<Record<string, number>>) => Promise<void>,
+): Promise<void> => {
+  const oldKey = sharedPartKey(month, old.name);
+  let got: Awaited<ReturnType<typeof getObjectBytes>>;
+  try {
+    got = await getObjectBytes(deps.s3, deps.bucket, oldKey);
+  } catch (err) {
+    if (isNamedError(err, 'InvalidObjectState'))
+      throw new ErasureIncompleteError(
+        ids.requestId,
+        `shared part ${oldKey} is in a Glacier class: restore it (it holds other shops' data) and run forget again`,
+      );
+    throw err;
+  }
+  if (!got) throw new ErasureIncompleteError(ids.requestId, `shared part ${oldKey} is missing`);
+  let part = old;
+  let bytes: Uint8Array = got.bytes;
+  let r: ReturnType<typeof sharedPartWithoutShop>;
+  try {
+    r = sharedPartWithoutShop(bytes, part, shopId, newPartName(deps.clock()));
+  } catch (err) {
+    // A block of the shop's segment that does not inflate (or a part not of its committed size).
+    if (!isNamedError(err, 'CorruptObjectError') && !isNamedError(err, 'InvalidInputError')) throw err;
+    const repaired = await repairDamaged(deps, month, old, bytes, shopId, ids, found);
+    if (!repaired) return;
+    part = repaired.part;
+    bytes = repaired.bytes;
+    r = sharedPartWithoutShop(bytes, part, shopId, newPartName(deps.clock()));
+  }
+  await replaceSharedPart(deps, month, part, r, ids, (current, next, at) =>
+    switchSharedPart(current, part.name, shopId, next, at),
+  );
 };

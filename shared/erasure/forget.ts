@@ -45,6 +45,12 @@ export interface ForgetInput {
   /** The run doing it (execution name, CLI run id): noted on the request. */
   readonly runId: string;
   /**
+   * Repair a damaged shared part by dropping its unreadable blocks even where they also hold other
+   * shops' records (forget-shared.ts; docs/erasure.md "A damaged shared part"). Default: only blocks
+   * of the forgotten shop alone are dropped, and others' stop the forget naming this option.
+   */
+  readonly dropDamaged?: boolean;
+  /**
    * The state machine's execution timeout (the Forget Task's payload carries it): a run without a
    * report older than this has ended. Default: the longest a construct allows (29 days).
    */
@@ -65,6 +71,10 @@ export interface ForgetCounts {
   readonly sharedParts: number;
   /** Uncommitted shared parts a dead run left (never in a shared index) that held the shop: deleted. */
   readonly uncommittedParts: number;
+  /** Blocks of damaged shared parts that did not inflate: dropped (the repair, docs/erasure.md). */
+  readonly damagedBlocksDropped: number;
+  /** Other shops' job entries whose records were in those blocks (dropDamaged): dropped with them. */
+  readonly otherShopsEntriesDropped: number;
   /** Run scratch objects (`job-details-runs/`) that named the shop: rewritten without it, or deleted. */
   readonly scratchObjects: number;
   /** Runs still going when forget looked: their own Report scrubs their scratch (forget-scratch.ts). */
@@ -104,6 +114,8 @@ const zero: ForgetCounts = {
   retryEntries: 0,
   sharedParts: 0,
   uncommittedParts: 0,
+  damagedBlocksDropped: 0,
+  otherShopsEntriesDropped: 0,
   scratchObjects: 0,
   scratchRunsDeferred: 0,
 };
@@ -319,8 +331,15 @@ export const forgetShop = async (
     }
 
     // Packed shop-months: the shop's segments leave the shared parts they are in.
-    const shared = await forgetSharedParts(deps, shopId, { requestId: request.id, runId: input.runId }, (n) =>
-      record(n, pass),
+    const shared = await forgetSharedParts(
+      deps,
+      shopId,
+      {
+        requestId: request.id,
+        runId: input.runId,
+        ...(input.dropDamaged === true ? { dropDamaged: true } : {}),
+      },
+      (n) => record(n as Partial<ForgetCounts>, pass),
     );
     lists += shared.lists;
     found += shared.sharedParts + shared.uncommittedParts;
@@ -409,7 +428,11 @@ export const parseForgetEvent = (v: unknown, runIdOf: (execution: string) => str
   const f = v.forget;
   if (!isObject(f))
     throw new InvalidInputError('forget', 'expected {"shopId": …, "requestId"?: …, "receivedAt"?: …}');
-  const unknown = Object.keys(f).filter((k) => !['shopId', 'requestId', 'receivedAt'].includes(k));
+  const unknown = Object.keys(f).filter(
+    (k) => !['shopId', 'requestId', 'receivedAt', 'dropDamaged'].includes(k),
+  );
+  if (f.dropDamaged !== undefined && typeof f.dropDamaged !== 'boolean')
+    throw new InvalidInputError('forget.dropDamaged', 'expected true or false');
   if (unknown.length > 0) throw new InvalidInputError('forget', `unknown field(s) ${unknown.join(', ')}`);
   if (typeof v.execution !== 'string')
     throw new InvalidInputError('execution', 'expected the execution name');
@@ -432,6 +455,7 @@ export const parseForgetEvent = (v: unknown, runIdOf: (execution: string) => str
     ...(f.requestId !== undefined ? { requestId: f.requestId as string } : {}),
     ...(receivedAt !== undefined ? { receivedAt: new Date(receivedAt as string) } : {}),
     runId: runIdOf(v.execution),
+    ...(f.dropDamaged === true ? { dropDamaged: true } : {}),
     ...(timeout !== undefined ? { runTimeoutSeconds: timeout as number } : {}),
   };
 };
