@@ -39,13 +39,16 @@ import { getObjectBytes, listAllArray, putConditional, putJson } from '../s3/obj
  * request first. An uncommitted new part (a crash before the switch) is under its intent, which the
  * archiver's shared-part collection removes once abandoned; it holds only other shops' bytes.
  */
+/** What the rewrite protocol needs (redact's deps are these too). */
+type ShardDeps = Pick<StepDeps, 's3' | 'bucket' | 'clock'>;
+
 const journalPrefix = (requestId: string): string => `${ERASURE_PREFIX}rewrites/${requestId}/`;
 
-const deleteKey = (deps: StepDeps, Key: string) =>
+const deleteKey = (deps: ShardDeps, Key: string) =>
   deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key }));
 
 /** Old parts a crashed pass switched away from but did not delete yet. */
-const finishJournal = async (deps: StepDeps, requestId: string): Promise<number> => {
+export const finishJournal = async (deps: ShardDeps, requestId: string): Promise<number> => {
   let done = 0;
   for (const o of await listAllArray(deps.s3, deps.bucket, journalPrefix(requestId))) {
     const [month, oldName] = o.key.slice(journalPrefix(requestId).length).split('/');
@@ -178,7 +181,7 @@ export const forgetSharedParts = async (
  * from and deleted.
  */
 const replaceSharedPart = async (
-  deps: StepDeps,
+  deps: ShardDeps,
   month: string,
   old: SharedPart,
   built: {
@@ -265,20 +268,56 @@ const repairDamaged = async (
       `shared part ${key} has ${others.length} block(s) that do not inflate and also hold other shops' records; ` +
         `forget with dropDamaged (jobarchive forget --drop-damaged) drops them and those records, counted in the receipt (docs/erasure.md "A damaged shared part")`,
     );
+  // Recorded before anything goes: the blocks, and the other shops' entries whose records are in them.
+  const lost = new Set(damaged);
+  const { index } = await loadSharedIndex(deps, month);
+  let entriesOfOthers = 0;
+  for (const [shop, view] of index.views) {
+    if (shop === shopId) continue;
+    for (const entries of Object.values(view.jobs))
+      for (const e of entries)
+        if (
+          e.part === old.name &&
+          (lost.has(e.offset) || (e.platform_data && lost.has(e.platform_data.offset)))
+        )
+          entriesOfOthers++;
+  }
+  await found({ damagedBlocksDropped: damaged.length, otherShopsEntriesDropped: entriesOfOthers });
+  const r = await repairSharedPart(deps, month, old, bytes, ids);
+  if (!r.part || !r.bytes || !Object.hasOwn(r.part.segments, shopId)) return null;
+  return { part: r.part, bytes: r.bytes };
+};
+
+export interface SharedRepair {
+  /** The repaired part (null: no block survived; the old one is only deleted). */
+  readonly part: SharedPart | null;
+  readonly bytes: Buffer | null;
+  readonly blocksDropped: number;
+  /** Job entries that went with the dropped blocks, per shop. */
+  readonly entriesDropped: Readonly<Record<string, number>>;
+}
+
+/**
+ * A damaged shared part replaced by its repair (sharedPartWithoutDamage): its unreadable blocks
+ * dropped, every view's entries in them with them, under the rewrite protocol and journal of
+ * `ids.requestId` (finishJournal completes a switch a crash interrupted). The caller decides whose
+ * records may go: forget (forget-shared.ts) and redact (shared/redact/redact.ts) ask first.
+ */
+export const repairSharedPart = async (
+  deps: ShardDeps,
+  month: string,
+  old: SharedPart,
+  bytes: Uint8Array,
+  ids: SharedForgetIds,
+): Promise<SharedRepair> => {
   const built = sharedPartWithoutDamage(bytes, old, newPartName(deps.clock()));
   let dropped: Readonly<Record<string, number>> = {};
-  const entriesOfOthers = () =>
-    Object.entries(dropped).reduce((n, [shop, k]) => (shop === shopId ? n : n + k), 0);
-  await found({ damagedBlocksDropped: built.dropped.length });
   const next = await replaceSharedPart(deps, month, old, built, ids, (current, part, at) => {
     const r = switchRepairedPart(current, old.name, part, built.moves, at);
     dropped = r.dropped;
     return r.index;
   });
-  if (entriesOfOthers() > 0)
-    await found({ damagedBlocksDropped: built.dropped.length, otherShopsEntriesDropped: entriesOfOthers() });
-  if (!next || !built.bytes || !Object.hasOwn(next.segments, shopId)) return null;
-  return { part: next, bytes: built.bytes };
+  return { part: next, bytes: built.bytes, blocksDropped: built.dropped.length, entriesDropped: dropped };
 };
 
 const rewriteWithout = async (

@@ -20,10 +20,12 @@ import {
 } from '../archive/format/keys';
 import type { IndexedPart, MonthIndex } from '../archive/format/month-index';
 import type { SharedPart } from '../archive/format/shared-index';
+import { damagedBlocks, shopsOfBlock } from '../archive/format/shared-rewrite';
 import { loadMonthIndex, updateMonthIndex } from '../archive/steps/commit/index-store';
 import { loadSharedIndex, updateSharedIndex } from '../archive/steps/commit/shared-store';
 import { INLINE_DETAIL_ATTRIBUTES } from '../details/inline';
 import { JobDetailsStore } from '../details/store';
+import { finishJournal, repairSharedPart } from '../erasure/forget-shared';
 import { CorruptObjectError, InvalidInputError, JobArchiveError, VerificationError } from '../errors';
 import { validateShopId } from '../ids';
 import { jobPk, jobSk } from '../jobs/schema';
@@ -57,6 +59,12 @@ import { switchPart } from './switch-part';
 export interface RedactRequest {
   readonly shopId: string;
   readonly docId: string;
+  /**
+   * Repair a damaged shared part whose unreadable blocks hold the shop's records by dropping those
+   * blocks (and every record in them, other shops' included: counted in the report). Without it such
+   * a part is left pending (`damaged`). docs/erasure.md "A damaged shared part".
+   */
+  readonly dropDamaged?: boolean;
 }
 
 export interface RedactDeps {
@@ -100,7 +108,7 @@ export interface PendingPart {
    * running; `rewrite-in-progress`: another redaction's rewrite of the part started less than
    * JOURNAL_ROLLBACK_AFTER_MS ago (it may still be running: left alone).
    */
-  readonly reason: 'restore-requested' | 'restore-in-progress' | 'rewrite-in-progress';
+  readonly reason: 'restore-requested' | 'restore-in-progress' | 'rewrite-in-progress' | 'damaged';
 }
 
 export interface RedactReport {
@@ -120,6 +128,9 @@ export interface RedactReport {
     readonly listings: number;
     /** Rewrites an earlier, interrupted run left, finished (or rolled back and redone) by this one. */
     readonly journalsResolved: number;
+    /** Blocks of damaged shared parts dropped (dropDamaged), and the job entries (any shop's) in them. */
+    readonly damagedBlocksDropped: number;
+    readonly damagedEntriesDropped: number;
   };
   /** Parts still to redact once restored: the redaction is incomplete while this is not empty. */
   readonly pending: readonly PendingPart[];
@@ -134,6 +145,8 @@ export const REDACT_JOURNAL_FORMAT = 'job-details-archive/redact@1';
  */
 export const JOURNAL_ROLLBACK_AFTER_MS = 60 * 60 * 1000;
 const REDACT_DIR = 'redact/';
+/** The journal of shared-part repairs redact makes (forget-shared.ts's rewrite protocol). */
+const REPAIR_JOURNAL = 'redact-repairs';
 
 /** Classes with a minimum billed duration (days), by S3's StorageClass name. */
 export const MIN_STORAGE_DAYS: Readonly<Record<string, number>> = {
@@ -147,7 +160,7 @@ export const resolveRedactRequest = (r: RedactRequest): RedactRequest => {
   const shopId = validateShopId(r.shopId);
   if (typeof r.docId !== 'string' || r.docId.length === 0)
     throw new InvalidInputError('docId', 'must be a non-empty string');
-  return { shopId, docId: r.docId };
+  return { shopId, docId: r.docId, ...(r.dropDamaged === true ? { dropDamaged: true } : {}) };
 };
 
 /** Age-based early-deletion charge of deleting `head`'s object now (null: none applies). */
@@ -205,6 +218,8 @@ class Redaction {
     partsRewritten: [] as { old: string; new: string; listings: number }[],
     listings: 0,
     journalsResolved: 0,
+    damagedBlocksDropped: 0,
+    damagedEntriesDropped: 0,
   };
   private readonly pending: PendingPart[] = [];
   private readonly early: EarlyDeletion[] = [];
@@ -288,6 +303,8 @@ class Redaction {
    * the month index (the journal under the shop's month, `shared: true`).
    */
   private async redactSharedParts(busy: ReadonlySet<string>): Promise<void> {
+    // A repair of a damaged part a crash interrupted between its switch and the old part's deletion.
+    await finishJournal(this.deps, REPAIR_JOURNAL);
     for await (const o of listAll(this.deps.s3, this.deps.bucket, SHARED_INDEX_PREFIX)) {
       const month = parseSharedIndexKey(o.key);
       if (month === null) continue;
@@ -365,11 +382,24 @@ class Redaction {
       return;
     }
     const got = await getObjectBytes(this.deps.s3, this.deps.bucket, oldKey);
-    if (!got || got.size !== part.size || got.etag !== part.etag)
+    if (!got || got.size !== part.size)
       throw new VerificationError(
         oldKey,
         'the stored shared part is not the one its shared index committed; nothing rewritten',
       );
+    if (got.etag !== part.etag) {
+      const damaged = await this.damagedShared(month, part, got.bytes);
+      if (damaged === 'pending') {
+        this.pending.push({ key: oldKey, storageClass, reason: 'damaged' });
+        return;
+      }
+      if (typeof damaged === 'object') {
+        // The repaired part, redacted in turn (unless nothing of the shop survived in it).
+        if (damaged.part && Object.hasOwn(damaged.part.segments, shopId))
+          await this.redactSharedPart(month, damaged.part);
+        return;
+      }
+    }
     const name = newPartName(this.deps.clock());
     const r = redactSharedSegment(got.bytes, part, {
       shopId,
@@ -398,6 +428,42 @@ class Redaction {
     await this.finishSharedSwitch(shopId, month, part.name, head);
     this.archive.partsRewritten.push({ old: oldKey, new: key, listings: r.removed });
     this.archive.listings += r.removed;
+  }
+
+  /**
+   * A shared part not stored as committed (its ETag changed): damaged when some blocks do not inflate.
+   * `intact`: none of the damage is in the shop's segment (its blocks are rewritten, the others copied
+   * byte for byte — damaged ones included, left to audit); `pending`: some is and dropDamaged was not
+   * given (the redaction stays pending, naming the part); else the damaged blocks are dropped
+   * (repairSharedPart) and the repaired part is returned, to be redacted in turn. Otherwise (every
+   * block inflates: the part was replaced) VerificationError, nothing rewritten.
+   */
+  private async damagedShared(
+    month: string,
+    part: SharedPart,
+    bytes: Uint8Array,
+  ): Promise<'intact' | 'pending' | { readonly part: SharedPart | null }> {
+    const key = sharedPartKey(month, part.name);
+    let damaged: number[] = [];
+    try {
+      damaged = part.blocks ? damagedBlocks(bytes, part) : [];
+    } catch {
+      damaged = [];
+    }
+    if (damaged.length === 0)
+      throw new VerificationError(
+        key,
+        'the stored shared part is not the one its shared index committed; nothing rewritten',
+      );
+    if (!damaged.some((o) => shopsOfBlock(part, o).includes(this.req.shopId))) return 'intact';
+    if (!this.req.dropDamaged) return 'pending';
+    const r = await repairSharedPart(this.deps, month, part, bytes, {
+      requestId: REPAIR_JOURNAL,
+      runId: `redact-${this.at.replace(/[-:.]/g, '')}`,
+    });
+    this.archive.damagedBlocksDropped += r.blocksDropped;
+    this.archive.damagedEntriesDropped += Object.values(r.entriesDropped).reduce((n, k) => n + k, 0);
+    return { part: r.part };
   }
 
   /** Deletes the old shared part once the shared index names the new one, then the journal. */
