@@ -117,6 +117,7 @@ export type RedactEvent =
       readonly requestId?: string;
       readonly receivedAt?: Date;
       readonly runId: string;
+      readonly dropDamaged?: boolean;
     }
   | { readonly kind: 'pending'; readonly runId: string };
 
@@ -137,7 +138,11 @@ export const parseRedactEvent = (v: unknown, runIdOf: (execution: string) => str
       throw new InvalidInputError('redact', `pending takes nothing else; ${shape}`);
     return { kind: 'pending', runId };
   }
-  const unknown = Object.keys(r).filter((k) => !['shopId', 'docId', 'requestId', 'receivedAt'].includes(k));
+  const unknown = Object.keys(r).filter(
+    (k) => !['shopId', 'docId', 'requestId', 'receivedAt', 'dropDamaged'].includes(k),
+  );
+  if (r.dropDamaged !== undefined && typeof r.dropDamaged !== 'boolean')
+    throw new InvalidInputError('redact.dropDamaged', 'expected true or false');
   if (unknown.length > 0) throw new InvalidInputError('redact', `unknown field(s) ${unknown.join(', ')}`);
   const req = resolveRedactRequest({ shopId: r.shopId as string, docId: r.docId as string });
   const { receivedAt, requestId } = r;
@@ -151,6 +156,7 @@ export const parseRedactEvent = (v: unknown, runIdOf: (execution: string) => str
     ...req,
     ...(requestId !== undefined ? { requestId: validateRequestId(requestId) } : {}),
     ...(receivedAt !== undefined ? { receivedAt: new Date(receivedAt as string) } : {}),
+    ...(r.dropDamaged === true ? { dropDamaged: true as const } : {}),
     runId,
   };
 };
@@ -175,6 +181,7 @@ export const runRedactEvent = async (deps: RedactDeps, e: RedactEvent): Promise<
             runId: e.runId,
             ...(e.requestId !== undefined ? { requestId: e.requestId } : {}),
             ...(e.receivedAt !== undefined ? { receivedAt: e.receivedAt } : {}),
+            ...(e.dropDamaged ? { dropDamaged: true } : {}),
           }),
         ];
   return {

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { memoryOutput } from '../../infra/cli/output';
+import { parseRedactOptions, redactCommand } from '../../infra/cli/redact';
 import { sharedIndexKey, sharedPartKey } from '../../shared/archive/format/keys';
 import { blockRanges } from '../../shared/archive/format/shared-blocks';
 import { parseSharedIndex, type SharedPart } from '../../shared/archive/format/shared-index';
@@ -10,6 +12,7 @@ import { ErasureIncompleteError } from '../../shared/errors';
 import {
   type ArchiverEnv,
   archiverEnv,
+  cliContextFor,
   daysAgo,
   getBytes,
   runMachine,
@@ -18,6 +21,7 @@ import {
   seedTerminalJob,
 } from '../support/archiver-fixtures';
 import { lookups, whereNamed } from '../support/erasure-fixtures';
+import { bucketContents, seedDocJob } from '../support/redact-fixtures';
 
 /**
  * Issue 31, case 10: a shared part with a block that does not inflate blocked the erasure of every
@@ -126,4 +130,50 @@ test("a damaged block shared with other shops: forget stops naming dropDamaged; 
   const index = parseSharedIndex(await getBytes(env.s3, env.bucket, sharedIndexKey(month)), 'shared');
   expect(index.parts).toEqual([]);
   expect([...index.views.keys()]).toEqual([]);
+});
+
+test('redact in a damaged shared part: pending (damaged, named) instead of failing; --drop-damaged repairs and completes', async () => {
+  const env = await archiverEnv({ packBelowKb: 512 });
+  const at = daysAgo(45);
+  const month = at.toISOString().slice(0, 7);
+  const shop = 'dr-a.myshopify.com';
+  const doc = 'customer-damaged-1';
+  await seedDocJob(env, shop, at, [{ failed: { timeout: [doc, 'keep-1'] } }]);
+  await seedDocJob(env, 'dr-b.myshopify.com', at, [{ failed: { timeout: ['keep-2'] } }]);
+  const run = await runMachine(env, { input: ARCHIVE });
+  expect(run.report).toMatchObject({ jobsArchived: 2, groupsFailedCount: 0 });
+  const part = await sharedPart(env, month);
+  expect(shopsOfBlock(part, 0)).toContain(shop);
+  await damageBlock(env, month, part, 0);
+
+  const io = memoryOutput();
+  const first = await redactCommand(
+    cliContextFor(env),
+    parseRedactOptions({ shop, doc, 'request-id': 'dr-1' }),
+    io,
+  );
+  expect(first.exitCode).toBe(5);
+  const key = sharedPartKey(month, part.name);
+  expect(first.results[0]?.report.pending).toEqual([{ key, storageClass: 'STANDARD', reason: 'damaged' }]);
+  expect((await getRequest(env, 'dr-1'))?.request).toMatchObject({ state: 'pending' });
+  expect((await getRequest(env, 'dr-1'))?.request.pendingReason).toContain(key);
+  expect(io.stdout.join('\n')).toContain('--drop-damaged');
+
+  const fixed = await redactCommand(
+    cliContextFor(env),
+    parseRedactOptions({ shop, doc, 'request-id': 'dr-1', 'drop-damaged': true }),
+    memoryOutput(),
+  );
+  expect(fixed.exitCode).toBe(0);
+  expect(fixed.results[0]?.report.archive).toMatchObject({
+    damagedBlocksDropped: 1,
+    damagedEntriesDropped: 2,
+  });
+  expect((await getRequest(env, 'dr-1'))?.request).toMatchObject({
+    state: 'complete',
+    receipt: { damagedBlocksDropped: 1, damagedEntriesDropped: 2 },
+  });
+  for (const [k, o] of await bucketContents(env))
+    if (!k.startsWith('job-details-erasure/requests/') && !k.startsWith('job-details/'))
+      expect(o.text.includes(doc) ? k : null).toBeNull();
 });
