@@ -106,7 +106,7 @@ export interface PendingPart {
   /**
    * `restore-requested`: this run asked for the restore; `restore-in-progress`: one was already
    * running; `rewrite-in-progress`: another redaction's rewrite of the part started less than
-   * JOURNAL_ROLLBACK_AFTER_MS ago (it may still be running: left alone).
+   * less than its deadline ago (journalDeadline: it may still be running: left alone).
    */
   readonly reason: 'restore-requested' | 'restore-in-progress' | 'rewrite-in-progress' | 'damaged';
 }
@@ -141,9 +141,35 @@ export interface RedactReport {
 export const REDACT_JOURNAL_FORMAT = 'job-details-archive/redact@1';
 /**
  * A journal whose new part is not committed is rolled back (the new part deleted) only once it is
- * this old: a younger one may belong to a redaction still running, whose part it would delete under it.
+ * past its writer's deadline: a younger one may belong to a redaction still running, whose part it
+ * would delete under it. The deadline is the journal's own (`switch_by`, journalDeadline: what its one
+ * PUT and one read-back of the part can take), at most this; a journal without one waits this long.
  */
 export const JOURNAL_ROLLBACK_AFTER_MS = 60 * 60 * 1000;
+/**
+ * A rewrite's writer switches only before its journal's `switch_by`; a later run rolls it back only
+ * this long after it, so the writer's one index write (and two clocks' skew) never meets a rollback.
+ */
+export const JOURNAL_ROLLBACK_MARGIN_MS = 60_000;
+
+/**
+ * The time a writer has from its journal to the index switch: 2 minutes, plus 2 seconds per MB of
+ * the new part (its PUT and its read-back at a pessimistic 1 MB/s), at most JOURNAL_ROLLBACK_AFTER_MS.
+ * A redaction killed mid-rewrite is then rolled back by the next run minutes later, not an hour.
+ */
+export const journalDeadline = (writtenAt: Date, bytes: number): Date =>
+  new Date(
+    writtenAt.getTime() + Math.min(JOURNAL_ROLLBACK_AFTER_MS, 120_000 + Math.ceil(bytes / 1_000_000) * 2_000),
+  );
+
+/** Whether an uncommitted rewrite's journal may be rolled back at `now` (its writer is past its deadline). */
+const rollbackDue = (j: Journal, now: Date): boolean => {
+  const written = Date.parse(j.written_at ?? j.at);
+  const deadline = j.switch_by !== undefined ? Date.parse(j.switch_by) : written + JOURNAL_ROLLBACK_AFTER_MS;
+  return (
+    now.getTime() >= Math.min(deadline, written + JOURNAL_ROLLBACK_AFTER_MS) + JOURNAL_ROLLBACK_MARGIN_MS
+  );
+};
 const REDACT_DIR = 'redact/';
 /** The journal of shared-part repairs redact makes (forget-shared.ts's rewrite protocol). */
 const REPAIR_JOURNAL = 'redact-repairs';
@@ -199,6 +225,8 @@ interface Journal {
   readonly at: string;
   /** When the journal was written (its age decides whether an uncommitted rewrite may be rolled back). */
   readonly written_at: string;
+  /** The writer switches the index only before this (journalDeadline); a rollback waits until after it. */
+  readonly switch_by?: string;
   /** The parts are shared parts (`_shared/{month}/…`, switched in the month's shared index). */
   readonly shared?: true;
 }
@@ -338,6 +366,7 @@ class Redaction {
     body: Buffer,
     bodySha256: string,
   ): Promise<{ etag: string; at: string }> {
+    const written = this.deps.clock();
     const journal: Journal = {
       format: REDACT_JOURNAL_FORMAT,
       shop_id: names.shopId,
@@ -345,7 +374,8 @@ class Redaction {
       old: names.old,
       new: names.new,
       at: this.at,
-      written_at: this.deps.clock().toISOString(),
+      written_at: written.toISOString(),
+      switch_by: journalDeadline(written, body.length).toISOString(),
       ...(names.shared ? { shared: true } : {}),
     };
     await putJson(this.deps, journalKey(names.shopId, names.month, names.old), journal);
@@ -363,9 +393,9 @@ class Redaction {
         'the redacted part read back differs from what was written; old part kept',
       );
     const at = this.deps.clock().toISOString();
-    if (Date.parse(at) - Date.parse(journal.written_at) >= JOURNAL_ROLLBACK_AFTER_MS)
+    if (Date.parse(at) >= Date.parse(journal.switch_by as string))
       throw new JobArchiveError(
-        `${key}: the rewrite outlived its journal's rollback age; left for the next run`,
+        `${key}: the rewrite outlived its journal's deadline (${journal.switch_by}); left for the next run`,
       );
     return { etag, at };
   }
@@ -656,7 +686,7 @@ class Redaction {
   /**
    * A rewrite an earlier run started. Index names the new part: verify it is the committed object,
    * then delete the old part and the journal. Index still names the old part: the new part was never
-   * committed — once the journal is JOURNAL_ROLLBACK_AFTER_MS old, delete it (and its filters) and
+   * committed — once the journal is past its writer's deadline (rollbackDue), delete it (and its filters) and
    * the journal, and this run redoes the part; younger, the old part's key is returned (busy: left to
    * its run, reported pending). Neither: the run fails with everything left in place.
    */
@@ -683,8 +713,7 @@ class Redaction {
         );
       await this.finishSwitch(j.shop_id, j.month, j.old, await this.head(oldKey));
     } else if (index.parts.some((p) => p.name === j.old)) {
-      const age = this.deps.clock().getTime() - Date.parse(j.written_at ?? j.at);
-      if (!(age >= JOURNAL_ROLLBACK_AFTER_MS)) return oldKey; // maybe still running: not ours to undo
+      if (!rollbackDue(j, this.deps.clock())) return oldKey; // maybe still running: not ours to undo
       await this.del(newKey);
       await this.del(partFiltersKey(j.shop_id, j.month, j.new));
       await this.del(key);
@@ -714,8 +743,7 @@ class Redaction {
         );
       await this.finishSharedSwitch(j.shop_id, j.month, j.old, await this.head(oldKey));
     } else if (index.parts.some((p) => p.name === j.old)) {
-      const age = this.deps.clock().getTime() - Date.parse(j.written_at ?? j.at);
-      if (!(age >= JOURNAL_ROLLBACK_AFTER_MS)) return oldKey;
+      if (!rollbackDue(j, this.deps.clock())) return oldKey;
       await this.del(newKey);
       await this.del(key);
     } else {
