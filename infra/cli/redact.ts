@@ -30,7 +30,7 @@ export const redactSpec: CommandSpec = {
     pending: { type: 'boolean', help: 'work on every open redact request of the ledger instead' },
     'drop-damaged': {
       type: 'boolean',
-      help: "repair a damaged shared part by dropping its unreadable blocks (every record in them; counted)",
+      help: 'repair a damaged shared part by dropping its unreadable blocks (every record in them; counted)',
     },
   },
   notes: [
