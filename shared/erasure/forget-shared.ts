@@ -236,13 +236,14 @@ const replaceSharedPart = async (
 };
 
 /**
- * A shared part whose blocks do not all inflate, repaired before the shop is cut out of it: its
- * damaged blocks dropped (sharedPartWithoutDamage), every view's entries in them with them. Blocks of
- * the forgotten shop alone go without asking (the erasure removes them anyway); blocks that also hold
- * other shops' records only with `dropDamaged`. Returns the repaired part and its bytes (null: nothing
- * of the shop is left in it).
+ * A shared part whose blocks do not all inflate, repaired as the shop is cut out of it — in memory,
+ * one new part, one switch: its damaged blocks dropped (sharedPartWithoutDamage; every view's entries
+ * in them with them), then the shop's lines (sharedPartWithoutShop on the repaired bytes). So no part
+ * that still holds the shop is ever written. Blocks of the forgotten shop alone go without asking (the
+ * erasure removes them anyway); blocks that also hold other shops' records only with `dropDamaged`.
+ * The blocks, and the other shops' entries in them, are recorded before anything changes.
  */
-const repairDamaged = async (
+const repairWithout = async (
   deps: StepDeps,
   month: string,
   old: SharedPart,
@@ -250,7 +251,7 @@ const repairDamaged = async (
   shopId: string,
   ids: SharedForgetIds,
   found: (n: Readonly<Record<string, number>>) => Promise<void>,
-): Promise<{ part: SharedPart; bytes: Buffer } | null> => {
+): Promise<void> => {
   const key = sharedPartKey(month, old.name);
   let damaged: number[];
   try {
@@ -261,6 +262,8 @@ const repairDamaged = async (
       `shared part ${key} is damaged and cannot be repaired block by block (${(err as Error).message})`,
     );
   }
+  if (damaged.length === 0)
+    throw new ErasureIncompleteError(ids.requestId, `shared part ${key} could not be cut without the shop`);
   const others = damaged.filter((o) => shopsOfBlock(old, o).some((s) => s !== shopId));
   if (others.length > 0 && !ids.dropDamaged)
     throw new ErasureIncompleteError(
@@ -268,7 +271,6 @@ const repairDamaged = async (
       `shared part ${key} has ${others.length} block(s) that do not inflate and also hold other shops' records; ` +
         `forget with dropDamaged (jobarchive forget --drop-damaged) drops them and those records, counted in the receipt (docs/erasure.md "A damaged shared part")`,
     );
-  // Recorded before anything goes: the blocks, and the other shops' entries whose records are in them.
   const lost = new Set(damaged);
   const { index } = await loadSharedIndex(deps, month);
   let entriesOfOthers = 0;
@@ -283,41 +285,22 @@ const repairDamaged = async (
           entriesOfOthers++;
   }
   await found({ damagedBlocksDropped: damaged.length, otherShopsEntriesDropped: entriesOfOthers });
-  const r = await repairSharedPart(deps, month, old, bytes, ids);
-  if (!r.part || !r.bytes || !Object.hasOwn(r.part.segments, shopId)) return null;
-  return { part: r.part, bytes: r.bytes };
-};
-
-export interface SharedRepair {
-  /** The repaired part (null: no block survived; the old one is only deleted). */
-  readonly part: SharedPart | null;
-  readonly bytes: Buffer | null;
-  readonly blocksDropped: number;
-  /** Job entries that went with the dropped blocks, per shop. */
-  readonly entriesDropped: Readonly<Record<string, number>>;
-}
-
-/**
- * A damaged shared part replaced by its repair (sharedPartWithoutDamage): its unreadable blocks
- * dropped, every view's entries in them with them, under the rewrite protocol and journal of
- * `ids.requestId` (finishJournal completes a switch a crash interrupted). The caller decides whose
- * records may go: forget (forget-shared.ts) and redact (shared/redact/redact.ts) ask first.
- */
-export const repairSharedPart = async (
-  deps: ShardDeps,
-  month: string,
-  old: SharedPart,
-  bytes: Uint8Array,
-  ids: SharedForgetIds,
-): Promise<SharedRepair> => {
-  const built = sharedPartWithoutDamage(bytes, old, newPartName(deps.clock()));
-  let dropped: Readonly<Record<string, number>> = {};
-  const next = await replaceSharedPart(deps, month, old, built, ids, (current, part, at) => {
-    const r = switchRepairedPart(current, old.name, part, built.moves, at);
-    dropped = r.dropped;
-    return r.index;
+  const repaired = sharedPartWithoutDamage(bytes, old, newPartName(deps.clock()));
+  const at = deps.clock().toISOString();
+  // The repaired part as the index would list it: never written, only passed through.
+  const mid: SharedPart | null = repaired.part
+    ? { ...repaired.part, etag: '', run_id: ids.runId, committed_at: at }
+    : null;
+  const final =
+    mid && repaired.bytes && Object.hasOwn(mid.segments, shopId)
+      ? sharedPartWithoutShop(repaired.bytes, mid, shopId, newPartName(deps.clock()))
+      : repaired;
+  await replaceSharedPart(deps, month, old, final, ids, (current, next, when) => {
+    // Nothing of the shop survived the repair: the repaired part (or none) replaces the old.
+    if (final === repaired) return switchRepairedPart(current, old.name, next, repaired.moves, when).index;
+    const r = switchRepairedPart(current, old.name, mid, repaired.moves, when);
+    return r.index && switchSharedPart(r.index, (mid as SharedPart).name, shopId, next, when);
   });
-  return { part: next, bytes: built.bytes, blocksDropped: built.dropped.length, entriesDropped: dropped };
 };
 
 const rewriteWithout = async (
@@ -341,21 +324,15 @@ const rewriteWithout = async (
     throw err;
   }
   if (!got) throw new ErasureIncompleteError(ids.requestId, `shared part ${oldKey} is missing`);
-  let part = old;
-  let bytes: Uint8Array = got.bytes;
   let r: ReturnType<typeof sharedPartWithoutShop>;
   try {
-    r = sharedPartWithoutShop(bytes, part, shopId, newPartName(deps.clock()));
+    r = sharedPartWithoutShop(got.bytes, old, shopId, newPartName(deps.clock()));
   } catch (err) {
     // A block of the shop's segment that does not inflate (or a part not of its committed size).
     if (!isNamedError(err, 'CorruptObjectError') && !isNamedError(err, 'InvalidInputError')) throw err;
-    const repaired = await repairDamaged(deps, month, old, bytes, shopId, ids, found);
-    if (!repaired) return;
-    part = repaired.part;
-    bytes = repaired.bytes;
-    r = sharedPartWithoutShop(bytes, part, shopId, newPartName(deps.clock()));
+    return repairWithout(deps, month, old, got.bytes, shopId, ids, found);
   }
-  await replaceSharedPart(deps, month, part, r, ids, (current, next, at) =>
-    switchSharedPart(current, part.name, shopId, next, at),
+  await replaceSharedPart(deps, month, old, r, ids, (current, next, at) =>
+    switchSharedPart(current, old.name, shopId, next, at),
   );
 };

@@ -18,14 +18,18 @@ import {
   sharedPartKey,
   shopIndexPrefix,
 } from '../archive/format/keys';
-import type { IndexedPart, MonthIndex } from '../archive/format/month-index';
+import type { ByteRange, IndexedPart, MonthIndex } from '../archive/format/month-index';
 import type { SharedPart } from '../archive/format/shared-index';
-import { damagedBlocks, shopsOfBlock } from '../archive/format/shared-rewrite';
+import {
+  damagedBlocks,
+  sharedPartWithoutDamage,
+  shopsOfBlock,
+  switchRepairedPart,
+} from '../archive/format/shared-rewrite';
 import { loadMonthIndex, updateMonthIndex } from '../archive/steps/commit/index-store';
 import { loadSharedIndex, updateSharedIndex } from '../archive/steps/commit/shared-store';
 import { INLINE_DETAIL_ATTRIBUTES } from '../details/inline';
 import { JobDetailsStore } from '../details/store';
-import { finishJournal, repairSharedPart } from '../erasure/forget-shared';
 import { CorruptObjectError, InvalidInputError, JobArchiveError, VerificationError } from '../errors';
 import { validateShopId } from '../ids';
 import { jobPk, jobSk } from '../jobs/schema';
@@ -171,8 +175,15 @@ const rollbackDue = (j: Journal, now: Date): boolean => {
   );
 };
 const REDACT_DIR = 'redact/';
-/** The journal of shared-part repairs redact makes (forget-shared.ts's rewrite protocol). */
-const REPAIR_JOURNAL = 'redact-repairs';
+/** A damaged shared part less its unreadable blocks, in memory (Redaction.damagedShared). */
+interface Repair {
+  readonly mid: SharedPart | null;
+  readonly bytes: Buffer | null;
+  readonly moves: ReadonlyMap<number, ByteRange>;
+  readonly dropped: readonly number[];
+  /** Job entries (any shop's) whose record or platform data was in a dropped block. */
+  readonly entries: number;
+}
 
 /** Classes with a minimum billed duration (days), by S3's StorageClass name. */
 export const MIN_STORAGE_DAYS: Readonly<Record<string, number>> = {
@@ -250,6 +261,8 @@ class Redaction {
     damagedEntriesDropped: 0,
   };
   private readonly pending: PendingPart[] = [];
+  /** Each month's shared views as last loaded (what a repair counts the entries of). */
+  private readonly sharedViews = new Map<string, ReadonlyMap<string, MonthIndex>>();
   private readonly early: EarlyDeletion[] = [];
 
   constructor(
@@ -331,12 +344,11 @@ class Redaction {
    * the month index (the journal under the shop's month, `shared: true`).
    */
   private async redactSharedParts(busy: ReadonlySet<string>): Promise<void> {
-    // A repair of a damaged part a crash interrupted between its switch and the old part's deletion.
-    await finishJournal(this.deps, REPAIR_JOURNAL);
     for await (const o of listAll(this.deps.s3, this.deps.bucket, SHARED_INDEX_PREFIX)) {
       const month = parseSharedIndexKey(o.key);
       if (month === null) continue;
       const { index } = await loadSharedIndex(this.deps, month);
+      this.sharedViews.set(month, index.views);
       for (const p of index.views.get(this.req.shopId)?.parts ?? []) {
         if (p.doc_filters && candidateBlocks(p.doc_filters, this.req.docId).length === 0) continue;
         const part = index.parts.find((x) => x.name === p.name);
@@ -417,62 +429,86 @@ class Redaction {
         oldKey,
         'the stored shared part is not the one its shared index committed; nothing rewritten',
       );
+    // Damaged (some blocks do not inflate): repaired in memory first, when allowed (damagedShared).
+    let source: { bytes: Buffer; part: SharedPart } = { bytes: Buffer.from(got.bytes), part };
+    let repair: Repair | null = null;
     if (got.etag !== part.etag) {
-      const damaged = await this.damagedShared(month, part, got.bytes);
+      const damaged = this.damagedShared(month, part, got.bytes);
       if (damaged === 'pending') {
         this.pending.push({ key: oldKey, storageClass, reason: 'damaged' });
         return;
       }
-      if (typeof damaged === 'object') {
-        // The repaired part, redacted in turn (unless nothing of the shop survived in it).
-        if (damaged.part && Object.hasOwn(damaged.part.segments, shopId))
-          await this.redactSharedPart(month, damaged.part);
-        return;
+      if (damaged !== 'intact') {
+        repair = damaged;
+        if (damaged.mid && damaged.bytes) source = { bytes: damaged.bytes, part: damaged.mid };
       }
     }
     const name = newPartName(this.deps.clock());
-    const r = redactSharedSegment(got.bytes, part, {
-      shopId,
-      docId,
-      at: this.at,
-      newName: name,
-      where: oldKey,
+    const r =
+      repair && !(repair.mid && Object.hasOwn(repair.mid.segments, shopId))
+        ? null
+        : redactSharedSegment(source.bytes, source.part, {
+            shopId,
+            docId,
+            at: this.at,
+            newName: name,
+            where: oldKey,
+          });
+    if (!r && !repair) return; // a filter's false match
+    // The part written: the redacted one, or (nothing of the document readable) the repaired one.
+    const built = r
+      ? { name, bytes: r.bytes, sha256: r.sha256 }
+      : repair?.mid && repair.bytes
+        ? { name: repair.mid.name, bytes: repair.bytes, sha256: sha256(repair.bytes) }
+        : null;
+    const key = built ? sharedPartKey(month, built.name) : null;
+    const { etag, at } =
+      built && key
+        ? await this.writeRedacted(
+            { shopId, month, old: part.name, new: built.name, shared: true },
+            key,
+            built.bytes,
+            built.sha256,
+          )
+        : { etag: '', at: this.deps.clock().toISOString() };
+    const next: SharedPart | null = r
+      ? { ...source.part, ...r.part, etag }
+      : repair?.mid
+        ? { ...repair.mid, etag }
+        : null;
+    const written = await updateSharedIndex(this.deps, month, (current) => {
+      const sw = r ? { ...r.switch, key: key as string } : null;
+      if (!repair) return sw && switchRedactedSharedPart(current, shopId, next as SharedPart, sw, at);
+      if (!r) return switchRepairedPart(current, part.name, next, repair.moves, at).index;
+      const mid = switchRepairedPart(current, part.name, repair.mid, repair.moves, at).index;
+      return mid && sw && switchRedactedSharedPart(mid, shopId, next as SharedPart, sw, at);
     });
-    if (!r) return; // a filter's false match
-    const key = sharedPartKey(month, name);
-    const { etag, at } = await this.writeRedacted(
-      { shopId, month, old: part.name, new: name, shared: true },
-      key,
-      r.bytes,
-      r.sha256,
-    );
-    const next: SharedPart = { ...part, ...r.part, etag };
-    const written = await updateSharedIndex(this.deps, month, (current) =>
-      switchRedactedSharedPart(current, shopId, next, { ...r.switch, key }, at),
-    );
-    if (!written.index.parts.some((p) => p.name === name))
+    if (next && !written.index.parts.some((p) => p.name === next.name))
       throw new JobArchiveError(
         `${oldKey}: the shared index no longer names the part; the journal is left for the next run`,
       );
     await this.crash('index-switched');
     await this.finishSharedSwitch(shopId, month, part.name, head);
-    this.archive.partsRewritten.push({ old: oldKey, new: key, listings: r.removed });
-    this.archive.listings += r.removed;
+    if (repair) {
+      this.archive.damagedBlocksDropped += repair.dropped.length;
+      this.archive.damagedEntriesDropped += repair.entries;
+    }
+    if (r && key) {
+      this.archive.partsRewritten.push({ old: oldKey, new: key, listings: r.removed });
+      this.archive.listings += r.removed;
+    }
   }
 
   /**
    * A shared part not stored as committed (its ETag changed): damaged when some blocks do not inflate.
    * `intact`: none of the damage is in the shop's segment (its blocks are rewritten, the others copied
    * byte for byte — damaged ones included, left to audit); `pending`: some is and dropDamaged was not
-   * given (the redaction stays pending, naming the part); else the damaged blocks are dropped
-   * (repairSharedPart) and the repaired part is returned, to be redacted in turn. Otherwise (every
+   * given (the redaction stays pending, naming the part; the document may be in a block nobody can
+   * read); else the part less its damaged blocks, in memory (sharedPartWithoutDamage: `mid`, never
+   * written as it is — the redaction is made on it and one part replaces the old). Otherwise (every
    * block inflates: the part was replaced) VerificationError, nothing rewritten.
    */
-  private async damagedShared(
-    month: string,
-    part: SharedPart,
-    bytes: Uint8Array,
-  ): Promise<'intact' | 'pending' | { readonly part: SharedPart | null }> {
+  private damagedShared(month: string, part: SharedPart, bytes: Uint8Array): 'intact' | 'pending' | Repair {
     const key = sharedPartKey(month, part.name);
     let damaged: number[] = [];
     try {
@@ -487,13 +523,24 @@ class Redaction {
       );
     if (!damaged.some((o) => shopsOfBlock(part, o).includes(this.req.shopId))) return 'intact';
     if (!this.req.dropDamaged) return 'pending';
-    const r = await repairSharedPart(this.deps, month, part, bytes, {
-      requestId: REPAIR_JOURNAL,
-      runId: `redact-${this.at.replace(/[-:.]/g, '')}`,
-    });
-    this.archive.damagedBlocksDropped += r.blocksDropped;
-    this.archive.damagedEntriesDropped += Object.values(r.entriesDropped).reduce((n, k) => n + k, 0);
-    return { part: r.part };
+    const r = sharedPartWithoutDamage(bytes, part, newPartName(this.deps.clock()));
+    const lost = new Set(r.dropped);
+    let entries = 0;
+    for (const shop of Object.keys(part.segments))
+      for (const list of Object.values(this.sharedViews.get(month)?.get(shop)?.jobs ?? {}))
+        for (const e of list)
+          if (
+            e.part === part.name &&
+            (lost.has(e.offset) || (e.platform_data && lost.has(e.platform_data.offset)))
+          )
+            entries++;
+    return {
+      mid: r.part ? { ...r.part, etag: '', run_id: part.run_id, committed_at: part.committed_at } : null,
+      bytes: r.bytes,
+      moves: r.moves,
+      dropped: r.dropped,
+      entries,
+    };
   }
 
   /** Deletes the old shared part once the shared index names the new one, then the journal. */

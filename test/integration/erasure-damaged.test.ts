@@ -15,6 +15,7 @@ import {
   cliContextFor,
   daysAgo,
   getBytes,
+  listKeys,
   runMachine,
   type SeededJob,
   seedBigJob,
@@ -173,6 +174,49 @@ test('redact in a damaged shared part: pending (damaged, named) instead of faili
     state: 'complete',
     receipt: { damagedBlocksDropped: 1, damagedEntriesDropped: 2 },
   });
+  for (const [k, o] of await bucketContents(env))
+    if (!k.startsWith('job-details-erasure/requests/') && !k.startsWith('job-details/'))
+      expect(o.text.includes(doc) ? k : null).toBeNull();
+});
+
+test('redact --drop-damaged: the damaged block dropped and the document redacted in one new part; the other shop reads as before', async () => {
+  const env = await archiverEnv({ packBelowKb: 512 });
+  const at = daysAgo(45);
+  const month = at.toISOString().slice(0, 7);
+  const shop = 'dx-a.myshopify.com';
+  const doc = 'customer-damaged-2';
+  const big = Array.from({ length: 6000 }, () => randomBytes(8).toString('hex'));
+  await seedBigJob(env, shop, at, big);
+  await seedDocJob(env, shop, new Date(at.getTime() + 60_000), [{ failed: { timeout: [doc, 'keep-1'] } }]);
+  const other = await seedTerminalJob(env, { shopId: 'dx-b.myshopify.com', completedAt: at });
+  const run = await runMachine(env, { input: ARCHIVE });
+  expect(run.report).toMatchObject({ jobsArchived: 3, groupsFailedCount: 0 });
+  const part = await sharedPart(env, month);
+  const alone = blockRanges(part.blocks ?? []).filter((b) => {
+    const shops = shopsOfBlock(part, b.offset);
+    return shops.length === 1 && shops[0] === shop && b.length > 20_000; // the big job's own block
+  });
+  expect(alone).toHaveLength(1);
+  const before = await lookups(env, [other]);
+  await damageBlock(env, month, part, (alone[0] as { offset: number }).offset);
+
+  const { exitCode, results } = await redactCommand(
+    cliContextFor(env),
+    parseRedactOptions({ shop, doc, 'request-id': 'dx-1', 'drop-damaged': true }),
+    memoryOutput(),
+  );
+  expect(exitCode).toBe(0);
+  expect(results[0]?.report.archive).toMatchObject({
+    listings: 1,
+    damagedBlocksDropped: 1,
+    damagedEntriesDropped: 1,
+  });
+  expect(answers(await lookups(env, [other]))).toEqual(answers(before));
+  const after = await sharedPart(env, month);
+  expect(after.name).not.toBe(part.name);
+  expect(await listKeys(env.s3, env.bucket, 'job-details-cold/_shared/')).toEqual([
+    sharedPartKey(month, after.name),
+  ]);
   for (const [k, o] of await bucketContents(env))
     if (!k.startsWith('job-details-erasure/requests/') && !k.startsWith('job-details/'))
       expect(o.text.includes(doc) ? k : null).toBeNull();
