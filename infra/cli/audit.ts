@@ -6,6 +6,7 @@ import {
   parseMonthIndexKey,
   parsePartKey,
   parseSharedIndexKey,
+  SHARED,
   validatePartName,
 } from '../../shared/archive/format/keys';
 import { type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
@@ -343,6 +344,15 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     indexShops: indexKeys.map((k) => k.shopId),
     partShops: coldParts.map((p) => p.shopId),
     hotShops,
+    indexJobs: indexes.flatMap((idx) =>
+      Object.values(idx.jobs).flatMap((entries) => {
+        const latest = entries.at(-1);
+        return latest ? [{ shopId: idx.shop_id, completedAt: latest.completed_at }] : [];
+      }),
+    ),
+    uncommittedShared: coldParts
+      .filter((p) => p.shopId === SHARED && !indexes.some((i) => i.parts.some((x) => x.key === p.key)))
+      .map((p) => p.key),
   });
   const result: AuditResult = {
     ...findings,

@@ -10,6 +10,7 @@ import { lookupCommand, lookupSpec, parseLookupOptions } from './lookup';
 import type { Output } from './output';
 import { parseRedactOptions, redactCommand, redactSpec } from './redact';
 import { parseReindexOptions, reindexCommand, reindexSpec } from './reindex';
+import { parseRepairWatermarkOptions, repairWatermarkCommand, repairWatermarkSpec } from './repair-watermark';
 import { parseRunOptions, runCommand, runSpec } from './run';
 import { parseSearchOptions, searchCommand, searchSpec } from './search';
 import { parseSeedOptions, seedCommand, seedSpec } from './seed';
@@ -107,6 +108,16 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     parseReindexOptions,
     async (ctx, o, io) => {
       await reindexCommand(ctx, o, io);
+      return EXIT_OK;
+    },
+    { needs: () => ({ table: false, bucket: true }) },
+  ),
+  // Reads the erasure records and writes the watermark: the jobs table is not involved.
+  'repair-watermark': def(
+    repairWatermarkSpec,
+    parseRepairWatermarkOptions,
+    async (ctx, o, io) => {
+      await repairWatermarkCommand(ctx, o, io);
       return EXIT_OK;
     },
     { needs: () => ({ table: false, bucket: true }) },

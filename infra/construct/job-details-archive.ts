@@ -354,8 +354,9 @@ export class JobDetailsArchive extends Construct {
     // Redact a document: Query the shop's partition; list, GET and conditionally rewrite its flush
     // objects; read the month indexes (and pre-index@5 filter sidecars), HEAD / GET / restore the parts
     // that list the document, write the redacted part, its journal and the index, delete the old part,
-    // its sidecar and the journal; record the request in the ledger.
-    ddb('redact', ['dynamodb:Query'], this.table.tableArn);
+    // its sidecar and the journal; record the request in the ledger. UpdateItem: a pre-migration row's
+    // inline details that list the document are rewritten without it (conditional on what was read).
+    ddb('redact', ['dynamodb:Query', 'dynamodb:UpdateItem'], this.table.tableArn);
     s3('redact', 'hot', ['read', 'put']);
     s3('redact', 'cold', ['read', 'put', 'delete', 'restore']);
     s3('redact', 'index', ['read', 'put', 'delete']);

@@ -358,7 +358,7 @@ describe('least privilege per step', () => {
         'job-details-state/*',
         'job-details/*',
       ],
-      table: { '<T>': ['dynamodb:Query'] },
+      table: { '<T>': ['dynamodb:Query', 'dynamodb:UpdateItem'] },
     },
   };
 
