@@ -11,22 +11,30 @@ const { join } = require('node:path');
 
 const source = join(__dirname, '../infra/cli/main.ts');
 const major = Number(process.versions.node.split('.')[0]);
-if (major < 22) {
-  const pinned = join(__dirname, '../.ci/node22.cjs');
-  if (existsSync(source) && existsSync(pinned)) {
-    const r = require('node:child_process').spawnSync(
-      process.execPath,
-      [pinned, 'node', __filename, ...process.argv.slice(2)],
-      { stdio: 'inherit' },
-    );
-    process.exit(r.status ?? 1);
+const pinned = join(__dirname, '../.ci/node22.cjs');
+if (major < 22 && existsSync(source) && existsSync(pinned)) {
+  const child = require('node:child_process').spawn(
+    process.execPath,
+    [pinned, 'node', __filename, ...process.argv.slice(2)],
+    { stdio: 'inherit' },
+  );
+  // A Ctrl-C reaches the whole process group, this process included: outlive it and end with the
+  // CLI's own code (`up` ends 0 on Ctrl-C) instead of dying of the signal (130). A signal sent to
+  // this process alone is passed on.
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(sig, () => {
+      if (child.exitCode === null) child.kill(sig);
+    });
   }
+  child.on('exit', (code, sig) => {
+    process.exit(code ?? 128 + (require('node:os').constants.signals[sig] || 1));
+  });
+} else if (major < 22) {
   process.stderr.write(
     `jobarchive: needs Node.js >= 22 (this is ${process.version}); install Node 22 (e.g. \`nvm install 22\`) and run it again\n`,
   );
   process.exit(1);
-}
-if (existsSync(source)) {
+} else if (existsSync(source)) {
   require('tsx/cjs');
   require(source).main(process.argv.slice(2));
 } else {

@@ -246,3 +246,21 @@ export class ErasureIncompleteError extends JobArchiveError {
     super(`erasure request ${requestId} is not complete: ${reason}; run it again`);
   }
 }
+
+/**
+ * The JavaScript runtime lacks what the package needs: numbers keep their exact text through
+ * `JSON.rawJSON` / `JSON.isRawJSON` (Node.js ≥ 22). Thrown when the writer or reader is imported,
+ * before anything is written.
+ */
+export class UnsupportedRuntimeError extends JobArchiveError {
+  override readonly name = 'UnsupportedRuntimeError';
+  constructor(
+    readonly required: string,
+    readonly found: string,
+    readonly missing: readonly string[],
+  ) {
+    super(
+      `job-details-archive needs ${required} (this is ${found}, without ${missing.join(' and ')}): run it on Node.js 22 or newer`,
+    );
+  }
+}

@@ -3,8 +3,11 @@
  *
  * 1. tsc (tsconfig.build.json): CommonJS + `.d.ts` for infra/, functions/, shared/ — no tests.
  * 2. The embedded stack's helper scripts (`infra/local/*.cjs`), which run as their own processes.
- * 3. One prebuilt Lambda bundle per archiver step (`dist/lambda/<step>/index.mjs`, STEP_BUNDLE), so
- *    the installed construct deploys code without a bundler or our lock file.
+ * 3. ONE prebuilt Lambda bundle for every archiver step (`dist/lambda/<step>.mjs` + shared
+ *    `chunks/`, step-bundle.ts), so the installed construct deploys code without a bundler or our
+ *    lock file, and the SDK ships once, not six times.
+ *
+ * No source maps unless asked for: `JDA_SOURCEMAPS=1 npm run build` adds them (tsc's and the bundle's).
  * 4. The local runner's setup (`dist/infra/local/archiver-local.json`: the synthesized definition,
  *    timeouts and memory of the default construct), so `jobarchive run` installed needs no CDK.
  * 5. The ESM face of every `exports` entry (`dist/esm/*.mjs` + `.d.mts`): a wrapper re-exporting the
@@ -12,11 +15,11 @@
  *    our errors holds whichever way the caller loaded us).
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
-import { STEP_BUNDLE } from '../construct/step-bundle';
-import { ARCHIVER_STEPS, prebuiltStepDir, stepEntry } from '../construct/step-functions';
+import { sourceMapsRequested, stepBundleOptions } from '../construct/step-bundle';
+import { PREBUILT_BUNDLE_DIR } from '../construct/step-functions';
 import { SHIPPED_SETUP_FILE } from '../local/runner';
 import { synthesizedLocalSetup } from '../local/synth';
 import { packageRoot } from '../package-root';
@@ -24,6 +27,7 @@ import { esmEntries, wrapperSource, wrapperTypes } from './esm-wrappers';
 
 const ROOT = packageRoot();
 const DIST = join(ROOT, 'dist');
+const SOURCE_MAPS = sourceMapsRequested();
 const log = (line: string): void => {
   process.stdout.write(`build: ${line}\n`);
 };
@@ -31,7 +35,12 @@ const log = (line: string): void => {
 const compile = (): void => {
   execFileSync(
     process.execPath,
-    [require.resolve('typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json')],
+    [
+      require.resolve('typescript/bin/tsc'),
+      '-p',
+      join(ROOT, 'tsconfig.build.json'),
+      ...(SOURCE_MAPS ? ['--sourceMap', '--inlineSources'] : []),
+    ],
     {
       stdio: 'inherit',
     },
@@ -47,25 +56,14 @@ const copyHelperScripts = (): void => {
 };
 
 const bundleSteps = async (): Promise<void> => {
-  for (const step of ARCHIVER_STEPS) {
-    // prebuiltStepDir resolves against this file's tree (the checkout); the build lands in dist/.
-    const outdir = join(DIST, relative(ROOT, prebuiltStepDir(step)));
-    await build({
-      entryPoints: [stepEntry(step)],
-      outfile: join(outdir, STEP_BUNDLE.file),
-      bundle: true,
-      format: STEP_BUNDLE.format,
-      platform: STEP_BUNDLE.platform,
-      target: STEP_BUNDLE.target,
-      sourcemap: STEP_BUNDLE.sourcemap,
-      sourcesContent: STEP_BUNDLE.sourcesContent,
-      mainFields: [...STEP_BUNDLE.mainFields],
-      banner: { js: STEP_BUNDLE.banner },
-      logLevel: 'warning',
-    });
-    const kb = statSync(join(outdir, STEP_BUNDLE.file)).size / 1024;
-    log(`lambda/${step}/${STEP_BUNDLE.file} ${kb.toFixed(0)} KB`);
-  }
+  // PREBUILT_BUNDLE_DIR resolves against this file's tree (the checkout); the build lands in dist/.
+  const outdir = join(DIST, relative(ROOT, PREBUILT_BUNDLE_DIR));
+  const result = await build({ ...stepBundleOptions(ROOT, outdir, SOURCE_MAPS), metafile: true });
+  const outputs = Object.entries(result.metafile.outputs);
+  const kb = outputs.reduce((sum, [, o]) => sum + o.bytes, 0) / 1024;
+  log(
+    `lambda/ ${outputs.length} files, ${kb.toFixed(0)} KB (one bundle, every step${SOURCE_MAPS ? ', source maps' : ''})`,
+  );
 };
 
 const writeLocalSetup = (): void => {

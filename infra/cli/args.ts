@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { MAX_NOW_AHEAD_MS } from '../../shared/archive/steps/run-context';
 import { InvalidIdError, InvalidInputError, isNamedError } from '../../shared/errors';
 import {
   defaultPhrase,
@@ -132,7 +133,9 @@ export const parseFlags = (spec: CommandSpec, argv: readonly string[]): Flags =>
       options,
       strict: true,
       allowPositionals: spec.positionals !== undefined,
+      tokens: true,
     });
+    refuseRepeats(parsed.tokens, options);
     values = (spec.positionals ? { ...parsed.values, _: parsed.positionals } : parsed.values) as Flags;
   } catch (err) {
     if (isNamedError(err, 'InvalidInputError')) throw err;
@@ -143,6 +146,28 @@ export const parseFlags = (spec: CommandSpec, argv: readonly string[]): Flags =>
       throw new InvalidInputError(`--${flag}`, `does not apply to ${spec.name}: ${why}`);
   }
   return values;
+};
+
+/**
+ * A value flag given twice (`--shop a --shop b`): parseArgs would keep the last one without a word,
+ * and a command would act on a value the operator may not have meant. A repeated switch (`--json
+ * --json`) means the same thing twice and passes.
+ */
+const refuseRepeats = (
+  tokens: readonly { kind: string; name?: string; rawName?: string }[],
+  options: Record<string, OptionSpec>,
+): void => {
+  const seen = new Map<string, string>();
+  for (const t of tokens) {
+    if (t.kind !== 'option' || t.name === undefined || options[t.name]?.type !== 'string') continue;
+    const first = seen.get(t.name);
+    const raw = t.rawName ?? `--${t.name}`;
+    if (first !== undefined) {
+      const as = first === raw ? '' : ` (as ${first} and ${raw})`;
+      throw new InvalidInputError(`--${t.name}`, `given more than once${as}; give it once`);
+    }
+    seen.set(t.name, raw);
+  }
 };
 
 /**
@@ -248,6 +273,30 @@ export const dateFlag = (flags: Flags, name: string): Date | undefined => {
   const raw = stringFlag(flags, name);
   return raw === undefined ? undefined : parseIsoDate(`--${name}`, raw);
 };
+
+/**
+ * A run's `--now`: refused here (exit 2, before any stack starts) when it is later than the
+ * execution's start may be followed (MAX_NOW_AHEAD_MS), which the state machine would otherwise find
+ * only after starting, as a failed execution (exit 1).
+ */
+export const runNowFlag = (flags: Flags, name: string): Date | undefined => {
+  const now = dateFlag(flags, name);
+  const latest = Date.now() + MAX_NOW_AHEAD_MS;
+  if (now && now.getTime() > latest) {
+    throw new InvalidInputError(
+      `--${name}`,
+      `${now.toISOString()} is in the future (a run refuses a now later than its start + ${MAX_NOW_AHEAD_MS / 60_000} min: it would shorten the grace period)`,
+    );
+  }
+  return now;
+};
+
+/**
+ * A bad command line that shows only once the command runs (a statement DuckDB rejects): main.ts
+ * prints it as a usage line and exits 2 from any phase, where an InvalidInputError thrown while a
+ * command works (bad data, a bad setting) stays a failure (exit 1).
+ */
+export class UsageError extends InvalidInputError {}
 
 /** True for the errors a bad command line produces (→ exit 2 with a one-line message). */
 export const isUsageError = (err: unknown): boolean =>

@@ -11,6 +11,7 @@ import {
   parseSharedIndex,
   parseSharedIndexKey,
   pointedBlocks,
+  SHARED,
   validatePartName,
 } from '../../shared/archive/format';
 import { mapLimit } from '../../shared/concurrency';
@@ -345,6 +346,15 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     indexShops: indexKeys.map((k) => k.shopId),
     partShops: coldParts.map((p) => p.shopId),
     hotShops,
+    indexJobs: indexes.flatMap((idx) =>
+      Object.values(idx.jobs).flatMap((entries) => {
+        const latest = entries.at(-1);
+        return latest ? [{ shopId: idx.shop_id, completedAt: latest.completed_at }] : [];
+      }),
+    ),
+    uncommittedShared: coldParts
+      .filter((p) => p.shopId === SHARED && !indexes.some((i) => i.parts.some((x) => x.key === p.key)))
+      .map((p) => p.key),
   });
   const result: AuditResult = {
     ...findings,

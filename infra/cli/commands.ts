@@ -5,10 +5,12 @@ import type { CliContext, ResourceNeeds } from './context';
 import { costSpec, parseCostOptions, runCost } from './cost';
 import { demoCommand, demoSpec, parseDemoOptions } from './demo';
 import { forgetCommand, forgetSpec, parseForgetOptions } from './forget';
+import { lifecycleCommand, lifecycleSpec, parseLifecycleOptions } from './lifecycle';
 import { lookupCommand, lookupSpec, parseLookupOptions } from './lookup';
 import type { Output } from './output';
 import { parseRedactOptions, redactCommand, redactSpec } from './redact';
 import { parseReindexOptions, reindexCommand, reindexSpec } from './reindex';
+import { parseRepairWatermarkOptions, repairWatermarkCommand, repairWatermarkSpec } from './repair-watermark';
 import { parseRunOptions, runCommand, runSpec } from './run';
 import { parseSearchOptions, searchCommand, searchSpec } from './search';
 import { parseSeedOptions, seedCommand, seedSpec } from './seed';
@@ -32,6 +34,8 @@ export interface CommandDef {
   readonly embeddedOnly: boolean;
   /** Set for commands that need no stack and no AWS at all (they get no context). */
   readonly offline?: (opts: unknown, io: Output) => Promise<number>;
+  /** Long walks of unknown size (search, audit, forget, redact): main.ts shows their requests as progress. */
+  readonly showsRequests?: boolean;
   /** Set for a command that runs until SIGINT/SIGTERM (`up`): the signal ends it normally. */
   readonly untilSignal?: (ctx: CliContext, opts: unknown, io: Output, hold: StackHold) => Promise<number>;
 }
@@ -48,6 +52,12 @@ const def = <O>(
   needs: (opts) => extra.needs?.(opts as O) ?? { table: true, bucket: true },
   awsOnly: (opts) => extra.awsOnly?.(opts as O) ?? false,
   embeddedOnly: extra.embeddedOnly ?? false,
+});
+
+/** A command whose requests main.ts shows as progress on stderr. */
+const withRequests = <O>(...args: Parameters<typeof def<O>>): CommandDef => ({
+  ...def(...args),
+  showsRequests: true,
 });
 
 /** A command that talks to nothing (no stack is started, no AWS client built). */
@@ -75,14 +85,14 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     parseLookupOptions,
     async (ctx, o, io) => (await lookupCommand(ctx, o, io)).exitCode,
   ),
-  audit: def(auditSpec, parseAuditOptions, async (ctx, o, io) =>
+  audit: withRequests(auditSpec, parseAuditOptions, async (ctx, o, io) =>
     auditExitCode(await auditCommand(ctx, o, io)),
   ),
   // It writes a fake fleet and deletes hot objects: never against endpoints from the environment.
   demo: def(demoSpec, parseDemoOptions, async (ctx, o, io) => (await demoCommand(ctx, o, io)).exitCode, {
     embeddedOnly: true,
   }),
-  forget: def(
+  forget: withRequests(
     forgetSpec,
     parseForgetOptions,
     async (ctx, o, io) => (await forgetCommand(ctx, o, io)).exitCode,
@@ -102,12 +112,22 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     },
     { needs: () => ({ table: false, bucket: true }) },
   ),
-  redact: def(
+  // Reads the erasure records and writes the watermark: the jobs table is not involved.
+  'repair-watermark': def(
+    repairWatermarkSpec,
+    parseRepairWatermarkOptions,
+    async (ctx, o, io) => {
+      await repairWatermarkCommand(ctx, o, io);
+      return EXIT_OK;
+    },
+    { needs: () => ({ table: false, bucket: true }) },
+  ),
+  redact: withRequests(
     redactSpec,
     parseRedactOptions,
     async (ctx, o, io) => (await redactCommand(ctx, o, io)).exitCode,
   ),
-  search: def(searchSpec, parseSearchOptions, async (ctx, o, io) =>
+  search: withRequests(searchSpec, parseSearchOptions, async (ctx, o, io) =>
     (await searchCommand(ctx, o, io)).provenance.warnings.length > 0 ? EXIT_FAILURE : EXIT_OK,
   ),
   // Reads parts only; `--list` talks to nothing.
@@ -121,6 +141,7 @@ export const COMMANDS: Readonly<Record<string, CommandDef>> = {
     { needs: (o) => ({ table: false, bucket: !o.list }) },
   ),
   cost: offline(costSpec, parseCostOptions, runCost),
+  lifecycle: offline(lifecycleSpec, parseLifecycleOptions, lifecycleCommand),
   up: {
     ...def(upSpec, parseUpOptions, async () => EXIT_OK, { embeddedOnly: true }),
     untilSignal: (ctx, opts, io, hold) => upCommand(ctx, opts as { json: boolean }, io, hold),
@@ -139,6 +160,8 @@ export const generalHelp = (): string =>
     ...Object.values(COMMANDS).map((c) => `  ${c.spec.name.padEnd(8)}  ${c.spec.short}`),
     '',
     "Run 'jobarchive <command> --help' for a command's options; 'jobarchive --version' for the version.",
-    'Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 done with quarantined jobs (run), 4 findings (audit).',
+    'Exit codes: 0 ok, 1 failed, 2 bad arguments, 3 done with quarantined jobs (run), 4 findings (audit),',
+    '5 erasure pending a Glacier restore (redact: rerun to finish), 130/143 interrupted (SIGINT/SIGTERM;',
+    '`up` ends 0 on Ctrl-C once its stack is up).',
     '',
   ].join('\n');

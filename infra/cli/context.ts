@@ -23,6 +23,11 @@ export interface CliContext {
   sfn(): SFNClient;
   /** Wall clock; tests pin it. */
   now(): Date;
+  /**
+   * Aborted by main.ts on SIGINT/SIGTERM before it stops the stack and exits: work that holds the
+   * process in native code (a DuckDB statement) stops there, or the exit would wait for it.
+   */
+  readonly interrupted?: AbortSignal;
 }
 
 export interface ContextParts {

@@ -459,6 +459,30 @@ export const costLines = (
   return lines;
 };
 
+/** Up to 4 significant digits, without trailing zeros (a flag value). */
+const flagNumber = (n: number): string => String(Number(n.toPrecision(4)));
+
+/**
+ * The command that prices this same workload with every figure spelled out (measured ones included):
+ * printed above the tables, so a table is never read without the workload behind it.
+ */
+const costCommandLine = (opts: CostOptions, w: Workload): string => {
+  const file = relative(process.cwd(), opts.fromReport) || opts.fromReport;
+  return [
+    'jobarchive cost',
+    `--jobs-per-month ${flagNumber(w.jobsPerMonth)}`,
+    `--objects-per-job ${flagNumber(w.objectsPerJob)}`,
+    `--bytes-per-job ${flagNumber(w.bytesPerJob)}`,
+    `--retention-months ${w.retentionMonths}`,
+    `--storage-class ${w.storageClass}`,
+    `--lookups-per-month ${flagNumber(w.lookupsPerMonth)}`,
+    ...(w.lambdaMemoryMb !== 1024 ? [`--lambda-memory-mb ${w.lambdaMemoryMb}`] : []),
+    `--from-report ${file}`,
+    ...(opts.scenario !== undefined ? [`--scenario ${opts.scenario}`] : []),
+    ...(opts.pricesFile !== undefined ? [`--prices ${opts.pricesFile}`] : []),
+  ].join(' ');
+};
+
 export const costCommand = async (opts: CostOptions, io: Output): Promise<CostResult> => {
   const m = measuredFrom(opts.fromReport, opts.scenario);
   const prices = loadPrices(opts.pricesFile);
@@ -482,7 +506,16 @@ export const costCommand = async (opts: CostOptions, io: Output): Promise<CostRe
       prices,
       pricesTaken: PRICES_TAKEN,
     });
-  else for (const l of costLines(r, m, pays, bills)) io.out(l);
+  else {
+    const measured = [
+      opts.workload.objectsPerJob === undefined ? 'objects' : '',
+      opts.workload.bytesPerJob === undefined ? 'bytes' : '',
+    ].filter(Boolean);
+    io.out(
+      `every figure below is for: ${costCommandLine(opts, w)}${measured.length > 0 ? ` (${measured.join(' and ')} per job as measured: give yours)` : ''}`,
+    );
+    for (const l of costLines(r, m, pays, bills)) io.out(l);
+  }
   return r;
 };
 

@@ -9,7 +9,7 @@ import {
 } from '../../shared/archive/format';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { getObjectBytes, listAll } from '../../shared/s3/objects';
-import { boolFlag, type CommandSpec, dateFlag, EXIT_FAILURE, EXIT_OK, type Flags } from './args';
+import { boolFlag, type CommandSpec, EXIT_FAILURE, EXIT_OK, type Flags, runNowFlag } from './args';
 import type { CliContext } from './context';
 import { type LookupResult, lookupCommand } from './lookup';
 import { type Output, printJson } from './output';
@@ -45,7 +45,7 @@ export interface DemoOptions {
 }
 
 export const parseDemoOptions = (flags: Flags): DemoOptions => {
-  const now = dateFlag(flags, 'now');
+  const now = runNowFlag(flags, 'now');
   return { ...(now ? { now } : {}), json: boolFlag(flags, 'json') };
 };
 

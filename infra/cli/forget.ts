@@ -42,13 +42,22 @@ export const forgetSpec: CommandSpec = {
       value: 'ISO',
       help: 'when the platform sent the request (default: now); the deadline counts from here',
     },
+    'drop-damaged': {
+      type: 'boolean',
+      help: "repair a damaged shared part by dropping its unreadable blocks, other shops' records in them included (counted in the receipt)",
+    },
     ...EXECUTION_OPTIONS,
   },
   notes: ['Exit codes: 0 the shop is forgotten (receipt printed); 1 the execution failed — run it again.'],
 };
 
 export interface ForgetOptions {
-  readonly input: { readonly shopId: string; readonly requestId?: string; readonly receivedAt?: string };
+  readonly input: {
+    readonly shopId: string;
+    readonly requestId?: string;
+    readonly receivedAt?: string;
+    readonly dropDamaged?: true;
+  };
   readonly stateMachineArn?: string;
   readonly pollMs: number;
   readonly json: boolean;
@@ -70,6 +79,7 @@ export const parseForgetOptions = (flags: Flags): ForgetOptions => {
       shopId,
       ...(requestId !== undefined ? { requestId } : {}),
       ...(receivedAt ? { receivedAt: receivedAt.toISOString() } : {}),
+      ...(boolFlag(flags, 'drop-damaged') ? { dropDamaged: true as const } : {}),
     },
     ...(run.stateMachineArn !== undefined ? { stateMachineArn: run.stateMachineArn } : {}),
     pollMs: pollMsFlag(flags),
@@ -110,7 +120,12 @@ const receiptLines = (r: ForgetResult): string[] => {
   const c = r.counts;
   return [
     `forget: shop ${r.shopId} forgotten — request ${r.requestId}, received ${r.receivedAt}, complete ${r.completedAt}`,
-    `  removed: ${c.hotObjects} hot objects (${c.rowlessJobs} jobs without a row), ${c.jobRows} job rows, ${c.parts} parts, ${c.monthIndexes} month indexes, ${c.docFilters} document filters, ${c.stagingDocs} staging docs, ${c.retryEntries} watermark retries, ${c.sharedParts} shared parts rewritten without it`,
+    `  removed: ${c.hotObjects} hot objects (${c.rowlessJobs} jobs without a row), ${c.jobRows} job rows, ${c.parts} parts, ${c.monthIndexes} month indexes, ${c.docFilters} document filters, ${c.stagingDocs} staging docs, ${c.retryEntries} watermark retries, ${c.sharedParts} shared parts rewritten without it, ${c.uncommittedParts} uncommitted shared parts`,
+    ...(c.damagedBlocksDropped > 0
+      ? [
+          `  repaired: ${c.damagedBlocksDropped} damaged shared-part blocks dropped (${c.otherShopsEntriesDropped} other shops' job entries were in them)`,
+        ]
+      : []),
     `  run scratch: ${c.scratchObjects} objects scrubbed of it${c.scratchRunsDeferred > 0 ? `; ${c.scratchRunsDeferred} runs still going scrub their own (docs/erasure.md "Run scratch")` : ''}`,
     ...(c.foreignObjectsKept > 0
       ? [`  kept: ${c.foreignObjectsKept} objects under the shop's jobs whose metadata names another shop`]

@@ -11,12 +11,14 @@ import {
   isUsageError,
   parseFlags,
   stringFlag,
+  UsageError,
   usageLine,
 } from './args';
 import { COMMANDS, generalHelp } from './commands';
 import { contextFromConfig, type OwnedContext, targetKind } from './context';
 import { dataDirProblem } from './data-dir';
 import { type Output, processOutput } from './output';
+import { watchRequests } from './progress';
 
 /**
  * `jobarchive <command> [options]`: parse, pick the target, run, exit. The only place that decides
@@ -94,6 +96,8 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
   // Set while the embedded stack starts: an interrupt then abandons the start (which stops whatever it
   // spawned) and the command ends with 130/143 — a start can take tens of seconds on a loaded machine.
   let starting: AbortController | undefined;
+  // Aborted on the first interrupt: the command's work in native code stops (CliContext.interrupted).
+  const aborted = new AbortController();
   let signalled: (sig: NodeJS.Signals) => void = () => undefined;
   const stopped = new Promise<NodeJS.Signals>((res) => {
     signalled = res;
@@ -116,6 +120,7 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
       return;
     }
     io.err(`jobarchive ${name}: interrupted (${sig}), stopping`);
+    aborted.abort();
     ctx?.close();
     void (stack?.stop() ?? Promise.resolve()).finally(() => process.exit(interruptCode(sig)));
   };
@@ -136,8 +141,18 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
           `${name} runs on the embedded stack only: unset AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL_DYNAMODB`,
         );
       }
+      const dataDirFlag = stringFlag(flags, 'data-dir');
+      if (kind === 'external' && dataDirFlag !== undefined) {
+        // The flag would be ignored: the command talks to the endpoints or AWS, not to that folder.
+        const cfg = config();
+        const why =
+          cfg.s3Endpoint !== undefined || cfg.dynamoEndpoint !== undefined
+            ? `AWS_ENDPOINT_URL_* are set (${cfg.dynamoEndpoint ?? 'AWS'} / ${cfg.s3Endpoint ?? 'AWS'}, e.g. \`jobarchive up\`'s exports), so ${name} talks to them; unset them to use the embedded stack in ${dataDirFlag}, or drop --data-dir`
+            : `${name} talks to AWS here (${flags.aws === true ? '--aws' : 'a deployed state machine'}); drop --data-dir`;
+        throw new InvalidInputError('--data-dir', `is not used: ${why}`);
+      }
       if (kind === 'embedded') {
-        const dataDir = resolve(stringFlag(flags, 'data-dir') ?? defaultDataDir());
+        const dataDir = resolve(dataDirFlag ?? defaultDataDir());
         const problem = dataDirProblem(dataDir);
         if (problem) throw new InvalidInputError('--data-dir', problem);
         starting = new AbortController();
@@ -160,18 +175,24 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
         io.err(
           `jobarchive: embedded stack in ${where} (${stack.owned ? '' : 'already running, reused; '}pids supervisor ${supervisor}, dynamodb ${dynamodb}, s3rver ${s3rver})`,
         );
-        ctx = contextFromConfig(
-          config(),
-          { table: stack.tableName, bucket: stack.bucketName },
-          `embedded stack in ${where}`,
-        );
+        ctx = {
+          ...contextFromConfig(
+            config(),
+            { table: stack.tableName, bucket: stack.bucketName },
+            `embedded stack in ${where}`,
+          ),
+          interrupted: aborted.signal,
+        };
       } else {
         const cfg = config();
         const target =
           cfg.s3Endpoint || cfg.dynamoEndpoint
             ? `endpoints ${cfg.dynamoEndpoint ?? 'AWS'} / ${cfg.s3Endpoint ?? 'AWS'}`
             : `AWS ${cfg.region}`;
-        ctx = contextFromConfig(cfg, { table, bucket }, target, cmd.needs(opts));
+        ctx = {
+          ...contextFromConfig(cfg, { table, bucket }, target, cmd.needs(opts)),
+          interrupted: aborted.signal,
+        };
       }
     } catch (err) {
       if (!isUsageError(err)) throw err;
@@ -186,10 +207,19 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
         logs: held ? `${held.dataDir}/logs` : '',
       });
     }
-    return await cmd.run(ctx, opts, io);
+    const requests = cmd.showsRequests ? watchRequests(io, name, { s3: ctx.s3, ddb: ctx.ddb }) : undefined;
+    try {
+      return await cmd.run(ctx, opts, io);
+    } finally {
+      requests?.done();
+    }
   } catch (err) {
     // Requests cut off by an interrupt fail on the way out; the interrupt is the story, not them.
     if (interrupted) return interruptCode(interrupted.sig);
+    if (err instanceof UsageError) {
+      io.err(usageLine(name, err));
+      return EXIT_USAGE;
+    }
     const e = err as Error;
     io.err(`jobarchive ${name}: ${e?.name ?? 'Error'}: ${(e?.message ?? String(err)).split('\n')[0]}`);
     return EXIT_FAILURE;

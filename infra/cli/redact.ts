@@ -28,6 +28,10 @@ export const redactSpec: CommandSpec = {
       help: 'the request’s id in the ledger, e.g. the webhook id (default: a new one)',
     },
     pending: { type: 'boolean', help: 'work on every open redact request of the ledger instead' },
+    'drop-damaged': {
+      type: 'boolean',
+      help: 'repair a damaged shared part by dropping its unreadable blocks (every record in them; counted)',
+    },
   },
   notes: [
     'Exit 0: complete. Exit 5: parts wait for a restore (listed); the request stays pending in the ledger.',
@@ -43,6 +47,8 @@ export interface RedactOptions {
   readonly requestId?: string;
   readonly pending: boolean;
   readonly json: boolean;
+  /** Repair a damaged shared part by dropping its unreadable blocks (docs/erasure.md). */
+  readonly dropDamaged?: true;
 }
 
 export const parseRedactOptions = (flags: Flags): RedactOptions => {
@@ -51,10 +57,11 @@ export const parseRedactOptions = (flags: Flags): RedactOptions => {
   const doc = stringFlag(flags, 'doc');
   const requestId = stringFlag(flags, 'request-id');
   const json = boolFlag(flags, 'json');
+  const dropDamaged = boolFlag(flags, 'drop-damaged') ? { dropDamaged: true as const } : {};
   if (pending) {
     if (shop !== undefined || doc !== undefined || requestId !== undefined)
       throw new InvalidInputError('--pending', 'takes no --shop, --doc or --request-id');
-    return { pending, json };
+    return { pending, json, ...dropDamaged };
   }
   if (shop === undefined) throw new InvalidInputError('--shop', 'is required');
   if (doc === undefined) throw new InvalidInputError('--doc', 'is required');
@@ -65,6 +72,7 @@ export const parseRedactOptions = (flags: Flags): RedactOptions => {
     ...(requestId !== undefined ? { requestId: validateRequestId(requestId) } : {}),
     pending,
     json,
+    ...dropDamaged,
   };
 };
 
@@ -78,7 +86,7 @@ export const earlyDeletionDollars = (e: EarlyDeletion, p: Prices = DEFAULT_PRICE
 
 const print = (io: Output, id: string, r: RedactReport): void => {
   io.out(
-    `request ${id} (${r.shopId}): ${r.complete ? 'complete' : 'PENDING'} — hot: ${r.hot.listings} listings in ${r.hot.objectsRewritten} objects rewritten (${r.hot.jobs} jobs read); ` +
+    `request ${id} (${r.shopId}): ${r.complete ? 'complete' : 'PENDING'} — hot: ${r.hot.listings} listings in ${r.hot.objectsRewritten} objects rewritten (${r.hot.jobs} jobs read); rows: ${r.rows.listings} listings in ${r.rows.rewritten} pre-migration rows rewritten; ` +
       `archive: ${r.archive.listings} listings in ${r.archive.partsRewritten.length} parts rewritten (${r.archive.partsChecked} parts checked over ${r.archive.months} months)`,
   );
   if (r.archive.journalsResolved > 0)
@@ -88,9 +96,16 @@ const print = (io: Output, id: string, r: RedactReport): void => {
     'restore-requested': 'restore requested',
     'restore-in-progress': 'restore in progress',
     'rewrite-in-progress': 'another redaction is rewriting it',
+    damaged: 'blocks of the shop do not inflate',
   } as const;
   for (const p of r.pending)
-    io.out(`  pending: ${p.key} (${p.storageClass}): ${why[p.reason]} — rerun later`);
+    io.out(
+      `  pending: ${p.key} (${p.storageClass}): ${why[p.reason]} — ${p.reason === 'damaged' ? 'rerun with --drop-damaged to drop the unreadable blocks (docs/erasure.md "A damaged shared part")' : 'rerun later'}`,
+    );
+  if (r.archive.damagedBlocksDropped > 0)
+    io.out(
+      `  repaired: ${r.archive.damagedBlocksDropped} damaged blocks dropped with the ${r.archive.damagedEntriesDropped} job entries in them`,
+    );
   for (const e of r.earlyDeletions)
     io.out(
       `  early deletion: ${e.key} (${e.storageClass}, ${e.ageDays.toFixed(1)} of ${e.minDays} days) bills ${e.chargedDays.toFixed(1)} more days ≈ $${earlyDeletionDollars(e).toFixed(6)}`,
@@ -116,12 +131,13 @@ export const redactCommand = async (
   const runId = `cli-redact-${ctx.now().toISOString().replace(/[-:.]/g, '')}-${randomBytes(3).toString('hex')}`;
   const results =
     o.pending || o.shopId === undefined || o.docId === undefined
-      ? await resumeRedactions(deps, runId)
+      ? await resumeRedactions(deps, runId, o.dropDamaged === true)
       : [
           await redactRequested(deps, {
             shopId: o.shopId,
             docId: o.docId,
             runId,
+            ...(o.dropDamaged ? { dropDamaged: true } : {}),
             ...(o.requestId !== undefined ? { requestId: o.requestId } : {}),
           }),
         ];

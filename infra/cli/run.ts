@@ -1,4 +1,4 @@
-import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
+import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/run-incomplete';
 import type { RunInput, RunReport } from '../../shared/archive/steps/types';
 import { InvalidInputError } from '../../shared/errors';
 import { getObjectBytes } from '../../shared/s3/objects';
@@ -13,13 +13,13 @@ import {
 import {
   boolFlag,
   type CommandSpec,
-  dateFlag,
   EXECUTION_OPTIONS,
   EXIT_FAILURE,
   EXIT_OK,
   EXIT_QUARANTINED,
   type Flags,
   pollMsFlag,
+  runNowFlag,
   settingFlag,
   settingOption,
   stringFlag,
@@ -91,7 +91,7 @@ export const parseRunOptions = (flags: Flags): RunOptions => {
       `expected arn:aws:states:REGION:ACCOUNT:stateMachine:NAME, got ${JSON.stringify(arn)}`,
     );
   }
-  const now = dateFlag(flags, 'now');
+  const now = runNowFlag(flags, 'now');
   const settings: Record<string, number | boolean> = {};
   for (const name of RUN_SETTINGS) {
     const v = isSwitch(name)

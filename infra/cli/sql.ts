@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../../shared/errors';
 import { DOCUMENTED_QUERIES, documentedQuery } from '../../shared/sql/queries';
 import { LocalSqlEngine, type SqlLoadStats, type SqlResult } from '../local/sql-engine';
-import { boolFlag, type CommandSpec, type Flags, positionalArgs, stringFlag } from './args';
+import { boolFlag, type CommandSpec, type Flags, positionalArgs, stringFlag, UsageError } from './args';
 import type { CliContext } from './context';
 import { formatBytes, type Output, printJson } from './output';
 
@@ -98,8 +98,23 @@ export const sqlCommand = async (
     return null;
   }
   const engine = await LocalSqlEngine.load(ctx.s3, ctx.bucket, { concurrency: ctx.cfg.readConcurrency });
+  // A statement can run for ever (a recursive CTE without an end): an interrupt stops it in DuckDB,
+  // without which the process could not exit (DuckDB's threads finish their statement first).
+  const interrupt = (): void => engine.interrupt();
+  ctx.interrupted?.addEventListener('abort', interrupt, { once: true });
   try {
-    const result = await engine.query(o.sql ?? '', o.params);
+    // Interrupted while the parts loaded: no statement starts (the exit would wait for it).
+    ctx.interrupted?.throwIfAborted();
+    if (!o.json) {
+      io.err(
+        `sql: ${engine.stats.parts} parts loaded (${engine.stats.jobs} archived jobs); running the statement (Ctrl-C stops it)`,
+      );
+    }
+    const result = await engine.query(o.sql ?? '', o.params).catch((err: unknown) => {
+      // A statement DuckDB rejects is a bad argument (exit 2), found only once the parts are loaded.
+      if (err instanceof InvalidInputError) throw new UsageError('SQL', err.reason);
+      throw err;
+    });
     const load = engine.stats;
     if (o.json) printJson(io, { ...result, load });
     else {
@@ -113,6 +128,7 @@ export const sqlCommand = async (
     }
     return { ...result, load };
   } finally {
+    ctx.interrupted?.removeEventListener('abort', interrupt);
     engine.close();
   }
 };

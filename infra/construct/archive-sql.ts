@@ -43,13 +43,25 @@ import { grantObjects } from './object-grants';
  * limit), taking a shared part's lines' shop from the line.
  */
 
-/** Resolved `sql` prop (props-validation.ts). */
-export interface ResolvedSqlProps {
+/** What ArchiveSql is made of: the `sql` prop as resolved (props-validation.ts) and the parts' bucket. */
+export interface ArchiveSqlResourceProps {
+  /** Glue database of the tables and views. */
   readonly databaseName: string;
+  /** Athena workgroup the queries run in. */
   readonly workGroupName: string;
+  /** Bytes one query may scan before Athena cancels it. */
   readonly bytesScannedCutoffPerQuery: number;
+  /** Days query results are kept. */
   readonly resultsExpireDays: number;
+  /** First month (`yyyy-mm`) the month projection enumerates. */
   readonly firstMonth: string;
+  /** The details bucket (the parts under `job-details-cold/`). */
+  readonly bucket: IBucket;
+  /**
+   * Removal policy of the results bucket.
+   * @default - the CDK default (RETAIN)
+   */
+  readonly removalPolicy?: RemovalPolicy;
 }
 
 export const RAW_TABLES = { parts: 'parts', shared: 'parts_shared', fleet: 'parts_fleet' } as const;
@@ -139,6 +151,11 @@ export const prestoView = <R>(
   };
 };
 
+/**
+ * SQL over the archive on Athena: the Glue database with the raw tables and flattened views, the
+ * workgroup and its results bucket, the documented named queries. Made by JobDetailsArchive for its
+ * `sql` prop (`archive.sql`); grant queries with `archive.grantSql(...)`.
+ */
 export class ArchiveSql extends Construct {
   readonly database: CfnDatabase;
   readonly workGroup: CfnWorkGroup;
@@ -150,7 +167,7 @@ export class ArchiveSql extends Construct {
   constructor(
     scope: Construct,
     id: string,
-    private readonly o: ResolvedSqlProps & { bucket: IBucket; removalPolicy?: RemovalPolicy },
+    private readonly o: ArchiveSqlResourceProps,
   ) {
     super(scope, id);
     const stack = Stack.of(this);

@@ -3,7 +3,7 @@
  * `enableNag` is its own entry (`./cdk/nag`, enable-nag.ts).
  */
 
-export type { ArchiveSql } from './archive-sql';
+export { ArchiveSql, type ArchiveSqlResourceProps } from './archive-sql';
 export { ArchiveStack, type ArchiveStackProps } from './archive-stack';
 /** For an imported bucket, which the construct cannot give lifecycle rules: add them where it is defined. */
 export {
@@ -12,10 +12,14 @@ export {
   noncurrentVersionRules,
   retentionRules,
 } from './details-bucket';
-export { type ArchiveAlarms, JobDetailsArchive } from './job-details-archive';
-export type {
-  ArchiveScheduleProps,
-  ArchiveSqlProps,
+export { type ArchiveAlarms, type ArchiverFunctions, JobDetailsArchive } from './job-details-archive';
+export {
+  type ArchiveScheduleProps,
+  type ArchiveSettingsProps,
+  type ArchiveSqlProps,
   ArchiveStorageClass,
-  JobDetailsArchiveProps,
+  type JobDetailsArchiveProps,
+  RestoreTier,
+  type StepMemoryProps,
+  type StepTimeoutProps,
 } from './props';

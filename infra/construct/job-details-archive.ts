@@ -11,7 +11,7 @@ import {
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { CfnPolicy, Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
+import { Bucket, type IBucket, type LifecycleRule } from 'aws-cdk-lib/aws-s3';
 import { Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { StepFunctionsStartExecution } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -33,11 +33,24 @@ import {
 } from './details-bucket';
 import { archiverEnvironment } from './env-binding';
 import { createJobsTable } from './jobs-table';
+import { neededLifecycleRules } from './lifecycle-data';
 import { acknowledge, acknowledgeWildcardResource, wildcardResources } from './nag';
 import { grantMissingKeysAre404, grantObjects, type ObjectAccess, objectArn } from './object-grants';
 import type { ArchiveSqlProps, JobDetailsArchiveProps } from './props';
 import { resolveArchiveProps } from './props-validation';
-import { ARCHIVER_STEPS, type ArchiverStep, createStepFunction } from './step-functions';
+import { ARCHIVER_STEPS, type ArchiverStep, createStepCode, createStepFunction } from './step-functions';
+import { camelStep } from './step-names';
+import { jobsTableProblem } from './table-check';
+
+/** The archiver's six functions, one per step (keys as in StepMemoryProps). */
+export interface ArchiverFunctions {
+  readonly plan: LambdaFunction;
+  readonly archiveBatch: LambdaFunction;
+  readonly tally: LambdaFunction;
+  readonly report: LambdaFunction;
+  readonly forget: LambdaFunction;
+  readonly redact: LambdaFunction;
+}
 
 export interface ArchiveAlarms {
   readonly executionsFailed: Alarm;
@@ -88,7 +101,10 @@ const PREFIX_REASON =
  */
 export class JobDetailsArchive extends Construct {
   readonly stateMachine: StateMachine;
-  readonly functions: Readonly<Record<ArchiverStep, LambdaFunction>>;
+  /** The step functions, by step (`functions.archiveBatch`). */
+  readonly functions: ArchiverFunctions;
+  /** The same, by step name (`archive-batch`), for the code below. */
+  private readonly byStep: Readonly<Record<ArchiverStep, LambdaFunction>>;
   readonly schedule: Schedule;
   readonly table: ITable;
   readonly bucket: IBucket;
@@ -98,10 +114,21 @@ export class JobDetailsArchive extends Construct {
   readonly sql?: ArchiveSql;
   /** The Powertools service name the functions log and publish metrics under (the `service` dimension). */
   readonly serviceName: string;
+  /**
+   * The lifecycle rules the details bucket needs for these props (transition, scratch expiry,
+   * retention, noncurrent versions). Applied when the bucket is created here or is a `Bucket` of this
+   * app; for a bucket defined elsewhere apply them there (`jobarchive lifecycle --json` prints them as
+   * data, and `ArchiveStack` outputs them for an imported bucket).
+   */
+  readonly bucketLifecycleRules: LifecycleRule[];
 
   constructor(scope: Construct, id: string, props: JobDetailsArchiveProps = {}) {
     super(scope, id);
     const p = resolveArchiveProps(props); // before any resource exists
+    // A table of this app must have the keys and GSIs the archiver reads (one line naming what is
+    // missing); an imported one cannot be seen here (docs/deployment.md).
+    const tableProblem = props.table ? jobsTableProblem(props.table) : undefined;
+    if (tableProblem) throw new InvalidInputError('table', tableProblem);
     for (const [flag, value] of Object.entries(PINNED_FLAGS)) this.node.setContext(flag, value);
 
     this.table = props.table ?? createJobsTable(this, 'JobsTable', props.removalPolicy);
@@ -112,6 +139,7 @@ export class JobDetailsArchive extends Construct {
       retentionMonths: p.retentionMonths,
       removalPolicy: props.removalPolicy,
     };
+    this.bucketLifecycleRules = neededLifecycleRules(bucketOptions);
     if (props.bucket) {
       this.bucket = props.bucket;
       if (props.bucket instanceof Bucket) {
@@ -151,9 +179,11 @@ export class JobDetailsArchive extends Construct {
       ...(runMetrics ? { [RUN_METRICS_ENV]: 'true' } : {}),
     };
     const functions = {} as Record<ArchiverStep, LambdaFunction>;
+    const code = createStepCode(); // one asset for every step
     for (const step of ARCHIVER_STEPS) {
       functions[step] = createStepFunction(this, {
         step,
+        code,
         memoryMb: p.memoryMb[step],
         timeout: p.timeout[step],
         environment,
@@ -162,7 +192,10 @@ export class JobDetailsArchive extends Construct {
       });
       acknowledge(functions[step].role ?? functions[step], 'AwsSolutions-IAM5[Resource::*]', X_RAY_REASON);
     }
-    this.functions = functions;
+    this.byStep = functions;
+    this.functions = Object.fromEntries(
+      ARCHIVER_STEPS.map((step) => [camelStep(step), functions[step]]),
+    ) as unknown as ArchiverFunctions;
     this.grantSteps();
 
     const machine = new ArchiverStateMachine(this, 'Archiver', {
@@ -205,7 +238,7 @@ export class JobDetailsArchive extends Construct {
       this.sql = new ArchiveSql(this, 'Sql', {
         ...p.sql,
         ...defaultSqlNames(this),
-        ...(props.sql && props.sql !== true ? pickNames(props.sql) : {}),
+        ...(props.sql ? pickNames(props.sql) : {}),
         bucket: this.bucket,
         removalPolicy: props.removalPolicy,
       });
@@ -255,12 +288,12 @@ export class JobDetailsArchive extends Construct {
    */
   private grantSteps(): void {
     const s3 = (step: ArchiverStep, prefix: KeyPrefix, access: ObjectAccess[], keys = '*') => {
-      const fn = this.functions[step];
+      const fn = this.byStep[step];
       grantObjects(fn, this.bucket, prefix, access, keys);
       acknowledgeWildcardResource(fn.role ?? fn, objectArn(this.bucket, prefix, keys), PREFIX_REASON);
     };
     const ddb = (step: ArchiverStep, actions: string[], resourceArn: string) => {
-      const fn = this.functions[step];
+      const fn = this.byStep[step];
       Grant.addToPrincipal({ grantee: fn, actions, resourceArns: [resourceArn] });
       this.table.encryptionKey?.grantEncryptDecrypt(fn);
     };
@@ -292,7 +325,7 @@ export class JobDetailsArchive extends Construct {
     s3('archive-batch', 'runs', ['get', 'put', 'delete']);
     // GETs of keys which may be absent (month index before its first commit, platform data, staging
     // docs after a commit got through) need S3 to answer 404 rather than 403.
-    grantMissingKeysAre404(this.functions['archive-batch'], this.bucket);
+    grantMissingKeysAre404(this.byStep['archive-batch'], this.bucket);
     // The watermark's erasure summary (forgotten shops), before archiving and again before each commit.
     s3('archive-batch', 'state', ['get']);
 
@@ -325,20 +358,21 @@ export class JobDetailsArchive extends Construct {
     // Run scratch naming the shop: listed, read, rewritten without it or deleted; a marker in runs
     // still going.
     s3('forget', 'runs', ['read', 'put', 'delete']);
-    grantMissingKeysAre404(this.functions.forget, this.bucket);
+    grantMissingKeysAre404(this.byStep.forget, this.bucket);
 
     // Redact a document: Query the shop's partition; list, GET and conditionally rewrite its flush
     // objects; read the month indexes, HEAD / GET / restore the parts
     // that list the document, write the redacted part, its journal and the index, delete the old part,
-    // its sidecar and the journal; record the request in the ledger.
-    ddb('redact', ['dynamodb:Query'], this.table.tableArn);
+    // its sidecar and the journal; record the request in the ledger. UpdateItem: a pre-migration row's
+    // inline details that list the document are rewritten without it (conditional on what was read).
+    ddb('redact', ['dynamodb:Query', 'dynamodb:UpdateItem'], this.table.tableArn);
     s3('redact', 'hot', ['read', 'put']);
     s3('redact', 'cold', ['read', 'put', 'delete', 'restore']);
     s3('redact', 'index', ['read', 'put', 'delete']);
     s3('redact', 'erasure', ['read', 'put']);
     // The watermark's erasure summary: a request enters it when recorded, leaves it when complete.
     s3('redact', 'state', ['read', 'put']);
-    grantMissingKeysAre404(this.functions.redact, this.bucket);
+    grantMissingKeysAre404(this.byStep.redact, this.bucket);
   }
 
   private acknowledgeStateMachineRole(): void {
@@ -351,7 +385,7 @@ export class JobDetailsArchive extends Construct {
     for (const step of ARCHIVER_STEPS) {
       acknowledgeWildcardResource(
         role,
-        `${this.functions[step].functionArn}:*`,
+        `${this.byStep[step].functionArn}:*`,
         'qualified ARNs (versions/aliases) of this one function, as granted by LambdaInvoke',
       );
     }

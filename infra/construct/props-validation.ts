@@ -14,11 +14,35 @@ import {
   settingProblem,
 } from '../../shared/settings';
 import { RUNS_EXPIRE_DAYS } from './details-bucket';
-import type { ArchiveStorageClass, JobDetailsArchiveProps } from './props';
+import {
+  type ArchiveSettingsProps,
+  ArchiveStorageClass,
+  type JobDetailsArchiveProps,
+  type RestoreTier,
+  type StepMemoryProps,
+} from './props';
 import { ARCHIVER_STEPS, type ArchiverStep, defaultMemoryMb, defaultTimeout } from './step-functions';
+import { camelStep } from './step-names';
 
 /** Storage classes a part may move to; all three accept a transition on day 0 (no 30-day STANDARD minimum). */
-export const ARCHIVE_STORAGE_CLASSES = ['GLACIER_IR', 'GLACIER', 'DEEP_ARCHIVE'] as const;
+export const ARCHIVE_STORAGE_CLASSES: readonly ArchiveStorageClass[] = Object.values(ArchiveStorageClass);
+
+/**
+ * The settings props are written out (jsii sees no mapped types): their names must be the table's,
+ * and the RestoreTier enum's values its restore tiers — a compile error here otherwise.
+ */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _settingsPropsAreTheTable: Same<keyof ArchiveSettingsProps, ArchiverSettingName | 'retentionMonths'> =
+  true;
+const _restoreTiersAreTheTable: Same<`${RestoreTier}`, Settings['restoreTier']> = true;
+const _settingsPropTypes: Same<
+  {
+    [K in keyof ArchiveSettingsProps]-?: K extends 'restoreTier'
+      ? string
+      : NonNullable<ArchiveSettingsProps[K]>;
+  },
+  { [K in keyof ArchiveSettingsProps]-?: K extends 'restoreTier' ? string : Settings[K] }
+> = true;
 
 export const DEFAULT_SCHEDULE = 'cron(0 3 * * ? *)';
 
@@ -55,10 +79,10 @@ export interface ResolvedArchiveProps extends ResolvedSettings {
 export const MIN_BYTES_SCANNED_CUTOFF = 10_000_000;
 
 const resolveSql = (sql: JobDetailsArchiveProps['sql']): ResolvedArchiveProps['sql'] => {
-  if (sql === undefined || sql === false) return null;
-  if (sql !== true && (typeof sql !== 'object' || sql === null))
-    return fail('sql', 'expected a boolean or an object');
-  const s = sql === true ? {} : sql;
+  if (sql === undefined) return null;
+  if (typeof sql !== 'object' || sql === null)
+    return fail('sql', `expected an object ({} for the defaults), got ${JSON.stringify(sql)}`);
+  const s = sql;
   if (s.databaseName !== undefined && !/^[a-z0-9_]{1,255}$/.test(s.databaseName))
     fail('sql.databaseName', `expected 1-255 of [a-z0-9_], got ${JSON.stringify(s.databaseName)}`);
   if (s.workGroupName !== undefined && !/^[a-zA-Z0-9._-]{1,128}$/.test(s.workGroupName))
@@ -113,29 +137,34 @@ const checkDuration = (field: string, d: Duration, min: Duration, max: Duration)
   return d;
 };
 
-/** One value for every step, or a per-step record falling back to the step's default. */
+/** The step-keyed props' keys (`archiveBatch`), as StepMemoryProps / StepTimeoutProps name them. */
+const STEP_KEYS = ARCHIVER_STEPS.map(camelStep) as readonly (keyof StepMemoryProps)[];
+
+/**
+ * A value per step: the step's own (`byStep`), else the one for every step (`all`), else the step's
+ * default. Unknown keys in `byStep` fail with the known ones named.
+ */
 const perStep = <T>(
   field: string,
-  value: T | Partial<Record<ArchiverStep, T>> | undefined,
-  isScalar: (x: unknown) => x is T,
+  all: T | undefined,
+  stepField: string,
+  byStep: Partial<Record<keyof StepMemoryProps, T>> | undefined,
   dflt: (step: ArchiverStep) => T,
   check: (field: string, v: T) => T,
 ): Record<ArchiverStep, T> => {
-  let record: Partial<Record<ArchiverStep, T>> = {};
-  if (value !== undefined && !isScalar(value)) {
-    if (typeof value !== 'object' || value === null) fail(field, 'expected a value or a record by step');
-    record = value as Partial<Record<ArchiverStep, T>>;
-    for (const key of Object.keys(record)) {
-      if (!(ARCHIVER_STEPS as readonly string[]).includes(key)) {
-        fail(field, `unknown step ${JSON.stringify(key)}; steps are ${ARCHIVER_STEPS.join(', ')}`);
+  if (byStep !== undefined) {
+    if (typeof byStep !== 'object' || byStep === null) fail(stepField, 'expected an object keyed by step');
+    for (const key of Object.keys(byStep)) {
+      if (!(STEP_KEYS as readonly string[]).includes(key)) {
+        fail(stepField, `unknown step ${JSON.stringify(key)}; steps are ${STEP_KEYS.join(', ')}`);
       }
     }
   }
   const out = {} as Record<ArchiverStep, T>;
   for (const step of ARCHIVER_STEPS) {
-    const scalar = value !== undefined && isScalar(value);
-    const v = scalar ? (value as T) : (record[step] ?? dflt(step));
-    out[step] = check(scalar ? field : `${field}.${step}`, v);
+    const own = byStep?.[camelStep(step)];
+    if (own !== undefined) out[step] = check(`${stepField}.${camelStep(step)}`, own);
+    else out[step] = check(field, all ?? dflt(step));
   }
   return out;
 };
@@ -202,16 +231,13 @@ const resolveSettings = (props: JobDetailsArchiveProps): ResolvedSettings => {
   return out as unknown as ResolvedSettings;
 };
 
-const isNumber = (x: unknown): x is number => typeof x === 'number';
-const isDuration = (x: unknown): x is Duration => x instanceof Duration;
-
 /** Checks every prop before any resource exists, so a bad value fails with the prop's name. */
 export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArchiveProps => {
   const settings = resolveSettings(props);
   const { jobTtlDays, retentionMonths } = settings;
 
-  const archiveStorageClass = props.archiveStorageClass ?? 'GLACIER_IR';
-  if (!(ARCHIVE_STORAGE_CLASSES as readonly string[]).includes(archiveStorageClass)) {
+  const archiveStorageClass = props.archiveStorageClass ?? ArchiveStorageClass.GLACIER_IR;
+  if (!ARCHIVE_STORAGE_CLASSES.includes(archiveStorageClass)) {
     fail(
       'archiveStorageClass',
       `expected one of ${ARCHIVE_STORAGE_CLASSES.join(', ')}, got ${String(archiveStorageClass)}`,
@@ -237,11 +263,21 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     );
   }
 
-  const memoryMb = perStep('lambdaMemoryMb', props.lambdaMemoryMb, isNumber, defaultMemoryMb, (f, v) =>
-    checkNumber(f, v, 128, 10240, true),
+  const memoryMb = perStep(
+    'lambdaMemoryMb',
+    props.lambdaMemoryMb,
+    'stepMemoryMb',
+    props.stepMemoryMb,
+    defaultMemoryMb,
+    (f, v) => checkNumber(f, v, 128, 10240, true),
   );
-  const timeout = perStep('lambdaTimeout', props.lambdaTimeout, isDuration, defaultTimeout, (f, v) =>
-    checkDuration(f, v, Duration.seconds(1), Duration.minutes(15)),
+  const timeout = perStep(
+    'lambdaTimeout',
+    props.lambdaTimeout,
+    'stepTimeout',
+    props.stepTimeout,
+    defaultTimeout,
+    (f, v) => checkDuration(f, v, Duration.seconds(1), Duration.minutes(15)),
   );
   const maxConcurrency = checkNumber('maxConcurrency', props.maxConcurrency ?? 10, 1, 10000, true);
   // A run reads its own scratch (planned jobs, page results) until its Report, and the lifecycle rule

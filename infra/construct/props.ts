@@ -3,15 +3,168 @@ import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import type { ArchiverSettingName, SettingFields } from '../../shared/settings';
-import type { ArchiverStep } from './step-names';
 
 /**
  * The construct's props (its published surface): apart from the construct so that its helpers
  * (props-validation, details-bucket) read them without importing the construct.
+ *
+ * jsii-compatible (the Python package is generated from them, infra/build/jsii.ts): enums rather than
+ * string unions, named interfaces rather than mapped, `Partial<Record<…>>` or `A | B` types.
  */
 
-export type ArchiveStorageClass = 'GLACIER_IR' | 'GLACIER' | 'DEEP_ARCHIVE';
+/** Storage class archive parts (`job-details-cold/`) move to. */
+export enum ArchiveStorageClass {
+  /** Glacier Instant Retrieval: millisecond reads, no restore. */
+  GLACIER_IR = 'GLACIER_IR',
+  /** Glacier Flexible Retrieval: a read needs a restore (minutes to hours). */
+  GLACIER = 'GLACIER',
+  /** Glacier Deep Archive: a read needs a restore (hours). */
+  DEEP_ARCHIVE = 'DEEP_ARCHIVE',
+}
+
+/** The retrieval tier a restore of a Glacier part asks for (S3's RestoreObject tiers). */
+export enum RestoreTier {
+  EXPEDITED = 'Expedited',
+  STANDARD = 'Standard',
+  BULK = 'Bulk',
+}
+
+/**
+ * Lambda memory (MB) of single steps; a step left out gets `lambdaMemoryMb`, else its default.
+ * Steps: Plan, ArchiveBatch, Tally, Report, Forget, Redact.
+ */
+export interface StepMemoryProps {
+  /** @default - lambdaMemoryMb, else 512 */
+  readonly plan?: number;
+  /** @default - lambdaMemoryMb, else 1024 */
+  readonly archiveBatch?: number;
+  /** @default - lambdaMemoryMb, else 512 */
+  readonly tally?: number;
+  /** @default - lambdaMemoryMb, else 512 */
+  readonly report?: number;
+  /** @default - lambdaMemoryMb, else 1024 */
+  readonly forget?: number;
+  /** @default - lambdaMemoryMb, else 1024 */
+  readonly redact?: number;
+}
+
+/** Lambda timeout of single steps (1 s … 15 min); a step left out gets `lambdaTimeout`, else its default. */
+export interface StepTimeoutProps {
+  /** @default - lambdaTimeout, else 5 minutes */
+  readonly plan?: Duration;
+  /** @default - lambdaTimeout, else 15 minutes */
+  readonly archiveBatch?: Duration;
+  /** @default - lambdaTimeout, else 5 minutes */
+  readonly tally?: Duration;
+  /** @default - lambdaTimeout, else 5 minutes */
+  readonly report?: Duration;
+  /** @default - lambdaTimeout, else 15 minutes */
+  readonly forget?: Duration;
+  /** @default - lambdaTimeout, else 15 minutes */
+  readonly redact?: Duration;
+}
+
+/**
+ * The archiver's tunables, one prop per entry of the settings table (shared/settings.ts: meaning,
+ * bounds, `@default`, environment variable), which the functions also read. Written out rather than
+ * mapped from the table so jsii (Python) sees them; a compile-time check in props-validation.ts keeps
+ * the names and types equal to the table's.
+ */
+export interface ArchiveSettingsProps {
+  /**
+   * Terminal jobs completed more than this many days before a run are archived.
+   * @default 30
+   */
+  readonly olderThanDays?: number;
+  /**
+   * Hours between a part's commit and the deletion of the hot objects it holds (readers see both
+   * meanwhile). 0 allowed.
+   * @default 1
+   */
+  readonly graceHours?: number;
+  /**
+   * Lifetime in days of a terminal job row (the `ttl` the indexer writes). Must exceed
+   * `olderThanDays + 31 (with wholeMonths: a job of the 1st waits for its whole month) + graceHours/24 + 2`:
+   * a row must outlive its archival or the plan never sees it (TtlTooShortError).
+   * @default 90
+   */
+  readonly jobTtlDays?: number;
+  /**
+   * Archive a month only once all of it is older than `olderThanDays`: one run (and one part per
+   * shop) per month, at most `olderThanDays` + 1 day after the month ends with the daily schedule.
+   * `false` archives each job as soon as it is old enough (a part per run per shop-month).
+   * @default true
+   */
+  readonly wholeMonths?: boolean;
+  /**
+   * Parallel GETs of hot objects per job (the reader) or per shop-month (ArchiveBatch).
+   * @default 16
+   */
+  readonly readConcurrency?: number;
+  /**
+   * Shop-months per plan page (one Map run over the page's plan file in S3). The page's plan and
+   * planned jobs are files, so a page is bounded by Plan's own time and memory, not by the 256 KB
+   * state; a page costs ~10 history events of the 25,000 a STANDARD execution may have.
+   * @default 10000
+   */
+  readonly planPageGroups?: number;
+  /**
+   * Jobs Plan reads from the status GSI per plan page.
+   * @default 100000
+   */
+  readonly planPageJobs?: number;
+  /**
+   * Shop-months per batch (one ArchiveBatch invocation); at most 50, the state-size bound.
+   * @default 50
+   */
+  readonly batchGroups?: number;
+  /**
+   * Jobs per batch; a shop-month with more jobs is a batch of its own.
+   * @default 2000
+   */
+  readonly batchJobs?: number;
+  /**
+   * Shop-months whose hot objects total less than this (KB) share one part and one index write per
+   * batch and month with the other small shop-months of their month (the storage layout page,
+   * "Shared parts"); 0 never packs. 128: parts below 128 KB never leave Standard (the lifecycle
+   * rule's ObjectSizeGreaterThan), so alone they would cost more than they save.
+   * @default 128
+   */
+  readonly packBelowKb?: number;
+  /**
+   * The largest hot object (stored, gzipped, MB) a job may have to be archived; a larger one
+   * quarantines its job, with its size in the reason, before it is read. A flush object's decoded
+   * JSON takes ~20× its gzip size and a batch reads a few groups at once, hence memory / 40
+   * (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`; 1024 MB outside Lambda, the table's figure).
+   * @default the ArchiveBatch function's memory / 40
+   */
+  readonly maxSourceMb?: number;
+  /**
+   * GDPR answers a request within a month; Shopify asks apps to act on `shop/redact` and
+   * `customers/redact` within 30 days. Requests older than this and not complete are overdue: the run
+   * report, `jobarchive audit` and the construct's alarm name them (docs/erasure.md).
+   * @default 30
+   */
+  readonly erasureDeadlineDays?: number;
+  /**
+   * The retrieval tier the reader asks for when it must restore a Glacier part.
+   * @default RestoreTier.STANDARD
+   */
+  readonly restoreTier?: RestoreTier;
+  /**
+   * Days a Glacier copy of a part the reader restores stays readable.
+   * @default 7
+   */
+  readonly restoreDays?: number;
+  /**
+   * Months archive parts, and hot objects of jobs never archived, are kept (from when each was
+   * written); month indexes expire a month after their parts. 0 keeps everything forever. Must outlast
+   * `jobTtlDays`. Readers report a part past the horizon as expired, not damaged (docs/retention.md);
+   * the cost model prices the same horizon.
+   * @default 0
+   */
+  readonly retentionMonths?: number;
+}
 
 export interface ArchiveScheduleProps {
   /**
@@ -67,7 +220,7 @@ export interface ArchiveSqlProps {
  * restoreDays Redact restores with) and retentionMonths come from the settings
  * table (shared/settings.ts: meaning, bounds, `@default`), which the functions also read.
  */
-export interface JobDetailsArchiveProps extends SettingFields<ArchiverSettingName | 'retentionMonths'> {
+export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
   /**
    * An existing jobs table (it must have the schema of `shared/jobs/schema.ts`, GSIs included). For an
    * imported table use `TableV2.fromTableAttributes({ …, grantIndexPermissions: true })`.
@@ -87,7 +240,7 @@ export interface JobDetailsArchiveProps extends SettingFields<ArchiverSettingNam
   readonly schedule?: ArchiveScheduleProps;
   /**
    * Storage class archive parts (`job-details-cold/`) move to.
-   * @default 'GLACIER_IR' — millisecond reads, so forensic lookups need no restore
+   * @default ArchiveStorageClass.GLACIER_IR — millisecond reads, so forensic lookups need no restore
    */
   readonly archiveStorageClass?: ArchiveStorageClass;
   /**
@@ -105,15 +258,25 @@ export interface JobDetailsArchiveProps extends SettingFields<ArchiverSettingNam
    */
   readonly transitionSmallObjects?: boolean;
   /**
-   * Memory (MB) of every step, or per step (archive-batch peaks near 380 MB).
-   * @default 1024 for forget and redact, 512 for the others
+   * Memory (MB) of every step (128 … 10240); `stepMemoryMb` sets single steps.
+   * @default 1024 for archive-batch, forget and redact, 512 for the others
    */
-  readonly lambdaMemoryMb?: number | Partial<Record<ArchiverStep, number>>;
+  readonly lambdaMemoryMb?: number;
   /**
-   * Timeout of every step, or per step (1 s … 15 min).
+   * Memory (MB) of single steps, over `lambdaMemoryMb`: e.g. `{ archiveBatch: 3008 }`.
+   * @default - every step gets lambdaMemoryMb, else its default
+   */
+  readonly stepMemoryMb?: StepMemoryProps;
+  /**
+   * Timeout of every step (1 s … 15 min); `stepTimeout` sets single steps.
    * @default 15 minutes for archive-batch, forget and redact, 5 minutes for the others
    */
-  readonly lambdaTimeout?: Duration | Partial<Record<ArchiverStep, Duration>>;
+  readonly lambdaTimeout?: Duration;
+  /**
+   * Timeout of single steps, over `lambdaTimeout`: e.g. `{ plan: Duration.minutes(2) }`.
+   * @default - every step gets lambdaTimeout, else its default
+   */
+  readonly stepTimeout?: StepTimeoutProps;
   /**
    * Groups archived in parallel (Distributed Map MaxConcurrency).
    * @default 10
@@ -155,8 +318,9 @@ export interface JobDetailsArchiveProps extends SettingFields<ArchiverSettingNam
   /**
    * SQL over the archive: a Glue database with tables over the parts and the flattened views, an
    * Athena workgroup (encrypted results, a per-query scan limit) and the documented named queries.
-   * `true` for the defaults. Parts in GLACIER / DEEP_ARCHIVE are skipped by Athena until restored.
+   * Given (`{}` for the defaults), it is deployed. Parts in GLACIER / DEEP_ARCHIVE are skipped by
+   * Athena until restored.
    * @default - none (nothing of it in the template)
    */
-  readonly sql?: boolean | ArchiveSqlProps;
+  readonly sql?: ArchiveSqlProps;
 }

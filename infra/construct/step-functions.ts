@@ -1,13 +1,12 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { InvalidInputError } from '../../shared/errors';
-import { STEP_BUNDLE, STEP_HANDLER } from './step-bundle';
+import { sourceMapsRequested, stepBundleFile, stepBundleOptions, stepHandler } from './step-bundle';
 
 import { ARCHIVER_STEPS, type ArchiverStep } from './step-names';
 
@@ -36,9 +35,40 @@ export const pascalStep = (step: ArchiverStep): string =>
 const TREE_ROOT = path.resolve(__dirname, '../..');
 /** Running from the TypeScript sources (a checkout, tests) rather than the package's build. */
 const FROM_SOURCES = path.extname(__filename) === '.ts';
-export const stepEntry = (step: ArchiverStep): string => path.join(TREE_ROOT, 'functions', `${step}.ts`);
-/** Where `npm run build` puts a step's bundle; the built construct deploys it as it is. */
-export const prebuiltStepDir = (step: ArchiverStep): string => path.join(TREE_ROOT, 'lambda', step);
+/** Where `npm run build` puts the shared bundle; the built construct deploys it as it is. */
+export const PREBUILT_BUNDLE_DIR = path.join(TREE_ROOT, 'lambda');
+
+/**
+ * The code of every step: ONE asset (step-bundle.ts), bound once by the first function and shared by
+ * the others. Installed, it is the prebuilt `lambda/` of the package (no bundler, no lock file needed at
+ * synth); in a checkout, the construct bundles the sources with esbuild at synth — locally, never
+ * Docker, so `cdk synth` works offline.
+ */
+export const createStepCode = (): Code => {
+  if (!FROM_SOURCES) {
+    for (const step of ARCHIVER_STEPS) {
+      const file = path.join(PREBUILT_BUNDLE_DIR, stepBundleFile(step));
+      if (!existsSync(file))
+        throw new InvalidInputError('step bundle', `${file} is missing: build the package (npm run build)`);
+    }
+    return Code.fromAsset(PREBUILT_BUNDLE_DIR);
+  }
+  return Code.fromAsset(path.join(TREE_ROOT, 'functions'), {
+    // The bundle also holds shared/ and the SDK: hash what is deployed, not the entry folder.
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never used: local bundling always succeeds or throws.
+      image: DockerImage.fromRegistry('job-details-archive/no-docker-bundling'),
+      local: {
+        tryBundle(outputDir: string): boolean {
+          const esbuild = require('esbuild') as typeof import('esbuild');
+          esbuild.buildSync(stepBundleOptions(TREE_ROOT, outputDir, sourceMapsRequested()));
+          return true;
+        },
+      },
+    },
+  });
+};
 
 /**
  * The runtime every step runs on: the newest Node.js the installed aws-cdk-lib knows (cdk-nag's
@@ -48,6 +78,8 @@ export const STEP_RUNTIME = Runtime.NODEJS_24_X;
 
 export interface StepFunctionOptions {
   readonly step: ArchiverStep;
+  /** The shared code of every step (createStepCode). */
+  readonly code: Code;
   readonly memoryMb: number;
   readonly timeout: Duration;
   readonly environment: Readonly<Record<string, string>>;
@@ -57,10 +89,8 @@ export interface StepFunctionOptions {
 
 /**
  * One step's Lambda on ARM: its own role (no AWS managed policy: the role may write only to its own
- * log group) and its own log group with a retention. The code is the same esbuild bundle either way
- * (STEP_BUNDLE): prebuilt in the installed package (no bundler, no lock file needed at synth), or
- * bundled by NodejsFunction from the sources in a checkout — locally, never Docker, so `cdk synth`
- * works offline.
+ * log group) and its own log group with a retention. The code is the shared bundle; the handler names
+ * the step's entry in it.
  */
 export const createStepFunction = (scope: Construct, opts: StepFunctionOptions): LambdaFunction => {
   const id = pascalStep(opts.step);
@@ -73,7 +103,7 @@ export const createStepFunction = (scope: Construct, opts: StepFunctionOptions):
     description: `job-details-archive ${opts.step} step`,
   });
   logGroup.grantWrite(role);
-  const common = {
+  return new LambdaFunction(scope, `${id}Function`, {
     runtime: STEP_RUNTIME,
     architecture: Architecture.ARM_64,
     memorySize: opts.memoryMb,
@@ -82,36 +112,7 @@ export const createStepFunction = (scope: Construct, opts: StepFunctionOptions):
     logGroup,
     tracing: Tracing.ACTIVE,
     environment: { ...opts.environment },
-  };
-  if (!FROM_SOURCES) {
-    const dir = prebuiltStepDir(opts.step);
-    if (!existsSync(path.join(dir, STEP_BUNDLE.file)))
-      throw new InvalidInputError(
-        'step bundle',
-        `${dir}/${STEP_BUNDLE.file} is missing: build the package (npm run build)`,
-      );
-    return new LambdaFunction(scope, `${id}Function`, {
-      ...common,
-      code: Code.fromAsset(dir),
-      handler: STEP_HANDLER,
-    });
-  }
-  return new NodejsFunction(scope, `${id}Function`, {
-    ...common,
-    entry: stepEntry(opts.step),
-    handler: 'handler',
-    projectRoot: TREE_ROOT,
-    depsLockFilePath: path.join(TREE_ROOT, 'package-lock.json'),
-    bundling: {
-      forceDockerBundling: false,
-      format: OutputFormat.ESM,
-      target: STEP_BUNDLE.target,
-      sourceMap: STEP_BUNDLE.sourcemap,
-      sourcesContent: STEP_BUNDLE.sourcesContent,
-      mainFields: [...STEP_BUNDLE.mainFields],
-      // Bundle the SDK too: the version we test is the version that runs, not whatever the runtime ships.
-      externalModules: [],
-      banner: STEP_BUNDLE.banner,
-    },
+    code: opts.code,
+    handler: stepHandler(opts.step),
   });
 };

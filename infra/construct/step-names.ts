@@ -4,3 +4,8 @@
  */
 export const ARCHIVER_STEPS = ['plan', 'archive-batch', 'tally', 'report', 'forget', 'redact'] as const;
 export type ArchiverStep = (typeof ARCHIVER_STEPS)[number];
+
+/** `archive-batch` → `archiveBatch`: the step's key in step-keyed props and in `functions`. */
+export const camelStep = <S extends ArchiverStep>(step: S): CamelStep<S> =>
+  step.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as CamelStep<S>;
+type CamelStep<S extends string> = S extends `${infer A}-${infer B}` ? `${A}${Capitalize<CamelStep<B>>}` : S;

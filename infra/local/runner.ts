@@ -16,6 +16,7 @@ import { JobArchiveError } from '../../shared/errors';
 import { countRequests, type RequestCounts, zeroCounts } from '../../shared/metrics';
 import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from '../construct/retry-errors';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../construct/step-names';
+import { packageRoot } from '../package-root';
 import { assertLocallyExecutable } from './asl-guard';
 import { LOCAL_ACCOUNT, LOCAL_BUCKET_PLACEHOLDER, LOCAL_REGION, localFunctionArn } from './asl-resolve';
 import { capturingSink } from './capture';
@@ -26,6 +27,7 @@ import {
   runDistributedMap,
 } from './distributed-map';
 import { LocalStackError, loadOptional, UnsupportedLocallyError } from './errors';
+import { cachedDefaultSetup } from './setup-cache';
 import type { DeployedSynthesisOptions, LocalSetup, SynthesisOptions } from './synth';
 
 // The package's typings are ESM-only, but it ships a CommonJS build (exports.require), which is what
@@ -80,6 +82,8 @@ export const localSetup = (opts: SynthesisOptions = {}): LocalSetup => {
       shipped = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as LocalSetup) : null;
     }
     if (shipped) return shipped;
+    // A checkout: synthesized once per state of its sources (setup-cache.ts).
+    return cachedDefaultSetup(packageRoot(), () => synth().synthesizedLocalSetup(opts));
   }
   return synth().synthesizedLocalSetup(opts);
 };
@@ -217,6 +221,24 @@ const lambdaContext = (step: ArchiverStep, timeoutMs: number, memoryMb: number):
   };
 };
 
+/** Definitions aws-local-stepfunctions has validated in this process (by their JSON). */
+const validated = new Set<string>();
+
+/**
+ * The interpreter for a definition, validated the first time this process meets it: validation
+ * compiles the ASL JSON schema (ajv) on every construction, a third of a test's CPU when each run
+ * and each Distributed Map child execution built it again for the same definition.
+ */
+const machineOf = (definition: Record<string, unknown>): InstanceType<typeof StateMachine> => {
+  const key = JSON.stringify(definition);
+  const machine = new StateMachine(
+    definition as unknown as StateMachineDefinition,
+    validated.has(key) ? { validationOptions: { noValidate: true } } : {},
+  );
+  validated.add(key);
+  return machine;
+};
+
 /**
  * Runs the CDK-synthesized archiver definition with aws-local-stepfunctions, every Task bound to an
  * in-process handler by its function ARN. Inputs and outputs cross the boundary as JSON, as they do
@@ -285,7 +307,7 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions): Promi
     name: string,
   ): Promise<ChildOutcome> => {
     children.count++;
-    const child = new StateMachine(processor as unknown as StateMachineDefinition).run(input as never, {
+    const child = machineOf(processor).run(input as never, {
       overrides: { taskResourceLocalHandlers: localHandlers as never, retryIntervalOverrides },
       context: {
         Execution: { Id: `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`, Name: name },
@@ -321,7 +343,7 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions): Promi
         runDistributedMap(spec, input, { s3, resolveBucket, stateMachineArn, executionName, runChild });
     }
   }
-  const machine = new StateMachine(runnable as unknown as StateMachineDefinition);
+  const machine = machineOf(runnable);
   const execution = machine.run((opts.input ?? {}) as never, {
     overrides: { taskResourceLocalHandlers: localHandlers as never, retryIntervalOverrides },
     context: {

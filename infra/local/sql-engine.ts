@@ -173,6 +173,11 @@ export class LocalSqlEngine {
     return { columns, rows };
   }
 
+  /** Stops the statement running (its query() then rejects); DuckDB checks between its steps. */
+  interrupt(): void {
+    this.conn.interrupt();
+  }
+
   close(): void {
     this.conn.closeSync();
     this.instance.closeSync();

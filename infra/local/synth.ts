@@ -3,7 +3,7 @@ import type { CfnElement } from 'aws-cdk-lib';
 import { createArchiveApp } from '../construct/archive-stack';
 import type { JobDetailsArchiveProps } from '../construct/props';
 import { resolveArchiveProps } from '../construct/props-validation';
-import { ARCHIVER_STEPS, type ArchiverStep } from '../construct/step-names';
+import { ARCHIVER_STEPS, type ArchiverStep, camelStep } from '../construct/step-names';
 import { LOCAL_BUCKET_PLACEHOLDER, localFunctionArn, resolveDefinitionString } from './asl-resolve';
 
 /**
@@ -51,7 +51,10 @@ const resolvedDefinitionString = (bundling: boolean, opts: DeployedSynthesisOpti
     const machineId = stack.getLogicalId(archive.stateMachine.node.defaultChild as CfnElement);
     const stepOf = new Map<string, ArchiverStep>();
     for (const step of ARCHIVER_STEPS) {
-      stepOf.set(stack.getLogicalId(archive.functions[step].node.defaultChild as CfnElement), step);
+      stepOf.set(
+        stack.getLogicalId(archive.functions[camelStep(step)].node.defaultChild as CfnElement),
+        step,
+      );
     }
     const bucketId = stack.getLogicalId(archive.bucket.node.defaultChild as CfnElement);
     return resolveDefinitionString(

@@ -3,7 +3,18 @@
  * whether hot, archived or both, with provenance.
  */
 
-export { ArchiveNotRestoredError, CorruptObjectError, InvalidInputError, JobArchiveError } from '../errors';
+import { assertSupportedRuntime } from '../runtime';
+
+// Node 20 lacks JSON.rawJSON: fail here, at import, with a typed error naming Node >= 22.
+assertSupportedRuntime();
+
+export {
+  ArchiveNotRestoredError,
+  CorruptObjectError,
+  InvalidInputError,
+  JobArchiveError,
+  UnsupportedRuntimeError,
+} from '../errors';
 export {
   type ArchivalSummary,
   type DetailsResult,

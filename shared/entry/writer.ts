@@ -2,6 +2,12 @@
  * The writer's public face (the package's `.` and `./writer` entry): what an indexer needs to write a
  * job's details and row — and nothing of the archiver. The wire contract: docs/wire-format.md.
  */
+import { assertSupportedRuntime } from '../runtime';
+
+// Node 20 lacks JSON.rawJSON: fail here, at import, before createJob could write a row that recordFlush
+// then could not complete. A typed error (UnsupportedRuntimeError) naming Node >= 22.
+assertSupportedRuntime();
+
 export {
   type ConflictItem,
   createJobDetailsStoreProvider,

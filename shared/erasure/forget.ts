@@ -11,12 +11,13 @@ import { listAllArray, putConditional } from '../s3/objects';
 import { formatTimestamp } from '../time';
 import { findShopHotObjects } from './forget-hot';
 import { forgetScratch } from './forget-scratch';
-import { forgetSharedParts } from './forget-shared';
+import { forgetSharedParts, type UncommittedPart } from './forget-shared';
 import {
   type ErasureReceipt,
   type ErasureRequest,
   listRequests,
   markComplete,
+  markPending,
   recordRequest,
   updateRequest,
 } from './ledger';
@@ -44,6 +45,12 @@ export interface ForgetInput {
   /** The run doing it (execution name, CLI run id): noted on the request. */
   readonly runId: string;
   /**
+   * Repair a damaged shared part by dropping its unreadable blocks even where they also hold other
+   * shops' records (forget-shared.ts; docs/erasure.md "A damaged shared part"). Default: only blocks
+   * of the forgotten shop alone are dropped, and others' stop the forget naming this option.
+   */
+  readonly dropDamaged?: boolean;
+  /**
    * The state machine's execution timeout (the Forget Task's payload carries it): a run without a
    * report older than this has ended. Default: the longest a construct allows (29 days).
    */
@@ -62,6 +69,12 @@ export interface ForgetCounts {
   readonly retryEntries: number;
   /** Shared parts (packed shop-months) the shop had a segment in: rewritten without it. */
   readonly sharedParts: number;
+  /** Uncommitted shared parts a dead run left (never in a shared index) that held the shop: deleted. */
+  readonly uncommittedParts: number;
+  /** Blocks of damaged shared parts that did not inflate: dropped (the repair, docs/erasure.md). */
+  readonly damagedBlocksDropped: number;
+  /** Other shops' job entries whose records were in those blocks (dropDamaged): dropped with them. */
+  readonly otherShopsEntriesDropped: number;
   /** Run scratch objects (`job-details-runs/`) that named the shop: rewritten without it, or deleted. */
   readonly scratchObjects: number;
   /** Runs still going when forget looked: their own Report scrubs their scratch (forget-scratch.ts). */
@@ -100,6 +113,9 @@ const zero: ForgetCounts = {
   stagingDocs: 0,
   retryEntries: 0,
   sharedParts: 0,
+  uncommittedParts: 0,
+  damagedBlocksDropped: 0,
+  otherShopsEntriesDropped: 0,
   scratchObjects: 0,
   scratchRunsDeferred: 0,
 };
@@ -291,6 +307,7 @@ export const forgetShop = async (
   let lists = 0;
   let heads = 0;
   let pass = 1;
+  let uncommittedLeft: readonly UncommittedPart[] = [];
   for (; ; pass++) {
     if (pass > FORGET_PASSES)
       throw new ErasureIncompleteError(
@@ -314,11 +331,19 @@ export const forgetShop = async (
     }
 
     // Packed shop-months: the shop's segments leave the shared parts they are in.
-    const shared = await forgetSharedParts(deps, shopId, { requestId: request.id, runId: input.runId }, (n) =>
-      record({ sharedParts: n }, pass),
+    const shared = await forgetSharedParts(
+      deps,
+      shopId,
+      {
+        requestId: request.id,
+        runId: input.runId,
+        ...(input.dropDamaged === true ? { dropDamaged: true } : {}),
+      },
+      (n) => record(n as Partial<ForgetCounts>, pass),
     );
     lists += shared.lists;
-    found += shared.sharedParts;
+    found += shared.sharedParts + shared.uncommittedParts;
+    uncommittedLeft = shared.uncommittedLeft;
 
     await hooks.before?.('hot', pass);
     const jobIds = await shopJobIds(deps, shopId);
@@ -359,6 +384,18 @@ export const forgetShop = async (
   lists += scratch.lists;
 
   await hooks.before?.('receipt', pass);
+  if (uncommittedLeft.length > 0) {
+    // A run's uncommitted part holding the shop, too young to take for abandoned: the request stays
+    // pending, its receipt and reason naming what is left and from when the next forget removes it.
+    const at = uncommittedLeft.map((u) => u.removableAt).sort()[uncommittedLeft.length - 1];
+    const reason = `uncommitted shared part(s) ${uncommittedLeft.map((u) => u.key).join(', ')} hold the shop; they are abandoned, and forget removes them, from ${at}`;
+    await updateRequest(ctx, request.id, {
+      runId: input.runId,
+      receipt: { ...receiptOf(counts, pass, false), uncommittedPartsLeft: uncommittedLeft.length },
+    });
+    await markPending(ctx, request.id, input.runId, reason);
+    throw new ErasureIncompleteError(request.id, reason);
+  }
   // The shop's open redactions have nothing left to redact: complete, superseded by this forget. Then
   // no entry of the summary names the shop (one a crash left without a ledger record included).
   for (const r of await listRequests(ctx, { kind: 'redact-doc', openOnly: true }))
@@ -391,7 +428,11 @@ export const parseForgetEvent = (v: unknown, runIdOf: (execution: string) => str
   const f = v.forget;
   if (!isObject(f))
     throw new InvalidInputError('forget', 'expected {"shopId": …, "requestId"?: …, "receivedAt"?: …}');
-  const unknown = Object.keys(f).filter((k) => !['shopId', 'requestId', 'receivedAt'].includes(k));
+  const unknown = Object.keys(f).filter(
+    (k) => !['shopId', 'requestId', 'receivedAt', 'dropDamaged'].includes(k),
+  );
+  if (f.dropDamaged !== undefined && typeof f.dropDamaged !== 'boolean')
+    throw new InvalidInputError('forget.dropDamaged', 'expected true or false');
   if (unknown.length > 0) throw new InvalidInputError('forget', `unknown field(s) ${unknown.join(', ')}`);
   if (typeof v.execution !== 'string')
     throw new InvalidInputError('execution', 'expected the execution name');
@@ -414,6 +455,7 @@ export const parseForgetEvent = (v: unknown, runIdOf: (execution: string) => str
     ...(f.requestId !== undefined ? { requestId: f.requestId as string } : {}),
     ...(receivedAt !== undefined ? { receivedAt: new Date(receivedAt as string) } : {}),
     runId: runIdOf(v.execution),
+    ...(f.dropDamaged === true ? { dropDamaged: true } : {}),
     ...(timeout !== undefined ? { runTimeoutSeconds: timeout as number } : {}),
   };
 };

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { ERASURE_PREFIX } from '../archive/format/keys';
 import { ConcurrentModificationError, CorruptObjectError, InvalidInputError } from '../errors';
 import { validateShopId } from '../ids';
 import { getObjectBytes, listAll, putBytes, putConditional } from '../s3/objects';
@@ -22,7 +23,7 @@ import { updateErasureSummary } from './summary-store';
  * erasure was asked for, when, and when it was done. It names the shop (the receipt must); a
  * redacted document's id is kept only until the request completes, then only its SHA-256.
  */
-export const ERASURE_PREFIX = 'job-details-erasure/';
+export { ERASURE_PREFIX };
 export const REQUESTS_PREFIX = `${ERASURE_PREFIX}requests/`;
 /**
  * An empty marker per completed request, so the runs that look for open (overdue) requests list the

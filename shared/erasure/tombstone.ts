@@ -1,8 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
+import { ERASURE_PREFIX } from '../archive/format/keys';
 import { CorruptObjectError } from '../errors';
 import { validateShopId } from '../ids';
 import { getObjectBytes, listAll, putJson } from '../s3/objects';
-import { ERASURE_PREFIX } from './ledger';
 import { shopDigest } from './summary';
 
 /**
@@ -35,7 +35,7 @@ interface Target {
   readonly bucket: string;
 }
 
-const parse = (key: string, bytes: Buffer): Tombstone => {
+export const parseTombstone = (key: string, bytes: Buffer): Tombstone => {
   let v: Partial<Tombstone> | null;
   try {
     v = JSON.parse(bytes.toString('utf8')) as Partial<Tombstone> | null;
@@ -56,7 +56,7 @@ const parse = (key: string, bytes: Buffer): Tombstone => {
 export const readTombstone = async (t: Target, shopId: string): Promise<Tombstone | null> => {
   const key = tombstoneKey(shopId);
   const got = await getObjectBytes(t.s3, t.bucket, key);
-  return got ? parse(key, got.bytes) : null;
+  return got ? parseTombstone(key, got.bytes) : null;
 };
 
 /** Writes (or moves forward) a shop's tombstone: a later forget of the same shop wins. */
@@ -81,7 +81,7 @@ export const readTombstones = async (t: Target): Promise<Tombstone[]> => {
   const out: Tombstone[] = [];
   for await (const o of listAll(t.s3, t.bucket, TOMBSTONES_PREFIX)) {
     const got = await getObjectBytes(t.s3, t.bucket, o.key);
-    if (got) out.push(parse(o.key, got.bytes));
+    if (got) out.push(parseTombstone(o.key, got.bytes));
   }
   return out;
 };

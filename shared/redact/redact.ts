@@ -6,8 +6,10 @@ import {
   RestoreObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
+  type ByteRange,
+  damagedBlocks,
   filtersMember,
   type IndexedPart,
   isFiltersMember,
@@ -20,14 +22,18 @@ import {
   SHARED_INDEX_PREFIX,
   type SharedPart,
   sharedPartKey,
+  sharedPartWithoutDamage,
   shopIndexPrefix,
+  shopsOfBlock,
+  switchRepairedPart,
 } from '../archive/format';
 import { loadMonthIndex, updateMonthIndex } from '../archive/steps/commit/index-store';
 import { loadSharedIndex, updateSharedIndex } from '../archive/steps/commit/shared-store';
+import { INLINE_DETAIL_ATTRIBUTES } from '../details/inline';
 import { JobDetailsStore } from '../details/store';
 import { CorruptObjectError, InvalidInputError, JobArchiveError, VerificationError } from '../errors';
 import { validateShopId } from '../ids';
-import { jobPk } from '../jobs/schema';
+import { jobPk, jobSk } from '../jobs/schema';
 import type { DdbSender } from '../jobs/types';
 import {
   getJson,
@@ -41,6 +47,7 @@ import {
 import { partMayList, partsToCheck } from './candidates';
 import { redactFlushObject } from './redact-hot';
 import { partBlocks, redactPart } from './redact-part';
+import { redactRow } from './redact-row';
 import { redactSharedSegment, switchRedactedSharedPart } from './redact-shared';
 import { switchPart } from './switch-part';
 
@@ -57,6 +64,12 @@ import { switchPart } from './switch-part';
 export interface RedactRequest {
   readonly shopId: string;
   readonly docId: string;
+  /**
+   * Repair a damaged shared part whose unreadable blocks hold the shop's records by dropping those
+   * blocks (and every record in them, other shops' included: counted in the report). Without it such
+   * a part is left pending (`damaged`). docs/erasure.md "A damaged shared part".
+   */
+  readonly dropDamaged?: boolean;
 }
 
 export interface RedactDeps {
@@ -98,15 +111,17 @@ export interface PendingPart {
   /**
    * `restore-requested`: this run asked for the restore; `restore-in-progress`: one was already
    * running; `rewrite-in-progress`: another redaction's rewrite of the part started less than
-   * JOURNAL_ROLLBACK_AFTER_MS ago (it may still be running: left alone).
+   * less than its deadline ago (journalDeadline: it may still be running: left alone).
    */
-  readonly reason: 'restore-requested' | 'restore-in-progress' | 'rewrite-in-progress';
+  readonly reason: 'restore-requested' | 'restore-in-progress' | 'rewrite-in-progress' | 'damaged';
 }
 
 export interface RedactReport {
   readonly shopId: string;
   readonly at: string;
   readonly hot: { readonly jobs: number; readonly objectsRewritten: number; readonly listings: number };
+  /** Pre-migration rows whose inline details listed the document (shared/details/inline.ts): rewritten. */
+  readonly rows: { readonly rewritten: number; readonly listings: number };
   readonly archive: {
     readonly months: number;
     readonly partsChecked: number;
@@ -118,6 +133,9 @@ export interface RedactReport {
     readonly listings: number;
     /** Rewrites an earlier, interrupted run left, finished (or rolled back and redone) by this one. */
     readonly journalsResolved: number;
+    /** Blocks of damaged shared parts dropped (dropDamaged), and the job entries (any shop's) in them. */
+    readonly damagedBlocksDropped: number;
+    readonly damagedEntriesDropped: number;
   };
   /** Parts still to redact once restored: the redaction is incomplete while this is not empty. */
   readonly pending: readonly PendingPart[];
@@ -128,10 +146,45 @@ export interface RedactReport {
 export const REDACT_JOURNAL_FORMAT = 'job-details-archive/redact@1';
 /**
  * A journal whose new part is not committed is rolled back (the new part deleted) only once it is
- * this old: a younger one may belong to a redaction still running, whose part it would delete under it.
+ * past its writer's deadline: a younger one may belong to a redaction still running, whose part it
+ * would delete under it. The deadline is the journal's own (`switch_by`, journalDeadline: what its one
+ * PUT and one read-back of the part can take), at most this; a journal without one waits this long.
  */
 export const JOURNAL_ROLLBACK_AFTER_MS = 60 * 60 * 1000;
+/**
+ * A rewrite's writer switches only before its journal's `switch_by`; a later run rolls it back only
+ * this long after it, so the writer's one index write (and two clocks' skew) never meets a rollback.
+ */
+export const JOURNAL_ROLLBACK_MARGIN_MS = 60_000;
+
+/**
+ * The time a writer has from its journal to the index switch: 2 minutes, plus 2 seconds per MB of
+ * the new part (its PUT and its read-back at a pessimistic 1 MB/s), at most JOURNAL_ROLLBACK_AFTER_MS.
+ * A redaction killed mid-rewrite is then rolled back by the next run minutes later, not an hour.
+ */
+export const journalDeadline = (writtenAt: Date, bytes: number): Date =>
+  new Date(
+    writtenAt.getTime() + Math.min(JOURNAL_ROLLBACK_AFTER_MS, 120_000 + Math.ceil(bytes / 1_000_000) * 2_000),
+  );
+
+/** Whether an uncommitted rewrite's journal may be rolled back at `now` (its writer is past its deadline). */
+const rollbackDue = (j: Journal, now: Date): boolean => {
+  const written = Date.parse(j.written_at ?? j.at);
+  const deadline = j.switch_by !== undefined ? Date.parse(j.switch_by) : written + JOURNAL_ROLLBACK_AFTER_MS;
+  return (
+    now.getTime() >= Math.min(deadline, written + JOURNAL_ROLLBACK_AFTER_MS) + JOURNAL_ROLLBACK_MARGIN_MS
+  );
+};
 const REDACT_DIR = 'redact/';
+/** A damaged shared part less its unreadable blocks, in memory (Redaction.damagedShared). */
+interface Repair {
+  readonly mid: SharedPart | null;
+  readonly bytes: Buffer | null;
+  readonly moves: ReadonlyMap<number, ByteRange>;
+  readonly dropped: readonly number[];
+  /** Job entries (any shop's) whose record or platform data was in a dropped block. */
+  readonly entries: number;
+}
 
 /** Classes with a minimum billed duration (days), by S3's StorageClass name. */
 export const MIN_STORAGE_DAYS: Readonly<Record<string, number>> = {
@@ -145,7 +198,7 @@ export const resolveRedactRequest = (r: RedactRequest): RedactRequest => {
   const shopId = validateShopId(r.shopId);
   if (typeof r.docId !== 'string' || r.docId.length === 0)
     throw new InvalidInputError('docId', 'must be a non-empty string');
-  return { shopId, docId: r.docId };
+  return { shopId, docId: r.docId, ...(r.dropDamaged === true ? { dropDamaged: true } : {}) };
 };
 
 /** Age-based early-deletion charge of deleting `head`'s object now (null: none applies). */
@@ -184,6 +237,8 @@ interface Journal {
   readonly at: string;
   /** When the journal was written (its age decides whether an uncommitted rewrite may be rolled back). */
   readonly written_at: string;
+  /** The writer switches the index only before this (journalDeadline); a rollback waits until after it. */
+  readonly switch_by?: string;
   /** The parts are shared parts (`_shared/{month}/…`, switched in the month's shared index). */
   readonly shared?: true;
 }
@@ -196,14 +251,19 @@ const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest(
 class Redaction {
   private readonly at: string;
   private readonly hot = { jobs: 0, objectsRewritten: 0, listings: 0 };
+  private readonly rows = { rewritten: 0, listings: 0 };
   private readonly archive = {
     months: 0,
     partsChecked: 0,
     partsRewritten: [] as { old: string; new: string; listings: number }[],
     listings: 0,
     journalsResolved: 0,
+    damagedBlocksDropped: 0,
+    damagedEntriesDropped: 0,
   };
   private readonly pending: PendingPart[] = [];
+  /** Each month's shared views as last loaded (what a repair counts the entries of). */
+  private readonly sharedViews = new Map<string, ReadonlyMap<string, MonthIndex>>();
   private readonly early: EarlyDeletion[] = [];
 
   constructor(
@@ -270,6 +330,7 @@ class Redaction {
       shopId,
       at: this.at,
       hot: { ...this.hot },
+      rows: { ...this.rows },
       archive: { ...this.archive },
       pending: this.pending,
       earlyDeletions: this.early,
@@ -288,6 +349,7 @@ class Redaction {
       const month = parseSharedIndexKey(o.key);
       if (month === null) continue;
       const { index } = await loadSharedIndex(this.deps, month);
+      this.sharedViews.set(month, index.views);
       for (const p of index.views.get(this.req.shopId)?.parts ?? []) {
         if (!(await partMayList(this.deps, this.req.shopId, p, this.req.docId))) continue;
         const part = index.parts.find((x) => x.name === p.name);
@@ -317,6 +379,7 @@ class Redaction {
     body: Buffer,
     bodySha256: string,
   ): Promise<{ etag: string; at: string }> {
+    const written = this.deps.clock();
     const journal: Journal = {
       format: REDACT_JOURNAL_FORMAT,
       shop_id: names.shopId,
@@ -324,7 +387,8 @@ class Redaction {
       old: names.old,
       new: names.new,
       at: this.at,
-      written_at: this.deps.clock().toISOString(),
+      written_at: written.toISOString(),
+      switch_by: journalDeadline(written, body.length).toISOString(),
       ...(names.shared ? { shared: true } : {}),
     };
     await putJson(this.deps, journalKey(names.shopId, names.month, names.old), journal);
@@ -342,9 +406,9 @@ class Redaction {
         'the redacted part read back differs from what was written; old part kept',
       );
     const at = this.deps.clock().toISOString();
-    if (Date.parse(at) - Date.parse(journal.written_at) >= JOURNAL_ROLLBACK_AFTER_MS)
+    if (Date.parse(at) >= Date.parse(journal.switch_by as string))
       throw new JobArchiveError(
-        `${key}: the rewrite outlived its journal's rollback age; left for the next run`,
+        `${key}: the rewrite outlived its journal's deadline (${journal.switch_by}); left for the next run`,
       );
     return { etag, at };
   }
@@ -361,39 +425,123 @@ class Redaction {
       return;
     }
     const got = await getObjectBytes(this.deps.s3, this.deps.bucket, oldKey);
-    if (!got || got.size !== part.size || got.etag !== part.etag)
+    if (!got || got.size !== part.size)
       throw new VerificationError(
         oldKey,
         'the stored shared part is not the one its shared index committed; nothing rewritten',
       );
+    // Damaged (some blocks do not inflate): repaired in memory first, when allowed (damagedShared).
+    let source: { bytes: Buffer; part: SharedPart } = { bytes: Buffer.from(got.bytes), part };
+    let repair: Repair | null = null;
+    if (got.etag !== part.etag) {
+      const damaged = this.damagedShared(month, part, got.bytes);
+      if (damaged === 'pending') {
+        this.pending.push({ key: oldKey, storageClass, reason: 'damaged' });
+        return;
+      }
+      if (damaged !== 'intact') {
+        repair = damaged;
+        if (damaged.mid && damaged.bytes) source = { bytes: damaged.bytes, part: damaged.mid };
+      }
+    }
     const name = newPartName(this.deps.clock());
-    const r = redactSharedSegment(got.bytes, part, {
-      shopId,
-      docId,
-      at: this.at,
-      newName: name,
-      where: oldKey,
+    const r =
+      repair && !(repair.mid && Object.hasOwn(repair.mid.segments, shopId))
+        ? null
+        : redactSharedSegment(source.bytes, source.part, {
+            shopId,
+            docId,
+            at: this.at,
+            newName: name,
+            where: oldKey,
+          });
+    if (!r && !repair) return; // a filter's false match
+    // The part written: the redacted one, or (nothing of the document readable) the repaired one.
+    const built = r
+      ? { name, bytes: r.bytes, sha256: r.sha256 }
+      : repair?.mid && repair.bytes
+        ? { name: repair.mid.name, bytes: repair.bytes, sha256: sha256(repair.bytes) }
+        : null;
+    const key = built ? sharedPartKey(month, built.name) : null;
+    const { etag, at } =
+      built && key
+        ? await this.writeRedacted(
+            { shopId, month, old: part.name, new: built.name, shared: true },
+            key,
+            built.bytes,
+            built.sha256,
+          )
+        : { etag: '', at: this.deps.clock().toISOString() };
+    const next: SharedPart | null = r
+      ? { ...source.part, ...r.part, etag }
+      : repair?.mid
+        ? { ...repair.mid, etag }
+        : null;
+    const written = await updateSharedIndex(this.deps, month, (current) => {
+      const sw = r ? { ...r.switch, key: key as string } : null;
+      if (!repair) return sw && switchRedactedSharedPart(current, shopId, next as SharedPart, sw, at);
+      if (!r) return switchRepairedPart(current, part.name, next, repair.moves, at).index;
+      const mid = switchRepairedPart(current, part.name, repair.mid, repair.moves, at).index;
+      return mid && sw && switchRedactedSharedPart(mid, shopId, next as SharedPart, sw, at);
     });
-    if (!r) return; // a filter's false match
-    const key = sharedPartKey(month, name);
-    const { etag, at } = await this.writeRedacted(
-      { shopId, month, old: part.name, new: name, shared: true },
-      key,
-      r.bytes,
-      r.sha256,
-    );
-    const next: SharedPart = { ...part, ...r.part, etag };
-    const written = await updateSharedIndex(this.deps, month, (current) =>
-      switchRedactedSharedPart(current, shopId, next, { ...r.switch, key }, at),
-    );
-    if (!written.index.parts.some((p) => p.name === name))
+    if (next && !written.index.parts.some((p) => p.name === next.name))
       throw new JobArchiveError(
         `${oldKey}: the shared index no longer names the part; the journal is left for the next run`,
       );
     await this.crash('index-switched');
     await this.finishSharedSwitch(shopId, month, part.name, head);
-    this.archive.partsRewritten.push({ old: oldKey, new: key, listings: r.removed });
-    this.archive.listings += r.removed;
+    if (repair) {
+      this.archive.damagedBlocksDropped += repair.dropped.length;
+      this.archive.damagedEntriesDropped += repair.entries;
+    }
+    if (r && key) {
+      this.archive.partsRewritten.push({ old: oldKey, new: key, listings: r.removed });
+      this.archive.listings += r.removed;
+    }
+  }
+
+  /**
+   * A shared part not stored as committed (its ETag changed): damaged when some blocks do not inflate.
+   * `intact`: none of the damage is in the shop's segment (its blocks are rewritten, the others copied
+   * byte for byte — damaged ones included, left to audit); `pending`: some is and dropDamaged was not
+   * given (the redaction stays pending, naming the part; the document may be in a block nobody can
+   * read); else the part less its damaged blocks, in memory (sharedPartWithoutDamage: `mid`, never
+   * written as it is — the redaction is made on it and one part replaces the old). Otherwise (every
+   * block inflates: the part was replaced) VerificationError, nothing rewritten.
+   */
+  private damagedShared(month: string, part: SharedPart, bytes: Uint8Array): 'intact' | 'pending' | Repair {
+    const key = sharedPartKey(month, part.name);
+    let damaged: number[] = [];
+    try {
+      damaged = part.blocks ? damagedBlocks(bytes, part) : [];
+    } catch {
+      damaged = [];
+    }
+    if (damaged.length === 0)
+      throw new VerificationError(
+        key,
+        'the stored shared part is not the one its shared index committed; nothing rewritten',
+      );
+    if (!damaged.some((o) => shopsOfBlock(part, o).includes(this.req.shopId))) return 'intact';
+    if (!this.req.dropDamaged) return 'pending';
+    const r = sharedPartWithoutDamage(bytes, part, newPartName(this.deps.clock()));
+    const lost = new Set(r.dropped);
+    let entries = 0;
+    for (const shop of Object.keys(part.segments))
+      for (const list of Object.values(this.sharedViews.get(month)?.get(shop)?.jobs ?? {}))
+        for (const e of list)
+          if (
+            e.part === part.name &&
+            (lost.has(e.offset) || (e.platform_data && lost.has(e.platform_data.offset)))
+          )
+            entries++;
+    return {
+      mid: r.part ? { ...r.part, etag: '', run_id: part.run_id, committed_at: part.committed_at } : null,
+      bytes: r.bytes,
+      moves: r.moves,
+      dropped: r.dropped,
+      entries,
+    };
   }
 
   /** Deletes the old shared part once the shared index names the new one, then the journal. */
@@ -430,11 +578,16 @@ class Redaction {
           TableName: this.deps.table,
           KeyConditionExpression: 'pk = :pk',
           ExpressionAttributeValues: { ':pk': jobPk(this.req.shopId) },
-          ProjectionExpression: 'job_id',
+          // The inline details of pre-migration rows (absent on every other row: nothing more is read).
+          ProjectionExpression: ['job_id', ...Object.values(INLINE_DETAIL_ATTRIBUTES)].join(', '),
           ExclusiveStartKey: start,
         }),
       );
-      for (const row of page.Items ?? []) if (typeof row.job_id === 'string') jobIds.add(row.job_id);
+      for (const row of page.Items ?? []) {
+        if (typeof row.job_id !== 'string') continue;
+        jobIds.add(row.job_id);
+        await this.redactInlineRow(row.job_id, row);
+      }
       start = page.LastEvaluatedKey;
     } while (start);
     for (const index of indexes.values())
@@ -452,6 +605,40 @@ class Redaction {
         await this.crash('hot-object-rewritten');
       }
     }
+  }
+
+  /**
+   * A pre-migration row listing the document in its inline details: the attributes that list it are
+   * set to their redacted values, conditional on each still holding what was read (a writer that
+   * changed it meanwhile fails the redaction, and a rerun reads it again). Only those attributes are
+   * written; the row's counters stay (what the job processed).
+   */
+  private async redactInlineRow(jobId: string, row: Readonly<Record<string, unknown>>): Promise<void> {
+    const r = redactRow(row, this.req.docId);
+    if (r.removed === 0) return;
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    const sets: string[] = [];
+    const conditions: string[] = [];
+    Object.entries(r.changed).forEach(([attribute, value], i) => {
+      names[`#a${i}`] = attribute;
+      values[`:n${i}`] = value;
+      values[`:o${i}`] = row[attribute];
+      sets.push(`#a${i} = :n${i}`);
+      conditions.push(`#a${i} = :o${i}`);
+    });
+    await this.deps.ddb.send(
+      new UpdateCommand({
+        TableName: this.deps.table,
+        Key: { pk: jobPk(this.req.shopId), sk: jobSk(jobId) },
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+    this.rows.rewritten++;
+    this.rows.listings += r.removed;
   }
 
   private async redactArchivedPart(month: string, part: IndexedPart): Promise<void> {
@@ -552,7 +739,7 @@ class Redaction {
   /**
    * A rewrite an earlier run started. Index names the new part: verify it is the committed object,
    * then delete the old part and the journal. Index still names the old part: the new part was never
-   * committed — once the journal is JOURNAL_ROLLBACK_AFTER_MS old, delete it (and its filters) and
+   * committed — once the journal is past its writer's deadline (rollbackDue), delete it (and its filters) and
    * the journal, and this run redoes the part; younger, the old part's key is returned (busy: left to
    * its run, reported pending). Neither: the run fails with everything left in place.
    */
@@ -575,8 +762,7 @@ class Redaction {
         );
       await this.finishSwitch(j.shop_id, j.month, j.old, await this.head(oldKey));
     } else if (index.parts.some((p) => p.name === j.old)) {
-      const age = this.deps.clock().getTime() - Date.parse(j.written_at ?? j.at);
-      if (!(age >= JOURNAL_ROLLBACK_AFTER_MS)) return oldKey; // maybe still running: not ours to undo
+      if (!rollbackDue(j, this.deps.clock())) return oldKey; // maybe still running: not ours to undo
       await this.del(newKey);
       await this.del(key);
     } else {
@@ -605,8 +791,7 @@ class Redaction {
         );
       await this.finishSharedSwitch(j.shop_id, j.month, j.old, await this.head(oldKey));
     } else if (index.parts.some((p) => p.name === j.old)) {
-      const age = this.deps.clock().getTime() - Date.parse(j.written_at ?? j.at);
-      if (!(age >= JOURNAL_ROLLBACK_AFTER_MS)) return oldKey;
+      if (!rollbackDue(j, this.deps.clock())) return oldKey;
       await this.del(newKey);
       await this.del(key);
     } else {

@@ -18,6 +18,10 @@ import { type RedactDeps, type RedactReport, redactDocument, resolveRedactReques
 export const redactReceipt = (r: RedactReport): ErasureReceipt => ({
   hotObjectsRewritten: r.hot.objectsRewritten,
   hotListingsRemoved: r.hot.listings,
+  damagedBlocksDropped: r.archive.damagedBlocksDropped,
+  damagedEntriesDropped: r.archive.damagedEntriesDropped,
+  rowsRewritten: r.rows.rewritten,
+  rowListingsRemoved: r.rows.listings,
   partsRewritten: r.archive.partsRewritten.length,
   archivedListingsRemoved: r.archive.listings,
   partsPendingRestore: r.pending.length,
@@ -38,7 +42,13 @@ const settle = async (deps: RedactDeps, id: string, runId: string, report: Redac
   else
     await updateRequest(ctx, id, {
       state: 'pending',
-      pendingReason: 'restore',
+      // `restore` resumes on the schedule; `damaged` waits for a redact with dropDamaged (it is retried too).
+      pendingReason: report.pending.some((p) => p.reason === 'damaged')
+        ? `damaged: ${report.pending
+            .filter((p) => p.reason === 'damaged')
+            .map((p) => p.key)
+            .join(', ')} (redact with dropDamaged / --drop-damaged)`
+        : 'restore',
       runId,
       receipt: redactReceipt(report),
     });
@@ -47,14 +57,22 @@ const settle = async (deps: RedactDeps, id: string, runId: string, report: Redac
 /** Records the request (a redelivered request id records nothing new), redacts, settles the request. */
 export const redactRequested = async (
   deps: RedactDeps,
-  input: { shopId: string; docId: string; requestId?: string; receivedAt?: Date; runId: string },
+  input: {
+    shopId: string;
+    docId: string;
+    requestId?: string;
+    receivedAt?: Date;
+    runId: string;
+    dropDamaged?: boolean;
+  },
 ): Promise<LedgerRedaction> => {
   const req = resolveRedactRequest(input);
   const request = await recordRequest(
     { s3: deps.s3, bucket: deps.bucket, clock: deps.clock },
     {
       kind: 'redact-doc',
-      ...req,
+      shopId: req.shopId,
+      docId: req.docId,
       ...(input.requestId !== undefined ? { requestId: input.requestId } : {}),
       ...(input.receivedAt !== undefined ? { receivedAt: input.receivedAt } : {}),
     },
@@ -67,7 +85,11 @@ export const redactRequested = async (
 };
 
 /** Works on every open redact request of the ledger (oldest first): what a scheduled run calls. */
-export const resumeRedactions = async (deps: RedactDeps, runId: string): Promise<LedgerRedaction[]> => {
+export const resumeRedactions = async (
+  deps: RedactDeps,
+  runId: string,
+  dropDamaged = false,
+): Promise<LedgerRedaction[]> => {
   const open = await listRequests(
     { s3: deps.s3, bucket: deps.bucket, clock: deps.clock },
     { kind: 'redact-doc', openOnly: true },
@@ -75,7 +97,11 @@ export const resumeRedactions = async (deps: RedactDeps, runId: string): Promise
   const out: LedgerRedaction[] = [];
   for (const r of open) {
     if (r.docId === undefined) continue;
-    const report = await redactDocument(deps, { shopId: r.shopId, docId: r.docId });
+    const report = await redactDocument(deps, {
+      shopId: r.shopId,
+      docId: r.docId,
+      ...(dropDamaged ? { dropDamaged: true } : {}),
+    });
     await settle(deps, r.id, runId, report);
     out.push({ requestId: r.id, report });
   }
@@ -91,6 +117,7 @@ export type RedactEvent =
       readonly requestId?: string;
       readonly receivedAt?: Date;
       readonly runId: string;
+      readonly dropDamaged?: boolean;
     }
   | { readonly kind: 'pending'; readonly runId: string };
 
@@ -111,7 +138,11 @@ export const parseRedactEvent = (v: unknown, runIdOf: (execution: string) => str
       throw new InvalidInputError('redact', `pending takes nothing else; ${shape}`);
     return { kind: 'pending', runId };
   }
-  const unknown = Object.keys(r).filter((k) => !['shopId', 'docId', 'requestId', 'receivedAt'].includes(k));
+  const unknown = Object.keys(r).filter(
+    (k) => !['shopId', 'docId', 'requestId', 'receivedAt', 'dropDamaged'].includes(k),
+  );
+  if (r.dropDamaged !== undefined && typeof r.dropDamaged !== 'boolean')
+    throw new InvalidInputError('redact.dropDamaged', 'expected true or false');
   if (unknown.length > 0) throw new InvalidInputError('redact', `unknown field(s) ${unknown.join(', ')}`);
   const req = resolveRedactRequest({ shopId: r.shopId as string, docId: r.docId as string });
   const { receivedAt, requestId } = r;
@@ -125,6 +156,7 @@ export const parseRedactEvent = (v: unknown, runIdOf: (execution: string) => str
     ...req,
     ...(requestId !== undefined ? { requestId: validateRequestId(requestId) } : {}),
     ...(receivedAt !== undefined ? { receivedAt: new Date(receivedAt as string) } : {}),
+    ...(r.dropDamaged === true ? { dropDamaged: true as const } : {}),
     runId,
   };
 };
@@ -149,6 +181,7 @@ export const runRedactEvent = async (deps: RedactDeps, e: RedactEvent): Promise<
             runId: e.runId,
             ...(e.requestId !== undefined ? { requestId: e.requestId } : {}),
             ...(e.receivedAt !== undefined ? { receivedAt: e.receivedAt } : {}),
+            ...(e.dropDamaged ? { dropDamaged: true } : {}),
           }),
         ];
   return {

@@ -5,6 +5,7 @@ import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { RAW_TABLES } from '../../infra/construct/archive-sql';
 import { createArchiveApp } from '../../infra/construct/archive-stack';
 import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
+import { ArchiveStorageClass } from '../../infra/construct/props';
 import {
   documentsViewSql,
   jobsViewSql,
@@ -199,7 +200,7 @@ describe('grantSql', () => {
   it('grants the workgroup, this database’s tables, the parts and the results — nothing else', () => {
     const app = new App({ context: NO_BUNDLING, outdir: outdir() });
     const s = new Stack(app, 'S');
-    const archive = new JobDetailsArchive(s, 'A', { sql: true });
+    const archive = new JobDetailsArchive(s, 'A', { sql: {} });
     const role = new Role(s, 'Analyst', { assumedBy: new ServicePrincipal('ec2.amazonaws.com') });
     archive.grantSql(role);
     const t = Template.fromStack(s);
@@ -232,7 +233,7 @@ describe('grantSql', () => {
 describe('sql prop off, and bad values', () => {
   it('leaves nothing of it in the template', () => {
     const s = new Stack(new App({ context: NO_BUNDLING, outdir: outdir() }), 'S');
-    new JobDetailsArchive(s, 'A', { sql: false });
+    new JobDetailsArchive(s, 'A', {});
     const t = Template.fromStack(s);
     for (const type of [
       'AWS::Glue::Database',
@@ -246,7 +247,7 @@ describe('sql prop off, and bad values', () => {
 
   it('warns that Glacier Flexible Retrieval / Deep Archive parts are skipped until restored', () => {
     const s = new Stack(new App({ context: NO_BUNDLING, outdir: outdir() }), 'S');
-    new JobDetailsArchive(s, 'A', { sql: true, archiveStorageClass: 'DEEP_ARCHIVE' });
+    new JobDetailsArchive(s, 'A', { sql: {}, archiveStorageClass: ArchiveStorageClass.DEEP_ARCHIVE });
     Annotations.fromStack(s).hasWarning('*', Match.stringLikeRegexp('Athena skips until restored'));
   });
 

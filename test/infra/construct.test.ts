@@ -4,6 +4,7 @@ import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { type ArchiveStack, createArchiveApp } from '../../infra/construct/archive-stack';
 import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-functions';
+import { camelStep } from '../../infra/construct/step-names';
 import { ENV } from '../../shared/config';
 import { JOBS_TABLE } from '../../shared/jobs/schema';
 import {
@@ -205,11 +206,11 @@ describe('details bucket (created)', () => {
 
 describe('step functions', () => {
   it.each(ARCHIVER_STEPS)('%s: Node 24 on arm64, tracing, its own log group with retention', (step) => {
-    const fnId = logicalId(stack.archive.functions[step], stack);
+    const fnId = logicalId(stack.archive.functions[camelStep(step)], stack);
     const fn = template.findResources('AWS::Lambda::Function')[fnId]?.Properties as Record<string, unknown>;
     expect(fn.Runtime).toBe('nodejs24.x');
     expect(fn.Architectures).toEqual(['arm64']);
-    expect(fn.Handler).toBe('index.handler');
+    expect(fn.Handler).toBe(`${step}.handler`);
     expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
     const heavy = step === 'archive-batch' || step === 'forget' || step === 'redact';
     expect(fn.MemorySize).toBe(heavy && step !== 'archive-batch' ? 1024 : 512);
@@ -251,7 +252,8 @@ describe('step functions', () => {
 
   it('have no AWS managed policy (their roles may only write their own log group)', () => {
     for (const step of ARCHIVER_STEPS) {
-      const role = template.findResources('AWS::IAM::Role')[roleIdOf(stack.archive.functions[step], stack)];
+      const role =
+        template.findResources('AWS::IAM::Role')[roleIdOf(stack.archive.functions[camelStep(step)], stack)];
       expect(role?.Properties.ManagedPolicyArns).toBeUndefined();
     }
   });
@@ -259,7 +261,7 @@ describe('step functions', () => {
 
 describe('least privilege per step', () => {
   const statements = (step: ArchiverStep): Statement[] =>
-    statementsOfRole(template, roleIdOf(stack.archive.functions[step], stack));
+    statementsOfRole(template, roleIdOf(stack.archive.functions[camelStep(step)], stack));
 
   const PENDING = 'job-details-index/*/*/pending/';
   const INDEX = 'job-details-index/*/*/index.json';
@@ -358,7 +360,7 @@ describe('least privilege per step', () => {
         'job-details-state/*',
         'job-details/*',
       ],
-      table: { '<T>': ['dynamodb:Query'] },
+      table: { '<T>': ['dynamodb:Query', 'dynamodb:UpdateItem'] },
     },
   };
 
@@ -422,7 +424,7 @@ describe('state machine resource', () => {
       .filter((r) => !r.endsWith(':*'))
       .sort();
     expect(invoked).toEqual(
-      ARCHIVER_STEPS.map((s) => `<${logicalId(stack.archive.functions[s], stack)}.Arn>`).sort(),
+      ARCHIVER_STEPS.map((s) => `<${logicalId(stack.archive.functions[camelStep(s)], stack)}.Arn>`).sort(),
     );
   });
 });

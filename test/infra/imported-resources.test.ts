@@ -9,6 +9,8 @@ import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { enableNag } from '../../infra/construct/enable-nag';
 import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
+import { ArchiveStorageClass } from '../../infra/construct/props';
+import { camelStep } from '../../infra/construct/step-names';
 import { ENV } from '../../shared/config';
 import {
   ANY_KEY,
@@ -58,7 +60,7 @@ beforeAll(() => {
       alarmAction: new SnsAction(
         Topic.fromTopicArn(stack, 'Pager', 'arn:aws:sns:us-east-1:111111111111:pager'),
       ),
-      lambdaMemoryMb: { 'archive-batch': 3008 },
+      stepMemoryMb: { archiveBatch: 3008 },
     });
     let nagError: unknown;
     try {
@@ -79,7 +81,7 @@ beforeAll(() => {
     const bucket = new Bucket(stack, 'TheirBucket');
     const archive = new JobDetailsArchive(stack, 'Archive', {
       bucket,
-      archiveStorageClass: 'GLACIER',
+      archiveStorageClass: ArchiveStorageClass.GLACIER,
       transitionAfterDays: 0,
       transitionSmallObjects: true,
     });
@@ -114,7 +116,10 @@ describe('with an imported table and bucket', () => {
 
   it('scopes permissions to the imported ARNs', () => {
     const st = (step: 'plan' | 'archive-batch') =>
-      statementsOfRole(imported.template, roleIdOf(imported.archive.functions[step], imported.stack));
+      statementsOfRole(
+        imported.template,
+        roleIdOf(imported.archive.functions[camelStep(step)], imported.stack),
+      );
     expect(tableAccess(st('plan'))).toEqual({
       [`${IMPORTED_TABLE_ARN}/index/GSI_JobsByStatus_v2`]: ['dynamodb:Query'],
       // The watermark's retry list, read by key.
@@ -150,7 +155,7 @@ describe('with an imported table and bucket', () => {
     });
     const [machine] = Object.values(imported.template.findResources('AWS::StepFunctions::StateMachine'));
     expect(JSON.stringify(machine?.Properties.DefinitionString)).toContain('\\"MaxConcurrency\\":25');
-    const fnId = logicalId(imported.archive.functions['archive-batch'], imported.stack);
+    const fnId = logicalId(imported.archive.functions.archiveBatch, imported.stack);
     expect(imported.template.findResources('AWS::Lambda::Function')[fnId]?.Properties.MemorySize).toBe(3008);
     const alarms = Object.values(imported.template.findResources('AWS::CloudWatch::Alarm'));
     expect(alarms).toHaveLength(6);

@@ -1,6 +1,6 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
-import type { JobDetailsArchiveProps } from '../../infra/construct/props';
+import { ArchiveStorageClass, type JobDetailsArchiveProps } from '../../infra/construct/props';
 import { resolveArchiveProps } from '../../infra/construct/props-validation';
 import { ARCHIVER_STEPS } from '../../infra/construct/step-names';
 import { InvalidInputError, TtlTooShortError } from '../../shared/errors';
@@ -59,25 +59,34 @@ describe('JobDetailsArchive props: defaults', () => {
     expect(p.timeout.plan.toMinutes()).toBe(5);
   });
 
-  it('take one value for all steps or a per-step record over the defaults', () => {
+  it('take one value for all steps, and single steps over it or over the defaults', () => {
     expect(Object.values(resolveArchiveProps({ lambdaMemoryMb: 2048 }).memoryMb)).toEqual(
       Array(ARCHIVER_STEPS.length).fill(2048),
     );
     const p = resolveArchiveProps({
-      lambdaMemoryMb: { tally: 256 },
-      lambdaTimeout: { plan: Duration.minutes(2) },
+      stepMemoryMb: { tally: 256 },
+      stepTimeout: { plan: Duration.minutes(2) },
     });
     expect(p.memoryMb.tally).toBe(256);
     expect(p.memoryMb['archive-batch']).toBe(512);
     expect(p.timeout.plan.toMinutes()).toBe(2);
     expect(p.timeout.report.toMinutes()).toBe(5);
+    const both = resolveArchiveProps({ lambdaMemoryMb: 2048, stepMemoryMb: { archiveBatch: 3008 } });
+    expect(both.memoryMb).toEqual({
+      plan: 2048,
+      'archive-batch': 3008,
+      tally: 2048,
+      report: 2048,
+      forget: 2048,
+      redact: 2048,
+    });
   });
 
   it('accept graceHours 0, day-0 transitions, and a rate() schedule', () => {
     const p = resolveArchiveProps({
       graceHours: 0,
       transitionAfterDays: 0,
-      archiveStorageClass: 'DEEP_ARCHIVE',
+      archiveStorageClass: ArchiveStorageClass.DEEP_ARCHIVE,
       schedule: { expression: 'rate(12 hours)', timeZone: 'Europe/Berlin', enabled: false },
     });
     expect(p.graceHours).toBe(0);
@@ -140,14 +149,18 @@ describe('JobDetailsArchive props: fails when', () => {
     expectInvalid({ transitionSmallObjects: 'yes' as never }, 'transitionSmallObjects', /boolean/);
   });
 
-  it('lambdaMemoryMb is out of Lambda range, or names an unknown step', () => {
+  it('lambdaMemoryMb / stepMemoryMb is out of Lambda range, or names an unknown step', () => {
     expectInvalid({ lambdaMemoryMb: 64 }, 'lambdaMemoryMb', /\[128, 10240\]/);
+    expectInvalid({ stepMemoryMb: { archiveBatch: 20000 } }, 'stepMemoryMb.archiveBatch', /\[128, 10240\]/);
+    expectInvalid({ stepMemoryMb: { plann: 512 } as never }, 'stepMemoryMb', /unknown step "plann"/);
+    // The kebab-case step name (the functions' ids) is not a key: the message names the keys.
     expectInvalid(
-      { lambdaMemoryMb: { 'archive-batch': 20000 } },
-      'lambdaMemoryMb.archive-batch',
-      /\[128, 10240\]/,
+      { stepMemoryMb: { 'archive-batch': 512 } as never },
+      'stepMemoryMb',
+      /steps are plan, archiveBatch, tally, report, forget, redact/,
     );
-    expectInvalid({ lambdaMemoryMb: { plann: 512 } as never }, 'lambdaMemoryMb', /unknown step "plann"/);
+    // The record form of the old union is refused with the prop named, not silently taken.
+    expectInvalid({ lambdaMemoryMb: { tally: 256 } as never }, 'lambdaMemoryMb', /expected a number/);
   });
 
   it('lambdaTimeout exceeds 15 minutes', () => {
@@ -156,7 +169,7 @@ describe('JobDetailsArchive props: fails when', () => {
       'lambdaTimeout',
       /between 1 second and 15 minutes/,
     );
-    expectInvalid({ lambdaTimeout: { report: Duration.hours(1) } }, 'lambdaTimeout.report', /15 minutes/);
+    expectInvalid({ stepTimeout: { report: Duration.hours(1) } }, 'stepTimeout.report', /15 minutes/);
   });
 
   it('maxConcurrency is 0 or fractional', () => {

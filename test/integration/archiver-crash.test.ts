@@ -3,7 +3,7 @@ import { DeleteObjectCommand, DeleteObjectsCommand, PutObjectCommand } from '@aw
 import { COLD_PREFIX, type JobRecord, monthIndexKey, pendingPrefix } from '../../shared/archive/format';
 import { ABANDONED_AFTER_MS } from '../../shared/archive/steps/archive/pending-gc';
 import type { StagedPart } from '../../shared/archive/steps/archive/staged';
-import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
+import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/run-incomplete';
 import type { GroupDone, GroupFailed } from '../../shared/archive/steps/types';
 import { jobPrefix } from '../../shared/details';
 import {

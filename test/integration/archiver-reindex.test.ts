@@ -12,7 +12,7 @@ import {
   serializeMonthIndex,
 } from '../../shared/archive/format';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
-import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/report';
+import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/run-incomplete';
 import { IndexExistsError } from '../../shared/errors';
 import { JobDetailsReader } from '../../shared/reader';
 import {

@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { runCli } from '../../infra/cli/main';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseSqlOptions, type SqlCommandResult, sqlCommand } from '../../infra/cli/sql';
 import {
@@ -18,6 +21,7 @@ import {
   seedTerminalJob,
   setUpMachineRuns,
 } from '../support/archiver-fixtures';
+import { collect } from '../support/child';
 
 /**
  * `jobarchive sql` on the embedded stack: jobs archived by the synthesized state machine (local
@@ -160,4 +164,49 @@ test('user SQL cannot reach files or the network', async () => {
     name: 'InvalidInputError',
   });
   await expect(sql({ _: ['SELECT nope FROM jobs'] })).rejects.toThrow(/nope/);
+});
+
+test('a statement DuckDB rejects is a bad argument: exit 2, one line naming the SQL', async () => {
+  const io = memoryOutput();
+  const code = await runCli(['sql', 'SELEC 1', '--bucket', runs.env.bucket], io);
+  expect(code).toBe(2);
+  expect(io.stdout).toEqual([]);
+  expect(io.stderr.at(-1)).toMatch(
+    /^jobarchive sql: invalid SQL: .*SELEC.* \(see 'jobarchive sql --help'\)$/,
+  );
+});
+
+/**
+ * The CLI as a process, on the jest stack's endpoints (no stack of its own): a statement that never
+ * ends stops on SIGINT / SIGTERM with 130 / 143. Before, only SIGKILL ended it (DuckDB finishes its
+ * statement before the process can exit). Synchronised on the line saying the statement runs.
+ */
+test.each([
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const)('a statement that never ends stops on %s (exit %d)', async (sig, exitCode) => {
+  const bin = join(resolve(__dirname, '../..'), 'bin/jobarchive.cjs');
+  const forever = 'WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT count(*) FROM t';
+  const child = spawn(process.execPath, [bin, 'sql', forever, '--bucket', runs.env.bucket], {
+    env: process.env,
+  });
+  const run = collect(child);
+  await new Promise<void>((res, rej) => {
+    const onData = (): void => {
+      if (run.stderr().includes('running the statement')) {
+        child.stderr?.off('data', onData);
+        res();
+      }
+    };
+    child.stderr?.on('data', onData);
+    void run.done.then((r) => rej(new Error(`sql exited ${r.code} before its statement ran:\n${r.stderr}`)));
+  });
+  child.kill(sig);
+  const r = await run.done;
+  expect({ code: r.code, signal: r.signal, stdout: r.stdout }).toEqual({
+    code: exitCode,
+    signal: null,
+    stdout: '',
+  });
+  expect(r.stderr).toContain(`jobarchive sql: interrupted (${sig}), stopping`);
 });

@@ -21,7 +21,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ARCHIVER_STEPS } from '../../infra/construct/step-names';
+import { ARCHIVER_STEPS, camelStep } from '../../infra/construct/step-names';
 import { isAlive } from '../../infra/local/process';
 import { SHIPPED_SETUP_FILE } from '../../infra/local/runner';
 import { synthesizedLocalSetup } from '../../infra/local/synth';
@@ -61,6 +61,7 @@ Module._resolveFilename = function (request, ...rest) {
 let work: string;
 let app: string;
 let packedFiles: string[];
+let unpackedSize: number;
 let up: ChildProcess | undefined;
 
 const sh = (cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = cleanEnv()): string =>
@@ -81,9 +82,11 @@ beforeAll(() => {
   const [info] = JSON.parse(packed.slice(packed.search(/^\[/m))) as {
     filename: string;
     files: { path: string }[];
+    unpackedSize: number;
   }[];
   if (!info) throw new Error(`npm pack printed no result:\n${packed}`);
   packedFiles = info.files.map((f) => f.path);
+  unpackedSize = info.unpackedSize;
 
   app = join(work, 'app');
   mkdirSync(app);
@@ -142,13 +145,24 @@ it('the tarball ships the build, the CLI, the wire contract, the archive spec wi
   // The vectors' bucket: parts, month indexes and the shared index, as expected.json lists them.
   expect(packedFiles.filter(snapshot).length).toBeGreaterThanOrEqual(7);
   expect(packedFiles.filter((f) => /(^|\/)test\/|\.test\.|(?<!\.d)\.m?ts$/.test(f))).toEqual([]);
-  for (const step of ARCHIVER_STEPS) expect(packedFiles).toContain(`dist/lambda/${step}/index.mjs`);
+  for (const step of ARCHIVER_STEPS) expect(packedFiles).toContain(`dist/lambda/${step}.mjs`);
   // Every file the exports map names is in the tarball.
   const leaves = (v: unknown): string[] =>
     typeof v === 'string' ? [v] : Object.values(v as Record<string, unknown>).flatMap(leaves);
   const targets = leaves(manifest.exports).map((t) => t.replace(/^\.\//, ''));
   expect(targets.length).toBeGreaterThan(20);
   for (const t of targets) expect(packedFiles).toContain(t);
+});
+
+it('the tarball unpacks to at most 6 MB: one Lambda bundle for every step, no source maps', () => {
+  process.stdout.write(
+    `npm pack: ${packedFiles.length} files, ${(unpackedSize / 1e6).toFixed(2)} MB unpacked\n`,
+  );
+  expect(unpackedSize).toBeLessThanOrEqual(6_000_000);
+  expect(packedFiles.filter((f) => f.endsWith('.map'))).toEqual([]);
+  expect(
+    packedFiles.filter((f) => /^dist\/lambda\/[^/]+\//.test(f) && !f.startsWith('dist/lambda/chunks/')),
+  ).toEqual([]);
 });
 
 it('the local runner ships the definition CDK synthesizes, so an installed `jobarchive run` needs no CDK', () => {
@@ -253,15 +267,16 @@ it('a CommonJS CDK app synthesizes the construct on an imported TableV2 and Buck
   const out = JSON.parse(node(['dist/cdk-app.cjs', join(work, 'cdk.out')])) as Record<string, unknown>;
   expect(out).toEqual({
     stack: 'Indexer',
-    functions: [...ARCHIVER_STEPS].sort(),
-    bundledAssets: ARCHIVER_STEPS.length,
+    functions: ARCHIVER_STEPS.map(camelStep).sort(),
+    bundledAssets: 1,
     stateMachine: true,
   });
   // What would be deployed loads on its own, outside the package, and exports the handler.
   const outdir = join(work, 'cdk.out');
-  const bundles = readdirSync(outdir)
-    .filter((d) => d.startsWith('asset.') && existsSync(join(outdir, d, 'index.mjs')))
-    .map((d) => pathToFileURL(join(outdir, d, 'index.mjs')).href);
+  const [asset] = readdirSync(outdir).filter(
+    (d) => d.startsWith('asset.') && existsSync(join(outdir, d, 'plan.mjs')),
+  );
+  const bundles = ARCHIVER_STEPS.map((step) => pathToFileURL(join(outdir, asset ?? '', `${step}.mjs`)).href);
   const loaded = node([
     '--input-type=module',
     '-e',

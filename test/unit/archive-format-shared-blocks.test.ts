@@ -3,6 +3,7 @@ import {
   blockRanges,
   blocksOf,
   commitPart,
+  damagedBlocks,
   decodeBlock,
   emptyMonthIndex,
   type IndexedJob,
@@ -13,8 +14,11 @@ import {
   type SharedPart,
   serializeSharedIndex,
   sharedPartKey,
+  sharedPartWithoutDamage,
   sharedPartWithoutShop,
   shopLines,
+  shopsOfBlock,
+  switchRepairedPart,
   switchSharedPart,
 } from '../../shared/archive/format';
 import { CorruptObjectError, UnsupportedFormatError } from '../../shared/errors';
@@ -248,5 +252,54 @@ describe('blocks shared across shops', () => {
     expect(() => parseSharedIndex(v2([{ ...p, blocks: [...p.blocks, 5] }]), KEY)).toThrow(/add up/);
     const askew = { ...p, segments: { ...p.segments, 'sa.myshopify.com': [1, 10] } };
     expect(() => parseSharedIndex(v2([askew]), KEY)).toThrow(/does not fall on blocks/);
+  });
+});
+
+describe('a damaged shared part repaired: its unreadable blocks dropped, every other entry still reads', () => {
+  it('drops the block, moves the others byte for byte, and the entries in the block leave their views', async () => {
+    const { bytes, index } = await fixture();
+    const part = index.parts[0] as SharedPart;
+    const ranges = blockRanges(part.blocks ?? []);
+    // The first block (shared by the first shops, whose entries in it are lost with it).
+    const alone = ranges[0] as { offset: number; length: number };
+    expect(ranges.length).toBeGreaterThan(1);
+    const lost: Record<string, number> = {};
+    for (const shop of shopsOfBlock(part, alone.offset))
+      for (const entries of Object.values(index.views.get(shop)?.jobs ?? {}))
+        for (const e of entries)
+          if (e.offset === alone.offset || e.platform_data?.offset === alone.offset)
+            lost[shop] = (lost[shop] ?? 0) + 1;
+    expect(Object.keys(lost).length).toBeGreaterThan(0);
+    const damaged = Buffer.from(bytes);
+    const flip = alone.offset + Math.floor(alone.length / 2);
+    damaged[flip] = (damaged[flip] as number) ^ 0xff;
+    expect(damagedBlocks(damaged, part)).toEqual([alone.offset]);
+    expect(damagedBlocks(bytes, part)).toEqual([]);
+
+    const r = sharedPartWithoutDamage(damaged, part, NEW);
+    expect(r.dropped).toEqual([alone.offset]);
+    expect(r.bytes?.length).toBe(bytes.length - alone.length);
+    const next: SharedPart = {
+      ...(r.part as NonNullable<typeof r.part>),
+      etag: 'e1',
+      run_id: 'r2',
+      committed_at: AT,
+    };
+    const switched = switchRepairedPart(index, NAME, next, r.moves, AT);
+    // The jobs whose record or platform data was in the block leave their views; nothing else does.
+    expect(switched.dropped).toEqual(lost);
+    const after = switched.index as SharedIndex;
+    expect(after.parts).toEqual([next]);
+    const count = (i: SharedIndex) =>
+      [...i.views.values()].reduce((n, v) => n + Object.keys(v.jobs).length, 0);
+    expect(count(after)).toBe(count(index) - Object.values(lost).reduce((n, k) => n + k, 0));
+    readsBack(r.bytes as Buffer, after);
+    // Re-applied to an index that no longer lists the old part: nothing to do.
+    expect(switchRepairedPart(after, NAME, next, r.moves, AT).index).toBeNull();
+  });
+
+  it('a part not of its committed size cannot be repaired block by block', async () => {
+    const { bytes, index } = await fixture();
+    expect(() => damagedBlocks(bytes.subarray(1), index.parts[0] as SharedPart)).toThrow('cannot be located');
   });
 });

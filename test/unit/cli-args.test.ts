@@ -10,7 +10,7 @@ import { runCli } from '../../infra/cli/main';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseRunOptions, runSpec } from '../../infra/cli/run';
 import { parseSeedOptions, seedSpec } from '../../infra/cli/seed';
-import { parseConfig } from '../../shared/config';
+import { parseConfig, resetConfig } from '../../shared/config';
 import { InvalidInputError } from '../../shared/errors';
 
 const usage = async (argv: string[]) => {
@@ -112,6 +112,31 @@ describe('bad arguments: exit 2, one line on stderr, nothing on stdout', () => {
       /^jobarchive run: invalid --state-machine-arn: expected arn:aws:states:/,
     ],
     [
+      'a value flag given twice (the last one would win without a word)',
+      ['lookup', '--shop', 'shop-a', '--shop', 'shop-b', '--job', 'k3jqxr2m7zaba'],
+      /^jobarchive lookup: invalid --shop: given more than once; give it once /,
+    ],
+    [
+      'a value flag given twice, once with =',
+      ['run', '--older-than-days', '30', '--older-than-days=45'],
+      /^jobarchive run: invalid --older-than-days: given more than once; give it once /,
+    ],
+    [
+      'a --now in the future (the execution would refuse it only after starting: exit 1)',
+      ['run', '--now', '2999-01-01'],
+      /^jobarchive run: invalid --now: 2999-01-01T00:00:00\.000Z is in the future \(a run refuses a now later than its start \+ 5 min/,
+    ],
+    [
+      'a demo --now in the future',
+      ['demo', '--now', '2999-01-01T00:00:00Z'],
+      /^jobarchive demo: invalid --now: 2999-01-01T00:00:00\.000Z is in the future/,
+    ],
+    [
+      '--data-dir with --aws (the folder would be ignored)',
+      ['audit', '--aws', '--data-dir', '/tmp/jda-unused'],
+      /^jobarchive audit: invalid --data-dir: is not used: audit talks to AWS here \(--aws\); drop --data-dir /,
+    ],
+    [
       'demo against AWS',
       ['demo', '--aws'],
       /^jobarchive demo: invalid --aws: does not apply to demo: .*embedded stack only /,
@@ -127,6 +152,26 @@ describe('bad arguments: exit 2, one line on stderr, nothing on stdout', () => {
     expect(io.stderr[0]).not.toContain('\n');
     expect(io.stderr[0]).toMatch(/\(see 'jobarchive( \w+)? --help'\)$/);
   });
+});
+
+it('--data-dir while the `up` exports are set is one line naming them, exit 2, before any stack starts', async () => {
+  const saved = { ...process.env };
+  process.env.AWS_ENDPOINT_URL_S3 = 'http://127.0.0.1:9';
+  process.env.AWS_ENDPOINT_URL_DYNAMODB = 'http://127.0.0.1:9';
+  resetConfig();
+  try {
+    const { code, io } = await usage(['audit', '--data-dir', '/tmp/jda-unused']);
+    expect(code).toBe(2);
+    expect(io.stdout).toEqual([]);
+    expect(io.stderr).toEqual([
+      expect.stringMatching(
+        /^jobarchive audit: invalid --data-dir: is not used: AWS_ENDPOINT_URL_\* are set \(http:\/\/127\.0\.0\.1:9 \/ http:\/\/127\.0\.0\.1:9, e\.g\. `jobarchive up`'s exports\), so audit talks to them; unset them to use the embedded stack in \/tmp\/jda-unused, or drop --data-dir /,
+      ),
+    ]);
+  } finally {
+    process.env = saved;
+    resetConfig();
+  }
 });
 
 describe('help', () => {
@@ -178,6 +223,22 @@ describe('help', () => {
     for (const c of ['seed', 'run', 'lookup', 'audit', 'demo'])
       expect(text).toMatch(new RegExp(`^  ${c} `, 'm'));
   });
+
+  it('general help lists every exit code, pending erasure and interrupts included', async () => {
+    const io = memoryOutput();
+    expect(await runCli(['--help'], io)).toBe(0);
+    const text = io.stdout.join(' ').replace(/\s+/g, ' ');
+    for (const code of [
+      '0 ok',
+      '1 failed',
+      '2 bad arguments',
+      '3 done with quarantined jobs',
+      '4 findings',
+      '5 erasure pending',
+      '130/143 interrupted',
+    ])
+      expect(text).toContain(code);
+  });
 });
 
 describe('values', () => {
@@ -211,6 +272,12 @@ describe('values', () => {
     );
     expect(o).toMatchObject({ shops: 2, jobsPerShop: 4, months: 6, seed: 99, json: true });
     expect(o.now?.toISOString()).toBe('2026-03-01T00:00:00.000Z');
+  });
+
+  it('a repeated switch means the same thing twice and passes; a --now within 5 min of now passes', () => {
+    expect(parseFlags(runSpec, ['--dry-run', '--dry-run'])['dry-run']).toBe(true);
+    const soon = new Date(Date.now() + 60_000).toISOString();
+    expect(parseRunOptions(parseFlags(runSpec, ['--now', soon])).input.now).toBe(soon);
   });
 
   it('builds the run input from the flags given, and only those', () => {

@@ -4,6 +4,9 @@
  * StartExecution / DescribeExecution / GetExecutionHistory API), so the AWS path runs against
  * aws-sdk-client-mock.
  */
+
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import {
   DescribeExecutionCommand,
   DescribeMapRunCommand,
@@ -12,10 +15,12 @@ import {
   SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
+import { COMMANDS } from '../../infra/cli/commands';
 import { makeContext } from '../../infra/cli/context';
 import { memoryOutput } from '../../infra/cli/output';
-import { startProgress } from '../../infra/cli/progress';
+import { startProgress, watchRequests } from '../../infra/cli/progress';
 import { runCommand } from '../../infra/cli/run';
 import { summarizeRunReport } from '../../infra/cli/run-summary';
 import { executionName, startAndFollow } from '../../infra/cli/sfn-follow';
@@ -276,6 +281,58 @@ describe('runCommand with a local runner', () => {
 });
 
 describe('progress', () => {
+  it('search, audit, forget and redact show their requests as progress (main.ts watches them)', () => {
+    const watched = Object.entries(COMMANDS)
+      .filter(([, c]) => c.showsRequests === true)
+      .map(([name]) => name)
+      .sort();
+    expect(watched).toEqual(['audit', 'forget', 'redact', 'search']);
+  });
+
+  it('counts the requests a command sends, by service: a line at 100, 200, 400 … without a TTY; none after done', async () => {
+    // Clients pointed at a closed port: every send fails at once, after the count (its first step).
+    const endpoint = 'http://127.0.0.1:9';
+    const credentials = { accessKeyId: 'x', secretAccessKey: 'x' };
+    const s3 = new S3Client({
+      endpoint,
+      region: 'us-east-1',
+      credentials,
+      maxAttempts: 1,
+      forcePathStyle: true,
+    });
+    const ddb = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint, region: 'us-east-1', credentials, maxAttempts: 1 }),
+    );
+    const io = memoryOutput();
+    let clock = 0;
+    const watch = watchRequests(io, 'audit', { s3, ddb }, () => clock);
+    const send = async (n: number, which: 's3' | 'ddb') => {
+      for (let i = 0; i < n; i++) {
+        clock += 100;
+        await (which === 's3'
+          ? s3.send(new HeadBucketCommand({ Bucket: 'b' }))
+          : ddb.send(new GetCommand({ TableName: 't', Key: { pk: 'x' } }))
+        ).catch(() => undefined);
+      }
+    };
+    try {
+      await send(60, 's3');
+      await send(39, 'ddb');
+      expect(io.stderr).toEqual([]); // a quick command prints nothing
+      await send(1, 'ddb');
+      await send(150, 's3');
+      watch.done();
+      await send(300, 's3');
+      expect(io.stderr).toEqual([
+        'audit: 100 requests so far (S3 60, DynamoDB 40), 10 s',
+        'audit: 200 requests so far (S3 160, DynamoDB 40), 20 s',
+      ]);
+    } finally {
+      s3.destroy();
+      ddb.destroy();
+    }
+  });
+
   it('prints plain lines at every 10 % without a TTY', () => {
     const io = memoryOutput();
     const p = startProgress(io, 'seed: jobs', 20);

@@ -1,6 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { esmEntries, wrapperSource, wrapperTypes } from '../../infra/build/esm-wrappers';
+import {
+  sourceMapsRequested,
+  stepBundleFile,
+  stepBundleOptions,
+  stepHandler,
+} from '../../infra/construct/step-bundle';
+import { ARCHIVER_STEPS } from '../../infra/construct/step-names';
 
 const ROOT = resolve(__dirname, '../..');
 const manifest = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
@@ -44,5 +51,35 @@ describe('the package manifest and its ESM faces (infra/build)', () => {
     expect(wrapperTypes('../infra/construct/index.js')).toContain(
       "export * from '../infra/construct/index.js';",
     );
+  });
+});
+
+describe('the Lambda bundle (step-bundle.ts): one for every step, source maps only when asked for', () => {
+  it('bundles every step as an entry of ONE split esbuild run, without source maps by default', () => {
+    const opts = stepBundleOptions('/tree', '/out', sourceMapsRequested({}));
+    expect(Object.keys(opts.entryPoints)).toEqual([...ARCHIVER_STEPS]);
+    expect(opts.entryPoints['archive-batch']).toBe('/tree/functions/archive-batch.ts');
+    expect({ splitting: opts.splitting, format: opts.format, sourcemap: opts.sourcemap }).toEqual({
+      splitting: true,
+      format: 'esm',
+      sourcemap: false,
+    });
+    expect(ARCHIVER_STEPS.map(stepHandler)).toEqual(ARCHIVER_STEPS.map((s) => `${s}.handler`));
+    expect(ARCHIVER_STEPS.map(stepBundleFile)).toEqual(ARCHIVER_STEPS.map((s) => `${s}.mjs`));
+  });
+
+  it('JDA_SOURCEMAPS=1 asks for maps; anything else does not', () => {
+    expect(sourceMapsRequested({ JDA_SOURCEMAPS: '1' })).toBe(true);
+    expect(sourceMapsRequested({ JDA_SOURCEMAPS: 'true' })).toBe(true);
+    expect(sourceMapsRequested({ JDA_SOURCEMAPS: '0' })).toBe(false);
+    expect(sourceMapsRequested({})).toBe(false);
+  });
+
+  it('the package build ships no tsc source maps unless asked for', () => {
+    const build = JSON.parse(readFileSync(resolve(ROOT, 'tsconfig.build.json'), 'utf8')) as {
+      compilerOptions: Record<string, unknown>;
+    };
+    expect(build.compilerOptions.sourceMap).toBeUndefined();
+    expect(build.compilerOptions.inlineSources).toBeUndefined();
   });
 });

@@ -36,13 +36,17 @@ test('reader: JobDetailsReader and the errors a read can throw, nothing else', (
     'InvalidInputError',
     'JobArchiveError',
     'JobDetailsReader',
+    'UnsupportedRuntimeError',
   ]);
 });
 
 test('cdk: the construct, its standalone stack, the lifecycle rules for an imported bucket (cdk-nag is its own entry)', () => {
   expect(runtimeNames(cdk)).toEqual([
+    'ArchiveSql',
     'ArchiveStack',
+    'ArchiveStorageClass',
     'JobDetailsArchive',
+    'RestoreTier',
     'detailsLifecycleRules',
     'noncurrentVersionRules',
     'retentionRules',

@@ -66,6 +66,7 @@ export {
 } from './flatten';
 export {
   COLD_PREFIX,
+  ERASURE_PREFIX,
   failedAttemptsPrefix,
   findingsPrefix,
   type GroupFindingsKind,
@@ -149,7 +150,14 @@ export {
   sharedView,
   withViews,
 } from './shared-index';
-export { sharedPartWithoutShop, switchSharedPart } from './shared-rewrite';
+export {
+  damagedBlocks,
+  sharedPartWithoutDamage,
+  sharedPartWithoutShop,
+  shopsOfBlock,
+  switchRepairedPart,
+  switchSharedPart,
+} from './shared-rewrite';
 export {
   newIntent,
   type PartIntent,

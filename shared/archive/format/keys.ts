@@ -17,6 +17,9 @@ export const STATE_PREFIX = 'job-details-state/';
 /** Where planning resumes: docs/steady-state.md. */
 export const WATERMARK_KEY = `${STATE_PREFIX}watermark.json`;
 
+/** The erasure records (docs/erasure.md): the request ledger, tombstones, rewrite journals. */
+export const ERASURE_PREFIX = 'job-details-erasure/';
+
 const PART_NAME = /^part-\d{8}T\d{6}Z-[a-z0-9]{8}\.jsonl\.gz$/;
 
 /** `part-20260315T030000Z-k3jq2m7z.jsonl.gz`: sorts by creation time, unique without coordination. */

@@ -1,4 +1,8 @@
-import { DETAILS_ROOT, type JsonObject, parseJobDetailsPayload } from '../../details';
+// From the modules themselves, not the details index: that loads the S3 store (and the AWS SDK), which
+// the construct (archive-sql → flatten → here) must not pull into a CDK app or its jsii package.
+import type { JsonObject } from '../../details/json';
+import { DETAILS_ROOT } from '../../details/keys';
+import { parseJobDetailsPayload } from '../../details/payload';
 import { CorruptObjectError } from '../../errors';
 import {
   type ArchivedJobMeta,

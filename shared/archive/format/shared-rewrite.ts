@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../../errors';
+import { inflateBlocks } from './codec';
 import { type PartDocFilters, parseSharedFiltersMember, sharedFiltersMember } from './doc-filter';
 import { sharedPartKey, validatePartName } from './keys';
 import {
@@ -217,4 +218,155 @@ export const switchSharedPart = (
   }
   const parts = index.parts.flatMap((p) => (p.name !== oldName ? [p] : next ? [next] : []));
   return { month: index.month, updated_at: at, parts, views };
+};
+
+/**
+ * A damaged shared part's repair (docs/erasure.md, "A damaged shared part"): the blocks that do not
+ * inflate (gzip CRC-32 / length: their records cannot be read by anyone) are dropped, every other block
+ * copied byte for byte; each shop's segment is its surviving blocks where they now lie (a shop left
+ * with none leaves the part). Pure. Only parts of their committed size. The repair has no filters
+ * member: the damaged part's may name dropped blocks, and its shops' search does not see it until rebuilt.
+ */
+export interface PartWithoutDamage {
+  /** The new part's bytes (null: no block survived, the old part is only deleted). */
+  readonly bytes: Buffer | null;
+  readonly sha256: string | null;
+  readonly part: Omit<SharedPart, 'etag' | 'run_id' | 'committed_at'> | null;
+  /** Offsets (in the old part) of the blocks dropped. */
+  readonly dropped: readonly number[];
+  /** Old block offset → the block's range in the new part (surviving blocks only). */
+  readonly moves: ReadonlyMap<number, ByteRange>;
+}
+
+/** Offsets of the blocks of a shared part that do not inflate (none: the part is intact). */
+export const damagedBlocks = (bytes: Uint8Array, part: SharedPart): number[] => {
+  if (bytes.length !== part.size)
+    throw new InvalidInputError(
+      'bytes',
+      `part ${part.name} is ${part.size} bytes as committed, ${bytes.length} stored: its blocks cannot be located`,
+    );
+  return blockRanges(part.blocks).flatMap((b) => {
+    try {
+      inflateBlocks(bytes.subarray(b.offset, b.offset + b.length));
+      return [];
+    } catch {
+      return [b.offset];
+    }
+  });
+};
+
+/** The shops whose segments hold the block at `offset`. */
+export const shopsOfBlock = (part: SharedPart, offset: number): string[] =>
+  Object.entries(part.segments)
+    .filter(([, [o, l]]) => offset >= o && offset < o + l)
+    .map(([shop]) => shop);
+
+export const sharedPartWithoutDamage = (
+  bytes: Uint8Array,
+  part: SharedPart,
+  newName: string,
+): PartWithoutDamage => {
+  validatePartName(newName);
+  if (newName === part.name) throw new InvalidInputError('newName', 'the new part needs a name of its own');
+  const dropped = new Set(damagedBlocks(bytes, part));
+  const before = blockRanges(part.blocks ?? []);
+  const out: Buffer[] = [];
+  const moves = new Map<number, ByteRange>();
+  let at = 0;
+  for (const b of before) {
+    if (dropped.has(b.offset)) continue;
+    out.push(Buffer.from(bytes.subarray(b.offset, b.offset + b.length)));
+    moves.set(b.offset, { offset: at, length: b.length });
+    at += b.length;
+  }
+  const segments: Record<string, readonly [number, number]> = {};
+  for (const [shop, seg] of Object.entries(part.segments)) {
+    const [first, last] = blockSpan(before, seg, part.name);
+    const kept = before.slice(first, last + 1).flatMap((b) => {
+      const m = moves.get(b.offset);
+      return m ? [m] : [];
+    });
+    const a = kept[0];
+    const z = kept[kept.length - 1];
+    if (a && z) segments[shop] = [a.offset, z.offset + z.length - a.offset];
+  }
+  if (out.length === 0 || Object.keys(segments).length === 0)
+    return { bytes: null, sha256: null, part: null, dropped: [...dropped], moves };
+  const body = Buffer.concat(out);
+  return {
+    bytes: body,
+    sha256: createHash('sha256').update(body).digest('hex'),
+    part: { name: newName, size: body.length, segments, blocks: out.map((b) => b.length) },
+    dropped: [...dropped],
+    moves,
+  };
+};
+
+/**
+ * The shared index after the switch from damaged part `oldName` to its repair `next` (re-applied on a
+ * 412): every view's entries in the part move with their blocks; an entry whose record or platform
+ * data was in a dropped block goes (the view loses the part when none is left, the index the view
+ * when it has no part). `dropped`: the entries that went, per shop. `index` null when the old part is
+ * no longer listed.
+ */
+export const switchRepairedPart = (
+  index: SharedIndex,
+  oldName: string,
+  next: SharedPart | null,
+  moves: ReadonlyMap<number, ByteRange>,
+  at: string,
+): { index: SharedIndex | null; dropped: Readonly<Record<string, number>> } => {
+  const old = index.parts.find((p) => p.name === oldName);
+  if (!old) return { index: null, dropped: {} };
+  const dropped: Record<string, number> = {};
+  const moved = <T extends ByteRange>(r: T): T | null => {
+    const m = moves.get(r.offset);
+    return m && next ? { ...r, offset: m.offset, length: m.length } : null;
+  };
+  const views = new Map(index.views);
+  for (const shop of Object.keys(old.segments)) {
+    const view = views.get(shop);
+    const before = view?.parts.find((p) => p.name === oldName);
+    if (!view || !before) continue;
+    const jobs: Record<string, readonly IndexedJob[]> = {};
+    let kept = 0;
+    for (const jobId of Object.keys(view.jobs)) {
+      const entries = jobEntries(view.jobs, jobId).flatMap((e): IndexedJob[] => {
+        if (e.part !== oldName) return [e];
+        const record = moved(e);
+        const pd = e.platform_data ? moved(e.platform_data) : null;
+        if (!record || (e.platform_data && !pd)) {
+          dropped[shop] = (dropped[shop] ?? 0) + 1;
+          return [];
+        }
+        kept++;
+        return [{ ...record, part: (next as SharedPart).name, platform_data: pd }];
+      });
+      if (entries.length > 0) jobs[jobId] = entries;
+    }
+    if (!next || kept === 0 || !next.segments[shop]) {
+      const left = withoutPart({ ...view, jobs }, oldName);
+      if (left.parts.length === 0) views.delete(shop);
+      else views.set(shop, { ...left, updated_at: at });
+      continue;
+    }
+    // The repair keeps the surviving blocks only: no filters member (a search reads the part's
+    // records only through it, so its documents are not found by search until it is rebuilt).
+    const { filters: _filters, ...kept_ } = before;
+    const to: IndexedPart = {
+      ...kept_,
+      name: next.name,
+      key: sharedPartKey(index.month, next.name),
+      size: next.size,
+      etag: next.etag,
+    };
+    views.set(shop, {
+      ...view,
+      jobs,
+      parts: view.parts.map((p) => (p.name === oldName ? to : p)),
+      updated_at: at,
+    });
+  }
+  const parts = index.parts.flatMap((p) => (p.name !== oldName ? [p] : next ? [next] : []));
+  return { index: { month: index.month, updated_at: at, parts, views }, dropped };
 };

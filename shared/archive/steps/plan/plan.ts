@@ -2,7 +2,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
 import { type ErasureSummary, isForgottenIn, overdueIn, pendingRedactions } from '../../../erasure/summary';
-import { readErasureSummary } from '../../../erasure/summary-store';
+import { readErasureSummary, readWatermarkWithSummary } from '../../../erasure/summary-store';
 import { ExactQueryCommand } from '../../../jobs/exact-commands';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../../jobs/schema';
 import { addCounts } from '../../../metrics';
@@ -24,7 +24,6 @@ import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyO
 import {
   type ReadWatermark,
   type RetryJob,
-  readWatermark,
   retryNotDue,
   windowStart,
   writeCarried,
@@ -181,7 +180,7 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
     const prior = call.kind === 'next' ? call.state.scan : undefined;
     const begun: { prior: ScanState } | { read: ReadWatermark } = prior
       ? { prior }
-      : { read: await readWatermark(deps) };
+      : { read: await readWatermarkWithSummary(deps) };
     const erasure: ErasureSummary | undefined =
       'read' in begun ? begun.read.doc?.erasure : await readErasureSummary(deps);
     const page = new PlanPage(settings.planPageGroups, (shopId, completedAt) =>

@@ -67,9 +67,12 @@ export interface ReadWatermark {
   readonly etag: string | null;
 }
 
+/** What a corrupt watermark's error names: the repair (docs/operations.md, "A corrupt watermark"). */
+export const WATERMARK_REPAIR = 'repair: jobarchive repair-watermark (docs/operations.md)';
+
 const parseDoc = (v: unknown): WatermarkDoc => {
   const bad = (why: string): never => {
-    throw new CorruptObjectError(WATERMARK_KEY, why);
+    throw new CorruptObjectError(WATERMARK_KEY, `${why}; ${WATERMARK_REPAIR}`);
   };
   if (!isObj(v) || v.format !== WATERMARK_FORMAT) return bad(`not a ${WATERMARK_FORMAT} document`);
   if (typeof v.cutoff !== 'string' || Number.isNaN(Date.parse(v.cutoff))) return bad('cutoff is not a time');
@@ -98,7 +101,10 @@ const parseDoc = (v: unknown): WatermarkDoc => {
         ...(r.revisit === true ? { revisit: true as const } : {}),
       };
     } catch (err) {
-      throw new CorruptObjectError(WATERMARK_KEY, `a retry entry: ${(err as Error).message}`);
+      throw new CorruptObjectError(
+        WATERMARK_KEY,
+        `a retry entry: ${(err as Error).message}; ${WATERMARK_REPAIR}`,
+      );
     }
   });
   const sweptAt =
@@ -131,7 +137,7 @@ export const readWatermark = async (deps: {
   try {
     v = JSON.parse(got.bytes.toString('utf8'));
   } catch (err) {
-    throw new CorruptObjectError(WATERMARK_KEY, 'watermark is not JSON', { cause: err });
+    throw new CorruptObjectError(WATERMARK_KEY, `watermark is not JSON; ${WATERMARK_REPAIR}`, { cause: err });
   }
   return { doc: parseDoc(v), etag: got.etag };
 };
@@ -234,8 +240,9 @@ export const writeWatermark = async (
   planEtag: string | null,
   next: WatermarkDoc,
   drop: (r: RetryJob, erasure: ErasureSummary | undefined) => boolean = () => false,
+  read: (deps: StepDeps) => Promise<ReadWatermark> = readWatermark,
 ): Promise<'unchanged' | 'written' | 'merged'> => {
-  let base = await readWatermark(deps);
+  let base = await read(deps);
   let merged = base.etag !== planEtag;
   for (let attempt = 0; attempt < 5; attempt++) {
     const joined = base.doc && merged ? mergeWatermarks(base.doc, next, next.runId) : next;
@@ -260,7 +267,7 @@ export const writeWatermark = async (
       return merged ? 'merged' : 'written';
     } catch (err) {
       if (!(err instanceof ConcurrentModificationError)) throw err;
-      base = await readWatermark(deps);
+      base = await read(deps);
       merged = true;
     }
   }

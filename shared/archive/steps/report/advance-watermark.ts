@@ -1,4 +1,5 @@
 import { forgottenAtOf } from '../../../erasure/summary';
+import { readWatermarkWithSummary } from '../../../erasure/summary-store';
 import { CorruptObjectError } from '../../../errors';
 import { validateJobId, validateShopId } from '../../../ids';
 import { TERMINAL_STATUSES } from '../../../jobs/schema';
@@ -131,5 +132,7 @@ export const advanceWatermark = async (
       ...(scan.sweptAt !== null ? { sweptAt: scan.sweptAt } : {}),
     },
     (r, erasure) => forgottenAtOf(erasure, r.shopId) !== undefined,
+    // A lost watermark's summary rebuilt from the tombstones and the ledger, never dropped.
+    readWatermarkWithSummary,
   );
 };

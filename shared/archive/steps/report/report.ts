@@ -233,9 +233,6 @@ export const overdueCause = (r: RunReport): string =>
     jobsArchived: r.jobsArchived,
   });
 
-/** The error a run with failed groups ends with (the state machine's `RunIncomplete` Fail state). */
-export const RUN_INCOMPLETE_ERROR = 'ArchiveRunIncomplete';
-
 /** Failed groups named in the Cause (report.json lists them all). */
 const CAUSE_GROUPS = 10;
 

@@ -30,11 +30,11 @@ const template = Template.fromStack(stack);
 template.resourceCountIs('AWS::DynamoDB::GlobalTable', 0);
 template.resourceCountIs('AWS::DynamoDB::Table', 0);
 template.resourceCountIs('AWS::S3::Bucket', 0);
-// One function per step (plan, archive-batch, tally, report, forget, redact) on the package's prebuilt bundles.
+// One function per step (plan, archive-batch, tally, report, forget, redact) on the package's prebuilt bundle.
 template.resourcePropertiesCountIs(
   'AWS::Lambda::Function',
   {
-    Handler: 'index.handler',
+    Handler: Match.stringLikeRegexp('^[a-z-]+\\.handler$'),
     Runtime: 'nodejs24.x',
     Architectures: ['arm64'],
     Environment: { Variables: Match.objectLike({ ECOM_JOBS_TABLE: 'prod-jobs', JDA_OLDER_THAN_DAYS: '45' }) },
@@ -45,7 +45,7 @@ template.hasResourceProperties('AWS::StepFunctions::StateMachine', { DefinitionS
 template.hasResourceProperties('AWS::Scheduler::Schedule', { State: 'ENABLED' });
 
 const bundles = readdirSync(assembly.directory).filter(
-  (d) => d.startsWith('asset.') && existsSync(join(assembly.directory, d, 'index.mjs')),
+  (d) => d.startsWith('asset.') && existsSync(join(assembly.directory, d, 'plan.mjs')),
 );
 process.stdout.write(
   `${JSON.stringify({
