@@ -181,10 +181,8 @@ const scanPart = async (
   if (runId === null) return fail('part is empty');
   const built = partDocFilters(memberDocs);
   const stored = filters as { offset: number; bytes: Buffer } | null;
-  // part@1 parts (one member per record, before blocks and filters) have none.
-  if (stored !== null && built.blocks.length === 0)
-    fail('a document filters member, but no block lists a document');
-  if (stored === null && built.blocks.length > 0 && !v1) fail('no document filters member');
+  if ((stored === null) !== (built.blocks.length === 0))
+    fail(stored ? 'a document filters member, but no block lists a document' : 'no document filters member');
   if (
     stored &&
     !isDeepStrictEqual(
