@@ -99,12 +99,15 @@ describe('packed shop-months', () => {
     // the blocks are cut across shops (shared-index@2), so these small shops share one block.
     const bytes = await getBytes(env.s3, env.bucket, partKey);
     expect(bytes.length).toBe(part.size);
-    expect(part.blocks).toEqual([part.size]);
-    const all = gunzipSync(bytes)
+    // One block of every shop's lines, then the filters member (every shop's document filters).
+    expect(part.blocks).toEqual([part.size - (part.filters_bytes ?? 0)]);
+    const lines = gunzipSync(bytes)
       .toString('utf8')
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as PartRecord);
+    expect(lines.at(-1)?.type).toBe('doc_filters');
+    const all = lines.slice(0, -1);
     const framed = new Map<string, PartRecord[]>();
     let current: PartRecord[] | undefined;
     for (const r of all) {
