@@ -36,7 +36,7 @@ export enum RestoreTier {
 export interface StepMemoryProps {
   /** @default - lambdaMemoryMb, else 512 */
   readonly plan?: number;
-  /** @default - lambdaMemoryMb, else 1024 */
+  /** @default - lambdaMemoryMb, else 512 */
   readonly archiveBatch?: number;
   /** @default - lambdaMemoryMb, else 512 */
   readonly tally?: number;
@@ -259,7 +259,7 @@ export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
   readonly transitionSmallObjects?: boolean;
   /**
    * Memory (MB) of every step (128 … 10240); `stepMemoryMb` sets single steps.
-   * @default 1024 for archive-batch, forget and redact, 512 for the others
+   * @default 1024 for forget and redact, 512 for the others
    */
   readonly lambdaMemoryMb?: number;
   /**

@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { ERASURE_PREFIX } from '../archive/format/keys';
+import { ERASURE_PREFIX } from '../archive/format';
 import { getObjectBytes, listAllArray } from '../s3/objects';
-import { COMPLETE_PREFIX, parseRequest, REQUESTS_PREFIX } from './ledger';
+import { COMPLETE_PREFIX, parseRequest, REQUESTS_PREFIX } from './request-doc';
 import { canonical, EMPTY_SUMMARY, type ErasureSummary, withOpen } from './summary';
 import { parseTombstone, TOMBSTONES_PREFIX } from './tombstone';
 

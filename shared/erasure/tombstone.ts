@@ -1,5 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { ERASURE_PREFIX } from '../archive/format/keys';
+import { ERASURE_PREFIX } from '../archive/format';
 import { CorruptObjectError } from '../errors';
 import { validateShopId } from '../ids';
 import { getObjectBytes, listAll, putJson } from '../s3/objects';

@@ -2,10 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseRedactOptions, redactCommand } from '../../infra/cli/redact';
-import { sharedIndexKey, sharedPartKey } from '../../shared/archive/format/keys';
-import { blockRanges } from '../../shared/archive/format/shared-blocks';
-import { parseSharedIndex, type SharedPart } from '../../shared/archive/format/shared-index';
-import { shopsOfBlock } from '../../shared/archive/format/shared-rewrite';
+import {
+  blockRanges,
+  parseSharedIndex,
+  type SharedPart,
+  sharedIndexKey,
+  sharedPartKey,
+  shopsOfBlock,
+} from '../../shared/archive/format';
 import { forgetShop } from '../../shared/erasure/forget';
 import { getRequest } from '../../shared/erasure/ledger';
 import { ErasureIncompleteError } from '../../shared/errors';

@@ -5,7 +5,7 @@ import { auditExitCode } from '../../infra/cli/audit-model';
 import { memoryOutput } from '../../infra/cli/output';
 import { repairWatermarkCommand } from '../../infra/cli/repair-watermark';
 import { synthesizedDefinition } from '../../infra/local/runner';
-import { WATERMARK_KEY } from '../../shared/archive/format/keys';
+import { WATERMARK_KEY } from '../../shared/archive/format';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { forgetShop } from '../../shared/erasure/forget';
 import { forgottenAtOf } from '../../shared/erasure/summary';

@@ -8,6 +8,7 @@ import {
   emptyMonthIndex,
   type IndexedJob,
   type MonthIndex,
+  parseSharedFiltersMember,
   parseSharedIndex,
   reblockSegments,
   type SharedIndex,
@@ -278,7 +279,23 @@ describe('a damaged shared part repaired: its unreadable blocks dropped, every o
 
     const r = sharedPartWithoutDamage(damaged, part, NEW);
     expect(r.dropped).toEqual([alone.offset]);
-    expect(r.bytes?.length).toBe(bytes.length - alone.length);
+    const sum = (lengths: readonly number[]) => lengths.reduce((n, b) => n + b, 0);
+    const repaired = r.part as NonNullable<typeof r.part>;
+    expect(sum(repaired.blocks ?? [])).toBe(sum(part.blocks ?? []) - alone.length);
+    // Its filters member is rebuilt from the surviving blocks: each shop's filters are the damaged
+    // part's, less the dropped block, each block at its new place (a search still finds every document).
+    expect(r.bytes?.length).toBe(sum(repaired.blocks ?? []) + (repaired.filters_bytes ?? 0));
+    const filtersOf = (b: Uint8Array, size: number, fb: number | undefined) =>
+      parseSharedFiltersMember(b.subarray(size - (fb ?? 0)), NAME);
+    const old = filtersOf(bytes, part.size, part.filters_bytes);
+    const rebuilt = filtersOf(r.bytes as Buffer, repaired.size, repaired.filters_bytes);
+    for (const [shop, f] of old) {
+      const moved = f.blocks.flatMap((b) => {
+        const m = r.moves.get(b.offset);
+        return m ? [{ ...b, offset: m.offset, length: m.length }] : [];
+      });
+      expect(rebuilt.get(shop)?.blocks ?? []).toEqual(moved);
+    }
     const next: SharedPart = {
       ...(r.part as NonNullable<typeof r.part>),
       etag: 'e1',

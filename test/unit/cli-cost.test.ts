@@ -335,7 +335,7 @@ describe('jobarchive cost', () => {
     const text = io.stdout.join('\n');
     // The first line is the command behind every table, measured figures spelled out.
     expect(io.stdout[0]).toMatch(
-      /^every figure below is for: jobarchive cost --jobs-per-month 1000 --objects-per-job [\d.]+ --bytes-per-job [\d.]+ --retention-months 24 --storage-class GLACIER_IR --lookups-per-month 100 --from-report \S+ \(objects and bytes per job as measured: give yours\)$/,
+      /^every figure below is for: jobarchive cost --jobs-per-month 1000 --objects-per-job [\d.]+ --bytes-per-job [\d.]+ --retention-months 24 --storage-class GLACIER_IR --lookups-per-month 100 --lambda-memory-mb 512 --from-report \S+ \(objects and bytes per job as measured: give yours\)$/,
     );
     expect(text).toMatch(/^measured: .*scenario month-1500/m);
     // The floor beside every archive figure, and the ratio.

@@ -37,7 +37,7 @@ export const blocksOf = (bytes: Buffer, where: string): ByteRange[] => {
 };
 
 /** Byte ranges of the lines of an inflated block (each ends with its newline). */
-const linesOf = (inflated: Buffer): ByteRange[] => {
+export const linesOf = (inflated: Buffer): ByteRange[] => {
   const out: ByteRange[] = [];
   for (let at = 0; at < inflated.length; ) {
     const end = inflated.indexOf(0x0a, at);
@@ -225,7 +225,8 @@ export const reblockSegments = (segments: readonly Segment[], where: string): Re
 };
 
 /** The document ids a job line lists (none for any other line). */
-const jobDocs = (line: Buffer, where: string): string[] => {
+/** The documents a line lists: a job record's details' listings (none for any other line). */
+export const jobDocs = (line: Buffer, where: string): string[] => {
   let rec: { type?: unknown; details?: unknown };
   try {
     rec = JSON.parse(line.toString('utf8')) as { type?: unknown; details?: unknown };

@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../../errors';
 import { inflateBlocks } from './codec';
-import { type PartDocFilters, parseSharedFiltersMember, sharedFiltersMember } from './doc-filter';
+import {
+  type PartDocFilters,
+  parseSharedFiltersMember,
+  partDocFilters,
+  sharedFiltersMember,
+} from './doc-filter';
 import { sharedPartKey, validatePartName } from './keys';
 import {
   type ByteRange,
@@ -10,7 +15,7 @@ import {
   jobEntries,
   type MonthIndex,
 } from './month-index';
-import { blockRanges, blockSpan, blocksWithoutShop } from './shared-blocks';
+import { blockRanges, blockSpan, blocksWithoutShop, jobDocs, linesOf, shopLines } from './shared-blocks';
 import type { SharedIndex, SharedPart } from './shared-index';
 
 /**
@@ -224,8 +229,8 @@ export const switchSharedPart = (
  * A damaged shared part's repair (docs/erasure.md, "A damaged shared part"): the blocks that do not
  * inflate (gzip CRC-32 / length: their records cannot be read by anyone) are dropped, every other block
  * copied byte for byte; each shop's segment is its surviving blocks where they now lie (a shop left
- * with none leaves the part). Pure. Only parts of their committed size. The repair has no filters
- * member: the damaged part's may name dropped blocks, and its shops' search does not see it until rebuilt.
+ * with none leaves the part). Pure. Only parts of their committed size. The repair's filters member is
+ * rebuilt from the surviving blocks (repairedFilters).
  */
 export interface PartWithoutDamage {
   /** The new part's bytes (null: no block survived, the old part is only deleted). */
@@ -292,14 +297,52 @@ export const sharedPartWithoutDamage = (
   }
   if (out.length === 0 || Object.keys(segments).length === 0)
     return { bytes: null, sha256: null, part: null, dropped: [...dropped], moves };
-  const body = Buffer.concat(out);
+  const tail = repairedFilters(bytes, part, before, moves, segments);
+  const body = Buffer.concat(tail ? [...out, tail] : out);
   return {
     bytes: body,
     sha256: createHash('sha256').update(body).digest('hex'),
-    part: { name: newName, size: body.length, segments, blocks: out.map((b) => b.length) },
+    part: {
+      name: newName,
+      size: body.length,
+      segments,
+      blocks: out.map((b) => b.length),
+      ...(tail ? { filters_bytes: tail.length } : {}),
+    },
     dropped: [...dropped],
     moves,
   };
+};
+
+/**
+ * The repaired part's filters member, rebuilt from its surviving blocks (the damaged part's member may
+ * name dropped blocks, or be damaged itself): each shop's documents per block at its new place, so a
+ * search finds every document the repair kept. Null when no surviving record lists a document.
+ */
+const repairedFilters = (
+  bytes: Uint8Array,
+  part: SharedPart,
+  before: readonly ByteRange[],
+  moves: ReadonlyMap<number, ByteRange>,
+  segments: Readonly<Record<string, readonly [number, number]>>,
+): Buffer | null => {
+  const byShop = new Map<string, PartDocFilters>();
+  for (const [shop, seg] of Object.entries(part.segments)) {
+    if (!segments[shop]) continue;
+    const [first, last] = blockSpan(before, seg, part.name);
+    const blocks = before.slice(first, last + 1).flatMap((b) => {
+      const to = moves.get(b.offset);
+      if (!to) return [];
+      const lines = shopLines(inflateBlocks(bytes.subarray(b.offset, b.offset + b.length)), shop);
+      const docs = new Set(
+        linesOf(lines).flatMap((l) => jobDocs(lines.subarray(l.offset, l.offset + l.length), part.name)),
+      );
+      return [{ ...to, docs }];
+    });
+    const f = partDocFilters(blocks);
+    if (f.blocks.length > 0) byShop.set(shop, f);
+  }
+  return byShop.size > 0 ? sharedFiltersMember(byShop) : null;
 };
 
 /**
@@ -350,11 +393,14 @@ export const switchRepairedPart = (
       else views.set(shop, { ...left, updated_at: at });
       continue;
     }
-    // The repair keeps the surviving blocks only: no filters member (a search reads the part's
-    // records only through it, so its documents are not found by search until it is rebuilt).
+    // The repair's filters member was rebuilt from its surviving blocks (every shop's: a search
+    // takes this shop's from it).
     const { filters: _filters, ...kept_ } = before;
     const to: IndexedPart = {
       ...kept_,
+      ...(next.filters_bytes !== undefined
+        ? { filters: { offset: next.size - next.filters_bytes, length: next.filters_bytes } }
+        : {}),
       name: next.name,
       key: sharedPartKey(index.month, next.name),
       size: next.size,

@@ -2,7 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { rebuildErasureSummary } from '../../../erasure/summary-rebuild';
 import { summaryOnly } from '../../../erasure/summary-store';
 import { getObjectBytes, putBytes, putConditional } from '../../../s3/objects';
-import { runPrefix, WATERMARK_KEY } from '../../format/keys';
+import { runPrefix, WATERMARK_KEY } from '../../format';
 import { readWatermark } from './watermark';
 
 /**
