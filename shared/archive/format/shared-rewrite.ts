@@ -207,18 +207,7 @@ export const switchSharedPart = (
     const before = view.parts.find((p) => p.name === oldName);
     if (!before) continue;
     const move = segmentMove(old, next, shop);
-    const { filters: _old, ...kept } = before;
-    const to: IndexedPart = {
-      ...kept,
-      // The new part's filters member (every shop's: a search takes this shop's from it).
-      ...(next.filters_bytes !== undefined
-        ? { filters: { offset: next.size - next.filters_bytes, length: next.filters_bytes } }
-        : {}),
-      name: next.name,
-      key: sharedPartKey(index.month, next.name),
-      size: next.size,
-      etag: next.etag,
-    };
+    const to = switchedPart(before, next, index.month);
     views.set(shop, { ...movedView(view, oldName, to, move), updated_at: at });
   }
   const parts = index.parts.flatMap((p) => (p.name !== oldName ? [p] : next ? [next] : []));
@@ -346,6 +335,24 @@ const repairedFilters = (
 };
 
 /**
+ * A shop view's entry for the part that replaces `before`'s: the new part's name, key, size, ETag and
+ * filters member (every shop's: a search takes this shop's from it).
+ */
+const switchedPart = (before: IndexedPart, next: SharedPart, month: string): IndexedPart => {
+  const { filters: _old, ...kept } = before;
+  return {
+    ...kept,
+    ...(next.filters_bytes !== undefined
+      ? { filters: { offset: next.size - next.filters_bytes, length: next.filters_bytes } }
+      : {}),
+    name: next.name,
+    key: sharedPartKey(month, next.name),
+    size: next.size,
+    etag: next.etag,
+  };
+};
+
+/**
  * The shared index after the switch from damaged part `oldName` to its repair `next` (re-applied on a
  * 412): every view's entries in the part move with their blocks; an entry whose record or platform
  * data was in a dropped block goes (the view loses the part when none is left, the index the view
@@ -393,19 +400,8 @@ export const switchRepairedPart = (
       else views.set(shop, { ...left, updated_at: at });
       continue;
     }
-    // The repair's filters member was rebuilt from its surviving blocks (every shop's: a search
-    // takes this shop's from it).
-    const { filters: _filters, ...kept_ } = before;
-    const to: IndexedPart = {
-      ...kept_,
-      ...(next.filters_bytes !== undefined
-        ? { filters: { offset: next.size - next.filters_bytes, length: next.filters_bytes } }
-        : {}),
-      name: next.name,
-      key: sharedPartKey(index.month, next.name),
-      size: next.size,
-      etag: next.etag,
-    };
+    // The repair's filters member was rebuilt from its surviving blocks.
+    const to = switchedPart(before, next, index.month);
     views.set(shop, {
       ...view,
       jobs,
