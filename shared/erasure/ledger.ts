@@ -25,7 +25,6 @@ import {
 import { updateErasureSummary } from './summary-store';
 
 export {
-  COMPLETE_PREFIX,
   ERASURE_REQUEST_FORMAT,
   type ErasureReceipt,
   type ErasureRequest,
