@@ -20,6 +20,18 @@ const usage = async (argv: string[]) => {
 };
 
 describe('bad arguments: exit 2, one line on stderr, nothing on stdout', () => {
+  // Run beside the integration project, this worker inherits its stack's AWS_ENDPOINT_URL_* exports:
+  // these cases are about the arguments alone, so they run with none set.
+  const saved = { ...process.env };
+  beforeAll(() => {
+    for (const k of Object.keys(process.env)) if (k.startsWith('AWS_ENDPOINT_URL')) delete process.env[k];
+    resetConfig();
+  });
+  afterAll(() => {
+    process.env = saved;
+    resetConfig();
+  });
+
   const cases: [string, string[], RegExp][] = [
     ['missing command', [], /^jobarchive: invalid command: missing; one of seed, run, lookup, audit, demo/],
     ['unknown command', ['archive'], /^jobarchive: invalid command: unknown command "archive"/],
