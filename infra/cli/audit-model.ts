@@ -1,5 +1,6 @@
 import { parseSharedPartKey } from '../../shared/archive/format/keys';
 import type { IndexedSource, MonthIndex } from '../../shared/archive/format/month-index';
+import { LATE_ROW_BOUND_DAYS } from '../../shared/archive/steps/plan/late-rows';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
 import { normalizeEtag } from '../../shared/s3/objects';
 import { checkTimestamp } from '../../shared/time';
@@ -72,6 +73,16 @@ export interface AuditInputs {
   readonly damagedParts?: ReadonlyMap<string, string>;
   /** Hot prefixes whose base-table row exists but is not in the status GSI (job id → row). */
   readonly unplannable?: ReadonlyMap<string, UnplannableRow>;
+  /**
+   * When a terminal job with hot objects is past the archiver's bound (docs/steady-state.md, "Late
+   * rows"): `now` and the settings its due date follows. Absent: not checked.
+   */
+  readonly due?: {
+    readonly now: number;
+    readonly olderThanDays: number;
+    readonly wholeMonths: boolean;
+    readonly graceHours: number;
+  };
 }
 
 export type MismatchKind =
@@ -82,7 +93,9 @@ export type MismatchKind =
   | 'damaged-part'
   | 'lost-index'
   | 'corrupt-index'
-  | 'unplannable-row';
+  | 'unplannable-row'
+  | 'overdue-hot-job'
+  | 'split-shop-month';
 
 /** What repairs each kind of finding (printed under its heading). */
 export const REPAIR: Readonly<Record<MismatchKind, (shopId: string, month: string, key: string) => string>> =
@@ -101,6 +114,10 @@ export const REPAIR: Readonly<Record<MismatchKind, (shopId: string, month: strin
         : `jobarchive reindex --shop ${s} --month ${m} --force, then jobarchive run --replan (drops the unreadable part; that run archives its jobs again from their hot copies, which deletes never touch while it is damaged)`,
     'lost-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m}`,
     'corrupt-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m} --force`,
+    'overdue-hot-job': () =>
+      'see the run reports for this job (quarantined? a failed group?) and fix what they name; then jobarchive run --replan archives every due job still hot',
+    'split-shop-month': (s, m) =>
+      `none automatic: the shop-month's own index hides its jobs in the month's shared index from lookup and search (jobarchive sql reads both); runs since issue 31 never split one (docs/archive-format.md). Note the jobs of ${s} ${m} in the shared view before any repair`,
     'unplannable-row': () =>
       "set status_created_at on the row (the indexer's terminal write does; = completed_at): the archiver plans from GSI_JobsByStatus_v2",
   };
@@ -156,6 +173,21 @@ export interface AuditFindings {
 }
 
 export const UNKNOWN_SHOP = 'unknown';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Whole days a hot terminal job completed at `completedMs` is past the bound by which scheduled runs
+ * archive it (its due date — the cutoff passing it — plus LATE_ROW_BOUND_DAYS and the grace period),
+ * or null when it is not.
+ */
+const overdueBy = (completedMs: number, d: NonNullable<AuditInputs['due']>): number | null => {
+  const c = new Date(completedMs);
+  // With whole months, the cutoff passes a job only once its whole month is olderThanDays old.
+  const from = d.wholeMonths ? Date.UTC(c.getUTCFullYear(), c.getUTCMonth() + 1, 1) : completedMs;
+  const bound = from + (d.olderThanDays + LATE_ROW_BOUND_DAYS) * DAY_MS + d.graceHours * 3_600_000;
+  return d.now > bound ? Math.floor((d.now - bound) / DAY_MS) : null;
+};
 
 /** `audit`'s exit code: 0 when clean, EXIT_FINDINGS (4) when it found orphans, mismatches or undated rows. */
 export const auditExitCode = (
@@ -215,8 +247,21 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
     const t = checkTimestamp(r.completedAt).time;
     if (t) rowCompletion.set(r.jobId, t.ms);
   }
+  const seenMonths = new Set<string>();
   for (const idx of inp.indexes) {
     const g = group(idx.shop_id, idx.month);
+    // An own index and a view in the month's shared index: readers consult the own one only.
+    const sm = `${idx.shop_id}/${idx.month}`;
+    if (seenMonths.has(sm)) {
+      mismatch({
+        kind: 'split-shop-month',
+        shopId: idx.shop_id,
+        month: idx.month,
+        key: `job-details-index/${idx.shop_id}/${idx.month}/index.json`,
+        detail: `jobs in both its own index and the month's shared index (job-details-index/_shared/${idx.month}/shared.json): lookup and search read only the own one`,
+      });
+    }
+    seenMonths.add(sm);
     for (const p of idx.parts) {
       committedParts.add(p.key);
       const cold = coldByKey.get(p.key);
@@ -352,6 +397,17 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
     g.hotJobs++;
     hotJobs++;
     if (undeleted.has(r.jobId)) g.awaitingDelete++;
+    const late = inp.due ? overdueBy(parsed.time.ms, inp.due) : null;
+    if (late !== null) {
+      mismatch({
+        kind: 'overdue-hot-job',
+        shopId: r.shopId,
+        month: parsed.time.month,
+        key: `job-details/${r.jobId}/`,
+        jobId: r.jobId,
+        detail: `terminal (${r.status}) since ${parsed.time.iso}, still hot ${late} days past the archiver's bound (due + ${LATE_ROW_BOUND_DAYS} days + grace: docs/steady-state.md, "Late rows")`,
+      });
+    }
   }
 
   const orphans: Orphan[] = [];

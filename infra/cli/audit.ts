@@ -330,6 +330,12 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     corruptIndexes,
     damagedParts,
     unplannable,
+    due: {
+      now: Date.now(),
+      olderThanDays: ctx.cfg.olderThanDays,
+      wholeMonths: ctx.cfg.wholeMonths,
+      graceHours: ctx.cfg.graceHours,
+    },
   });
   const ownersOf = new Map<string, string[]>();
   for (const r of rows) ownersOf.set(r.jobId, [...(ownersOf.get(r.jobId) ?? []), r.shopId]);

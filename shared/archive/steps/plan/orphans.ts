@@ -42,6 +42,8 @@ export interface HotSweep {
   readonly orphans: Orphan[];
   /** Old jobs without a row whose objects do not say their shop: kept and reported. */
   readonly unattributed: QuarantinedJob[];
+  /** Every other hot job the walk saw (not wanted, no orphan): late rows are looked for among them (late-rows.ts). */
+  readonly others: Set<string>;
 }
 
 const toJobObject = (jobId: string, o: { key: string; size: number; etag: string; lastModified?: Date }) => ({
@@ -68,6 +70,7 @@ export const sweepHot = async (deps: StepDeps, wanted: ReadonlySet<string>): Pro
   const listing = new Map<string, JobObject[]>();
   const oldBefore = deps.clock().getTime() - deps.settings.jobTtlDays * 86_400_000;
   const candidates: Array<{ jobId: string; objects: JobObject[]; newest: number }> = [];
+  const others = new Set<string>();
   // A job's keys are contiguous in key order: decide each job as the walk leaves it.
   const state: { current: { jobId: string; objects: JobObject[] } | null } = { current: null };
   const unattributed: QuarantinedJob[] = [];
@@ -80,6 +83,7 @@ export const sweepHot = async (deps: StepDeps, wanted: ReadonlySet<string>): Pro
     const { jobId, objects } = state.current;
     if (wanted.has(jobId)) listing.set(jobId, objects);
     else {
+      others.add(jobId);
       const newest = Math.max(...objects.map((o) => o.lastModified?.getTime() ?? Number.POSITIVE_INFINITY));
       if (newest < oldBefore) candidates.push({ jobId, objects, newest });
     }
@@ -144,6 +148,7 @@ export const sweepHot = async (deps: StepDeps, wanted: ReadonlySet<string>): Pro
       // The newest object is the last thing known of the job: its archive month.
       const at = new Date(c.newest).toISOString();
       listing.set(c.jobId, c.objects);
+      others.delete(c.jobId);
       orphans.push({
         shopId,
         month: at.slice(0, 7),
@@ -151,5 +156,5 @@ export const sweepHot = async (deps: StepDeps, wanted: ReadonlySet<string>): Pro
       });
     }
   }
-  return { listing, orphans, unattributed };
+  return { listing, orphans, unattributed, others };
 };

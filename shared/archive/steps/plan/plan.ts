@@ -19,6 +19,7 @@ import { layoutPlanFiles } from '../run-files/plan-files';
 import { zeroTotals } from '../run-totals';
 import type { PageState, PlanResult, RunContext, RunInput, ScanState } from '../types';
 import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
+import { findLateRows } from './late-rows';
 import { SWEEP_EVERY_MS, SWEEP_WITH_WALK_MS, sweepHot } from './orphans';
 import { packDecisions } from './pack-decisions';
 import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyOf } from './plan-rows';
@@ -269,8 +270,26 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
       for (const o of found.orphans) page.add({ kind: 'plan', shopId: o.shopId, month: o.month, job: o.job });
       for (const q of found.unattributed) page.add({ kind: 'quarantine', entry: q });
       swept = found.listing;
+      // Rows that entered the GSI below the watermark, among the hot jobs the walk saw (late-rows.ts).
+      const late = await findLateRows(deps, run.cutoff, scan.from, found.others);
+      const lateJobs: string[] = [];
+      for (const v of late) {
+        const before = page.jobsPlanned;
+        page.add(v);
+        if (v.kind === 'plan' && page.jobsPlanned > before) lateJobs.push(v.job.job_id);
+      }
+      if (lateJobs.length > 0) {
+        // Their objects (the walk kept only the page's and the orphans'): a jump to each prefix.
+        for (const [id, objects] of (await listJobsObjects(deps.s3, deps.bucket, lateJobs)).objects)
+          swept.set(id, objects);
+      }
       const { sweepWithWalk: _done, ...rest } = scan;
-      scan = { ...rest, sweptAt: sweepAt, orphans: found.orphans.length };
+      scan = {
+        ...rest,
+        sweptAt: sweepAt,
+        orphans: found.orphans.length,
+        ...(lateJobs.length > 0 ? { lateRows: lateJobs.length } : {}),
+      };
     }
     const groups = await withHotObjects(deps, page.result(), swept);
     const pack = await packDecisions(deps, run, groups, scan.packFrom);
