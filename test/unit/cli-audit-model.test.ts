@@ -12,6 +12,7 @@ import {
   orphanCandidates,
 } from '../../infra/cli/audit-model';
 import { INDEX_FORMAT, type IndexedJob, type MonthIndex } from '../../shared/archive/format/month-index';
+import { LATE_ROW_BOUND_DAYS } from '../../shared/archive/steps/plan/late-rows';
 
 const SHOP = 'acme.myshopify.com';
 const PART = 'part-20260415T030000Z-abcdefgh.jsonl.gz';
@@ -306,6 +307,44 @@ describe('classifyAudit', () => {
       }),
     );
     expect(f.mismatches.map((m) => m.kind)).toEqual(['corrupt-index']);
+  });
+
+  it('a shop-month with an own index and a view in the shared index is a split (issue 31)', () => {
+    const own = index({ a1: [entry()] });
+    const view = index({ a2: [entry()] });
+    const f = classifyAudit(inputs({ indexes: [own, view] }));
+    expect(f.mismatches.filter((m) => m.kind === 'split-shop-month')).toEqual([
+      expect.objectContaining({
+        shopId: SHOP,
+        month: '2026-03',
+        key: `job-details-index/${SHOP}/2026-03/index.json`,
+      }),
+    ]);
+    expect(auditExitCode(f)).toBe(EXIT_FINDINGS);
+    expect(classifyAudit(inputs({ indexes: [own] })).mismatches.map((m) => m.kind)).not.toContain(
+      'split-shop-month',
+    );
+  });
+
+  it('a hot terminal job past due + LATE_ROW_BOUND_DAYS + grace is overdue (issue 31)', () => {
+    const day = 86_400_000;
+    const completedAt = '2026-03-10T00:00:00.000Z';
+    const rows = [{ shopId: SHOP, jobId: 'late', status: 'FAILED', completedAt }];
+    const hotLate = new Map([['late', hot('late', { 'job-details/late/a.json.gz': 'e' })]]);
+    const at = (now: number, wholeMonths: boolean) =>
+      classifyAudit(
+        inputs({ rows, hot: hotLate, due: { now, olderThanDays: 30, wholeMonths, graceHours: 1 } }),
+      ).mismatches.map((m) => m.kind);
+    // Due 30 days after completion; bound 33 days and the hour of grace after that.
+    const bound = Date.parse(completedAt) + (30 + LATE_ROW_BOUND_DAYS) * day + 3_600_000;
+    expect(at(bound, false)).toEqual([]);
+    expect(at(bound + 1, false)).toEqual(['overdue-hot-job']);
+    // With whole months the cutoff passes it only once March is 30 days old.
+    expect(at(bound + 1, true)).toEqual([]);
+    expect(
+      at(Date.parse('2026-04-01T00:00:00.000Z') + (30 + LATE_ROW_BOUND_DAYS) * day + 3_600_001, true),
+    ).toEqual(['overdue-hot-job']);
+    expect(LATE_ROW_BOUND_DAYS).toBe(33);
   });
 
   it('treats ids like constructor / __proto__ as data', () => {
