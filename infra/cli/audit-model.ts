@@ -74,15 +74,10 @@ export interface AuditInputs {
   /** Hot prefixes whose base-table row exists but is not in the status GSI (job id → row). */
   readonly unplannable?: ReadonlyMap<string, UnplannableRow>;
   /**
-   * When a terminal job with hot objects is past the archiver's bound (docs/steady-state.md, "Late
-   * rows"): `now` and the settings its due date follows. Absent: not checked.
+   * For a terminal job with hot objects past the archiver's bound (docs/steady-state.md, "Late rows"):
+   * the cutoff of the last run (its watermark; absent when no run wrote one) and the grace period.
    */
-  readonly due?: {
-    readonly now: number;
-    readonly olderThanDays: number;
-    readonly wholeMonths: boolean;
-    readonly graceHours: number;
-  };
+  readonly due?: { readonly cutoff: number; readonly graceHours: number };
 }
 
 export type MismatchKind =
@@ -177,16 +172,14 @@ export const UNKNOWN_SHOP = 'unknown';
 const DAY_MS = 86_400_000;
 
 /**
- * Whole days a hot terminal job completed at `completedMs` is past the bound by which scheduled runs
- * archive it (its due date — the cutoff passing it — plus LATE_ROW_BOUND_DAYS and the grace period),
- * or null when it is not.
+ * Whole days a hot terminal job completed at `completedMs` is past the archiver's bound, or null: it
+ * was due at every run whose cutoff passed it, and the last run's cutoff is more than
+ * LATE_ROW_BOUND_DAYS and the grace period past it. (A row that reached the GSI late is measured from
+ * its due date too: audit cannot see when a row arrived.)
  */
 const overdueBy = (completedMs: number, d: NonNullable<AuditInputs['due']>): number | null => {
-  const c = new Date(completedMs);
-  // With whole months, the cutoff passes a job only once its whole month is olderThanDays old.
-  const from = d.wholeMonths ? Date.UTC(c.getUTCFullYear(), c.getUTCMonth() + 1, 1) : completedMs;
-  const bound = from + (d.olderThanDays + LATE_ROW_BOUND_DAYS) * DAY_MS + d.graceHours * 3_600_000;
-  return d.now > bound ? Math.floor((d.now - bound) / DAY_MS) : null;
+  const bound = completedMs + LATE_ROW_BOUND_DAYS * DAY_MS + d.graceHours * 3_600_000;
+  return d.cutoff > bound ? Math.floor((d.cutoff - bound) / DAY_MS) : null;
 };
 
 /** `audit`'s exit code: 0 when clean, EXIT_FINDINGS (4) when it found orphans, mismatches or undated rows. */
@@ -397,7 +390,8 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
     g.hotJobs++;
     hotJobs++;
     if (undeleted.has(r.jobId)) g.awaitingDelete++;
-    const late = inp.due ? overdueBy(parsed.time.ms, inp.due) : null;
+    // An archived job's hot objects are the delete step's (awaiting delete) or other findings'.
+    const late = inp.due && !indexed.has(r.jobId) ? overdueBy(parsed.time.ms, inp.due) : null;
     if (late !== null) {
       mismatch({
         kind: 'overdue-hot-job',
@@ -405,7 +399,7 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
         month: parsed.time.month,
         key: `job-details/${r.jobId}/`,
         jobId: r.jobId,
-        detail: `terminal (${r.status}) since ${parsed.time.iso}, still hot ${late} days past the archiver's bound (due + ${LATE_ROW_BOUND_DAYS} days + grace: docs/steady-state.md, "Late rows")`,
+        detail: `terminal (${r.status}) since ${parsed.time.iso}, not archived ${late} days past the archiver's bound (the last run's cutoff passed it by more than ${LATE_ROW_BOUND_DAYS} days + grace: docs/steady-state.md, "Late rows")`,
       });
     }
   }

@@ -11,6 +11,7 @@ import {
 import { type MonthIndex, parseMonthIndex } from '../../shared/archive/format/month-index';
 import { blockCheck, pointedBlocks } from '../../shared/archive/format/part-integrity';
 import { parseSharedIndex } from '../../shared/archive/format/shared-index';
+import { readWatermark, writtenByRun } from '../../shared/archive/steps/plan/watermark';
 import { mapLimit } from '../../shared/concurrency';
 import { META_SHOP_ID } from '../../shared/details/store';
 import { isNamedError } from '../../shared/errors';
@@ -320,6 +321,11 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     });
   }
 
+  // The last run's cutoff (its watermark): hot terminal jobs it passed by more than the bound are
+  // overdue. 1 GET; no run yet (or a watermark that does not parse: its own problem) checks nothing.
+  req.s3Get++;
+  const mark = await readWatermark(ctx).catch(() => null);
+  const lastCutoff = mark?.doc && writtenByRun(mark.doc) ? Date.parse(mark.doc.cutoff) : null;
   const findings = classifyAudit({
     rows,
     hot,
@@ -330,12 +336,7 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     corruptIndexes,
     damagedParts,
     unplannable,
-    due: {
-      now: Date.now(),
-      olderThanDays: ctx.cfg.olderThanDays,
-      wholeMonths: ctx.cfg.wholeMonths,
-      graceHours: ctx.cfg.graceHours,
-    },
+    ...(lastCutoff === null ? {} : { due: { cutoff: lastCutoff, graceHours: ctx.cfg.graceHours } }),
   });
   const ownersOf = new Map<string, string[]>();
   for (const r of rows) ownersOf.set(r.jobId, [...(ownersOf.get(r.jobId) ?? []), r.shopId]);

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { sharedIndexKey, WATERMARK_KEY } from '../../shared/archive/format/keys';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { auditCommand } from '../../infra/cli/audit';
+import { memoryOutput } from '../../infra/cli/output';
+import { PACK_DECISIONS_KEY, sharedIndexKey, WATERMARK_KEY } from '../../shared/archive/format/keys';
 import { parseSharedIndex } from '../../shared/archive/format/shared-index';
 import { WATERMARK_FORMAT } from '../../shared/archive/steps/plan/watermark';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
@@ -7,6 +10,7 @@ import { getObjectBytes, putJson } from '../../shared/s3/objects';
 import {
   type ArchiverEnv,
   archiverEnv,
+  cliContextFor,
   inMonth,
   readIndex,
   runMachine,
@@ -69,6 +73,14 @@ test('a shop-month cut by plan pages goes whole to its own index or whole to the
   // S's first part went to its own index: so does the rest; T's first part was packed: so is the rest.
   expect(sJobs.map((j) => where[j.jobId])).toEqual(['own', 'own', 'own', 'own']);
   expect(tJobs.map((j) => where[j.jobId])).toEqual(['shared', 'shared', 'shared']);
+  // audit reads both indexes of the month: nothing split, nothing amiss.
+  const audit = await auditCommand(
+    cliContextFor(env),
+    { maxHeads: 10, concurrency: 4, json: true },
+    memoryOutput(),
+  );
+  expect(audit.mismatches).toEqual([]);
+  expect(audit.totals).toMatchObject({ archivedJobs: 7, hotJobs: 0 });
 });
 
 test('after a run that died before Report, a later part of a shop-month follows its first', async () => {
@@ -103,4 +115,31 @@ test('after a run that died before Report, a later part of a shop-month follows 
   const where = await whereIs(env, [...first, late], month);
   expect(uniform([...first, late], where)).toBe(true);
   expect(where[late.jobId]).toBe('own');
+  const audit = await auditCommand(
+    cliContextFor(env),
+    { maxHeads: 10, concurrency: 4, json: true },
+    memoryOutput(),
+  );
+  expect(audit.mismatches.filter((m) => m.kind === 'split-shop-month')).toEqual([]);
+});
+
+test('an unreadable decisions document is no halt: its months are routed by the shared views from then on', async () => {
+  const env = await archiverEnv({ packBelowKb: 128 });
+  await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: PACK_DECISIONS_KEY, Body: 'not json' }));
+  const job = await seedTerminalJob(env, {
+    shopId: 'unread-s.myshopify.com',
+    completedAt: inMonth(3, 2),
+    flushes: 1,
+  });
+  const month = job.completedAt.slice(0, 7);
+  const run = await runMachine(env);
+  expect(run.run.status).toBe('SUCCEEDED');
+  expect(run.report).toMatchObject({ jobsArchived: 1, groupsFailedCount: 0 });
+  // Not in any view yet: its own index (consistent whatever an earlier part did).
+  expect(run.pages[0]?.planned.map((g) => g.pack)).toEqual(['if-packed']);
+  expect(await whereIs(env, [job], month)).toEqual({ [job.jobId]: 'own' });
+  const doc = JSON.parse(
+    (await getObjectBytes(env.s3, env.bucket, PACK_DECISIONS_KEY))?.bytes.toString() ?? '{}',
+  );
+  expect(doc.months).toEqual({ [month]: 'by-view' });
 });

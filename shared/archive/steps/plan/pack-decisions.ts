@@ -1,4 +1,5 @@
-import { getObjectBytes, putJson } from '../../../s3/objects';
+import { ConcurrentModificationError } from '../../../errors';
+import { getObjectBytes, putConditional } from '../../../s3/objects';
 import { PACK_DECISIONS_KEY } from '../../format/keys';
 import type { StepDeps } from '../context';
 import { isObj } from '../shape';
@@ -77,10 +78,41 @@ export const packDecisions = async (
   const fresh = groups.filter((g) => isNew(g.month));
   if (fresh.length === 0) return () => 'if-packed';
 
-  const got = await getObjectBytes(deps.s3, deps.bucket, PACK_DECISIONS_KEY);
-  const stored: Decisions | null = got ? parse(got.bytes) : new Map();
+  // Conditional on the ETag read (an overlapping run's page may write between): on a conflict, read
+  // the other's decisions and decide again on top of them.
+  for (let attempt = 0; ; attempt++) {
+    const got = await getObjectBytes(deps.s3, deps.bucket, PACK_DECISIONS_KEY);
+    const { routed, doc } = decide(got ? parse(got.bytes) : new Map(), fresh, isNew, packBelowKb);
+    // A dry run commits nothing: it decides as a run would, and keeps nothing.
+    if (doc === null || run.dryRun) return (g) => (routed.has(g) ? routed.get(g) : 'if-packed');
+    try {
+      await putConditional(
+        deps.s3,
+        {
+          Bucket: deps.bucket,
+          Key: PACK_DECISIONS_KEY,
+          Body: JSON.stringify({ format: PACK_DECISIONS_FORMAT, run_id: run.runId, months: doc }),
+          ContentType: 'application/json',
+        },
+        got?.etag ?? null,
+      );
+      return (g) => (routed.has(g) ? routed.get(g) : 'if-packed');
+    } catch (err) {
+      if (!(err instanceof ConcurrentModificationError) || attempt >= 4) throw err;
+    }
+  }
+};
+
+/** The page's routing over the stored decisions, and the document to store (null: unchanged). */
+const decide = (
+  stored: Decisions | null,
+  fresh: readonly PageGroup[],
+  isNew: (month: string) => boolean,
+  packBelowKb: number,
+): { routed: Map<PageGroup, PlannedGroup['pack']>; doc: Record<string, unknown> | null } => {
   const decisions: Decisions = new Map();
-  for (const [month, shops] of stored ?? []) if (isNew(month)) decisions.set(month, shops);
+  for (const [month, shops] of stored ?? [])
+    if (isNew(month)) decisions.set(month, shops === BY_VIEW ? BY_VIEW : new Map(shops));
   let changed = stored === null || decisions.size !== (stored?.size ?? 0);
   const routed = new Map<PageGroup, PlannedGroup['pack']>();
   for (const g of fresh) {
@@ -103,19 +135,15 @@ export const packDecisions = async (
     }
     routed.set(g, d === 'shared' ? true : undefined);
   }
-  // A dry run commits nothing: it decides as a run would, and keeps nothing.
-  if (changed && !run.dryRun) {
-    const sorted = <T>(m: Map<string, T>) => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    await putJson(deps, PACK_DECISIONS_KEY, {
-      format: PACK_DECISIONS_FORMAT,
-      run_id: run.runId,
-      months: Object.fromEntries(
-        sorted(decisions).map(([m, shops]) => [
-          m,
-          shops === BY_VIEW ? BY_VIEW : Object.fromEntries(sorted(shops)),
-        ]),
-      ),
-    });
-  }
-  return (g) => (routed.has(g) ? routed.get(g) : 'if-packed');
+  if (!changed) return { routed, doc: null };
+  const sorted = <T>(m: Map<string, T>) => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return {
+    routed,
+    doc: Object.fromEntries(
+      sorted(decisions).map(([m, shops]) => [
+        m,
+        shops === BY_VIEW ? BY_VIEW : Object.fromEntries(sorted(shops)),
+      ]),
+    ),
+  };
 };
