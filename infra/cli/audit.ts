@@ -58,7 +58,7 @@ export const auditSpec: CommandSpec = {
     'Reads, all paginated, none of them scans the table:',
     '  DynamoDB  1 Query page per ≤1 MB of GSI_JobsByStatus_v2 per status (5 statuses; INCLUDE projection, ~0.5 RCU per 4 KB)',
     '  S3 LIST   ⌈objects / 1000⌉ for each of job-details/, job-details-index/, job-details-cold/',
-    '  S3 GET    1 per month index and 1 per month with a shared index (Standard storage, never Glacier)',
+    '  S3 GET    1 per month index and 1 per month with a shared index (Standard storage, never Glacier), 1 of the watermark',
     '  S3 HEAD   1 per orphan job prefix, capped by --max-heads (+1 DynamoDB GetItem each: a row the GSI misses)',
     '  parts are checked against the size and ETag their commit recorded from the LIST itself (no request);',
     '  --deep adds 1 GET per committed part (every byte read: costly for parts in Glacier — not restored, reported)',

@@ -252,7 +252,7 @@ test('case 5: audit --deep finds a damaged block the cheap check cannot see (a p
       detail: expect.stringMatching(/decompress/),
     }),
   ]);
-  expect(deep.requests.s3Get).toBe(2); // the index and the part
+  expect(deep.requests.s3Get).toBe(3); // the index, the part and the watermark
   expect(auditExitCode(deep)).not.toBe(0);
 
   expect((await run({ graceHours: 0 })).status).toBe('FAILED');
