@@ -147,3 +147,42 @@ const decide = (
     ),
   };
 };
+
+/**
+ * Erasure (docs/erasure.md): the decisions document names shops, so forget removes a shop from it
+ * (conditional PUT on the ETag read, re-read on a conflict). Returns whether it was there. An
+ * unreadable document (it may name the shop) is replaced by an empty one: erasure first — the months
+ * it held are decided again by bytes.
+ */
+export const forgetPackDecisions = async (
+  deps: Pick<StepDeps, 's3' | 'bucket'>,
+  shopId: string,
+): Promise<boolean> => {
+  for (let attempt = 0; ; attempt++) {
+    const got = await getObjectBytes(deps.s3, deps.bucket, PACK_DECISIONS_KEY);
+    if (!got) return false;
+    const stored = parse(got.bytes);
+    const named = stored === null || [...stored.values()].some((m) => m !== BY_VIEW && m.has(shopId));
+    if (!named) return false;
+    const months: Record<string, unknown> = {};
+    for (const [month, shops] of stored ?? []) {
+      if (shops === BY_VIEW) months[month] = BY_VIEW;
+      else months[month] = Object.fromEntries([...shops].filter(([s]) => s !== shopId));
+    }
+    try {
+      await putConditional(
+        deps.s3,
+        {
+          Bucket: deps.bucket,
+          Key: PACK_DECISIONS_KEY,
+          Body: JSON.stringify({ format: PACK_DECISIONS_FORMAT, run_id: '', months }),
+          ContentType: 'application/json',
+        },
+        got.etag,
+      );
+      return true;
+    } catch (err) {
+      if (!(err instanceof ConcurrentModificationError) || attempt >= 4) throw err;
+    }
+  }
+};
