@@ -1,4 +1,5 @@
 import { type IndexedSource, type MonthIndex, parseSharedPartKey, SHARED } from '../../shared/archive/format';
+import { LATE_ROW_BOUND_DAYS } from '../../shared/archive/steps/plan/late-rows';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
 import { normalizeEtag } from '../../shared/s3/objects';
 import { checkTimestamp } from '../../shared/time';
@@ -71,6 +72,11 @@ export interface AuditInputs {
   readonly damagedParts?: ReadonlyMap<string, string>;
   /** Hot prefixes whose base-table row exists but is not in the status GSI (job id → row). */
   readonly unplannable?: ReadonlyMap<string, UnplannableRow>;
+  /**
+   * For a terminal job with hot objects past the archiver's bound (docs/steady-state.md, "Late rows"):
+   * the cutoff of the last run (its watermark; absent when no run wrote one) and the grace period.
+   */
+  readonly due?: { readonly cutoff: number; readonly graceHours: number };
 }
 
 export type MismatchKind =
@@ -81,7 +87,9 @@ export type MismatchKind =
   | 'damaged-part'
   | 'lost-index'
   | 'corrupt-index'
-  | 'unplannable-row';
+  | 'unplannable-row'
+  | 'overdue-hot-job'
+  | 'split-shop-month';
 
 /** What repairs each kind of finding (printed under its heading). */
 export const REPAIR: Readonly<Record<MismatchKind, (shopId: string, month: string, key: string) => string>> =
@@ -103,6 +111,10 @@ export const REPAIR: Readonly<Record<MismatchKind, (shopId: string, month: strin
         ? `none yet for a shared index (reindex rebuilds a shop's own index only): restore job-details-index/_shared/${m}/shared.json (e.g. from a bucket version); until then readers name it and the packed shops' jobs cannot be read`
         : `jobarchive reindex --shop ${s} --month ${m}`,
     'corrupt-index': (s, m) => `jobarchive reindex --shop ${s} --month ${m} --force`,
+    'overdue-hot-job': () =>
+      'see the run reports for this job (quarantined? a failed group?) and fix what they name; then jobarchive run --replan archives every due job still hot',
+    'split-shop-month': (s, m) =>
+      `none automatic: the shop-month's own index hides its jobs in the month's shared index from lookup and search (jobarchive sql reads both); runs since issue 31 never split one (docs/archive-format.md). Note the jobs of ${s} ${m} in the shared view before any repair`,
     'unplannable-row': () =>
       "set status_created_at on the row (the indexer's terminal write does; = completed_at): the archiver plans from GSI_JobsByStatus_v2",
   };
@@ -158,6 +170,19 @@ export interface AuditFindings {
 }
 
 export const UNKNOWN_SHOP = 'unknown';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Whole days a hot terminal job completed at `completedMs` is past the archiver's bound, or null: it
+ * was due at every run whose cutoff passed it, and the last run's cutoff is more than
+ * LATE_ROW_BOUND_DAYS and the grace period past it. (A row that reached the GSI late is measured from
+ * its due date too: audit cannot see when a row arrived.)
+ */
+const overdueBy = (completedMs: number, d: NonNullable<AuditInputs['due']>): number | null => {
+  const bound = completedMs + LATE_ROW_BOUND_DAYS * DAY_MS + d.graceHours * 3_600_000;
+  return d.cutoff > bound ? Math.floor((d.cutoff - bound) / DAY_MS) : null;
+};
 
 /** `audit`'s exit code: 0 when clean, EXIT_FINDINGS (4) when it found orphans, mismatches or undated rows. */
 export const auditExitCode = (
@@ -217,8 +242,21 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
     const t = checkTimestamp(r.completedAt).time;
     if (t) rowCompletion.set(r.jobId, t.ms);
   }
+  const seenMonths = new Set<string>();
   for (const idx of inp.indexes) {
     const g = group(idx.shop_id, idx.month);
+    // An own index and a view in the month's shared index: readers consult the own one only.
+    const sm = `${idx.shop_id}/${idx.month}`;
+    if (seenMonths.has(sm)) {
+      mismatch({
+        kind: 'split-shop-month',
+        shopId: idx.shop_id,
+        month: idx.month,
+        key: `job-details-index/${idx.shop_id}/${idx.month}/index.json`,
+        detail: `jobs in both its own index and the month's shared index (job-details-index/_shared/${idx.month}/shared.json): lookup and search read only the own one`,
+      });
+    }
+    seenMonths.add(sm);
     for (const p of idx.parts) {
       committedParts.add(p.key);
       const cold = coldByKey.get(p.key);
@@ -354,6 +392,18 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
     g.hotJobs++;
     hotJobs++;
     if (undeleted.has(r.jobId)) g.awaitingDelete++;
+    // An archived job's hot objects are the delete step's (awaiting delete) or other findings'.
+    const late = inp.due && !indexed.has(r.jobId) ? overdueBy(parsed.time.ms, inp.due) : null;
+    if (late !== null) {
+      mismatch({
+        kind: 'overdue-hot-job',
+        shopId: r.shopId,
+        month: parsed.time.month,
+        key: `job-details/${r.jobId}/`,
+        jobId: r.jobId,
+        detail: `terminal (${r.status}) since ${parsed.time.iso}, not archived ${late} days past the archiver's bound (the last run's cutoff passed it by more than ${LATE_ROW_BOUND_DAYS} days + grace: docs/steady-state.md, "Late rows")`,
+      });
+    }
   }
 
   const orphans: Orphan[] = [];

@@ -14,6 +14,7 @@ import {
   SHARED,
   validatePartName,
 } from '../../shared/archive/format';
+import { readWatermark, writtenByRun } from '../../shared/archive/steps/plan/watermark';
 import { mapLimit } from '../../shared/concurrency';
 import { META_SHOP_ID } from '../../shared/details/store';
 import { isNamedError } from '../../shared/errors';
@@ -60,7 +61,7 @@ export const auditSpec: CommandSpec = {
     'Reads, all paginated, none of them scans the table:',
     '  DynamoDB  1 Query page per ≤1 MB of GSI_JobsByStatus_v2 per status (5 statuses; INCLUDE projection, ~0.5 RCU per 4 KB)',
     '  S3 LIST   ⌈objects / 1000⌉ for each of job-details/, job-details-index/, job-details-cold/',
-    '  S3 GET    1 per month index and 1 per month with a shared index (Standard storage, never Glacier)',
+    '  S3 GET    1 per month index and 1 per month with a shared index (Standard storage, never Glacier), 1 of the watermark',
     '  S3 HEAD   1 per orphan job prefix, capped by --max-heads (+1 DynamoDB GetItem each: a row the GSI misses)',
     '  parts are checked against the size and ETag their commit recorded from the LIST itself (no request);',
     '  --deep adds 1 GET per committed part (every byte read: costly for parts in Glacier — not restored, reported)',
@@ -323,6 +324,11 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     });
   }
 
+  // The last run's cutoff (its watermark): hot terminal jobs it passed by more than the bound are
+  // overdue. 1 GET; no run yet (or a watermark that does not parse: its own problem) checks nothing.
+  req.s3Get++;
+  const mark = await readWatermark(ctx).catch(() => null);
+  const lastCutoff = mark?.doc && writtenByRun(mark.doc) ? Date.parse(mark.doc.cutoff) : null;
   const findings = classifyAudit({
     rows,
     hot,
@@ -333,6 +339,7 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     corruptIndexes,
     damagedParts,
     unplannable,
+    ...(lastCutoff === null ? {} : { due: { cutoff: lastCutoff, graceHours: ctx.cfg.graceHours } }),
   });
   const ownersOf = new Map<string, string[]>();
   for (const r of rows) ownersOf.set(r.jobId, [...(ownersOf.get(r.jobId) ?? []), r.shopId]);

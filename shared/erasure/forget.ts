@@ -2,6 +2,7 @@ import { DeleteObjectsCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { COLD_PREFIX, INDEX_PREFIX, WATERMARK_KEY } from '../archive/format';
 import type { StepDeps } from '../archive/steps/context';
+import { forgetPackDecisions } from '../archive/steps/plan/pack-decisions';
 import { readWatermark } from '../archive/steps/plan/watermark';
 import { mapLimit, pause } from '../concurrency';
 import { ConcurrentModificationError, ErasureIncompleteError, InvalidInputError } from '../errors';
@@ -317,6 +318,8 @@ export const forgetShop = async (
     let found = 0;
     await hooks.before?.('watermark', pass);
     found += await forgetRetries(deps, shopId, (n) => record({ retryEntries: n }, pass));
+    // Plan's own-or-shared decisions name shops (plan/pack-decisions.ts).
+    await forgetPackDecisions(deps, shopId);
 
     await hooks.before?.('archive', pass);
     const archive = await archiveObjects(deps, shopId);

@@ -87,6 +87,7 @@ test('an archive run and its delete run: the S3 requests beyond one GET per hot 
       sharedPartVerify: 1,
       reportRetryBatches: 1, // the groups wait for the grace period: Report reads their jobs for the retry list
       reportRetryJobs: 1,
+      packDecisions: 1, // own or shared, decided once per shop-month of a first-archived month
     }),
     ListObjectsV2: sum({ hotWalk: 1, ownLostIndexCheck: 1, tallyAttempts: 1, reportOwnErasureMarkers: 1 }),
     PutObject: sum({
@@ -99,6 +100,7 @@ test('an archive run and its delete run: the S3 requests beyond one GET per hot 
       ownIntentPartIndex: 3,
       sharedIntentPartIndex: 3,
       sharedIndexBeforeFirstIntent: 1, // a month's first packing: an empty shared.json, so pending GC may run
+      packDecisions: 1,
     }),
     // The staging docs and the attempt marker, in one call.
     DeleteObjects: 1,

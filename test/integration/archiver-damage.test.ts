@@ -241,7 +241,7 @@ test('case 5: audit --deep names a damaged block; delete refuses a rewritten par
       detail: expect.stringMatching(/rewritten after its commit|decompress/),
     }),
   ]);
-  expect(deep.requests.s3Get).toBeLessThanOrEqual(2); // the index (and the part)
+  expect(deep.requests.s3Get).toBeLessThanOrEqual(3); // the index (and the part), the watermark
   expect(auditExitCode(deep)).not.toBe(0);
 
   expect((await run({ graceHours: 0 })).status).toBe('FAILED');

@@ -124,7 +124,7 @@ it('counts hot jobs of the fleet and finds the orphan, attributed to its shop by
     },
   ]);
   expect(r.requests.s3Head).toBe(1);
-  expect(r.requests.s3Get).toBe(1);
+  expect(r.requests.s3Get).toBe(2); // the month index and the watermark (the last run's cutoff)
   expect(r.requests.dynamodbQuery).toBe(5);
 });
 
@@ -155,7 +155,7 @@ it('prints a table per shop × month and the findings for humans', async () => {
   expect(text).toMatch(new RegExp(`^ {2}${SHOP.replace(/\./g, '\\.')} +2026-03 +0 +0 +1 +1 +0 +3$`, 'm'));
   expect(text).toContain(`${ORPHAN_SHOP} `);
   expect(text).toContain('uncommitted-part');
-  expect(text).toMatch(/^requests: S3 \d+ LIST, 1 GET, 1 HEAD; DynamoDB 5 Query/m);
+  expect(text).toMatch(/^requests: S3 \d+ LIST, 2 GET, 1 HEAD; DynamoDB 5 Query/m);
 });
 
 it('--max-heads bounds the HeadObject calls; unattributed orphans stay "unknown"', async () => {

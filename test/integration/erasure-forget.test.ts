@@ -112,7 +112,10 @@ test('forget removes every trace of the shop, leaves the others byte for byte, a
   );
   expect(audit.groups.filter((g) => g.shopId === FORGET)).toEqual([]);
   expect(audit.erasure).toMatchObject({ overdue: [], forgottenLeftovers: [] });
-  expect(auditExitCode(audit)).toBe(0);
+  // fg-other-1's old job, seeded after the run with its key below the watermark, is a late row past
+  // its bound (issue 31: audit exits non-zero; the next sweep archives it): the only finding.
+  expect(audit.mismatches.map((m) => [m.kind, m.shopId])).toEqual([['overdue-hot-job', 'fg-other-1']]);
+  expect(auditExitCode(audit)).toBe(4);
 
   // The receipt: counts, when, which run — no content, no document ids.
   const stored = await getRequest(env, out.requestId);

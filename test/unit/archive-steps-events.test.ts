@@ -173,6 +173,7 @@ test('a scan state survives the re-parse between pages whole: no field Plan sets
     sweptAt: '2026-01-20T00:00:00.000Z',
     sweepWithWalk: true,
     orphans: 0,
+    lateRows: 2,
     packFrom: '2026-02-01T00:00:00.000Z',
     quietPages: [0, 2],
     erasure: {

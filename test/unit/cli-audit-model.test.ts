@@ -12,6 +12,7 @@ import {
   orphanCandidates,
 } from '../../infra/cli/audit-model';
 import { INDEX_FORMAT, type IndexedJob, type MonthIndex } from '../../shared/archive/format';
+import { LATE_ROW_BOUND_DAYS } from '../../shared/archive/steps/plan/late-rows';
 
 const SHOP = 'acme.myshopify.com';
 const PART = 'part-20260415T030000Z-abcdefgh.jsonl.gz';
@@ -306,6 +307,43 @@ describe('classifyAudit', () => {
       }),
     );
     expect(f.mismatches.map((m) => m.kind)).toEqual(['corrupt-index']);
+  });
+
+  it('a shop-month with an own index and a view in the shared index is a split (issue 31)', () => {
+    const own = index({ a1: [entry()] });
+    const view = index({ a2: [entry()] });
+    const f = classifyAudit(inputs({ indexes: [own, view] }));
+    expect(f.mismatches.filter((m) => m.kind === 'split-shop-month')).toEqual([
+      expect.objectContaining({
+        shopId: SHOP,
+        month: '2026-03',
+        key: `job-details-index/${SHOP}/2026-03/index.json`,
+      }),
+    ]);
+    expect(auditExitCode(f)).toBe(EXIT_FINDINGS);
+    expect(classifyAudit(inputs({ indexes: [own] })).mismatches.map((m) => m.kind)).not.toContain(
+      'split-shop-month',
+    );
+  });
+
+  it('a hot terminal job the last run cutoff passed by more than the bound is overdue (issue 31)', () => {
+    const completedAt = '2026-03-10T00:00:00.000Z';
+    const rows = [{ shopId: SHOP, jobId: 'late', status: 'FAILED', completedAt }];
+    const hotLate = new Map([['late', hot('late', { 'job-details/late/a.json.gz': 'e' })]]);
+    const at = (cutoff: number, indexes: MonthIndex[] = []) =>
+      classifyAudit(inputs({ rows, hot: hotLate, indexes, due: { cutoff, graceHours: 1 } })).mismatches.map(
+        (m) => m.kind,
+      );
+    const bound = Date.parse(completedAt) + LATE_ROW_BOUND_DAYS * 86_400_000 + 3_600_000;
+    expect(LATE_ROW_BOUND_DAYS).toBe(33);
+    expect(at(bound)).toEqual([]);
+    expect(at(bound + 1)).toEqual(['overdue-hot-job']);
+    // Archived (its hot copies wait for the delete step, or are other findings): not overdue.
+    expect(at(bound + 1, [index({ late: [entry({ deleted_at: null, sources: [] })] })])).not.toContain(
+      'overdue-hot-job',
+    );
+    // No run yet: nothing to measure against.
+    expect(classifyAudit(inputs({ rows, hot: hotLate })).mismatches).toEqual([]);
   });
 
   it('treats ids like constructor / __proto__ as data', () => {

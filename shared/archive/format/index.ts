@@ -78,6 +78,7 @@ export {
   monthIndexDir,
   monthIndexKey,
   newPartName,
+  PACK_DECISIONS_KEY,
   pageResultsKey,
   parseMonthIndexKey,
   parsePartKey,

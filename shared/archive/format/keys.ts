@@ -16,6 +16,8 @@ export const STATE_PREFIX = 'job-details-state/';
 
 /** Where planning resumes: docs/steady-state.md. */
 export const WATERMARK_KEY = `${STATE_PREFIX}watermark.json`;
+/** Own or shared, per shop-month of the months being archived for the first time (plan/pack-decisions.ts). */
+export const PACK_DECISIONS_KEY = `${STATE_PREFIX}pack-decisions.json`;
 
 /** The erasure records (docs/erasure.md): the request ledger, tombstones, rewrite journals. */
 export const ERASURE_PREFIX = 'job-details-erasure/';

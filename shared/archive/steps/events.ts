@@ -161,6 +161,7 @@ export const parseScan = (v: unknown, field: string): ScanState => {
       ? {}
       : { sweepWithWalk: isTrue(o.sweepWithWalk, `${field}.sweepWithWalk`) }),
     orphans: int(o.orphans, `${field}.orphans`),
+    ...(o.lateRows === undefined ? {} : { lateRows: int(o.lateRows, `${field}.lateRows`) }),
     ...(o.packFrom === undefined
       ? {}
       : {

@@ -88,6 +88,8 @@ export interface ScanState {
   readonly sweepWithWalk?: true;
   /** Orphans this run's sweep planned. */
   readonly orphans: number;
+  /** Jobs whose row entered the GSI below the watermark, planned with this run's sweep (plan/late-rows.ts). Absent: none. */
+  readonly lateRows?: number;
   /**
    * Months starting at or after this are archived for the first time by this run, so their small
    * shop-months may be packed ('': every month, the bucket holds no index yet; null or absent: none).
@@ -379,6 +381,8 @@ export interface RunReport {
   readonly watermark?: 'unchanged' | 'written' | 'merged' | 'dry-run';
   /** Jobs without a row (expired before archival) this run's orphan sweep planned (in jobsPlanned too). */
   readonly orphansPlanned?: number;
+  /** Jobs whose row entered the GSI below the watermark, found by this run's sweep (in jobsPlanned too). */
+  readonly lateRowsPlanned?: number;
   /**
    * Erasure requests (docs/erasure.md) not complete `erasureDeadlineDays` after they were received:
    * the full number, and the oldest 100 (no document ids). Published as `ErasureRequestsOverdue`.

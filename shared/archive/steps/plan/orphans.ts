@@ -1,10 +1,10 @@
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { classifyJobKey, type JobObject, META_JOB_ID, META_SHOP_ID } from '../../../details';
-import { validateShopId } from '../../../ids';
+import { validateJobId, validateShopId } from '../../../ids';
 import { listAll } from '../../../s3/objects';
 import { HOT_PREFIX } from '../../format';
 import { readJobRows } from '../archive/job-rows';
-import { reportableId } from '../caps';
+import { reasonOf, reportableId } from '../caps';
 import type { StepDeps } from '../context';
 import type { PlannedJob, QuarantinedJob } from '../types';
 import { plannedJob } from './plan-rows';
@@ -42,6 +42,8 @@ export interface HotSweep {
   readonly orphans: Orphan[];
   /** Old jobs without a row whose objects do not say their shop: kept and reported. */
   readonly unattributed: QuarantinedJob[];
+  /** Every other hot job the walk saw (not wanted, no orphan): late rows are looked for among them (late-rows.ts). */
+  readonly others: Set<string>;
 }
 
 const toJobObject = (jobId: string, o: { key: string; size: number; etag: string; lastModified?: Date }) => ({
@@ -52,17 +54,36 @@ const toJobObject = (jobId: string, o: { key: string; size: number; etag: string
   kind: classifyJobKey(jobId, o.key),
 });
 
+const invalidIdReason = (
+  jobId: string,
+  key: string,
+): { key: string; reason: string; objects: number } | null => {
+  try {
+    validateJobId(jobId);
+    return null;
+  } catch (err) {
+    return { key, reason: reasonOf(err), objects: 0 };
+  }
+};
+
 export const sweepHot = async (deps: StepDeps, wanted: ReadonlySet<string>): Promise<HotSweep> => {
   const listing = new Map<string, JobObject[]>();
   const oldBefore = deps.clock().getTime() - deps.settings.jobTtlDays * 86_400_000;
   const candidates: Array<{ jobId: string; objects: JobObject[]; newest: number }> = [];
+  const others = new Set<string>();
   // A job's keys are contiguous in key order: decide each job as the walk leaves it.
   const state: { current: { jobId: string; objects: JobObject[] } | null } = { current: null };
+  const unattributed: QuarantinedJob[] = [];
+  // A prefix whose segment is no valid job id (not written by this library's writer: a non-ASCII id,
+  // one past 64 characters): no key may be built from it, so it is never archived. It is kept and
+  // reported at every sweep (the run's report, `audit`'s orphans), never a halt.
+  const invalid = new Map<string, { key: string; reason: string; objects: number }>();
   const close = () => {
     if (!state.current) return;
     const { jobId, objects } = state.current;
     if (wanted.has(jobId)) listing.set(jobId, objects);
     else {
+      others.add(jobId);
       const newest = Math.max(...objects.map((o) => o.lastModified?.getTime() ?? Number.POSITIVE_INFINITY));
       if (newest < oldBefore) candidates.push({ jobId, objects, newest });
     }
@@ -70,6 +91,11 @@ export const sweepHot = async (deps: StepDeps, wanted: ReadonlySet<string>): Pro
   };
   for await (const o of listAll(deps.s3, deps.bucket, HOT_PREFIX)) {
     const jobId = o.key.slice(HOT_PREFIX.length).split('/')[0] ?? '';
+    const bad = invalid.get(jobId) ?? invalidIdReason(jobId, o.key);
+    if (bad) {
+      invalid.set(jobId, { ...bad, objects: bad.objects + 1 });
+      continue;
+    }
     if (state.current?.jobId !== jobId) {
       close();
       state.current = { jobId, objects: [] };
@@ -77,9 +103,15 @@ export const sweepHot = async (deps: StepDeps, wanted: ReadonlySet<string>): Pro
     state.current.objects.push(toJobObject(jobId, o));
   }
   close();
+  for (const [jobId, bad] of invalid) {
+    unattributed.push({
+      shopId: '(none)',
+      jobId: reportableId(jobId),
+      reason: `hot prefix is not a valid job id (${bad.reason}): ${bad.objects} object(s) from ${reportableId(bad.key)} kept, never archived`,
+    });
+  }
 
   // Attribute each candidate to its shop (the writer's `shop-id` metadata), then ask for its row.
-  const unattributed: QuarantinedJob[] = [];
   const byShop = new Map<string, typeof candidates>();
   for (const c of candidates) {
     const first = c.objects[0];
@@ -116,6 +148,7 @@ export const sweepHot = async (deps: StepDeps, wanted: ReadonlySet<string>): Pro
       // The newest object is the last thing known of the job: its archive month.
       const at = new Date(c.newest).toISOString();
       listing.set(c.jobId, c.objects);
+      others.delete(c.jobId);
       orphans.push({
         shopId,
         month: at.slice(0, 7),
@@ -123,5 +156,5 @@ export const sweepHot = async (deps: StepDeps, wanted: ReadonlySet<string>): Pro
       });
     }
   }
-  return { listing, orphans, unattributed };
+  return { listing, orphans, unattributed, others };
 };

@@ -19,7 +19,9 @@ import { layoutPlanFiles } from '../run-files/plan-files';
 import { zeroTotals } from '../run-totals';
 import type { PageState, PlanResult, RunContext, RunInput, ScanState } from '../types';
 import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
+import { findLateRows } from './late-rows';
 import { SWEEP_EVERY_MS, SWEEP_WITH_WALK_MS, sweepHot } from './orphans';
+import { packDecisions } from './pack-decisions';
 import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyOf } from './plan-rows';
 import {
   type ReadWatermark,
@@ -267,11 +269,30 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
       for (const o of found.orphans) page.add({ kind: 'plan', shopId: o.shopId, month: o.month, job: o.job });
       for (const q of found.unattributed) page.add({ kind: 'quarantine', entry: q });
       swept = found.listing;
+      // Rows that entered the GSI below the watermark, among the hot jobs the walk saw (late-rows.ts).
+      const late = await findLateRows(deps, run.cutoff, scan.from, found.others);
+      const lateJobs: string[] = [];
+      for (const v of late) {
+        const before = page.jobsPlanned;
+        page.add(v);
+        if (v.kind === 'plan' && page.jobsPlanned > before) lateJobs.push(v.job.job_id);
+      }
+      if (lateJobs.length > 0) {
+        // Their objects (the walk kept only the page's and the orphans'): a jump to each prefix.
+        for (const [id, objects] of (await listJobsObjects(deps.s3, deps.bucket, lateJobs)).objects)
+          swept.set(id, objects);
+      }
       const { sweepWithWalk: _done, ...rest } = scan;
-      scan = { ...rest, sweptAt: sweepAt, orphans: found.orphans.length };
+      scan = {
+        ...rest,
+        sweptAt: sweepAt,
+        orphans: found.orphans.length,
+        ...(lateJobs.length > 0 ? { lateRows: lateJobs.length } : {}),
+      };
     }
     const groups = await withHotObjects(deps, page.result(), swept);
-    const files = layoutPlanFiles(run.runId, pageNo, groups, settings, packable(settings, scan.packFrom));
+    const pack = await packDecisions(deps, run, groups, scan.packFrom);
+    const files = layoutPlanFiles(run.runId, pageNo, groups, settings, pack);
     await writePlanFindings(deps, run.runId, pageNo, page.quarantined);
     if (files.batches.length > 0) {
       // The jobs first: a batches file only ever names ranges that exist.
@@ -313,23 +334,3 @@ const indexesExist = async (deps: StepDeps): Promise<boolean> => {
   );
   return (out.Contents?.length ?? 0) > 0;
 };
-
-/**
- * Whether a group is packed (docs/archive-format.md, "Shared parts"): its listed hot objects total
- * less than `packBelowKb` and its month is archived for the first time (`packFrom`).
- */
-const packable =
-  (settings: StepDeps['settings'], packFrom: string | null | undefined) =>
-  (g: PageGroup): true | 'if-packed' | undefined => {
-    if (!(settings.packBelowKb > 0)) return undefined;
-    // A month archived before: its shop-month goes where its earlier archival went.
-    if (packFrom === null || packFrom === undefined) return 'if-packed';
-    if (packFrom !== '' && Date.parse(`${g.month}-01T00:00:00.000Z`) < Date.parse(packFrom))
-      return 'if-packed';
-    const bytes = g.jobs.reduce(
-      (n, j) =>
-        n + ((j as { objects?: readonly { size: number }[] }).objects ?? []).reduce((m, o) => m + o.size, 0),
-      0,
-    );
-    return bytes < settings.packBelowKb * 1024 ? true : undefined;
-  };

@@ -210,6 +210,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     reportKey: filed ? key : null,
     watermark,
     ...(state.scan ? { orphansPlanned: state.scan.orphans } : {}),
+    ...(state.scan?.lateRows ? { lateRowsPlanned: state.scan.lateRows } : {}),
     requests: addCounts(addCounts(addCounts(summary.requests, write), moved), scrubbed),
     ...(incomplete !== undefined ? { incomplete } : {}),
     ...(overdue !== undefined ? { overdue } : {}),
