@@ -539,6 +539,11 @@ describe('alarms', () => {
     // CloudWatch alarms publish to a topic of the same account without a policy statement.
   });
 
+  it('the standalone stack outputs the topic to subscribe to', () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(outputs.AlarmTopicArn?.Value).toEqual({ Ref: logicalId(stack.archive.alarmTopic, stack) });
+  });
+
   it('are exposed on the construct', () => {
     expect(Object.keys(stack.archive.alarms)).toEqual(['deadLetters']);
     expect(stack.archive.failedRuns.node.defaultChild).toBeDefined();
