@@ -463,7 +463,7 @@ export class JobDetailsArchive extends Construct {
     acknowledge(
       topic,
       'AwsSolutions-SNS2',
-      'carries failure notices only (execution ARN, status, the run input {}): no job data; CloudWatch and EventBridge cannot publish under alias/aws/sns and a customer managed key costs $1 a month',
+      'carries failure notices only (alarm state, execution ARN and status, the run input: {} when scheduled, a shop id for forget), no job details; CloudWatch and EventBridge cannot publish under alias/aws/sns and a customer managed key costs $1 a month',
     );
     return topic;
   }
@@ -477,8 +477,8 @@ export class JobDetailsArchive extends Construct {
    * on the default bus and rules matching them cost nothing (https://aws.amazon.com/eventbridge/pricing/),
    * unlike the $0.10-a-month alarms on ExecutionsFailed / TimedOut / Aborted this replaces. Matching
    * on this state machine's ARN exactly leaves out the Distributed Map's child executions (theirs is
-   * `stateMachine:<name>/<map run>`); a failed child fails the Map, and so the run. Delivery is "best effort" per the
-   * EventBridge reference; the execution history keeps every run's status either way.
+   * `stateMachine:<name>/<map run>`); a failed child fails the Map, and so the run. Delivery is "best
+   * effort" per the EventBridge reference; the execution history keeps every run's status either way.
    */
   private createFailedRunsRule(): Rule {
     return new Rule(this, 'FailedRunsRule', {

@@ -300,7 +300,8 @@ export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
    * alarm), and every CloudWatch alarm of the construct notifies it (the schedule's dead letters; with
    * `runMetrics` also `JobsQuarantined` and `ErasureRequestsOverdue`). A topic defined in your app gets
    * a policy statement letting events.amazonaws.com publish; an imported one (`Topic.fromTopicArn`) is
-   * published to through a role of the rule instead. Subscribe a person to it: until someone does,
+   * published to through a role of the rule instead (a topic in another account must allow that role
+   * in its own policy). Subscribe a person to it: until someone does,
    * failures are only in the Step Functions console.
    * @default - a topic this construct creates (`archive.alarmTopic`; `ArchiveStack` outputs its ARN)
    */
