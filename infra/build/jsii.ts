@@ -54,7 +54,7 @@ export const jsiiSources = (entry: string = JSII_ENTRY): string[] => {
  * added in a few lines.
  */
 export const PYTHON_SNIPPET = `from aws_cdk import Duration, Stack
-from aws_cdk import aws_dynamodb as dynamodb, aws_s3 as s3
+from aws_cdk import aws_dynamodb as dynamodb, aws_s3 as s3, aws_sns as sns
 from constructs import Construct
 from job_details_archive import ArchiveStorageClass, JobDetailsArchive, StepMemoryProps
 
@@ -64,6 +64,7 @@ class EcomStack(Stack):
         super().__init__(scope, construct_id, **kwargs)
         jobs_table = dynamodb.TableV2(self, "Jobs", ...)   # the jobs table, as today
         details_bucket = s3.Bucket(self, "JobDetails")     # lifecycle rules are added to it
+        ops_topic = sns.Topic(self, "Ops")                 # failed runs and the alarm reach it
 
         archive = JobDetailsArchive(
             self, "JobDetailsArchive",
@@ -74,6 +75,7 @@ class EcomStack(Stack):
             archive_storage_class=ArchiveStorageClass.GLACIER_IR,
             step_memory_mb=StepMemoryProps(archive_batch=2048),
             execution_timeout=Duration.hours(6),
+            alarm_topic=ops_topic,
         )
         archive.grant_write(indexer_function)   # PutObject on job-details/*, table read/write
         archive.grant_read(admin_api_function)  # forensic reads, RestoreObject on parts

@@ -73,7 +73,7 @@ export interface Workload {
   readonly runsPerMonth?: number;
   /** The construct's `transitionSmallObjects`: parts under 128 KB move too. */
   readonly transitionSmallParts?: boolean;
-  /** The construct's `runMetrics`: 8 custom metrics and 3 more alarms (off by default). */
+  /** The construct's `runMetrics`: 8 custom metrics and 2 more alarms (off by default). */
   readonly runMetrics?: boolean;
 }
 
@@ -123,14 +123,16 @@ const DAYS_PER_MONTH = 30;
 export const TRANSITION_MIN_BYTES = 128 * 1024;
 /**
  * What the construct deploys that bills by the month (infra/construct/job-details-archive.ts): by
- * default three alarms, each on a metric AWS publishes for free (failed and timed-out executions,
- * the schedule's dead letters).
+ * default one alarm, on a metric SQS publishes for free (the schedule's dead letters). Failed,
+ * timed-out and aborted executions reach the alarm topic through an EventBridge rule on Step
+ * Functions' own status-change events: no alarm, no charge (test/infra/construct.test.ts checks the
+ * template holds exactly these counts).
  */
-export const ARCHIVE_ALARMS = 3;
+export const ARCHIVE_ALARMS = 1;
 /** With `runMetrics`: RUN_METRICS (functions/metric-names.ts), one `service` dimension each … */
 export const ARCHIVE_CUSTOM_METRICS = 8;
-/** … and alarms on aborted executions, JobsQuarantined and ErasureRequestsOverdue. */
-export const RUN_METRICS_ALARMS = 3;
+/** … and alarms on JobsQuarantined and ErasureRequestsOverdue. */
+export const RUN_METRICS_ALARMS = 2;
 /** The gzip floor of the parts: bytes at rest per hot byte (docs/benchmarks.md, "gz floor"). */
 export const FLOOR_AT_REST_RATIO = 0.75;
 

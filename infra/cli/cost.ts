@@ -73,7 +73,7 @@ export const costSpec: CommandSpec = {
     },
     'run-metrics': {
       type: 'boolean',
-      help: 'the construct’s runMetrics: 8 custom metrics ($2.40) and 3 more alarms ($0.30) a month',
+      help: 'the construct’s runMetrics: 8 custom metrics ($2.40) and 2 more alarms ($0.20) a month',
     },
     'from-report': {
       type: 'string',
@@ -89,7 +89,7 @@ export const costSpec: CommandSpec = {
   },
   notes: [
     `Prices: ${PRICES_TAKEN}. Hot-path writes are the same for all three and left out.`,
-    'Fixed costs (3 alarms on free metrics; with --run-metrics 8 custom metrics and 3 more alarms; the idle part of 30 daily runs) are charged to the cohort archived that month.',
+    'Fixed costs (1 alarm on a free metric; with --run-metrics 8 custom metrics and 2 more alarms; the idle part of 30 daily runs) are charged to the cohort archived that month.',
     'The floor: one GET per hot object, the first month in Standard, then the parts at 0.75× the hot bytes in the class — nothing else.',
   ],
 };

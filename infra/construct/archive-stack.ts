@@ -53,6 +53,11 @@ export class ArchiveStack extends Stack {
       ...props.archive,
     };
     this.archive = new JobDetailsArchive(this, 'Archive', archive);
+    new CfnOutput(this, 'AlarmTopicArn', {
+      description:
+        'Failed, timed-out and aborted runs (EventBridge events) and the alarms notify this SNS topic: subscribe a person to it',
+      value: this.archive.alarmTopic.topicArn,
+    });
     if (!(this.archive.bucket instanceof Bucket)) {
       new CfnOutput(this, 'DetailsBucketLifecycleRules', {
         description:

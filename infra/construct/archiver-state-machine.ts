@@ -219,8 +219,8 @@ export class ArchiverStateMachine extends Construct {
     // "IsNull: false" is written as Not(IsNull: true): same meaning on AWS, and aws-local-stepfunctions
     // evaluates every type test set to false as false (the guard rejects those).
     // A run whose groups failed has processed every other group and written its report; it still
-    // ends FAILED (ArchiveRunIncomplete, Cause = report key and the failures), so the failed-execution
-    // alarm fires. Report sets `incomplete` only then, never in a dry run.
+    // ends FAILED (ArchiveRunIncomplete, Cause = report key and the failures), so the failed-runs rule
+    // publishes it to the alarm topic. Report sets `incomplete` only then, never in a dry run.
     // Redactions waiting for a Glacier restore (Report says how many, from the watermark's erasure
     // summary) are resumed by the scheduled run itself: Redact `{"pending": true}`, its result beside
     // the report. A run with none goes straight on (no invocation, no extra transition).
@@ -234,7 +234,7 @@ export class ArchiverStateMachine extends Construct {
       resultPath: '$.redactions',
     }).addCatch(runFailed, { errors: [Errors.ALL] });
     // Overdue erasure requests end the run FAILED once its work (and any redactions it resumes) is
-    // done: the free failed-executions alarm reaches a person, no custom metric needed.
+    // done: the free failed-runs rule (EventBridge → alarm topic) reaches a person, no custom metric needed.
     const erasureOverdue = new Fail(this, STATE.erasureOverdue, {
       error: ERASURE_OVERDUE_ERROR,
       causePath: '$.overdue',
@@ -268,7 +268,7 @@ export class ArchiverStateMachine extends Construct {
       .otherwise(report);
 
     // Forget a shop (docs/erasure.md): the same machine, so the execution history, logs, alarms and
-    // the failed-execution alarm cover erasures too; a scheduled run's input `{}` never has `forget`.
+    // the failed-runs rule cover erasures too; a scheduled run's input `{}` never has `forget`.
     // Its own timeout too: forget scrubs the scratch of runs older than it (they have ended).
     const forget = task('forget', {
       payload: TaskInput.fromObject({

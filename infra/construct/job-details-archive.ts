@@ -1,19 +1,22 @@
-import { Annotations, type CfnElement, Duration, Names, Stack, TimeZone } from 'aws-cdk-lib';
+import { Annotations, type CfnElement, Duration, Names, Resource, Stack, TimeZone } from 'aws-cdk-lib';
 import {
   Alarm,
   ComparisonOperator,
-  type IAlarmAction,
   type IMetric,
   Metric,
   type MetricOptions,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule } from 'aws-cdk-lib/aws-events';
+import { SnsTopic } from 'aws-cdk-lib/aws-events-targets';
 import { CfnPolicy, Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Bucket, type IBucket, type LifecycleRule } from 'aws-cdk-lib/aws-s3';
 import { Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { StepFunctionsStartExecution } from 'aws-cdk-lib/aws-scheduler-targets';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -52,17 +55,18 @@ export interface ArchiverFunctions {
   readonly redact: LambdaFunction;
 }
 
+/**
+ * The construct's CloudWatch alarms ($0.10 each a month). Failed, timed-out and aborted runs are no
+ * alarm: `JobDetailsArchive.failedRuns`, a free EventBridge rule, publishes them to `alarmTopic`.
+ */
 export interface ArchiveAlarms {
-  readonly executionsFailed: Alarm;
-  readonly executionsTimedOut: Alarm;
-  /** With `runMetrics` only (an abort is someone's StopExecution call; see docs/operations.md). */
-  readonly executionsAborted?: Alarm;
+  /** The schedule could not start a run (no execution exists, so no execution event either). */
   readonly deadLetters: Alarm;
   /** With `runMetrics` only: a run quarantined jobs (their data is safe in place, but someone must look). */
   readonly jobsQuarantined?: Alarm;
   /**
    * With `runMetrics` only: erasure requests are past their deadline (`erasureDeadlineDays`). Without
-   * it the run that sees one ends FAILED (`ErasureRequestsOverdue`), so `executionsFailed` fires.
+   * it the run that sees one ends FAILED (`ErasureRequestsOverdue`), so `failedRuns` publishes it.
    */
   readonly erasureRequestsOverdue?: Alarm;
 }
@@ -110,6 +114,13 @@ export class JobDetailsArchive extends Construct {
   readonly bucket: IBucket;
   readonly deadLetterQueue: Queue;
   readonly alarms: ArchiveAlarms;
+  /** Where failures go: the `alarmTopic` prop, or the topic created here. Subscribe a person to it. */
+  readonly alarmTopic: ITopic;
+  /**
+   * The EventBridge rule publishing this state machine's FAILED, TIMED_OUT and ABORTED executions
+   * (their "Step Functions Execution Status Change" events) to `alarmTopic`.
+   */
+  readonly failedRuns: Rule;
   /** SQL over the archive (the `sql` prop); undefined when off. */
   readonly sql?: ArchiveSql;
   /** The Powertools service name the functions log and publish metrics under (the `service` dimension). */
@@ -232,7 +243,15 @@ export class JobDetailsArchive extends Construct {
       }),
     });
 
-    this.alarms = this.createAlarms(props.alarmAction, runMetrics);
+    this.alarmTopic = props.alarmTopic ?? this.createAlarmTopic();
+    if (props.alarmAction && !props.alarmTopic) {
+      Annotations.of(this).addWarningV2(
+        'job-details-archive:alarm-action-only',
+        "alarmAction notifies the CloudWatch alarms only (the schedule's dead letters): failed, timed-out and aborted runs are EventBridge events published to alarmTopic, here the construct's own topic. Pass your topic as alarmTopic (not SnsAction(topic) as alarmAction), or subscribe to archive.alarmTopic.",
+      );
+    }
+    this.failedRuns = this.createFailedRunsRule();
+    this.alarms = this.createAlarms(runMetrics, props.alarmAction);
 
     if (p.sql) {
       this.sql = new ArchiveSql(this, 'Sql', {
@@ -432,11 +451,60 @@ export class JobDetailsArchive extends Construct {
   }
 
   /**
-   * By default three alarms, each on a metric AWS publishes for free ($0.10 an alarm metric a month):
-   * failed and timed-out executions and the schedule's dead letters. `runMetrics` adds the custom
-   * metrics' alarms and the aborted-executions one.
+   * The topic failures go to when no `alarmTopic` is given. No fixed price (SNS bills deliveries).
+   * Unencrypted: CloudWatch alarms and EventBridge cannot publish to a topic under the AWS managed
+   * key `alias/aws/sns`, and a customer managed key would cost $1 a month, 10× the default alarm.
    */
-  private createAlarms(action: IAlarmAction | undefined, runMetrics: boolean): ArchiveAlarms {
+  private createAlarmTopic(): Topic {
+    const topic = new Topic(this, 'AlarmTopic', {
+      displayName: 'job-details-archive failures',
+      enforceSSL: true,
+    });
+    acknowledge(
+      topic,
+      'AwsSolutions-SNS2',
+      'carries failure notices only (alarm state, execution ARN and status, the run input: {} when scheduled, a shop id for forget), no job details; CloudWatch and EventBridge cannot publish under alias/aws/sns and a customer managed key costs $1 a month',
+    );
+    return topic;
+  }
+
+  /**
+   * Failed, timed-out and aborted runs, for free. Step Functions sends a "Step Functions Execution
+   * Status Change" event (source `aws.states`) to the account's default event bus for every status
+   * change of a STANDARD workflow's execution, with `detail.status` and `detail.stateMachineArn`
+   * (https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html,
+   * https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-states.html); AWS services' events
+   * on the default bus and rules matching them cost nothing (https://aws.amazon.com/eventbridge/pricing/),
+   * unlike the $0.10-a-month alarms on ExecutionsFailed / TimedOut / Aborted this replaces. Matching
+   * on this state machine's ARN exactly leaves out the Distributed Map's child executions (theirs is
+   * `stateMachine:<name>/<map run>`); a failed child fails the Map, and so the run. Delivery is "best
+   * effort" per the EventBridge reference; the execution history keeps every run's status either way.
+   */
+  private createFailedRunsRule(): Rule {
+    return new Rule(this, 'FailedRunsRule', {
+      description: 'A job-details-archive run failed, timed out or was aborted',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: {
+          status: ['FAILED', 'TIMED_OUT', 'ABORTED'],
+          stateMachineArn: [this.stateMachine.stateMachineArn],
+        },
+      },
+      // A topic of this app gets a policy statement for events.amazonaws.com (SnsTopic's grantPublish);
+      // an imported topic's policy cannot be changed here, so the rule publishes through its own role.
+      targets: [
+        new SnsTopic(this.alarmTopic, { authorizeUsingRole: !Resource.isOwnedResource(this.alarmTopic) }),
+      ],
+    });
+  }
+
+  /**
+   * By default one alarm, on a metric SQS publishes for free ($0.10 an alarm metric a month): the
+   * schedule's dead letters (a start that never happened has no execution event). `runMetrics` adds
+   * the custom metrics' two alarms. Every alarm notifies `alarmTopic`, and `action` if given.
+   */
+  private createAlarms(runMetrics: boolean, action: JobDetailsArchiveProps['alarmAction']): ArchiveAlarms {
     const period = Duration.minutes(5);
     // Any occurrence in a 5-minute window alarms; no data means nothing happened.
     const alarm = (id: string, metric: IMetric, description: string) => {
@@ -448,17 +516,11 @@ export class JobDetailsArchive extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
         alarmDescription: description,
       });
+      a.addAlarmAction(new SnsAction(this.alarmTopic));
       if (action) a.addAlarmAction(action);
       return a;
     };
-    const sm = this.stateMachine;
     return {
-      executionsFailed: alarm('ExecutionsFailedAlarm', sm.metricFailed({ period }), 'An archive run failed'),
-      executionsTimedOut: alarm(
-        'ExecutionsTimedOutAlarm',
-        sm.metricTimedOut({ period }),
-        'An archive run hit its execution timeout',
-      ),
       deadLetters: alarm(
         'ScheduleDeadLettersAlarm',
         this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),
@@ -466,11 +528,6 @@ export class JobDetailsArchive extends Construct {
       ),
       ...(runMetrics
         ? {
-            executionsAborted: alarm(
-              'ExecutionsAbortedAlarm',
-              sm.metricAborted({ period }),
-              'An archive run was aborted',
-            ),
             jobsQuarantined: alarm(
               'JobsQuarantinedAlarm',
               this.metricJobsQuarantined({ period }),

@@ -3,6 +3,7 @@ import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 
 /**
  * The construct's props (its published surface): apart from the construct so that its helpers
@@ -294,18 +295,34 @@ export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
    */
   readonly logRetention?: RetentionDays;
   /**
-   * Where alarms notify (e.g. an SnsAction).
-   * @default - alarms only change state
+   * Where failures reach a person. An EventBridge rule publishes every failed, timed-out or aborted
+   * run of the state machine here (its "Step Functions Execution Status Change" event, free: no
+   * alarm), and every CloudWatch alarm of the construct notifies it (the schedule's dead letters; with
+   * `runMetrics` also `JobsQuarantined` and `ErasureRequestsOverdue`). A topic defined in your app gets
+   * a policy statement letting events.amazonaws.com publish; an imported one (`Topic.fromTopicArn`) is
+   * published to through a role of the rule instead (a topic in another account must allow that role
+   * in its own policy). Subscribe a person to it: until someone does,
+   * failures are only in the Step Functions console.
+   * @default - a topic this construct creates (`archive.alarmTopic`; `ArchiveStack` outputs its ARN)
+   */
+  readonly alarmTopic?: ITopic;
+  /**
+   * One more action of the construct's CloudWatch alarms (e.g. an SSM incident), beside the
+   * `alarmTopic` notification. Failed, timed-out and aborted runs are EventBridge events, not alarms:
+   * they reach `alarmTopic` only, never this action. If this would be an `SnsAction(topic)`, pass
+   * `alarmTopic: topic` instead (given alone, synth warns that failed runs go to the construct's own
+   * topic).
+   * @default - the alarms notify `alarmTopic` only
    */
   readonly alarmAction?: IAlarmAction;
   /**
    * Publish the run's figures as CloudWatch custom metrics (namespace `JobDetailsArchive`: 8 metrics,
-   * $0.30 each, $2.40 a month at list price) and alarm on three more (`JobsQuarantined`,
-   * `ErasureRequestsOverdue`, aborted executions: $0.30 a month). Off, the deployment's fixed cost is
-   * the three alarms on the services' own free metrics ($0.30 a month): failed and timed-out
-   * executions (a run that sees an overdue erasure request ends FAILED with that cause) and the
-   * schedule's dead letters. The figures are in every run's execution output, report and logs either
-   * way (docs/operations.md "Alarms").
+   * $0.30 each, $2.40 a month at list price) and alarm on two of them (`JobsQuarantined`,
+   * `ErasureRequestsOverdue`: $0.20 a month). Off, the deployment's fixed cost is one alarm on a
+   * metric SQS publishes for free ($0.10 a month): the schedule's dead letters. Failed, timed-out
+   * and aborted executions (a run that sees an overdue erasure request ends FAILED with that cause)
+   * reach `alarmTopic` through a free EventBridge rule either way. The figures are in every run's
+   * execution output, report and logs either way (docs/operations.md "Alarms").
    * @default false
    */
   readonly runMetrics?: boolean;

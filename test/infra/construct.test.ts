@@ -1,6 +1,7 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
+import { ARCHIVE_ALARMS, RUN_METRICS_ALARMS } from '../../infra/cli/cost-model';
 import { type ArchiveStack, createArchiveApp } from '../../infra/construct/archive-stack';
 import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-functions';
@@ -471,33 +472,15 @@ describe('alarms', () => {
         : [a.Properties.Namespace as string],
     );
 
-  it('by default cost $0.30 a month: three alarms, each on a metric AWS publishes for free', () => {
+  it('by default cost $0.10 a month: one alarm, on a metric AWS publishes for free (what the cost model counts)', () => {
     const namespaces = alarmMetrics(template);
-    expect(namespaces.sort()).toEqual(['AWS/SQS', 'AWS/States', 'AWS/States']);
-    // $0.10 an alarm metric, no custom metric ($0.30 each) published.
-    expect(namespaces.length * 10).toBeLessThanOrEqual(30); // cents
+    expect(namespaces).toEqual(['AWS/SQS']); // the schedule's dead letters; no custom metric ($0.30 each)
+    expect(namespaces).toHaveLength(ARCHIVE_ALARMS);
     for (const fn of Object.values(template.findResources('AWS::Lambda::Function')))
       expect(fn.Properties.Environment?.Variables?.JDA_RUN_METRICS).toBeUndefined();
   });
 
-  it.each(['ExecutionsFailed', 'ExecutionsTimedOut'])('%s of the state machine > 0', (metric) => {
-    const alarms = alarmOn(template, metric, 'AWS/States');
-    expect(alarms).toHaveLength(1);
-    expect(alarms[0]?.Properties).toEqual(
-      expect.objectContaining({
-        ComparisonOperator: 'GreaterThanThreshold',
-        Threshold: 0,
-        EvaluationPeriods: 1,
-        TreatMissingData: 'notBreaching',
-        Dimensions: [
-          { Name: 'StateMachineArn', Value: { Ref: logicalId(stack.archive.stateMachine, stack) } },
-        ],
-      }),
-    );
-    expect(alarms[0]?.Properties.AlarmActions).toBeUndefined(); // no alarmAction given
-  });
-
-  it('fires when the schedule dead-letter queue holds a message', () => {
+  it('fires when the schedule dead-letter queue holds a message, on the alarm topic', () => {
     const alarms = alarmOn(template, 'ApproximateNumberOfMessagesVisible', 'AWS/SQS');
     expect(alarms).toHaveLength(1);
     expect(alarms[0]?.Properties).toEqual(
@@ -505,19 +488,68 @@ describe('alarms', () => {
         ComparisonOperator: 'GreaterThanThreshold',
         Threshold: 0,
         Statistic: 'Maximum',
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [{ Ref: logicalId(stack.archive.alarmTopic, stack) }],
       }),
     );
   });
 
-  it('are exposed on the construct', () => {
-    expect(Object.keys(stack.archive.alarms).sort()).toEqual([
-      'deadLetters',
-      'executionsFailed',
-      'executionsTimedOut',
-    ]);
+  it('no alarm on execution metrics: failed, timed-out and aborted runs go through one free EventBridge rule', () => {
+    expect(alarmMetrics(template)).not.toContain('AWS/States');
+    const rules = Object.values(template.findResources('AWS::Events::Rule'));
+    expect(rules).toHaveLength(1);
+    expect(rules[0]?.Properties).toEqual(
+      expect.objectContaining({
+        State: 'ENABLED',
+        // The default bus: AWS service events are free there (no EventBusName).
+        EventPattern: {
+          source: ['aws.states'],
+          'detail-type': ['Step Functions Execution Status Change'],
+          detail: {
+            status: ['FAILED', 'TIMED_OUT', 'ABORTED'],
+            stateMachineArn: [{ Ref: logicalId(stack.archive.stateMachine, stack) }],
+          },
+        },
+        Targets: [expect.objectContaining({ Arn: { Ref: logicalId(stack.archive.alarmTopic, stack) } })],
+      }),
+    );
+    expect(rules[0]?.Properties.EventBusName).toBeUndefined();
+    expect(rules[0]?.Properties.Targets[0].RoleArn).toBeUndefined(); // the topic policy lets it publish
   });
 
-  describe('runMetrics: true (opt-in: 8 custom metrics and 3 more alarms)', () => {
+  it('creates the alarm topic (SSL only) and lets EventBridge and CloudWatch publish to it', () => {
+    const topicId = logicalId(stack.archive.alarmTopic, stack);
+    expect(Object.keys(template.findResources('AWS::SNS::Topic'))).toEqual([topicId]);
+    const policies = Object.values(template.findResources('AWS::SNS::TopicPolicy')).filter((p) =>
+      (p.Properties.Topics as unknown[]).some((t) => JSON.stringify(t) === JSON.stringify({ Ref: topicId })),
+    );
+    expect(policies).toHaveLength(1);
+    const statements = policies[0]?.Properties.PolicyDocument.Statement as Record<string, unknown>[];
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Effect: 'Allow',
+        Action: 'sns:Publish',
+        Principal: { Service: 'events.amazonaws.com' },
+        Resource: { Ref: topicId },
+      }),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    );
+    // CloudWatch alarms publish to a topic of the same account without a policy statement.
+  });
+
+  it('the standalone stack outputs the topic to subscribe to', () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(outputs.AlarmTopicArn?.Value).toEqual({ Ref: logicalId(stack.archive.alarmTopic, stack) });
+  });
+
+  it('are exposed on the construct', () => {
+    expect(Object.keys(stack.archive.alarms)).toEqual(['deadLetters']);
+    expect(stack.archive.failedRuns.node.defaultChild).toBeDefined();
+  });
+
+  describe('runMetrics: true (opt-in: 8 custom metrics and 2 more alarms)', () => {
     let opted: Template;
     let archive: JobDetailsArchive;
     beforeAll(() => {
@@ -532,8 +564,12 @@ describe('alarms', () => {
       for (const fn of fns) expect(fn.Properties.Environment?.Variables?.JDA_RUN_METRICS).toBe('true');
     });
 
-    it('aborted executions alarm too', () => {
-      expect(alarmOn(opted, 'ExecutionsAborted', 'AWS/States')).toHaveLength(1);
+    it('adds the alarms the cost model counts, none on execution metrics (the rule covers aborts too)', () => {
+      const namespaces = alarmMetrics(opted);
+      expect(namespaces).toHaveLength(ARCHIVE_ALARMS + RUN_METRICS_ALARMS);
+      expect(namespaces.filter((n) => n === 'JobDetailsArchive')).toHaveLength(RUN_METRICS_ALARMS);
+      expect(namespaces).not.toContain('AWS/States');
+      expect(Object.values(opted.findResources('AWS::Events::Rule'))).toHaveLength(1);
     });
 
     it("watch the quarantine metric the Report step publishes, under this construct's service name", () => {
@@ -565,9 +601,6 @@ describe('alarms', () => {
       expect(Object.keys(archive.alarms).sort()).toEqual([
         'deadLetters',
         'erasureRequestsOverdue',
-        'executionsAborted',
-        'executionsFailed',
-        'executionsTimedOut',
         'jobsQuarantined',
       ]);
     });

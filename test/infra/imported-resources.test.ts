@@ -57,9 +57,7 @@ beforeAll(() => {
       bucket: Bucket.fromBucketName(stack, 'Details', 'prod-job-details'),
       maxConcurrency: 25,
       schedule: { expression: 'cron(30 1 ? * MON-FRI *)', timeZone: 'Europe/Berlin', enabled: false },
-      alarmAction: new SnsAction(
-        Topic.fromTopicArn(stack, 'Pager', 'arn:aws:sns:us-east-1:111111111111:pager'),
-      ),
+      alarmTopic: Topic.fromTopicArn(stack, 'Pager', 'arn:aws:sns:us-east-1:111111111111:pager'),
       stepMemoryMb: { archiveBatch: 3008 },
     });
     let nagError: unknown;
@@ -84,6 +82,8 @@ beforeAll(() => {
       archiveStorageClass: ArchiveStorageClass.GLACIER,
       transitionAfterDays: 0,
       transitionSmallObjects: true,
+      // An alarm action alone (no alarmTopic): failed runs cannot reach it (they are events, not alarms).
+      alarmAction: new SnsAction(new Topic(stack, 'Ops')),
     });
     const reader = new Role(stack, 'ForensicApi', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
@@ -147,7 +147,7 @@ describe('with an imported table and bucket', () => {
     );
   });
 
-  it('applies the schedule, concurrency, memory and alarm action props', () => {
+  it('applies the schedule, concurrency, memory and alarm topic props', () => {
     imported.template.hasResourceProperties('AWS::Scheduler::Schedule', {
       ScheduleExpression: 'cron(30 1 ? * MON-FRI *)',
       ScheduleExpressionTimezone: 'Europe/Berlin',
@@ -158,14 +158,44 @@ describe('with an imported table and bucket', () => {
     const fnId = logicalId(imported.archive.functions.archiveBatch, imported.stack);
     expect(imported.template.findResources('AWS::Lambda::Function')[fnId]?.Properties.MemorySize).toBe(3008);
     const alarms = Object.values(imported.template.findResources('AWS::CloudWatch::Alarm'));
-    // The default alarms, on free metrics: failed, timed out, the schedule's dead letters.
-    expect(alarms).toHaveLength(3);
+    // The default alarm, on a free metric: the schedule's dead letters.
+    expect(alarms).toHaveLength(1);
     for (const a of alarms)
       expect(a.Properties.AlarmActions).toEqual(['arn:aws:sns:us-east-1:111111111111:pager']);
+    imported.template.resourceCountIs('AWS::SNS::Topic', 0);
+  });
+
+  it("publishes failed runs to the imported topic through the rule's own role (its policy is not ours)", () => {
+    const rules = Object.values(imported.template.findResources('AWS::Events::Rule'));
+    expect(rules).toHaveLength(1);
+    const [target] = (rules[0]?.Properties.Targets ?? []) as {
+      Arn: unknown;
+      RoleArn: { 'Fn::GetAtt': [string, string] };
+    }[];
+    expect(target?.Arn).toBe('arn:aws:sns:us-east-1:111111111111:pager');
+    const roleId = target?.RoleArn['Fn::GetAtt'][0] as string;
+    expect(statementsOfRole(imported.template, roleId)).toEqual([
+      { effect: 'Allow', actions: ['sns:Publish'], resources: ['arn:aws:sns:us-east-1:111111111111:pager'] },
+    ]);
+    const role = imported.template.findResources('AWS::IAM::Role')[roleId];
+    expect(JSON.stringify(role?.Properties.AssumeRolePolicyDocument)).toContain('events.amazonaws.com');
   });
 });
 
 describe('with a bucket owned elsewhere in the app', () => {
+  it('with only an alarmAction: the alarms notify it and the own topic, failed runs go to the own topic, synth warns', () => {
+    const ownTopic = { Ref: logicalId(owned.archive.alarmTopic, owned.stack) };
+    const ops = { Ref: logicalId(owned.stack.node.findChild('Ops'), owned.stack) };
+    const [alarm] = Object.values(owned.template.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarm?.Properties.AlarmActions).toEqual([ownTopic, ops]);
+    const [rule] = Object.values(owned.template.findResources('AWS::Events::Rule'));
+    expect(rule?.Properties.Targets).toEqual([expect.objectContaining({ Arn: ownTopic })]);
+    Annotations.fromStack(owned.stack).hasWarning(
+      '/Owned/Archive',
+      Match.stringLikeRegexp('alarmAction notifies the CloudWatch alarms only'),
+    );
+  });
+
   it('adds the lifecycle rules to it: Glacier FR on day 0, small parts included', () => {
     const bucket = owned.template.findResources('AWS::S3::Bucket')[logicalId(owned.bucket, owned.stack)];
     const rules = bucket?.Properties.LifecycleConfiguration.Rules as Record<string, unknown>[];

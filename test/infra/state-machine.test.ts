@@ -114,7 +114,7 @@ describe('archiver definition: shape', () => {
       ResultPath: '$.redactions',
       Next: STATE.afterRedactions,
     });
-    // Overdue erasure requests end the run FAILED after its work (the free failed-executions alarm).
+    // Overdue erasure requests end the run FAILED after its work (the free failed-runs rule).
     expect(top.States.AfterRedactions).toEqual({
       Type: 'Choice',
       Choices: [{ Variable: '$.overdue', IsPresent: true, Next: STATE.erasureOverdue }],

@@ -204,7 +204,7 @@ test('run scratch: a run without a report is left to its own Report until it is 
 });
 
 // Last: its request stays overdue, so every later archive run of this stack would end FAILED.
-test('overdue requests: the run ends FAILED naming them (the free failed-executions alarm), its report lists them; audit lists them', async () => {
+test('overdue requests: the run ends FAILED naming them (the free failed-runs rule), its report lists them; audit lists them', async () => {
   const { env } = runs;
   await recordRequest(env, {
     kind: 'redact-doc',

@@ -113,7 +113,8 @@ describe('costModel', () => {
   });
 
   it('payback is per cohort: the age at which one month of jobs has cost no more archived than hot', () => {
-    const w = { ...workload, bytesPerJob: 5 * 1024 * 1024, retentionMonths: 36 };
+    // Small enough a volume that the month's fixed cost delays the payback (500 jobs of 5 MB: 4 months).
+    const w = { ...workload, jobsPerMonth: 500, bytesPerJob: 5 * 1024 * 1024, retentionMonths: 36 };
     const r = costModel(w, { ...measured, bytesPerJob: w.bytesPerJob }, DEFAULT_PRICES);
     let a = 0;
     let h = 0;
@@ -133,12 +134,12 @@ describe('costModel', () => {
     expect(fromEmpty).toBeGreaterThan(age ?? 0);
   });
 
-  it('by default the fixed cost is three alarms on free metrics ($0.30); runMetrics adds 8 custom metrics and 3 alarms', () => {
+  it('by default the fixed cost is one alarm on a free metric ($0.10); runMetrics adds 8 custom metrics and 2 alarms', () => {
     const f = fixedPerMonth(workload, measured, DEFAULT_PRICES);
-    expect(f.alarms + f.customMetrics).toBeCloseTo(0.3, 12);
+    expect(f.alarms + f.customMetrics).toBeCloseTo(0.1, 12);
     expect(f.customMetrics).toBe(0);
     const opted = fixedPerMonth({ ...workload, runMetrics: true }, measured, DEFAULT_PRICES);
-    expect(opted.alarms).toBeCloseTo(6 * 0.1, 12);
+    expect(opted.alarms).toBeCloseTo(3 * 0.1, 12);
     expect(opted.customMetrics).toBeCloseTo(8 * 0.3, 12);
   });
 
@@ -171,7 +172,7 @@ describe('costModel', () => {
       expect(b.archive).toBeCloseTo(r.cohortTotal.archive, 12);
       expect(b.hot).toBeCloseTo(r.cohortTotal.hot, 12);
       expect(b.floor).toBeCloseTo(r.floor.total, 12);
-      expect(b.fixed).toBeCloseTo(0.3 + (r.fixedPerMonth.idleRuns ?? 0), 12);
+      expect(b.fixed).toBeCloseTo(0.1 + (r.fixedPerMonth.idleRuns ?? 0), 12);
     }
   });
 
@@ -184,7 +185,7 @@ describe('costModel', () => {
       taskSeconds: 0.5,
     };
     const f = fixedPerMonth({ ...workload, runMetrics: true }, { ...measured, idleRun }, DEFAULT_PRICES);
-    expect(f.alarms).toBeCloseTo(6 * 0.1, 12);
+    expect(f.alarms).toBeCloseTo(3 * 0.1, 12);
     expect(f.customMetrics).toBeCloseTo(8 * 0.3, 12);
     const run = 2 * 0.0004e-3 + 2 * 0.005e-3 + 3 * 0.2e-6 + 0.5 * 0.0000133334 + 7 * 0.025e-3 + 0.125e-6;
     expect(f.idleRuns).toBeCloseTo(30 * run, 12);
@@ -347,7 +348,7 @@ describe('jobarchive cost', () => {
     );
     expect(text).toMatch(/without fixed \$[\d.]+ vs the floor's GETs \$[\d.]+ \([\d.]+×\)/);
     expect(text).toMatch(/^archival (does NOT pay|pays) against keeping the objects hot/m);
-    expect(text).toMatch(/^fixed per month: \$0\.3000 \(alarms \$0\.3000, customMetrics \$0\.0000/m);
+    expect(text).toMatch(/^fixed per month: \$0\.1000 \(alarms \$0\.1000, customMetrics \$0\.0000/m);
     expect(text).toMatch(/^jobs\/month +hot \$ +archive \$ +of it fixed \$ +floor \$ +archive\/floor/m);
     for (const n of ['10,000', '100,000', '1,000,000', '10,000,000'])
       expect(text).toMatch(new RegExp(`^${n} +\\$`, 'm'));
@@ -361,10 +362,10 @@ describe('jobarchive cost', () => {
     );
     expect(doc).toHaveProperty('breakEvenVsHot');
     expect(doc).toHaveProperty('wherePays');
-    // fixedPerMonth: $ a month (≤ $0.30 by default: no custom metric), its components beside.
-    expect(doc.fixedPerMonth).toBeCloseTo(0.3, 12);
+    // fixedPerMonth: $ a month (≤ $0.30 by default: one alarm, no custom metric), its components beside.
+    expect(doc.fixedPerMonth).toBeCloseTo(0.1, 12);
     expect(doc.fixedPerMonthByComponent).toEqual({
-      alarms: 0.30000000000000004,
+      alarms: 0.1,
       customMetrics: 0,
       idleRuns: 0,
     });
@@ -375,7 +376,7 @@ describe('jobarchive cost', () => {
       parseCostOptions(parseFlags(costSpec, ['--from-report', bench, '--json', '--run-metrics'])),
       opted,
     );
-    expect(opted.json<{ fixedPerMonth: number }>().fixedPerMonth).toBeCloseTo(3.0, 12);
+    expect(opted.json<{ fixedPerMonth: number }>().fixedPerMonth).toBeCloseTo(2.7, 12);
   });
 
   it('reads steady-year figures: per archived object with the idle runs taken out and charged per run', () => {
