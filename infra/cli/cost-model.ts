@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../../shared/errors';
+import { SETTINGS } from '../../shared/settings';
 import { type Prices, requestPrice, STORAGE_CLASSES, type StorageClass } from './prices';
 
 /**
@@ -58,8 +59,72 @@ export interface Measured {
     readonly stateTransitions: number;
     readonly readUnits: number;
     readonly taskSeconds: number;
+    /** CPU seconds and DynamoDB requests of the idle run (absent: not measured; its wall time is billed). */
+    readonly cpuSeconds?: number;
+    readonly dynamodbRequests?: number;
   };
+  /**
+   * Index bytes in Standard per archived job (its entries; a part's own index share is per job too,
+   * parts per job being fixed). Absent: the index scales with the hot bytes (`indexShare`).
+   */
+  readonly indexBytesPerJob?: number;
+  /** The one-time work split by what it scales with (steady-year with per-run request keys). */
+  readonly terms?: WorkTerms;
 }
+
+/** Work of one unit of something: S3 requests by API call, Lambda invocations, state transitions. */
+export interface UnitWork {
+  readonly s3: Readonly<Record<string, number>>;
+  readonly invocations: number;
+  readonly stateTransitions: number;
+}
+
+/**
+ * What an active run's work scales with (cost.ts builds it from steady-year's request keys):
+ * - per archived hot object: its GET, the LIST pages and DeleteObjects over hot keys;
+ * - per part written: the part, month index, intent and shared keys (every archive key but the run's);
+ * - per active run (a month has `activeRunsPerMonth`: the run that archives, the one that deletes):
+ *   its state, report, erasure and attempts listing; per plan page of it the plan files, the page
+ *   record and the Map's results, Plan and Tally (2 invocations) and Plan, HasBatches, ProcessBatches,
+ *   Tally, MorePages (5 transitions); per batch its attempt records, one ArchiveBatch invocation and
+ *   its child execution's transition. The idle run's work is taken out of each active run (an active
+ *   run takes an idle run's place that day, and idle runs are charged in the fixed part);
+ * - per job: DynamoDB read units and requests (the idle run's, which scale with the table, taken out);
+ * - Lambda CPU per archived hot object (beyond the idle run's).
+ */
+export interface WorkTerms {
+  readonly perHotObject: Readonly<Record<string, number>>;
+  readonly perPart: Readonly<Record<string, number>>;
+  readonly perRun: UnitWork;
+  readonly perPage: UnitWork;
+  readonly perBatch: UnitWork;
+  readonly activeRunsPerMonth: number;
+  /** Jobs a shop-month holds, as measured (sets the shop-months of a run, hence its batches). */
+  readonly jobsPerShopMonth: number;
+  readonly readUnitsPerJob: number;
+  /** Absent: not measured (no DynamoDB waiting counted, said in the output). */
+  readonly dynamodbRequestsPerJob?: number;
+  /** Absent: not measured; Lambda is then billed the local wall time (`taskSecondsPerJob`). */
+  readonly cpuSecondsPerHotObject?: number;
+}
+
+/** An active run's plan pages and batches for `jobs` jobs (the run settings' defaults). */
+export const runShape = (jobs: number, jobsPerShopMonth: number): { pages: number; batches: number } => {
+  const shopMonths = jobsPerShopMonth > 0 ? jobs / jobsPerShopMonth : 0;
+  const s = SETTINGS;
+  return {
+    pages: Math.max(
+      1,
+      Math.ceil(jobs / s.planPageJobs.default),
+      Math.ceil(shopMonths / s.planPageGroups.default),
+    ),
+    batches: Math.max(
+      1,
+      Math.ceil(jobs / s.batchJobs.default),
+      Math.ceil(shopMonths / s.batchGroups.default),
+    ),
+  };
+};
 
 export interface Workload {
   readonly jobsPerMonth: number;
@@ -113,6 +178,8 @@ export interface CostResult {
   /** One cohort archived without the month's fixed costs, and its ratio to the floor. */
   readonly archiveWithoutFixed: number;
   readonly ratioToFloor: number;
+  /** The one-time work by what it scales with, when the figures split it (`Measured.terms`). */
+  readonly scaled?: ReturnType<typeof scaledOneTime>;
   /** How the cohort's parts are billed: share of part bytes and parts that move to the class. */
   readonly partsMoving: { readonly byteShare: number; readonly countShare: number };
 }
@@ -169,6 +236,34 @@ export const partsMoving = (w: Workload, m: Measured): { byteShare: number; coun
   };
 };
 
+const addCalls = (into: Record<string, number>, calls: Readonly<Record<string, number>>, times: number) => {
+  for (const [k, n] of Object.entries(calls)) into[k] = (into[k] ?? 0) + n * times;
+};
+const s3Dollars = (calls: Readonly<Record<string, number>>, p: Prices) =>
+  Object.entries(calls).reduce((s, [call, n]) => s + n * requestPrice(call, p), 0);
+
+/** Lambda seconds billed: CPU plus the requests' waiting at AWS's latency (hot GETs in parallel). */
+export interface LambdaSeconds {
+  readonly cpu: number;
+  readonly waiting: number;
+  /** true: CPU was not measured, `cpu` is the local wall time (emulator latency included). */
+  readonly wallTime: boolean;
+}
+
+/**
+ * Lambda bills wall-clock duration. On AWS a step's duration is its CPU time plus the time it waits
+ * on its requests: S3 at `s3LatencyMs` each, DynamoDB at `dynamodbLatencyMs` each, the hot GETs
+ * `readConcurrency` at a time (ArchiveBatch's gate), every other request one after another.
+ */
+export const lambdaSeconds = (
+  cpu: number,
+  requests: { hotGets: number; otherS3: number; dynamodb: number },
+  p: Prices,
+): number =>
+  cpu +
+  (requests.hotGets / SETTINGS.readConcurrency.default + requests.otherS3) * (p.s3LatencyMs / 1000) +
+  requests.dynamodb * (p.dynamodbLatencyMs / 1000);
+
 const runCost = (
   r: {
     s3RequestsByType: Readonly<Record<string, number>>;
@@ -176,12 +271,29 @@ const runCost = (
     stateTransitions: number;
     readUnits: number;
     taskSeconds: number;
+    cpuSeconds?: number;
+    dynamodbRequests?: number;
   },
   w: Workload,
   p: Prices,
 ) => ({
-  s3: Object.entries(r.s3RequestsByType).reduce((s, [call, n]) => s + n * requestPrice(call, p), 0),
-  lambda: r.invocations * p.lambdaRequest + r.taskSeconds * (w.lambdaMemoryMb / 1024) * p.lambdaGbSecond,
+  s3: s3Dollars(r.s3RequestsByType, p),
+  // CPU measured: CPU plus its requests' waiting at AWS's latency; else the local wall time.
+  lambda:
+    r.invocations * p.lambdaRequest +
+    (r.cpuSeconds === undefined
+      ? r.taskSeconds
+      : lambdaSeconds(
+          r.cpuSeconds,
+          {
+            hotGets: 0,
+            otherS3: Object.values(r.s3RequestsByType).reduce((a, b) => a + b, 0),
+            dynamodb: r.dynamodbRequests ?? 0,
+          },
+          p,
+        )) *
+      (w.lambdaMemoryMb / 1024) *
+      p.lambdaGbSecond,
   stepFunctions: r.stateTransitions * p.stateTransition,
   dynamodb: r.readUnits * p.dynamodbReadUnit,
 });
@@ -220,24 +332,93 @@ export const floorCohort = (w: Workload, p: Prices): { cohort: number[]; gets: n
   return { cohort, gets };
 };
 
+/** One cohort's one-time work by what it scales with (`m.terms`), in $, with its Lambda seconds. */
+export const scaledOneTime = (w: Workload, m: Measured, t: WorkTerms, p: Prices) => {
+  const jobs = w.jobsPerMonth;
+  const objects = jobs * w.objectsPerJob;
+  const parts = jobs * m.partsPerJob;
+  const shape = runShape(jobs, t.jobsPerShopMonth);
+  const runs = t.activeRunsPerMonth;
+  const idle = m.idleRun;
+  // One active run, less the idle run it replaces (never below nothing).
+  const runS3: Record<string, number> = {};
+  addCalls(runS3, t.perRun.s3, 1);
+  addCalls(runS3, t.perPage.s3, shape.pages);
+  addCalls(runS3, t.perBatch.s3, shape.batches);
+  if (idle) addCalls(runS3, idle.s3RequestsByType, -1);
+  for (const k of Object.keys(runS3)) runS3[k] = Math.max(0, runS3[k] ?? 0);
+  const net = (f: (u: UnitWork) => number, idleValue: number) =>
+    Math.max(0, f(t.perRun) + shape.pages * f(t.perPage) + shape.batches * f(t.perBatch) - idleValue);
+  const runInvocations = net((u) => u.invocations, idle?.invocations ?? 0);
+  const runTransitions = net((u) => u.stateTransitions, idle?.stateTransitions ?? 0);
+  const hot: Record<string, number> = {};
+  addCalls(hot, t.perHotObject, objects);
+  const partCalls: Record<string, number> = {};
+  addCalls(partCalls, t.perPart, parts);
+  const runCalls: Record<string, number> = {};
+  addCalls(runCalls, runS3, runs);
+  const count = (c: Record<string, number>) => Object.values(c).reduce((a, b) => a + b, 0);
+  const hotGets = (t.perHotObject.GetObject ?? 0) * objects;
+  const ddbRequests = (t.dynamodbRequestsPerJob ?? 0) * jobs;
+  const wallTime = t.cpuSecondsPerHotObject === undefined;
+  const cpu = wallTime ? jobs * m.taskSecondsPerJob : objects * (t.cpuSecondsPerHotObject ?? 0);
+  const waiting = wallTime
+    ? 0
+    : lambdaSeconds(
+        0,
+        {
+          hotGets,
+          otherS3: count(hot) - hotGets + count(partCalls) + count(runCalls),
+          dynamodb: ddbRequests,
+        },
+        p,
+      );
+  const gbSecond = (w.lambdaMemoryMb / 1024) * p.lambdaGbSecond;
+  const invocations = runs * runInvocations;
+  return {
+    shape,
+    latency: {
+      s3Ms: p.s3LatencyMs,
+      dynamodbMs: p.dynamodbLatencyMs,
+      readConcurrency: SETTINGS.readConcurrency.default,
+    },
+    dollars: {
+      perHotObject: s3Dollars(hot, p),
+      perPart: s3Dollars(partCalls, p),
+      perActiveRun:
+        s3Dollars(runCalls, p) + runs * runTransitions * p.stateTransition + invocations * p.lambdaRequest,
+      perJobReads: jobs * t.readUnitsPerJob * p.dynamodbReadUnit,
+      lambdaCpu: cpu * gbSecond,
+      lambdaWaiting: waiting * gbSecond,
+    },
+    s3: s3Dollars(hot, p) + s3Dollars(partCalls, p) + s3Dollars(runCalls, p),
+    lambda: invocations * p.lambdaRequest + (cpu + waiting) * gbSecond,
+    lambdaSeconds: { cpu, waiting, wallTime } as LambdaSeconds,
+    stepFunctions: runs * runTransitions * p.stateTransition,
+    dynamodb: jobs * t.readUnitsPerJob * p.dynamodbReadUnit,
+  };
+};
+
 /** One cohort's one-time archival cost, by component. */
 export const archiveOneTime = (w: Workload, m: Measured, p: Prices): Record<string, number> => {
   const objects = w.jobsPerMonth * w.objectsPerJob;
   const jobs = w.jobsPerMonth;
   const move = partsMoving(w, m);
-  const work = runCost(
-    {
-      s3RequestsByType: Object.fromEntries(
-        Object.entries(m.s3RequestsPerObject).map(([k, n]) => [k, n * objects]),
-      ),
-      invocations: jobs * m.taskInvocationsPerJob,
-      stateTransitions: jobs * m.stateTransitionsPerJob,
-      readUnits: jobs * m.dynamodbReadUnitsPerJob,
-      taskSeconds: jobs * m.taskSecondsPerJob,
-    },
-    w,
-    p,
-  );
+  const work = m.terms
+    ? scaledOneTime(w, m, m.terms, p)
+    : runCost(
+        {
+          s3RequestsByType: Object.fromEntries(
+            Object.entries(m.s3RequestsPerObject).map(([k, n]) => [k, n * objects]),
+          ),
+          invocations: jobs * m.taskInvocationsPerJob,
+          stateTransitions: jobs * m.stateTransitionsPerJob,
+          readUnits: jobs * m.dynamodbReadUnitsPerJob,
+          taskSeconds: jobs * m.taskSecondsPerJob,
+        },
+        w,
+        p,
+      );
   const fixed = Object.values(fixedPerMonth(w, m, p)).reduce((a, b) => a + b, 0);
   const scratch = m.runScratch;
   return {
@@ -254,6 +435,20 @@ export const archiveOneTime = (w: Workload, m: Measured, p: Prices): Record<stri
   };
 };
 
+/**
+ * A cohort's archive at rest (GB): the parts scale with the hot bytes (they hold them, compressed);
+ * the index with the jobs (an entry a job, and a part's share of it per job) when measured so.
+ */
+export const atRest = (w: Workload, m: Measured): { partGb: number; indexGb: number } => {
+  const hotBytes = w.jobsPerMonth * w.bytesPerJob;
+  const partGb = (hotBytes * m.bytesAtRestRatio * (1 - m.indexShare)) / GB;
+  const indexGb =
+    m.indexBytesPerJob === undefined
+      ? (hotBytes * m.bytesAtRestRatio * m.indexShare) / GB
+      : (w.jobsPerMonth * m.indexBytesPerJob) / GB;
+  return { partGb, indexGb };
+};
+
 /** $ of one cohort's storage in its month `age` (1 = hot everywhere), each way. */
 const cohortStorage = (w: Workload, m: Measured, p: Prices, age: number) => {
   const cls = w.storageClass;
@@ -266,8 +461,7 @@ const cohortStorage = (w: Workload, m: Measured, p: Prices, age: number) => {
   const billed = Math.max(objectBytes, p.classMinObjectBytes[cls]) + ovh.inClass;
   const lifecycle =
     ((objects * billed) / GB) * p.classGbMonth[cls] + ((objects * ovh.inStandard) / GB) * p.standardGbMonth;
-  const atRestGb = (w.jobsPerMonth * w.bytesPerJob * m.bytesAtRestRatio) / GB;
-  const partGb = atRestGb * (1 - m.indexShare);
+  const { partGb, indexGb } = atRest(w, m);
   const move = partsMoving(w, m);
   const movingParts = w.jobsPerMonth * m.partsPerJob * move.countShare;
   const movingGb = partGb * move.byteShare;
@@ -275,7 +469,7 @@ const cohortStorage = (w: Workload, m: Measured, p: Prices, age: number) => {
     (Math.max(movingGb, (movingParts * p.classMinObjectBytes[cls]) / GB) + (movingParts * ovh.inClass) / GB) *
       p.classGbMonth[cls] +
     ((movingParts * ovh.inStandard) / GB + (partGb - movingGb)) * p.standardGbMonth;
-  const archive = parts + atRestGb * m.indexShare * p.standardGbMonth;
+  const archive = parts + indexGb * p.standardGbMonth;
   return { hot, lifecycle, archive };
 };
 
@@ -327,9 +521,7 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
       const inClass = cohortStorage(w, m, p, 2);
       lifecycle += inClass.lifecycle * shortfallMonths;
       // Only the parts that moved owe the class's minimum.
-      const partsInClass =
-        ((w.jobsPerMonth * w.bytesPerJob * m.bytesAtRestRatio * (1 - m.indexShare) * move.byteShare) / GB) *
-        p.classGbMonth[cls];
+      const partsInClass = atRest(w, m).partGb * move.byteShare * p.classGbMonth[cls];
       archive += partsInClass * shortfallMonths;
     }
     if (age > 1) {
@@ -390,6 +582,7 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
     floor: { cohort: floor.cohort, total: floorTotal, gets: floor.gets },
     archiveWithoutFixed,
     ratioToFloor: floorTotal > 0 ? archiveWithoutFixed / floorTotal : 0,
+    ...(m.terms ? { scaled: scaledOneTime(w, m, m.terms, p) } : {}),
   };
 };
 

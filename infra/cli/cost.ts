@@ -20,6 +20,7 @@ import {
   type PaysRow,
   TRANSITION_MIN_BYTES,
   type Workload,
+  type WorkTerms,
   wherePays,
 } from './cost-model';
 import { type Output, printJson, table } from './output';
@@ -154,6 +155,79 @@ const readJson = (file: string, field: string): unknown => {
   throw new InvalidInputError(field, `${file} is neither a JSON document nor ends with a JSON line`);
 };
 
+/** An active run's request key classes (request-trace.ts) → what they scale with. */
+export const keyScaling = (keyClass: string): 'hot' | 'page' | 'batch' | 'run' | 'part' => {
+  if (keyClass === 'hot') return 'hot';
+  if (/^run (plan\/|pages|results)/.test(keyClass)) return 'page';
+  if (keyClass === 'run attempts') return 'batch';
+  if (keyClass === 'state' || keyClass.startsWith('run ')) return 'run';
+  return 'part';
+};
+
+/** Transitions and invocations a plan page and a batch add (the definition: archiver-state-machine.ts). */
+const PAGE_WORK = { invocations: 2, stateTransitions: 5 }; // Plan, Tally; Plan, HasBatches, ProcessBatches, Tally, MorePages
+const BATCH_WORK = { invocations: 1, stateTransitions: 1 }; // ArchiveBatch in its child execution
+
+/**
+ * steady-year's active runs split by what their work scales with (Measured.terms); undefined when
+ * the file has no per-run request keys.
+ */
+const termsOf = (sy: Obj, jobs: number, objects: number, parts: number): WorkTerms | undefined => {
+  const active = ((sy.perRun ?? []) as Obj[]).filter((r) => Array.isArray(r.byKey));
+  if (active.length === 0) return undefined;
+  const by = { hot: {}, page: {}, batch: {}, run: {}, part: {} } as Record<
+    ReturnType<typeof keyScaling>,
+    Record<string, number>
+  >;
+  let batches = 0;
+  let pages = 0;
+  for (const r of active) {
+    let runPages = 0;
+    for (const [key, n] of r.byKey as [string, number][]) {
+      const space = key.indexOf(' ');
+      const call = key.slice(0, space);
+      const cls = key.slice(space + 1);
+      const into = by[keyScaling(cls)];
+      into[call] = (into[call] ?? 0) + n;
+      if (key === 'PutObject run attempts') batches += n;
+      if (key === 'PutObject run pages') runPages += n;
+    }
+    pages += Math.max(1, runPages);
+  }
+  const sum = (k: string) => active.reduce((a, r) => a + num(r, k), 0);
+  const per = (o: Record<string, number>, d: number) =>
+    Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v / Math.max(1, d)]));
+  const runs = active.length;
+  const months = new Set(active.map((r) => String(r.day).slice(0, 7))).size;
+  const groups = sum('groupsOk');
+  const idle = (((sy.idle ?? {}) as Obj).mean ?? {}) as Obj;
+  const invocations = sum('invocations') - pages * PAGE_WORK.invocations - batches * BATCH_WORK.invocations;
+  const transitions =
+    sum('stateTransitions') - pages * PAGE_WORK.stateTransitions - batches * BATCH_WORK.stateTransitions;
+  const measuredCpu = active.every((r) => typeof r.cpuSeconds === 'number');
+  const measuredDdb = active.every((r) => typeof r.dynamodbRequests === 'number');
+  return {
+    perHotObject: per(by.hot, objects),
+    perPart: per(by.part, parts),
+    perRun: { s3: per(by.run, runs), invocations: invocations / runs, stateTransitions: transitions / runs },
+    perPage: { s3: per(by.page, pages), ...PAGE_WORK },
+    perBatch: { s3: per(by.batch, Math.max(1, batches)), ...BATCH_WORK },
+    activeRunsPerMonth: runs / Math.max(1, months),
+    // Every shop-month is completed by both of its runs (archive, delete): groups / runs a month.
+    jobsPerShopMonth: jobs / Math.max(1, groups / Math.max(1, runs / Math.max(1, months))),
+    readUnitsPerJob: Math.max(0, sum('readUnits') - runs * num(idle, 'readUnits')) / jobs,
+    ...(measuredDdb
+      ? {
+          dynamodbRequestsPerJob:
+            Math.max(0, sum('dynamodbRequests') - runs * num(idle, 'dynamodbRequests')) / jobs,
+        }
+      : {}),
+    ...(measuredCpu
+      ? { cpuSecondsPerHotObject: Math.max(0, sum('cpuSeconds') - runs * num(idle, 'cpuSeconds')) / objects }
+      : {}),
+  };
+};
+
 /** steady-year's figures: per archived object, with the idle runs' cost taken out and kept per run. */
 const fromSteadyYear = (sy: Obj, file: string): Measured => {
   const t = (sy.totals ?? {}) as Obj;
@@ -170,6 +244,7 @@ const fromSteadyYear = (sy: Obj, file: string): Measured => {
   const parts = (sy.parts ?? {}) as Obj;
   const lookup = (sy.lookup ?? {}) as Obj;
   const written = Math.max(1, num(sy, 'jobs'));
+  const terms = termsOf(sy, jobs, objects, Math.max(1, num(parts, 'count')));
   return {
     source: `${relative(process.cwd(), file) || file}, steady-year: ${runs} daily runs, ${num(t, 'jobsArchived')} jobs / ${num(t, 'hotArchived')} hot objects archived (idle runs charged per day)`,
     objectsPerJob: num(sy, 'hotObjectsWritten') / written,
@@ -206,7 +281,11 @@ const fromSteadyYear = (sy: Obj, file: string): Measured => {
       stateTransitions: num(idle, 'stateTransitions'),
       readUnits: num(idle, 'readUnits'),
       taskSeconds: num(idle, 'taskSeconds'),
+      ...(typeof idle.cpuSeconds === 'number' ? { cpuSeconds: idle.cpuSeconds } : {}),
+      ...(typeof idle.dynamodbRequests === 'number' ? { dynamodbRequests: idle.dynamodbRequests } : {}),
     },
+    indexBytesPerJob: indexBytes / jobs,
+    ...(terms ? { terms } : {}),
   };
 };
 
@@ -245,6 +324,7 @@ export const measuredFrom = (file: string, scenarioName?: string): Measured => {
       dynamodbReadUnitsPerJob: num(s, 'dynamodbReadUnits') / jobs,
       bytesAtRestRatio: num(s, 'archiveBytes') / Math.max(1, num(s, 'hotBytes')),
       indexShare: num(s, 'indexBytes') / Math.max(1, num(s, 'archiveBytes')),
+      indexBytesPerJob: num(s, 'indexBytes') / jobs,
       partsPerJob: num(s, 'parts') / jobs,
       averagePartBytes: num(s, 'wholePartBytes'),
       // A scenario measured a lookup's requests and bytes in all: one GET is the part's block, the
@@ -361,6 +441,7 @@ export const costLines = (
             )}; ${m.idleRun.invocations.toFixed(1)} invocations, ${m.idleRun.stateTransitions.toFixed(1)} state transitions, ${m.idleRun.readUnits.toFixed(1)} read units`,
         ]
       : []),
+    ...scaledLines(r, m),
     `  lookup (month known): index ${m.lookup.indexRequests.toFixed(2)} GETs in Standard, part ${m.lookup.partRequests.toFixed(2)} GETs / ${sizeText(m.lookup.partBytes)} in the part's class`,
     `prices: ${PRICES_TAKEN}`,
     `parts: ${(r.partsMoving.countShare * 100).toFixed(0)} % of them (${(r.partsMoving.byteShare * 100).toFixed(0)} % of part bytes) reach ${TRANSITION_MIN_BYTES / 1024} KB and move to ${w.storageClass}; the rest stay in Standard (decided per part, as S3 does)`,
@@ -457,6 +538,31 @@ export const costLines = (
     );
   }
   return lines;
+};
+
+const callsText = (calls: Readonly<Record<string, number>>, digits: number) =>
+  Object.entries(calls)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n.toFixed(digits)}`)
+    .join(', ') || 'none';
+
+/** The one-time work by what it scales with, and Lambda's billed seconds (CPU, waiting). */
+const scaledLines = (r: CostResult, m: Measured): string[] => {
+  const t = m.terms;
+  const s = r.scaled;
+  if (!t || !s) return [];
+  const d = s.dollars;
+  const l = s.lambdaSeconds;
+  return [
+    '  one-time work by what it scales with (the idle run an active run replaces taken out):',
+    `    per archived hot object: ${callsText(t.perHotObject, 4)} → ${usd(d.perHotObject)}`,
+    `    per part written: ${callsText(t.perPart, 2)} → ${usd(d.perPart)}`,
+    `    per active run (${t.activeRunsPerMonth.toFixed(1)} a month; this workload: ${s.shape.pages} plan page(s), ${s.shape.batches} batch(es) each at ${t.jobsPerShopMonth.toFixed(1)} jobs a shop-month): run ${callsText(t.perRun.s3, 1)}, ${t.perRun.invocations.toFixed(1)} invocations, ${t.perRun.stateTransitions.toFixed(1)} transitions; a page ${callsText(t.perPage.s3, 1)}, ${t.perPage.invocations} invocations, ${t.perPage.stateTransitions} transitions; a batch ${callsText(t.perBatch.s3, 1)}, ${t.perBatch.invocations} invocation, ${t.perBatch.stateTransitions} transition → ${usd(d.perActiveRun)}`,
+    `    per job: ${t.readUnitsPerJob.toFixed(3)} DynamoDB read units${t.dynamodbRequestsPerJob === undefined ? '' : `, ${t.dynamodbRequestsPerJob.toFixed(4)} requests`} → ${usd(d.perJobReads)}`,
+    l.wallTime
+      ? `    Lambda: ${l.cpu.toFixed(0)} s of local wall time (CPU not measured in these figures: the emulators' latency on this machine is billed, an upper bound) → ${usd(d.lambdaCpu)}`
+      : `    Lambda: ${l.cpu.toFixed(0)} s CPU (${((t.cpuSecondsPerHotObject ?? 0) * 1000).toFixed(3)} ms per hot object, measured in process: the local Step Functions interpreter's CPU included, an upper bound) → ${usd(d.lambdaCpu)}; ${l.waiting.toFixed(0)} s waiting on requests (S3 ${s.latency.s3Ms} ms each, the hot GETs ${s.latency.readConcurrency} at a time, the rest one by one; DynamoDB ${s.latency.dynamodbMs} ms each) → ${usd(d.lambdaWaiting)}; local wall time for reference ${(m.taskSecondsPerJob * r.workload.jobsPerMonth).toFixed(0)} s`,
+  ];
 };
 
 /** Up to 4 significant digits, without trailing zeros (a flag value). */
