@@ -305,7 +305,8 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions): Promi
           const seconds = (performance.now() - t0) / 1000;
           const c = process.cpuUsage(c0);
           timing.seconds += seconds;
-          const t = (steps[step] ??= { invocations: 0, seconds: 0, cpuSeconds: 0 });
+          const t = steps[step] ?? { invocations: 0, seconds: 0, cpuSeconds: 0 };
+          steps[step] = t;
           t.invocations++;
           t.seconds += seconds;
           t.cpuSeconds += (c.user + c.system) / 1e6;
