@@ -140,6 +140,11 @@ export interface Workload {
   readonly transitionSmallParts?: boolean;
   /** The construct's `runMetrics`: 8 custom metrics and 3 more alarms (off by default). */
   readonly runMetrics?: boolean;
+  /**
+   * Jobs a shop completes in a month (a shop-month: what a part holds). Absent: as measured. Parts
+   * per job scale with its inverse and part sizes with it (a part holds a shop-month's objects).
+   */
+  readonly jobsPerShopMonth?: number;
 }
 
 export interface MonthCost {
@@ -211,6 +216,8 @@ export const validateWorkload = (w: Workload): Workload => {
   positive('--bytes-per-job', w.bytesPerJob);
   positive('--retention-months', w.retentionMonths, true);
   positive('--lookups-per-month', w.lookupsPerMonth);
+  if (w.jobsPerShopMonth !== undefined && !(w.jobsPerShopMonth > 0))
+    throw new InvalidInputError('--jobs-per-shop-month', `expected a number > 0, got ${w.jobsPerShopMonth}`);
   if (w.retentionMonths < 2)
     throw new InvalidInputError(
       '--retention-months',
@@ -220,11 +227,24 @@ export const validateWorkload = (w: Workload): Workload => {
 };
 
 /**
- * Which of the cohort's parts S3 moves, decided per part as S3 does. Part sizes scale with the
- * workload's bytes per job against the measured one (a part holds a shop-month's objects).
+ * The cohort's parts against the measured ones: a part holds a shop-month's objects, so with more
+ * jobs a shop-month there are fewer parts a job, each bigger; with more bytes a job, bigger parts.
  */
+export const partScale = (w: Workload, m: Measured): { partsPerJob: number; sizeFactor: number } => {
+  const measuredJpsm = m.terms?.jobsPerShopMonth;
+  if (w.jobsPerShopMonth !== undefined && measuredJpsm === undefined)
+    throw new InvalidInputError(
+      '--jobs-per-shop-month',
+      'these figures do not say how many jobs their shop-months held (use steady-year figures)',
+    );
+  const shops = w.jobsPerShopMonth !== undefined && measuredJpsm ? w.jobsPerShopMonth / measuredJpsm : 1;
+  const bytes = m.bytesPerJob > 0 ? w.bytesPerJob / m.bytesPerJob : 1;
+  return { partsPerJob: m.partsPerJob / shops, sizeFactor: bytes * shops };
+};
+
+/** Which of the cohort's parts S3 moves, decided per part as S3 does (sizes: partScale). */
 export const partsMoving = (w: Workload, m: Measured): { byteShare: number; countShare: number } => {
-  const scale = m.bytesPerJob > 0 ? w.bytesPerJob / m.bytesPerJob : 1;
+  const scale = partScale(w, m).sizeFactor;
   const sizes = m.partSizes && m.partSizes.length > 0 ? m.partSizes : [m.averagePartBytes];
   const scaled = sizes.map((s) => s * scale);
   const moves = (s: number) => w.transitionSmallParts === true || s >= TRANSITION_MIN_BYTES;
@@ -336,8 +356,8 @@ export const floorCohort = (w: Workload, p: Prices): { cohort: number[]; gets: n
 export const scaledOneTime = (w: Workload, m: Measured, t: WorkTerms, p: Prices) => {
   const jobs = w.jobsPerMonth;
   const objects = jobs * w.objectsPerJob;
-  const parts = jobs * m.partsPerJob;
-  const shape = runShape(jobs, t.jobsPerShopMonth);
+  const parts = jobs * partScale(w, m).partsPerJob;
+  const shape = runShape(jobs, w.jobsPerShopMonth ?? t.jobsPerShopMonth);
   const runs = t.activeRunsPerMonth;
   const idle = m.idleRun;
   // One active run, less the idle run it replaces (never below nothing).
@@ -377,6 +397,7 @@ export const scaledOneTime = (w: Workload, m: Measured, t: WorkTerms, p: Prices)
   const invocations = runs * runInvocations;
   return {
     shape,
+    parts,
     latency: {
       s3Ms: p.s3LatencyMs,
       dynamodbMs: p.dynamodbLatencyMs,
@@ -430,7 +451,7 @@ export const archiveOneTime = (w: Workload, m: Measured, p: Prices): Record<stri
     lambda: work.lambda,
     stepFunctions: work.stepFunctions,
     dynamodb: work.dynamodb,
-    transitions: jobs * m.partsPerJob * move.countShare * p.transitionRequest[w.storageClass],
+    transitions: jobs * partScale(w, m).partsPerJob * move.countShare * p.transitionRequest[w.storageClass],
     fixed,
   };
 };
@@ -463,7 +484,7 @@ const cohortStorage = (w: Workload, m: Measured, p: Prices, age: number) => {
     ((objects * billed) / GB) * p.classGbMonth[cls] + ((objects * ovh.inStandard) / GB) * p.standardGbMonth;
   const { partGb, indexGb } = atRest(w, m);
   const move = partsMoving(w, m);
-  const movingParts = w.jobsPerMonth * m.partsPerJob * move.countShare;
+  const movingParts = w.jobsPerMonth * partScale(w, m).partsPerJob * move.countShare;
   const movingGb = partGb * move.byteShare;
   const parts =
     (Math.max(movingGb, (movingParts * p.classMinObjectBytes[cls]) / GB) + (movingParts * ovh.inClass) / GB) *
@@ -484,7 +505,7 @@ export const lookupCost = (w: Workload, m: Measured, p: Prices) => {
   // The index is read in Standard; the part's blocks in the part's class (a part that did not move
   // is read in Standard too). A class that needs a restore restores the whole part.
   const move = partsMoving(w, m);
-  const scale = m.bytesPerJob > 0 ? w.bytesPerJob / m.bytesPerJob : 1;
+  const scale = partScale(w, m).sizeFactor;
   const index = m.lookup.indexRequests * p.getRequest;
   const inStandard = m.lookup.partRequests * p.getRequest;
   const movedReadGb = ((restore > 0 ? m.averagePartBytes : m.lookup.partBytes) * scale) / GB;

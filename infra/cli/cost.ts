@@ -67,6 +67,11 @@ export const costSpec: CommandSpec = {
       value: 'N',
       help: 'forensic lookups of archived jobs per month (default 100)',
     },
+    'jobs-per-shop-month': {
+      type: 'string',
+      value: 'N',
+      help: 'jobs a shop completes a month (a part holds a shop-month; default: as measured)',
+    },
     'lambda-memory-mb': {
       type: 'string',
       value: 'MB',
@@ -118,6 +123,7 @@ export const parseCostOptions = (flags: Flags): CostOptions => {
     stringFlag(flags, name) !== undefined ? numberFlag(flags, name, 0, { min: 0, max: 1e12 }) : undefined;
   const objectsPerJob = opt('objects-per-job');
   const bytesPerJob = opt('bytes-per-job');
+  const jobsPerShopMonth = opt('jobs-per-shop-month');
   const scenario = stringFlag(flags, 'scenario');
   const pricesFile = stringFlag(flags, 'prices');
   return {
@@ -130,6 +136,7 @@ export const parseCostOptions = (flags: Flags): CostOptions => {
       lookupsPerMonth: numberFlag(flags, 'lookups-per-month', 100, { min: 0, max: 1e12 }),
       lambdaMemoryMb: wholeNumberFlag(flags, 'lambda-memory-mb', 512, { min: 128, max: 10240 }),
       ...(boolFlag(flags, 'run-metrics') ? { runMetrics: true } : {}),
+      ...(jobsPerShopMonth !== undefined ? { jobsPerShopMonth } : {}),
     },
     fromReport: stringFlag(flags, 'from-report') ?? DEFAULT_MEASUREMENTS,
     ...(scenario !== undefined ? { scenario } : {}),
@@ -556,8 +563,8 @@ const scaledLines = (r: CostResult, m: Measured): string[] => {
   return [
     '  one-time work by what it scales with (the idle run an active run replaces taken out):',
     `    per archived hot object: ${callsText(t.perHotObject, 4)} → ${usd(d.perHotObject)}`,
-    `    per part written: ${callsText(t.perPart, 2)} → ${usd(d.perPart)}`,
-    `    per active run (${t.activeRunsPerMonth.toFixed(1)} a month; this workload: ${s.shape.pages} plan page(s), ${s.shape.batches} batch(es) each at ${t.jobsPerShopMonth.toFixed(1)} jobs a shop-month): run ${callsText(t.perRun.s3, 1)}, ${t.perRun.invocations.toFixed(1)} invocations, ${t.perRun.stateTransitions.toFixed(1)} transitions; a page ${callsText(t.perPage.s3, 1)}, ${t.perPage.invocations} invocations, ${t.perPage.stateTransitions} transitions; a batch ${callsText(t.perBatch.s3, 1)}, ${t.perBatch.invocations} invocation, ${t.perBatch.stateTransitions} transition → ${usd(d.perActiveRun)}`,
+    `    per part written (${Math.round(s.parts)} parts): ${callsText(t.perPart, 2)} → ${usd(d.perPart)}`,
+    `    per active run (${t.activeRunsPerMonth.toFixed(1)} a month; this workload: ${s.shape.pages} plan page(s), ${s.shape.batches} batch(es) each at ${(r.workload.jobsPerShopMonth ?? t.jobsPerShopMonth).toFixed(1)} jobs a shop-month${r.workload.jobsPerShopMonth === undefined ? ', as measured: --jobs-per-shop-month sets yours' : ''}): run ${callsText(t.perRun.s3, 1)}, ${t.perRun.invocations.toFixed(1)} invocations, ${t.perRun.stateTransitions.toFixed(1)} transitions; a page ${callsText(t.perPage.s3, 1)}, ${t.perPage.invocations} invocations, ${t.perPage.stateTransitions} transitions; a batch ${callsText(t.perBatch.s3, 1)}, ${t.perBatch.invocations} invocation, ${t.perBatch.stateTransitions} transition → ${usd(d.perActiveRun)}`,
     `    per job: ${t.readUnitsPerJob.toFixed(3)} DynamoDB read units${t.dynamodbRequestsPerJob === undefined ? '' : `, ${t.dynamodbRequestsPerJob.toFixed(4)} requests`} → ${usd(d.perJobReads)}`,
     l.wallTime
       ? `    Lambda: ${l.cpu.toFixed(0)} s of local wall time (CPU not measured in these figures: the emulators' latency on this machine is billed, an upper bound) → ${usd(d.lambdaCpu)}`
@@ -583,6 +590,7 @@ const costCommandLine = (opts: CostOptions, w: Workload): string => {
     `--storage-class ${w.storageClass}`,
     `--lookups-per-month ${flagNumber(w.lookupsPerMonth)}`,
     ...(w.lambdaMemoryMb !== 1024 ? [`--lambda-memory-mb ${w.lambdaMemoryMb}`] : []),
+    ...(w.jobsPerShopMonth !== undefined ? [`--jobs-per-shop-month ${flagNumber(w.jobsPerShopMonth)}`] : []),
     `--from-report ${file}`,
     ...(opts.scenario !== undefined ? [`--scenario ${opts.scenario}`] : []),
     ...(opts.pricesFile !== undefined ? [`--prices ${opts.pricesFile}`] : []),

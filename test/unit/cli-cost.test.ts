@@ -15,6 +15,7 @@ import {
   lambdaSeconds,
   lookupCost,
   type Measured,
+  partScale,
   partsMoving,
   runShape,
   scaledOneTime,
@@ -651,6 +652,19 @@ describe('the model scales each term with what it scales with', () => {
     expect(r.archiveOneTime.s3Requests).toBeCloseTo(s.s3, 15);
     expect(r.archiveOneTime.lambda).toBeCloseTo(s.lambda, 15);
     expect(r.archiveOneTime.dynamodb).toBeCloseTo(1000 * 0.5 * DEFAULT_PRICES.dynamodbReadUnit, 15);
+  });
+
+  it('a part holds a shop-month: more jobs a shop-month, fewer and bigger parts (input, else as measured)', () => {
+    expect(partScale(workload, m)).toEqual({ partsPerJob: measured.partsPerJob, sizeFactor: 1 });
+    const big = partScale({ ...workload, jobsPerShopMonth: 400 }, m);
+    expect(big.partsPerJob).toBeCloseTo(measured.partsPerJob / 4, 15);
+    expect(big.sizeFactor).toBeCloseTo(4, 15);
+    expect(partScale({ ...workload, bytesPerJob: 4096 }, m).sizeFactor).toBeCloseTo(2, 15);
+    // Fewer parts: fewer per-part requests; the batches follow the shop-months.
+    const r = scaledOneTime({ ...workload, jobsPerShopMonth: 400 }, m, terms, DEFAULT_PRICES);
+    expect(r.dollars.perPart).toBeCloseTo(at(1000).dollars.perPart / 4, 15);
+    // Figures that do not say how many jobs their shop-months held cannot honour it.
+    expect(() => partScale({ ...workload, jobsPerShopMonth: 400 }, measured)).toThrow(InvalidInputError);
   });
 
   it('classifies request keys: hot per object, run scratch per run, page or batch, the rest per part', () => {
