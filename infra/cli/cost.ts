@@ -420,6 +420,18 @@ export const paysTable = (rows: readonly PaysRow[]): string[] => [
   ),
 ];
 
+/**
+ * Why a workload cannot pay at the floor: one Standard GET costs as much as this many months of
+ * Standard storage of the workload's mean object (700 bytes: ~25 months), and archiving saves at
+ * most the cohort's remaining months of it.
+ */
+export const getPhysics = (w: Workload, p: Prices): string => {
+  const objectBytes = w.objectsPerJob > 0 ? w.bytesPerJob / w.objectsPerJob : 0;
+  const monthly = (objectBytes / 1024 ** 3) * p.standardGbMonth;
+  const months = monthly > 0 ? p.getRequest / monthly : Number.POSITIVE_INFINITY;
+  return `one GET ($${(p.getRequest * 1000).toFixed(4)} per 1,000) costs as much as ${months.toFixed(0)} months of Standard storage of a ${sizeText(objectBytes)} object, and archiving saves at most ${w.retentionMonths - 1} months of it, less what the parts cost in the class`;
+};
+
 const fixedTotal = (r: CostResult): number => Object.values(r.fixedPerMonth).reduce((a, b) => a + b, 0);
 const oneTimeWithoutFixed = (r: CostResult): number =>
   Object.entries(r.archiveOneTime).reduce((a, [k, v]) => (k === 'fixed' ? a : a + v), 0);
@@ -429,6 +441,7 @@ export const costLines = (
   m: Measured,
   pays: readonly PaysRow[] = [],
   bills: readonly DeploymentBill[] = [],
+  prices: Prices = DEFAULT_PRICES,
 ): string[] => {
   const w = r.workload;
   const objectBytes = w.objectsPerJob > 0 ? w.bytesPerJob / w.objectsPerJob : 0;
@@ -501,14 +514,14 @@ export const costLines = (
       })(),
     ]),
     '',
-    `one cohort over its ${w.retentionMonths} months: archive ${usd(r.cohortTotal.archive)} (${usd(r.archiveWithoutFixed)} without the month's fixed costs) vs floor ${usd(r.floor.total)}: ${r.ratioToFloor.toFixed(2)}× the floor without fixed costs, ${(r.cohortTotal.archive / Math.max(1e-12, r.floor.total)).toFixed(2)}× with them; hot ${usd(r.cohortTotal.hot)}${r.floor.total > r.cohortTotal.hot ? ' — even the floor costs more than keeping the objects hot: one GET per object costs more than the Standard storage it saves over this horizon' : ''}`,
+    `one cohort over its ${w.retentionMonths} months: archive ${usd(r.cohortTotal.archive)} (${usd(r.archiveWithoutFixed)} without the month's fixed costs) vs floor ${usd(r.floor.total)}: ${r.ratioToFloor.toFixed(2)}× the floor without fixed costs, ${(r.cohortTotal.archive / Math.max(1e-12, r.floor.total)).toFixed(2)}× with them; hot ${usd(r.cohortTotal.hot)}${r.floor.total > r.cohortTotal.hot ? ` — even the floor costs more than keeping the objects hot: ${getPhysics(w, prices)}` : ''}`,
     '',
   ];
   const t = r.cohortTotal;
   const steady = r.months[w.retentionMonths - 1];
   lines.push(
     r.breakEvenVsHot === null
-      ? `archival does NOT pay against keeping the objects hot: one cohort costs ${usd(t.archive)} archived vs ${usd(t.hot)} hot over its ${w.retentionMonths} months`
+      ? `archival does NOT pay against keeping the objects hot: one cohort costs ${usd(t.archive)} archived vs ${usd(t.hot)} hot over its ${w.retentionMonths} months${r.floor.total > t.hot ? ` (no archiver can: ${getPhysics(w, prices)})` : ''}`
       : `archival pays against keeping the objects hot: one cohort from age ${r.breakEvenVsHot} (${usd(t.archive)} vs ${usd(t.hot)} over its ${w.retentionMonths} months)`,
   );
   lines.push(
@@ -628,7 +641,7 @@ export const costCommand = async (opts: CostOptions, io: Output): Promise<CostRe
     io.out(
       `every figure below is for: ${costCommandLine(opts, w)}${measured.length > 0 ? ` (${measured.join(' and ')} per job as measured: give yours)` : ''}`,
     );
-    for (const l of costLines(r, m, pays, bills)) io.out(l);
+    for (const l of costLines(r, m, pays, bills, prices)) io.out(l);
   }
   return r;
 };

@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RUN_METRICS } from '../../functions/metric-names';
 import { parseFlags } from '../../infra/cli/args';
-import { costCommand, costSpec, keyScaling, measuredFrom, parseCostOptions } from '../../infra/cli/cost';
+import {
+  costCommand,
+  costSpec,
+  getPhysics,
+  keyScaling,
+  measuredFrom,
+  parseCostOptions,
+} from '../../infra/cli/cost';
 import {
   ARCHIVE_CUSTOM_METRICS,
   archiveOneTime,
@@ -665,6 +672,16 @@ describe('the model scales each term with what it scales with', () => {
     expect(r.dollars.perPart).toBeCloseTo(at(1000).dollars.perPart / 4, 15);
     // Figures that do not say how many jobs their shop-months held cannot honour it.
     expect(() => partScale({ ...workload, jobsPerShopMonth: 400 }, measured)).toThrow(InvalidInputError);
+  });
+
+  it('says why a workload never pays: one GET buys ~25 months of Standard storage of a 700-byte object', () => {
+    const text = getPhysics(
+      { ...workload, objectsPerJob: 1, bytesPerJob: 700, retentionMonths: 24 },
+      DEFAULT_PRICES,
+    );
+    // $0.0004 per 1,000 GETs / (700 B × $0.023 per GB-month) = 26.7 months.
+    expect(text).toMatch(/costs as much as 27 months of Standard storage of a 700 B object/);
+    expect(text).toMatch(/saves at most 23 months/);
   });
 
   it('classifies request keys: hot per object, run scratch per run, page or batch, the rest per part', () => {
