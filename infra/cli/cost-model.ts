@@ -9,11 +9,13 @@ import { type Prices, requestPrice, STORAGE_CLASSES, type StorageClass } from '.
  * - hot: the flush objects stay in S3 Standard until they expire;
  * - lifecycle: a rule moves the small objects themselves to the class after the first month
  *   (transition fee per object, the class's per-object minimum and overhead, minimum duration);
- * - archive: this archiver — its measured requests, Lambda time, state transitions and read units
- *   per archived object (re-planning and listing beside recent jobs included when the figures come
- *   from `steady-year`), then the archive's measured bytes at rest: each part in the class only when
- *   S3 would move it (≥ 128 KB by default, decided per part as S3 does), indexes in Standard; lookups
- *   priced by what they read (index GETs in Standard, part blocks in the part's class).
+ * - archive: this archiver — its measured requests, Lambda time, state transitions and read units,
+ *   each scaled with what it scales with when the figures split them (`WorkTerms`, steady-year: per
+ *   hot object, per part, per active run and its pages and batches, per job), else per archived
+ *   object; Lambda billed as CPU plus the requests' waiting at AWS's latency (`lambdaSeconds`); then
+ *   the archive's measured bytes at rest: each part in the class only when S3 would move it (≥ 128 KB
+ *   by default, decided per part as S3 does), the index in Standard per job; lookups priced by what
+ *   they read (index GETs in Standard, part blocks in the part's class).
  *
  * A cohort is hot its first month (whole months: archived mid-next-month) and archived for the rest
  * of the horizon. Payback is per cohort: the age at which one cohort's archival has cost no more than

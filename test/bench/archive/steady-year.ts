@@ -787,6 +787,23 @@ export const runLine = (r: SteadyRun): string =>
 const kb = (b: number) => `${(b / 1024).toFixed(1)} KB`;
 
 /** The summary printed after the per-run lines (docs/bench/steady-year.txt). */
+/** CPU and wall seconds per step over the year (the runner's per-step figures). */
+const stepCpuText = (runs: readonly SteadyRun[]): string => {
+  const by: Record<string, { cpu: number; wall: number }> = {};
+  for (const r of runs)
+    for (const [step, v] of Object.entries(r.steps ?? {})) {
+      const t = by[step] ?? { cpu: 0, wall: 0 };
+      t.cpu += v?.cpuSeconds ?? 0;
+      t.wall += v?.seconds ?? 0;
+      by[step] = t;
+    }
+  return (
+    Object.entries(by)
+      .map(([step, v]) => `${step} ${f2(v.cpu)} s (wall ${f2(v.wall)} s)`)
+      .join(', ') || 'none'
+  );
+};
+
 export const steadyYearLines = (r: SteadyYearResult): string[] => {
   const t = r.totals;
   const p = r.perArchivedHotObject;
@@ -801,6 +818,7 @@ export const steadyYearLines = (r: SteadyYearResult): string[] => {
         ', ',
       )}); RU ${p.readUnits.toFixed(3)}; invocations ${p.invocations.toFixed(4)}; state transitions ${p.stateTransitions.toFixed(4)}; lifecycle transitions ${p.lifecycleTransitions.toFixed(4)}; jobs planned ${f2(p.jobsPlanned)}`,
     `  idle runs (nothing archived or deleted): ${r.idleRuns} of ${r.runs}; at most ${r.idle.maxJobsPlanned} jobs planned, ${r.idle.maxS3Requests} S3 requests, ${r.idle.maxInvocations} invocations`,
+    `  Lambda: ${f2(t.cpuSeconds)} s CPU in process (the local Step Functions interpreter's included: an upper bound), ${f2(t.taskSeconds)} s wall time inside handlers (mostly the emulators' latency); ${t.dynamodbRequests} DynamoDB requests; CPU by step: ${stepCpuText(r.perRun)}`,
     ...decompositionLines(r.decomposition),
     `  bytes at rest at the end: ${Object.entries(r.bytesAtRest)
       .map(([k, v]) => `${k} ${kb(v)}`)
