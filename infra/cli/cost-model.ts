@@ -108,6 +108,8 @@ export interface WorkTerms {
   readonly dynamodbRequestsPerJob?: number;
   /** Absent: not measured; Lambda is then billed the local wall time (`taskSecondsPerJob`). */
   readonly cpuSecondsPerHotObject?: number;
+  /** Of that CPU, each step's share (its handler's CPU over the active runs); absent: all ArchiveBatch's. */
+  readonly cpuShareByStep?: Readonly<Record<string, number>>;
 }
 
 /** An active run's plan pages and batches for `jobs` jobs (the run settings' defaults). */
@@ -147,6 +149,12 @@ export interface Workload {
    * per job scale with its inverse and part sizes with it (a part holds a shop-month's objects).
    */
   readonly jobsPerShopMonth?: number;
+  /**
+   * Memory (MB) of single steps (`plan`, `archive-batch`, `tally`, `report`, …), over
+   * `lambdaMemoryMb` — the construct's `stepMemoryMb`. A step's CPU is billed at its memory; the
+   * requests' waiting at ArchiveBatch's (it sends nearly all of them).
+   */
+  readonly stepMemoryMb?: Readonly<Record<string, number>>;
 }
 
 export interface MonthCost {
@@ -395,7 +403,16 @@ export const scaledOneTime = (w: Workload, m: Measured, t: WorkTerms, p: Prices)
         },
         p,
       );
-  const gbSecond = (w.lambdaMemoryMb / 1024) * p.lambdaGbSecond;
+  const memoryOf = (step: string) => w.stepMemoryMb?.[step] ?? w.lambdaMemoryMb;
+  const shares = Object.entries(t.cpuShareByStep ?? { 'archive-batch': 1 });
+  const shareSum = shares.reduce((a, [, v]) => a + v, 0);
+  const cpuMemoryMb =
+    shareSum > 0 && !wallTime
+      ? shares.reduce((a, [step, v]) => a + v * memoryOf(step), 0) / shareSum
+      : memoryOf('archive-batch');
+  const waitingMemoryMb = memoryOf('archive-batch');
+  const cpuGbSeconds = (cpu * cpuMemoryMb) / 1024;
+  const waitingGbSeconds = (waiting * waitingMemoryMb) / 1024;
   const invocations = runs * runInvocations;
   return {
     shape,
@@ -411,12 +428,14 @@ export const scaledOneTime = (w: Workload, m: Measured, t: WorkTerms, p: Prices)
       perActiveRun:
         s3Dollars(runCalls, p) + runs * runTransitions * p.stateTransition + invocations * p.lambdaRequest,
       perJobReads: jobs * t.readUnitsPerJob * p.dynamodbReadUnit,
-      lambdaCpu: cpu * gbSecond,
-      lambdaWaiting: waiting * gbSecond,
+      lambdaCpu: cpuGbSeconds * p.lambdaGbSecond,
+      lambdaWaiting: waitingGbSeconds * p.lambdaGbSecond,
     },
     s3: s3Dollars(hot, p) + s3Dollars(partCalls, p) + s3Dollars(runCalls, p),
-    lambda: invocations * p.lambdaRequest + (cpu + waiting) * gbSecond,
+    lambda: invocations * p.lambdaRequest + (cpuGbSeconds + waitingGbSeconds) * p.lambdaGbSecond,
     lambdaSeconds: { cpu, waiting, wallTime } as LambdaSeconds,
+    /** The memory the CPU is billed at (its steps' mix) and the waiting (ArchiveBatch's). */
+    lambdaMemoryMb: { cpu: cpuMemoryMb, waiting: waitingMemoryMb },
     stepFunctions: runs * runTransitions * p.stateTransition,
     dynamodb: jobs * t.readUnitsPerJob * p.dynamodbReadUnit,
   };

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { InvalidInputError } from '../../shared/errors';
+import { ARCHIVER_STEPS } from '../construct/step-names';
 import { packageRoot } from '../package-root';
 import {
   boolFlag,
@@ -75,7 +76,12 @@ export const costSpec: CommandSpec = {
     'lambda-memory-mb': {
       type: 'string',
       value: 'MB',
-      help: 'memory of the archiver functions (default 512, the construct’s for archive-batch)',
+      help: 'memory of every step (default 512, the construct’s for plan, archive-batch, tally and report)',
+    },
+    'step-memory-mb': {
+      type: 'string',
+      value: 'STEP=MB,…',
+      help: `memory of single steps over --lambda-memory-mb, e.g. archive-batch=1024 (steps: ${ARCHIVER_STEPS.join(', ')})`,
     },
     'run-metrics': {
       type: 'boolean',
@@ -111,6 +117,28 @@ export interface CostOptions {
   readonly json: boolean;
 }
 
+/** `archive-batch=1024,plan=256` → memory by step (128 … 10240 MB, steps of ARCHIVER_STEPS). */
+export const parseStepMemory = (text: string | undefined): Record<string, number> | undefined => {
+  if (text === undefined) return undefined;
+  const out: Record<string, number> = {};
+  for (const item of text.split(',')) {
+    const [step, mb] = item.split('=');
+    if (!(ARCHIVER_STEPS as readonly string[]).includes(step ?? ''))
+      throw new InvalidInputError(
+        '--step-memory-mb',
+        `expected STEP=MB with STEP one of ${ARCHIVER_STEPS.join(', ')}, got ${JSON.stringify(item)}`,
+      );
+    const n = Number(mb);
+    if (!Number.isInteger(n) || n < 128 || n > 10240)
+      throw new InvalidInputError(
+        '--step-memory-mb',
+        `expected a whole number of MB 128 … 10240 for ${step}, got ${JSON.stringify(mb)}`,
+      );
+    out[step as string] = n;
+  }
+  return out;
+};
+
 export const parseCostOptions = (flags: Flags): CostOptions => {
   const cls = stringFlag(flags, 'storage-class') ?? 'GLACIER_IR';
   if (!(STORAGE_CLASSES as readonly string[]).includes(cls)) {
@@ -124,6 +152,7 @@ export const parseCostOptions = (flags: Flags): CostOptions => {
   const objectsPerJob = opt('objects-per-job');
   const bytesPerJob = opt('bytes-per-job');
   const jobsPerShopMonth = opt('jobs-per-shop-month');
+  const stepMemoryMb = parseStepMemory(stringFlag(flags, 'step-memory-mb'));
   const scenario = stringFlag(flags, 'scenario');
   const pricesFile = stringFlag(flags, 'prices');
   return {
@@ -137,6 +166,7 @@ export const parseCostOptions = (flags: Flags): CostOptions => {
       lambdaMemoryMb: wholeNumberFlag(flags, 'lambda-memory-mb', 512, { min: 128, max: 10240 }),
       ...(boolFlag(flags, 'run-metrics') ? { runMetrics: true } : {}),
       ...(jobsPerShopMonth !== undefined ? { jobsPerShopMonth } : {}),
+      ...(stepMemoryMb !== undefined ? { stepMemoryMb } : {}),
     },
     fromReport: stringFlag(flags, 'from-report') ?? DEFAULT_MEASUREMENTS,
     ...(scenario !== undefined ? { scenario } : {}),
@@ -212,6 +242,11 @@ const termsOf = (sy: Obj, jobs: number, objects: number, parts: number): WorkTer
   const transitions =
     sum('stateTransitions') - pages * PAGE_WORK.stateTransitions - batches * BATCH_WORK.stateTransitions;
   const measuredCpu = active.every((r) => typeof r.cpuSeconds === 'number');
+  const stepCpu: Record<string, number> = {};
+  for (const r of active)
+    for (const [step, v] of Object.entries((r.steps ?? {}) as Record<string, Obj>))
+      stepCpu[step] = (stepCpu[step] ?? 0) + num(v, 'cpuSeconds');
+  const stepCpuTotal = Object.values(stepCpu).reduce((a, b) => a + b, 0);
   const measuredDdb = active.every((r) => typeof r.dynamodbRequests === 'number');
   return {
     perHotObject: per(by.hot, objects),
@@ -231,6 +266,13 @@ const termsOf = (sy: Obj, jobs: number, objects: number, parts: number): WorkTer
       : {}),
     ...(measuredCpu
       ? { cpuSecondsPerHotObject: Math.max(0, sum('cpuSeconds') - runs * num(idle, 'cpuSeconds')) / objects }
+      : {}),
+    ...(stepCpuTotal > 0
+      ? {
+          cpuShareByStep: Object.fromEntries(
+            Object.entries(stepCpu).map(([step, v]) => [step, v / stepCpuTotal]),
+          ),
+        }
       : {}),
   };
 };
@@ -581,7 +623,7 @@ const scaledLines = (r: CostResult, m: Measured): string[] => {
     `    per job: ${t.readUnitsPerJob.toFixed(3)} DynamoDB read units${t.dynamodbRequestsPerJob === undefined ? '' : `, ${t.dynamodbRequestsPerJob.toFixed(4)} requests`} → ${usd(d.perJobReads)}`,
     l.wallTime
       ? `    Lambda: ${l.cpu.toFixed(0)} s of local wall time (CPU not measured in these figures: the emulators' latency on this machine is billed, an upper bound) → ${usd(d.lambdaCpu)}`
-      : `    Lambda: ${l.cpu.toFixed(0)} s CPU (${((t.cpuSecondsPerHotObject ?? 0) * 1000).toFixed(3)} ms per hot object, measured in process: the local Step Functions interpreter's CPU included, an upper bound) → ${usd(d.lambdaCpu)}; ${l.waiting.toFixed(0)} s waiting on requests (S3 ${s.latency.s3Ms} ms each, the hot GETs ${s.latency.readConcurrency} at a time, the rest one by one; DynamoDB ${s.latency.dynamodbMs} ms each) → ${usd(d.lambdaWaiting)}; local wall time for reference ${(m.taskSecondsPerJob * r.workload.jobsPerMonth).toFixed(0)} s`,
+      : `    Lambda: ${l.cpu.toFixed(0)} s CPU (${((t.cpuSecondsPerHotObject ?? 0) * 1000).toFixed(3)} ms per hot object, measured in process: the local Step Functions interpreter's CPU included, an upper bound) at ${Math.round(s.lambdaMemoryMb.cpu)} MB (its steps' mix) → ${usd(d.lambdaCpu)}; ${l.waiting.toFixed(0)} s waiting on requests (S3 ${s.latency.s3Ms} ms each, the hot GETs ${s.latency.readConcurrency} at a time, the rest one by one; DynamoDB ${s.latency.dynamodbMs} ms each) at ${s.lambdaMemoryMb.waiting} MB (ArchiveBatch's) → ${usd(d.lambdaWaiting)}; local wall time for reference ${(m.taskSecondsPerJob * r.workload.jobsPerMonth).toFixed(0)} s`,
   ];
 };
 
@@ -604,6 +646,13 @@ const costCommandLine = (opts: CostOptions, w: Workload): string => {
     `--lookups-per-month ${flagNumber(w.lookupsPerMonth)}`,
     ...(w.lambdaMemoryMb !== 1024 ? [`--lambda-memory-mb ${w.lambdaMemoryMb}`] : []),
     ...(w.jobsPerShopMonth !== undefined ? [`--jobs-per-shop-month ${flagNumber(w.jobsPerShopMonth)}`] : []),
+    ...(w.stepMemoryMb !== undefined
+      ? [
+          `--step-memory-mb ${Object.entries(w.stepMemoryMb)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(',')}`,
+        ]
+      : []),
     `--from-report ${file}`,
     ...(opts.scenario !== undefined ? [`--scenario ${opts.scenario}`] : []),
     ...(opts.pricesFile !== undefined ? [`--prices ${opts.pricesFile}`] : []),

@@ -10,6 +10,7 @@ import {
   keyScaling,
   measuredFrom,
   parseCostOptions,
+  parseStepMemory,
 } from '../../infra/cli/cost';
 import {
   ARCHIVE_CUSTOM_METRICS,
@@ -628,6 +629,21 @@ describe('the model scales each term with what it scales with', () => {
       2 * 2 * p.lambdaRequest + (r.lambdaSeconds.cpu + r.lambdaSeconds.waiting) * p.lambdaGbSecond,
       15,
     );
+  });
+
+  it('each step’s CPU is billed at its memory, the waiting at ArchiveBatch’s', () => {
+    const shared: WorkTerms = { ...terms, cpuShareByStep: { plan: 0.25, 'archive-batch': 0.75 } };
+    const w: Workload = { ...workload, lambdaMemoryMb: 512, stepMemoryMb: { 'archive-batch': 1024 } };
+    const r = scaledOneTime(w, m, shared, DEFAULT_PRICES);
+    expect(r.lambdaMemoryMb).toEqual({ cpu: 0.25 * 512 + 0.75 * 1024, waiting: 1024 });
+    expect(r.dollars.lambdaCpu).toBeCloseTo(
+      ((r.lambdaSeconds.cpu * 896) / 1024) * DEFAULT_PRICES.lambdaGbSecond,
+      15,
+    );
+    expect(r.dollars.lambdaWaiting).toBeCloseTo(r.lambdaSeconds.waiting * DEFAULT_PRICES.lambdaGbSecond, 15);
+    expect(parseStepMemory('archive-batch=1024,plan=256')).toEqual({ 'archive-batch': 1024, plan: 256 });
+    expect(() => parseStepMemory('batch=1024')).toThrow(InvalidInputError);
+    expect(() => parseStepMemory('plan=64')).toThrow(InvalidInputError);
   });
 
   it('without measured CPU, Lambda is billed the local wall time and says so', () => {
