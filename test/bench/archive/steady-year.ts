@@ -273,7 +273,7 @@ const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
  * in Standard besides the hot objects (indexes, run scratch as the year held it on average, the rest)
  * against what the parts cost, with the parts in Glacier IR (as measured) and in Deep Archive.
  */
-export const atRestUsdMonth = (b: Record<string, number>, runScratchMean: number): Record<string, number> => {
+const atRestUsdMonth = (b: Record<string, number>, runScratchMean: number): Record<string, number> => {
   const p = DEFAULT_PRICES;
   const gb = (x: number) => x / 1024 ** 3;
   const out: Record<string, number> = {};
