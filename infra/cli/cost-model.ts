@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../../shared/errors';
+import { SETTINGS } from '../../shared/settings';
 import { type Prices, requestPrice, STORAGE_CLASSES, type StorageClass } from './prices';
 
 /**
@@ -8,11 +9,13 @@ import { type Prices, requestPrice, STORAGE_CLASSES, type StorageClass } from '.
  * - hot: the flush objects stay in S3 Standard until they expire;
  * - lifecycle: a rule moves the small objects themselves to the class after the first month
  *   (transition fee per object, the class's per-object minimum and overhead, minimum duration);
- * - archive: this archiver — its measured requests, Lambda time, state transitions and read units
- *   per archived object (re-planning and listing beside recent jobs included when the figures come
- *   from `steady-year`), then the archive's measured bytes at rest: each part in the class only when
- *   S3 would move it (≥ 128 KB by default, decided per part as S3 does), indexes in Standard; lookups
- *   priced by what they read (index GETs in Standard, part blocks in the part's class).
+ * - archive: this archiver — its measured requests, Lambda time, state transitions and read units,
+ *   each scaled with what it scales with when the figures split them (`WorkTerms`, steady-year: per
+ *   hot object, per part, per active run and its pages and batches, per job), else per archived
+ *   object; Lambda billed as CPU plus the requests' waiting at AWS's latency (`lambdaSeconds`); then
+ *   the archive's measured bytes at rest: each part in the class only when S3 would move it (≥ 128 KB
+ *   by default, decided per part as S3 does), the index in Standard per job; lookups priced by what
+ *   they read (index GETs in Standard, part blocks in the part's class).
  *
  * A cohort is hot its first month (whole months: archived mid-next-month) and archived for the rest
  * of the horizon. Payback is per cohort: the age at which one cohort's archival has cost no more than
@@ -58,8 +61,74 @@ export interface Measured {
     readonly stateTransitions: number;
     readonly readUnits: number;
     readonly taskSeconds: number;
+    /** CPU seconds and DynamoDB requests of the idle run (absent: not measured; its wall time is billed). */
+    readonly cpuSeconds?: number;
+    readonly dynamodbRequests?: number;
   };
+  /**
+   * Index bytes in Standard per archived job (its entries; a part's own index share is per job too,
+   * parts per job being fixed). Absent: the index scales with the hot bytes (`indexShare`).
+   */
+  readonly indexBytesPerJob?: number;
+  /** The one-time work split by what it scales with (steady-year with per-run request keys). */
+  readonly terms?: WorkTerms;
 }
+
+/** Work of one unit of something: S3 requests by API call, Lambda invocations, state transitions. */
+export interface UnitWork {
+  readonly s3: Readonly<Record<string, number>>;
+  readonly invocations: number;
+  readonly stateTransitions: number;
+}
+
+/**
+ * What an active run's work scales with (cost.ts builds it from steady-year's request keys):
+ * - per archived hot object: its GET, the LIST pages and DeleteObjects over hot keys;
+ * - per part written: the part, month index, intent and shared keys (every archive key but the run's);
+ * - per active run (a month has `activeRunsPerMonth`: the run that archives, the one that deletes):
+ *   its state, report, erasure and attempts listing; per plan page of it the plan files, the page
+ *   record and the Map's results, Plan and Tally (2 invocations) and Plan, HasBatches, ProcessBatches,
+ *   Tally, MorePages (5 transitions); per batch its attempt records, one ArchiveBatch invocation and
+ *   its child execution's transition. The idle run's work is taken out of each active run (an active
+ *   run takes an idle run's place that day, and idle runs are charged in the fixed part);
+ * - per job: DynamoDB read units and requests (the idle run's, which scale with the table, taken out);
+ * - Lambda CPU per archived hot object (beyond the idle run's).
+ */
+export interface WorkTerms {
+  readonly perHotObject: Readonly<Record<string, number>>;
+  readonly perPart: Readonly<Record<string, number>>;
+  readonly perRun: UnitWork;
+  readonly perPage: UnitWork;
+  readonly perBatch: UnitWork;
+  readonly activeRunsPerMonth: number;
+  /** Jobs a shop-month holds, as measured (sets the shop-months of a run, hence its batches). */
+  readonly jobsPerShopMonth: number;
+  readonly readUnitsPerJob: number;
+  /** Absent: not measured (no DynamoDB waiting counted, said in the output). */
+  readonly dynamodbRequestsPerJob?: number;
+  /** Absent: not measured; Lambda is then billed the local wall time (`taskSecondsPerJob`). */
+  readonly cpuSecondsPerHotObject?: number;
+  /** Of that CPU, each step's share (its handler's CPU over the active runs); absent: all ArchiveBatch's. */
+  readonly cpuShareByStep?: Readonly<Record<string, number>>;
+}
+
+/** An active run's plan pages and batches for `jobs` jobs (the run settings' defaults). */
+export const runShape = (jobs: number, jobsPerShopMonth: number): { pages: number; batches: number } => {
+  const shopMonths = jobsPerShopMonth > 0 ? jobs / jobsPerShopMonth : 0;
+  const s = SETTINGS;
+  return {
+    pages: Math.max(
+      1,
+      Math.ceil(jobs / s.planPageJobs.default),
+      Math.ceil(shopMonths / s.planPageGroups.default),
+    ),
+    batches: Math.max(
+      1,
+      Math.ceil(jobs / s.batchJobs.default),
+      Math.ceil(shopMonths / s.batchGroups.default),
+    ),
+  };
+};
 
 export interface Workload {
   readonly jobsPerMonth: number;
@@ -75,6 +144,17 @@ export interface Workload {
   readonly transitionSmallParts?: boolean;
   /** The construct's `runMetrics`: 8 custom metrics and 2 more alarms (off by default). */
   readonly runMetrics?: boolean;
+  /**
+   * Jobs a shop completes in a month (a shop-month: what a part holds). Absent: as measured. Parts
+   * per job scale with its inverse and part sizes with it (a part holds a shop-month's objects).
+   */
+  readonly jobsPerShopMonth?: number;
+  /**
+   * Memory (MB) of single steps (`plan`, `archive-batch`, `tally`, `report`, …), over
+   * `lambdaMemoryMb` — the construct's `stepMemoryMb`. A step's CPU is billed at its memory; the
+   * requests' waiting at ArchiveBatch's (it sends nearly all of them).
+   */
+  readonly stepMemoryMb?: Readonly<Record<string, number>>;
 }
 
 export interface MonthCost {
@@ -113,6 +193,8 @@ export interface CostResult {
   /** One cohort archived without the month's fixed costs, and its ratio to the floor. */
   readonly archiveWithoutFixed: number;
   readonly ratioToFloor: number;
+  /** The one-time work by what it scales with, when the figures split it (`Measured.terms`). */
+  readonly scaled?: ReturnType<typeof scaledOneTime>;
   /** How the cohort's parts are billed: share of part bytes and parts that move to the class. */
   readonly partsMoving: { readonly byteShare: number; readonly countShare: number };
 }
@@ -146,6 +228,8 @@ export const validateWorkload = (w: Workload): Workload => {
   positive('--bytes-per-job', w.bytesPerJob);
   positive('--retention-months', w.retentionMonths, true);
   positive('--lookups-per-month', w.lookupsPerMonth);
+  if (w.jobsPerShopMonth !== undefined && !(w.jobsPerShopMonth > 0))
+    throw new InvalidInputError('--jobs-per-shop-month', `expected a number > 0, got ${w.jobsPerShopMonth}`);
   if (w.retentionMonths < 2)
     throw new InvalidInputError(
       '--retention-months',
@@ -155,11 +239,24 @@ export const validateWorkload = (w: Workload): Workload => {
 };
 
 /**
- * Which of the cohort's parts S3 moves, decided per part as S3 does. Part sizes scale with the
- * workload's bytes per job against the measured one (a part holds a shop-month's objects).
+ * The cohort's parts against the measured ones: a part holds a shop-month's objects, so with more
+ * jobs a shop-month there are fewer parts a job, each bigger; with more bytes a job, bigger parts.
  */
+export const partScale = (w: Workload, m: Measured): { partsPerJob: number; sizeFactor: number } => {
+  const measuredJpsm = m.terms?.jobsPerShopMonth;
+  if (w.jobsPerShopMonth !== undefined && measuredJpsm === undefined)
+    throw new InvalidInputError(
+      '--jobs-per-shop-month',
+      'these figures do not say how many jobs their shop-months held (use steady-year figures)',
+    );
+  const shops = w.jobsPerShopMonth !== undefined && measuredJpsm ? w.jobsPerShopMonth / measuredJpsm : 1;
+  const bytes = m.bytesPerJob > 0 ? w.bytesPerJob / m.bytesPerJob : 1;
+  return { partsPerJob: m.partsPerJob / shops, sizeFactor: bytes * shops };
+};
+
+/** Which of the cohort's parts S3 moves, decided per part as S3 does (sizes: partScale). */
 export const partsMoving = (w: Workload, m: Measured): { byteShare: number; countShare: number } => {
-  const scale = m.bytesPerJob > 0 ? w.bytesPerJob / m.bytesPerJob : 1;
+  const scale = partScale(w, m).sizeFactor;
   const sizes = m.partSizes && m.partSizes.length > 0 ? m.partSizes : [m.averagePartBytes];
   const scaled = sizes.map((s) => s * scale);
   const moves = (s: number) => w.transitionSmallParts === true || s >= TRANSITION_MIN_BYTES;
@@ -171,6 +268,34 @@ export const partsMoving = (w: Workload, m: Measured): { byteShare: number; coun
   };
 };
 
+const addCalls = (into: Record<string, number>, calls: Readonly<Record<string, number>>, times: number) => {
+  for (const [k, n] of Object.entries(calls)) into[k] = (into[k] ?? 0) + n * times;
+};
+const s3Dollars = (calls: Readonly<Record<string, number>>, p: Prices) =>
+  Object.entries(calls).reduce((s, [call, n]) => s + n * requestPrice(call, p), 0);
+
+/** Lambda seconds billed: CPU plus the requests' waiting at AWS's latency (hot GETs in parallel). */
+export interface LambdaSeconds {
+  readonly cpu: number;
+  readonly waiting: number;
+  /** true: CPU was not measured, `cpu` is the local wall time (emulator latency included). */
+  readonly wallTime: boolean;
+}
+
+/**
+ * Lambda bills wall-clock duration. On AWS a step's duration is its CPU time plus the time it waits
+ * on its requests: S3 at `s3LatencyMs` each, DynamoDB at `dynamodbLatencyMs` each, the hot GETs
+ * `readConcurrency` at a time (ArchiveBatch's gate), every other request one after another.
+ */
+export const lambdaSeconds = (
+  cpu: number,
+  requests: { hotGets: number; otherS3: number; dynamodb: number },
+  p: Prices,
+): number =>
+  cpu +
+  (requests.hotGets / SETTINGS.readConcurrency.default + requests.otherS3) * (p.s3LatencyMs / 1000) +
+  requests.dynamodb * (p.dynamodbLatencyMs / 1000);
+
 const runCost = (
   r: {
     s3RequestsByType: Readonly<Record<string, number>>;
@@ -178,12 +303,29 @@ const runCost = (
     stateTransitions: number;
     readUnits: number;
     taskSeconds: number;
+    cpuSeconds?: number;
+    dynamodbRequests?: number;
   },
   w: Workload,
   p: Prices,
 ) => ({
-  s3: Object.entries(r.s3RequestsByType).reduce((s, [call, n]) => s + n * requestPrice(call, p), 0),
-  lambda: r.invocations * p.lambdaRequest + r.taskSeconds * (w.lambdaMemoryMb / 1024) * p.lambdaGbSecond,
+  s3: s3Dollars(r.s3RequestsByType, p),
+  // CPU measured: CPU plus its requests' waiting at AWS's latency; else the local wall time.
+  lambda:
+    r.invocations * p.lambdaRequest +
+    (r.cpuSeconds === undefined
+      ? r.taskSeconds
+      : lambdaSeconds(
+          r.cpuSeconds,
+          {
+            hotGets: 0,
+            otherS3: Object.values(r.s3RequestsByType).reduce((a, b) => a + b, 0),
+            dynamodb: r.dynamodbRequests ?? 0,
+          },
+          p,
+        )) *
+      (w.lambdaMemoryMb / 1024) *
+      p.lambdaGbSecond,
   stepFunctions: r.stateTransitions * p.stateTransition,
   dynamodb: r.readUnits * p.dynamodbReadUnit,
 });
@@ -222,24 +364,105 @@ export const floorCohort = (w: Workload, p: Prices): { cohort: number[]; gets: n
   return { cohort, gets };
 };
 
+/** One cohort's one-time work by what it scales with (`m.terms`), in $, with its Lambda seconds. */
+export const scaledOneTime = (w: Workload, m: Measured, t: WorkTerms, p: Prices) => {
+  const jobs = w.jobsPerMonth;
+  const objects = jobs * w.objectsPerJob;
+  const parts = jobs * partScale(w, m).partsPerJob;
+  const shape = runShape(jobs, w.jobsPerShopMonth ?? t.jobsPerShopMonth);
+  const runs = t.activeRunsPerMonth;
+  const idle = m.idleRun;
+  // One active run, less the idle run it replaces (never below nothing).
+  const runS3: Record<string, number> = {};
+  addCalls(runS3, t.perRun.s3, 1);
+  addCalls(runS3, t.perPage.s3, shape.pages);
+  addCalls(runS3, t.perBatch.s3, shape.batches);
+  if (idle) addCalls(runS3, idle.s3RequestsByType, -1);
+  for (const k of Object.keys(runS3)) runS3[k] = Math.max(0, runS3[k] ?? 0);
+  const net = (f: (u: UnitWork) => number, idleValue: number) =>
+    Math.max(0, f(t.perRun) + shape.pages * f(t.perPage) + shape.batches * f(t.perBatch) - idleValue);
+  const runInvocations = net((u) => u.invocations, idle?.invocations ?? 0);
+  const runTransitions = net((u) => u.stateTransitions, idle?.stateTransitions ?? 0);
+  const hot: Record<string, number> = {};
+  addCalls(hot, t.perHotObject, objects);
+  const partCalls: Record<string, number> = {};
+  addCalls(partCalls, t.perPart, parts);
+  const runCalls: Record<string, number> = {};
+  addCalls(runCalls, runS3, runs);
+  const count = (c: Record<string, number>) => Object.values(c).reduce((a, b) => a + b, 0);
+  const hotGets = (t.perHotObject.GetObject ?? 0) * objects;
+  const ddbRequests = (t.dynamodbRequestsPerJob ?? 0) * jobs;
+  const wallTime = t.cpuSecondsPerHotObject === undefined;
+  const cpu = wallTime ? jobs * m.taskSecondsPerJob : objects * (t.cpuSecondsPerHotObject ?? 0);
+  const waiting = wallTime
+    ? 0
+    : lambdaSeconds(
+        0,
+        {
+          hotGets,
+          otherS3: count(hot) - hotGets + count(partCalls) + count(runCalls),
+          dynamodb: ddbRequests,
+        },
+        p,
+      );
+  const memoryOf = (step: string) => w.stepMemoryMb?.[step] ?? w.lambdaMemoryMb;
+  const shares = Object.entries(t.cpuShareByStep ?? { 'archive-batch': 1 });
+  const shareSum = shares.reduce((a, [, v]) => a + v, 0);
+  const cpuMemoryMb =
+    shareSum > 0 && !wallTime
+      ? shares.reduce((a, [step, v]) => a + v * memoryOf(step), 0) / shareSum
+      : memoryOf('archive-batch');
+  const waitingMemoryMb = memoryOf('archive-batch');
+  const cpuGbSeconds = (cpu * cpuMemoryMb) / 1024;
+  const waitingGbSeconds = (waiting * waitingMemoryMb) / 1024;
+  const invocations = runs * runInvocations;
+  return {
+    shape,
+    parts,
+    latency: {
+      s3Ms: p.s3LatencyMs,
+      dynamodbMs: p.dynamodbLatencyMs,
+      readConcurrency: SETTINGS.readConcurrency.default,
+    },
+    dollars: {
+      perHotObject: s3Dollars(hot, p),
+      perPart: s3Dollars(partCalls, p),
+      perActiveRun:
+        s3Dollars(runCalls, p) + runs * runTransitions * p.stateTransition + invocations * p.lambdaRequest,
+      perJobReads: jobs * t.readUnitsPerJob * p.dynamodbReadUnit,
+      lambdaCpu: cpuGbSeconds * p.lambdaGbSecond,
+      lambdaWaiting: waitingGbSeconds * p.lambdaGbSecond,
+    },
+    s3: s3Dollars(hot, p) + s3Dollars(partCalls, p) + s3Dollars(runCalls, p),
+    lambda: invocations * p.lambdaRequest + (cpuGbSeconds + waitingGbSeconds) * p.lambdaGbSecond,
+    lambdaSeconds: { cpu, waiting, wallTime } as LambdaSeconds,
+    /** The memory the CPU is billed at (its steps' mix) and the waiting (ArchiveBatch's). */
+    lambdaMemoryMb: { cpu: cpuMemoryMb, waiting: waitingMemoryMb },
+    stepFunctions: runs * runTransitions * p.stateTransition,
+    dynamodb: jobs * t.readUnitsPerJob * p.dynamodbReadUnit,
+  };
+};
+
 /** One cohort's one-time archival cost, by component. */
 export const archiveOneTime = (w: Workload, m: Measured, p: Prices): Record<string, number> => {
   const objects = w.jobsPerMonth * w.objectsPerJob;
   const jobs = w.jobsPerMonth;
   const move = partsMoving(w, m);
-  const work = runCost(
-    {
-      s3RequestsByType: Object.fromEntries(
-        Object.entries(m.s3RequestsPerObject).map(([k, n]) => [k, n * objects]),
-      ),
-      invocations: jobs * m.taskInvocationsPerJob,
-      stateTransitions: jobs * m.stateTransitionsPerJob,
-      readUnits: jobs * m.dynamodbReadUnitsPerJob,
-      taskSeconds: jobs * m.taskSecondsPerJob,
-    },
-    w,
-    p,
-  );
+  const work = m.terms
+    ? scaledOneTime(w, m, m.terms, p)
+    : runCost(
+        {
+          s3RequestsByType: Object.fromEntries(
+            Object.entries(m.s3RequestsPerObject).map(([k, n]) => [k, n * objects]),
+          ),
+          invocations: jobs * m.taskInvocationsPerJob,
+          stateTransitions: jobs * m.stateTransitionsPerJob,
+          readUnits: jobs * m.dynamodbReadUnitsPerJob,
+          taskSeconds: jobs * m.taskSecondsPerJob,
+        },
+        w,
+        p,
+      );
   const fixed = Object.values(fixedPerMonth(w, m, p)).reduce((a, b) => a + b, 0);
   const scratch = m.runScratch;
   return {
@@ -251,9 +474,23 @@ export const archiveOneTime = (w: Workload, m: Measured, p: Prices): Record<stri
     lambda: work.lambda,
     stepFunctions: work.stepFunctions,
     dynamodb: work.dynamodb,
-    transitions: jobs * m.partsPerJob * move.countShare * p.transitionRequest[w.storageClass],
+    transitions: jobs * partScale(w, m).partsPerJob * move.countShare * p.transitionRequest[w.storageClass],
     fixed,
   };
+};
+
+/**
+ * A cohort's archive at rest (GB): the parts scale with the hot bytes (they hold them, compressed);
+ * the index with the jobs (an entry a job, and a part's share of it per job) when measured so.
+ */
+export const atRest = (w: Workload, m: Measured): { partGb: number; indexGb: number } => {
+  const hotBytes = w.jobsPerMonth * w.bytesPerJob;
+  const partGb = (hotBytes * m.bytesAtRestRatio * (1 - m.indexShare)) / GB;
+  const indexGb =
+    m.indexBytesPerJob === undefined
+      ? (hotBytes * m.bytesAtRestRatio * m.indexShare) / GB
+      : (w.jobsPerMonth * m.indexBytesPerJob) / GB;
+  return { partGb, indexGb };
 };
 
 /** $ of one cohort's storage in its month `age` (1 = hot everywhere), each way. */
@@ -268,16 +505,15 @@ const cohortStorage = (w: Workload, m: Measured, p: Prices, age: number) => {
   const billed = Math.max(objectBytes, p.classMinObjectBytes[cls]) + ovh.inClass;
   const lifecycle =
     ((objects * billed) / GB) * p.classGbMonth[cls] + ((objects * ovh.inStandard) / GB) * p.standardGbMonth;
-  const atRestGb = (w.jobsPerMonth * w.bytesPerJob * m.bytesAtRestRatio) / GB;
-  const partGb = atRestGb * (1 - m.indexShare);
+  const { partGb, indexGb } = atRest(w, m);
   const move = partsMoving(w, m);
-  const movingParts = w.jobsPerMonth * m.partsPerJob * move.countShare;
+  const movingParts = w.jobsPerMonth * partScale(w, m).partsPerJob * move.countShare;
   const movingGb = partGb * move.byteShare;
   const parts =
     (Math.max(movingGb, (movingParts * p.classMinObjectBytes[cls]) / GB) + (movingParts * ovh.inClass) / GB) *
       p.classGbMonth[cls] +
     ((movingParts * ovh.inStandard) / GB + (partGb - movingGb)) * p.standardGbMonth;
-  const archive = parts + atRestGb * m.indexShare * p.standardGbMonth;
+  const archive = parts + indexGb * p.standardGbMonth;
   return { hot, lifecycle, archive };
 };
 
@@ -292,7 +528,7 @@ export const lookupCost = (w: Workload, m: Measured, p: Prices) => {
   // The index is read in Standard; the part's blocks in the part's class (a part that did not move
   // is read in Standard too). A class that needs a restore restores the whole part.
   const move = partsMoving(w, m);
-  const scale = m.bytesPerJob > 0 ? w.bytesPerJob / m.bytesPerJob : 1;
+  const scale = partScale(w, m).sizeFactor;
   const index = m.lookup.indexRequests * p.getRequest;
   const inStandard = m.lookup.partRequests * p.getRequest;
   const movedReadGb = ((restore > 0 ? m.averagePartBytes : m.lookup.partBytes) * scale) / GB;
@@ -329,9 +565,7 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
       const inClass = cohortStorage(w, m, p, 2);
       lifecycle += inClass.lifecycle * shortfallMonths;
       // Only the parts that moved owe the class's minimum.
-      const partsInClass =
-        ((w.jobsPerMonth * w.bytesPerJob * m.bytesAtRestRatio * (1 - m.indexShare) * move.byteShare) / GB) *
-        p.classGbMonth[cls];
+      const partsInClass = atRest(w, m).partGb * move.byteShare * p.classGbMonth[cls];
       archive += partsInClass * shortfallMonths;
     }
     if (age > 1) {
@@ -392,6 +626,7 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
     floor: { cohort: floor.cohort, total: floorTotal, gets: floor.gets },
     archiveWithoutFixed,
     ratioToFloor: floorTotal > 0 ? archiveWithoutFixed / floorTotal : 0,
+    ...(m.terms ? { scaled: scaledOneTime(w, m, m.terms, p) } : {}),
   };
 };
 

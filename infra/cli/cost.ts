@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { InvalidInputError } from '../../shared/errors';
+import { ARCHIVER_STEPS } from '../construct/step-names';
 import { packageRoot } from '../package-root';
 import {
   boolFlag,
@@ -20,6 +21,7 @@ import {
   type PaysRow,
   TRANSITION_MIN_BYTES,
   type Workload,
+  type WorkTerms,
   wherePays,
 } from './cost-model';
 import { type Output, printJson, table } from './output';
@@ -66,10 +68,20 @@ export const costSpec: CommandSpec = {
       value: 'N',
       help: 'forensic lookups of archived jobs per month (default 100)',
     },
+    'jobs-per-shop-month': {
+      type: 'string',
+      value: 'N',
+      help: 'jobs a shop completes a month (a part holds a shop-month; default: as measured)',
+    },
     'lambda-memory-mb': {
       type: 'string',
       value: 'MB',
-      help: 'memory of the archiver functions (default 512, the construct’s for archive-batch)',
+      help: 'memory of every step (default 512, the construct’s for plan, archive-batch, tally and report)',
+    },
+    'step-memory-mb': {
+      type: 'string',
+      value: 'STEP=MB,…',
+      help: `memory of single steps over --lambda-memory-mb, e.g. archive-batch=1024 (steps: ${ARCHIVER_STEPS.join(', ')})`,
     },
     'run-metrics': {
       type: 'boolean',
@@ -105,6 +117,28 @@ export interface CostOptions {
   readonly json: boolean;
 }
 
+/** `archive-batch=1024,plan=256` → memory by step (128 … 10240 MB, steps of ARCHIVER_STEPS). */
+export const parseStepMemory = (text: string | undefined): Record<string, number> | undefined => {
+  if (text === undefined) return undefined;
+  const out: Record<string, number> = {};
+  for (const item of text.split(',')) {
+    const [step, mb] = item.split('=');
+    if (!(ARCHIVER_STEPS as readonly string[]).includes(step ?? ''))
+      throw new InvalidInputError(
+        '--step-memory-mb',
+        `expected STEP=MB with STEP one of ${ARCHIVER_STEPS.join(', ')}, got ${JSON.stringify(item)}`,
+      );
+    const n = Number(mb);
+    if (!Number.isInteger(n) || n < 128 || n > 10240)
+      throw new InvalidInputError(
+        '--step-memory-mb',
+        `expected a whole number of MB 128 … 10240 for ${step}, got ${JSON.stringify(mb)}`,
+      );
+    out[step as string] = n;
+  }
+  return out;
+};
+
 export const parseCostOptions = (flags: Flags): CostOptions => {
   const cls = stringFlag(flags, 'storage-class') ?? 'GLACIER_IR';
   if (!(STORAGE_CLASSES as readonly string[]).includes(cls)) {
@@ -117,6 +151,8 @@ export const parseCostOptions = (flags: Flags): CostOptions => {
     stringFlag(flags, name) !== undefined ? numberFlag(flags, name, 0, { min: 0, max: 1e12 }) : undefined;
   const objectsPerJob = opt('objects-per-job');
   const bytesPerJob = opt('bytes-per-job');
+  const jobsPerShopMonth = opt('jobs-per-shop-month');
+  const stepMemoryMb = parseStepMemory(stringFlag(flags, 'step-memory-mb'));
   const scenario = stringFlag(flags, 'scenario');
   const pricesFile = stringFlag(flags, 'prices');
   return {
@@ -129,6 +165,8 @@ export const parseCostOptions = (flags: Flags): CostOptions => {
       lookupsPerMonth: numberFlag(flags, 'lookups-per-month', 100, { min: 0, max: 1e12 }),
       lambdaMemoryMb: wholeNumberFlag(flags, 'lambda-memory-mb', 512, { min: 128, max: 10240 }),
       ...(boolFlag(flags, 'run-metrics') ? { runMetrics: true } : {}),
+      ...(jobsPerShopMonth !== undefined ? { jobsPerShopMonth } : {}),
+      ...(stepMemoryMb !== undefined ? { stepMemoryMb } : {}),
     },
     fromReport: stringFlag(flags, 'from-report') ?? DEFAULT_MEASUREMENTS,
     ...(scenario !== undefined ? { scenario } : {}),
@@ -154,6 +192,91 @@ const readJson = (file: string, field: string): unknown => {
   throw new InvalidInputError(field, `${file} is neither a JSON document nor ends with a JSON line`);
 };
 
+/** An active run's request key classes (request-trace.ts) → what they scale with. */
+export const keyScaling = (keyClass: string): 'hot' | 'page' | 'batch' | 'run' | 'part' => {
+  if (keyClass === 'hot') return 'hot';
+  if (/^run (plan\/|pages|results)/.test(keyClass)) return 'page';
+  if (keyClass === 'run attempts') return 'batch';
+  if (keyClass === 'state' || keyClass.startsWith('run ')) return 'run';
+  return 'part';
+};
+
+/** Transitions and invocations a plan page and a batch add (the definition: archiver-state-machine.ts). */
+const PAGE_WORK = { invocations: 2, stateTransitions: 5 }; // Plan, Tally; Plan, HasBatches, ProcessBatches, Tally, MorePages
+const BATCH_WORK = { invocations: 1, stateTransitions: 1 }; // ArchiveBatch in its child execution
+
+/**
+ * steady-year's active runs split by what their work scales with (Measured.terms); undefined when
+ * the file has no per-run request keys.
+ */
+const termsOf = (sy: Obj, jobs: number, objects: number, parts: number): WorkTerms | undefined => {
+  const active = ((sy.perRun ?? []) as Obj[]).filter((r) => Array.isArray(r.byKey));
+  if (active.length === 0) return undefined;
+  const by = { hot: {}, page: {}, batch: {}, run: {}, part: {} } as Record<
+    ReturnType<typeof keyScaling>,
+    Record<string, number>
+  >;
+  let batches = 0;
+  let pages = 0;
+  for (const r of active) {
+    let runPages = 0;
+    for (const [key, n] of r.byKey as [string, number][]) {
+      const space = key.indexOf(' ');
+      const call = key.slice(0, space);
+      const cls = key.slice(space + 1);
+      const into = by[keyScaling(cls)];
+      into[call] = (into[call] ?? 0) + n;
+      if (key === 'PutObject run attempts') batches += n;
+      if (key === 'PutObject run pages') runPages += n;
+    }
+    pages += Math.max(1, runPages);
+  }
+  const sum = (k: string) => active.reduce((a, r) => a + num(r, k), 0);
+  const per = (o: Record<string, number>, d: number) =>
+    Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v / Math.max(1, d)]));
+  const runs = active.length;
+  const months = new Set(active.map((r) => String(r.day).slice(0, 7))).size;
+  const groups = sum('groupsOk');
+  const idle = (((sy.idle ?? {}) as Obj).mean ?? {}) as Obj;
+  const invocations = sum('invocations') - pages * PAGE_WORK.invocations - batches * BATCH_WORK.invocations;
+  const transitions =
+    sum('stateTransitions') - pages * PAGE_WORK.stateTransitions - batches * BATCH_WORK.stateTransitions;
+  const measuredCpu = active.every((r) => typeof r.cpuSeconds === 'number');
+  const stepCpu: Record<string, number> = {};
+  for (const r of active)
+    for (const [step, v] of Object.entries((r.steps ?? {}) as Record<string, Obj>))
+      stepCpu[step] = (stepCpu[step] ?? 0) + num(v, 'cpuSeconds');
+  const stepCpuTotal = Object.values(stepCpu).reduce((a, b) => a + b, 0);
+  const measuredDdb = active.every((r) => typeof r.dynamodbRequests === 'number');
+  return {
+    perHotObject: per(by.hot, objects),
+    perPart: per(by.part, parts),
+    perRun: { s3: per(by.run, runs), invocations: invocations / runs, stateTransitions: transitions / runs },
+    perPage: { s3: per(by.page, pages), ...PAGE_WORK },
+    perBatch: { s3: per(by.batch, Math.max(1, batches)), ...BATCH_WORK },
+    activeRunsPerMonth: runs / Math.max(1, months),
+    // Every shop-month is completed by both of its runs (archive, delete): groups / runs a month.
+    jobsPerShopMonth: jobs / Math.max(1, groups / Math.max(1, runs / Math.max(1, months))),
+    readUnitsPerJob: Math.max(0, sum('readUnits') - runs * num(idle, 'readUnits')) / jobs,
+    ...(measuredDdb
+      ? {
+          dynamodbRequestsPerJob:
+            Math.max(0, sum('dynamodbRequests') - runs * num(idle, 'dynamodbRequests')) / jobs,
+        }
+      : {}),
+    ...(measuredCpu
+      ? { cpuSecondsPerHotObject: Math.max(0, sum('cpuSeconds') - runs * num(idle, 'cpuSeconds')) / objects }
+      : {}),
+    ...(stepCpuTotal > 0
+      ? {
+          cpuShareByStep: Object.fromEntries(
+            Object.entries(stepCpu).map(([step, v]) => [step, v / stepCpuTotal]),
+          ),
+        }
+      : {}),
+  };
+};
+
 /** steady-year's figures: per archived object, with the idle runs' cost taken out and kept per run. */
 const fromSteadyYear = (sy: Obj, file: string): Measured => {
   const t = (sy.totals ?? {}) as Obj;
@@ -170,6 +293,7 @@ const fromSteadyYear = (sy: Obj, file: string): Measured => {
   const parts = (sy.parts ?? {}) as Obj;
   const lookup = (sy.lookup ?? {}) as Obj;
   const written = Math.max(1, num(sy, 'jobs'));
+  const terms = termsOf(sy, jobs, objects, Math.max(1, num(parts, 'count')));
   return {
     source: `${relative(process.cwd(), file) || file}, steady-year: ${runs} daily runs, ${num(t, 'jobsArchived')} jobs / ${num(t, 'hotArchived')} hot objects archived (idle runs charged per day)`,
     objectsPerJob: num(sy, 'hotObjectsWritten') / written,
@@ -206,7 +330,11 @@ const fromSteadyYear = (sy: Obj, file: string): Measured => {
       stateTransitions: num(idle, 'stateTransitions'),
       readUnits: num(idle, 'readUnits'),
       taskSeconds: num(idle, 'taskSeconds'),
+      ...(typeof idle.cpuSeconds === 'number' ? { cpuSeconds: idle.cpuSeconds } : {}),
+      ...(typeof idle.dynamodbRequests === 'number' ? { dynamodbRequests: idle.dynamodbRequests } : {}),
     },
+    indexBytesPerJob: indexBytes / jobs,
+    ...(terms ? { terms } : {}),
   };
 };
 
@@ -245,6 +373,7 @@ export const measuredFrom = (file: string, scenarioName?: string): Measured => {
       dynamodbReadUnitsPerJob: num(s, 'dynamodbReadUnits') / jobs,
       bytesAtRestRatio: num(s, 'archiveBytes') / Math.max(1, num(s, 'hotBytes')),
       indexShare: num(s, 'indexBytes') / Math.max(1, num(s, 'archiveBytes')),
+      indexBytesPerJob: num(s, 'indexBytes') / jobs,
       partsPerJob: num(s, 'parts') / jobs,
       averagePartBytes: num(s, 'wholePartBytes'),
       // A scenario measured a lookup's requests and bytes in all: one GET is the part's block, the
@@ -333,6 +462,18 @@ export const paysTable = (rows: readonly PaysRow[]): string[] => [
   ),
 ];
 
+/**
+ * Why a workload cannot pay at the floor: one Standard GET costs as much as this many months of
+ * Standard storage of the workload's mean object (700 bytes: ~25 months), and archiving saves at
+ * most the cohort's remaining months of it.
+ */
+export const getPhysics = (w: Workload, p: Prices): string => {
+  const objectBytes = w.objectsPerJob > 0 ? w.bytesPerJob / w.objectsPerJob : 0;
+  const monthly = (objectBytes / 1024 ** 3) * p.standardGbMonth;
+  const months = monthly > 0 ? p.getRequest / monthly : Number.POSITIVE_INFINITY;
+  return `one GET ($${(p.getRequest * 1000).toFixed(4)} per 1,000) costs as much as ${months.toFixed(0)} months of Standard storage of a ${sizeText(objectBytes)} object, and archiving saves at most ${w.retentionMonths - 1} months of it, less what the parts cost in the class`;
+};
+
 const fixedTotal = (r: CostResult): number => Object.values(r.fixedPerMonth).reduce((a, b) => a + b, 0);
 const oneTimeWithoutFixed = (r: CostResult): number =>
   Object.entries(r.archiveOneTime).reduce((a, [k, v]) => (k === 'fixed' ? a : a + v), 0);
@@ -342,6 +483,7 @@ export const costLines = (
   m: Measured,
   pays: readonly PaysRow[] = [],
   bills: readonly DeploymentBill[] = [],
+  prices: Prices = DEFAULT_PRICES,
 ): string[] => {
   const w = r.workload;
   const objectBytes = w.objectsPerJob > 0 ? w.bytesPerJob / w.objectsPerJob : 0;
@@ -361,6 +503,7 @@ export const costLines = (
             )}; ${m.idleRun.invocations.toFixed(1)} invocations, ${m.idleRun.stateTransitions.toFixed(1)} state transitions, ${m.idleRun.readUnits.toFixed(1)} read units`,
         ]
       : []),
+    ...scaledLines(r, m),
     `  lookup (month known): index ${m.lookup.indexRequests.toFixed(2)} GETs in Standard, part ${m.lookup.partRequests.toFixed(2)} GETs / ${sizeText(m.lookup.partBytes)} in the part's class`,
     `prices: ${PRICES_TAKEN}`,
     `parts: ${(r.partsMoving.countShare * 100).toFixed(0)} % of them (${(r.partsMoving.byteShare * 100).toFixed(0)} % of part bytes) reach ${TRANSITION_MIN_BYTES / 1024} KB and move to ${w.storageClass}; the rest stay in Standard (decided per part, as S3 does)`,
@@ -413,14 +556,14 @@ export const costLines = (
       })(),
     ]),
     '',
-    `one cohort over its ${w.retentionMonths} months: archive ${usd(r.cohortTotal.archive)} (${usd(r.archiveWithoutFixed)} without the month's fixed costs) vs floor ${usd(r.floor.total)}: ${r.ratioToFloor.toFixed(2)}× the floor without fixed costs, ${(r.cohortTotal.archive / Math.max(1e-12, r.floor.total)).toFixed(2)}× with them; hot ${usd(r.cohortTotal.hot)}${r.floor.total > r.cohortTotal.hot ? ' — even the floor costs more than keeping the objects hot: one GET per object costs more than the Standard storage it saves over this horizon' : ''}`,
+    `one cohort over its ${w.retentionMonths} months: archive ${usd(r.cohortTotal.archive)} (${usd(r.archiveWithoutFixed)} without the month's fixed costs) vs floor ${usd(r.floor.total)}: ${r.ratioToFloor.toFixed(2)}× the floor without fixed costs, ${(r.cohortTotal.archive / Math.max(1e-12, r.floor.total)).toFixed(2)}× with them; hot ${usd(r.cohortTotal.hot)}${r.floor.total > r.cohortTotal.hot ? ` — even the floor costs more than keeping the objects hot: ${getPhysics(w, prices)}` : ''}`,
     '',
   ];
   const t = r.cohortTotal;
   const steady = r.months[w.retentionMonths - 1];
   lines.push(
     r.breakEvenVsHot === null
-      ? `archival does NOT pay against keeping the objects hot: one cohort costs ${usd(t.archive)} archived vs ${usd(t.hot)} hot over its ${w.retentionMonths} months`
+      ? `archival does NOT pay against keeping the objects hot: one cohort costs ${usd(t.archive)} archived vs ${usd(t.hot)} hot over its ${w.retentionMonths} months${r.floor.total > t.hot ? ` (no archiver can: ${getPhysics(w, prices)})` : ''}`
       : `archival pays against keeping the objects hot: one cohort from age ${r.breakEvenVsHot} (${usd(t.archive)} vs ${usd(t.hot)} over its ${w.retentionMonths} months)`,
   );
   lines.push(
@@ -459,6 +602,31 @@ export const costLines = (
   return lines;
 };
 
+const callsText = (calls: Readonly<Record<string, number>>, digits: number) =>
+  Object.entries(calls)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n.toFixed(digits)}`)
+    .join(', ') || 'none';
+
+/** The one-time work by what it scales with, and Lambda's billed seconds (CPU, waiting). */
+const scaledLines = (r: CostResult, m: Measured): string[] => {
+  const t = m.terms;
+  const s = r.scaled;
+  if (!t || !s) return [];
+  const d = s.dollars;
+  const l = s.lambdaSeconds;
+  return [
+    '  one-time work by what it scales with (the idle run an active run replaces taken out):',
+    `    per archived hot object: ${callsText(t.perHotObject, 4)} → ${usd(d.perHotObject)}`,
+    `    per part written (${Math.round(s.parts)} parts): ${callsText(t.perPart, 2)} → ${usd(d.perPart)}`,
+    `    per active run (${t.activeRunsPerMonth.toFixed(1)} a month; this workload: ${s.shape.pages} plan page(s), ${s.shape.batches} batch(es) each at ${(r.workload.jobsPerShopMonth ?? t.jobsPerShopMonth).toFixed(1)} jobs a shop-month${r.workload.jobsPerShopMonth === undefined ? ', as measured: --jobs-per-shop-month sets yours' : ''}): run ${callsText(t.perRun.s3, 1)}, ${t.perRun.invocations.toFixed(1)} invocations, ${t.perRun.stateTransitions.toFixed(1)} transitions; a page ${callsText(t.perPage.s3, 1)}, ${t.perPage.invocations} invocations, ${t.perPage.stateTransitions} transitions; a batch ${callsText(t.perBatch.s3, 1)}, ${t.perBatch.invocations} invocation, ${t.perBatch.stateTransitions} transition → ${usd(d.perActiveRun)}`,
+    `    per job: ${t.readUnitsPerJob.toFixed(3)} DynamoDB read units${t.dynamodbRequestsPerJob === undefined ? '' : `, ${t.dynamodbRequestsPerJob.toFixed(4)} requests`} → ${usd(d.perJobReads)}`,
+    l.wallTime
+      ? `    Lambda: ${l.cpu.toFixed(0)} s of local wall time (CPU not measured in these figures: the emulators' latency on this machine is billed, an upper bound) → ${usd(d.lambdaCpu)}`
+      : `    Lambda: ${l.cpu.toFixed(0)} s CPU (${((t.cpuSecondsPerHotObject ?? 0) * 1000).toFixed(3)} ms per hot object, measured in process: the local Step Functions interpreter's CPU included, an upper bound) at ${Math.round(s.lambdaMemoryMb.cpu)} MB (its steps' mix) → ${usd(d.lambdaCpu)}; ${l.waiting.toFixed(0)} s waiting on requests (S3 ${s.latency.s3Ms} ms each, the hot GETs ${s.latency.readConcurrency} at a time, the rest one by one; DynamoDB ${s.latency.dynamodbMs} ms each) at ${s.lambdaMemoryMb.waiting} MB (ArchiveBatch's) → ${usd(d.lambdaWaiting)}; local wall time for reference ${(m.taskSecondsPerJob * r.workload.jobsPerMonth).toFixed(0)} s`,
+  ];
+};
+
 /** Up to 4 significant digits, without trailing zeros (a flag value). */
 const flagNumber = (n: number): string => String(Number(n.toPrecision(4)));
 
@@ -477,6 +645,14 @@ const costCommandLine = (opts: CostOptions, w: Workload): string => {
     `--storage-class ${w.storageClass}`,
     `--lookups-per-month ${flagNumber(w.lookupsPerMonth)}`,
     ...(w.lambdaMemoryMb !== 1024 ? [`--lambda-memory-mb ${w.lambdaMemoryMb}`] : []),
+    ...(w.jobsPerShopMonth !== undefined ? [`--jobs-per-shop-month ${flagNumber(w.jobsPerShopMonth)}`] : []),
+    ...(w.stepMemoryMb !== undefined
+      ? [
+          `--step-memory-mb ${Object.entries(w.stepMemoryMb)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(',')}`,
+        ]
+      : []),
     `--from-report ${file}`,
     ...(opts.scenario !== undefined ? [`--scenario ${opts.scenario}`] : []),
     ...(opts.pricesFile !== undefined ? [`--prices ${opts.pricesFile}`] : []),
@@ -514,7 +690,7 @@ export const costCommand = async (opts: CostOptions, io: Output): Promise<CostRe
     io.out(
       `every figure below is for: ${costCommandLine(opts, w)}${measured.length > 0 ? ` (${measured.join(' and ')} per job as measured: give yours)` : ''}`,
     );
-    for (const l of costLines(r, m, pays, bills)) io.out(l);
+    for (const l of costLines(r, m, pays, bills, prices)) io.out(l);
   }
   return r;
 };

@@ -42,6 +42,14 @@ export interface Prices {
   readonly alarmMonth: number;
   /** CloudWatch: $ per custom metric per month (first 10,000 metrics). */
   readonly customMetricMonth: number;
+  /**
+   * Not a price: the median latency (ms) of one S3 request of < 512 KB from Lambda. AWS's S3
+   * performance guidelines ("Timeouts and Retries for Latency-Sensitive Applications"): "median
+   * latencies are often in the tens of milliseconds range". Lambda bills the wait.
+   */
+  readonly s3LatencyMs: number;
+  /** Not a price: the latency (ms) of one DynamoDB request ("single-digit millisecond"; 10 to be safe). */
+  readonly dynamodbLatencyMs: number;
 }
 
 const KB = 1024;
@@ -68,6 +76,8 @@ export const DEFAULT_PRICES: Prices = {
   dynamodbReadUnit: 0.125 / 1_000_000,
   alarmMonth: 0.1,
   customMetricMonth: 0.3,
+  s3LatencyMs: 50,
+  dynamodbLatencyMs: 10,
 };
 
 /**

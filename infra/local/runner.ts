@@ -133,6 +133,19 @@ export interface LocalRunResult {
   /** Seconds spent inside handlers, summed over every invocation (Lambda bills duration like this). */
   readonly taskSeconds: number;
   /**
+   * CPU seconds (user + system) of this process from the execution's start to its end: the handlers'
+   * CPU and the in-process Step Functions interpreter's (an upper bound of the steps' CPU); emulators
+   * in child processes are not in it. Lambda on AWS bills this plus the time spent waiting on requests.
+   */
+  readonly cpuSeconds: number;
+  /**
+   * Per step: invocations, wall seconds and CPU seconds measured around its handler (handlers running
+   * at the same time each count the others' CPU too: the sum can exceed `cpuSeconds`).
+   */
+  readonly steps: Readonly<
+    Partial<Record<ArchiverStep, { invocations: number; seconds: number; cpuSeconds: number }>>
+  >;
+  /**
    * State transitions as STANDARD workflows are billed for them: every state entered and every retry,
    * in the run and in every child execution of its Distributed Map, from the interpreter's event logs.
    */
@@ -273,6 +286,9 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions): Promi
     throw new UnsupportedLocallyError('(top level)', 'no Task bound to an archiver step');
 
   const timing = { seconds: 0 };
+  const steps: Partial<Record<ArchiverStep, { invocations: number; seconds: number; cpuSeconds: number }>> =
+    {};
+  const cpuStart = process.cpuUsage();
   for (const [state, step] of taskStates) {
     taskInvocations[state] = 0;
     retryIntervalOverrides[state] = opts.retryDelayMs ?? 0;
@@ -281,11 +297,19 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions): Promi
       try {
         const context = lambdaContext(step, timeoutMs[step], memoryMb[step]);
         const t0 = performance.now();
+        const c0 = process.cpuUsage();
         try {
           const out = await handlers[step](JSON.parse(JSON.stringify(input)), context);
           return JSON.parse(JSON.stringify(out ?? null));
         } finally {
-          timing.seconds += (performance.now() - t0) / 1000;
+          const seconds = (performance.now() - t0) / 1000;
+          const c = process.cpuUsage(c0);
+          timing.seconds += seconds;
+          const t = steps[step] ?? { invocations: 0, seconds: 0, cpuSeconds: 0 };
+          steps[step] = t;
+          t.invocations++;
+          t.seconds += seconds;
+          t.cpuSeconds += (c.user + c.system) / 1e6;
         }
       } catch (thrown) {
         const err = thrown instanceof Error ? thrown : new Error(String(thrown));
@@ -358,8 +382,11 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions): Promi
   // Read once the execution is over and its event log drained (the log ends with the execution).
   const base = async () => {
     await transitions.done;
+    const cpu = process.cpuUsage(cpuStart);
     return {
       taskSeconds: timing.seconds,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      steps,
       stateTransitions: transitions.count + children.transitions,
       mapRequests,
       childExecutions: children.count,

@@ -4,7 +4,10 @@
  * documented JSON object. No figure is asserted here: targets live in the benchmark's output.
  */
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { measuredFrom } from '../../infra/cli/cost';
 
 // The smoke run now also archives and searches a shop of 24 months (~30 s more on an idle machine).
 jest.setTimeout(300_000);
@@ -108,5 +111,24 @@ test('bench:archive --smoke runs and ends with one JSON object of every document
   // Whatever is left hot belongs to jobs not yet eligible (February's).
   expect(steady.hotObjectsLeft).toBe(steady.hotObjectsLeftNotYetEligible);
   expect((steady.perRun as unknown[]).length).toBe(3);
+  // What the cost model needs: CPU beside wall time (by step), DynamoDB requests, the at-rest $ by
+  // prefix in its class; and `jobarchive cost` splits the active runs' work by what it scales with.
+  expect(totals.cpuSeconds).toBeGreaterThan(0);
+  expect(totals.dynamodbRequests).toBeGreaterThan(0);
+  const active = (steady.perRun as Record<string, unknown>[]).filter((r) => Array.isArray(r.byKey));
+  expect(active[0]?.steps).toEqual(
+    expect.objectContaining({ 'archive-batch': expect.objectContaining({ cpuSeconds: expect.any(Number) }) }),
+  );
+  expect(steady.atRestUsdMonth).toEqual(
+    expect.objectContaining({
+      'STANDARD index': expect.any(Number),
+      'parts all in DEEP_ARCHIVE': expect.any(Number),
+    }),
+  );
+  const file = join(tmpdir(), `jda-smoke-steady-${process.pid}.json`);
+  writeFileSync(file, JSON.stringify(steady));
+  const terms = measuredFrom(file).terms;
+  expect(terms?.cpuSecondsPerHotObject).toBeGreaterThan(0);
+  expect(terms?.perHotObject.GetObject).toBeGreaterThan(0);
   expect(stdout).toMatch(/^ {2}per archived hot object: S3 \d/m);
 });

@@ -3,19 +3,33 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RUN_METRICS } from '../../functions/metric-names';
 import { parseFlags } from '../../infra/cli/args';
-import { costCommand, costSpec, measuredFrom, parseCostOptions } from '../../infra/cli/cost';
+import {
+  costCommand,
+  costSpec,
+  getPhysics,
+  keyScaling,
+  measuredFrom,
+  parseCostOptions,
+  parseStepMemory,
+} from '../../infra/cli/cost';
 import {
   ARCHIVE_CUSTOM_METRICS,
   archiveOneTime,
+  atRest,
   costModel,
   deploymentBills,
   fixedPerMonth,
   floorCohort,
+  lambdaSeconds,
   lookupCost,
   type Measured,
+  partScale,
   partsMoving,
+  runShape,
+  scaledOneTime,
   smallestPayingObjectBytes,
   type Workload,
+  type WorkTerms,
   wherePays,
 } from '../../infra/cli/cost-model';
 import { runCli } from '../../infra/cli/main';
@@ -428,7 +442,84 @@ describe('jobarchive cost', () => {
       idleRun: expect.objectContaining({ invocations: 3, stateTransitions: 7 }),
     });
     expect(m.indexShare).toBeCloseTo(10 / 150, 12);
+    // The index is an entry a job: its bytes per job, not a share of the hot bytes.
+    expect(m.indexBytesPerJob).toBe(100);
+    // No per-run request keys in the file: the work is not split by what it scales with.
+    expect(m.terms).toBeUndefined();
     expect(m.source).toMatch(/steady-year: 10 daily runs, 100 jobs \/ 200 hot objects archived/);
+  });
+
+  it('splits steady-year’s active runs by what their work scales with (request keys, pages, batches, CPU)', () => {
+    const file = join(tmpdir(), `jda-cost-terms-${process.pid}.json`);
+    const activeRun = (day: string, hot: boolean) => ({
+      day,
+      groupsOk: 5,
+      readUnits: 60,
+      dynamodbRequests: 12,
+      cpuSeconds: 3,
+      invocations: 6, // Report, a page (Plan, Tally), 3 batches
+      stateTransitions: 12, // Route, Report, RunComplete, Done; a page's 5; 3 batches' 1
+      byKey: [
+        ...(hot ? [['GetObject hot', 100]] : [['DeleteObjects hot', 1]]),
+        ['ListObjectsV2 hot', 2],
+        ['PutObject part', 2],
+        ['GetObject month index', 4],
+        ['PutObject state', 1],
+        ['PutObject run report', 1],
+        ['PutObject run plan/jobs.jsonl', 1],
+        ['PutObject run pages', 1],
+        ['PutObject run attempts', 3],
+      ],
+    });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'steady-year',
+        runs: 4,
+        jobs: 50,
+        hotObjectsWritten: 200,
+        hotBytesWritten: 200_000,
+        totals: { jobsArchived: 50, hotArchived: 200, s3ByType: {}, bytesIn: 200_000 },
+        idle: {
+          mean: {
+            s3ByType: { GetObject: 1 },
+            invocations: 2,
+            taskSeconds: 0.1,
+            cpuSeconds: 0.5,
+            dynamodbRequests: 1,
+            stateTransitions: 6,
+            readUnits: 10,
+          },
+        },
+        bytesAtRest: { 'GLACIER_IR parts': 150_000, 'STANDARD index': 5000 },
+        parts: { count: 4, meanBytes: 37_500 },
+        lookup: {},
+        perRun: [
+          activeRun('2025-02-15', true),
+          activeRun('2025-02-16', false),
+          activeRun('2025-03-15', true),
+          activeRun('2025-03-16', false),
+        ],
+      }),
+    );
+    const t = measuredFrom(file).terms;
+    expect(t).toBeDefined();
+    if (!t) return;
+    // Hot keys per archived hot object; archive keys per part; run scratch per run, page or batch.
+    expect(t.perHotObject).toEqual({ GetObject: 1, ListObjectsV2: 0.04, DeleteObjects: 0.01 });
+    expect(t.perPart).toEqual({ PutObject: 2, GetObject: 4 });
+    expect(t.perRun.s3).toEqual({ PutObject: 2 });
+    expect(t.perPage.s3).toEqual({ PutObject: 2 });
+    expect(t.perBatch.s3).toEqual({ PutObject: 1 });
+    // What is left of an active run once its page and batches are taken out: Route, Report, RunComplete, Done.
+    expect(t.perRun).toMatchObject({ invocations: 1, stateTransitions: 4 });
+    expect(t.activeRunsPerMonth).toBe(2);
+    // 4 runs over 2 months, 5 shop-months each: 10 shop-months for 50 jobs.
+    expect(t.jobsPerShopMonth).toBe(5);
+    // The idle run's reads and CPU (they scale with the table and the run, not the jobs) taken out.
+    expect(t.readUnitsPerJob).toBeCloseTo((4 * 60 - 4 * 10) / 50, 12);
+    expect(t.dynamodbRequestsPerJob).toBeCloseTo((4 * 12 - 4) / 50, 12);
+    expect(t.cpuSecondsPerHotObject).toBeCloseTo((4 * 3 - 4 * 0.5) / 200, 12);
   });
 
   it('runs without any stack; bad flags are one line and exit 2', async () => {
@@ -442,5 +533,183 @@ describe('jobarchive cost', () => {
     expect(ok.stderr.join('\n')).not.toMatch(/embedded stack/);
     const missing = memoryOutput();
     expect(await runCli(['cost', '--from-report', '/nonexistent.json'], missing)).toBe(2);
+  });
+});
+
+describe('the model scales each term with what it scales with', () => {
+  const terms: WorkTerms = {
+    perHotObject: { GetObject: 1, ListObjectsV2: 0.01, DeleteObjects: 0.001 },
+    perPart: { PutObject: 4, GetObject: 3 },
+    perRun: { s3: { PutObject: 3, GetObject: 5 }, invocations: 1, stateTransitions: 4 },
+    perPage: { s3: { PutObject: 5, GetObject: 8 }, invocations: 2, stateTransitions: 5 },
+    perBatch: { s3: { PutObject: 1 }, invocations: 1, stateTransitions: 1 },
+    activeRunsPerMonth: 2,
+    jobsPerShopMonth: 100,
+    readUnitsPerJob: 0.5,
+    dynamodbRequestsPerJob: 0.02,
+    cpuSecondsPerHotObject: 0.001,
+  };
+  const m: Measured = {
+    ...measured,
+    indexBytesPerJob: 30,
+    idleRun: {
+      s3RequestsByType: { GetObject: 1 },
+      invocations: 2,
+      stateTransitions: 6,
+      readUnits: 8,
+      taskSeconds: 0.05,
+      cpuSeconds: 0.02,
+      dynamodbRequests: 1,
+    },
+    terms,
+  };
+  const at = (jobsPerMonth: number, w: Partial<Workload> = {}) =>
+    scaledOneTime({ ...workload, jobsPerMonth, ...w }, m, terms, DEFAULT_PRICES);
+
+  it('doubling the jobs doubles the per-object, per-part and per-job terms, not the per-run ones', () => {
+    const one = at(500);
+    const two = at(1000);
+    // Both within one plan page and one batch a run.
+    expect(one.shape).toEqual({ pages: 1, batches: 1 });
+    expect(two.shape).toEqual({ pages: 1, batches: 1 });
+    expect(two.dollars.perHotObject).toBeCloseTo(2 * one.dollars.perHotObject, 15);
+    expect(two.dollars.perPart).toBeCloseTo(2 * one.dollars.perPart, 15);
+    expect(two.dollars.perJobReads).toBeCloseTo(2 * one.dollars.perJobReads, 15);
+    expect(two.dollars.lambdaCpu).toBeCloseTo(2 * one.dollars.lambdaCpu, 15);
+    expect(two.dollars.perActiveRun).toBeCloseTo(one.dollars.perActiveRun, 15);
+    expect(one.dollars.perActiveRun).toBeGreaterThan(0);
+  });
+
+  it('an active run: its fixed work, a plan page’s and a batch’s, less the idle run it replaces', () => {
+    const p = DEFAULT_PRICES;
+    const r = at(1000);
+    // S3 a run: PutObject 3 + 5 + 1, GetObject 5 + 8 − 1 (the idle run's); 2 runs a month.
+    const s3 = 2 * (9 * p.putRequest + 12 * p.getRequest);
+    const transitions = 2 * (4 + 5 + 1 - 6);
+    const invocations = 2 * (1 + 2 + 1 - 2);
+    expect(r.dollars.perActiveRun).toBeCloseTo(
+      s3 + transitions * p.stateTransition + invocations * p.lambdaRequest,
+      15,
+    );
+    expect(r.stepFunctions).toBeCloseTo(transitions * p.stateTransition, 15);
+  });
+
+  it('plan pages and batches grow with the jobs of a run, by the plan settings’ defaults', () => {
+    // 100,000 jobs a plan page; a batch holds at most 2,000 jobs or 50 shop-months.
+    expect(runShape(250_000, 100)).toEqual({ pages: 3, batches: 125 });
+    expect(runShape(100_000, 10)).toEqual({ pages: 1, batches: 200 });
+    expect(runShape(10, 100)).toEqual({ pages: 1, batches: 1 });
+    const big = at(250_000);
+    const small = at(1000);
+    const p = DEFAULT_PRICES;
+    // Two more pages and 124 more batches in each of the 2 runs.
+    expect(big.stepFunctions - small.stepFunctions).toBeCloseTo(
+      2 * (2 * 5 + 124 * 1) * p.stateTransition,
+      12,
+    );
+  });
+
+  it('Lambda bills CPU plus each request’s latency, the hot GETs readConcurrency (16) at a time', () => {
+    const p = DEFAULT_PRICES; // S3 50 ms, DynamoDB 10 ms
+    expect(lambdaSeconds(2, { hotGets: 160, otherS3: 10, dynamodb: 100 }, p)).toBeCloseTo(
+      2 + (160 / 16 + 10) * 0.05 + 100 * 0.01,
+      12,
+    );
+    expect(lambdaSeconds(0, { hotGets: 0, otherS3: 1, dynamodb: 0 }, { ...p, s3LatencyMs: 100 })).toBeCloseTo(
+      0.1,
+      12,
+    );
+    const r = at(1000);
+    const objects = 2000;
+    expect(r.lambdaSeconds.wallTime).toBe(false);
+    expect(r.lambdaSeconds.cpu).toBeCloseTo(objects * 0.001, 12);
+    const hotGets = objects;
+    const otherS3 = objects * 0.011 + 1000 * measured.partsPerJob * 7 + 2 * (9 + 12); // hot LIST/DELETE, parts, runs
+    expect(r.lambdaSeconds.waiting).toBeCloseTo((hotGets / 16 + otherS3) * 0.05 + 1000 * 0.02 * 0.01, 9);
+    expect(r.lambda).toBeCloseTo(
+      2 * 2 * p.lambdaRequest + (r.lambdaSeconds.cpu + r.lambdaSeconds.waiting) * p.lambdaGbSecond,
+      15,
+    );
+  });
+
+  it('each step’s CPU is billed at its memory, the waiting at ArchiveBatch’s', () => {
+    const shared: WorkTerms = { ...terms, cpuShareByStep: { plan: 0.25, 'archive-batch': 0.75 } };
+    const w: Workload = { ...workload, lambdaMemoryMb: 512, stepMemoryMb: { 'archive-batch': 1024 } };
+    const r = scaledOneTime(w, m, shared, DEFAULT_PRICES);
+    expect(r.lambdaMemoryMb).toEqual({ cpu: 0.25 * 512 + 0.75 * 1024, waiting: 1024 });
+    expect(r.dollars.lambdaCpu).toBeCloseTo(
+      ((r.lambdaSeconds.cpu * 896) / 1024) * DEFAULT_PRICES.lambdaGbSecond,
+      15,
+    );
+    expect(r.dollars.lambdaWaiting).toBeCloseTo(r.lambdaSeconds.waiting * DEFAULT_PRICES.lambdaGbSecond, 15);
+    expect(parseStepMemory('archive-batch=1024,plan=256')).toEqual({ 'archive-batch': 1024, plan: 256 });
+    expect(() => parseStepMemory('batch=1024')).toThrow(InvalidInputError);
+    expect(() => parseStepMemory('plan=64')).toThrow(InvalidInputError);
+  });
+
+  it('without measured CPU, Lambda is billed the local wall time and says so', () => {
+    const { cpuSecondsPerHotObject: _, ...noCpu } = terms;
+    const r = scaledOneTime(workload, m, noCpu, DEFAULT_PRICES);
+    expect(r.lambdaSeconds).toEqual({ cpu: 1000 * measured.taskSecondsPerJob, waiting: 0, wallTime: true });
+  });
+
+  it('the index at rest is per job: more bytes per job grow the parts, not the index', () => {
+    const base = atRest(workload, m);
+    const fat = atRest({ ...workload, bytesPerJob: workload.bytesPerJob * 2 }, m);
+    const more = atRest({ ...workload, jobsPerMonth: workload.jobsPerMonth * 2 }, m);
+    expect(base.indexGb).toBeCloseTo((1000 * 30) / 1024 ** 3, 15);
+    expect(fat.indexGb).toBeCloseTo(base.indexGb, 15);
+    expect(fat.partGb).toBeCloseTo(2 * base.partGb, 15);
+    expect(more.indexGb).toBeCloseTo(2 * base.indexGb, 15);
+    // Without a per-job figure the index keeps its share of the hot bytes (older files).
+    const { indexBytesPerJob: _, ...share } = m;
+    expect(atRest({ ...workload, bytesPerJob: 4096 }, share).indexGb).toBeCloseTo(
+      (1000 * 4096 * 0.7 * 0.05) / 1024 ** 3,
+      15,
+    );
+  });
+
+  it('costModel uses the terms for the one-time cost and shows them', () => {
+    const r = costModel(workload, m, DEFAULT_PRICES);
+    const s = at(1000);
+    expect(r.scaled).toEqual(s);
+    expect(r.archiveOneTime.s3Requests).toBeCloseTo(s.s3, 15);
+    expect(r.archiveOneTime.lambda).toBeCloseTo(s.lambda, 15);
+    expect(r.archiveOneTime.dynamodb).toBeCloseTo(1000 * 0.5 * DEFAULT_PRICES.dynamodbReadUnit, 15);
+  });
+
+  it('a part holds a shop-month: more jobs a shop-month, fewer and bigger parts (input, else as measured)', () => {
+    expect(partScale(workload, m)).toEqual({ partsPerJob: measured.partsPerJob, sizeFactor: 1 });
+    const big = partScale({ ...workload, jobsPerShopMonth: 400 }, m);
+    expect(big.partsPerJob).toBeCloseTo(measured.partsPerJob / 4, 15);
+    expect(big.sizeFactor).toBeCloseTo(4, 15);
+    expect(partScale({ ...workload, bytesPerJob: 4096 }, m).sizeFactor).toBeCloseTo(2, 15);
+    // Fewer parts: fewer per-part requests; the batches follow the shop-months.
+    const r = scaledOneTime({ ...workload, jobsPerShopMonth: 400 }, m, terms, DEFAULT_PRICES);
+    expect(r.dollars.perPart).toBeCloseTo(at(1000).dollars.perPart / 4, 15);
+    // Figures that do not say how many jobs their shop-months held cannot honour it.
+    expect(() => partScale({ ...workload, jobsPerShopMonth: 400 }, measured)).toThrow(InvalidInputError);
+  });
+
+  it('says why a workload never pays: one GET buys ~25 months of Standard storage of a 700-byte object', () => {
+    const text = getPhysics(
+      { ...workload, objectsPerJob: 1, bytesPerJob: 700, retentionMonths: 24 },
+      DEFAULT_PRICES,
+    );
+    // $0.0004 per 1,000 GETs / (700 B × $0.023 per GB-month) = 26.7 months.
+    expect(text).toMatch(/costs as much as 27 months of Standard storage of a 700 B object/);
+    expect(text).toMatch(/saves at most 23 months/);
+  });
+
+  it('classifies request keys: hot per object, run scratch per run, page or batch, the rest per part', () => {
+    expect(keyScaling('hot')).toBe('hot');
+    expect(keyScaling('run plan/jobs.jsonl')).toBe('page');
+    expect(keyScaling('run pages')).toBe('page');
+    expect(keyScaling('run results')).toBe('page');
+    expect(keyScaling('run attempts')).toBe('batch');
+    expect(keyScaling('run report')).toBe('run');
+    expect(keyScaling('state')).toBe('run');
+    expect(keyScaling('month index')).toBe('part');
+    expect(keyScaling('shared intent')).toBe('part');
   });
 });

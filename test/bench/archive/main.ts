@@ -268,7 +268,7 @@ const wireHandlers = (table: string, bucket: string, clock?: () => Date): Wired 
   wired?.destroy();
   const deps = buildStepDeps(config(), { bucket, table }, clock);
   wired = deps;
-  const units = { read: 0 };
+  const units = { read: 0, requests: 0 };
   const trace = { list: [] as TracedRequest[] };
   traceS3(deps.s3, trace);
   // biome-ignore lint/suspicious/noExplicitAny: generic pass-through middleware
@@ -278,6 +278,7 @@ const wireHandlers = (table: string, bucket: string, clock?: () => Date): Wired 
     (next: any) => async (args: any) => {
       args.input.ReturnConsumedCapacity ??= 'TOTAL';
       const out = await next(args);
+      units.requests++;
       const cc = out.output?.ConsumedCapacity;
       for (const c of Array.isArray(cc) ? cc : cc ? [cc] : []) units.read += c.CapacityUnits ?? 0;
       return out;

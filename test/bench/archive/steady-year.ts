@@ -28,6 +28,7 @@ import { DEFAULT_PRICES } from '../../../infra/cli/prices';
 import { RUNS_EXPIRE_DAYS } from '../../../infra/construct/details-bucket';
 import type { ArchiverStep } from '../../../infra/construct/step-names';
 import type {
+  LocalRunResult,
   RunArchiverLocallyOptions,
   runArchiverLocally,
   StepHandler,
@@ -121,7 +122,7 @@ export interface StoredObject {
 
 /** The in-process handlers wired to one table and bucket, and the DynamoDB read units they used. */
 export interface Wired {
-  readonly units: { read: number };
+  readonly units: { read: number; requests: number };
   /** Every S3 request the handlers and the Distributed Map sent, with its key (request-trace.ts). */
   readonly trace: { list: TracedRequest[] };
   /** A run of the synthesized machine over them (`handlers` replaces some steps' handlers). */
@@ -158,8 +159,14 @@ export interface SteadyRun {
   readonly groupsOk: number;
   readonly readUnits: number;
   readonly invocations: number;
-  /** Seconds inside handlers (Lambda duration). */
+  /** Seconds inside handlers (Lambda duration, locally: mostly the emulators' latency). */
   readonly taskSeconds: number;
+  /** CPU seconds of this process over the run (runner.ts `cpuSeconds`: the interpreter's included). */
+  readonly cpuSeconds: number;
+  /** Per step: invocations, wall and CPU seconds around its handler (runner.ts `steps`). */
+  readonly steps: LocalRunResult['steps'];
+  /** DynamoDB requests the handlers sent (Lambda waits on each). */
+  readonly dynamodbRequests: number;
   readonly stateTransitions: number;
   /** Lifecycle transitions S3 would make that day (parts turning a day old, ≥ 128 KB). */
   readonly lifecycleTransitions: number;
@@ -196,7 +203,7 @@ export interface SteadyYearResult {
   readonly shops: { large: number; tail: number };
   readonly hotObjectsWritten: number;
   readonly hotBytesWritten: number;
-  readonly totals: Omit<SteadyRun, 'day' | 'hotObjectsLeft'>;
+  readonly totals: Omit<SteadyRun, 'day' | 'hotObjectsLeft' | 'steps'>;
   readonly perArchivedHotObject: {
     readonly s3Requests: number;
     readonly s3ByType: Record<string, number>;
@@ -216,12 +223,19 @@ export interface SteadyYearResult {
       readonly s3ByType: Record<string, number>;
       readonly invocations: number;
       readonly taskSeconds: number;
+      readonly cpuSeconds: number;
+      readonly dynamodbRequests: number;
       readonly stateTransitions: number;
       readonly readUnits: number;
     };
   };
   /** At the end, by class and prefix (bytes). */
   readonly bytesAtRest: Record<string, number>;
+  /**
+   * What each prefix of `bytesAtRest` costs a month in its class (list prices, infra/cli/prices.ts;
+   * run scratch as the year held it on average), and the parts as if all were in Deep Archive.
+   */
+  readonly atRestUsdMonth: Record<string, number>;
   /**
    * Run scratch: bytes the runs wrote under `job-details-runs/`, per archived hot object, and kept
    * in Standard for `expireDays` (the lifecycle rule); `meanBytes` is what the year held on average.
@@ -259,6 +273,21 @@ const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
  * in Standard besides the hot objects (indexes, run scratch as the year held it on average, the rest)
  * against what the parts cost, with the parts in Glacier IR (as measured) and in Deep Archive.
  */
+const atRestUsdMonth = (b: Record<string, number>, runScratchMean: number): Record<string, number> => {
+  const p = DEFAULT_PRICES;
+  const gb = (x: number) => x / 1024 ** 3;
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(b)) {
+    const cls = k.split(' ')[0] as string;
+    const perGb = cls === 'STANDARD' ? p.standardGbMonth : (p.classGbMonth as Record<string, number>)[cls];
+    if (perGb !== undefined && !k.endsWith(' runs')) out[k] = gb(v) * perGb;
+  }
+  out['STANDARD runs (mean)'] = gb(runScratchMean) * p.standardGbMonth;
+  out['parts all in DEEP_ARCHIVE'] =
+    gb((b['GLACIER_IR parts'] ?? 0) + (b['STANDARD parts'] ?? 0)) * p.classGbMonth.DEEP_ARCHIVE;
+  return out;
+};
+
 const atRestCostLines = (r: SteadyYearResult): string[] => {
   const p = DEFAULT_PRICES;
   const b = r.bytesAtRest;
@@ -462,6 +491,7 @@ export const runSteadyYear = async (
     }
 
     const readBefore = units.read;
+    const requestsBefore = units.requests;
     trace.list = [];
     // The handlers' clock (part names, commit times) runs from the simulated now, as a deployed
     // run's would: graceHours then counts between simulated days, not against the wall clock.
@@ -516,6 +546,9 @@ export const runSteadyYear = async (
       readUnits: units.read - readBefore,
       invocations: Object.values(run.taskInvocations).reduce((a, b) => a + b, 0),
       taskSeconds: run.taskSeconds,
+      cpuSeconds: run.cpuSeconds,
+      steps: run.steps,
+      dynamodbRequests: units.requests - requestsBefore,
       stateTransitions: run.stateTransitions,
       lifecycleTransitions,
       hotObjectsLeft: hotLeft,
@@ -573,6 +606,8 @@ export const runSteadyYear = async (
     readUnits: 0,
     invocations: 0,
     taskSeconds: 0,
+    cpuSeconds: 0,
+    dynamodbRequests: 0,
     stateTransitions: 0,
     lifecycleTransitions: 0,
     rowsExpired: 0,
@@ -593,6 +628,8 @@ export const runSteadyYear = async (
     totals.readUnits += r.readUnits;
     totals.invocations += r.invocations;
     totals.taskSeconds += r.taskSeconds;
+    totals.cpuSeconds += r.cpuSeconds;
+    totals.dynamodbRequests += r.dynamodbRequests;
     totals.stateTransitions += r.stateTransitions;
     totals.lifecycleTransitions += r.lifecycleTransitions;
     totals.rowsExpired += r.rowsExpired;
@@ -607,6 +644,19 @@ export const runSteadyYear = async (
     jobs.filter((j) => Date.parse(j.completedAt) < cutoff && !hotJobs.has(j.jobId)),
     seed,
   );
+  const runScratch = {
+    expireDays: S.runsExpireDays,
+    bytesWritten: totals.scratchBytes,
+    bytesPerArchivedObject: per(totals.scratchBytes),
+    // Each run's scratch is in Standard from its day until it expires (or the year ends).
+    meanBytes:
+      perRun.reduce(
+        (a, r) =>
+          a +
+          r.scratchBytes * Math.min(S.runsExpireDays, (lastNow - Date.parse(`${r.day}T03:00:00Z`)) / DAY + 1),
+        0,
+      ) / Math.max(1, perRun.length),
+  };
   const result: SteadyYearResult = {
     name: 'steady-year',
     settings: S,
@@ -640,26 +690,16 @@ export const runSteadyYear = async (
           s3ByType: Object.fromEntries(Object.entries(byType).map(([t, v]) => [t, v / k])),
           invocations: idleRuns.reduce((a, r) => a + r.invocations, 0) / k,
           taskSeconds: idleRuns.reduce((a, r) => a + r.taskSeconds, 0) / k,
+          cpuSeconds: idleRuns.reduce((a, r) => a + r.cpuSeconds, 0) / k,
+          dynamodbRequests: idleRuns.reduce((a, r) => a + r.dynamodbRequests, 0) / k,
           stateTransitions: idleRuns.reduce((a, r) => a + r.stateTransitions, 0) / k,
           readUnits: idleRuns.reduce((a, r) => a + r.readUnits, 0) / k,
         };
       })(),
     },
     bytesAtRest: bytesAtRest(end, lastNow),
-    runScratch: {
-      expireDays: S.runsExpireDays,
-      bytesWritten: totals.scratchBytes,
-      bytesPerArchivedObject: per(totals.scratchBytes),
-      // Each run's scratch is in Standard from its day until it expires (or the year ends).
-      meanBytes:
-        perRun.reduce(
-          (a, r) =>
-            a +
-            r.scratchBytes *
-              Math.min(S.runsExpireDays, (lastNow - Date.parse(`${r.day}T03:00:00Z`)) / DAY + 1),
-          0,
-        ) / Math.max(1, perRun.length),
-    },
+    atRestUsdMonth: atRestUsdMonth(bytesAtRest(end, lastNow), runScratch.meanBytes),
+    runScratch,
     parts: {
       count: partList.length,
       inGlacierIr: partList.filter(
@@ -747,6 +787,23 @@ export const runLine = (r: SteadyRun): string =>
 const kb = (b: number) => `${(b / 1024).toFixed(1)} KB`;
 
 /** The summary printed after the per-run lines (docs/bench/steady-year.txt). */
+/** CPU and wall seconds per step over the year (the runner's per-step figures). */
+const stepCpuText = (runs: readonly SteadyRun[]): string => {
+  const by: Record<string, { cpu: number; wall: number }> = {};
+  for (const r of runs)
+    for (const [step, v] of Object.entries(r.steps ?? {})) {
+      const t = by[step] ?? { cpu: 0, wall: 0 };
+      t.cpu += v?.cpuSeconds ?? 0;
+      t.wall += v?.seconds ?? 0;
+      by[step] = t;
+    }
+  return (
+    Object.entries(by)
+      .map(([step, v]) => `${step} ${f2(v.cpu)} s (wall ${f2(v.wall)} s)`)
+      .join(', ') || 'none'
+  );
+};
+
 export const steadyYearLines = (r: SteadyYearResult): string[] => {
   const t = r.totals;
   const p = r.perArchivedHotObject;
@@ -761,6 +818,7 @@ export const steadyYearLines = (r: SteadyYearResult): string[] => {
         ', ',
       )}); RU ${p.readUnits.toFixed(3)}; invocations ${p.invocations.toFixed(4)}; state transitions ${p.stateTransitions.toFixed(4)}; lifecycle transitions ${p.lifecycleTransitions.toFixed(4)}; jobs planned ${f2(p.jobsPlanned)}`,
     `  idle runs (nothing archived or deleted): ${r.idleRuns} of ${r.runs}; at most ${r.idle.maxJobsPlanned} jobs planned, ${r.idle.maxS3Requests} S3 requests, ${r.idle.maxInvocations} invocations`,
+    `  Lambda: ${f2(t.cpuSeconds)} s CPU in process (the local Step Functions interpreter's included: an upper bound), ${f2(t.taskSeconds)} s wall time inside handlers (mostly the emulators' latency); ${t.dynamodbRequests} DynamoDB requests; CPU by step: ${stepCpuText(r.perRun)}`,
     ...decompositionLines(r.decomposition),
     `  bytes at rest at the end: ${Object.entries(r.bytesAtRest)
       .map(([k, v]) => `${k} ${kb(v)}`)
