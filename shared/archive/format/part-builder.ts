@@ -144,6 +144,7 @@ export class PartBuilder {
         sources: compactSources(`${DETAILS_ROOT}${job.jobId}/`, job.sources),
         ...(job.row !== undefined ? { row: compact?.row ?? null } : {}),
         ...(compact && compact.omitted.length > 0 ? { row_omitted: compact.omitted } : {}),
+        ...(compact?.ttlAfter !== undefined ? { row_ttl_after: compact.ttlAfter } : {}),
         ...(job.row && Object.keys(job.row.reduced).length > 0 ? { row_reduced: job.row.reduced } : {}),
         ...(job.inline && job.inline.length > 0 ? { inline: job.inline } : {}),
       });

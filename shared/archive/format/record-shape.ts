@@ -92,10 +92,18 @@ const rowFields = (
     const omitted = value.row_omitted ?? [];
     if (!Array.isArray(omitted) || !omitted.every((a) => typeof a === 'string'))
       return fail(where, 'field row_omitted must be a list of attribute names');
-    out.row =
-      value.row === null
-        ? null
-        : expandRow(value.row as JsonObject, shopId, str(value, 'job_id', where), omitted);
+    const ttlAfter = value.row_ttl_after;
+    if (ttlAfter !== undefined && !(typeof ttlAfter === 'number' && Number.isSafeInteger(ttlAfter)))
+      return fail(where, 'field row_ttl_after must be a whole number of seconds');
+    if (value.row === null) out.row = null;
+    else {
+      try {
+        out.row = expandRow(value.row as JsonObject, shopId, str(value, 'job_id', where), omitted, ttlAfter);
+      } catch (err) {
+        if (err instanceof CorruptObjectError) throw err;
+        return fail(where, (err as Error).message);
+      }
+    }
   }
   if (value.row_reduced !== undefined) {
     const r = value.row_reduced;

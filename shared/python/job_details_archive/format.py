@@ -3,9 +3,11 @@
 Everything here takes bytes already read and returns plain Python values, or raises
 CorruptObjectError / UnsupportedFormatError naming the object.
 """
+import calendar
 import json
 import re
 import zlib
+from datetime import datetime
 
 from .errors import CorruptObjectError, UnsupportedFormatError
 
@@ -418,7 +420,28 @@ def expand_row(record, shop_id):
     for name in record.get("row_omitted", []):
         rule = _IDENTITY.get(name)
         out[name] = rule(shop_id, record["job_id"]) if rule else row.get("completed_at")
+    ttl_after = record.get("row_ttl_after")
+    if ttl_after is not None:
+        at = _utc_seconds(row.get("completed_at"))
+        if at is None or not isinstance(ttl_after, int) or isinstance(ttl_after, bool):
+            raise CorruptObjectError(record.get("job_id", "?"), "row_ttl_after needs whole seconds and a UTC completed_at")
+        out["ttl"] = at + ttl_after
     return {k: out[k] for k in sorted(out, key=_utf16)}
+
+
+_UTC_SECONDS = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|\+00:00)$")
+
+
+def _utc_seconds(value):
+    """Whole Unix seconds of a UTC `completed_at` (`…Z` or `…+00:00`, the fraction ignored), as the
+    writer counts `row_ttl_after` from it; None for any other text."""
+    m = _UTC_SECONDS.match(value) if isinstance(value, str) else None
+    if m is None:
+        return None
+    try:
+        return calendar.timegm(datetime(*(int(g) for g in m.groups())).timetuple())
+    except ValueError:
+        return None
 
 
 # --- details --------------------------------------------------------------------------------------
