@@ -51,7 +51,8 @@ const bigJob = (i: number, kb: number) => ({
     failed: {
       r: Array.from(
         { length: Math.ceil((kb * 1024) / 40) },
-        (_, d) => `gid://shopify/Product/${7e12 + i * 1e6 + d}`,
+        // No trailing number: stored whole, ~40 bytes each (numbered ids become offsets, doc-lists.ts).
+        (_, d) => `gid://shopify/Product/${7e12 + i * 1e6 + d}/v`,
       ),
     },
   }),

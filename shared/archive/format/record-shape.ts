@@ -4,6 +4,7 @@ import type { JsonObject } from '../../details/json';
 import { DETAILS_ROOT } from '../../details/keys';
 import { parseJobDetailsPayload } from '../../details/payload';
 import { CorruptObjectError } from '../../errors';
+import { expandDetails } from './doc-lists';
 import {
   type ArchivedJobMeta,
   expandRow,
@@ -153,7 +154,7 @@ export const parsePartRecord = (value: unknown, where: string, shopId?: string):
         shop_id: shop,
         job_id: jobId,
         job: jobMeta(job, rows.row, where),
-        details: parseJobDetailsPayload(value.details, where),
+        details: parseJobDetailsPayload(expandDetails(value.details, where), where),
         platform_data_ref: optStr(value, 'platform_data_ref', where),
         sources: sources(value, jobId, where),
         ...rows,

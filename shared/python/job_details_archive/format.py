@@ -393,6 +393,43 @@ def check_job_record(record, where, shop_id):
     details = record.get("details")
     if not isinstance(details, dict) or not all(f in details for f in COUNT_ORDER):
         raise CorruptObjectError(where, "job record needs details with chunk_ids, failed, skipped, conflict")
+    record["details"] = expand_details(details, where)
+
+
+_NUMBERED = re.compile(r"^(.*?)([1-9][0-9]{0,14})$")
+_OFFSET = re.compile(r"^~(-?[1-9][0-9]*|0)$")
+
+
+def _expand_list(stored, where):
+    first = stored[0] if stored else None
+    m = _NUMBERED.match(first) if isinstance(first, str) and not first.startswith("~") else None
+    out = []
+    for i, s in enumerate(stored):
+        if not isinstance(s, str) or not s.startswith("~"):
+            out.append(s)
+        elif s.startswith("~~"):
+            out.append(s[1:])
+        else:
+            off = _OFFSET.match(s)
+            if i == 0 or m is None or off is None:
+                raise CorruptObjectError(where, f"document list entry {s} is not an id")
+            n = int(m.group(2)) + int(off.group(1))
+            if n < 1 or n > 999_999_999_999_999:
+                raise CorruptObjectError(where, f"document list entry {s} is out of range")
+            out.append(m.group(1) + str(n))
+    return out
+
+
+def expand_details(details, where):
+    """A job record's stored details with its failed / skipped document lists restored: `~N` is the
+    list's first id with N added to its number, `~~…` an id that begins with `~`
+    (docs/archive-format.md, "Document lists")."""
+    out = dict(details)
+    for kind in ("failed", "skipped"):
+        m = out.get(kind)
+        if isinstance(m, dict):
+            out[kind] = {r: _expand_list(l, where) if isinstance(l, list) else l for r, l in m.items()}
+    return out
 
 
 def read_block(part_bytes, where, shared_shop=None):
