@@ -70,9 +70,9 @@ const dropRow =
 const VARIANTS: Record<string, Variant> = {
   'platform_data lines': (r) => (r.type === 'platform_data' ? null : r),
   job_id: drop('job_id'),
-  'row (whole)': drop('row', 'row_omitted', 'row_reduced'),
+  'row (whole)': drop('row', 'row_omitted', 'row_reduced', 'row_ttl_after'),
   'row timestamps (created/started/completed_at)': dropRow('created_at', 'started_at', 'completed_at'),
-  'row ttl': dropRow('ttl'),
+  'row ttl (or row_ttl_after)': (r) => dropRow('ttl')(drop('row_ttl_after')(r) as Obj),
   'row counters (*_items)': dropRow(
     'total_items',
     'processed_items',
@@ -89,6 +89,10 @@ const VARIANTS: Record<string, Variant> = {
       : r,
   'details.chunk_ids': (r) =>
     r.type === 'job' ? { ...r, details: { ...(r.details as Obj), chunk_ids: [] } } : r,
+  'details.failed + skipped (document lists)': (r) =>
+    r.type === 'job' ? { ...r, details: { ...(r.details as Obj), failed: {}, skipped: {} } } : r,
+  'details.conflict': (r) =>
+    r.type === 'job' ? { ...r, details: { ...(r.details as Obj), conflict: {} } } : r,
   'details (whole)': drop('details'),
 };
 
