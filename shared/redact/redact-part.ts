@@ -1,10 +1,12 @@
 import {
   BlockScanner,
   canonicalJson,
+  compactDetails,
   countDetails,
   type DetailCounts,
   deflateBlock,
   documentListings,
+  expandDetails,
   inflateBlock,
   type PartDocFilters,
   partDocFilters,
@@ -67,7 +69,10 @@ export const redactPart = (
       const rec = parseJsonExact(line, `${where} line ${i + 1}`) as Obj;
       if (rec.type === 'part' && typeof rec.shop_id === 'string') headerShop = rec.shop_id;
       if (rec.type !== 'job') return line;
-      const details = parseJobDetailsPayload(rec.details, `${where} line ${i + 1}`);
+      const details = parseJobDetailsPayload(
+        expandDetails(rec.details, `${where} line ${i + 1}`),
+        `${where} line ${i + 1}`,
+      );
       const shop = typeof rec.shop_id === 'string' ? rec.shop_id : headerShop;
       const r = shop === ctx.shopId ? redactDetails(details, ctx.docId, ctx.at) : { details, removed: 0 };
       // A shared part's block may hold other shops' lines: the filters are this shop's (its view's).
@@ -76,7 +81,7 @@ export const redactPart = (
       changed = true;
       removed += r.removed;
       jobs.set(String(rec.job_id), countDetails(r.details));
-      return canonicalJson({ ...rec, details: r.details });
+      return canonicalJson({ ...rec, details: compactDetails(r.details) });
     });
     const bytes = changed ? deflateBlock(Buffer.from(`${next.join('\n')}\n`, 'utf8')) : member;
     out.push(bytes);

@@ -51,6 +51,16 @@ let local: LocalSqlEngine;
 let athena: Awaited<ReturnType<typeof emulatedAthena>>;
 const seeded: Array<SeededJob & { month: string; flushes: number }> = [];
 
+/** Flush details whose ids are numbered (`~N` at rest), one below the first, and one beginning with `~`. */
+const numberedDocs = (shopId: string, n: number) => (i: number) => {
+  const base = 7086727600000 + n * 10_000 + i * 100;
+  const ids = [base, base + 7, base - 3, base + 9_919].map((x) => `gid://shopify/Product/${x}`);
+  return {
+    failed: { timeout: [...ids, `~${shopId}-${i}`] },
+    skipped: { unchanged: [`p${n}-${i}`, `p${n}-${i + 10}`] },
+  };
+};
+
 const sortRows = (rows: Record<string, unknown>[]) =>
   [...rows].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 
@@ -69,6 +79,9 @@ beforeAll(async () => {
           completedAt: new Date(at.getTime() + n * 60_000),
           status,
           flushes,
+          // Every other FAILED job lists numbered ids, stored as offsets from the list's first
+          // (docs/archive-format.md, "Document lists"): the views must restore them.
+          ...(status === 'FAILED' && n % 2 === 0 ? { details: numberedDocs(shopId, n) } : {}),
         });
         seeded.push({ ...job, month: monthOfDate(at), flushes });
       }

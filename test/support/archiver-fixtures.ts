@@ -281,6 +281,8 @@ export interface SeedSpec {
   readonly platformData?: JsonObject | null;
   /** false: flushes carry counts only, so the job has no flush objects. @default true */
   readonly withDetails?: boolean;
+  /** Flush `i`'s details instead of the status's default ones. */
+  readonly details?: (i: number) => FlushDetails;
 }
 
 export interface SeededJob {
@@ -323,7 +325,7 @@ export const seedTerminalJob = async (env: ArchiverEnv, spec: SeedSpec): Promise
   const flushes = spec.flushes ?? 2;
   const created = new Date(spec.completedAt.getTime() - HOUR);
   const plans = Array.from({ length: flushes }, (_, i) =>
-    spec.withDetails === false ? {} : detailsFor(status, i, `${spec.shopId}-${i}`),
+    spec.withDetails === false ? {} : (spec.details?.(i) ?? detailsFor(status, i, `${spec.shopId}-${i}`)),
   );
   const counts = plans.map((d) => countsFor(d));
   const total = counts.reduce((s, c) => s + c.processed + c.failed + c.skipped + c.conflict, 0);

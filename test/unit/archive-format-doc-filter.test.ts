@@ -96,7 +96,9 @@ describe('PartBuilder filters', () => {
       jobId: `j${i}`,
       details: details({
         chunk_ids: ['p0'],
-        failed: { timeout: ids(150, `j${i}-`) },
+        // Ids without a trailing number: stored whole (numbered ids after the first are stored as
+        // short offsets, doc-lists.ts), so 30 jobs span several blocks.
+        failed: { timeout: ids(150, `j${i}-`).map((d) => `${d}/v`) },
         skipped: { unchanged: [`s${i}`] },
         conflict: { version: [{ doc_id: `c${i}` }] },
       }),

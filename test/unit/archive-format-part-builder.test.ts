@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
 import { BlockSlicer, decodeBlock, PartBuilder } from '../../shared/archive/format';
-import { buildPart, details } from '../support/archive-fixture';
+import { buildPart, details, jobMeta } from '../support/archive-fixture';
 
 const SHOP = 'acme.myshopify.com';
 const src = (key: string, size: number) => ({ key, size, etag: 'e', sha256: 'h' });
@@ -50,7 +51,8 @@ const bigJob = (i: number, kb: number) => ({
     failed: {
       r: Array.from(
         { length: Math.ceil((kb * 1024) / 40) },
-        (_, d) => `gid://shopify/Product/${7e12 + i * 1e6 + d}`,
+        // No trailing number: stored whole, ~40 bytes each (numbered ids become offsets, doc-lists.ts).
+        (_, d) => `gid://shopify/Product/${7e12 + i * 1e6 + d}/v`,
       ),
     },
   }),
@@ -192,5 +194,72 @@ describe('BlockSlicer', () => {
     expect(BlockSlicer.tilingProblem([{ offset: 0, length: 0 }], 0)).toMatch(/empty member/);
     expect(BlockSlicer.tilingProblem([{ offset: 0, length: 5 }], 6)).toMatch(/part has 6/);
     expect(BlockSlicer.tilingProblem([], 0)).toBeNull();
+  });
+});
+
+describe('the archived row at rest', () => {
+  /** One job with `row` through PartBuilder: its stored line and the record a reader gets back. */
+  const roundTrip = async (row: Record<string, unknown>) => {
+    const members: Buffer[] = [];
+    const b = new PartBuilder(
+      { shopId: SHOP, month: '2026-01', partName: 'p', partKey: 'k', runId: 'r', createdAt: 'c' },
+      async (m) => {
+        members.push(m);
+      },
+    );
+    await b.writeHeader();
+    await b.addJob({
+      jobId: 'j1',
+      meta: jobMeta(),
+      details: details({ chunk_ids: ['p0'] }),
+      platformData: null,
+      sources: [src('job-details/j1/a.json.gz', 3)],
+      row: { row: row as never, reduced: {} },
+    });
+    const m = await b.finish();
+    const at = m.jobs.j1 as (typeof m.jobs)[string];
+    const part = Buffer.concat(members);
+    const block = part.subarray(at.offset, at.offset + at.length);
+    const stored = JSON.parse(
+      gunzipSync(block)
+        .subarray(at.line?.offset, (at.line?.offset ?? 0) + (at.line?.length ?? 0))
+        .toString(),
+    );
+    const read = decodeBlock(block, 'w', at.line, { shopId: SHOP }).record;
+    return { stored, read: read.type === 'job' ? read.row : undefined };
+  };
+  const row = (completedAt: string, ttl: unknown) => ({
+    completed_at: completedAt,
+    job_id: 'j1',
+    job_status: 'COMPLETED',
+    ttl,
+  });
+
+  it('keeps the TTL as seconds after the completion (one constant a deployment), and reads the row back exactly', async () => {
+    for (const completedAt of [
+      '2026-01-15T13:40:56.959Z',
+      '2026-01-15T13:40:56.959123+00:00',
+      '2026-01-15T13:40:56Z',
+    ]) {
+      const want = row(completedAt, 1768484456 + 90 * 86400);
+      const { stored, read } = await roundTrip(want);
+      expect(stored.row).not.toHaveProperty('ttl');
+      expect(stored.row_ttl_after).toBe(90 * 86400);
+      expect(JSON.stringify(read)).toBe(JSON.stringify(want));
+    }
+  });
+
+  it('keeps the TTL as it is when the completion is not a UTC timestamp or the TTL not whole seconds', async () => {
+    for (const want of [
+      row('2026-01-15T14:40:56.959+01:00', 1768484456),
+      row('2026-02-30T13:40:56Z', 1768484456),
+      row('2026-01-15T13:40:56.959Z', 1768484456.5),
+      row('2026-01-15T13:40:56.959Z', '1768484456'),
+    ]) {
+      const { stored, read } = await roundTrip(want);
+      expect(stored).not.toHaveProperty('row_ttl_after');
+      expect(stored.row.ttl).toEqual(want.ttl);
+      expect(JSON.stringify(read)).toBe(JSON.stringify(want));
+    }
   });
 });

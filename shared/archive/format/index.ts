@@ -47,6 +47,7 @@ export {
   sharedFiltersMember,
   storedDocFilters,
 } from './doc-filter';
+export { compactDetails, expandDetails } from './doc-lists';
 export {
   type DetailKind,
   DOCUMENT_COLUMNS,

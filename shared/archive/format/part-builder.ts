@@ -3,6 +3,7 @@ import type { JobDetails, JsonObject } from '../../details';
 import { DETAILS_ROOT } from '../../details';
 import { BLOCK_BYTES, encodeBlock, encodeLine, platformDataRef } from './blocks';
 import { type BlockFilter, filtersMember, HASHES, type PartDocFilters, partDocFilters } from './doc-filter';
+import { compactDetails } from './doc-lists';
 import { documentListings } from './flatten';
 import type { ByteRange, Located } from './month-index';
 import {
@@ -139,11 +140,12 @@ export class PartBuilder {
         ...(this.meta.shopOnLines ? { shop_id: this.meta.shopId } : {}),
         job_id: job.jobId,
         ...(Object.keys(meta).length > 0 ? { job: meta } : {}),
-        details: job.details,
+        details: compactDetails(job.details),
         ...(ref !== null ? { platform_data_ref: ref } : {}),
         sources: compactSources(`${DETAILS_ROOT}${job.jobId}/`, job.sources),
         ...(job.row !== undefined ? { row: compact?.row ?? null } : {}),
         ...(compact && compact.omitted.length > 0 ? { row_omitted: compact.omitted } : {}),
+        ...(compact?.ttlAfter !== undefined ? { row_ttl_after: compact.ttlAfter } : {}),
         ...(job.row && Object.keys(job.row.reduced).length > 0 ? { row_reduced: job.row.reduced } : {}),
         ...(job.inline && job.inline.length > 0 ? { inline: job.inline } : {}),
       });

@@ -4,6 +4,7 @@ import type { JsonObject } from '../../details/json';
 import { DETAILS_ROOT } from '../../details/keys';
 import { parseJobDetailsPayload } from '../../details/payload';
 import { CorruptObjectError } from '../../errors';
+import { expandDetails } from './doc-lists';
 import {
   type ArchivedJobMeta,
   expandRow,
@@ -92,10 +93,18 @@ const rowFields = (
     const omitted = value.row_omitted ?? [];
     if (!Array.isArray(omitted) || !omitted.every((a) => typeof a === 'string'))
       return fail(where, 'field row_omitted must be a list of attribute names');
-    out.row =
-      value.row === null
-        ? null
-        : expandRow(value.row as JsonObject, shopId, str(value, 'job_id', where), omitted);
+    const ttlAfter = value.row_ttl_after;
+    if (ttlAfter !== undefined && !(typeof ttlAfter === 'number' && Number.isSafeInteger(ttlAfter)))
+      return fail(where, 'field row_ttl_after must be a whole number of seconds');
+    if (value.row === null) out.row = null;
+    else {
+      try {
+        out.row = expandRow(value.row as JsonObject, shopId, str(value, 'job_id', where), omitted, ttlAfter);
+      } catch (err) {
+        if (err instanceof CorruptObjectError) throw err;
+        return fail(where, (err as Error).message);
+      }
+    }
   }
   if (value.row_reduced !== undefined) {
     const r = value.row_reduced;
@@ -145,7 +154,7 @@ export const parsePartRecord = (value: unknown, where: string, shopId?: string):
         shop_id: shop,
         job_id: jobId,
         job: jobMeta(job, rows.row, where),
-        details: parseJobDetailsPayload(value.details, where),
+        details: parseJobDetailsPayload(expandDetails(value.details, where), where),
         platform_data_ref: optStr(value, 'platform_data_ref', where),
         sources: sources(value, jobId, where),
         ...rows,

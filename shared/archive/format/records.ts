@@ -99,6 +99,8 @@ export type StoredJobRecord = Omit<JobRecord, 'job' | 'shop_id' | 'platform_data
   readonly sources: Readonly<Record<string, number>> | readonly RecordSource[];
   /** Row attributes left out as implied (see compactRow). */
   readonly row_omitted?: readonly string[];
+  /** The row's `ttl` less the Unix seconds of its `completed_at`; the row then has no `ttl` (see compactRow). */
+  readonly row_ttl_after?: number;
   /**
    * The shop, on job lines of shared parts only (its segment header's shop): SQL on Athena reads lines
    * in no order, so it cannot take the shop from the header before them. Absent in own parts.
@@ -188,7 +190,7 @@ export const compactRow = (
   row: JsonObject,
   shopId: string,
   jobId: string,
-): { row: JsonObject; omitted: string[] } => {
+): { row: JsonObject; omitted: string[]; ttlAfter?: number } => {
   const out: Record<string, unknown> = {};
   const omitted: string[] = [];
   for (const [k, v] of Object.entries(row)) {
@@ -197,7 +199,35 @@ export const compactRow = (
     if (typeof implied === 'string' && v === implied) omitted.push(k);
     else out[k] = v;
   }
+  // The TTL as its distance from the completion: one constant a deployment (JDA_JOB_TTL_DAYS), where
+  // the epoch seconds themselves are ten digits that compress badly (~5.5 bytes a job at rest).
+  const at = completedSeconds(row.completed_at);
+  const ttl = out[TTL];
+  if (at !== null && typeof ttl === 'number' && Number.isSafeInteger(ttl) && Number.isSafeInteger(ttl - at)) {
+    delete out[TTL];
+    return { row: out as JsonObject, omitted, ttlAfter: ttl - at };
+  }
   return { row: out as JsonObject, omitted };
+};
+
+/** The row's TTL attribute (epoch seconds, shared/jobs/schema.ts `ttlAttribute`). */
+const TTL = 'ttl';
+
+/**
+ * The whole Unix seconds of a UTC `completed_at` written as `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+00:00)`
+ * (JavaScript's toISOString, Python's isoformat), the fraction ignored; null for any other text or a
+ * date that is not in the calendar. `row_ttl_after` is counted from it (docs/archive-format.md).
+ */
+const UTC_SECONDS = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|\+00:00)$/;
+const completedSeconds = (value: unknown): number | null => {
+  const m = typeof value === 'string' ? UTC_SECONDS.exec(value) : null;
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  if (y < 1000) return null;
+  const ms = Date.UTC(y, mo - 1, d, h, mi, s);
+  // Date.UTC rolls 2026-02-30 over to March: only a date-time it gives back unchanged counts.
+  if (new Date(ms).toISOString().slice(0, 19) !== (value as string).slice(0, 19)) return null;
+  return ms / 1000;
 };
 
 export const expandRow = (
@@ -205,12 +235,18 @@ export const expandRow = (
   shopId: string,
   jobId: string,
   omitted: readonly string[],
+  ttlAfter?: number,
 ): JsonObject => {
-  if (omitted.length === 0) return row;
+  if (omitted.length === 0 && ttlAfter === undefined) return row;
   const out: Record<string, unknown> = { ...row };
   for (const k of omitted) {
     const identity = IDENTITY[k];
     out[k] = identity ? identity(shopId, jobId) : row.completed_at;
+  }
+  if (ttlAfter !== undefined) {
+    const at = completedSeconds(row.completed_at);
+    if (at === null) throw new Error('row_ttl_after needs a UTC completed_at');
+    out[TTL] = at + ttlAfter;
   }
   // Keys in the writer's order (canonical JSON sorts them).
   return Object.fromEntries(

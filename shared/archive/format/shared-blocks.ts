@@ -5,6 +5,7 @@ import { gzipMemberLength } from './block-scan';
 import { BLOCK_BYTES } from './blocks';
 import { deflateBlock, inflateBlocks } from './codec';
 import { isFiltersMember, type PartDocFilters, partDocFilters, sharedFiltersMember } from './doc-filter';
+import { expandDetails } from './doc-lists';
 import { documentListings } from './flatten';
 import type { ByteRange, Located } from './month-index';
 
@@ -234,7 +235,9 @@ export const jobDocs = (line: Buffer, where: string): string[] => {
     throw new CorruptObjectError(where, 'a segment line is not JSON', { cause: err });
   }
   if (rec?.type !== 'job') return [];
-  return documentListings(parseJobDetailsPayload(rec.details, where)).map((l) => l.doc_id);
+  return documentListings(parseJobDetailsPayload(expandDetails(rec.details, where), where)).map(
+    (l) => l.doc_id,
+  );
 };
 
 /** The blocks of a part from their lengths: byte ranges in order. */

@@ -3,9 +3,11 @@
 Everything here takes bytes already read and returns plain Python values, or raises
 CorruptObjectError / UnsupportedFormatError naming the object.
 """
+import calendar
 import json
 import re
 import zlib
+from datetime import datetime
 
 from .errors import CorruptObjectError, UnsupportedFormatError
 
@@ -391,6 +393,43 @@ def check_job_record(record, where, shop_id):
     details = record.get("details")
     if not isinstance(details, dict) or not all(f in details for f in COUNT_ORDER):
         raise CorruptObjectError(where, "job record needs details with chunk_ids, failed, skipped, conflict")
+    record["details"] = expand_details(details, where)
+
+
+_NUMBERED = re.compile(r"^(.*?)([1-9][0-9]{0,14})$")
+_OFFSET = re.compile(r"^~(-?[1-9][0-9]*|0)$")
+
+
+def _expand_list(stored, where):
+    first = stored[0] if stored else None
+    m = _NUMBERED.match(first) if isinstance(first, str) and not first.startswith("~") else None
+    out = []
+    for i, s in enumerate(stored):
+        if not isinstance(s, str) or not s.startswith("~"):
+            out.append(s)
+        elif s.startswith("~~"):
+            out.append(s[1:])
+        else:
+            off = _OFFSET.match(s)
+            if i == 0 or m is None or off is None:
+                raise CorruptObjectError(where, f"document list entry {s} is not an id")
+            n = int(m.group(2)) + int(off.group(1))
+            if n < 1 or n > 999_999_999_999_999:
+                raise CorruptObjectError(where, f"document list entry {s} is out of range")
+            out.append(m.group(1) + str(n))
+    return out
+
+
+def expand_details(details, where):
+    """A job record's stored details with its failed / skipped document lists restored: `~N` is the
+    list's first id with N added to its number, `~~…` an id that begins with `~`
+    (docs/archive-format.md, "Document lists")."""
+    out = dict(details)
+    for kind in ("failed", "skipped"):
+        m = out.get(kind)
+        if isinstance(m, dict):
+            out[kind] = {r: _expand_list(l, where) if isinstance(l, list) else l for r, l in m.items()}
+    return out
 
 
 def read_block(part_bytes, where, shared_shop=None):
@@ -418,7 +457,28 @@ def expand_row(record, shop_id):
     for name in record.get("row_omitted", []):
         rule = _IDENTITY.get(name)
         out[name] = rule(shop_id, record["job_id"]) if rule else row.get("completed_at")
+    ttl_after = record.get("row_ttl_after")
+    if ttl_after is not None:
+        at = _utc_seconds(row.get("completed_at"))
+        if at is None or not isinstance(ttl_after, int) or isinstance(ttl_after, bool):
+            raise CorruptObjectError(record.get("job_id", "?"), "row_ttl_after needs whole seconds and a UTC completed_at")
+        out["ttl"] = at + ttl_after
     return {k: out[k] for k in sorted(out, key=_utf16)}
+
+
+_UTC_SECONDS = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|\+00:00)$")
+
+
+def _utc_seconds(value):
+    """Whole Unix seconds of a UTC `completed_at` (`…Z` or `…+00:00`, the fraction ignored), as the
+    writer counts `row_ttl_after` from it; None for any other text."""
+    m = _UTC_SECONDS.match(value) if isinstance(value, str) else None
+    if m is None:
+        return None
+    try:
+        return calendar.timegm(datetime(*(int(g) for g in m.groups())).timetuple())
+    except ValueError:
+        return None
 
 
 # --- details --------------------------------------------------------------------------------------

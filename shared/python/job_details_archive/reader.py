@@ -329,7 +329,7 @@ class ArchiveReader:
                         rec = fmt.loads_exact(line, where)
                         if rec.get("type") != "job":
                             continue
-                        listings = fmt.document_listings(rec["details"], doc_id)
+                        listings = fmt.document_listings(fmt.expand_details(rec.get("details") or {}, where), doc_id)
                         if not listings:
                             continue
                         entry = next((e for e in index["jobs"].get(rec["job_id"], []) if e["part"] == part["name"]), None)
