@@ -276,24 +276,44 @@ const s3Dollars = (calls: Readonly<Record<string, number>>, p: Prices) =>
 
 /** Lambda seconds billed: CPU plus the requests' waiting at AWS's latency (hot GETs in parallel). */
 export interface LambdaSeconds {
+  /** CPU seconds as measured here, on a whole core. */
   readonly cpu: number;
+  /** The waiting not hidden behind the CPU (see lambdaSeconds). */
   readonly waiting: number;
   /** true: CPU was not measured, `cpu` is the local wall time (emulator latency included). */
   readonly wallTime: boolean;
 }
 
 /**
- * Lambda bills wall-clock duration. On AWS a step's duration is its CPU time plus the time it waits
- * on its requests: S3 at `s3LatencyMs` each, DynamoDB at `dynamodbLatencyMs` each, the hot GETs
- * `readConcurrency` at a time (ArchiveBatch's gate), every other request one after another.
+ * Lambda gives a function the equivalent of one vCPU at 1,769 MB and CPU in proportion to its memory
+ * below that (AWS Lambda Developer Guide, "Configure Lambda function memory"): CPU work measured on a
+ * whole core takes 1,769 / memory times as long on a smaller function. Node runs the steps on one
+ * thread, so more memory than this buys no speed.
+ */
+export const FULL_VCPU_MB = 1769;
+
+/** Wall seconds on Lambda of `cpu` seconds of work measured on a whole core, at `memoryMb`. */
+export const cpuWallSeconds = (cpu: number, memoryMb: number): number =>
+  cpu * Math.max(1, FULL_VCPU_MB / memoryMb);
+
+/**
+ * Lambda bills wall-clock duration. On AWS a step's duration is its CPU time at its memory's share of a
+ * vCPU plus the time it waits on its requests: S3 at `s3LatencyMs` each, DynamoDB at
+ * `dynamodbLatencyMs` each. The hot GETs go `readConcurrency` at a time and run ahead of the records
+ * being appended (ArchiveBatch's prefetch window), so they overlap the CPU: the longer of the two is
+ * billed. Every other request waits one after another.
  */
 export const lambdaSeconds = (
   cpu: number,
   requests: { hotGets: number; otherS3: number; dynamodb: number },
   p: Prices,
+  memoryMb: number,
 ): number =>
-  cpu +
-  (requests.hotGets / SETTINGS.readConcurrency.default + requests.otherS3) * (p.s3LatencyMs / 1000) +
+  Math.max(
+    cpuWallSeconds(cpu, memoryMb),
+    (requests.hotGets / SETTINGS.readConcurrency.default) * (p.s3LatencyMs / 1000),
+  ) +
+  requests.otherS3 * (p.s3LatencyMs / 1000) +
   requests.dynamodb * (p.dynamodbLatencyMs / 1000);
 
 const runCost = (
@@ -323,6 +343,7 @@ const runCost = (
             dynamodb: r.dynamodbRequests ?? 0,
           },
           p,
+          w.lambdaMemoryMb,
         )) *
       (w.lambdaMemoryMb / 1024) *
       p.lambdaGbSecond,
@@ -394,26 +415,40 @@ export const scaledOneTime = (w: Workload, m: Measured, t: WorkTerms, p: Prices)
   const ddbRequests = (t.dynamodbRequestsPerJob ?? 0) * jobs;
   const wallTime = t.cpuSecondsPerHotObject === undefined;
   const cpu = wallTime ? jobs * m.taskSecondsPerJob : objects * (t.cpuSecondsPerHotObject ?? 0);
+  const memoryOf = (step: string) => w.stepMemoryMb?.[step] ?? w.lambdaMemoryMb;
+  const shares = Object.entries(t.cpuShareByStep ?? { 'archive-batch': 1 });
+  const shareSum = shares.reduce((a, [, v]) => a + v, 0);
+  const shareOf = (step: string) =>
+    shareSum > 0 ? shares.filter(([s]) => s === step).reduce((a, [, v]) => a + v, 0) / shareSum : 1;
+  const waitingMemoryMb = memoryOf('archive-batch');
+  // Each step's CPU at its memory's share of a vCPU (GB-seconds: the same for any memory up to
+  // FULL_VCPU_MB); ArchiveBatch's overlaps its hot GETs, its other requests wait after it.
+  const cpuGbSeconds = wallTime
+    ? (cpu * waitingMemoryMb) / 1024
+    : shareSum > 0
+      ? shares.reduce((a, [step, v]) => {
+          const mb = memoryOf(step);
+          return a + (cpuWallSeconds((cpu * v) / shareSum, mb) * mb) / 1024;
+        }, 0)
+      : (cpuWallSeconds(cpu, waitingMemoryMb) * waitingMemoryMb) / 1024;
+  const cpuMemoryMb = wallTime
+    ? waitingMemoryMb
+    : shareSum > 0
+      ? shares.reduce((a, [step, v]) => a + v * memoryOf(step), 0) / shareSum
+      : waitingMemoryMb;
+  const batchCpuWall = cpuWallSeconds(cpu * shareOf('archive-batch'), waitingMemoryMb);
   const waiting = wallTime
     ? 0
     : lambdaSeconds(
-        0,
+        cpu * shareOf('archive-batch'),
         {
           hotGets,
           otherS3: count(hot) - hotGets + count(partCalls) + count(runCalls),
           dynamodb: ddbRequests,
         },
         p,
-      );
-  const memoryOf = (step: string) => w.stepMemoryMb?.[step] ?? w.lambdaMemoryMb;
-  const shares = Object.entries(t.cpuShareByStep ?? { 'archive-batch': 1 });
-  const shareSum = shares.reduce((a, [, v]) => a + v, 0);
-  const cpuMemoryMb =
-    shareSum > 0 && !wallTime
-      ? shares.reduce((a, [step, v]) => a + v * memoryOf(step), 0) / shareSum
-      : memoryOf('archive-batch');
-  const waitingMemoryMb = memoryOf('archive-batch');
-  const cpuGbSeconds = (cpu * cpuMemoryMb) / 1024;
+        waitingMemoryMb,
+      ) - batchCpuWall;
   const waitingGbSeconds = (waiting * waitingMemoryMb) / 1024;
   const invocations = runs * runInvocations;
   return {

@@ -17,6 +17,7 @@ import {
   costModel,
   type DeploymentBill,
   deploymentBills,
+  FULL_VCPU_MB,
   type Measured,
   type PaysRow,
   TRANSITION_MIN_BYTES,
@@ -623,7 +624,7 @@ const scaledLines = (r: CostResult, m: Measured): string[] => {
     `    per job: ${t.readUnitsPerJob.toFixed(3)} DynamoDB read units${t.dynamodbRequestsPerJob === undefined ? '' : `, ${t.dynamodbRequestsPerJob.toFixed(4)} requests`} → ${usd(d.perJobReads)}`,
     l.wallTime
       ? `    Lambda: ${l.cpu.toFixed(0)} s of local wall time (CPU not measured in these figures: the emulators' latency on this machine is billed, an upper bound) → ${usd(d.lambdaCpu)}`
-      : `    Lambda: ${l.cpu.toFixed(0)} s CPU (${((t.cpuSecondsPerHotObject ?? 0) * 1000).toFixed(3)} ms per hot object, measured in process: the local Step Functions interpreter's CPU included, an upper bound) at ${Math.round(s.lambdaMemoryMb.cpu)} MB (its steps' mix) → ${usd(d.lambdaCpu)}; ${l.waiting.toFixed(0)} s waiting on requests (S3 ${s.latency.s3Ms} ms each, the hot GETs ${s.latency.readConcurrency} at a time, the rest one by one; DynamoDB ${s.latency.dynamodbMs} ms each) at ${s.lambdaMemoryMb.waiting} MB (ArchiveBatch's) → ${usd(d.lambdaWaiting)}; local wall time for reference ${(m.taskSecondsPerJob * r.workload.jobsPerMonth).toFixed(0)} s`,
+      : `    Lambda: ${l.cpu.toFixed(0)} s CPU (${((t.cpuSecondsPerHotObject ?? 0) * 1000).toFixed(3)} ms per hot object, measured in process: the local Step Functions interpreter's CPU included, an upper bound) at ${Math.round(s.lambdaMemoryMb.cpu)} MB (its steps' mix; under ${FULL_VCPU_MB} MB a function has that share of a vCPU, so the work takes ${FULL_VCPU_MB}/memory as long) → ${usd(d.lambdaCpu)}; ${l.waiting.toFixed(0)} s more waiting on requests (S3 ${s.latency.s3Ms} ms each, the hot GETs ${s.latency.readConcurrency} at a time overlapping the CPU, the rest one by one; DynamoDB ${s.latency.dynamodbMs} ms each) at ${s.lambdaMemoryMb.waiting} MB (ArchiveBatch's) → ${usd(d.lambdaWaiting)}; local wall time for reference ${(m.taskSecondsPerJob * r.workload.jobsPerMonth).toFixed(0)} s`,
   ];
 };
 

@@ -17,6 +17,7 @@ import {
   archiveOneTime,
   atRest,
   costModel,
+  cpuWallSeconds,
   deploymentBills,
   fixedPerMonth,
   floorCohort,
@@ -609,25 +610,36 @@ describe('the model scales each term with what it scales with', () => {
     );
   });
 
-  it('Lambda bills CPU plus each request’s latency, the hot GETs readConcurrency (16) at a time', () => {
+  it('Lambda bills CPU at its memory’s share of a vCPU, the hot GETs (readConcurrency, 16, at a time) overlapping it, then each other request’s latency', () => {
     const p = DEFAULT_PRICES; // S3 50 ms, DynamoDB 10 ms
-    expect(lambdaSeconds(2, { hotGets: 160, otherS3: 10, dynamodb: 100 }, p)).toBeCloseTo(
-      2 + (160 / 16 + 10) * 0.05 + 100 * 0.01,
+    // At 1,769 MB and more a function has a whole vCPU; at 512 MB the same work takes 1769/512 as long.
+    expect(cpuWallSeconds(2, 1769)).toBe(2);
+    expect(cpuWallSeconds(2, 3008)).toBe(2);
+    expect(cpuWallSeconds(2, 512)).toBeCloseTo((2 * 1769) / 512, 12);
+    // CPU-bound: the hot GETs' 0.5 s of waiting hides behind 2 s of CPU.
+    expect(lambdaSeconds(2, { hotGets: 160, otherS3: 10, dynamodb: 100 }, p, 1769)).toBeCloseTo(
+      2 + 10 * 0.05 + 100 * 0.01,
       12,
     );
-    expect(lambdaSeconds(0, { hotGets: 0, otherS3: 1, dynamodb: 0 }, { ...p, s3LatencyMs: 100 })).toBeCloseTo(
-      0.1,
-      12,
-    );
+    // Waiting-bound: 16,000 hot GETs wait 50 s, longer than the CPU's 2 s.
+    expect(lambdaSeconds(2, { hotGets: 16_000, otherS3: 0, dynamodb: 0 }, p, 1769)).toBeCloseTo(50, 12);
+    expect(
+      lambdaSeconds(0, { hotGets: 0, otherS3: 1, dynamodb: 0 }, { ...p, s3LatencyMs: 100 }, 512),
+    ).toBeCloseTo(0.1, 12);
     const r = at(1000);
     const objects = 2000;
     expect(r.lambdaSeconds.wallTime).toBe(false);
     expect(r.lambdaSeconds.cpu).toBeCloseTo(objects * 0.001, 12);
     const hotGets = objects;
     const otherS3 = objects * 0.011 + 1000 * measured.partsPerJob * 7 + 2 * (9 + 12); // hot LIST/DELETE, parts, runs
-    expect(r.lambdaSeconds.waiting).toBeCloseTo((hotGets / 16 + otherS3) * 0.05 + 1000 * 0.02 * 0.01, 9);
+    const mb = workload.lambdaMemoryMb;
+    const cpuWall = cpuWallSeconds(objects * 0.001, mb);
+    expect(r.lambdaSeconds.waiting).toBeCloseTo(
+      Math.max(cpuWall, (hotGets / 16) * 0.05) - cpuWall + otherS3 * 0.05 + 1000 * 0.02 * 0.01,
+      9,
+    );
     expect(r.lambda).toBeCloseTo(
-      2 * 2 * p.lambdaRequest + (r.lambdaSeconds.cpu + r.lambdaSeconds.waiting) * p.lambdaGbSecond,
+      2 * 2 * p.lambdaRequest + ((cpuWall + r.lambdaSeconds.waiting) * mb * p.lambdaGbSecond) / 1024,
       15,
     );
   });
@@ -637,11 +649,18 @@ describe('the model scales each term with what it scales with', () => {
     const w: Workload = { ...workload, lambdaMemoryMb: 512, stepMemoryMb: { 'archive-batch': 1024 } };
     const r = scaledOneTime(w, m, shared, DEFAULT_PRICES);
     expect(r.lambdaMemoryMb).toEqual({ cpu: 0.25 * 512 + 0.75 * 1024, waiting: 1024 });
+    // Under 1,769 MB a step's CPU work costs the same GB-seconds whatever its memory (it runs slower).
     expect(r.dollars.lambdaCpu).toBeCloseTo(
-      ((r.lambdaSeconds.cpu * 896) / 1024) * DEFAULT_PRICES.lambdaGbSecond,
+      ((r.lambdaSeconds.cpu * 1769) / 1024) * DEFAULT_PRICES.lambdaGbSecond,
       15,
     );
     expect(r.dollars.lambdaWaiting).toBeCloseTo(r.lambdaSeconds.waiting * DEFAULT_PRICES.lambdaGbSecond, 15);
+    // Above it, the memory is billed and buys no speed (one thread).
+    const big = scaledOneTime({ ...w, stepMemoryMb: { 'archive-batch': 3008 } }, m, shared, DEFAULT_PRICES);
+    expect(big.dollars.lambdaCpu).toBeCloseTo(
+      ((big.lambdaSeconds.cpu * (0.25 * 1769 + 0.75 * 3008)) / 1024) * DEFAULT_PRICES.lambdaGbSecond,
+      15,
+    );
     expect(parseStepMemory('archive-batch=1024,plan=256')).toEqual({ 'archive-batch': 1024, plan: 256 });
     expect(() => parseStepMemory('batch=1024')).toThrow(InvalidInputError);
     expect(() => parseStepMemory('plan=64')).toThrow(InvalidInputError);
