@@ -30,6 +30,14 @@ const s3Of = (r: MachineRun): Record<string, number> => {
   return all;
 };
 
+/** The run's DynamoDB requests by API (the steps' own: the Map emulation sends none). */
+const ddbOf = (r: MachineRun): Record<string, number> =>
+  Object.fromEntries(
+    Object.entries(r.report?.requests?.byType ?? {})
+      .filter(([k]) => k.startsWith('dynamodb.'))
+      .map(([k, v]) => [k.slice(9), v]),
+  );
+
 const sum = (parts: Record<string, number>): number => Object.values(parts).reduce((a, b) => a + b, 0);
 
 test('an archive run and its delete run: the S3 requests beyond one GET per hot object, by API', async () => {
@@ -105,6 +113,8 @@ test('an archive run and its delete run: the S3 requests beyond one GET per hot 
     // The staging docs and the attempt marker, in one call.
     DeleteObjects: 1,
   });
+  // Each archived job's row read once, by the archive step of its group (3 shop-months, 3 shops).
+  expect(ddbOf(archive).BatchGetItem).toBe(3);
 
   env.advance(2 * HOUR);
   const del = await runMachine(env, { input: { graceHours: 1 }, keepWatermark: true });
@@ -146,4 +156,7 @@ test('an archive run and its delete run: the S3 requests beyond one GET per hot 
     DeleteObject: 1,
     DeleteObjects: 1,
   });
+  // The jobs waiting for the grace period are planned from their retry entries (the completion the
+  // archive run committed), not from their rows read again: no prefix changed, so no row is read.
+  expect(ddbOf(del).BatchGetItem).toBeUndefined();
 });

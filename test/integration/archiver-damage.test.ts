@@ -4,7 +4,7 @@ import { auditCommand } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
 import { memoryOutput } from '../../infra/cli/output';
 import { synthesizedDefinition } from '../../infra/local/runner';
-import { monthIndexKey } from '../../shared/archive/format';
+import { type JobRecord, monthIndexKey } from '../../shared/archive/format';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import { jobPrefix } from '../../shared/details';
 import { getJob, recordFlush } from '../../shared/jobs';
@@ -18,6 +18,7 @@ import {
   hotState,
   inMonth,
   listKeys,
+  memberAt,
   readIndex,
   runLocal,
   seedTerminalJob,
@@ -146,6 +147,26 @@ test('case 4: objects changed after the commit are kept, stay visible to every r
   const after = (await readIndex(env, job.shopId, month))?.jobs[job.jobId] ?? [];
   expect(after).toHaveLength(2);
   expect(after.every((e) => e.deleted_at !== null)).toBe(true);
+  // Planned from its retry entry (no row read at Plan), archived again with its row: the second
+  // record's planned attributes are the first's (job_type, platform… from the row, never null for
+  // want of the GSI's; the counters moved with the late flush).
+  const index = await readIndex(env, job.shopId, month);
+  const records = await Promise.all(
+    after.map(async (e) => {
+      const part = index?.parts.find((p) => p.name === e.part);
+      if (!part) throw new Error(`no part ${e.part}`);
+      return (await memberAt(env, part.key, e, { type: 'job', jobId: job.jobId })).record as JobRecord;
+    }),
+  );
+  const planned = (r: JobRecord | undefined) => {
+    const { job_type, platform, error_message, retry_count } = (r?.job ?? {}) as Record<string, unknown>;
+    return { job_type, platform, error_message, retry_count };
+  };
+  expect(planned(records[1])).toEqual(planned(records[0]));
+  expect((await reader().lookup(q)).archivedJob).toMatchObject({
+    job_type: 'full_sync',
+    platform: 'shopify',
+  });
   const archived = await reader().lookup(q);
   expect(archived.details).toEqual(want.details);
   expect(archived.platformData).toEqual({ indexer: { v: 2 } });

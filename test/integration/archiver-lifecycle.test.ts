@@ -1,6 +1,9 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { JobRecord } from '../../shared/archive/format';
 import type { GroupDone } from '../../shared/archive/steps/types';
 import { jobPrefix } from '../../shared/details';
+import { jobPk, jobSk } from '../../shared/jobs/schema';
+import { JobDetailsReader } from '../../shared/reader';
 import {
   archiverEnv,
   HOUR,
@@ -144,4 +147,63 @@ test('a job retried between Plan and its archive stage is left for a later run; 
   expect(second.report).toMatchObject({ jobsArchived: 1, groupsFailedCount: 0 });
   expect((await readIndex(env, 'shop-p', monthOf(retried)))?.jobs[retried.jobId]).toHaveLength(1);
   expect(await listKeys(env.s3, env.bucket, jobPrefix(retried.jobId))).toEqual([]);
+});
+
+test('jobs redriven while they wait for their grace period: the delete run plans them from their retry entries, deletes only what was archived, and every reader still sees every object', async () => {
+  const env = await archiverEnv();
+  const completed = await seedTerminalJob(env, { shopId: 'shop-w', completedAt: inMonth(2, 4) });
+  const running = await seedTerminalJob(env, { shopId: 'shop-w', completedAt: inMonth(2, 5) });
+  const month = monthOf(completed);
+  const archivedKeys = [...completed.keys];
+  const first = await runMachine(env, { input: { graceHours: 1 }, keepWatermark: true });
+  expect(first.report).toMatchObject({ jobsArchived: 2, objectsDeleted: 0 });
+
+  // During the grace period: one job redriven and completed again (a new object, a new completion
+  // not due yet); the other back to IN_PROGRESS with nothing written yet.
+  const newKey = await retryJob(env, completed, new Date(Date.now() - HOUR));
+  await env.ddb.send(
+    new UpdateCommand({
+      TableName: env.table,
+      Key: { pk: jobPk(running.shopId), sk: jobSk(running.jobId) },
+      UpdateExpression: 'SET job_status = :s',
+      ExpressionAttributeValues: { ':s': 'IN_PROGRESS' },
+    }),
+  );
+  const want = {
+    completed: await hotState(env, completed.jobId),
+    running: await hotState(env, running.jobId),
+  };
+
+  env.advance(2 * HOUR);
+  const del = await runMachine(env, { input: { graceHours: 1 }, keepWatermark: true });
+  expect(del.run.status).toBe('SUCCEEDED');
+  expect(del.report).toMatchObject({
+    jobsPlanned: 2,
+    jobsArchived: 0,
+    jobsDeleted: 2,
+    objectsDeleted: archivedKeys.length + running.keys.length,
+  });
+  // No row read at Plan; the delete step reads the one row whose prefix changed (the retry's object):
+  // a new completion, so what its entry archived goes and the retry's object stays for its own.
+  expect(del.report?.requests.byType?.['dynamodb.BatchGetItem']).toBe(1);
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(completed.jobId))).toEqual([newKey]);
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(running.jobId))).toEqual([]);
+  const index = await readIndex(env, 'shop-w', month);
+  for (const j of [completed, running]) expect(index?.jobs[j.jobId]?.[0]?.deleted_at).not.toBeNull();
+  // Readers lose nothing: the first archival and (for the retried job) its hot object.
+  const reader = new JobDetailsReader(env.s3, env.bucket);
+  for (const [j, w] of [
+    [completed, want.completed],
+    [running, want.running],
+  ] as const) {
+    // Created before its first completion (the retried job's archival is in an earlier month).
+    const createdAt = new Date(Date.parse(`${month}-01T00:00:00Z`)).toISOString();
+    const seen = await reader.readAllDetails({
+      shopId: j.shopId,
+      jobId: j.jobId,
+      completedAt: j.completedAt,
+      createdAt,
+    });
+    expect(seen.details).toEqual(w.details);
+  }
 });

@@ -5,6 +5,7 @@ import {
   changedSincePlan,
   classifyPlanned,
   counterProblem,
+  withRowAttributes,
 } from '../../shared/archive/steps/archive/classify';
 import type { JobRowSnapshot } from '../../shared/archive/steps/archive/job-rows';
 import type { PlannedJob } from '../../shared/archive/steps/types';
@@ -207,5 +208,37 @@ describe('assembleJob', () => {
 
   test('an expired row: the planned attributes only', () => {
     expect(assembleJob(planned(), undefined, hot)).toMatchObject({ kind: 'ok', row: null, inline: [] });
+  });
+});
+
+describe('withRowAttributes', () => {
+  const bare = planned({
+    created_at: null,
+    job_type: null,
+    platform: null,
+    error_message: null,
+    retry_count: null,
+  });
+  it('fills what a job planned from its retry entry lacks from its row, keeping what the plan has', () => {
+    const r = row({
+      item: {
+        job_type: 'delta_sync',
+        platform: 'woo',
+        retry_count: 2,
+        error_message: 'x',
+        job_status: 'FAILED',
+      },
+    });
+    expect(withRowAttributes(bare, r)).toEqual({
+      ...bare,
+      job_type: 'delta_sync',
+      platform: 'woo',
+      retry_count: 2,
+      error_message: 'x',
+    });
+    expect(withRowAttributes(planned(), r)).toEqual(planned());
+  });
+  it('without a row (expired) the job is as planned', () => {
+    expect(withRowAttributes(bare, undefined)).toBe(bare);
   });
 });

@@ -18,7 +18,7 @@ import { type LoadedIndex, loadMonthIndex } from '../commit/index-store';
 import type { StepDeps } from '../context';
 import { type QuarantineItem, writeGroupFindings } from '../run-files/findings';
 import type { ArchiveResult, GroupItem, PlannedJob } from '../types';
-import { archivedByRun, assembleJob, changedSincePlan, classifyPlanned } from './classify';
+import { archivedByRun, assembleJob, changedSincePlan, classifyPlanned, withRowAttributes } from './classify';
 import { readJobRows } from './job-rows';
 import { foreignReason, listingProblem, readJobSources } from './job-sources';
 import { PartUpload } from './part-upload';
@@ -161,12 +161,14 @@ export const archiveGroup = async (
       shopId,
       toArchive.map((j) => j.job_id),
     );
-    const current = toArchive.filter((job) => {
-      if (!changedSincePlan(job, rows.get(job.job_id))) return true;
-      skipped++;
-      changed++;
-      return false;
-    });
+    const current = toArchive
+      .filter((job) => {
+        if (!changedSincePlan(job, rows.get(job.job_id))) return true;
+        skipped++;
+        changed++;
+        return false;
+      })
+      .map((job) => withRowAttributes(job, rows.get(job.job_id)));
     const listed = batchListing;
     listedOut = listed;
     let part: OpenPart | undefined;

@@ -4,6 +4,7 @@ import { type ArchivableRow, archivableRow, itemToJson } from '../../../jobs/row
 import { normalizedOrAsIs } from '../../../time';
 import { type ArchivedJobMeta, latestEntry, type MonthIndex, partByName } from '../../format';
 import { reasonOf } from '../caps';
+import { plannedJob } from '../plan/plan-rows';
 import type { PlannedJob } from '../types';
 import type { JobRowSnapshot } from './job-rows';
 
@@ -45,6 +46,19 @@ export const archivedByRun = (index: MonthIndex, planned: readonly PlannedJob[],
  */
 export const changedSincePlan = (job: PlannedJob, row: JobRowSnapshot | undefined): boolean =>
   row !== undefined && (row.job_status !== job.status || row.completed_at !== job.completed_at);
+
+/**
+ * The planned job with every projected attribute it lacks taken from its row: a job planned from its
+ * retry entry (plan.ts committedRetry) carries none, and one archived again is archived with its row's.
+ * An attribute the plan has (the GSI projects the row's own) is kept.
+ */
+export const withRowAttributes = (job: PlannedJob, row: JobRowSnapshot | undefined): PlannedJob => {
+  if (row === undefined) return job;
+  const fromRow = plannedJob(job.job_id, job.status, job.completed_at, row.item);
+  const out: Record<string, unknown> = { ...job };
+  for (const [k, v] of Object.entries(fromRow)) if (out[k] === null) out[k] = v;
+  return out as unknown as PlannedJob;
+};
 
 /** A timestamp as archived in `job`: normalized when it parses, else as written (the row keeps it too). */
 const time = normalizedOrAsIs;

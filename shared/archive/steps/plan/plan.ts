@@ -7,6 +7,7 @@ import { ExactQueryCommand } from '../../../jobs/exact-commands';
 import { JOBS_TABLE, TERMINAL_STATUSES } from '../../../jobs/schema';
 import { addCounts } from '../../../metrics';
 import { putBytes } from '../../../s3/objects';
+import { checkTimestamp } from '../../../time';
 import { INDEX_PREFIX, mapResultsPrefix } from '../../format';
 import { readJobRows } from '../archive/job-rows';
 import { ABANDONED_AFTER_MS } from '../archive/pending-gc';
@@ -22,7 +23,15 @@ import { decodeCursor, encodeCursor, type PlanCursor } from './cursor';
 import { findLateRows } from './late-rows';
 import { SWEEP_EVERY_MS, SWEEP_WITH_WALK_MS, sweepHot } from './orphans';
 import { packDecisions } from './pack-decisions';
-import { classifyPlanRow, keyConditionBound, type PageGroup, PlanPage, startKeyOf } from './plan-rows';
+import {
+  classifyPlanRow,
+  keyConditionBound,
+  type PageGroup,
+  PlanPage,
+  plannedJob,
+  type RowVerdict,
+  startKeyOf,
+} from './plan-rows';
 import {
   type ReadWatermark,
   type RetryJob,
@@ -45,9 +54,32 @@ export type PlanCall =
   | { readonly kind: 'next'; readonly state: PageState };
 
 /**
+ * A job that waited for the grace period after its commit, planned from the completion its retry
+ * entry names, without reading its row (its archive run read it): the archive step finds it committed
+ * (or, its prefix changed, archives it again, reading the row then), and the delete step deletes only
+ * objects matching the committed entry, reading the row only where the prefix holds anything else (a
+ * retry: delete-sources.ts). Null: not due at this run's cutoff (as a row would be `later`);
+ * undefined: an entry to plan from its row.
+ */
+const committedRetry = (r: RetryJob, cutoff: string): RowVerdict | null | undefined => {
+  if (
+    r.graceFrom === undefined ||
+    r.revisit === true ||
+    r.completedAt === undefined ||
+    r.status === undefined
+  )
+    return undefined;
+  const { time } = checkTimestamp(r.completedAt);
+  if (time === null) return undefined;
+  if (time.iso >= cutoff) return null;
+  return { kind: 'plan', shopId: r.shopId, month: time.month, job: plannedJob(r.jobId, r.status, time.iso) };
+};
+
+/**
  * The first page reads the watermark and plans its retry list (jobs a run could not finish) by key:
  * a row still terminal is classified like a GSI row; a row gone or no longer terminal is dropped (its
- * next completion gets a new GSI key; hot objects of a row gone are the orphan sweep's).
+ * next completion gets a new GSI key; hot objects of a row gone are the orphan sweep's). Jobs that
+ * only waited for their grace period are planned from their entries (committedRetry).
  */
 const startScan = async (
   deps: StepDeps,
@@ -74,6 +106,11 @@ const startScan = async (
   const byShop = new Map<string, string[]>();
   for (const r of retry) {
     if (notDue(r)) continue;
+    const committed = committedRetry(r, run.cutoff);
+    if (committed !== undefined) {
+      if (committed !== null) page.add(committed);
+      continue;
+    }
     byShop.set(r.shopId, [...(byShop.get(r.shopId) ?? []), r.jobId]);
   }
   for (const [shopId, jobIds] of byShop) {

@@ -4,6 +4,7 @@ import { ConcurrentModificationError, CorruptObjectError } from '../../../errors
 import { validateJobId, validateShopId } from '../../../ids';
 import { TERMINAL_STATUSES } from '../../../jobs/schema';
 import { getJson, getObjectBytes, putConditional, putJson } from '../../../s3/objects';
+import { checkTimestamp } from '../../../time';
 import { runPrefix, WATERMARK_KEY } from '../../format';
 import type { StepDeps } from '../context';
 import { isObj } from '../shape';
@@ -36,6 +37,14 @@ export interface RetryJob {
    * once the PLANNING run's graceHours have passed since, so a run with another grace decides for itself.
    */
   readonly graceFrom?: string;
+  /**
+   * The committed completion a job waiting for its grace period was archived as (with `graceFrom`,
+   * both or neither): the run after the grace plans it from these, without reading its row — the
+   * archive step finds it committed and the delete step deletes only objects matching the committed
+   * entry, reading the row only where the prefix changed (delete-sources.ts).
+   */
+  readonly completedAt?: string;
+  readonly status?: string;
   /**
    * Planned once more after this, when what a failed or interrupted attempt left is collectable
    * (ABANDONED_AFTER_MS): a group's abandoned parts are collected only by an archive that finds its
@@ -92,12 +101,23 @@ const parseDoc = (v: unknown): WatermarkDoc => {
     const graceFrom = r.graceFrom;
     if (graceFrom !== undefined && (typeof graceFrom !== 'string' || Number.isNaN(Date.parse(graceFrom))))
       return bad('a retry entry has a graceFrom that is not a time');
+    const { completedAt, status } = r;
+    if ((completedAt === undefined) !== (status === undefined))
+      return bad('a retry entry has one of completedAt and status without the other');
+    if (
+      completedAt !== undefined &&
+      (typeof completedAt !== 'string' || checkTimestamp(completedAt).time === null)
+    )
+      return bad('a retry entry has a completedAt that is not a time');
+    if (status !== undefined && !(TERMINAL_STATUSES as readonly unknown[]).includes(status))
+      return bad('a retry entry has a status that is not a terminal status');
     try {
       return {
         shopId: validateShopId(r.shopId),
         jobId: validateJobId(r.jobId),
         ...(notBefore !== undefined ? { notBefore } : {}),
         ...(graceFrom !== undefined ? { graceFrom } : {}),
+        ...(typeof completedAt === 'string' && typeof status === 'string' ? { completedAt, status } : {}),
         ...(r.revisit === true ? { revisit: true as const } : {}),
       };
     } catch (err) {

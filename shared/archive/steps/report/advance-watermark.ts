@@ -80,7 +80,7 @@ const failedJobs = async (
       for (const j of jobs.get(g))
         out.push(
           graceOnly
-            ? { shopId: g.shopId, jobId: j.job_id, graceFrom }
+            ? { shopId: g.shopId, jobId: j.job_id, graceFrom, completedAt: j.completed_at, status: j.status }
             : { shopId: g.shopId, jobId: j.job_id, revisit: true },
         );
     }
