@@ -402,7 +402,7 @@ export interface RunReport {
   /**
    * Present when a real run saw erasure requests past their deadline: the Cause of the
    * `ErasureRequestsOverdue` failure the state machine ends with (after resuming pending redactions),
-   * so the free failed-executions alarm reaches a person without a custom metric (`overdueCause`).
+   * so the failed-runs rule (a free EventBridge rule on the alarm topic) reaches a person without a custom metric (`overdueCause`).
    */
   readonly overdue?: string;
 }
