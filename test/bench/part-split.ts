@@ -10,8 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { inflateBlock } from '../../shared/archive/format/blocks';
-import { isFiltersMember } from '../../shared/archive/format/doc-filter';
+import { inflateBlock, isFiltersMember } from '../../shared/archive/format';
 
 type Obj = Record<string, unknown>;
 
