@@ -416,31 +416,26 @@ export const scaledOneTime = (w: Workload, m: Measured, t: WorkTerms, p: Prices)
   const wallTime = t.cpuSecondsPerHotObject === undefined;
   const cpu = wallTime ? jobs * m.taskSecondsPerJob : objects * (t.cpuSecondsPerHotObject ?? 0);
   const memoryOf = (step: string) => w.stepMemoryMb?.[step] ?? w.lambdaMemoryMb;
-  const shares = Object.entries(t.cpuShareByStep ?? { 'archive-batch': 1 });
-  const shareSum = shares.reduce((a, [, v]) => a + v, 0);
-  const shareOf = (step: string) =>
-    shareSum > 0 ? shares.filter(([s]) => s === step).reduce((a, [, v]) => a + v, 0) / shareSum : 1;
+  // Each step's share of the CPU (all ArchiveBatch's when not measured), summing to 1.
+  const measuredShares = Object.entries(t.cpuShareByStep ?? {});
+  const shareSum = measuredShares.reduce((a, [, v]) => a + v, 0);
+  const shares: [string, number][] =
+    shareSum > 0 ? measuredShares.map(([step, v]) => [step, v / shareSum]) : [['archive-batch', 1]];
+  const batchShare = shares.reduce((a, [step, v]) => (step === 'archive-batch' ? a + v : a), 0);
   const waitingMemoryMb = memoryOf('archive-batch');
   // Each step's CPU at its memory's share of a vCPU (GB-seconds: the same for any memory up to
   // FULL_VCPU_MB); ArchiveBatch's overlaps its hot GETs, its other requests wait after it.
   const cpuGbSeconds = wallTime
     ? (cpu * waitingMemoryMb) / 1024
-    : shareSum > 0
-      ? shares.reduce((a, [step, v]) => {
-          const mb = memoryOf(step);
-          return a + (cpuWallSeconds((cpu * v) / shareSum, mb) * mb) / 1024;
-        }, 0)
-      : (cpuWallSeconds(cpu, waitingMemoryMb) * waitingMemoryMb) / 1024;
-  const cpuMemoryMb = wallTime
-    ? waitingMemoryMb
-    : shareSum > 0
-      ? shares.reduce((a, [step, v]) => a + v * memoryOf(step), 0) / shareSum
-      : waitingMemoryMb;
-  const batchCpuWall = cpuWallSeconds(cpu * shareOf('archive-batch'), waitingMemoryMb);
+    : shares.reduce(
+        (a, [step, v]) => a + (cpuWallSeconds(cpu * v, memoryOf(step)) * memoryOf(step)) / 1024,
+        0,
+      );
+  const cpuMemoryMb = wallTime ? waitingMemoryMb : shares.reduce((a, [step, v]) => a + v * memoryOf(step), 0);
   const waiting = wallTime
     ? 0
     : lambdaSeconds(
-        cpu * shareOf('archive-batch'),
+        cpu * batchShare,
         {
           hotGets,
           otherS3: count(hot) - hotGets + count(partCalls) + count(runCalls),
@@ -448,7 +443,7 @@ export const scaledOneTime = (w: Workload, m: Measured, t: WorkTerms, p: Prices)
         },
         p,
         waitingMemoryMb,
-      ) - batchCpuWall;
+      ) - cpuWallSeconds(cpu * batchShare, waitingMemoryMb);
   const waitingGbSeconds = (waiting * waitingMemoryMb) / 1024;
   const invocations = runs * runInvocations;
   return {
