@@ -13,7 +13,7 @@ import { CorruptObjectError } from '../../errors';
  */
 
 /** An id as prefix and decimal suffix of 1–15 digits without a leading zero (as the fence splits ids). */
-const NUMBERED = /^(.*?)([1-9][0-9]{0,14})$/;
+export const NUMBERED = /^(.*?)([1-9][0-9]{0,14})$/;
 const OFFSET = /^~(-?[1-9][0-9]*|0)$/;
 
 const base = (first: string | undefined): { prefix: string; n: number } | null => {

@@ -1,4 +1,5 @@
 import type { JobDetails } from '../../details';
+import { NUMBERED } from './doc-lists';
 import { COLD_PREFIX, SHARED } from './keys';
 import { parsePartRecord } from './record-shape';
 import type { ArchivedJobMeta, JobRecord, PartRecord } from './records';
@@ -194,10 +195,9 @@ export const jobsViewSql = (...sources: readonly ViewSource[]): string =>
  * A stored failed / skipped list entry as the id it stands for (doc-lists.ts): `~N` is the list's
  * first id with N added to its number, `~~…` an id beginning with `~`, anything else the id itself.
  */
-const NUMBERED = '^(.*?)([1-9][0-9]{0,14})$';
 const storedId = (item: string, first: string): string =>
   `CASE WHEN NOT starts_with(${item}, '~') THEN ${item} WHEN starts_with(${item}, '~~') THEN substr(${item}, 2) ` +
-  `ELSE concat(regexp_extract(${first}, '${NUMBERED}', 1), CAST(CAST(regexp_extract(${first}, '${NUMBERED}', 2) AS bigint) + CAST(substr(${item}, 2) AS bigint) AS varchar)) END`;
+  `ELSE concat(regexp_extract(${first}, '${NUMBERED.source}', 1), CAST(CAST(regexp_extract(${first}, '${NUMBERED.source}', 2) AS bigint) + CAST(substr(${item}, 2) AS bigint) AS varchar)) END`;
 
 /** The Athena (Trino) SQL of the `job_documents` view: one UNION ALL branch per table and kind. */
 export const documentsViewSql = (...sources: readonly ViewSource[]): string =>
