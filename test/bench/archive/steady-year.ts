@@ -288,26 +288,25 @@ const atRestUsdMonth = (b: Record<string, number>, runScratchMean: number): Reco
   return out;
 };
 
+/** `atRestUsdMonth` as lines: Standard besides the hot objects against the parts, in both classes. */
 const atRestCostLines = (r: SteadyYearResult): string[] => {
-  const p = DEFAULT_PRICES;
   const b = r.bytesAtRest;
-  const gb = (x: number) => x / 1024 ** 3;
-  const partsIr = (b['GLACIER_IR parts'] ?? 0) + (b['STANDARD parts'] ?? 0);
-  const standard = {
-    index: b['STANDARD index'] ?? 0,
-    'runs (mean)': r.runScratch.meanBytes,
-    other: b['STANDARD other'] ?? 0,
-  };
-  const std = (x: number) => gb(x) * p.standardGbMonth;
-  const inIr = gb(b['GLACIER_IR parts'] ?? 0) * p.classGbMonth.GLACIER_IR + std(b['STANDARD parts'] ?? 0);
-  const inDa = gb(partsIr) * p.classGbMonth.DEEP_ARCHIVE;
-  const total = Object.values(standard).reduce((a, x) => a + std(x), 0);
+  const u = r.atRestUsdMonth;
+  const inIr = (u['GLACIER_IR parts'] ?? 0) + (u['STANDARD parts'] ?? 0);
+  const inDa = u['parts all in DEEP_ARCHIVE'] ?? 0;
+  const standard: [string, number, number][] = [
+    ['index', b['STANDARD index'] ?? 0, u['STANDARD index'] ?? 0],
+    ['runs (mean)', r.runScratch.meanBytes, u['STANDARD runs (mean)'] ?? 0],
+    ['other', b['STANDARD other'] ?? 0, u['STANDARD other'] ?? 0],
+  ];
+  const total = standard.reduce((a, [, , usd]) => a + usd, 0);
   const pct = (x: number, of: number) => `${((100 * x) / Math.max(1e-12, of)).toFixed(1)} %`;
   return [
     `  at rest, $ a month in its class: parts $${inIr.toExponential(3)} (Glacier IR as measured), $${inDa.toExponential(3)} all in Deep Archive; in Standard besides hot objects $${total.toExponential(3)} = ${pct(total, inIr)} of the parts' in Glacier IR, ${pct(total, inDa)} in Deep Archive`,
-    `    ${Object.entries(standard)
+    `    ${standard
       .map(
-        ([k, v]) => `${k} ${kb(v)} $${std(v).toExponential(2)} (${pct(std(v), inIr)} / ${pct(std(v), inDa)})`,
+        ([k, bytes, usd]) =>
+          `${k} ${kb(bytes)} $${usd.toExponential(2)} (${pct(usd, inIr)} / ${pct(usd, inDa)})`,
       )
       .join(
         ', ',
