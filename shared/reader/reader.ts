@@ -111,6 +111,7 @@ export class JobDetailsReader {
       rq.months !== null ? await readIndexes(ctx, rq, rq.months) : await searchIndexes(ctx, rq);
     const latest = latestWithPlatformData(entriesOf(reads));
     const damage: unknown[] = failed.map((f) => f.error);
+    damage.push(...(await lostShared(ctx, rq, reads, latest !== undefined || damage.length > 0)));
     if (!latest) {
       if (damage.length > 0) throw damage[0];
       return { data: null, provenance: ctx.ledger.provenance('none') };
@@ -170,12 +171,8 @@ export class JobDetailsReader {
     const late = lateHotObjects(rq, entries, hot);
     if (late) ctx.ledger.warn(late);
     const damage: unknown[] = failed.map((f) => f.error);
-    // Nothing anywhere: before answering "none", make sure no month lost its shared index (a packed
-    // shop's only record of its archivals there). Only then: it costs a List per such month.
-    if (entries.length === 0 && damage.length === 0 && !hasAnything(hot)) {
-      const months = rq.months === null ? null : reads.filter((r) => r.noSharedIndex).map((r) => r.month);
-      damage.push(...(await lostSharedIndexes(ctx, months, rq.searchFrom)));
-    }
+    if (!hasAnything(hot))
+      damage.push(...(await lostShared(ctx, rq, reads, entries.length > 0 || damage.length > 0)));
     return { entries, hot, damage };
   }
 
@@ -274,6 +271,25 @@ const warning = (err: unknown): string =>
 
 /** One warning per error (members of one part share its read's error). */
 const distinct = (errs: readonly unknown[]): unknown[] => [...new Set(errs)];
+
+/**
+ * Months whose shared index is lost while committed shared parts remain (lostSharedIndexes): a packed
+ * shop's only record of its archivals there, so a read that found nothing hot must name them, never
+ * answer without them. With the months known, each month that had neither index is checked (a List
+ * each); with them unknown, the whole shared prefix is walked, only when nothing else was `found`.
+ */
+const lostShared = (
+  ctx: ReadContext,
+  rq: ResolvedQuery,
+  reads: readonly MonthRead[],
+  found: boolean,
+): Promise<unknown[]> => {
+  if (rq.months !== null) {
+    const months = reads.filter((r) => r.noSharedIndex).map((r) => r.month);
+    return months.length > 0 ? lostSharedIndexes(ctx, months, rq.searchFrom) : Promise.resolve([]);
+  }
+  return found ? Promise.resolve([]) : lostSharedIndexes(ctx, null, rq.searchFrom);
+};
 
 const hasAnything = (hot: HotRead): boolean => hot.flushes.length > 0 || hot.platformData !== null;
 

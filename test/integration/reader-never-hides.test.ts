@@ -184,6 +184,10 @@ test('case 5, packed: a lost shared index with its shared part intact is an erro
     const read = reader.lookup(query);
     await expect(read).rejects.toBeInstanceOf(CorruptObjectError);
     await expect(read).rejects.toThrow(`${sharedKey}: shared index is missing`);
+    // The platform data too: it reads the indexes itself, never "none" for the packed archival.
+    const pd = reader.readPlatformData(query);
+    await expect(pd).rejects.toBeInstanceOf(CorruptObjectError);
+    await expect(pd).rejects.toThrow(`${sharedKey}: shared index is missing`);
   }
   const doc = want.details?.failed.timeout?.[0];
   if (typeof doc !== 'string') throw new Error('seeded job lists no document');
