@@ -21,7 +21,7 @@ import {
   type IndexedJob,
   type IndexedPart,
   inflateBlock,
-  isFiltersMember,
+  isFiltersText,
   type JobRecord,
   type Located,
   MONTH_INDEX_HEADERS,
@@ -123,15 +123,16 @@ const scanPart = async (
   const take = (members: Array<{ offset: number; bytes: Buffer }>) => {
     for (const m of members) {
       if (filters) fail(`a member after the document filters (at ${m.offset})`);
-      if (m.offset > 0 && isFiltersMember(m.bytes)) {
+      // Inflated once: to tell the filters member and to read the block's lines.
+      const where = `${listed.key}@${m.offset}`;
+      const inflated = inflateBlock(m.bytes, where);
+      if (m.offset > 0 && isFiltersText(inflated)) {
         filters = m;
         continue;
       }
       const docs = new Set<string>();
       memberDocs.push({ offset: m.offset, length: m.bytes.length, docs });
       // A member is a block of whole lines.
-      const where = `${listed.key}@${m.offset}`;
-      const inflated = inflateBlock(m.bytes, where);
       let start = 0;
       while (start < inflated.length) {
         const end = inflated.indexOf(0x0a, start);

@@ -261,11 +261,14 @@ const filtersLine = (bytes: Uint8Array, key: string): Record<string, unknown> =>
 /** Whether a part's gzip member is its filters member (its one line is a doc_filters record). */
 export const isFiltersMember = (bytes: Uint8Array): boolean => {
   try {
-    return inflateBlocks(bytes).subarray(0, FILTERS_PREFIX.length).equals(FILTERS_PREFIX);
+    return isFiltersText(inflateBlocks(bytes));
   } catch {
     return false;
   }
 };
+/** Whether an inflated member is the filters member (for a caller that inflated it already). */
+export const isFiltersText = (inflated: Buffer): boolean =>
+  inflated.subarray(0, FILTERS_PREFIX.length).equals(FILTERS_PREFIX);
 const FILTERS_PREFIX = Buffer.from(`{"type":"${FILTERS_TYPE}"`, 'utf8');
 
 /** An own part's filters from its trailing member. */

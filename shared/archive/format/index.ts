@@ -38,6 +38,7 @@ export {
   fenceFilter,
   filtersMember,
   isFiltersMember,
+  isFiltersText,
   mayContain,
   type PartDocFilters,
   parseFiltersMember,
