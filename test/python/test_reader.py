@@ -146,6 +146,27 @@ class Errors(unittest.TestCase):
             self.lookup(completed_at=self.own["archivals"][0]["completed_at"])
         self.assertIn("jobarchive reindex", str(ctx.exception))
 
+    def test_a_lost_month_index_is_an_error_with_the_month_unknown_too(self):
+        del self.s3.objects[self.index_key]
+        with self.assertRaises(MissingIndexError) as ctx:
+            self.lookup()
+        self.assertIn(self.index_key, str(ctx.exception))
+
+    def test_search_names_a_lost_month_index(self):
+        del self.s3.objects[self.index_key]
+        with self.assertRaises(MissingIndexError) as ctx:
+            self.reader.search(self.own["shop_id"], "gid://shopify/Product/1")
+        self.assertIn(self.index_key, str(ctx.exception))
+
+    def test_a_part_whose_first_archival_is_in_flight_is_not_a_lost_index(self):
+        del self.s3.objects[self.index_key]
+        part_key = self.own["archivals"][0]["part_key"]
+        month_dir = self.index_key[: -len("index.json")]
+        for key in [k for k in self.s3.objects if k.startswith(part_key.rsplit("/", 1)[0] + "/")]:
+            self.s3.objects[f"{month_dir}pending/{key.rsplit('/', 1)[1]}.json"] = (b"{}", {})
+        got = self.lookup()
+        self.assertEqual((got["archivals"], got["details_source"]), ([], "none"))
+
     def test_a_damaged_index_is_an_error_not_none(self):
         data, meta = self.s3.objects[self.index_key]
         self.s3.objects[self.index_key] = (data[: len(data) // 2], meta)

@@ -212,12 +212,22 @@ class ArchiveReader:
             m = shared.match(k)
             if m:
                 months.add(m.group(1))
+        # Months holding the shop's parts: one whose index is lost is read (and named), never skipped.
+        part = re.compile(r"^job-details-cold/" + re.escape(shop_id) + r"/(\d{4}-\d{2})/[^/]+\.jsonl\.gz$")
+        for k in self._list(ledger, f"{fmt.COLD_PREFIX}{shop_id}/"):
+            m = part.match(k)
+            if m:
+                months.add(m.group(1))
         return sorted(months, reverse=True)[: self.search_months]
 
     def _check_not_lost(self, ledger, shop_id, month):
-        """A month with no index (own or shared view) but parts of the shop: the index is lost."""
+        """A month with no index (own or shared view) but committed parts of the shop: the index is
+        lost. A part with an intent under the index's pending/ is a first archival still in flight."""
         prefix = f"{fmt.COLD_PREFIX}{shop_id}/{month}/"
-        parts = [k for k in self._list(ledger, prefix) if k.endswith(".jsonl.gz")]
+        pending = f"{fmt.INDEX_PREFIX}{shop_id}/{month}/pending/"
+        staged = {k[len(pending):-len(".json")] for k in self._list(ledger, pending) if k.endswith(".json")}
+        parts = [k for k in self._list(ledger, prefix)
+                 if k.endswith(".jsonl.gz") and k[len(prefix):] not in staged]
         if parts:
             raise MissingIndexError(fmt.month_index_key(shop_id, month), len(parts))
 
@@ -241,8 +251,14 @@ class ArchiveReader:
         try:
             for month in self._months(ledger, shop_id, completed_at):
                 index_key, found, index = self._month_view(ledger, shop_id, job_id, month)
-                if index is None and completed_at is not None and not flushes:
-                    self._check_not_lost(ledger, shop_id, month)
+                if index is None:
+                    try:
+                        self._check_not_lost(ledger, shop_id, month)
+                    except MissingIndexError as err:
+                        # A hot copy answers, the lost index is named; with nothing hot it is the error.
+                        if not flushes and hot_pd is None:
+                            raise
+                        ledger.warnings.append(f"archive index lost, left out: {err}")
                 entries.extend((month, pos, e) for pos, e in enumerate(found))
         except CorruptObjectError as err:
             # Damage with an intact hot copy: the hot copy answers, the damage is named.
@@ -311,6 +327,7 @@ class ArchiveReader:
         for month in self._months(ledger, shop_id, None):
             _, _, index = self._month_view(ledger, shop_id, "", month, whole=True)
             if index is None:
+                self._check_not_lost(ledger, shop_id, month)  # a lost index is an error, never "not found"
                 continue
             for part in index["parts"]:
                 if part["filters"] is None:
