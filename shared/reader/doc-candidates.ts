@@ -128,12 +128,16 @@ export const documentCandidates = async (
   /** The shop has no index of its own for the month (a listing said so): read its shared view only. */
   packed = false,
 ): Promise<PartCandidates[] | null> => {
-  const index = packed ? await readSharedParts(ctx, shopId, month) : await readMonthParts(ctx, shopId, month);
+  const index = await monthParts(ctx, shopId, month, packed);
   if (!index) return null;
   const out: PartCandidates[] = [];
   for (const part of index.parts) out.push(await partCandidates(ctx, shopId, part, docId));
   return out;
 };
+
+/** A month's committed parts: the shop's index, or (`packed`) its shared view; null: no index. */
+export const monthParts = (ctx: ReadContext, shopId: string, month: string, packed = false) =>
+  packed ? readSharedParts(ctx, shopId, month) : readMonthParts(ctx, shopId, month);
 
 /** One committed part's candidate blocks (1 ranged GET of its filters member, none without one). */
 export const partCandidates = async (

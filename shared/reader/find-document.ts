@@ -21,7 +21,7 @@ import { validateMonth, validateShopId } from '../ids';
 import { jobPk } from '../jobs/schema';
 import { listAll } from '../s3/objects';
 import { expiredPart, reindexRepair } from './archive-reads';
-import { documentCandidates } from './doc-candidates';
+import { monthParts, partCandidates } from './doc-candidates';
 import { fetchObject, type ReadContext } from './s3-context';
 
 /**
@@ -208,7 +208,7 @@ const searchBlock = async (
 
 /**
  * The archive side: one List of the shop's index prefix (its months), then per month its candidate
- * blocks (documentCandidates: the index's first read, 1 ranged GET of each part's filters member) and
+ * blocks (monthParts then partCandidates: the index's first read, 1 ranged GET of each part's filters member) and
  * 1 ranged GET per candidate block. Parts in Flexible Retrieval / Deep Archive are named in
  * `partsNotSearched`: their filters need a restore (`jobarchive search` says so; nothing is restored).
  */
@@ -278,20 +278,30 @@ const searchArchive = async (
   }
   for (const month of months.sort().reverse()) {
     stats.monthsSearched++;
-    let parts: Awaited<ReturnType<typeof documentCandidates>>;
+    let index: Awaited<ReturnType<typeof monthParts>>;
     try {
-      parts = await documentCandidates(ctx, q.shopId, month, q.docId, packed.has(month));
+      index = await monthParts(ctx, q.shopId, month, packed.has(month));
     } catch (err) {
       if (!(err instanceof CorruptObjectError)) throw err;
       warnings.push(`month ${month} not searched: ${err.message}`);
       continue;
     }
-    for (const p of parts ?? []) {
-      const at = { shopId: q.shopId, month, part: p.part, key: p.key };
-      // Past the retention horizon a part is expired (served by no reader), even before the rule ran.
-      const expired = expiredPart(ctx, p.key);
+    for (const part of index?.parts ?? []) {
+      const at = { shopId: q.shopId, month, part: part.name, key: part.key };
+      // Past the retention horizon a part is expired (served by no reader), even before the rule ran:
+      // no GET of its filters.
+      const expired = expiredPart(ctx, part.key);
       if (expired) {
         warnings.push(`part not searched: ${expired.message}`);
+        continue;
+      }
+      // One part that cannot be read is named; the month's other parts are searched still.
+      let p: Awaited<ReturnType<typeof partCandidates>>;
+      try {
+        p = await partCandidates(ctx, q.shopId, part, q.docId);
+      } catch (err) {
+        if (!(err instanceof CorruptObjectError)) throw err;
+        warnings.push(`part not searched: ${err.message}`);
         continue;
       }
       if (p.filters === 'cold') {

@@ -302,4 +302,8 @@ test('case 7: past the retention horizon a part is expired for the CLI as for th
   const gone = lookup(past);
   await expect(gone).rejects.toBeInstanceOf(ArchiveExpiredError);
   await expect(gone).rejects.toMatchObject({ key: part, writtenAt: written.toISOString() });
+  // Search says expired too, before any GET of the part's filters (not "committed part is missing").
+  const goneSearch = await search(past);
+  expect(goneSearch.jobs).toEqual([]);
+  expect(goneSearch.provenance.warnings).toEqual([expect.stringMatching(/^part not searched: .*expired/)]);
 });
