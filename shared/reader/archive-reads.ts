@@ -36,12 +36,10 @@ import { fetchObject, type ReadContext } from './s3-context';
 
 /** The archive side's I/O: month indexes (one GET each) and ranged GETs of part members. */
 
-/** One month index as read: the job's entries in it, and the ETag to re-check it cheaply. */
+/** One month index as read: the job's entries in it. */
 export interface MonthRead {
   readonly month: string;
   readonly key: string;
-  /** null: there is no index for that month. */
-  readonly etag: string | null;
   /** The month has no shared index either (see lostSharedIndexes). */
   readonly noSharedIndex?: boolean;
   readonly entries: readonly ArchiveEntry[];
@@ -61,14 +59,13 @@ export const getRange = async (
   ctx: ReadContext,
   key: string,
   range: string | undefined,
-  cond: { ifNoneMatch?: string; ifMatch?: string } = {},
+  cond: { ifMatch?: string } = {},
 ) => {
   const out = await ctx.s3.send(
     new GetObjectCommand({
       Bucket: ctx.bucket,
       Key: key,
       ...(range ? { Range: range } : {}),
-      ...(cond.ifNoneMatch ? { IfNoneMatch: `"${cond.ifNoneMatch}"` } : {}),
       ...(cond.ifMatch ? { IfMatch: `"${cond.ifMatch}"` } : {}),
     }),
   );
@@ -117,28 +114,17 @@ const lookupIndex = async (
   return checkIndex(mergeBlocks(header, [jobs]), key);
 };
 
-/** GET one month index; with `ifNoneMatch`, an unchanged index answers 304 and 'unchanged' is returned. */
-const readMonthIndex = async (
-  ctx: ReadContext,
-  q: ResolvedQuery,
-  month: string,
-  ifNoneMatch?: string,
-): Promise<MonthRead | 'unchanged'> => {
+/** GET one month index (its first bytes, plus the job's block when larger). */
+const readMonthIndex = async (ctx: ReadContext, q: ResolvedQuery, month: string): Promise<MonthRead> => {
   const key = monthIndexKey(q.shopId, month);
   let first: { bytes: Uint8Array; etag: string; total: number };
   let index: MonthIndex;
   for (let attempt = 1; ; attempt++) {
     try {
-      first = await getRange(
-        ctx,
-        key,
-        `bytes=0-${INDEX_PREFIX_BYTES - 1}`,
-        ifNoneMatch ? { ifNoneMatch } : {},
-      );
+      first = await getRange(ctx, key, `bytes=0-${INDEX_PREFIX_BYTES - 1}`);
     } catch (err) {
-      if (ifNoneMatch && statusOf(err) === 304) return 'unchanged';
       // No index of its own: the shop-month may be packed (its view is in the month's shared index).
-      if (isNotFound(err)) return readSharedView(ctx, q, month, ifNoneMatch);
+      if (isNotFound(err)) return readSharedView(ctx, q, month);
       throw err;
     }
     try {
@@ -153,7 +139,6 @@ const readMonthIndex = async (
   return {
     month,
     key,
-    etag: first.etag,
     entries: entriesFromIndex(index, { indexKey: key, shopId: q.shopId, month }, q.jobId),
   };
 };
@@ -252,27 +237,21 @@ export const lostSharedIndexes = async (
  * the whole object, and the shop's view in it. Every entry must lie inside the shop's own segment of
  * its part, so a damaged shared index never makes us read another shop's bytes.
  */
-const readSharedView = async (
-  ctx: ReadContext,
-  q: ResolvedQuery,
-  month: string,
-  ifNoneMatch?: string,
-): Promise<MonthRead | 'unchanged'> => {
+const readSharedView = async (ctx: ReadContext, q: ResolvedQuery, month: string): Promise<MonthRead> => {
   const key = sharedIndexKey(month);
-  let got: { bytes: Uint8Array; etag: string };
+  let got: { bytes: Uint8Array };
   try {
-    got = await getRange(ctx, key, undefined, ifNoneMatch ? { ifNoneMatch } : {});
+    got = await getRange(ctx, key, undefined);
   } catch (err) {
-    if (ifNoneMatch && statusOf(err) === 304) return 'unchanged';
     if (!isNotFound(err)) throw err;
     await checkNoCommittedParts(ctx, q.shopId, month);
-    return { month, key: monthIndexKey(q.shopId, month), etag: null, entries: [], noSharedIndex: true };
+    return { month, key: monthIndexKey(q.shopId, month), entries: [], noSharedIndex: true };
   }
   const shared = parseSharedIndex(got.bytes, key, q.shopId);
   const view = shared.views.get(q.shopId);
   if (!view) {
     await checkNoCommittedParts(ctx, q.shopId, month);
-    return { month, key, etag: got.etag, entries: [] };
+    return { month, key, entries: [] };
   }
   const entries = entriesFromIndex(view, { indexKey: key, shopId: q.shopId, month }, q.jobId);
   for (const a of entries) {
@@ -282,7 +261,7 @@ const readSharedView = async (
     if (!inside(a.entry) || (a.entry.platform_data && !inside(a.entry.platform_data)))
       throw new CorruptObjectError(key, `entry of job ${q.jobId} lies outside the segment of ${q.shopId}`);
   }
-  return { month, key, etag: got.etag, entries };
+  return { month, key, entries };
 };
 
 /** A month whose index could not be read: damaged, or lost while its parts remain. */
@@ -303,10 +282,7 @@ export const readIndexes = async (
 ): Promise<{ reads: MonthRead[]; failed: MonthFailure[] }> => {
   const all = await mapLimit(months, ctx.settings.readConcurrency, async (month) => {
     try {
-      const read = await readMonthIndex(ctx, q, month);
-      // Without If-None-Match S3 never answers 304.
-      if (read === 'unchanged') throw new Error(`unexpected 304 for ${monthIndexKey(q.shopId, month)}`);
-      return read;
+      return await readMonthIndex(ctx, q, month);
     } catch (err) {
       if (err instanceof CorruptObjectError) return { month, error: err };
       throw err;
