@@ -1,6 +1,5 @@
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import {
-  blockCheck,
   COLD_PREFIX,
   HOT_PREFIX,
   INDEX_PREFIX,
@@ -10,10 +9,10 @@ import {
   parsePartKey,
   parseSharedIndex,
   parseSharedIndexKey,
-  pointedBlocks,
   SHARED,
   validatePartName,
 } from '../../shared/archive/format';
+import { blockCheck, pointedBlocks } from '../../shared/archive/part-integrity';
 import { readWatermark, writtenByRun } from '../../shared/archive/steps/plan/watermark';
 import { mapLimit } from '../../shared/concurrency';
 import { META_SHOP_ID } from '../../shared/details/store';

@@ -25,8 +25,10 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { RUNS_PREFIX } from '../../shared/archive/format';
-import { ERASURE_OVERDUE_ERROR } from '../../shared/archive/steps/report/report';
-import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/run-incomplete';
+import {
+  ERASURE_OVERDUE_ERROR,
+  RUN_INCOMPLETE_ERROR,
+} from '../../shared/archive/steps/report/run-incomplete';
 import { LAMBDA_SERVICE_ERRORS, TRANSIENT_ERRORS } from './retry-errors';
 import type { ArchiverStep } from './step-functions';
 

@@ -4,7 +4,7 @@ import { auditCommand } from '../../infra/cli/audit';
 import { auditExitCode } from '../../infra/cli/audit-model';
 import { forgetCommand, parseForgetOptions } from '../../infra/cli/forget';
 import { memoryOutput } from '../../infra/cli/output';
-import { ERASURE_OVERDUE_ERROR } from '../../shared/archive/steps/report/report';
+import { ERASURE_OVERDUE_ERROR } from '../../shared/archive/steps/report/run-incomplete';
 import type { RunReport } from '../../shared/archive/steps/types';
 import type { ForgetResult } from '../../shared/erasure/forget';
 import { getRequest, listRequests, recordRequest } from '../../shared/erasure/ledger';

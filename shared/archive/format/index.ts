@@ -4,8 +4,8 @@
  * and no code outside the folder knows a version string (version.ts is the one version dispatch).
  *
  * - keys and versions: where objects live (keys.ts), which format they are in (version.ts);
- * - a part: build it (PartBuilder), read one block (decodeBlock, findInBlock), scan it (BlockScanner),
- *   prove it unchanged (headCheck, blockCheck);
+ * - a part: build it (PartBuilder), read one block (decodeBlock, findInBlock), scan it (BlockScanner);
+ *   bytes only, no I/O (proving a stored part unchanged is shared/archive/part-integrity.ts);
  * - the month index: open it (parseMonthIndex, parseIndexHeader + blockOf for a lookup), look a job up
  *   (jobEntries, latestEntry), change it (commitPart, markDeleted, markRearchive), write it
  *   (serializeMonthIndex);
@@ -124,7 +124,6 @@ export { commitPart, markDeleted, markRearchive } from './month-index-edit';
 export { blockOf, checkIndex, mergeBlocks, parseIndexHeader, parseMonthIndex } from './month-index-read';
 export { MONTH_INDEX_HEADERS, serializeMonthIndex } from './month-index-write';
 export { BlockSlicer, PartBuilder } from './part-builder';
-export { blockCheck, headCheck, pointedBlocks } from './part-integrity';
 export { parsePartRecord } from './record-shape';
 export {
   type ArchivedJobMeta,

@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { JobDetails, JsonObject } from '../../details';
-import { DETAILS_ROOT } from '../../details';
+import { DETAILS_ROOT } from '../../details/keys';
 import { BLOCK_BYTES, encodeBlock, encodeLine, platformDataRef } from './blocks';
 import { type BlockFilter, filtersMember, HASHES, type PartDocFilters, partDocFilters } from './doc-filter';
 import { compactDetails } from './doc-lists';

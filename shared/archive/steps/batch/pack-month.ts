@@ -12,7 +12,6 @@ import {
   applyCommit,
   BlockSlicer,
   blockRanges,
-  headCheck,
   type IndexedPart,
   inflateBlock,
   type MonthIndex,
@@ -31,6 +30,7 @@ import {
   type VerifiedPart,
   withViews,
 } from '../../format';
+import { headCheck } from '../../part-integrity';
 import { type ArchiveHandoff, archiveGroup } from '../archive/archive-group';
 import { PartUpload } from '../archive/part-upload';
 import { ABANDONED_AFTER_MS } from '../archive/pending-gc';

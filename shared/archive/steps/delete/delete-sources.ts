@@ -5,7 +5,6 @@ import { META_SHOP_ID } from '../../../details/store';
 import { VerificationError } from '../../../errors';
 import { addCounts, type RequestCounts, zeroCounts } from '../../../metrics';
 import {
-  headCheck,
   type IndexedPart,
   latestEntry,
   type MonthIndex,
@@ -13,6 +12,7 @@ import {
   markRearchive,
   partByName,
 } from '../../format';
+import { headCheck } from '../../part-integrity';
 import { changedSincePlan } from '../archive/classify';
 import { readJobRows } from '../archive/job-rows';
 import { CAPS } from '../caps';

@@ -217,9 +217,6 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
   };
 };
 
-/** The error a run that saw overdue erasure requests ends with (the state machine's `ErasureOverdue`). */
-export const ERASURE_OVERDUE_ERROR = 'ErasureRequestsOverdue';
-
 /**
  * The Cause of `ErasureRequestsOverdue`: which requests (ids, kinds, ages; never a document id) are
  * past `erasureDeadlineDays`, and where the report is. Bounded like `incompleteCause`.

@@ -1,9 +1,7 @@
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { CorruptObjectError, VerificationError } from '../../errors';
-import { isNotFound, normalizeEtag } from '../../s3/objects';
-import { BlockScanner } from './block-scan';
-import { inflateBlock } from './blocks';
-import { type IndexedPart, jobEntries, type MonthIndex } from './month-index';
+import { CorruptObjectError, VerificationError } from '../errors';
+import { isNotFound, normalizeEtag } from '../s3/objects';
+import { BlockScanner, type IndexedPart, inflateBlock, jobEntries, type MonthIndex } from './format';
 
 /**
  * Proof that a committed part is still the bytes verify read, before anything relies on it being so
