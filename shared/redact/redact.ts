@@ -511,12 +511,8 @@ class Redaction {
    */
   private damagedShared(month: string, part: SharedPart, bytes: Uint8Array): 'intact' | 'pending' | Repair {
     const key = sharedPartKey(month, part.name);
-    let damaged: number[] = [];
-    try {
-      damaged = part.blocks ? damagedBlocks(bytes, part) : [];
-    } catch {
-      damaged = [];
-    }
+    // A size that differs was refused before; anything damagedBlocks throws now is unexpected: it propagates.
+    const damaged = damagedBlocks(bytes, part);
     if (damaged.length === 0)
       throw new VerificationError(
         key,

@@ -1,6 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { rebuildErasureSummary } from '../../../erasure/summary-rebuild';
 import { summaryOnly } from '../../../erasure/summary-store';
+import { isNamedError } from '../../../errors';
 import { getObjectBytes, putBytes, putConditional } from '../../../s3/objects';
 import { runPrefix, WATERMARK_KEY } from '../../format';
 import { readWatermark } from './watermark';
@@ -39,7 +40,7 @@ export const repairWatermark = async (
       openRequests: Object.keys(erasure?.open ?? {}).length,
     };
   } catch (err) {
-    if ((err as { name?: string }).name !== 'CorruptObjectError') throw err;
+    if (!isNamedError(err, 'CorruptObjectError')) throw err;
     reason = (err as Error).message;
   }
   const got = await getObjectBytes(t.s3, t.bucket, WATERMARK_KEY);
