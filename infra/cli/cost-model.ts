@@ -270,9 +270,11 @@ export const restorePrice = (
   return price;
 };
 
-/** $ of `records` access-log records kept their days in Standard. */
-export const accessLogDollars = (records: number, p: Prices): number =>
-  ((records * p.accessLogRecordBytes) / GB) * p.standardGbMonth * (ACCESS_LOG_DAYS / DAYS_PER_MONTH);
+/** $ of access-log records (of requests, of lifecycle actions) kept their days in Standard. */
+export const accessLogDollars = (requests: number, lifecycleActions: number, p: Prices): number =>
+  ((requests * p.accessLogRecordBytes + lifecycleActions * p.accessLogLifecycleRecordBytes) / GB) *
+  p.standardGbMonth *
+  (ACCESS_LOG_DAYS / DAYS_PER_MONTH);
 
 export const validateWorkload = (w: Workload): Workload => {
   const positive = (field: string, v: number, whole = false) => {
@@ -578,7 +580,7 @@ export const archiveOneTime = (w: Workload, m: Measured, p: Prices): Record<stri
     transitions: movingParts * p.transitionRequest[w.storageClass],
     // The access log: a record per request, per hot key the multi-object deletes remove, per part
     // transitioned; kept ACCESS_LOG_DAYS in Standard.
-    accessLogs: accessLogDollars(work.s3Count + objects + movingParts, p),
+    accessLogs: accessLogDollars(work.s3Count + objects, movingParts, p),
     fixed,
   };
 };
@@ -701,12 +703,12 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
     const c = cohortStorage(w, m, p, age);
     let { hot, lifecycle, archive } = c;
     if (age === 2) {
-      lifecycle += lifecycleOnce + accessLogDollars(hotObjects, p);
+      lifecycle += lifecycleOnce + accessLogDollars(0, hotObjects, p);
       archive += onceTotal;
     }
     if (age === w.retentionMonths) {
-      hot += accessLogDollars(hotObjects, p);
-      lifecycle += accessLogDollars(hotObjects, p);
+      hot += accessLogDollars(0, hotObjects, p);
+      lifecycle += accessLogDollars(0, hotObjects, p);
     }
     if (age === w.retentionMonths && shortfallMonths > 0) {
       // What the class bills (its minimum object size and overhead included; not the 8 KB in Standard).

@@ -119,6 +119,8 @@ export const costSpec: CommandSpec = {
     `Prices: ${PRICES_TAKEN}. Hot-path writes are the same for all three and left out.`,
     'Fixed costs (1 alarm on a free metric; with --run-metrics 8 custom metrics and 2 more alarms; the idle part of 30 daily runs) are charged to the cohort archived that month.',
     'The floor: one GET per hot object, the first month in Standard, then the parts at 0.75× the hot bytes in the class — nothing else.',
+    'Beside the ratio to the floor (lookups in the cohort, none in the floor): the archival alone, and one lookup against its physical minimum.',
+    'Access logs: the details bucket logs every request, each key deleted and each lifecycle action, kept 365 days in Standard (record sizes are estimates: accessLogRecordBytes, accessLogLifecycleRecordBytes in --prices).',
   ],
 };
 

@@ -64,13 +64,19 @@ export interface Prices {
   /** Not a price: the latency (ms) of one DynamoDB request ("single-digit millisecond"; 10 to be safe). */
   readonly dynamodbLatencyMs: number;
   /**
-   * Not a price: bytes of one S3 server access log record (the details bucket logs every request,
-   * and every lifecycle transition and expiration, into its access-log bucket, kept in Standard).
-   * An estimate, not measured: AWS's documented example record is ~430 bytes with a console user
-   * agent and a short key; ours carry an assumed-role requester, the AWS SDK's user agent (~150
-   * bytes) and a ~60-byte key twice (key and request URI).
+   * Not a price: bytes of one S3 server access log record of a request. The details bucket logs every
+   * request, and each key a multi-object delete removes, into its access-log bucket, kept in Standard.
+   * An estimate (s3rver writes no access logs): AWS's documented example record is 564 bytes with the
+   * console's user agent and a bucket-level key; the same fields filled as ours are (a 52-byte bucket
+   * name twice, an assumed-role requester ARN of ~150 bytes, a ~50-byte key in the key and request-URI
+   * fields, the AWS SDK's ~110-byte user agent) come to ~835.
    */
   readonly accessLogRecordBytes: number;
+  /**
+   * Not a price: bytes of one access log record of a lifecycle action (S3.TRANSITION_*.OBJECT,
+   * S3.EXPIRE.OBJECT): requester AmazonS3, no request URI, user agent or TLS fields (~360 bytes).
+   */
+  readonly accessLogLifecycleRecordBytes: number;
 }
 
 const KB = 1024;
@@ -110,7 +116,8 @@ export const DEFAULT_PRICES: Prices = {
   customMetricMonth: 0.3,
   s3LatencyMs: 50,
   dynamodbLatencyMs: 10,
-  accessLogRecordBytes: 650,
+  accessLogRecordBytes: 800,
+  accessLogLifecycleRecordBytes: 350,
 };
 
 /** Hours a restore typically takes, by class and tier (S3 User Guide, "Archive retrieval options"). */

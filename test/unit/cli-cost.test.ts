@@ -93,7 +93,7 @@ describe('costModel', () => {
     expect(r.months[0]?.hot).toBeCloseTo(r.months[0]?.lifecycle ?? -1, 12);
     // Twelve months of Standard, and the access-log records of the objects' expiration at the end.
     expect(r.months[11]?.hot).toBeCloseTo(
-      (r.months[0]?.hot ?? 0) * 12 + accessLogDollars(2000, DEFAULT_PRICES),
+      (r.months[0]?.hot ?? 0) * 12 + accessLogDollars(0, 2000, DEFAULT_PRICES),
       12,
     );
     expect(r.months[20]?.hot).toBeCloseTo(r.months[11]?.hot ?? -1, 12);
@@ -868,15 +868,21 @@ describe('billing rules', () => {
 
   it('the access log: a record per request, per hot key deleted and per part transitioned, kept a year in Standard', () => {
     expect(ACCESS_LOG_DAYS).toBe(ACCESS_LOGS_EXPIRE_DAYS);
-    expect(accessLogDollars(1e6, p)).toBeCloseTo(((1e6 * 650) / 1024 ** 3) * 0.023 * (365 / 30), 12);
+    expect(accessLogDollars(1e6, 1e6, p)).toBeCloseTo(
+      ((1e6 * (800 + 350)) / 1024 ** 3) * 0.023 * (365 / 30),
+      12,
+    );
     const once = archiveOneTime(workload, measured, p);
     const objects = 1000 * 2;
     const requests = objects * (1 + 0.5 + 0.01 + 0.01);
     const parts = 1000 * 0.001; // 2 MB parts: all move
-    expect(once.accessLogs).toBeCloseTo(accessLogDollars(requests + objects + parts, p), 12);
+    expect(once.accessLogs).toBeCloseTo(accessLogDollars(requests + objects, parts, p), 12);
     // Hot: the objects' expiration records, in the cohort's last month.
     const r = costModel(workload, measured, p);
-    expect((r.cohort[11]?.hot ?? 0) - (r.cohort[10]?.hot ?? 0)).toBeCloseTo(accessLogDollars(objects, p), 12);
+    expect((r.cohort[11]?.hot ?? 0) - (r.cohort[10]?.hot ?? 0)).toBeCloseTo(
+      accessLogDollars(0, objects, p),
+      12,
+    );
   });
 
   it('Glacier IR bills each moved part at least 128 KB, part by part (parts under it move only with transitionSmallObjects)', () => {
@@ -914,7 +920,7 @@ describe('billing rules', () => {
     // Lifecycle: 2,000 objects of 1 KB + 32 KB each in the class; their 8 KB in Standard owes nothing.
     const objectsInClass = ((2000 * (1024 + 32 * 1024)) / 1024 ** 3) * 0.00099;
     expect((r.cohort[3]?.lifecycle ?? 0) - (r.cohort[2]?.lifecycle ?? 0)).toBeCloseTo(
-      3 * objectsInClass + accessLogDollars(2000, p),
+      3 * objectsInClass + accessLogDollars(0, 2000, p),
       12,
     );
   });
