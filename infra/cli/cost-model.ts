@@ -599,6 +599,32 @@ export const atRest = (w: Workload, m: Measured): { partGb: number; indexGb: num
   return { partGb, indexGb };
 };
 
+/**
+ * What the parts under TRANSITION_MIN_BYTES cost by staying in Standard (S3 does not move them by
+ * default): how many, their GB, $ a month in Standard, and $ a month and once (transitions) had they
+ * moved to the class as `transitionSmallObjects` makes them (Glacier IR bills each 128 KB at least).
+ */
+export const partsLeftInStandard = (
+  w: Workload,
+  m: Measured,
+  p: Prices,
+): { count: number; gb: number; perMonth: number; movedPerMonth: number; movedTransitions: number } => {
+  const stay = { ...w, transitionSmallParts: false };
+  const move = partsMoving(stay, m);
+  const count = w.jobsPerMonth * partScale(w, m).partsPerJob * (1 - move.countShare);
+  const gb = atRest(w, m).partGb * (1 - move.byteShare);
+  const perMonth = gb * p.standardGbMonth;
+  const stayed = cohortStorage(stay, m, p, 3).archive;
+  const moved = cohortStorage({ ...w, transitionSmallParts: true }, m, p, 3).archive;
+  return {
+    count,
+    gb,
+    perMonth,
+    movedPerMonth: moved - (stayed - perMonth),
+    movedTransitions: count * p.transitionRequest[w.storageClass],
+  };
+};
+
 /** $ of one cohort's storage in its month `age` (1 = hot everywhere), each way. */
 const cohortStorage = (w: Workload, m: Measured, p: Prices, age: number) => {
   const cls = w.storageClass;

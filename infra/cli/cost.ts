@@ -23,6 +23,7 @@ import {
   FULL_VCPU_MB,
   type Measured,
   type PaysRow,
+  partsLeftInStandard,
   TRANSITION_MIN_BYTES,
   type Workload,
   type WorkTerms,
@@ -538,7 +539,7 @@ export const costLines = (
     ...scaledLines(r, m),
     `  lookup (month known): ${m.lookup.otherRequests === undefined ? '' : `hot check ${m.lookup.otherRequests.toFixed(2)} LISTs, `}index ${m.lookup.indexRequests.toFixed(2)} GETs in Standard, part ${m.lookup.partRequests.toFixed(2)} GETs / ${sizeText(m.lookup.partBytes)} in the part's class`,
     `prices: ${PRICES_TAKEN}`,
-    `parts: ${(r.partsMoving.countShare * 100).toFixed(0)} % of them (${(r.partsMoving.byteShare * 100).toFixed(0)} % of part bytes) reach ${TRANSITION_MIN_BYTES / 1024} KB and move to ${w.storageClass}; the rest stay in Standard (decided per part, as S3 does)`,
+    `parts: ${(r.partsMoving.countShare * 100).toFixed(0)} % of them (${(r.partsMoving.byteShare * 100).toFixed(0)} % of part bytes) reach ${TRANSITION_MIN_BYTES / 1024} KB and move to ${w.storageClass}; the rest stay in Standard (decided per part, as S3 does)${smallPartsText(r, m, prices)}`,
     `fixed per month: ${usd(fixedTotal(r))} (${Object.entries(r.fixedPerMonth)
       .map(([k, v]) => `${k} ${usd(v)}`)
       .join(', ')})`,
@@ -633,6 +634,15 @@ export const costLines = (
     );
   }
   return lines;
+};
+
+/** What the parts S3 does not move cost in Standard, and what they would cost moved. */
+const smallPartsText = (r: CostResult, m: Measured, prices: Prices): string => {
+  const w = r.workload;
+  if (w.transitionSmallParts === true) return '';
+  const left = partsLeftInStandard(w, m, prices);
+  if (left.count <= 0) return '';
+  return `: ${left.count.toFixed(1)} parts, ${sizeText(left.gb * 1024 ** 3)}, at ${usdSmall(left.perMonth)} a month; moved (the construct's transitionSmallObjects) ${usdSmall(left.movedPerMonth)} a month in ${w.storageClass} and ${usdSmall(left.movedTransitions)} once in transitions`;
 };
 
 /** A small $ figure with 3 significant digits (a lookup costs fractions of a cent). */

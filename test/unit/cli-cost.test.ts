@@ -28,6 +28,7 @@ import {
   lookupFloor,
   type Measured,
   partScale,
+  partsLeftInStandard,
   partsMoving,
   runShape,
   scaledOneTime,
@@ -820,6 +821,12 @@ describe('restore tiers', () => {
     expect(text).toContain('--restore-tier Bulk');
     expect(text).toContain('at the Bulk tier');
     expect(text).toContain('the person waits within 48 hours');
+    expect(text).toMatch(
+      /the archival alone \(the cohort's [\d.]+ lookups left out; the floor has none\): \$[\d.]+ vs floor \$[\d.]+: [\d.]+× the floor/,
+    );
+    expect(text).toMatch(
+      /its lookups: [\d.]+ at \$[\d.e-]+ each = \$[\d.]+, against their physical minimum .*one Bulk restore request/,
+    );
     const bad = memoryOutput();
     await expect(
       costCommand(
@@ -901,6 +908,13 @@ describe('billing rules', () => {
     // Age 3: each 10 KB part billed 128 KB, the 300 KB one its size; the index in Standard.
     const billedGb = partGb * ((2 * 128 + 300) / 320);
     expect(r.cohort[2]?.archive).toBeCloseTo(billedGb * 0.004 + indexGb * 0.023, 12);
+    // What staying costs, beside what moving would: 2 parts of 10 KB (their share of the part bytes).
+    const left = partsLeftInStandard(workload, mixed, p);
+    const parts = 1000 * mixed.partsPerJob;
+    expect(left.count).toBeCloseTo((parts * 2) / 3, 9);
+    expect(left.perMonth).toBeCloseTo(partGb * (20 / 320) * 0.023, 12);
+    expect(left.movedPerMonth).toBeCloseTo(partGb * ((2 * 128) / 320) * 0.004, 12);
+    expect(left.movedTransitions).toBeCloseTo(((parts * 2) / 3) * 0.02e-3, 12);
     // Without transitionSmallObjects the 10 KB parts stay in Standard at their size.
     const kept = costModel(workload, mixed, p);
     expect(kept.cohort[2]?.archive).toBeCloseTo(
