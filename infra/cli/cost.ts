@@ -747,6 +747,7 @@ export const costCommand = async (opts: CostOptions, io: Output): Promise<CostRe
       fixedPerMonth: fixedTotal(r),
       fixedPerMonthByComponent: r.fixedPerMonth,
       deploymentMonthly: bills,
+      partsLeftInStandard: partsLeftInStandard(w, m, prices),
       wherePays: pays,
       measured: m,
       prices,

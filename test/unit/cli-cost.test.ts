@@ -406,6 +406,7 @@ describe('jobarchive cost', () => {
     });
     expect(doc).toHaveProperty('ratioArchivalToFloor');
     expect(doc).toHaveProperty('lookups.ratioToFloor');
+    expect(doc).toHaveProperty('partsLeftInStandard.perMonth');
     expect(doc).toHaveProperty('deploymentMonthly');
     expect(doc).toHaveProperty('ratioToFloor');
     const opted = memoryOutput();
