@@ -889,10 +889,24 @@ export interface PaysRow {
   readonly smallestObjectBytes: Readonly<Record<StorageClass, number | null>>;
 }
 
+/**
+ * The restore tier a class is priced at in the where-it-pays table: the workload's where the class
+ * offers it, else the reader's default (Deep Archive has no Expedited; Glacier IR needs none).
+ */
+export const tierFor = (w: Workload, cls: StorageClass, p: Prices): RestoreTier | undefined => {
+  const tiers = p.restore[cls];
+  if (tiers === undefined || w.restoreTier === undefined) return w.restoreTier;
+  return tiers[w.restoreTier] !== undefined ? w.restoreTier : CHOICES.restoreTier.default;
+};
+
 export const wherePays = (w: Workload, m: Measured, p: Prices): PaysRow[] =>
   PAYS_RETENTIONS.map((retentionMonths) => ({
     retentionMonths,
     smallestObjectBytes: Object.fromEntries(
-      STORAGE_CLASSES.map((cls) => [cls, smallestPayingObjectBytes(w, m, p, cls, retentionMonths)]),
+      STORAGE_CLASSES.map((cls) => {
+        const tier = tierFor(w, cls, p);
+        const wc = { ...w, ...(tier !== undefined ? { restoreTier: tier } : {}) };
+        return [cls, smallestPayingObjectBytes(wc, m, p, cls, retentionMonths)];
+      }),
     ) as Record<StorageClass, number | null>,
   }));

@@ -25,6 +25,7 @@ import {
   type PaysRow,
   partsLeftInStandard,
   TRANSITION_MIN_BYTES,
+  tierFor,
   type Workload,
   type WorkTerms,
   wherePays,
@@ -629,7 +630,7 @@ export const costLines = (
   if (pays.length > 0) {
     lines.push(
       '',
-      `Where archiving pays: the smallest mean hot-object size at which one cohort costs no more archived than hot (this workload's jobs, objects per job, requests and lookups; parts scale with the objects):`,
+      `Where archiving pays: the smallest mean hot-object size at which one cohort costs no more archived than hot (this workload's jobs, objects per job, requests and lookups; parts scale with the objects${STORAGE_CLASSES.some((c) => tierFor(w, c, prices) !== w.restoreTier) ? `; ${STORAGE_CLASSES.filter((c) => tierFor(w, c, prices) !== w.restoreTier).join(', ')} restored at ${CHOICES.restoreTier.default}, having no ${w.restoreTier}` : ''}):`,
       ...paysTable(pays),
     );
   }

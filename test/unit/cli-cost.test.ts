@@ -803,6 +803,21 @@ describe('restore tiers', () => {
     );
   });
 
+  it('where it pays: each class at the workload’s tier where it offers it, else the reader’s default (said)', async () => {
+    const w = { ...workload, jobsPerMonth: 100_000, lookupsPerMonth: 100, restoreTier: 'Expedited' as const };
+    const rows = wherePays(w, measured, p);
+    const at = (cls: 'GLACIER' | 'DEEP_ARCHIVE', restoreTier: 'Expedited' | 'Standard') =>
+      smallestPayingObjectBytes({ ...w, restoreTier }, measured, p, cls, 24);
+    expect(rows[1]?.smallestObjectBytes.GLACIER).toBe(at('GLACIER', 'Expedited'));
+    expect(rows[1]?.smallestObjectBytes.DEEP_ARCHIVE).toBe(at('DEEP_ARCHIVE', 'Standard'));
+    const out = memoryOutput();
+    await costCommand(
+      parseCostOptions(parseFlags(costSpec, ['--storage-class', 'GLACIER', '--restore-tier', 'Expedited'])),
+      out,
+    );
+    expect(out.stdout.join('\n')).toContain('DEEP_ARCHIVE restored at Standard, having no Expedited');
+  });
+
   it('the CLI says the tier and what it means for the person waiting', async () => {
     const out = memoryOutput();
     await costCommand(
