@@ -1,5 +1,6 @@
+import type { RestoreTier } from '../../shared/config';
 import { InvalidInputError } from '../../shared/errors';
-import { SETTINGS } from '../../shared/settings';
+import { CHOICES, SETTINGS } from '../../shared/settings';
 import { type Prices, requestPrice, STORAGE_CLASSES, type StorageClass } from './prices';
 
 /**
@@ -48,6 +49,8 @@ export interface Measured {
     readonly indexBytes: number;
     readonly partRequests: number;
     readonly partBytes: number;
+    /** The hot check's LIST of the job's hot prefix (steady-year's `otherRequests`; absent: not measured). */
+    readonly otherRequests?: number;
   };
   /**
    * Run scratch (`job-details-runs/`): bytes written per archived hot object, kept in Standard for
@@ -155,6 +158,11 @@ export interface Workload {
    * requests' waiting at ArchiveBatch's (it sends nearly all of them).
    */
   readonly stepMemoryMb?: Readonly<Record<string, number>>;
+  /**
+   * The retrieval tier a lookup restores a Flexible Retrieval / Deep Archive part at (the reader's
+   * `restoreTier`, shared/settings.ts; default its default, Standard). Deep Archive has no Expedited.
+   */
+  readonly restoreTier?: RestoreTier;
 }
 
 export interface MonthCost {
@@ -190,9 +198,28 @@ export interface CostResult {
     /** The one-time part of it: one GET per hot object. */
     readonly gets: number;
   };
-  /** One cohort archived without the month's fixed costs, and its ratio to the floor. */
+  /**
+   * One cohort archived without the month's fixed costs (its lookups included), and its ratio to the
+   * floor (which has no lookups): the issue's figure.
+   */
   readonly archiveWithoutFixed: number;
   readonly ratioToFloor: number;
+  /** The archival alone: `archiveWithoutFixed` less the cohort's lookups, against the same floor. */
+  readonly archivalWithoutFixed: number;
+  readonly ratioArchivalToFloor: number;
+  /**
+   * The cohort's lookups (`count` over its archived months) and their physical minimum: in an instant
+   * class one GET of the job's bytes (at the floor's 0.75×); in a restore class one restore request,
+   * the retrieval of one object holding only the job, and its GET.
+   */
+  readonly lookups: {
+    readonly count: number;
+    readonly perLookup: number;
+    readonly floorPerLookup: number;
+    readonly archive: number;
+    readonly floor: number;
+    readonly ratioToFloor: number;
+  };
   /** The one-time work by what it scales with, when the figures split it (`Measured.terms`). */
   readonly scaled?: ReturnType<typeof scaledOneTime>;
   /** How the cohort's parts are billed: share of part bytes and parts that move to the class. */
@@ -217,6 +244,37 @@ export const ARCHIVE_CUSTOM_METRICS = 8;
 export const RUN_METRICS_ALARMS = 2;
 /** The gzip floor of the parts: bytes at rest per hot byte (docs/benchmarks.md, "gz floor"). */
 export const FLOOR_AT_REST_RATIO = 0.75;
+/**
+ * Days the details bucket's server access logs are kept, in Standard (infra/construct/details-bucket.ts
+ * ACCESS_LOGS_EXPIRE_DAYS; a test holds the two equal). Every request, every key of a multi-object
+ * delete and every lifecycle transition and expiration writes a record (`accessLogRecordBytes`).
+ */
+export const ACCESS_LOG_DAYS = 365;
+/** A Distributed Map bills one state transition for each child execution it starts (beside the child's states). */
+export const CHILD_EXECUTION_TRANSITIONS = 1;
+
+/** Whether the class needs a restore before a GET, and at what price for the workload's tier. */
+export const restorePrice = (
+  w: Pick<Workload, 'storageClass' | 'restoreTier'>,
+  p: Prices,
+): { request: number; gb: number } | undefined => {
+  const tiers = p.restore[w.storageClass];
+  if (tiers === undefined) return undefined;
+  const tier = w.restoreTier ?? CHOICES.restoreTier.default;
+  const price = tiers[tier];
+  if (price === undefined)
+    throw new InvalidInputError(
+      '--restore-tier',
+      `${w.storageClass} offers no ${tier} retrieval (it offers ${Object.keys(tiers).join(', ')})`,
+    );
+  return price;
+};
+
+/** $ of access-log records (of requests, of lifecycle actions) kept their days in Standard. */
+export const accessLogDollars = (requests: number, lifecycleActions: number, p: Prices): number =>
+  ((requests * p.accessLogRecordBytes + lifecycleActions * p.accessLogLifecycleRecordBytes) / GB) *
+  p.standardGbMonth *
+  (ACCESS_LOG_DAYS / DAYS_PER_MONTH);
 
 export const validateWorkload = (w: Workload): Workload => {
   const positive = (field: string, v: number, whole = false) => {
@@ -254,8 +312,16 @@ export const partScale = (w: Workload, m: Measured): { partsPerJob: number; size
   return { partsPerJob: m.partsPerJob / shops, sizeFactor: bytes * shops };
 };
 
-/** Which of the cohort's parts S3 moves, decided per part as S3 does (sizes: partScale). */
-export const partsMoving = (w: Workload, m: Measured): { byteShare: number; countShare: number } => {
+/**
+ * Which of the cohort's parts S3 moves, decided per part as S3 does (sizes: partScale), and the bytes
+ * the class bills for them as a share of all part bytes: each moving part at least the class's
+ * minimum object size (Glacier IR: 128 KB, which binds only with `transitionSmallParts`).
+ */
+export const partsMoving = (
+  w: Workload,
+  m: Measured,
+  minObjectBytes = 0,
+): { byteShare: number; countShare: number; billedByteShare: number } => {
   const scale = partScale(w, m).sizeFactor;
   const sizes = m.partSizes && m.partSizes.length > 0 ? m.partSizes : [m.averagePartBytes];
   const scaled = sizes.map((s) => s * scale);
@@ -265,6 +331,7 @@ export const partsMoving = (w: Workload, m: Measured): { byteShare: number; coun
   return {
     byteShare: total > 0 ? moving.reduce((a, b) => a + b, 0) / total : 0,
     countShare: moving.length / scaled.length,
+    billedByteShare: total > 0 ? moving.reduce((a, b) => a + Math.max(b, minObjectBytes), 0) / total : 0,
   };
 };
 
@@ -330,6 +397,7 @@ const runCost = (
   p: Prices,
 ) => ({
   s3: s3Dollars(r.s3RequestsByType, p),
+  s3Count: Object.values(r.s3RequestsByType).reduce((a, b) => a + b, 0),
   // CPU measured: CPU plus its requests' waiting at AWS's latency; else the local wall time.
   lambda:
     r.invocations * p.lambdaRequest +
@@ -356,7 +424,7 @@ export const fixedPerMonth = (
   w: Workload,
   m: Measured,
   p: Prices,
-): { alarms: number; customMetrics: number; idleRuns: number } => {
+): { alarms: number; customMetrics: number; idleRuns: number; schedule: number } => {
   const runs = w.runsPerMonth ?? 30;
   const idle = m.idleRun ? runCost(m.idleRun, w, p) : { s3: 0, lambda: 0, stepFunctions: 0, dynamodb: 0 };
   const opted = w.runMetrics === true;
@@ -364,6 +432,9 @@ export const fixedPerMonth = (
     alarms: (ARCHIVE_ALARMS + (opted ? RUN_METRICS_ALARMS : 0)) * p.alarmMonth,
     customMetrics: opted ? ARCHIVE_CUSTOM_METRICS * p.customMetricMonth : 0,
     idleRuns: runs * (idle.s3 + idle.lambda + idle.stepFunctions + idle.dynamodb),
+    // EventBridge Scheduler starts each run (its dead-letter queue costs nothing while empty: SQS bills
+    // requests, and nothing polls it; its alarm's metric is SQS's own, free).
+    schedule: runs * p.schedulerInvocation,
   };
 };
 
@@ -464,6 +535,7 @@ export const scaledOneTime = (w: Workload, m: Measured, t: WorkTerms, p: Prices)
       lambdaWaiting: waitingGbSeconds * p.lambdaGbSecond,
     },
     s3: s3Dollars(hot, p) + s3Dollars(partCalls, p) + s3Dollars(runCalls, p),
+    s3Count: count(hot) + count(partCalls) + count(runCalls),
     lambda: invocations * p.lambdaRequest + (cpuGbSeconds + waitingGbSeconds) * p.lambdaGbSecond,
     lambdaSeconds: { cpu, waiting, wallTime } as LambdaSeconds,
     /** The memory the CPU is billed at (its steps' mix) and the waiting (ArchiveBatch's). */
@@ -495,6 +567,7 @@ export const archiveOneTime = (w: Workload, m: Measured, p: Prices): Record<stri
       );
   const fixed = Object.values(fixedPerMonth(w, m, p)).reduce((a, b) => a + b, 0);
   const scratch = m.runScratch;
+  const movingParts = jobs * partScale(w, m).partsPerJob * move.countShare;
   return {
     s3Requests: work.s3,
     // Run scratch in Standard until its lifecycle rule expires it.
@@ -504,7 +577,10 @@ export const archiveOneTime = (w: Workload, m: Measured, p: Prices): Record<stri
     lambda: work.lambda,
     stepFunctions: work.stepFunctions,
     dynamodb: work.dynamodb,
-    transitions: jobs * partScale(w, m).partsPerJob * move.countShare * p.transitionRequest[w.storageClass],
+    transitions: movingParts * p.transitionRequest[w.storageClass],
+    // The access log: a record per request, per hot key the multi-object deletes remove, per part
+    // transitioned; kept ACCESS_LOG_DAYS in Standard.
+    accessLogs: accessLogDollars(work.s3Count + objects, movingParts, p),
     fixed,
   };
 };
@@ -523,53 +599,116 @@ export const atRest = (w: Workload, m: Measured): { partGb: number; indexGb: num
   return { partGb, indexGb };
 };
 
+/**
+ * What the parts under TRANSITION_MIN_BYTES cost by staying in Standard (S3 does not move them by
+ * default): how many, their GB, $ a month in Standard, and $ a month and once (transitions) had they
+ * moved to the class as `transitionSmallObjects` makes them (Glacier IR bills each 128 KB at least).
+ */
+export const partsLeftInStandard = (
+  w: Workload,
+  m: Measured,
+  p: Prices,
+): { count: number; gb: number; perMonth: number; movedPerMonth: number; movedTransitions: number } => {
+  const stay = { ...w, transitionSmallParts: false };
+  const move = partsMoving(stay, m);
+  const count = w.jobsPerMonth * partScale(w, m).partsPerJob * (1 - move.countShare);
+  const gb = atRest(w, m).partGb * (1 - move.byteShare);
+  const perMonth = gb * p.standardGbMonth;
+  const stayed = cohortStorage(stay, m, p, 3).archive;
+  const moved = cohortStorage({ ...w, transitionSmallParts: true }, m, p, 3).archive;
+  return {
+    count,
+    gb,
+    perMonth,
+    movedPerMonth: moved - (stayed - perMonth),
+    movedTransitions: count * p.transitionRequest[w.storageClass],
+  };
+};
+
 /** $ of one cohort's storage in its month `age` (1 = hot everywhere), each way. */
 const cohortStorage = (w: Workload, m: Measured, p: Prices, age: number) => {
   const cls = w.storageClass;
   const objects = w.jobsPerMonth * w.objectsPerJob;
   const hotGb = (w.jobsPerMonth * w.bytesPerJob) / GB;
   const hot = hotGb * p.standardGbMonth;
-  if (age === 1) return { hot, lifecycle: hot, archive: hot };
+  if (age === 1) return { hot, lifecycle: hot, archive: hot, lifecycleInClass: 0 };
   const objectBytes = w.objectsPerJob > 0 ? w.bytesPerJob / w.objectsPerJob : 0;
   const ovh = p.classOverheadBytes[cls];
   const billed = Math.max(objectBytes, p.classMinObjectBytes[cls]) + ovh.inClass;
   const lifecycle =
     ((objects * billed) / GB) * p.classGbMonth[cls] + ((objects * ovh.inStandard) / GB) * p.standardGbMonth;
   const { partGb, indexGb } = atRest(w, m);
-  const move = partsMoving(w, m);
-  const movingParts = w.jobsPerMonth * partScale(w, m).partsPerJob * move.countShare;
-  const movingGb = partGb * move.byteShare;
+  const inClass = partsInClass(w, m, p);
+  const movingParts = w.jobsPerMonth * partScale(w, m).partsPerJob * partsMoving(w, m).countShare;
   const parts =
-    (Math.max(movingGb, (movingParts * p.classMinObjectBytes[cls]) / GB) + (movingParts * ovh.inClass) / GB) *
-      p.classGbMonth[cls] +
-    ((movingParts * ovh.inStandard) / GB + (partGb - movingGb)) * p.standardGbMonth;
+    inClass.dollars + ((movingParts * ovh.inStandard) / GB + (partGb - inClass.movedGb)) * p.standardGbMonth;
   const archive = parts + indexGb * p.standardGbMonth;
+  return { hot, lifecycle, archive, lifecycleInClass: ((objects * billed) / GB) * p.classGbMonth[cls] };
+};
+
+/**
+ * $ a month of the cohort's parts in the class (each moving part billed at least the class's minimum
+ * object size, plus its per-object overhead in the class) and the part GB that moved. The minimum
+ * duration bills this, not the Standard-resident 8 KB.
+ */
+const partsInClass = (w: Workload, m: Measured, p: Prices): { dollars: number; movedGb: number } => {
+  const cls = w.storageClass;
+  const { partGb } = atRest(w, m);
+  const move = partsMoving(w, m, p.classMinObjectBytes[cls]);
+  const movingParts = w.jobsPerMonth * partScale(w, m).partsPerJob * move.countShare;
+  const billedGb = partGb * move.billedByteShare + (movingParts * p.classOverheadBytes[cls].inClass) / GB;
+  return { dollars: billedGb * p.classGbMonth[cls], movedGb: partGb * move.byteShare };
+};
+
+/** Months a restored copy is billed in Standard: the reader's `restoreDays` (default 7). */
+const restoredMonths = () => SETTINGS.restoreDays.default / DAYS_PER_MONTH;
+
+/**
+ * $ of one lookup of an archived job (month known), each way. A class that needs a restore
+ * (Flexible Retrieval, Deep Archive) restores at the workload's tier (`restorePrice`): the request,
+ * the GB restored, and the restored copy in Standard for the reader's `restoreDays`.
+ */
+export const lookupCost = (w: Workload, m: Measured, p: Prices) => {
+  const cls = w.storageClass;
+  const r = restorePrice(w, p);
+  const restoreOf = (gb: number) =>
+    r === undefined
+      ? gb * p.classRetrievalGb[cls]
+      : r.request + gb * (r.gb + p.standardGbMonth * restoredMonths());
+  const hot = p.putRequest + w.objectsPerJob * p.getRequest; // one LIST, a GET per object
+  const objectGb = (w.objectsPerJob > 0 ? w.bytesPerJob / w.objectsPerJob : 0) / GB;
+  const lifecycle = p.putRequest + w.objectsPerJob * (p.classGetRequest[cls] + restoreOf(objectGb));
+  // The hot check lists the job's hot prefix; the index is read in Standard; the part's blocks in the
+  // part's class (a part that did not move is read in Standard too). A class that needs a restore
+  // restores the whole part.
+  const move = partsMoving(w, m);
+  const scale = partScale(w, m).sizeFactor;
+  const hotCheck = (m.lookup.otherRequests ?? 0) * p.putRequest;
+  const index = m.lookup.indexRequests * p.getRequest;
+  const inStandard = m.lookup.partRequests * p.getRequest;
+  const readGb = ((r !== undefined ? m.averagePartBytes : m.lookup.partBytes) * scale) / GB;
+  const inClass = m.lookup.partRequests * p.classGetRequest[cls] + restoreOf(readGb);
+  const archive = hotCheck + index + move.byteShare * inClass + (1 - move.byteShare) * inStandard;
   return { hot, lifecycle, archive };
 };
 
-/** $ of one lookup of an archived job (month known), each way. */
-export const lookupCost = (w: Workload, m: Measured, p: Prices) => {
+/**
+ * The physical minimum of one lookup of an archived job: in an instant class one GET of the job's
+ * bytes (at the floor's 0.75× the hot bytes) and their retrieval; in a restore class one restore
+ * request at the tier, the retrieval of one object holding only the job, and its GET.
+ */
+export const lookupFloor = (w: Workload, p: Prices): number => {
   const cls = w.storageClass;
-  const restore = p.classRestoreRequest[cls];
-  const hot = p.putRequest + w.objectsPerJob * p.getRequest; // one LIST, a GET per object
-  const objectGb = (w.objectsPerJob > 0 ? w.bytesPerJob : 0) / GB;
-  const lifecycle =
-    p.putRequest + w.objectsPerJob * (p.classGetRequest[cls] + restore) + objectGb * p.classRetrievalGb[cls];
-  // The index is read in Standard; the part's blocks in the part's class (a part that did not move
-  // is read in Standard too). A class that needs a restore restores the whole part.
-  const move = partsMoving(w, m);
-  const scale = partScale(w, m).sizeFactor;
-  const index = m.lookup.indexRequests * p.getRequest;
-  const inStandard = m.lookup.partRequests * p.getRequest;
-  const movedReadGb = ((restore > 0 ? m.averagePartBytes : m.lookup.partBytes) * scale) / GB;
-  const inClass =
-    m.lookup.partRequests * p.classGetRequest[cls] + restore + movedReadGb * p.classRetrievalGb[cls];
-  const archive = index + move.byteShare * inClass + (1 - move.byteShare) * inStandard;
-  return { hot, lifecycle, archive };
+  const jobGb = (w.bytesPerJob * FLOOR_AT_REST_RATIO) / GB;
+  const r = restorePrice(w, p);
+  return (
+    p.classGetRequest[cls] + (r === undefined ? jobGb * p.classRetrievalGb[cls] : r.request + jobGb * r.gb)
+  );
 };
 
 export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
   validateWorkload(w);
+  restorePrice(w, p); // a tier the class does not offer is refused before anything is priced
   const once = archiveOneTime(w, m, p);
   const onceTotal = Object.values(once).reduce((s, x) => s + x, 0);
   const cls = w.storageClass;
@@ -578,25 +717,30 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
   // Deleting before the class's minimum duration bills the rest, once, at deletion.
   const keptInClassDays = (w.retentionMonths - 1) * DAYS_PER_MONTH;
   const shortfallMonths = Math.max(0, p.classMinDays[cls] - keptInClassDays) / DAYS_PER_MONTH;
-  const move = partsMoving(w, m);
   // Lookups spread evenly over the cohorts kept.
   const l = lookupCost(w, m, p);
   const perCohortLookups = w.lookupsPerMonth / w.retentionMonths;
+  // Access-log records that are not the archiver's: hot objects expiring (hot), the small objects'
+  // transitions and expirations (lifecycle).
+  const hotObjects = w.jobsPerMonth * w.objectsPerJob;
 
   const cohort: MonthCost[] = [];
   for (let age = 1; age <= w.retentionMonths; age++) {
     const c = cohortStorage(w, m, p, age);
     let { hot, lifecycle, archive } = c;
     if (age === 2) {
-      lifecycle += lifecycleOnce;
+      lifecycle += lifecycleOnce + accessLogDollars(0, hotObjects, p);
       archive += onceTotal;
     }
+    if (age === w.retentionMonths) {
+      hot += accessLogDollars(0, hotObjects, p);
+      lifecycle += accessLogDollars(0, hotObjects, p);
+    }
     if (age === w.retentionMonths && shortfallMonths > 0) {
-      const inClass = cohortStorage(w, m, p, 2);
-      lifecycle += inClass.lifecycle * shortfallMonths;
+      // What the class bills (its minimum object size and overhead included; not the 8 KB in Standard).
+      lifecycle += cohortStorage(w, m, p, 2).lifecycleInClass * shortfallMonths;
       // Only the parts that moved owe the class's minimum.
-      const partsInClass = atRest(w, m).partGb * move.byteShare * p.classGbMonth[cls];
-      archive += partsInClass * shortfallMonths;
+      archive += partsInClass(w, m, p).dollars * shortfallMonths;
     }
     if (age > 1) {
       hot += perCohortLookups * l.hot;
@@ -610,6 +754,17 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
   const floor = floorCohort(w, p);
   const floorTotal = floor.cohort.reduce((a, b) => a + b, 0);
   const archiveWithoutFixed = cohortTotal.archive - (once.fixed ?? 0);
+  const lookupCount = perCohortLookups * (w.retentionMonths - 1);
+  const lookupFloorEach = lookupFloor(w, p);
+  const lookups = {
+    count: lookupCount,
+    perLookup: l.archive,
+    floorPerLookup: lookupFloorEach,
+    archive: lookupCount * l.archive,
+    floor: lookupCount * lookupFloorEach,
+    ratioToFloor: lookupFloorEach > 0 ? l.archive / lookupFloorEach : 0,
+  };
+  const archivalWithoutFixed = archiveWithoutFixed - lookups.archive;
   const payback = (other: 'hot' | 'lifecycle'): number | null => {
     let a = 0;
     let o = 0;
@@ -652,10 +807,13 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
     breakEvenVsLifecycle: payback('lifecycle'),
     archiveOneTime: once,
     fixedPerMonth: fixedPerMonth(w, m, p),
-    partsMoving: move,
+    partsMoving: partsMoving(w, m),
     floor: { cohort: floor.cohort, total: floorTotal, gets: floor.gets },
     archiveWithoutFixed,
     ratioToFloor: floorTotal > 0 ? archiveWithoutFixed / floorTotal : 0,
+    archivalWithoutFixed,
+    ratioArchivalToFloor: floorTotal > 0 ? archivalWithoutFixed / floorTotal : 0,
+    lookups,
     ...(m.terms ? { scaled: scaledOneTime(w, m, m.terms, p) } : {}),
   };
 };
@@ -731,10 +889,24 @@ export interface PaysRow {
   readonly smallestObjectBytes: Readonly<Record<StorageClass, number | null>>;
 }
 
+/**
+ * The restore tier a class is priced at in the where-it-pays table: the workload's where the class
+ * offers it, else the reader's default (Deep Archive has no Expedited; Glacier IR needs none).
+ */
+export const tierFor = (w: Workload, cls: StorageClass, p: Prices): RestoreTier | undefined => {
+  const tiers = p.restore[cls];
+  if (tiers === undefined || w.restoreTier === undefined) return w.restoreTier;
+  return tiers[w.restoreTier] !== undefined ? w.restoreTier : CHOICES.restoreTier.default;
+};
+
 export const wherePays = (w: Workload, m: Measured, p: Prices): PaysRow[] =>
   PAYS_RETENTIONS.map((retentionMonths) => ({
     retentionMonths,
     smallestObjectBytes: Object.fromEntries(
-      STORAGE_CLASSES.map((cls) => [cls, smallestPayingObjectBytes(w, m, p, cls, retentionMonths)]),
+      STORAGE_CLASSES.map((cls) => {
+        const tier = tierFor(w, cls, p);
+        const wc = { ...w, ...(tier !== undefined ? { restoreTier: tier } : {}) };
+        return [cls, smallestPayingObjectBytes(wc, m, p, cls, retentionMonths)];
+      }),
     ) as Record<StorageClass, number | null>,
   }));

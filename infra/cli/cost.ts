@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { RESTORE_TIERS, type RestoreTier } from '../../shared/config';
 import { InvalidInputError } from '../../shared/errors';
+import { CHOICES } from '../../shared/settings';
 import { ARCHIVER_STEPS } from '../construct/step-names';
 import { packageRoot } from '../package-root';
 import {
@@ -13,6 +15,7 @@ import {
   wholeNumberFlag,
 } from './args';
 import {
+  CHILD_EXECUTION_TRANSITIONS,
   type CostResult,
   costModel,
   type DeploymentBill,
@@ -20,13 +23,22 @@ import {
   FULL_VCPU_MB,
   type Measured,
   type PaysRow,
+  partsLeftInStandard,
   TRANSITION_MIN_BYTES,
+  tierFor,
   type Workload,
   type WorkTerms,
   wherePays,
 } from './cost-model';
 import { type Output, printJson, table } from './output';
-import { DEFAULT_PRICES, PRICES_TAKEN, type Prices, STORAGE_CLASSES, type StorageClass } from './prices';
+import {
+  DEFAULT_PRICES,
+  PRICES_TAKEN,
+  type Prices,
+  RESTORE_WAIT,
+  STORAGE_CLASSES,
+  type StorageClass,
+} from './prices';
 
 /**
  * Measured figures the model starts from when no --from-report is given: a year of daily runs
@@ -69,6 +81,11 @@ export const costSpec: CommandSpec = {
       value: 'N',
       help: 'forensic lookups of archived jobs per month (default 100)',
     },
+    'restore-tier': {
+      type: 'string',
+      value: 'TIER',
+      help: `${RESTORE_TIERS.join(' | ')}: the tier a lookup restores a GLACIER / DEEP_ARCHIVE part at (default ${CHOICES.restoreTier.default}, the reader's restoreTier; DEEP_ARCHIVE has no Expedited)`,
+    },
     'jobs-per-shop-month': {
       type: 'string',
       value: 'N',
@@ -104,6 +121,8 @@ export const costSpec: CommandSpec = {
     `Prices: ${PRICES_TAKEN}. Hot-path writes are the same for all three and left out.`,
     'Fixed costs (1 alarm on a free metric; with --run-metrics 8 custom metrics and 2 more alarms; the idle part of 30 daily runs) are charged to the cohort archived that month.',
     'The floor: one GET per hot object, the first month in Standard, then the parts at 0.75× the hot bytes in the class — nothing else.',
+    'Beside the ratio to the floor (lookups in the cohort, none in the floor): the archival alone, and one lookup against its physical minimum.',
+    'Access logs: the details bucket logs every request, each key deleted and each lifecycle action, kept 365 days in Standard (record sizes are estimates: accessLogRecordBytes, accessLogLifecycleRecordBytes in --prices).',
   ],
 };
 
@@ -154,6 +173,12 @@ export const parseCostOptions = (flags: Flags): CostOptions => {
   const bytesPerJob = opt('bytes-per-job');
   const jobsPerShopMonth = opt('jobs-per-shop-month');
   const stepMemoryMb = parseStepMemory(stringFlag(flags, 'step-memory-mb'));
+  const restoreTier = stringFlag(flags, 'restore-tier');
+  if (restoreTier !== undefined && !(RESTORE_TIERS as readonly string[]).includes(restoreTier))
+    throw new InvalidInputError(
+      '--restore-tier',
+      `expected one of ${RESTORE_TIERS.join(', ')}, got ${JSON.stringify(restoreTier)}`,
+    );
   const scenario = stringFlag(flags, 'scenario');
   const pricesFile = stringFlag(flags, 'prices');
   return {
@@ -168,6 +193,7 @@ export const parseCostOptions = (flags: Flags): CostOptions => {
       ...(boolFlag(flags, 'run-metrics') ? { runMetrics: true } : {}),
       ...(jobsPerShopMonth !== undefined ? { jobsPerShopMonth } : {}),
       ...(stepMemoryMb !== undefined ? { stepMemoryMb } : {}),
+      ...(restoreTier !== undefined ? { restoreTier: restoreTier as RestoreTier } : {}),
     },
     fromReport: stringFlag(flags, 'from-report') ?? DEFAULT_MEASUREMENTS,
     ...(scenario !== undefined ? { scenario } : {}),
@@ -205,6 +231,8 @@ export const keyScaling = (keyClass: string): 'hot' | 'page' | 'batch' | 'run' |
 /** Transitions and invocations a plan page and a batch add (the definition: archiver-state-machine.ts). */
 const PAGE_WORK = { invocations: 2, stateTransitions: 5 }; // Plan, Tally; Plan, HasBatches, ProcessBatches, Tally, MorePages
 const BATCH_WORK = { invocations: 1, stateTransitions: 1 }; // ArchiveBatch in its child execution
+// The local runner counts the states entered (the child's ArchiveBatch); AWS also bills the child
+// execution's start, one transition a child (CHILD_EXECUTION_TRANSITIONS).
 
 /**
  * steady-year's active runs split by what their work scales with (Measured.terms); undefined when
@@ -254,7 +282,11 @@ const termsOf = (sy: Obj, jobs: number, objects: number, parts: number): WorkTer
     perPart: per(by.part, parts),
     perRun: { s3: per(by.run, runs), invocations: invocations / runs, stateTransitions: transitions / runs },
     perPage: { s3: per(by.page, pages), ...PAGE_WORK },
-    perBatch: { s3: per(by.batch, Math.max(1, batches)), ...BATCH_WORK },
+    perBatch: {
+      s3: per(by.batch, Math.max(1, batches)),
+      invocations: BATCH_WORK.invocations,
+      stateTransitions: BATCH_WORK.stateTransitions + CHILD_EXECUTION_TRANSITIONS,
+    },
     activeRunsPerMonth: runs / Math.max(1, months),
     // Every shop-month is completed by both of its runs (archive, delete): groups / runs a month.
     jobsPerShopMonth: jobs / Math.max(1, groups / Math.max(1, runs / Math.max(1, months))),
@@ -324,6 +356,7 @@ const fromSteadyYear = (sy: Obj, file: string): Measured => {
       indexBytes: num(lookup, 'indexBytes'),
       partRequests: num(lookup, 'partRequests'),
       partBytes: num(lookup, 'partBytes'),
+      ...(typeof lookup.otherRequests === 'number' ? { otherRequests: lookup.otherRequests } : {}),
     },
     idleRun: {
       s3RequestsByType: idleByType,
@@ -505,9 +538,9 @@ export const costLines = (
         ]
       : []),
     ...scaledLines(r, m),
-    `  lookup (month known): index ${m.lookup.indexRequests.toFixed(2)} GETs in Standard, part ${m.lookup.partRequests.toFixed(2)} GETs / ${sizeText(m.lookup.partBytes)} in the part's class`,
+    `  lookup (month known): ${m.lookup.otherRequests === undefined ? '' : `hot check ${m.lookup.otherRequests.toFixed(2)} LISTs, `}index ${m.lookup.indexRequests.toFixed(2)} GETs in Standard, part ${m.lookup.partRequests.toFixed(2)} GETs / ${sizeText(m.lookup.partBytes)} in the part's class`,
     `prices: ${PRICES_TAKEN}`,
-    `parts: ${(r.partsMoving.countShare * 100).toFixed(0)} % of them (${(r.partsMoving.byteShare * 100).toFixed(0)} % of part bytes) reach ${TRANSITION_MIN_BYTES / 1024} KB and move to ${w.storageClass}; the rest stay in Standard (decided per part, as S3 does)`,
+    `parts: ${(r.partsMoving.countShare * 100).toFixed(0)} % of them (${(r.partsMoving.byteShare * 100).toFixed(0)} % of part bytes) reach ${TRANSITION_MIN_BYTES / 1024} KB and move to ${w.storageClass}; the rest stay in Standard (decided per part, as S3 does)${smallPartsText(r, m, prices)}`,
     `fixed per month: ${usd(fixedTotal(r))} (${Object.entries(r.fixedPerMonth)
       .map(([k, v]) => `${k} ${usd(v)}`)
       .join(', ')})`,
@@ -558,6 +591,7 @@ export const costLines = (
     ]),
     '',
     `one cohort over its ${w.retentionMonths} months: archive ${usd(r.cohortTotal.archive)} (${usd(r.archiveWithoutFixed)} without the month's fixed costs) vs floor ${usd(r.floor.total)}: ${r.ratioToFloor.toFixed(2)}× the floor without fixed costs, ${(r.cohortTotal.archive / Math.max(1e-12, r.floor.total)).toFixed(2)}× with them; hot ${usd(r.cohortTotal.hot)}${r.floor.total > r.cohortTotal.hot ? ` — even the floor costs more than keeping the objects hot: ${getPhysics(w, prices)}` : ''}`,
+    ...lookupLines(r, prices),
     '',
   ];
   const t = r.cohortTotal;
@@ -596,11 +630,44 @@ export const costLines = (
   if (pays.length > 0) {
     lines.push(
       '',
-      `Where archiving pays: the smallest mean hot-object size at which one cohort costs no more archived than hot (this workload's jobs, objects per job, requests and lookups; parts scale with the objects):`,
+      `Where archiving pays: the smallest mean hot-object size at which one cohort costs no more archived than hot (this workload's jobs, objects per job, requests and lookups; parts scale with the objects${STORAGE_CLASSES.some((c) => tierFor(w, c, prices) !== w.restoreTier) ? `; ${STORAGE_CLASSES.filter((c) => tierFor(w, c, prices) !== w.restoreTier).join(', ')} restored at ${CHOICES.restoreTier.default}, having no ${w.restoreTier}` : ''}):`,
       ...paysTable(pays),
     );
   }
   return lines;
+};
+
+/** What the parts S3 does not move cost in Standard, and what they would cost moved. */
+const smallPartsText = (r: CostResult, m: Measured, prices: Prices): string => {
+  const w = r.workload;
+  if (w.transitionSmallParts === true) return '';
+  const left = partsLeftInStandard(w, m, prices);
+  if (left.count <= 0) return '';
+  return `: ${left.count.toFixed(1)} parts, ${sizeText(left.gb * 1024 ** 3)}, at ${usdSmall(left.perMonth)} a month; moved (the construct's transitionSmallObjects) ${usdSmall(left.movedPerMonth)} a month in ${w.storageClass} and ${usdSmall(left.movedTransitions)} once in transitions`;
+};
+
+/** A small $ figure with 3 significant digits (a lookup costs fractions of a cent). */
+const usdSmall = (x: number): string => (x >= 0.01 ? usd(x) : `$${x.toPrecision(3)}`);
+
+/** Where the gap to the floor is: the archival alone, and the lookups against their own minimum. */
+const lookupLines = (r: CostResult, prices: Prices): string[] => {
+  const w = r.workload;
+  const l = r.lookups;
+  const tier = w.restoreTier ?? CHOICES.restoreTier.default;
+  const wait = RESTORE_WAIT[w.storageClass]?.[tier];
+  return [
+    `  the archival alone (the cohort's ${l.count.toFixed(1)} lookups left out; the floor has none): ${usd(r.archivalWithoutFixed)} vs floor ${usd(r.floor.total)}: ${r.ratioArchivalToFloor.toFixed(2)}× the floor`,
+    `  its lookups: ${l.count.toFixed(1)} at ${usdSmall(l.perLookup)} each = ${usd(l.archive)}, against their physical minimum ${usdSmall(l.floorPerLookup)} each = ${usd(l.floor)} (${l.ratioToFloor.toFixed(2)}×; minimum: ${
+      wait === undefined
+        ? `one GET of the job's bytes in ${w.storageClass}`
+        : `one ${tier} restore request and the retrieval of one object holding only the job, then its GET`
+    })`,
+    ...(wait === undefined
+      ? []
+      : [
+          `  a lookup restores the whole part at the ${tier} tier (--restore-tier; $${((prices.restore[w.storageClass]?.[tier]?.request ?? 0) * 1000).toFixed(3)} per 1,000 restores, $${(prices.restore[w.storageClass]?.[tier]?.gb ?? 0).toFixed(4)} per GB): the person waits ${wait}`,
+        ]),
+  ];
 };
 
 const callsText = (calls: Readonly<Record<string, number>>, digits: number) =>
@@ -645,6 +712,9 @@ const costCommandLine = (opts: CostOptions, w: Workload): string => {
     `--retention-months ${w.retentionMonths}`,
     `--storage-class ${w.storageClass}`,
     `--lookups-per-month ${flagNumber(w.lookupsPerMonth)}`,
+    ...(w.restoreTier !== undefined || RESTORE_WAIT[w.storageClass] !== undefined
+      ? [`--restore-tier ${w.restoreTier ?? CHOICES.restoreTier.default}`]
+      : []),
     ...(w.lambdaMemoryMb !== 1024 ? [`--lambda-memory-mb ${w.lambdaMemoryMb}`] : []),
     ...(w.jobsPerShopMonth !== undefined ? [`--jobs-per-shop-month ${flagNumber(w.jobsPerShopMonth)}`] : []),
     ...(w.stepMemoryMb !== undefined
@@ -678,6 +748,7 @@ export const costCommand = async (opts: CostOptions, io: Output): Promise<CostRe
       fixedPerMonth: fixedTotal(r),
       fixedPerMonthByComponent: r.fixedPerMonth,
       deploymentMonthly: bills,
+      partsLeftInStandard: partsLeftInStandard(w, m, prices),
       wherePays: pays,
       measured: m,
       prices,

@@ -1,3 +1,5 @@
+import type { RestoreTier } from '../../shared/config';
+
 /**
  * Published list prices the cost model uses: AWS us-east-1, as listed on the S3, Lambda, Step
  * Functions, DynamoDB and CloudWatch pricing pages in November 2026 (`PRICES_TAKEN`). The only figures in the
@@ -19,10 +21,16 @@ export interface Prices {
   readonly getRequest: number;
   /** $ per GET of an object in the class (Glacier IR bills GETs higher). */
   readonly classGetRequest: Readonly<Record<StorageClass, number>>;
-  /** $ per GB retrieved (Glacier IR on read; the others on restore, Standard tier). */
+  /** $ per GB read without a restore (Glacier IR); 0 for the classes that restore first (`restore`). */
   readonly classRetrievalGb: Readonly<Record<StorageClass, number>>;
-  /** $ per restore request (Standard tier); 0 where reads need no restore. */
-  readonly classRestoreRequest: Readonly<Record<StorageClass, number>>;
+  /**
+   * Classes whose objects must be restored before a GET: $ per restore request and per GB restored,
+   * by retrieval tier (S3 pricing, "Requests & data retrievals"). A tier the class does not offer is
+   * absent (Deep Archive has no Expedited). The restored copy is billed in Standard for its days.
+   */
+  readonly restore: Readonly<
+    Partial<Record<StorageClass, Readonly<Partial<Record<RestoreTier, { request: number; gb: number }>>>>>
+  >;
   /** $ per object moved into the class by a lifecycle rule. */
   readonly transitionRequest: Readonly<Record<StorageClass, number>>;
   /** Bytes billed at least per object (Glacier IR: 128 KB). */
@@ -31,11 +39,16 @@ export interface Prices {
   readonly classOverheadBytes: Readonly<Record<StorageClass, { inClass: number; inStandard: number }>>;
   /** Days billed at least (deleting earlier bills the rest). */
   readonly classMinDays: Readonly<Record<StorageClass, number>>;
-  /** Lambda (Arm): $ per request, $ per GB-second. */
+  /** Lambda (Arm: the construct deploys ARM_64, infra/construct/step-functions.ts): $ per request, $ per GB-second. */
   readonly lambdaRequest: number;
   readonly lambdaGbSecond: number;
-  /** Step Functions STANDARD: $ per state transition. */
+  /**
+   * Step Functions STANDARD: $ per state transition. A Distributed Map bills one more for each child
+   * execution it starts, beside the child's own states (Step Functions Developer Guide, "Transitions").
+   */
   readonly stateTransition: number;
+  /** EventBridge Scheduler: $ per scheduled invocation (its 14 million free a month are an account's, not counted). */
+  readonly schedulerInvocation: number;
   /** DynamoDB on-demand: $ per read request unit. */
   readonly dynamodbReadUnit: number;
   /** CloudWatch: $ per standard-resolution alarm per month. */
@@ -50,6 +63,20 @@ export interface Prices {
   readonly s3LatencyMs: number;
   /** Not a price: the latency (ms) of one DynamoDB request ("single-digit millisecond"; 10 to be safe). */
   readonly dynamodbLatencyMs: number;
+  /**
+   * Not a price: bytes of one S3 server access log record of a request. The details bucket logs every
+   * request, and each key a multi-object delete removes, into its access-log bucket, kept in Standard.
+   * An estimate (s3rver writes no access logs): AWS's documented example record is 564 bytes with the
+   * console's user agent and a bucket-level key; the same fields filled as ours are (a 52-byte bucket
+   * name twice, an assumed-role requester ARN of ~150 bytes, a ~50-byte key in the key and request-URI
+   * fields, the AWS SDK's ~110-byte user agent) come to ~835.
+   */
+  readonly accessLogRecordBytes: number;
+  /**
+   * Not a price: bytes of one access log record of a lifecycle action (S3.TRANSITION_*.OBJECT,
+   * S3.EXPIRE.OBJECT): requester AmazonS3, no request URI, user agent or TLS fields (~360 bytes).
+   */
+  readonly accessLogLifecycleRecordBytes: number;
 }
 
 const KB = 1024;
@@ -60,8 +87,18 @@ export const DEFAULT_PRICES: Prices = {
   putRequest: 0.005 / 1000,
   getRequest: 0.0004 / 1000,
   classGetRequest: { GLACIER_IR: 0.01 / 1000, GLACIER: 0.0004 / 1000, DEEP_ARCHIVE: 0.0004 / 1000 },
-  classRetrievalGb: { GLACIER_IR: 0.03, GLACIER: 0.01, DEEP_ARCHIVE: 0.02 },
-  classRestoreRequest: { GLACIER_IR: 0, GLACIER: 0.05 / 1000, DEEP_ARCHIVE: 0.1 / 1000 },
+  classRetrievalGb: { GLACIER_IR: 0.03, GLACIER: 0, DEEP_ARCHIVE: 0 },
+  restore: {
+    GLACIER: {
+      Expedited: { request: 10 / 1000, gb: 0.03 },
+      Standard: { request: 0.05 / 1000, gb: 0.01 },
+      Bulk: { request: 0, gb: 0 },
+    },
+    DEEP_ARCHIVE: {
+      Standard: { request: 0.1 / 1000, gb: 0.02 },
+      Bulk: { request: 0.025 / 1000, gb: 0.0025 },
+    },
+  },
   transitionRequest: { GLACIER_IR: 0.02 / 1000, GLACIER: 0.03 / 1000, DEEP_ARCHIVE: 0.05 / 1000 },
   classMinObjectBytes: { GLACIER_IR: 128 * KB, GLACIER: 0, DEEP_ARCHIVE: 0 },
   classOverheadBytes: {
@@ -73,11 +110,20 @@ export const DEFAULT_PRICES: Prices = {
   lambdaRequest: 0.2 / 1_000_000,
   lambdaGbSecond: 0.0000133334,
   stateTransition: 0.025 / 1000,
+  schedulerInvocation: 1 / 1_000_000,
   dynamodbReadUnit: 0.125 / 1_000_000,
   alarmMonth: 0.1,
   customMetricMonth: 0.3,
   s3LatencyMs: 50,
   dynamodbLatencyMs: 10,
+  accessLogRecordBytes: 800,
+  accessLogLifecycleRecordBytes: 350,
+};
+
+/** Hours a restore typically takes, by class and tier (S3 User Guide, "Archive retrieval options"). */
+export const RESTORE_WAIT: Readonly<Partial<Record<StorageClass, Partial<Record<RestoreTier, string>>>>> = {
+  GLACIER: { Expedited: '1–5 minutes', Standard: '3–5 hours', Bulk: '5–12 hours' },
+  DEEP_ARCHIVE: { Standard: 'within 12 hours', Bulk: 'within 48 hours' },
 };
 
 /**

@@ -30,7 +30,7 @@ export type KeyPrefix = keyof typeof PREFIX;
  * that it costs little beside the parts (docs/cost.md; 30 days kept a month of scratch in Standard).
  */
 export const RUNS_EXPIRE_DAYS = 7;
-const ACCESS_LOGS_EXPIRE_DAYS = 365;
+export const ACCESS_LOGS_EXPIRE_DAYS = 365;
 
 const STORAGE_CLASS: Record<ArchiveStorageClass, StorageClass> = {
   GLACIER_IR: StorageClass.GLACIER_INSTANT_RETRIEVAL,

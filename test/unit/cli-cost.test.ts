@@ -13,7 +13,9 @@ import {
   parseStepMemory,
 } from '../../infra/cli/cost';
 import {
+  ACCESS_LOG_DAYS,
   ARCHIVE_CUSTOM_METRICS,
+  accessLogDollars,
   archiveOneTime,
   atRest,
   costModel,
@@ -23,8 +25,10 @@ import {
   floorCohort,
   lambdaSeconds,
   lookupCost,
+  lookupFloor,
   type Measured,
   partScale,
+  partsLeftInStandard,
   partsMoving,
   runShape,
   scaledOneTime,
@@ -36,6 +40,7 @@ import {
 import { runCli } from '../../infra/cli/main';
 import { memoryOutput } from '../../infra/cli/output';
 import { DEFAULT_PRICES, requestPrice } from '../../infra/cli/prices';
+import { ACCESS_LOGS_EXPIRE_DAYS } from '../../infra/construct/details-bucket';
 import { InvalidInputError } from '../../shared/errors';
 
 const measured: Measured = {
@@ -87,7 +92,11 @@ describe('costModel', () => {
     expect(r.months).toHaveLength(24);
     expect(r.months[0]?.hot).toBeCloseTo(r.months[0]?.archive ?? -1, 12);
     expect(r.months[0]?.hot).toBeCloseTo(r.months[0]?.lifecycle ?? -1, 12);
-    expect(r.months[11]?.hot).toBeCloseTo((r.months[0]?.hot ?? 0) * 12, 12);
+    // Twelve months of Standard, and the access-log records of the objects' expiration at the end.
+    expect(r.months[11]?.hot).toBeCloseTo(
+      (r.months[0]?.hot ?? 0) * 12 + accessLogDollars(0, 2000, DEFAULT_PRICES),
+      12,
+    );
     expect(r.months[20]?.hot).toBeCloseTo(r.months[11]?.hot ?? -1, 12);
     expect(r.cumulative.at(-1)?.hot).toBeCloseTo(
       r.months.reduce((s, m) => s + m.hot, 0),
@@ -187,7 +196,7 @@ describe('costModel', () => {
       expect(b.archive).toBeCloseTo(r.cohortTotal.archive, 12);
       expect(b.hot).toBeCloseTo(r.cohortTotal.hot, 12);
       expect(b.floor).toBeCloseTo(r.floor.total, 12);
-      expect(b.fixed).toBeCloseTo(0.1 + (r.fixedPerMonth.idleRuns ?? 0), 12);
+      expect(b.fixed).toBeCloseTo(0.1 + (r.fixedPerMonth.idleRuns ?? 0) + 30 * 1e-6, 12);
     }
   });
 
@@ -204,9 +213,11 @@ describe('costModel', () => {
     expect(f.customMetrics).toBeCloseTo(8 * 0.3, 12);
     const run = 2 * 0.0004e-3 + 2 * 0.005e-3 + 3 * 0.2e-6 + 0.5 * 0.0000133334 + 7 * 0.025e-3 + 0.125e-6;
     expect(f.idleRuns).toBeCloseTo(30 * run, 12);
+    // EventBridge Scheduler: $1 a million invocations, one a daily run (its free tier is the account's).
+    expect(f.schedule).toBeCloseTo(30 * 1e-6, 15);
     expect(
       archiveOneTime({ ...workload, runMetrics: true }, { ...measured, idleRun }, DEFAULT_PRICES).fixed,
-    ).toBeCloseTo(f.alarms + f.customMetrics + f.idleRuns, 12);
+    ).toBeCloseTo(f.alarms + f.customMetrics + f.idleRuns + f.schedule, 12);
     // The construct publishes one custom metric per RUN_METRICS entry.
     expect(ARCHIVE_CUSTOM_METRICS).toBe(Object.keys(RUN_METRICS).length);
   });
@@ -232,12 +243,20 @@ describe('costModel', () => {
     expect(inIr.archive).toBeCloseTo(1 * p.getRequest + 1 * 0.01e-3 + (60_000 / 1024 ** 3) * 0.03, 15);
     const small = lookupCost(workload, { ...measured, averagePartBytes: 10_000 }, p); // parts stay in Standard
     expect(small.archive).toBeCloseTo(2 * p.getRequest, 15);
-    // Flexible Retrieval restores the whole part before its block can be read.
+    // Flexible Retrieval restores the whole part before its block can be read (Standard tier by
+    // default), and the restored copy sits in Standard for the reader's 7 restore days.
     const fr = lookupCost({ ...workload, storageClass: 'GLACIER' }, measured, p);
     expect(fr.archive).toBeCloseTo(
-      p.getRequest + 0.0004e-3 + 0.05e-3 + ((2 * 1024 * 1024) / 1024 ** 3) * 0.01,
+      p.getRequest + 0.0004e-3 + 0.05e-3 + ((2 * 1024 * 1024) / 1024 ** 3) * (0.01 + 0.023 * (7 / 30)),
       15,
     );
+    // The hot check's LIST, when measured, is a LIST-priced request.
+    const checked = lookupCost(
+      workload,
+      { ...measured, lookup: { ...measured.lookup, otherRequests: 1 } },
+      p,
+    );
+    expect(checked.archive - inIr.archive).toBeCloseTo(0.005e-3, 15);
   });
 
   it('where archiving pays: the smallest mean object size per retention and class', () => {
@@ -378,12 +397,16 @@ describe('jobarchive cost', () => {
     expect(doc).toHaveProperty('breakEvenVsHot');
     expect(doc).toHaveProperty('wherePays');
     // fixedPerMonth: $ a month (≤ $0.30 by default: one alarm, no custom metric), its components beside.
-    expect(doc.fixedPerMonth).toBeCloseTo(0.1, 12);
+    expect(doc.fixedPerMonth).toBeCloseTo(0.1 + 30e-6, 12);
     expect(doc.fixedPerMonthByComponent).toEqual({
       alarms: 0.1,
       customMetrics: 0,
       idleRuns: 0,
+      schedule: expect.closeTo(30e-6, 12),
     });
+    expect(doc).toHaveProperty('ratioArchivalToFloor');
+    expect(doc).toHaveProperty('lookups.ratioToFloor');
+    expect(doc).toHaveProperty('partsLeftInStandard.perMonth');
     expect(doc).toHaveProperty('deploymentMonthly');
     expect(doc).toHaveProperty('ratioToFloor');
     const opted = memoryOutput();
@@ -391,7 +414,7 @@ describe('jobarchive cost', () => {
       parseCostOptions(parseFlags(costSpec, ['--from-report', bench, '--json', '--run-metrics'])),
       opted,
     );
-    expect(opted.json<{ fixedPerMonth: number }>().fixedPerMonth).toBeCloseTo(2.7, 12);
+    expect(opted.json<{ fixedPerMonth: number }>().fixedPerMonth).toBeCloseTo(2.7 + 30e-6, 12);
   });
 
   it('reads steady-year figures: per archived object with the idle runs taken out and charged per run', () => {
@@ -514,6 +537,8 @@ describe('jobarchive cost', () => {
     expect(t.perBatch.s3).toEqual({ PutObject: 1 });
     // What is left of an active run once its page and batches are taken out: Route, Report, RunComplete, Done.
     expect(t.perRun).toMatchObject({ invocations: 1, stateTransitions: 4 });
+    // A batch: its ArchiveBatch state as counted locally, and the child execution's start AWS bills.
+    expect(t.perBatch).toMatchObject({ invocations: 1, stateTransitions: 2 });
     expect(t.activeRunsPerMonth).toBe(2);
     // 4 runs over 2 months, 5 shop-months each: 10 shop-months for 50 jobs.
     expect(t.jobsPerShopMonth).toBe(5);
@@ -730,5 +755,203 @@ describe('the model scales each term with what it scales with', () => {
     expect(keyScaling('state')).toBe('run');
     expect(keyScaling('month index')).toBe('part');
     expect(keyScaling('shared intent')).toBe('part');
+  });
+});
+
+describe('restore tiers', () => {
+  const p = DEFAULT_PRICES;
+  const partGb = (2 * 1024 * 1024) / 1024 ** 3;
+  const restored = partGb * 0.023 * (7 / 30); // the restored copy, 7 days in Standard
+  const get = 0.0004e-3;
+
+  it('a lookup restores the whole part at the tier: Standard by default (the reader’s), Bulk and Expedited by flag', () => {
+    const fr = (restoreTier?: 'Standard' | 'Bulk' | 'Expedited') =>
+      lookupCost(
+        { ...workload, storageClass: 'GLACIER', ...(restoreTier ? { restoreTier } : {}) },
+        measured,
+        p,
+      ).archive;
+    expect(fr()).toBeCloseTo(fr('Standard'), 15);
+    expect(fr('Standard')).toBeCloseTo(p.getRequest + get + 0.05e-3 + partGb * 0.01 + restored, 15);
+    expect(fr('Bulk')).toBeCloseTo(p.getRequest + get + restored, 15); // Flexible Retrieval's Bulk is free
+    expect(fr('Expedited')).toBeCloseTo(p.getRequest + get + 10e-3 + partGb * 0.03 + restored, 15);
+    const da = (restoreTier: 'Standard' | 'Bulk') =>
+      lookupCost({ ...workload, storageClass: 'DEEP_ARCHIVE', restoreTier }, measured, p).archive;
+    expect(da('Standard')).toBeCloseTo(p.getRequest + get + 0.1e-3 + partGb * 0.02 + restored, 15);
+    expect(da('Bulk')).toBeCloseTo(p.getRequest + get + 0.025e-3 + partGb * 0.0025 + restored, 15);
+    // Glacier IR reads without a restore: the tier changes nothing.
+    expect(lookupCost({ ...workload, restoreTier: 'Expedited' }, measured, p).archive).toBeCloseTo(
+      lookupCost(workload, measured, p).archive,
+      15,
+    );
+    // Lifecycled small objects: each object restored on its own.
+    const objectGb = 1024 / 1024 ** 3;
+    expect(
+      lookupCost({ ...workload, storageClass: 'DEEP_ARCHIVE', restoreTier: 'Bulk' }, measured, p).lifecycle,
+    ).toBeCloseTo(0.005e-3 + 2 * (get + 0.025e-3 + objectGb * (0.0025 + 0.023 * (7 / 30))), 15);
+  });
+
+  it('Deep Archive has no Expedited: refused with a typed error naming the flag, before anything is priced', () => {
+    const w = { ...workload, storageClass: 'DEEP_ARCHIVE' as const, restoreTier: 'Expedited' as const };
+    expect(() => costModel(w, measured, p)).toThrow(InvalidInputError);
+    expect(() => costModel(w, measured, p)).toThrow(/--restore-tier.*DEEP_ARCHIVE offers no Expedited/);
+    expect(() => parseCostOptions(parseFlags(costSpec, ['--restore-tier', 'Fast']))).toThrow(
+      /--restore-tier: expected one of Expedited, Standard, Bulk/,
+    );
+    expect(parseCostOptions(parseFlags(costSpec, ['--restore-tier', 'Bulk'])).workload.restoreTier).toBe(
+      'Bulk',
+    );
+  });
+
+  it('where it pays: each class at the workload’s tier where it offers it, else the reader’s default (said)', async () => {
+    const w = { ...workload, jobsPerMonth: 100_000, lookupsPerMonth: 100, restoreTier: 'Expedited' as const };
+    const rows = wherePays(w, measured, p);
+    const at = (cls: 'GLACIER' | 'DEEP_ARCHIVE', restoreTier: 'Expedited' | 'Standard') =>
+      smallestPayingObjectBytes({ ...w, restoreTier }, measured, p, cls, 24);
+    expect(rows[1]?.smallestObjectBytes.GLACIER).toBe(at('GLACIER', 'Expedited'));
+    expect(rows[1]?.smallestObjectBytes.DEEP_ARCHIVE).toBe(at('DEEP_ARCHIVE', 'Standard'));
+    const out = memoryOutput();
+    await costCommand(
+      parseCostOptions(parseFlags(costSpec, ['--storage-class', 'GLACIER', '--restore-tier', 'Expedited'])),
+      out,
+    );
+    expect(out.stdout.join('\n')).toContain('DEEP_ARCHIVE restored at Standard, having no Expedited');
+  });
+
+  it('the CLI says the tier and what it means for the person waiting', async () => {
+    const out = memoryOutput();
+    await costCommand(
+      parseCostOptions(
+        parseFlags(costSpec, [
+          '--storage-class',
+          'DEEP_ARCHIVE',
+          '--restore-tier',
+          'Bulk',
+          '--retention-months',
+          '24',
+        ]),
+      ),
+      out,
+    );
+    const text = out.stdout.join('\n');
+    expect(text).toContain('--restore-tier Bulk');
+    expect(text).toContain('at the Bulk tier');
+    expect(text).toContain('the person waits within 48 hours');
+    expect(text).toMatch(
+      /the archival alone \(the cohort's [\d.]+ lookups left out; the floor has none\): \$[\d.]+ vs floor \$[\d.]+: [\d.]+× the floor/,
+    );
+    expect(text).toMatch(
+      /its lookups: [\d.]+ at \$[\d.e-]+ each = \$[\d.]+, against their physical minimum .*one Bulk restore request/,
+    );
+    const bad = memoryOutput();
+    await expect(
+      costCommand(
+        parseCostOptions(
+          parseFlags(costSpec, ['--storage-class', 'DEEP_ARCHIVE', '--restore-tier', 'Expedited']),
+        ),
+        bad,
+      ),
+    ).rejects.toThrow(InvalidInputError);
+  });
+});
+
+describe('lookups beside the floor', () => {
+  const p = DEFAULT_PRICES;
+  const w = { ...workload, jobsPerMonth: 100_000, lookupsPerMonth: 100, retentionMonths: 24 };
+
+  it('ratioToFloor keeps the lookups; beside it the archival alone and the lookups against their minimum', () => {
+    const r = costModel(w, measured, p);
+    const none = costModel({ ...w, lookupsPerMonth: 0 }, measured, p);
+    // The issue's figure is unchanged: lookups in the cohort, none in the floor.
+    expect(r.ratioToFloor).toBeCloseTo(r.archiveWithoutFixed / r.floor.total, 12);
+    // The archival alone is the cohort without lookups.
+    expect(r.archivalWithoutFixed).toBeCloseTo(none.archiveWithoutFixed, 12);
+    expect(r.ratioArchivalToFloor).toBeCloseTo(none.ratioToFloor, 12);
+    expect(none.lookups.archive).toBe(0);
+    // 100 lookups a month over 24 cohorts, each cohort archived 23 months.
+    expect(r.lookups.count).toBeCloseTo((100 / 24) * 23, 12);
+    expect(r.lookups.archive).toBeCloseTo(r.lookups.count * lookupCost(w, measured, p).archive, 15);
+    expect(r.archiveWithoutFixed - r.archivalWithoutFixed).toBeCloseTo(r.lookups.archive, 12);
+    expect(r.lookups.ratioToFloor).toBeCloseTo(r.lookups.perLookup / r.lookups.floorPerLookup, 12);
+  });
+
+  it('a lookup’s physical minimum: one GET of the job’s bytes, or one restore of an object holding only the job', () => {
+    const jobGb = (2048 * 0.75) / 1024 ** 3;
+    expect(lookupFloor(w, p)).toBeCloseTo(0.01e-3 + jobGb * 0.03, 15);
+    expect(lookupFloor({ ...w, storageClass: 'DEEP_ARCHIVE' }, p)).toBeCloseTo(
+      0.0004e-3 + 0.1e-3 + jobGb * 0.02,
+      15,
+    );
+    expect(lookupFloor({ ...w, storageClass: 'GLACIER', restoreTier: 'Bulk' }, p)).toBeCloseTo(0.0004e-3, 15);
+  });
+});
+
+describe('billing rules', () => {
+  const p = DEFAULT_PRICES;
+
+  it('the access log: a record per request, per hot key deleted and per part transitioned, kept a year in Standard', () => {
+    expect(ACCESS_LOG_DAYS).toBe(ACCESS_LOGS_EXPIRE_DAYS);
+    expect(accessLogDollars(1e6, 1e6, p)).toBeCloseTo(
+      ((1e6 * (800 + 350)) / 1024 ** 3) * 0.023 * (365 / 30),
+      12,
+    );
+    const once = archiveOneTime(workload, measured, p);
+    const objects = 1000 * 2;
+    const requests = objects * (1 + 0.5 + 0.01 + 0.01);
+    const parts = 1000 * 0.001; // 2 MB parts: all move
+    expect(once.accessLogs).toBeCloseTo(accessLogDollars(requests + objects, parts, p), 12);
+    // Hot: the objects' expiration records, in the cohort's last month.
+    const r = costModel(workload, measured, p);
+    expect((r.cohort[11]?.hot ?? 0) - (r.cohort[10]?.hot ?? 0)).toBeCloseTo(
+      accessLogDollars(0, objects, p),
+      12,
+    );
+  });
+
+  it('Glacier IR bills each moved part at least 128 KB, part by part (parts under it move only with transitionSmallObjects)', () => {
+    const w = { ...workload, transitionSmallParts: true };
+    const { partGb, indexGb } = atRest(w, measured);
+    // Parts of 10, 10 and 300 KB, as many as hold the cohort's part bytes.
+    const sizes = [10 * 1024, 10 * 1024, 300 * 1024];
+    const mean = (320 * 1024) / 3;
+    const mixed = {
+      ...measured,
+      partSizes: sizes,
+      averagePartBytes: mean,
+      partsPerJob: (partGb * 1024 ** 3) / mean / 1000,
+    };
+    const r = costModel(w, mixed, p);
+    // Age 3: each 10 KB part billed 128 KB, the 300 KB one its size; the index in Standard.
+    const billedGb = partGb * ((2 * 128 + 300) / 320);
+    expect(r.cohort[2]?.archive).toBeCloseTo(billedGb * 0.004 + indexGb * 0.023, 12);
+    // What staying costs, beside what moving would: 2 parts of 10 KB (their share of the part bytes).
+    const left = partsLeftInStandard(workload, mixed, p);
+    const parts = 1000 * mixed.partsPerJob;
+    expect(left.count).toBeCloseTo((parts * 2) / 3, 9);
+    expect(left.perMonth).toBeCloseTo(partGb * (20 / 320) * 0.023, 12);
+    expect(left.movedPerMonth).toBeCloseTo(partGb * ((2 * 128) / 320) * 0.004, 12);
+    expect(left.movedTransitions).toBeCloseTo(((parts * 2) / 3) * 0.02e-3, 12);
+    // Without transitionSmallObjects the 10 KB parts stay in Standard at their size.
+    const kept = costModel(workload, mixed, p);
+    expect(kept.cohort[2]?.archive).toBeCloseTo(
+      partGb * (300 / 320) * 0.004 + partGb * (20 / 320) * 0.023 + indexGb * 0.023,
+      12,
+    );
+  });
+
+  it('deleted before the minimum duration: the rest of what the class bills (its minimum size and overhead), not the 8 KB in Standard', () => {
+    // Kept 4 months, 3 of them in Deep Archive: 180 − 90 = 90 days (3 months) more at deletion.
+    const w = { ...workload, storageClass: 'DEEP_ARCHIVE' as const, retentionMonths: 4 };
+    const r = costModel(w, measured, p);
+    const parts = 1000 * 0.001;
+    const { partGb } = atRest(w, measured);
+    const partsInClass = (partGb + (parts * 32 * 1024) / 1024 ** 3) * 0.00099;
+    expect((r.cohort[3]?.archive ?? 0) - (r.cohort[2]?.archive ?? 0)).toBeCloseTo(3 * partsInClass, 12);
+    // Lifecycle: 2,000 objects of 1 KB + 32 KB each in the class; their 8 KB in Standard owes nothing.
+    const objectsInClass = ((2000 * (1024 + 32 * 1024)) / 1024 ** 3) * 0.00099;
+    expect((r.cohort[3]?.lifecycle ?? 0) - (r.cohort[2]?.lifecycle ?? 0)).toBeCloseTo(
+      3 * objectsInClass + accessLogDollars(0, 2000, p),
+      12,
+    );
   });
 });

@@ -81,8 +81,8 @@ const replaceSection = (text: string, name: string, body: string[]): string => {
 const main = async () => {
   process.chdir(ROOT);
   const rows: string[] = [
-    '| workload | command | one cohort over its life: archive (without fixed costs) vs the floor, hot | archive ÷ floor, without fixed | payback age |',
-    '|---|---|---|---|---|',
+    '| workload | command | one cohort over its life: archive (without fixed costs) vs the floor, hot | archive ÷ floor, without fixed | the archival alone ÷ floor (lookups out) · a lookup ÷ its minimum | payback age |',
+    '|---|---|---|---|---|---|',
   ];
   for (const d of DOCS) {
     const io = memoryOutput();
@@ -92,7 +92,7 @@ const main = async () => {
     // A workload that never pays even at the floor says so, and why.
     const floorNever = r.floor.total > t.hot;
     rows.push(
-      `| ${d.title} | \`jobarchive cost ${d.args.join(' ')}\` | archive ${usd(t.archive)} (${usd(r.archiveWithoutFixed)}) vs floor ${usd(r.floor.total)}, hot ${usd(t.hot)} (lifecycle ${usd(t.lifecycle)}) | ${r.ratioToFloor.toFixed(2)}× | ${r.breakEvenVsHot ?? (floorNever ? 'never — not even at the floor: its objects are so small that one GET each costs more than the Standard storage archiving saves over this horizon' : 'never')} |`,
+      `| ${d.title} | \`jobarchive cost ${d.args.join(' ')}\` | archive ${usd(t.archive)} (${usd(r.archiveWithoutFixed)}) vs floor ${usd(r.floor.total)}, hot ${usd(t.hot)} (lifecycle ${usd(t.lifecycle)}) | ${r.ratioToFloor.toFixed(2)}× | ${r.ratioArchivalToFloor.toFixed(2)}× · ${r.lookups.ratioToFloor.toFixed(2)}× | ${r.breakEvenVsHot ?? (floorNever ? 'never — not even at the floor: its objects are so small that one GET each costs more than the Standard storage archiving saves over this horizon' : 'never')} |`,
     );
   }
   const design = parseCostOptions(parseFlags(costSpec, ['--from-report', STEADY, ...DESIGN]));
