@@ -142,6 +142,8 @@ export const packMonth = async (
   listing: ReadonlyMap<string, readonly JobObject[]>,
   staging: string[],
   hooks: StageHooks,
+  /** Whether this batch collects the month's shared staging first (PlannedBatch.collectShared). */
+  collect: boolean,
 ): Promise<MonthPack> => {
   const { month } = loaded.index;
   const name = newPartName(deps.clock());
@@ -155,7 +157,9 @@ export const packMonth = async (
   const stage = async (g: PlannedGroup, s: 'archive' | 'verify' | 'commit' | 'delete') => {
     await hooks.before?.(s, { group: g });
   };
-  let overhead = (await deps.meter.measure(() => collectAbandonedShared(deps, run, loaded))).requests;
+  let overhead = collect
+    ? (await deps.meter.measure(() => collectAbandonedShared(deps, run, loaded))).requests
+    : zeroCounts();
 
   // Archive: every group's segment, in memory, against its shop's view of the shared index.
   const viewOf = (index: SharedIndex, shop: string): LoadedIndex => ({
