@@ -98,9 +98,9 @@ const placed = (v: VerifiedPart, start: number, size: number): VerifiedPart => (
  * lists (a commit that died before its cleanup) and, older than ABANDONED_AFTER_MS and of another
  * run, parts never committed. Nothing without a shared index (a lost one must not make committed
  * parts look abandoned; packMonth creates it before the month's first intent, so a shared index
- * always exists where an intent does). 1 LIST. Also run by a batch that loaded the month's shared
- * index but packs nothing there (archiveBatch): the revisit of a dead batch's groups sends them to
- * parts of their own, and would otherwise never collect what the dead batch staged.
+ * always exists where an intent does). 1 LIST, by one batch of the page (PlannedBatch.collectShared),
+ * also when that batch packs nothing there (archiveBatch): the revisit of a dead batch's groups sends
+ * them to parts of their own, and would otherwise never collect what the dead batch staged.
  */
 export const collectAbandonedShared = async (
   deps: StepDeps,
