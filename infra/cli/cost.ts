@@ -249,16 +249,21 @@ const termsOf = (sy: Obj, jobs: number, objects: number, parts: number): WorkTer
   let pages = 0;
   for (const r of active) {
     let runPages = 0;
+    let markers = 0;
     for (const [key, n] of r.byKey as [string, number][]) {
       const space = key.indexOf(' ');
       const call = key.slice(0, space);
       const cls = key.slice(space + 1);
       const into = by[keyScaling(cls)];
       into[call] = (into[call] ?? 0) + n;
-      if (key === 'PutObject run attempts') batches += n;
+      if (key === 'PutObject run attempts') markers += n;
       if (key === 'PutObject run pages') runPages += n;
     }
     pages += Math.max(1, runPages);
+    // The run's ArchiveBatch invocations; without per-step figures, its attempt markers (one an attempt
+    // that stages a part: a batch that stages nothing writes none).
+    const batchStep = ((r.steps ?? {}) as Record<string, Obj>)['archive-batch'];
+    batches += batchStep ? num(batchStep, 'invocations') : markers;
   }
   const sum = (k: string) => active.reduce((a, r) => a + num(r, k), 0);
   const per = (o: Record<string, number>, d: number) =>

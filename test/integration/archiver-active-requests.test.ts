@@ -124,7 +124,8 @@ test('an archive run and its delete run: the S3 requests beyond one GET per hot 
   // The delete run: the per-run files again (no retry reads: nothing waits); per own shop-month the
   // index GET, the GC LIST of its staging, the HEAD of its part (ETag as committed) and the index PUT
   // marking its entries deleted; the same for the packed month's shared index, staging and part; all
-  // hot objects in one ETag-conditional DeleteObjects; no staging, so the marker goes alone.
+  // hot objects in one ETag-conditional DeleteObjects. The batch stages no part, so it writes no
+  // attempt marker (nothing a killed attempt could leave to collect) and removes none.
   expect(s3Of(del)).toEqual({
     GetObject: sum({
       watermark: 1 + 1 + 1, // Plan, the batch, Report
@@ -149,14 +150,84 @@ test('an archive run and its delete run: the S3 requests beyond one GET per hot 
       resultWriter: 2,
       pageResults: 1,
       report: 1,
-      attemptMarker: 1,
       ownIndex: 1,
       sharedIndex: 1,
     }),
-    DeleteObject: 1,
     DeleteObjects: 1,
   });
   // The jobs waiting for the grace period are planned from their retry entries (the completion the
   // archive run committed), not from their rows read again: no prefix changed, so no row is read.
   expect(ddbOf(del).BatchGetItem).toBeUndefined();
+});
+
+/** The S3 requests `client` sends from now on, as `API key` (a LIST's prefix, a DeleteObjects' first key). */
+const traceKeys = (client: { middlewareStack: unknown }): string[] => {
+  const seen: string[] = [];
+  // biome-ignore lint/suspicious/noExplicitAny: a pass-through middleware over any command
+  (client.middlewareStack as any).add(
+    // biome-ignore lint/suspicious/noExplicitAny: a pass-through middleware over any command
+    (next: any, context: { commandName?: string }) => async (args: any) => {
+      const input = args.input ?? {};
+      const key = String(input.Key ?? input.Prefix ?? input.Delete?.Objects?.[0]?.Key ?? '');
+      seen.push(`${(context.commandName ?? '?').replace(/Command$/, '')} ${key}`);
+      return next(args);
+    },
+    { step: 'initialize' },
+  );
+  return seen;
+};
+
+test('a batch a shop-month: the shared staging listed once a page, an attempt marker only where a part is staged', async () => {
+  // As above, each shop-month in a batch of its own (batchGroups 1): 3 batches on each run's page.
+  const env = await archiverEnv({ packBelowKb: 8, batchGroups: 1 });
+  const jobs: SeededJob[] = [];
+  for (const [shopId, big] of [
+    ['own.myshopify.com', true],
+    ['tail-a.myshopify.com', false],
+    ['tail-b.myshopify.com', false],
+  ] as const) {
+    jobs.push(
+      await seedTerminalJob(env, {
+        shopId,
+        completedAt: inMonth(2, 3),
+        platformData: big ? { blob: randomBytes(10_000).toString('hex') } : { shop: shopId },
+      }),
+    );
+  }
+  const hot = jobs.reduce((n, j) => n + j.keys.length, 0);
+  await runMachine(env, { input: { olderThanDays: 200 } });
+  const trace = traceKeys(env.s3);
+  const archive = await runMachine(env, { input: { graceHours: 1 }, keepWatermark: true });
+  expect(archive.report).toMatchObject({ jobsArchived: jobs.length, groupsFailedCount: 0 });
+  expect(archive.pages[0]?.batches).toBe(3);
+  const attempts = (api: string) => trace.filter((t) => t.startsWith(`${api} `) && t.includes('/attempts/'));
+  // Every batch of the archive run stages a part (an own one, or a shared one each): its marker before
+  // its intent, gone with its staging in the batch's one DeleteObjects (never a DELETE of its own).
+  expect(attempts('PutObject')).toHaveLength(3);
+  expect(attempts('DeleteObject')).toEqual([]);
+  expect(s3Of(archive).DeleteObjects).toBe(3);
+  // The first intent of the run comes after a marker.
+  const firstIntent = trace.findIndex(
+    (t) => t.startsWith('PutObject job-details-index/') && t.includes('/pending/'),
+  );
+  const firstMarker = trace.findIndex((t) => t.startsWith('PutObject') && t.includes('/attempts/'));
+  expect(firstMarker).toBeGreaterThan(-1);
+  expect(firstMarker).toBeLessThan(firstIntent);
+
+  trace.length = 0;
+  env.advance(2 * HOUR);
+  const del = await runMachine(env, { input: { graceHours: 1 }, keepWatermark: true });
+  expect(del.report).toMatchObject({ jobsArchived: 0, objectsDeleted: hot, groupsFailedCount: 0 });
+  expect(del.pages[0]?.batches).toBe(3);
+  // Every batch loads the month's shared index (its shop-month may be in it: 'if-packed'); only the
+  // page's first such batch lists the month's shared staging (PlannedBatch.collectShared): 1 LIST, not
+  // one a batch. The own shop-month's staging is listed once, by its own group.
+  expect(trace.filter((t) => t.startsWith('ListObjectsV2 job-details-index/_shared/'))).toHaveLength(1);
+  expect(s3Of(del).ListObjectsV2).toBe(
+    sum({ hotWalk: 1, ownStagingGc: 1, sharedStagingGc: 1, tallyAttempts: 1, reportOwnErasureMarkers: 1 }),
+  );
+  // No batch stages anything: no attempt marker written or removed.
+  expect(attempts('PutObject')).toEqual([]);
+  expect(attempts('DeleteObject')).toEqual([]);
+  expect(s3Of(del).DeleteObject).toBeUndefined();
 });

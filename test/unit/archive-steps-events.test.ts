@@ -117,6 +117,16 @@ describe('the groups of a batch event', () => {
   ])('rejects a bad %s', (field, g) =>
     expect(fieldOf(() => parseBatchEvent(of(g)))).toBe(`batch.groups[0].${field}`),
   );
+  test('the months whose shared staging the batch collects are kept, a bad one named', () => {
+    const batch = (collectShared: unknown) => ({
+      run,
+      batch: { page: 0, batch: 0, groups: [group], collectShared },
+    });
+    expect(parseBatchEvent(batch(['2026-01'])).batch.collectShared).toEqual(['2026-01']);
+    expect(parseBatchEvent(of(group)).batch).not.toHaveProperty('collectShared');
+    expect(fieldOf(() => parseBatchEvent(batch(['2026-13'])))).toBe('batch.collectShared[0]');
+    expect(fieldOf(() => parseBatchEvent(batch('2026-01')))).toBe('batch.collectShared');
+  });
   test('a bad run is named too', () =>
     expect(fieldOf(() => parseBatchEvent({ ...of(group), run: { ...run, dryRun: 1 } }))).toBe('run.dryRun'));
   test('a passed part key must be the one its name derives to', () => {

@@ -58,6 +58,29 @@ describe('plan page files', () => {
     ).toEqual(batches);
   });
 
+  test("each month's shared staging is collected by one batch: the first with a group of it that may pack", () => {
+    const groups = [
+      group('own', 3, '2026-01'),
+      group('a', 1, '2026-01'),
+      group('b', 1, '2026-02'),
+      group('c', 1, '2026-01'),
+    ];
+    const pack = (g: PageGroup) => (g.shopId === 'own' ? undefined : g.shopId === 'c' ? 'if-packed' : true);
+    const { batches, batchesBody } = layoutPlanFiles('r', 0, groups, { batchGroups: 1, batchJobs: 10 }, pack);
+    // Own and if-packed groups first, then the packed ones by month.
+    expect(batches.map((b) => [b.groups.map((g) => g.shopId), b.collectShared])).toEqual([
+      [['own'], undefined],
+      [['c'], ['2026-01']],
+      [['a'], undefined],
+      [['b'], ['2026-02']],
+    ]);
+    expect(batchesBody.toString('utf8').split('\n')[1]).toContain('"collectShared":["2026-01"]');
+    // Without packing no batch collects anything.
+    expect(
+      layoutPlanFiles('r', 0, groups, { batchGroups: 1, batchJobs: 10 }).batches.map((b) => b.collectShared),
+    ).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
   test('an empty page has no batches and empty files', () => {
     const files = layoutPlanFiles('r', 0, [], { batchGroups: 2, batchJobs: 4 });
     expect(files.batches).toEqual([]);

@@ -548,6 +548,49 @@ describe('jobarchive cost', () => {
     expect(t.cpuSecondsPerHotObject).toBeCloseTo((4 * 3 - 4 * 0.5) / 200, 12);
   });
 
+  it("counts a run's batches by its ArchiveBatch invocations: a delete run's batches write no attempt marker", () => {
+    const file = join(tmpdir(), `jda-cost-batches-${process.pid}.json`);
+    const activeRun = (day: string, archive: boolean) => ({
+      day,
+      groupsOk: 5,
+      readUnits: 60,
+      invocations: 6, // Report, a page (Plan, Tally), 3 batches
+      stateTransitions: 12, // Route, Report, RunComplete, Done; a page's 5; 3 batches' 1
+      steps: { 'archive-batch': { invocations: 3, seconds: 1, cpuSeconds: 1 } },
+      byKey: [
+        ...(archive ? [['GetObject hot', 100]] : [['DeleteObjects hot', 1]]),
+        ['PutObject run pages', 1],
+        // Markers only where a part is staged: the archive run's batches.
+        ...(archive ? [['PutObject run attempts', 3]] : []),
+      ],
+    });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'steady-year',
+        runs: 4,
+        jobs: 50,
+        hotObjectsWritten: 200,
+        hotBytesWritten: 200_000,
+        totals: { jobsArchived: 50, hotArchived: 200, s3ByType: {}, bytesIn: 200_000 },
+        idle: { mean: { s3ByType: { GetObject: 1 }, invocations: 2, taskSeconds: 0.1, stateTransitions: 6 } },
+        bytesAtRest: { 'GLACIER_IR parts': 150_000, 'STANDARD index': 5000 },
+        parts: { count: 4, meanBytes: 37_500 },
+        lookup: {},
+        perRun: [
+          activeRun('2025-02-15', true),
+          activeRun('2025-02-16', false),
+          activeRun('2025-03-15', true),
+          activeRun('2025-03-16', false),
+        ],
+      }),
+    );
+    const t = measuredFrom(file).terms;
+    // 12 batches over the 4 runs, 6 markers: half a PUT a batch; the run's own work as before.
+    expect(t?.perBatch.s3).toEqual({ PutObject: 0.5 });
+    expect(t?.perRun).toMatchObject({ invocations: 1, stateTransitions: 4 });
+  });
+
   it('runs without any stack; bad flags are one line and exit 2', async () => {
     const io = memoryOutput();
     expect(await runCli(['cost', '--from-report', bench, '--storage-class', 'STANDARD'], io)).toBe(2);

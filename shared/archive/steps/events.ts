@@ -247,6 +247,15 @@ export const parseBatch = (v: unknown, run: RunContext, field = 'batch'): Planne
     page: int(o.page, `${field}.page`),
     batch: int(o.batch, `${field}.batch`),
     groups: o.groups.map((g, i) => parseGroup(g, run, `${field}.groups[${i}]`)),
+    ...(o.collectShared === undefined
+      ? {}
+      : {
+          collectShared: (() => {
+            if (!Array.isArray(o.collectShared))
+              throw new InvalidInputError(`${field}.collectShared`, 'expected an array of months');
+            return o.collectShared.map((m, i) => validId(validateMonth, m, `${field}.collectShared[${i}]`));
+          })(),
+        }),
   };
 };
 

@@ -150,6 +150,13 @@ export interface PlannedBatch {
   readonly page: number;
   readonly batch: number;
   readonly groups: PlannedGroup[];
+  /**
+   * Months whose shared staging this batch collects (pack-month.ts collectAbandonedShared: 1 LIST of
+   * the month's shared `pending/`): the page's first batch with a group of the month that may pack.
+   * The page's other batches leave it (absent: none), so a month's shared staging is listed once a
+   * page, not once a batch; what it collects is the whole month's, whichever batch staged it.
+   */
+  readonly collectShared?: readonly string[];
 }
 
 /**

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteObjectCommand, DeleteObjectsCommand } from '@aws-sdk/client-s3';
+import {
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { mapLimit } from '../../../concurrency';
 import type { JobObject } from '../../../details';
 import { listJobsObjects } from '../../../details/hot-listing';
@@ -8,7 +14,7 @@ import { readErasureSummary } from '../../../erasure/summary-store';
 import { ShopForgottenError } from '../../../errors';
 import { addCounts, zeroCounts } from '../../../metrics';
 import { putJson } from '../../../s3/objects';
-import { failedAttemptsPrefix } from '../../format';
+import { COLD_PREFIX, failedAttemptsPrefix, INDEX_PREFIX } from '../../format';
 import { archiveGroup } from '../archive/archive-group';
 import type { StagedPart } from '../archive/staged';
 import { commitPartStep } from '../commit/commit-part';
@@ -168,6 +174,31 @@ export const prepareGroup = async (
 };
 
 /**
+ * The deps an attempt's work goes through: before the first write of a part's staging (its intent, the
+ * first thing staged of any part: `pending/` under the index prefix) or of a part, `mark()` runs once
+ * (the attempt's marker), on the same client. Nothing else changes: every other request goes through
+ * as it is.
+ */
+const markingBeforeStaging = (deps: StepDeps, mark: (s3: S3Client) => Promise<void>): StepDeps => {
+  const stages = (command: unknown): boolean => {
+    if (!(command instanceof PutObjectCommand || command instanceof CreateMultipartUploadCommand))
+      return false;
+    const key = command.input.Key ?? '';
+    return key.startsWith(COLD_PREFIX) || (key.startsWith(INDEX_PREFIX) && key.includes('/pending/'));
+  };
+  const s3 = new Proxy(deps.s3, {
+    get(target, prop, receiver) {
+      if (prop !== 'send') return Reflect.get(target, prop, receiver);
+      return async (command: unknown, ...rest: unknown[]) => {
+        if (stages(command)) await mark(target);
+        return (target.send as (...a: unknown[]) => unknown).apply(target, [command, ...rest]);
+      };
+    },
+  });
+  return { ...deps, s3 };
+};
+
+/**
  * ArchiveBatch, its requests counted once each across Task retries: an attempt that throws (the Task
  * retries it) records what it sent under the run's `attempts/`, and Tally adds those to the run.
  * (An invocation that is killed or times out takes its counts with it.)
@@ -177,34 +208,57 @@ export const archiveBatch = async (
   event: BatchEvent,
   hooks: BatchHooks = {},
 ): Promise<BatchResult> => {
-  const deps = forRun(stepDeps, event.run);
+  const base = forRun(stepDeps, event.run);
   const key = `${failedAttemptsPrefix(event.run.runId, event.batch.page)}${event.batch.batch}-${randomUUID()}.json`;
   const put = { ...zeroCounts(), s3: 1, byType: { 's3.PutObject': 1 } };
-  // The attempt's marker first: an attempt that is killed (timeout, out of memory) leaves it, so Tally
-  // knows the batch was interrupted and its groups are revisited once their leftovers are collectable.
-  if (!event.run.dryRun) {
-    await deps.meter.measure(() =>
-      putJson(deps, key, { format: FAILED_ATTEMPT_FORMAT, requests: put, interrupted: true }),
-    );
-  }
+  // The attempt's marker, before the first byte it stages: an attempt that is killed (timeout, out of
+  // memory) after that leaves it, so Tally knows the batch was interrupted and its groups are revisited
+  // once their leftovers are collectable. An attempt that stages nothing (a delete run's batch) leaves
+  // nothing to collect and writes none. Its PUT is counted where it is sent (the staging group's step).
+  let marked: Promise<void> | undefined;
+  const mark = (s3: S3Client): Promise<void> => {
+    marked ??= putJson({ s3, bucket: base.bucket }, key, {
+      format: FAILED_ATTEMPT_FORMAT,
+      requests: put,
+      interrupted: true,
+    }).catch((err: unknown) => {
+      marked = undefined;
+      throw err;
+    });
+    return marked;
+  };
+  const dryRun = event.run.dryRun;
+  const deps = dryRun ? base : markingBeforeStaging(base, mark);
+  const stageDeps = hooks.depsFor;
+  const marking: BatchHooks =
+    dryRun || !stageDeps
+      ? hooks
+      : {
+          ...hooks,
+          depsFor: (stage) => {
+            const d = stageDeps(stage);
+            return d && markingBeforeStaging(d, mark);
+          },
+        };
   const attempt = await deps.meter.settle(() =>
-    archiveBatchOnce(deps, event, hooks, event.run.dryRun ? undefined : key),
+    archiveBatchOnce(deps, event, marking, dryRun ? undefined : { key, written: () => marked !== undefined }),
   );
   if ('value' in attempt) {
     const { markerRemoved, ...value } = attempt.value;
-    if (event.run.dryRun) return value;
-    // Normally gone with the batch's last DeleteObjects (archiveBatchOnce); alone only if that failed for it.
-    const { requests: done } = markerRemoved
-      ? { requests: undefined }
-      : await deps.meter.measure(() =>
-          deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key })),
-        );
-    const overhead = addCounts(addCounts(value.overhead, put), done);
-    return { ...value, overhead };
+    if (dryRun) return value;
+    // Normally gone with the batch's last DeleteObjects (archiveBatchOnce); alone only if that failed for
+    // it, or the attempt staged a part it did not commit.
+    const { requests: done } =
+      markerRemoved || marked === undefined
+        ? { requests: undefined }
+        : await deps.meter.measure(() =>
+            deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key })),
+          );
+    return { ...value, overhead: addCounts(value.overhead, done) };
   }
-  // The record's own PUTs (marker and this one) are among the attempt's requests too.
-  const requests = addCounts(addCounts(attempt.requests, put), event.run.dryRun ? undefined : put);
-  await putJson(deps, key, { format: FAILED_ATTEMPT_FORMAT, requests, interrupted: true }).catch(
+  // The record's own PUT is among the attempt's requests too (the marker's, if sent, already is).
+  const requests = addCounts(attempt.requests, dryRun ? undefined : put);
+  await putJson(base, key, { format: FAILED_ATTEMPT_FORMAT, requests, interrupted: true }).catch(
     () => undefined,
   );
   throw attempt.error;
@@ -216,8 +270,8 @@ const archiveBatchOnce = async (
   deps: StepDeps,
   event: BatchEvent,
   hooks: BatchHooks,
-  /** The attempt's marker: removed in the batch's last DeleteObjects, once everything else is done. */
-  marker: string | undefined,
+  /** The attempt's marker, if written: removed in the batch's last DeleteObjects, once everything else is done. */
+  marker: { readonly key: string; readonly written: () => boolean } | undefined,
 ): Promise<BatchResult & { markerRemoved: boolean }> => {
   const { run } = event;
   // The batch's planned jobs and their hot objects (Plan listed the whole page in one walk) in one
@@ -256,6 +310,8 @@ const archiveBatchOnce = async (
   // Not measured as a whole: each group's stages count their own requests, the shared steps theirs.
   const packs: MonthPack[] = [];
   let collecting = zeroCounts();
+  // One batch of the page collects a month's shared staging (PlannedBatch.collectShared).
+  const collects = (month: string): boolean => event.batch.collectShared?.includes(month) ?? false;
   for (const [month, loaded] of routed.shared) {
     const groups = event.batch.groups.filter((g) => g.month === month && routed.packed(g));
     if (groups.length === 0) {
@@ -263,13 +319,13 @@ const archiveBatchOnce = async (
       // of a batch that died before its shared commit (its shops are in no view). packMonth is never
       // called for them, so what that batch staged is collected here (1 LIST), as a group's own
       // staging is by its own archive step.
-      if (!run.dryRun) {
+      if (!run.dryRun && collects(month)) {
         const gc = await deps.meter.measure(() => collectAbandonedShared(deps, run, loaded));
         collecting = addCounts(collecting, gc.requests);
       }
       continue;
     }
-    packs.push(await packMonth(deps, run, loaded, groups, kept, listing, staging, hooks));
+    packs.push(await packMonth(deps, run, loaded, groups, kept, listing, staging, hooks, collects(month)));
   }
   const packing = packs.reduce((n, p) => addCounts(n, p.overhead), collecting);
   const prepared = [
@@ -322,7 +378,8 @@ const archiveBatchOnce = async (
   // marker in the same call (its work is done): one request fewer per batch that staged a part.
   const { value: markerRemoved, requests: cleanup } = await deps.meter.measure(async () => {
     if (staging.length === 0) return false;
-    const all = marker === undefined ? staging : [...staging, marker];
+    const last = marker?.written() ? marker.key : undefined;
+    const all = last === undefined ? staging : [...staging, last];
     let removed = false;
     for (const keys of chunks(all)) {
       const res = await deps.s3.send(
@@ -331,8 +388,8 @@ const archiveBatchOnce = async (
           Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
         }),
       );
-      if (marker !== undefined && keys.includes(marker))
-        removed = !(res.Errors ?? []).some((e) => e.Key === marker);
+      if (last !== undefined && keys.includes(last))
+        removed = !(res.Errors ?? []).some((e) => e.Key === last);
     }
     return removed;
   });

@@ -98,9 +98,9 @@ const placed = (v: VerifiedPart, start: number, size: number): VerifiedPart => (
  * lists (a commit that died before its cleanup) and, older than ABANDONED_AFTER_MS and of another
  * run, parts never committed. Nothing without a shared index (a lost one must not make committed
  * parts look abandoned; packMonth creates it before the month's first intent, so a shared index
- * always exists where an intent does). 1 LIST. Also run by a batch that loaded the month's shared
- * index but packs nothing there (archiveBatch): the revisit of a dead batch's groups sends them to
- * parts of their own, and would otherwise never collect what the dead batch staged.
+ * always exists where an intent does). 1 LIST, by one batch of the page (PlannedBatch.collectShared),
+ * also when that batch packs nothing there (archiveBatch): the revisit of a dead batch's groups sends
+ * them to parts of their own, and would otherwise never collect what the dead batch staged.
  */
 export const collectAbandonedShared = async (
   deps: StepDeps,
@@ -142,6 +142,8 @@ export const packMonth = async (
   listing: ReadonlyMap<string, readonly JobObject[]>,
   staging: string[],
   hooks: StageHooks,
+  /** Whether this batch collects the month's shared staging first (PlannedBatch.collectShared). */
+  collect: boolean,
 ): Promise<MonthPack> => {
   const { month } = loaded.index;
   const name = newPartName(deps.clock());
@@ -155,7 +157,9 @@ export const packMonth = async (
   const stage = async (g: PlannedGroup, s: 'archive' | 'verify' | 'commit' | 'delete') => {
     await hooks.before?.(s, { group: g });
   };
-  let overhead = (await deps.meter.measure(() => collectAbandonedShared(deps, run, loaded))).requests;
+  let overhead = collect
+    ? (await deps.meter.measure(() => collectAbandonedShared(deps, run, loaded))).requests
+    : zeroCounts();
 
   // Archive: every group's segment, in memory, against its shop's view of the shared index.
   const viewOf = (index: SharedIndex, shop: string): LoadedIndex => ({

@@ -73,6 +73,15 @@ export const layoutPlanFiles = (
     jobs += g.jobCount;
   }
   close();
+  // Each month's shared staging is collected by the first batch with a group of it that may pack.
+  const collecting = new Map<string, number>();
+  for (const b of batches)
+    for (const g of b.groups)
+      if (g.pack !== undefined && !collecting.has(g.month)) collecting.set(g.month, b.batch);
+  for (const [month, at] of collecting) {
+    const b = batches[at] as PlannedBatch;
+    batches[at] = { ...b, collectShared: [...(b.collectShared ?? []), month] };
+  }
 
   return {
     jobsKey,
