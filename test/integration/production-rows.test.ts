@@ -463,7 +463,7 @@ it('a redriven job ends again with the right counters and is archived again as a
     { shopId, jobId, searchMonths: 24, json: true },
     memoryOutput(),
   );
-  expect(result.lookup.archivals.map((a) => a.entry.status)).toEqual(['FAILED', 'COMPLETED']);
+  expect(result.lookup.archivals.map((a) => a.status)).toEqual(['FAILED', 'COMPLETED']);
   expect(result.lookup.archivedRow).toMatchObject({
     retry_attribution: { reason: 'operator', first_retry_attempt: 1 },
   });

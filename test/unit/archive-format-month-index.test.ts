@@ -37,10 +37,8 @@ const entry = (p: string, over: Partial<IndexedJob> = {}): IndexedJob => ({
   offset: 10,
   length: 20,
   sha256: 'x',
-  status: 'FAILED',
   completed_at: '2026-01-10T00:00:00Z',
   committed_at: 't',
-  counts: { chunk_ids: 1, failed: 1, skipped: 0, conflict: 0 },
   platform_data: null,
   sources: [],
   deleted_at: null,
@@ -107,15 +105,43 @@ describe('month index', () => {
       jobs: { j1: [slim] },
     });
     const stored = JSON.parse(Buffer.from(gunzipSync(serializeMonthIndex(idx))).toString());
-    // Part by position, block by number in the part's block_bytes, counts as a list.
+    // Part by position, block by number in the part's block_bytes; no status or counts (the record's);
+    // a completion not in the canonical `…T…Z` form (no milliseconds here) is kept as text.
     expect(stored.parts[0].block_bytes).toEqual([10, 20]);
     expect(stored.parts[0].etag).toBe(part(P1).etag);
     expect(stored.jobs.j1[0]).toEqual({
       block: 1, // part 0 goes without saying
-      status: 'FAILED',
-      completed_at: '2026-01-10T00:00:00Z',
-      counts: [1, 1, 0, 0],
+      completed: '2026-01-10T00:00:00Z',
     });
+  });
+
+  it('stores a canonical completion as milliseconds from the start of the month, and reads it back', () => {
+    const at = '2026-01-31T23:59:59.999Z';
+    const idx = commitPart(
+      empty,
+      { ...part(P1), size: 30 },
+      {
+        j1: entry(P1, { offset: 0, length: 30, completed_at: at }),
+        j2: entry(P1, { offset: 0, length: 30, completed_at: '2026-01-01T00:00:00.000Z' }),
+        // Another month's completion (never written by the archiver) still round-trips: a negative offset.
+        j3: entry(P1, { offset: 0, length: 30, completed_at: '2025-12-31T23:00:00.000Z' }),
+        j4: entry(P1, { offset: 0, length: 30, completed_at: 'not a time' }),
+      },
+      't1',
+    );
+    const bytes = serializeMonthIndex(idx);
+    const stored = JSON.parse(Buffer.from(gunzipSync(bytes)).toString());
+    expect(stored.jobs.j1[0]).toEqual({ completed: 31 * 86_400_000 - 1 });
+    expect(stored.jobs.j2[0]).toEqual({ completed: 0 });
+    expect(stored.jobs.j3[0]).toEqual({ completed: -3_600_000 });
+    expect(stored.jobs.j4[0]).toEqual({ completed: 'not a time' });
+    const back = parseMonthIndex(bytes, 'k');
+    expect(['j1', 'j2', 'j3', 'j4'].map((j) => back.jobs[j]?.[0]?.completed_at)).toEqual([
+      at,
+      '2026-01-01T00:00:00.000Z',
+      '2025-12-31T23:00:00.000Z',
+      'not a time',
+    ]);
   });
 
   it('index@3 keeps a part’s blocks (gaps included), platform-data blocks and per-entry exceptions', () => {
@@ -165,12 +191,7 @@ describe('month index', () => {
     const stored = JSON.parse(Buffer.from(gunzipSync(bytes)).toString());
     expect(stored.parts[0]).not.toHaveProperty('block_bytes');
     expect(stored.parts[0]).not.toHaveProperty('deleted_by'); // run 'r' committed and deleted it
-    expect(stored.jobs.j1[0]).toEqual({
-      status: 'FAILED',
-      completed_at: '2026-01-10T00:00:00Z',
-      counts: [1, 1, 0, 0],
-      deleted: 2,
-    });
+    expect(stored.jobs.j1[0]).toEqual({ completed: '2026-01-10T00:00:00Z', deleted: 2 });
     expect(parseMonthIndex(bytes, 'k').jobs.j1?.[0]).toMatchObject({
       offset: 0,
       length: 30,
@@ -215,21 +236,21 @@ describe('month index', () => {
       JSON.stringify({
         ...emptyMonthIndex('s', 'm', 't'),
         parts: [{ ...part(P1), block_bytes: [10] }],
-        jobs: { j1: [{ part: 0, block: 3, status: 'S', completed_at: 'c', counts: [0, 0, 0, 0] }] },
+        jobs: { j1: [{ part: 0, block: 3, completed: 0 }] },
       }),
     ],
     [
       'blocks past the part’s size',
       JSON.stringify({ ...emptyMonthIndex('s', 'm', 't'), parts: [{ ...part(P1), block_bytes: [90, 20] }] }),
     ],
-    [
-      'counts not a list of four',
+    ...[undefined, null, 1.5, [0]].map((completed) => [
+      `completed ${JSON.stringify(completed)}: neither whole milliseconds nor text`,
       JSON.stringify({
-        ...emptyMonthIndex('s', 'm', 't'),
+        ...emptyMonthIndex('s', '2026-01', 't'),
         parts: [{ ...part(P1), block_bytes: [10] }],
-        jobs: { j1: [{ part: 0, block: 0, status: 'S', completed_at: 'c', counts: { failed: 1 } }] },
+        jobs: { j1: [{ part: 0, block: 0, completed }] },
       }),
-    ],
+    ]),
   ])('parseMonthIndex: %s → CorruptObjectError naming the key', (_name, text) => {
     expect(() => parseMonthIndex(Buffer.from(text), 'job-details-index/s/m/index.json')).toThrow(
       CorruptObjectError,
@@ -248,7 +269,7 @@ describe('blocked index@3 (a month too large for one block)', () => {
     return commitPart(emptyMonthIndex('s', '2026-01', 't0'), { ...part(P1), size: n * 10 }, jobs, 't1');
   };
 
-  it('stores a header member with the block directory, then one member per block of ≤ 64 KB of JSON', () => {
+  it('stores a header member with the block directory, then one member per block of ≤ INDEX_BLOCK_BYTES of JSON', () => {
     const idx = many(6000);
     const bytes = serializeMonthIndex(idx);
     const head = gzipMemberLength(bytes);
@@ -296,10 +317,8 @@ describe('index@4 additions', () => {
     part: 'part-20260201T000000Z-aaaaaaaa.jsonl.gz',
     offset: 0,
     length: 30,
-    status: 'FAILED',
     completed_at: '2026-01-10T00:00:00Z',
     committed_at: 't1',
-    counts: { chunk_ids: 1, failed: 1, skipped: 0, conflict: 0 },
     platform_data: null,
     sources: [{ key: 'job-details/j1/a.json.gz', size: 3, etag: 'e' }],
     deleted_at: null,

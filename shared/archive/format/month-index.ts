@@ -1,4 +1,3 @@
-import type { DetailCounts } from './records';
 import { INDEX_FORMAT } from './version';
 
 /**
@@ -70,10 +69,15 @@ export interface IndexedJob extends Located {
    * catches corruption, and the reader checks the record names the job it asked for.
    */
   readonly sha256?: string;
-  readonly status: string;
+  /**
+   * The completion archived (the job record's `job.completed_at`): the archive step's classify and
+   * delete-plan ask whether this completion is archived, readers whether it is the newest. Stored as
+   * milliseconds from the start of the month when it is the canonical `…T…Z` form (it always is from
+   * the archiver), else as text. The job's status and detail counts are the record's alone: every
+   * consumer reads the record anyway, and the index stays in Standard for good.
+   */
   readonly completed_at: string;
   readonly committed_at: string;
-  readonly counts: DetailCounts;
   /** Where the job's platform data record is (in memory, with its ref; the job record names it). */
   readonly platform_data: (Located & { readonly ref?: string }) | null;
   /**
@@ -137,11 +141,15 @@ export const latestEntry = (index: MonthIndex, jobId: string): IndexedJob | unde
 export const partByName = (index: MonthIndex, name: string): IndexedPart | undefined =>
   index.parts.find((p) => p.name === name);
 
-/** Bytes of an index a lookup reads first (shared/reader/archive-reads.ts): most months whole. */
-export const INDEX_FIRST_READ_BYTES = 32 * 1024;
+/**
+ * Bytes of an index a lookup reads first (shared/reader/archive-reads.ts): a month's whole index up to
+ * ~3,900 jobs (~17 bytes a job once compressed), so one GET. A larger index costs one more ranged GET
+ * of the job's block: with the part's block, ≤ 64 + ~11 + the block's KB.
+ */
+export const INDEX_FIRST_READ_BYTES = 64 * 1024;
 
-/** Uncompressed JSON per block of job entries: a lookup reads one block, not the whole month. */
-export const INDEX_BLOCK_BYTES = 64 * 1024;
+/** Uncompressed JSON per block of job entries (~11 KB compressed): a lookup reads one, not the month. */
+export const INDEX_BLOCK_BYTES = 32 * 1024;
 
 /** Where a block of job entries sits: offset from the end of the header member, and its job id range. */
 export interface IndexBlock {
@@ -151,5 +159,28 @@ export interface IndexBlock {
   readonly length: number;
 }
 
-/** The order of an entry's stored counts. */
-export const COUNT_ORDER = ['chunk_ids', 'failed', 'skipped', 'conflict'] as const;
+/** Unix milliseconds of the start of `month` (`yyyy-mm`, UTC); NaN for anything else. */
+const monthStart = (month: string): number => {
+  const m = /^(\d{4})-(\d{2})$/.exec(month);
+  return m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, 1) : Number.NaN;
+};
+
+/**
+ * An entry's `completed` as stored: milliseconds from the start of the index's month when the
+ * completion is in the canonical form `new Date(…).toISOString()` writes (the archiver's always is:
+ * 10 digits instead of a 24-character string), else the text itself.
+ */
+export const storedCompletion = (month: string, completedAt: string): number | string => {
+  const t = Date.parse(completedAt);
+  const start = monthStart(month);
+  if (Number.isNaN(t) || Number.isNaN(start) || new Date(t).toISOString() !== completedAt) return completedAt;
+  return t - start;
+};
+
+/** The completion a stored `completed` names, or undefined when it is neither form. */
+export const completionOf = (month: string, stored: unknown): string | undefined => {
+  if (typeof stored === 'string') return stored;
+  if (typeof stored !== 'number' || !Number.isSafeInteger(stored)) return undefined;
+  const t = monthStart(month) + stored;
+  return Number.isFinite(t) && Math.abs(t) <= 8.64e15 ? new Date(t).toISOString() : undefined;
+};
