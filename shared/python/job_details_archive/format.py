@@ -18,7 +18,7 @@ SHARED = "_shared"
 FORMAT_MAJOR = 1
 FLUSH_SUFFIX = ".json.gz"
 PLATFORM_DATA_NAME = "platform-data.json"
-INDEX_FIRST_READ_BYTES = 32 * 1024
+INDEX_FIRST_READ_BYTES = 64 * 1024
 COUNT_ORDER = ("chunk_ids", "failed", "skipped", "conflict")
 
 _FORMAT = re.compile(r"^job-details-archive/([a-z-]+)@(\d+)(?:\.(\d+))?$")
