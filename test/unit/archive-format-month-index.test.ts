@@ -126,6 +126,8 @@ describe('month index', () => {
         // Another month's completion (never written by the archiver) still round-trips: a negative offset.
         j3: entry(P1, { offset: 0, length: 30, completed_at: '2025-12-31T23:00:00.000Z' }),
         j4: entry(P1, { offset: 0, length: 30, completed_at: 'not a time' }),
+        // Before 1970 (outside what both readers decode from a number): text.
+        j5: entry(P1, { offset: 0, length: 30, completed_at: '1969-12-31T23:59:59.000Z' }),
       },
       't1',
     );
@@ -135,12 +137,14 @@ describe('month index', () => {
     expect(stored.jobs.j2[0]).toEqual({ completed: 0 });
     expect(stored.jobs.j3[0]).toEqual({ completed: -3_600_000 });
     expect(stored.jobs.j4[0]).toEqual({ completed: 'not a time' });
+    expect(stored.jobs.j5[0]).toEqual({ completed: '1969-12-31T23:59:59.000Z' });
     const back = parseMonthIndex(bytes, 'k');
-    expect(['j1', 'j2', 'j3', 'j4'].map((j) => back.jobs[j]?.[0]?.completed_at)).toEqual([
+    expect(['j1', 'j2', 'j3', 'j4', 'j5'].map((j) => back.jobs[j]?.[0]?.completed_at)).toEqual([
       at,
       '2026-01-01T00:00:00.000Z',
       '2025-12-31T23:00:00.000Z',
       'not a time',
+      '1969-12-31T23:59:59.000Z',
     ]);
   });
 
@@ -243,7 +247,7 @@ describe('month index', () => {
       'blocks past the part’s size',
       JSON.stringify({ ...emptyMonthIndex('s', 'm', 't'), parts: [{ ...part(P1), block_bytes: [90, 20] }] }),
     ],
-    ...[undefined, null, 1.5, [0]].map((completed) => [
+    ...[undefined, null, 1.5, [0], -1e15, 1e15].map((completed) => [
       `completed ${JSON.stringify(completed)}: neither whole milliseconds nor text`,
       JSON.stringify({
         ...emptyMonthIndex('s', '2026-01', 't'),

@@ -165,16 +165,19 @@ const monthStart = (month: string): number => {
   return m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, 1) : Number.NaN;
 };
 
+/** Instants a stored `completed` number may name: 1970-01-01 up to the end of year 9999 (four-digit years). */
+const LAST_INSTANT = Date.UTC(10000, 0, 1) - 1;
+
 /**
  * An entry's `completed` as stored: milliseconds from the start of the index's month when the
- * completion is in the canonical form `new Date(…).toISOString()` writes (the archiver's always is:
- * 10 digits instead of a 24-character string), else the text itself.
+ * completion is in the canonical form `new Date(…).toISOString()` writes, 1970 to 9999 (the
+ * archiver's always is: 10 digits instead of a 24-character string), else the text itself.
  */
 export const storedCompletion = (month: string, completedAt: string): number | string => {
   const t = Date.parse(completedAt);
   const start = monthStart(month);
-  if (Number.isNaN(t) || Number.isNaN(start) || new Date(t).toISOString() !== completedAt) return completedAt;
-  return t - start;
+  if (Number.isNaN(t) || Number.isNaN(start) || t < 0 || t > LAST_INSTANT) return completedAt;
+  return new Date(t).toISOString() === completedAt ? t - start : completedAt;
 };
 
 /** The completion a stored `completed` names, or undefined when it is neither form. */
@@ -182,5 +185,5 @@ export const completionOf = (month: string, stored: unknown): string | undefined
   if (typeof stored === 'string') return stored;
   if (typeof stored !== 'number' || !Number.isSafeInteger(stored)) return undefined;
   const t = monthStart(month) + stored;
-  return Number.isFinite(t) && Math.abs(t) <= 8.64e15 ? new Date(t).toISOString() : undefined;
+  return t >= 0 && t <= LAST_INSTANT ? new Date(t).toISOString() : undefined;
 };

@@ -203,6 +203,7 @@ def parse_index_header(member, key):
 
 
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_YEAR_10000 = calendar.timegm((10000 - 1, 12, 31, 0, 0, 0)) * 1000 + 86_400_000
 
 
 def completion_of(month, stored):
@@ -215,13 +216,10 @@ def completion_of(month, stored):
         return None
     start = calendar.timegm((int(m.group(1)), int(m.group(2)), 1, 0, 0, 0)) * 1000
     t = start + int(stored)
-    if abs(t) > 8_640_000_000_000_000:
-        return None
-    try:
-        at = datetime.fromtimestamp(t // 1000, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return None
-    return f"{at.strftime('%Y-%m-%dT%H:%M:%S')}.{t % 1000:03d}Z" if 0 <= at.year <= 9999 else None
+    if not 0 <= t < _YEAR_10000:
+        return None  # 1970 to 9999 only, as the writer encodes
+    at = datetime.fromtimestamp(t // 1000, tz=timezone.utc)
+    return f"{at.strftime('%Y-%m-%dT%H:%M:%S')}.{t % 1000:03d}Z"
 
 
 def block_of(blocks, job_id):
