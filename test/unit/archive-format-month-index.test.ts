@@ -111,6 +111,7 @@ describe('month index', () => {
     expect(stored.parts[0].etag).toBe(part(P1).etag);
     expect(stored.jobs.j1[0]).toEqual({
       block: 1, // part 0 goes without saying
+      pd_block: null, // no platform data
       completed: '2026-01-10T00:00:00Z',
     });
   });
@@ -133,11 +134,11 @@ describe('month index', () => {
     );
     const bytes = serializeMonthIndex(idx);
     const stored = JSON.parse(Buffer.from(gunzipSync(bytes)).toString());
-    expect(stored.jobs.j1[0]).toEqual({ completed: 31 * 86_400_000 - 1 });
-    expect(stored.jobs.j2[0]).toEqual({ completed: 0 });
-    expect(stored.jobs.j3[0]).toEqual({ completed: -3_600_000 });
-    expect(stored.jobs.j4[0]).toEqual({ completed: 'not a time' });
-    expect(stored.jobs.j5[0]).toEqual({ completed: '1969-12-31T23:59:59.000Z' });
+    expect(stored.jobs.j1[0]).toEqual({ pd_block: null, completed: 31 * 86_400_000 - 1 });
+    expect(stored.jobs.j2[0]).toEqual({ pd_block: null, completed: 0 });
+    expect(stored.jobs.j3[0]).toEqual({ pd_block: null, completed: -3_600_000 });
+    expect(stored.jobs.j4[0]).toEqual({ pd_block: null, completed: 'not a time' });
+    expect(stored.jobs.j5[0]).toEqual({ pd_block: null, completed: '1969-12-31T23:59:59.000Z' });
     const back = parseMonthIndex(bytes, 'k');
     expect(['j1', 'j2', 'j3', 'j4', 'j5'].map((j) => back.jobs[j]?.[0]?.completed_at)).toEqual([
       at,
@@ -155,7 +156,8 @@ describe('month index', () => {
       part(P1),
       {
         j1: entry(P1, { offset: 0, length: 10, line: { offset: 5, length: 5 }, platform_data: pd }),
-        j2: entry(P1, { offset: 50, length: 30, line: { offset: 0, length: 9 } }),
+        // Its platform data in another block (a payload longer than a block): named.
+        j2: entry(P1, { offset: 50, length: 30, line: { offset: 0, length: 9 }, platform_data: pd }),
         j3: entry(P1, { offset: 50, length: 30, committed_at: 'earlier' }),
       },
       't1',
@@ -171,7 +173,9 @@ describe('month index', () => {
     const bytes = serializeMonthIndex(idx);
     const stored = JSON.parse(Buffer.from(gunzipSync(bytes)).toString());
     expect(stored.parts[0]).toMatchObject({ block_bytes: [10, 40, 30], deleted_at: 't2' });
-    expect(stored.jobs.j1[0]).toMatchObject({ pd_block: 0 });
+    expect(stored.jobs.j1[0]).not.toHaveProperty('pd_block'); // in its own block
+    expect(stored.jobs.j2[0]).toMatchObject({ block: 2, pd_block: 0 });
+    expect(stored.jobs.j3[0]).toMatchObject({ pd_block: null }); // none
     expect(stored.jobs.j1[0]).not.toHaveProperty('block'); // block 0
     expect(stored.jobs.j1[0]).not.toHaveProperty('deleted_at');
     expect(stored.jobs.j3[0]).toMatchObject({ block: 2, deleted_at: null, committed_at: 'earlier' });
@@ -183,8 +187,19 @@ describe('month index', () => {
       deleted_at: 't2',
     });
     expect(back.jobs.j1?.[0]).not.toHaveProperty('line');
-    expect(back.jobs.j2?.[0]).toMatchObject({ offset: 50, length: 30, deleted_at: 't2', committed_at: 't' });
-    expect(back.jobs.j3?.[0]).toMatchObject({ offset: 50, deleted_at: null, committed_at: 'earlier' });
+    expect(back.jobs.j2?.[0]).toMatchObject({
+      offset: 50,
+      length: 30,
+      platform_data: { offset: 0, length: 10 },
+      deleted_at: 't2',
+      committed_at: 't',
+    });
+    expect(back.jobs.j3?.[0]).toMatchObject({
+      offset: 50,
+      platform_data: null,
+      deleted_at: null,
+      committed_at: 'earlier',
+    });
   });
 
   it('index@3 leaves out what goes without saying: one block, the committing run as the deleter', () => {
@@ -195,7 +210,7 @@ describe('month index', () => {
     const stored = JSON.parse(Buffer.from(gunzipSync(bytes)).toString());
     expect(stored.parts[0]).not.toHaveProperty('block_bytes');
     expect(stored.parts[0]).not.toHaveProperty('deleted_by'); // run 'r' committed and deleted it
-    expect(stored.jobs.j1[0]).toEqual({ completed: '2026-01-10T00:00:00Z', deleted: 2 });
+    expect(stored.jobs.j1[0]).toEqual({ pd_block: null, completed: '2026-01-10T00:00:00Z', deleted: 2 });
     expect(parseMonthIndex(bytes, 'k').jobs.j1?.[0]).toMatchObject({
       offset: 0,
       length: 30,

@@ -184,7 +184,8 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
         ...block(e.block ?? 0),
         completed_at: completedAt,
         committed_at: (e.committed_at as string | undefined) ?? p.part.committed_at,
-        platform_data: e.pd_block === undefined ? null : block(e.pd_block),
+        // Absent: in the job's own block; null: the job has none.
+        platform_data: e.pd_block === null ? null : block(e.pd_block ?? e.block ?? 0),
         sources: (e.sources as IndexedSource[] | undefined) ?? [],
         deleted_at: e.deleted_at === undefined ? p.deletedAt : (e.deleted_at as string | null),
         ...(typeof e.rearchive === 'string' ? { rearchive: e.rearchive } : {}),

@@ -44,7 +44,8 @@ const partBlocks = (ranges: Iterable<ByteRange>): { lengths: number[]; numbers: 
 
 /**
  * An entry as stored: its part by position in `parts` (absent: 0), its block (absent: 0)
- * and its platform data's (`pd_block`; absent: none) by number in that part's `block_bytes`, its
+ * and its platform data's (`pd_block`: absent when in the job's own block, as most are; `null`: none)
+ * by number in that part's `block_bytes`, its
  * completion (`completed`: milliseconds from the month's start, storedCompletion); no status or
  * counts (the job record's), no line ranges (a lookup finds the record in the block by id), no
  * digest, no platform ref; commit and delete times only when they differ from the part's; sources
@@ -64,7 +65,13 @@ const storedEntry = (
   // Part 0 and block 0 (most entries of most months) go without saying.
   ...(part.ordinal !== 0 ? { part: part.ordinal } : {}),
   ...(part.numbers.get(e.offset) !== 0 ? { block: part.numbers.get(e.offset) } : {}),
-  ...(e.platform_data !== null ? { pd_block: part.numbers.get(e.platform_data.offset) } : {}),
+  // Platform data in the job's own block (most: a payload is written once per block using it) goes
+  // without saying; none is null.
+  ...(e.platform_data === null
+    ? { pd_block: null }
+    : e.platform_data.offset !== e.offset
+      ? { pd_block: part.numbers.get(e.platform_data.offset) }
+      : {}),
   completed: storedCompletion(month, e.completed_at),
   ...(e.sources.length > 0 ? { sources: e.sources } : {}),
   ...(e.deleted_at !== part.deleted_at ? { deleted_at: e.deleted_at } : {}),

@@ -300,7 +300,8 @@ def index_from_members(header, job_blocks, key, expect_format=True):
                 "part": part["name"],
                 "part_key": part["key"],
                 "block": block(e.get("block", 0)),
-                "platform_data": block(e["pd_block"]) if "pd_block" in e else None,
+                # Absent: in the job's own block; null: the job has none.
+                "platform_data": None if e.get("pd_block", 0) is None else block(e.get("pd_block", e.get("block", 0))),
                 "completed_at": completed_at,
                 "committed_at": e.get("committed_at", part["committed_at"]),
                 "deleted_at": e["deleted_at"] if "deleted_at" in e else part["deleted_at"],
