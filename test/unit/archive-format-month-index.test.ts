@@ -96,7 +96,8 @@ describe('month index', () => {
     const idx = commitPart(empty, part(P1), { j1: entry(P1) }, 't1');
     const back = parseMonthIndex(serializeMonthIndex(idx), 'k');
     const { sha256: _digest, ...slim } = entry(P1);
-    const { sha256: _partDigest, ...storedPart } = part(P1);
+    // No digest, no bytes_in (in memory only: the records name their sources' sizes).
+    const { sha256: _partDigest, bytes_in: _in, ...storedPart } = part(P1);
     expect(storedPart.etag).toEqual(expect.any(String));
     expect(back).toEqual({
       ...idx,
@@ -108,6 +109,7 @@ describe('month index', () => {
     // Part by position, block by number in the part's block_bytes; no status or counts (the record's);
     // a completion not in the canonical `…T…Z` form (no milliseconds here) is kept as text.
     expect(stored.parts[0].block_bytes).toEqual([10, 20]);
+    expect(stored.parts[0]).not.toHaveProperty('bytes_in');
     expect(stored.parts[0].etag).toBe(part(P1).etag);
     expect(stored.jobs.j1[0]).toEqual({
       block: 1, // part 0 goes without saying
@@ -210,6 +212,15 @@ describe('month index', () => {
     const stored = JSON.parse(Buffer.from(gunzipSync(bytes)).toString());
     expect(stored.parts[0]).not.toHaveProperty('block_bytes');
     expect(stored.parts[0]).not.toHaveProperty('deleted_by'); // run 'r' committed and deleted it
+    // One block followed by the filters member: block_bytes goes without saying too ([size − filters_bytes]).
+    const filtered = { ...part(P1), size: 40, filters: { offset: 30, length: 10 } };
+    const withFilters = serializeMonthIndex(
+      commitPart(empty, filtered, { j1: entry(P1, { offset: 0, length: 30 }) }, 't1'),
+    );
+    const storedF = JSON.parse(Buffer.from(gunzipSync(withFilters)).toString());
+    expect(storedF.parts[0]).toMatchObject({ filters_bytes: 10 });
+    expect(storedF.parts[0]).not.toHaveProperty('block_bytes');
+    expect(parseMonthIndex(withFilters, 'k').jobs.j1?.[0]).toMatchObject({ offset: 0, length: 30 });
     expect(stored.jobs.j1[0]).toEqual({ pd_block: null, completed: '2026-01-10T00:00:00Z', deleted: 2 });
     expect(parseMonthIndex(bytes, 'k').jobs.j1?.[0]).toMatchObject({
       offset: 0,

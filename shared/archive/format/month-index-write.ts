@@ -114,7 +114,8 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     // committing one, and a part is most often one block: both left out then.
     const deletedAt = commonValue(entries.map((e) => e.deleted_at));
     const deletedBy = deletedAt === null ? null : commonValue(entries.map((e) => e.deleted_by));
-    const oneBlock = lengths.length === 1 && lengths[0] === p.size;
+    // One block, all of the part before its filters member: `block_bytes` goes without saying.
+    const oneBlock = lengths.length === 1 && lengths[0] === p.size - (p.filters?.length ?? 0);
     return {
       stored: {
         name: p.name,
@@ -123,7 +124,6 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
         run_id: p.run_id,
         committed_at: p.committed_at,
         job_count: p.job_count,
-        bytes_in: p.bytes_in,
         ...(p.shared ? { shared: true } : {}),
         deleted_at: deletedAt,
         ...(deletedAt !== null && deletedBy !== p.run_id ? { deleted_by: deletedBy } : {}),

@@ -40,8 +40,11 @@ export interface IndexedPart {
   readonly run_id: string;
   readonly committed_at: string;
   readonly job_count: number;
-  /** Bytes of hot objects read to build the part (for the report's in → out ratio). */
-  readonly bytes_in: number;
+  /**
+   * Bytes of hot objects read to build the part (for the report's in → out ratio), in memory only:
+   * the index keeps it out (the part's records name their sources' sizes).
+   */
+  readonly bytes_in?: number;
   /**
    * A shared part (shared-index.ts): its key is `sharedPartKey(month, name)`, its size the whole
    * object's, and this shop's records are one segment of it.
