@@ -64,7 +64,7 @@ const tableIsEmpty = async (ctx: CliContext): Promise<boolean> => {
 
 /**
  * An archived job worth showing: from the first few month indexes, one whose hot objects are gone
- * (so the lookup really reads the archive), preferring one with failed details and platform data.
+ * (so the lookup really reads the archive), preferring one with platform data.
  */
 export const pickArchivedJob = async (
   ctx: CliContext,
@@ -86,8 +86,7 @@ export const pickArchivedJob = async (
       const last = entries[entries.length - 1];
       if (!last) continue;
       fallback ??= { shopId: idx.shop_id, jobId };
-      if (last.deleted_at !== null && last.counts.failed > 0 && last.platform_data !== null)
-        return { shopId: idx.shop_id, jobId };
+      if (last.deleted_at !== null && last.platform_data !== null) return { shopId: idx.shop_id, jobId };
     }
   }
   return fallback;

@@ -13,7 +13,6 @@ import {
   applyCommit,
   BlockScanner,
   type ByteRange,
-  countDetails,
   decodeLine,
   documentListings,
   emptyMonthIndex,
@@ -206,9 +205,7 @@ const scanPart = async (
       part: partName,
       ...j.at,
       sha256: j.sha256,
-      status: j.record.job.status,
       completed_at: j.record.job.completed_at,
-      counts: countDetails(j.record.details),
       platform_data: pd && ref !== null ? { ...pd, ref } : null,
       // Records name their sources without ETags (the index keeps them until deletion): a rebuilt
       // entry lists none, and delete never removes objects it cannot match.

@@ -49,7 +49,7 @@ const statusOf = (err: unknown): number | undefined =>
   (err as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
 
 /**
- * Bytes of an index a lookup asks for first: a month whose whole index fits (most: ~45 bytes a job
+ * Bytes of an index a lookup asks for first: a month whose whole index fits (most: 18–22 bytes a job
  * once compressed) costs one GET; a larger one is read as its header member plus the one block that
  * can hold the job — one more ranged GET, whatever the month's size.
  */

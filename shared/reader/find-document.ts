@@ -27,7 +27,7 @@ import { fetchObject, type ReadContext } from './s3-context';
 /**
  * Find by document: every job of a shop whose details list a document. Archived jobs through the
  * per-block document filters each part carries as its last member (doc-filter.ts): 1 List of the
- * shop's index prefix, per month 1 GET of the index's first 32 KB and 1 ranged GET of each part's
+ * shop's index prefix, per month 1 GET of the index's first 64 KB and 1 ranged GET of each part's
  * filters member, then 1 ranged GET per block whose filter matches (a month of one part: 2 requests
  * + 1 a matching block). Parts in Flexible Retrieval / Deep Archive are not searched without a
  * restore and are named in `partsNotSearched`. Hot jobs through the shop's partition of the jobs table: one Query

@@ -137,7 +137,13 @@ export class JobDetailsReader {
     const { entries } = gathered;
     const platformEntry =
       gathered.hot.platformData || inline.platformData !== null ? undefined : latestWithPlatformData(entries);
-    const { records, platformData, hot } = await this.readArchived(ctx, rq, gathered, platformEntry, inline);
+    const { records, byEntry, platformData, hot } = await this.readArchived(
+      ctx,
+      rq,
+      gathered,
+      platformEntry,
+      inline,
+    );
     const details = combineDetails(
       records,
       hot.flushes.map((f) => f.payload),
@@ -150,7 +156,12 @@ export class JobDetailsReader {
       platformData: pd.data,
       archivedJob: newest?.job ?? null,
       archivedRow: newest?.row ?? null,
-      archivals: entries.map((e) => ({ month: e.month, partKey: e.partKey, entry: e.entry })),
+      archivals: entries.map((e, i) => ({
+        month: e.month,
+        partKey: e.partKey,
+        entry: e.entry,
+        status: byEntry[i]?.job.status ?? null,
+      })),
       hotKeys: hot.keys,
       detailsSource: details.source,
       platformDataSource: pd.source,
@@ -188,7 +199,12 @@ export class JobDetailsReader {
     gathered: Gathered,
     platformEntry: ArchiveEntry | undefined,
     inline: InlineDetails,
-  ): Promise<{ records: JobRecord[]; platformData: unknown | null; hot: HotRead }> {
+  ): Promise<{
+    records: JobRecord[];
+    byEntry: ReadonlyArray<JobRecord | null>;
+    platformData: unknown | null;
+    hot: HotRead;
+  }> {
     const damage: unknown[] = [...gathered.damage];
     const read = await this.readMembers(ctx, rq, gathered.entries, platformEntry, damage);
     const out = { ...read, hot: gathered.hot };
@@ -211,7 +227,11 @@ export class JobDetailsReader {
     entries: readonly ArchiveEntry[],
     platformEntry: ArchiveEntry | undefined,
     damage: unknown[],
-  ): Promise<{ records: JobRecord[]; platformData: unknown | null }> {
+  ): Promise<{
+    records: JobRecord[];
+    byEntry: ReadonlyArray<JobRecord | null>;
+    platformData: unknown | null;
+  }> {
     const wanted: WantedMember[] = entries.map((e, i) => ({
       id: `job:${i}`,
       key: e.partKey,
@@ -220,7 +240,7 @@ export class JobDetailsReader {
     }));
     const pd = platformEntry?.entry.platform_data;
     if (pd) wanted.push({ id: 'platform', key: platformEntry.partKey, offset: pd.offset, length: pd.length });
-    if (wanted.length === 0) return { records: [], platformData: null };
+    if (wanted.length === 0) return { records: [], byEntry: [], platformData: null };
 
     const { bytes, failed } = await readMembers(ctx, wanted);
     const member = (id: string): Uint8Array => bytes.get(id) ?? new Uint8Array(0);
@@ -253,7 +273,7 @@ export class JobDetailsReader {
         damage.push(err);
       }
     }
-    return { records: checked.filter((r): r is JobRecord => r !== null), platformData };
+    return { records: checked.filter((r): r is JobRecord => r !== null), byEntry: checked, platformData };
   }
 }
 

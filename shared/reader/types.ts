@@ -85,11 +85,13 @@ export interface PlatformDataResult {
   readonly provenance: Provenance;
 }
 
-/** One archival of the job, as the month index records it. */
+/** One archival of the job, as the month index records it, with the status its record archived. */
 export interface ArchivalSummary {
   readonly month: string;
   readonly partKey: string;
   readonly entry: IndexedJob;
+  /** The record's status (the index keeps none); null when the record could not be read (a warning names it). */
+  readonly status: string | null;
 }
 
 /** Everything known about a job (the CLI's forensic lookup). */

@@ -29,7 +29,7 @@ export interface RedactedPart {
   readonly members: readonly Buffer[];
   /** Listings removed, over the whole part. */
   readonly removed: number;
-  /** Jobs redacted → their new detail counts (the index entry's `counts`). */
+  /** Jobs redacted → their new detail counts (the records'). */
   readonly jobs: ReadonlyMap<string, DetailCounts>;
   /** The new part's per-block document filters (the new part's filters member). */
   readonly filters: PartDocFilters;

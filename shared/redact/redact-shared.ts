@@ -99,7 +99,6 @@ export const redactSharedSegment = (
       oldName: part.name,
       oldMembers: oldMembers.map((m) => m.length),
       newMembers: r.members.map((m) => m.length),
-      counts: r.jobs,
       ...(tail ? { filters: { offset: data.length, length: tail.length } } : {}),
       oldBase: own[0],
       newBase: own[0],

@@ -679,7 +679,6 @@ class Redaction {
       oldMembers: oldMembers.map((m) => m.length),
       part: { name, key, size: body.length, etag },
       newMembers: redacted.members.map((m) => m.length),
-      counts: redacted.jobs,
       ...(tail ? { filters: { offset: blocks.length, length: tail.length } } : {}),
     };
     const written = await updateMonthIndex(this.deps, shopId, month, (current) => {

@@ -1,9 +1,9 @@
-import type { ByteRange, DetailCounts, IndexedJob, IndexedPart, MonthIndex } from '../archive/format';
+import type { ByteRange, IndexedJob, IndexedPart, MonthIndex } from '../archive/format';
 
 /**
  * Pure: the month index with part `oldName` replaced by its redacted copy. The new part has the same
  * members in the same order (redact-part.ts), so each entry keeps its block and platform-data block by
- * number and gets that member's new byte range; redacted jobs get their new counts. The part keeps
+ * number and gets that member's new byte range (an entry holds no counts: the record has them). The part keeps
  * its place, run, commit time and counters; its name, key, size, ETag and filters are the new object's.
  * Returns null when the index no longer names `oldName` (already switched, or the part is gone).
  */
@@ -12,7 +12,6 @@ export interface PartSwitch {
   readonly oldMembers: readonly number[];
   readonly part: Pick<IndexedPart, 'name' | 'key' | 'size' | 'etag'>;
   readonly newMembers: readonly number[];
-  readonly counts: ReadonlyMap<string, DetailCounts>;
   /** The new part's filters member (rebuilt from its redacted records); absent: it has none. */
   readonly filters?: ByteRange;
   /** Where the old / new members start in their object (a shop's segment of a shared part; else 0). */
@@ -51,7 +50,6 @@ export const switchPart = (index: MonthIndex, s: PartSwitch, at: string): MonthI
   for (const [jobId, entries] of Object.entries(index.jobs))
     jobs[jobId] = entries.map((e) => {
       if (e.part !== s.oldName) return e;
-      const counts = s.counts.get(jobId);
       return {
         ...e,
         part: s.part.name,
@@ -64,7 +62,6 @@ export const switchPart = (index: MonthIndex, s: PartSwitch, at: string): MonthI
               },
             }
           : {}),
-        ...(counts ? { counts } : {}),
       };
     });
   const parts = index.parts.map((p, n) =>

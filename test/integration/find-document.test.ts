@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { memoryOutput } from '../../infra/cli/output';
@@ -9,6 +10,7 @@ import {
   type FlatDocument,
   filtersMember,
   flattenPart,
+  INDEX_FIRST_READ_BYTES,
   type IndexedJob,
   MONTH_INDEX_HEADERS,
   monthIndexKey,
@@ -161,12 +163,17 @@ test("a large month: the index's first read and the part's filters member, never
       part,
       offset: i * 10,
       length: 10,
-      status: 'FAILED',
       completed_at: `${M2}-10T00:00:00.000Z`,
       committed_at: 't',
-      counts: { chunk_ids: 1, failed: 1, skipped: 0, conflict: 0 },
       platform_data: null,
-      sources: [],
+      // Not deleted yet: each entry keeps its hot object's ETag (what makes this index large).
+      sources: [
+        {
+          key: `job-details/job-${i}/f.json.gz`,
+          size: i,
+          etag: createHash('md5').update(String(i)).digest('hex'),
+        },
+      ],
       deleted_at: null,
     };
   const docs = (b: number) => new Set(Array.from({ length: 50 }, (_, i) => `doc-${b}-${i}`));
@@ -195,7 +202,7 @@ test("a large month: the index's first read and the part's filters member, never
     't',
   );
   const body = serializeMonthIndex(idx);
-  expect(body.length).toBeGreaterThan(32 * 1024); // the index alone is past a lookup's first read
+  expect(body.length).toBeGreaterThan(INDEX_FIRST_READ_BYTES); // the index alone is past a lookup's first read
   await e.s3.send(
     new PutObjectCommand({
       Bucket: e.bucket,

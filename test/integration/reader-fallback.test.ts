@@ -2,11 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import {
   DeleteObjectsCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { monthIndexKey, pendingKey, serializeMonthIndex } from '../../shared/archive/format';
+import {
+  INDEX_FIRST_READ_BYTES,
+  monthIndexKey,
+  pendingKey,
+  serializeMonthIndex,
+} from '../../shared/archive/format';
 import {
   flushIdForChunks,
   generateJobId,
@@ -181,6 +187,41 @@ describe('JobDetailsReader against s3rver', () => {
       expect(look.detailsSource).toBe('archive');
       // The index (one read), the job's block, the hot platform-data.json check.
       expect(look.provenance.requests).toBeLessThanOrEqual(3);
+      expect(look.provenance.bytes).toBeLessThanOrEqual(100 * 1024);
+    }
+  });
+
+  it('a lookup of a 3,000-job month (each job its own completion), month known: the whole index is the first read — 3 requests, ≤ 100 KB', async () => {
+    const shopId = newShop();
+    const start = Date.parse(`${MONTH}-01T00:00:00.000Z`);
+    const jobs = Array.from({ length: 3000 }, (_, i) => ({
+      jobId: generateJobId(),
+      details: details({
+        chunk_ids: ['p0'],
+        failed: {
+          timeout: Array.from(
+            { length: 10 },
+            (_, k) => `gid://shopify/Product/${7_000_000_000_000 + i * 97 + k}`,
+          ),
+        },
+      }),
+      platformData: { indexer: { batch_size: 50 } },
+      // Completions spread over the month to the millisecond (what the index stores per entry).
+      meta: { completed_at: new Date(start + ((i * 2_654_435_761) % (28 * 86_400_000))).toISOString() },
+    }));
+    await archiveJobs(s3, bucket, { shopId, month: MONTH, jobs, deletedAt: '2026-02-15T04:00:00.000Z' });
+    const stored = await s3.send(
+      new HeadObjectCommand({ Bucket: bucket, Key: monthIndexKey(shopId, MONTH) }),
+    );
+    expect(stored.ContentLength).toBeLessThanOrEqual(INDEX_FIRST_READ_BYTES);
+    for (const j of [jobs[0], jobs[1234], jobs[2999]]) {
+      if (!j) throw new Error('no job');
+      const look = await reader.lookup({ shopId, jobId: j.jobId, completedAt: j.meta.completed_at });
+      expect(look.detailsSource).toBe('archive');
+      expect(look.archivals.map((a) => [a.entry.completed_at, a.status])).toEqual([
+        [j.meta.completed_at, 'FAILED'],
+      ]);
+      expect(look.provenance.requests).toBe(3);
       expect(look.provenance.bytes).toBeLessThanOrEqual(100 * 1024);
     }
   });

@@ -113,6 +113,21 @@ class Vectors(unittest.TestCase):
         self.assertIn('"big":9223372036854775807', canonical_json(got))
 
 
+class Completion(unittest.TestCase):
+    """An entry's `completed`: milliseconds from the start of the index's month, or text (the spec)."""
+
+    def test_milliseconds_from_the_month_start_or_text(self):
+        from job_details_archive.format import completion_of, loads_exact
+        self.assertEqual(completion_of("2026-01", 0), "2026-01-01T00:00:00.000Z")
+        self.assertEqual(completion_of("2026-01", 31 * 86_400_000 - 1), "2026-01-31T23:59:59.999Z")
+        self.assertEqual(completion_of("2026-01", -3_600_000), "2025-12-31T23:00:00.000Z")
+        self.assertEqual(completion_of("2026-11", loads_exact(b"2387575000", "k")), "2026-11-28T15:12:55.000Z")
+        self.assertEqual(completion_of("2026-01", "2026-01-10T00:00:00Z"), "2026-01-10T00:00:00Z")
+        for bad in (None, 1.5, True, [0], 10 ** 20, -10 ** 15, 10 ** 15):
+            self.assertIsNone(completion_of("2026-01", bad), bad)
+        self.assertIsNone(completion_of("2026", 0))
+
+
 class Search(unittest.TestCase):
     def test_every_search_of_the_vectors(self):
         s3, expected = SnapshotS3.from_vectors()
@@ -173,6 +188,17 @@ class Errors(unittest.TestCase):
         with self.assertRaises(CorruptObjectError) as ctx:
             self.lookup()
         self.assertIn(self.index_key, str(ctx.exception))
+
+    def test_an_entry_whose_completion_is_neither_form_is_damage(self):
+        data, meta = self.s3.objects[self.index_key]
+        header = json.loads(gzip.decompress(data).decode().split("\n")[0])
+        for entries in header["jobs"].values():
+            for e in entries:
+                e["completed"] = 1.5
+        self.s3.objects[self.index_key] = (gzip.compress((json.dumps(header) + "\n").encode()), meta)
+        with self.assertRaises(CorruptObjectError) as ctx:
+            self.lookup()
+        self.assertIn("needs completed", str(ctx.exception))
 
     def test_a_pre_release_index_is_refused_with_the_fix(self):
         data, meta = self.s3.objects[self.index_key]

@@ -141,10 +141,8 @@ export const indexEntries = (
       length: j.length,
       ...(j.line ? { line: j.line } : {}),
       sha256: j.sha256,
-      status: j.status,
       completed_at: j.completed_at,
       committed_at: committedAt,
-      counts: j.counts,
       platform_data:
         j.platform_data_ref !== null && pd
           ? {

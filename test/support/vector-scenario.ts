@@ -127,7 +127,7 @@ export const expectedLookup = (j: ScenarioJob, l: JobLookup): Record<string, unk
   archivals: l.archivals.map((a) => ({
     month: a.month,
     part_key: a.partKey,
-    status: a.entry.status,
+    status: a.status,
     completed_at: a.entry.completed_at,
     committed_at: a.entry.committed_at,
     deleted_at: a.entry.deleted_at,

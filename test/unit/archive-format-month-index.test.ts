@@ -37,10 +37,8 @@ const entry = (p: string, over: Partial<IndexedJob> = {}): IndexedJob => ({
   offset: 10,
   length: 20,
   sha256: 'x',
-  status: 'FAILED',
   completed_at: '2026-01-10T00:00:00Z',
   committed_at: 't',
-  counts: { chunk_ids: 1, failed: 1, skipped: 0, conflict: 0 },
   platform_data: null,
   sources: [],
   deleted_at: null,
@@ -98,7 +96,8 @@ describe('month index', () => {
     const idx = commitPart(empty, part(P1), { j1: entry(P1) }, 't1');
     const back = parseMonthIndex(serializeMonthIndex(idx), 'k');
     const { sha256: _digest, ...slim } = entry(P1);
-    const { sha256: _partDigest, ...storedPart } = part(P1);
+    // No digest, no bytes_in (in memory only: the records name their sources' sizes).
+    const { sha256: _partDigest, bytes_in: _in, ...storedPart } = part(P1);
     expect(storedPart.etag).toEqual(expect.any(String));
     expect(back).toEqual({
       ...idx,
@@ -107,15 +106,49 @@ describe('month index', () => {
       jobs: { j1: [slim] },
     });
     const stored = JSON.parse(Buffer.from(gunzipSync(serializeMonthIndex(idx))).toString());
-    // Part by position, block by number in the part's block_bytes, counts as a list.
+    // Part by position, block by number in the part's block_bytes; no status or counts (the record's);
+    // a completion not in the canonical `…T…Z` form (no milliseconds here) is kept as text.
     expect(stored.parts[0].block_bytes).toEqual([10, 20]);
+    expect(stored.parts[0]).not.toHaveProperty('bytes_in');
     expect(stored.parts[0].etag).toBe(part(P1).etag);
     expect(stored.jobs.j1[0]).toEqual({
       block: 1, // part 0 goes without saying
-      status: 'FAILED',
-      completed_at: '2026-01-10T00:00:00Z',
-      counts: [1, 1, 0, 0],
+      pd_block: null, // no platform data
+      completed: '2026-01-10T00:00:00Z',
     });
+  });
+
+  it('stores a canonical completion as milliseconds from the start of the month, and reads it back', () => {
+    const at = '2026-01-31T23:59:59.999Z';
+    const idx = commitPart(
+      empty,
+      { ...part(P1), size: 30 },
+      {
+        j1: entry(P1, { offset: 0, length: 30, completed_at: at }),
+        j2: entry(P1, { offset: 0, length: 30, completed_at: '2026-01-01T00:00:00.000Z' }),
+        // Another month's completion (never written by the archiver) still round-trips: a negative offset.
+        j3: entry(P1, { offset: 0, length: 30, completed_at: '2025-12-31T23:00:00.000Z' }),
+        j4: entry(P1, { offset: 0, length: 30, completed_at: 'not a time' }),
+        // Before 1970 (outside what both readers decode from a number): text.
+        j5: entry(P1, { offset: 0, length: 30, completed_at: '1969-12-31T23:59:59.000Z' }),
+      },
+      't1',
+    );
+    const bytes = serializeMonthIndex(idx);
+    const stored = JSON.parse(Buffer.from(gunzipSync(bytes)).toString());
+    expect(stored.jobs.j1[0]).toEqual({ pd_block: null, completed: 31 * 86_400_000 - 1 });
+    expect(stored.jobs.j2[0]).toEqual({ pd_block: null, completed: 0 });
+    expect(stored.jobs.j3[0]).toEqual({ pd_block: null, completed: -3_600_000 });
+    expect(stored.jobs.j4[0]).toEqual({ pd_block: null, completed: 'not a time' });
+    expect(stored.jobs.j5[0]).toEqual({ pd_block: null, completed: '1969-12-31T23:59:59.000Z' });
+    const back = parseMonthIndex(bytes, 'k');
+    expect(['j1', 'j2', 'j3', 'j4', 'j5'].map((j) => back.jobs[j]?.[0]?.completed_at)).toEqual([
+      at,
+      '2026-01-01T00:00:00.000Z',
+      '2025-12-31T23:00:00.000Z',
+      'not a time',
+      '1969-12-31T23:59:59.000Z',
+    ]);
   });
 
   it('index@3 keeps a part’s blocks (gaps included), platform-data blocks and per-entry exceptions', () => {
@@ -125,7 +158,8 @@ describe('month index', () => {
       part(P1),
       {
         j1: entry(P1, { offset: 0, length: 10, line: { offset: 5, length: 5 }, platform_data: pd }),
-        j2: entry(P1, { offset: 50, length: 30, line: { offset: 0, length: 9 } }),
+        // Its platform data in another block (a payload longer than a block): named.
+        j2: entry(P1, { offset: 50, length: 30, line: { offset: 0, length: 9 }, platform_data: pd }),
         j3: entry(P1, { offset: 50, length: 30, committed_at: 'earlier' }),
       },
       't1',
@@ -141,7 +175,9 @@ describe('month index', () => {
     const bytes = serializeMonthIndex(idx);
     const stored = JSON.parse(Buffer.from(gunzipSync(bytes)).toString());
     expect(stored.parts[0]).toMatchObject({ block_bytes: [10, 40, 30], deleted_at: 't2' });
-    expect(stored.jobs.j1[0]).toMatchObject({ pd_block: 0 });
+    expect(stored.jobs.j1[0]).not.toHaveProperty('pd_block'); // in its own block
+    expect(stored.jobs.j2[0]).toMatchObject({ block: 2, pd_block: 0 });
+    expect(stored.jobs.j3[0]).toMatchObject({ pd_block: null }); // none
     expect(stored.jobs.j1[0]).not.toHaveProperty('block'); // block 0
     expect(stored.jobs.j1[0]).not.toHaveProperty('deleted_at');
     expect(stored.jobs.j3[0]).toMatchObject({ block: 2, deleted_at: null, committed_at: 'earlier' });
@@ -153,8 +189,19 @@ describe('month index', () => {
       deleted_at: 't2',
     });
     expect(back.jobs.j1?.[0]).not.toHaveProperty('line');
-    expect(back.jobs.j2?.[0]).toMatchObject({ offset: 50, length: 30, deleted_at: 't2', committed_at: 't' });
-    expect(back.jobs.j3?.[0]).toMatchObject({ offset: 50, deleted_at: null, committed_at: 'earlier' });
+    expect(back.jobs.j2?.[0]).toMatchObject({
+      offset: 50,
+      length: 30,
+      platform_data: { offset: 0, length: 10 },
+      deleted_at: 't2',
+      committed_at: 't',
+    });
+    expect(back.jobs.j3?.[0]).toMatchObject({
+      offset: 50,
+      platform_data: null,
+      deleted_at: null,
+      committed_at: 'earlier',
+    });
   });
 
   it('index@3 leaves out what goes without saying: one block, the committing run as the deleter', () => {
@@ -165,12 +212,16 @@ describe('month index', () => {
     const stored = JSON.parse(Buffer.from(gunzipSync(bytes)).toString());
     expect(stored.parts[0]).not.toHaveProperty('block_bytes');
     expect(stored.parts[0]).not.toHaveProperty('deleted_by'); // run 'r' committed and deleted it
-    expect(stored.jobs.j1[0]).toEqual({
-      status: 'FAILED',
-      completed_at: '2026-01-10T00:00:00Z',
-      counts: [1, 1, 0, 0],
-      deleted: 2,
-    });
+    // One block followed by the filters member: block_bytes goes without saying too ([size − filters_bytes]).
+    const filtered = { ...part(P1), size: 40, filters: { offset: 30, length: 10 } };
+    const withFilters = serializeMonthIndex(
+      commitPart(empty, filtered, { j1: entry(P1, { offset: 0, length: 30 }) }, 't1'),
+    );
+    const storedF = JSON.parse(Buffer.from(gunzipSync(withFilters)).toString());
+    expect(storedF.parts[0]).toMatchObject({ filters_bytes: 10 });
+    expect(storedF.parts[0]).not.toHaveProperty('block_bytes');
+    expect(parseMonthIndex(withFilters, 'k').jobs.j1?.[0]).toMatchObject({ offset: 0, length: 30 });
+    expect(stored.jobs.j1[0]).toEqual({ pd_block: null, completed: '2026-01-10T00:00:00Z', deleted: 2 });
     expect(parseMonthIndex(bytes, 'k').jobs.j1?.[0]).toMatchObject({
       offset: 0,
       length: 30,
@@ -215,21 +266,21 @@ describe('month index', () => {
       JSON.stringify({
         ...emptyMonthIndex('s', 'm', 't'),
         parts: [{ ...part(P1), block_bytes: [10] }],
-        jobs: { j1: [{ part: 0, block: 3, status: 'S', completed_at: 'c', counts: [0, 0, 0, 0] }] },
+        jobs: { j1: [{ part: 0, block: 3, completed: 0 }] },
       }),
     ],
     [
       'blocks past the part’s size',
       JSON.stringify({ ...emptyMonthIndex('s', 'm', 't'), parts: [{ ...part(P1), block_bytes: [90, 20] }] }),
     ],
-    [
-      'counts not a list of four',
+    ...[undefined, null, 1.5, [0], -1e15, 1e15].map((completed) => [
+      `completed ${JSON.stringify(completed)}: neither whole milliseconds nor text`,
       JSON.stringify({
-        ...emptyMonthIndex('s', 'm', 't'),
+        ...emptyMonthIndex('s', '2026-01', 't'),
         parts: [{ ...part(P1), block_bytes: [10] }],
-        jobs: { j1: [{ part: 0, block: 0, status: 'S', completed_at: 'c', counts: { failed: 1 } }] },
+        jobs: { j1: [{ part: 0, block: 0, completed }] },
       }),
-    ],
+    ]),
   ])('parseMonthIndex: %s → CorruptObjectError naming the key', (_name, text) => {
     expect(() => parseMonthIndex(Buffer.from(text), 'job-details-index/s/m/index.json')).toThrow(
       CorruptObjectError,
@@ -248,7 +299,7 @@ describe('blocked index@3 (a month too large for one block)', () => {
     return commitPart(emptyMonthIndex('s', '2026-01', 't0'), { ...part(P1), size: n * 10 }, jobs, 't1');
   };
 
-  it('stores a header member with the block directory, then one member per block of ≤ 64 KB of JSON', () => {
+  it('stores a header member with the block directory, then one member per block of ≤ INDEX_BLOCK_BYTES of JSON', () => {
     const idx = many(6000);
     const bytes = serializeMonthIndex(idx);
     const head = gzipMemberLength(bytes);
@@ -296,10 +347,8 @@ describe('index@4 additions', () => {
     part: 'part-20260201T000000Z-aaaaaaaa.jsonl.gz',
     offset: 0,
     length: 30,
-    status: 'FAILED',
     completed_at: '2026-01-10T00:00:00Z',
     committed_at: 't1',
-    counts: { chunk_ids: 1, failed: 1, skipped: 0, conflict: 0 },
     platform_data: null,
     sources: [{ key: 'job-details/j1/a.json.gz', size: 3, etag: 'e' }],
     deleted_at: null,

@@ -12,9 +12,7 @@ const e = (part: string, completedAt: string): Entry => ({
   offset: 0,
   length: 1,
   sha256: 's',
-  status: 'FAILED',
   completed_at: completedAt,
-  counts: { chunk_ids: 0, failed: 0, skipped: 0, conflict: 0 },
   platform_data: null,
   sources: [],
 });

@@ -16,10 +16,8 @@ const entry = (over: Partial<IndexedJob> = {}): IndexedJob => ({
   offset: 0,
   length: 1,
   sha256: 's',
-  status: 'FAILED',
   completed_at: '2026-01-10T00:00:00.000Z',
   committed_at: committedAt,
-  counts: { chunk_ids: 1, failed: 1, skipped: 0, conflict: 0 },
   platform_data: null,
   sources: [
     { key: 'job-details/j1/a.json.gz', size: 10, etag: 'e1' },

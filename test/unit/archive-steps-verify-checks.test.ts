@@ -217,9 +217,7 @@ test('the verified part is exactly the index entries commit adds', async () => {
     length: staged.jobs.a?.length,
     line: staged.jobs.a?.line,
     sha256: staged.jobs.a?.sha256,
-    status: 'FAILED',
     completed_at: '2026-01-02T00:00:00.000Z',
-    counts: { chunk_ids: 1, failed: 1, skipped: 0, conflict: 0 },
     platform_data: {
       ref: pdRef,
       offset: staged.platform_data[pdRef]?.offset,

@@ -2,14 +2,13 @@ import { CorruptObjectError } from '../../errors';
 import { inflateBlocks as gunzipAll } from './codec';
 import { partKey, sharedPartKey } from './keys';
 import {
-  COUNT_ORDER,
+  completionOf,
   type IndexBlock,
   type IndexedJob,
   type IndexedPart,
   type IndexedSource,
   type MonthIndex,
 } from './month-index';
-import type { DetailCounts } from './records';
 import { checkFormat, INDEX_FORMAT } from './version';
 
 /**
@@ -177,19 +176,16 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
       const block = (n: unknown) =>
         (typeof n === 'number' ? p.ranges[n] : undefined) ??
         bad(`entry of job ${jobId} names no block of part ${p.part.name}`);
-      const counts = e.counts;
-      if (!Array.isArray(counts) || counts.length !== COUNT_ORDER.length || !counts.every(isCount))
-        return bad(`entry of job ${jobId} needs counts [chunk_ids, failed, skipped, conflict]`);
-      if (typeof e.status !== 'string' || typeof e.completed_at !== 'string')
-        return bad(`entry of job ${jobId} needs status and completed_at`);
+      const completedAt = completionOf(v.month, e.completed);
+      if (completedAt === undefined)
+        return bad(`entry of job ${jobId} needs completed (milliseconds from the month's start, or text)`);
       return {
         part: p.part.name,
         ...block(e.block ?? 0),
-        status: e.status,
-        completed_at: e.completed_at,
+        completed_at: completedAt,
         committed_at: (e.committed_at as string | undefined) ?? p.part.committed_at,
-        counts: Object.fromEntries(COUNT_ORDER.map((k, i) => [k, counts[i]])) as unknown as DetailCounts,
-        platform_data: e.pd_block === undefined ? null : block(e.pd_block),
+        // Absent: in the job's own block; null: the job has none.
+        platform_data: e.pd_block === null ? null : block(e.pd_block ?? e.block ?? 0),
         sources: (e.sources as IndexedSource[] | undefined) ?? [],
         deleted_at: e.deleted_at === undefined ? p.deletedAt : (e.deleted_at as string | null),
         ...(typeof e.rearchive === 'string' ? { rearchive: e.rearchive } : {}),

@@ -1,12 +1,12 @@
 import { deflateBlock } from './codec';
 import {
   type ByteRange,
-  COUNT_ORDER,
   INDEX_BLOCK_BYTES,
   type IndexBlock,
   type IndexedJob,
   jobEntries,
   type MonthIndex,
+  storedCompletion,
 } from './month-index';
 import { INDEX_FORMAT } from './version';
 
@@ -44,12 +44,16 @@ const partBlocks = (ranges: Iterable<ByteRange>): { lengths: number[]; numbers: 
 
 /**
  * An entry as stored: its part by position in `parts` (absent: 0), its block (absent: 0)
- * and its platform data's (`pd_block`; absent: none) by number in that part's `block_bytes`, counts as [chunk_ids, failed, skipped, conflict]; no line
- * ranges (a lookup finds the record in the block by id), no digest, no platform ref; commit and
- * delete times only when they differ from the part's; sources only until they are deleted.
+ * and its platform data's (`pd_block`: absent when in the job's own block, as most are; `null`: none)
+ * by number in that part's `block_bytes`, its
+ * completion (`completed`: milliseconds from the month's start, storedCompletion); no status or
+ * counts (the job record's), no line ranges (a lookup finds the record in the block by id), no
+ * digest, no platform ref; commit and delete times only when they differ from the part's; sources
+ * only until they are deleted.
  */
 const storedEntry = (
   e: IndexedJob,
+  month: string,
   part: {
     ordinal: number;
     committed_at: string;
@@ -61,10 +65,14 @@ const storedEntry = (
   // Part 0 and block 0 (most entries of most months) go without saying.
   ...(part.ordinal !== 0 ? { part: part.ordinal } : {}),
   ...(part.numbers.get(e.offset) !== 0 ? { block: part.numbers.get(e.offset) } : {}),
-  ...(e.platform_data !== null ? { pd_block: part.numbers.get(e.platform_data.offset) } : {}),
-  status: e.status,
-  completed_at: e.completed_at,
-  counts: COUNT_ORDER.map((k) => e.counts[k]),
+  // Platform data in the job's own block (most: a payload is written once per block using it) goes
+  // without saying; none is null.
+  ...(e.platform_data === null
+    ? { pd_block: null }
+    : e.platform_data.offset !== e.offset
+      ? { pd_block: part.numbers.get(e.platform_data.offset) }
+      : {}),
+  completed: storedCompletion(month, e.completed_at),
   ...(e.sources.length > 0 ? { sources: e.sources } : {}),
   ...(e.deleted_at !== part.deleted_at ? { deleted_at: e.deleted_at } : {}),
   ...((e.deleted_by ?? null) !== part.deleted_by ? { deleted_by: e.deleted_by ?? null } : {}),
@@ -106,7 +114,8 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     // committing one, and a part is most often one block: both left out then.
     const deletedAt = commonValue(entries.map((e) => e.deleted_at));
     const deletedBy = deletedAt === null ? null : commonValue(entries.map((e) => e.deleted_by));
-    const oneBlock = lengths.length === 1 && lengths[0] === p.size;
+    // One block, all of the part before its filters member: `block_bytes` goes without saying.
+    const oneBlock = lengths.length === 1 && lengths[0] === p.size - (p.filters?.length ?? 0);
     return {
       stored: {
         name: p.name,
@@ -115,7 +124,6 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
         run_id: p.run_id,
         committed_at: p.committed_at,
         job_count: p.job_count,
-        bytes_in: p.bytes_in,
         ...(p.shared ? { shared: true } : {}),
         deleted_at: deletedAt,
         ...(deletedAt !== null && deletedBy !== p.run_id ? { deleted_by: deletedBy } : {}),
@@ -137,7 +145,12 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     const entries = jobEntries(index.jobs, id).map((e) => {
       const p = partOf.get(e.part);
       if (!p) throw new Error(`index: entry of job ${id} names part ${e.part}, which is not in the index`);
-      return storedEntry(e, { ...p.stored, ...p.common, numbers: p.numbers, ordinal: p.ordinal });
+      return storedEntry(e, index.month, {
+        ...p.stored,
+        ...p.common,
+        numbers: p.numbers,
+        ordinal: p.ordinal,
+      });
     });
     const bytes = JSON.stringify(id).length + JSON.stringify(entries).length + 2;
     if (size > 0 && size + bytes > INDEX_BLOCK_BYTES) {

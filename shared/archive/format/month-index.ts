@@ -1,4 +1,3 @@
-import type { DetailCounts } from './records';
 import { INDEX_FORMAT } from './version';
 
 /**
@@ -41,8 +40,11 @@ export interface IndexedPart {
   readonly run_id: string;
   readonly committed_at: string;
   readonly job_count: number;
-  /** Bytes of hot objects read to build the part (for the report's in → out ratio). */
-  readonly bytes_in: number;
+  /**
+   * Bytes of hot objects read to build the part (for the report's in → out ratio), in memory only:
+   * the index keeps it out (the part's records name their sources' sizes).
+   */
+  readonly bytes_in?: number;
   /**
    * A shared part (shared-index.ts): its key is `sharedPartKey(month, name)`, its size the whole
    * object's, and this shop's records are one segment of it.
@@ -70,10 +72,15 @@ export interface IndexedJob extends Located {
    * catches corruption, and the reader checks the record names the job it asked for.
    */
   readonly sha256?: string;
-  readonly status: string;
+  /**
+   * The completion archived (the job record's `job.completed_at`): the archive step's classify and
+   * delete-plan ask whether this completion is archived, readers whether it is the newest. Stored as
+   * milliseconds from the start of the month when it is the canonical `…T…Z` form (it always is from
+   * the archiver), else as text. The job's status and detail counts are the record's alone: every
+   * consumer reads the record anyway, and the index stays in Standard for good.
+   */
   readonly completed_at: string;
   readonly committed_at: string;
-  readonly counts: DetailCounts;
   /** Where the job's platform data record is (in memory, with its ref; the job record names it). */
   readonly platform_data: (Located & { readonly ref?: string }) | null;
   /**
@@ -137,11 +144,15 @@ export const latestEntry = (index: MonthIndex, jobId: string): IndexedJob | unde
 export const partByName = (index: MonthIndex, name: string): IndexedPart | undefined =>
   index.parts.find((p) => p.name === name);
 
-/** Bytes of an index a lookup reads first (shared/reader/archive-reads.ts): most months whole. */
-export const INDEX_FIRST_READ_BYTES = 32 * 1024;
+/**
+ * Bytes of an index a lookup reads first (shared/reader/archive-reads.ts): a month's whole index up to
+ * ~3,000–3,600 jobs (18–22 bytes a job once compressed and deleted), so one GET. A larger index costs
+ * one more ranged GET of the job's block: with the part's block, ≤ 64 + ~12 + the block's KB.
+ */
+export const INDEX_FIRST_READ_BYTES = 64 * 1024;
 
-/** Uncompressed JSON per block of job entries: a lookup reads one block, not the whole month. */
-export const INDEX_BLOCK_BYTES = 64 * 1024;
+/** Uncompressed JSON per block of job entries (~11 KB compressed): a lookup reads one, not the month. */
+export const INDEX_BLOCK_BYTES = 32 * 1024;
 
 /** Where a block of job entries sits: offset from the end of the header member, and its job id range. */
 export interface IndexBlock {
@@ -151,5 +162,31 @@ export interface IndexBlock {
   readonly length: number;
 }
 
-/** The order of an entry's stored counts. */
-export const COUNT_ORDER = ['chunk_ids', 'failed', 'skipped', 'conflict'] as const;
+/** Unix milliseconds of the start of `month` (`yyyy-mm`, UTC); NaN for anything else. */
+const monthStart = (month: string): number => {
+  const m = /^(\d{4})-(\d{2})$/.exec(month);
+  return m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, 1) : Number.NaN;
+};
+
+/** Instants a stored `completed` number may name: 1970-01-01 up to the end of year 9999 (four-digit years). */
+const LAST_INSTANT = Date.UTC(10000, 0, 1) - 1;
+
+/**
+ * An entry's `completed` as stored: milliseconds from the start of the index's month when the
+ * completion is in the canonical form `new Date(…).toISOString()` writes, 1970 to 9999 (the
+ * archiver's always is: 10 digits instead of a 24-character string), else the text itself.
+ */
+export const storedCompletion = (month: string, completedAt: string): number | string => {
+  const t = Date.parse(completedAt);
+  const start = monthStart(month);
+  if (Number.isNaN(t) || Number.isNaN(start) || t < 0 || t > LAST_INSTANT) return completedAt;
+  return new Date(t).toISOString() === completedAt ? t - start : completedAt;
+};
+
+/** The completion a stored `completed` names, or undefined when it is neither form. */
+export const completionOf = (month: string, stored: unknown): string | undefined => {
+  if (typeof stored === 'string') return stored;
+  if (typeof stored !== 'number' || !Number.isSafeInteger(stored)) return undefined;
+  const t = monthStart(month) + stored;
+  return t >= 0 && t <= LAST_INSTANT ? new Date(t).toISOString() : undefined;
+};

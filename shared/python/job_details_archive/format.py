@@ -7,7 +7,7 @@ import calendar
 import json
 import re
 import zlib
-from datetime import datetime
+from datetime import datetime, timezone
 
 from .errors import CorruptObjectError, UnsupportedFormatError
 
@@ -18,7 +18,7 @@ SHARED = "_shared"
 FORMAT_MAJOR = 1
 FLUSH_SUFFIX = ".json.gz"
 PLATFORM_DATA_NAME = "platform-data.json"
-INDEX_FIRST_READ_BYTES = 32 * 1024
+INDEX_FIRST_READ_BYTES = 64 * 1024
 COUNT_ORDER = ("chunk_ids", "failed", "skipped", "conflict")
 
 _FORMAT = re.compile(r"^job-details-archive/([a-z-]+)@(\d+)(?:\.(\d+))?$")
@@ -202,6 +202,26 @@ def parse_index_header(member, key):
     return header, blocks
 
 
+_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_YEAR_10000 = calendar.timegm((10000 - 1, 12, 31, 0, 0, 0)) * 1000 + 86_400_000
+
+
+def completion_of(month, stored):
+    """An entry's completion from its stored `completed`: text as is, or whole milliseconds from the
+    start of the index's month (UTC) as `YYYY-MM-DDTHH:MM:SS.mmmZ`; None for anything else."""
+    if isinstance(stored, str):
+        return stored
+    m = _MONTH.match(month)
+    if not isinstance(stored, int) or isinstance(stored, bool) or not m:
+        return None
+    start = calendar.timegm((int(m.group(1)), int(m.group(2)), 1, 0, 0, 0)) * 1000
+    t = start + int(stored)
+    if not 0 <= t < _YEAR_10000:
+        return None  # 1970 to 9999 only, as the writer encodes
+    at = datetime.fromtimestamp(t // 1000, tz=timezone.utc)
+    return f"{at.strftime('%Y-%m-%dT%H:%M:%S')}.{t % 1000:03d}Z"
+
+
 def block_of(blocks, job_id):
     """The block (by job id range, code-point order) that would hold `job_id`, or None."""
     for b in blocks:
@@ -272,21 +292,19 @@ def index_from_members(header, job_blocks, key, expect_format=True):
                     raise CorruptObjectError(key, f"entry of job {job_id} names no block of part {part['name']}")
                 return part["blocks"][n]
 
-            counts = e.get("counts")
-            if not isinstance(counts, list) or len(counts) != 4 or not all(_count(c) for c in counts):
-                raise CorruptObjectError(key, f"entry of job {job_id} needs counts [chunk_ids, failed, skipped, conflict]")
-            if not isinstance(e.get("status"), str) or not isinstance(e.get("completed_at"), str):
-                raise CorruptObjectError(key, f"entry of job {job_id} needs status and completed_at")
+            completed_at = completion_of(month, e.get("completed"))
+            if completed_at is None:
+                raise CorruptObjectError(
+                    key, f"entry of job {job_id} needs completed (milliseconds from the month's start, or text)")
             out.append({
                 "part": part["name"],
                 "part_key": part["key"],
                 "block": block(e.get("block", 0)),
-                "platform_data": block(e["pd_block"]) if "pd_block" in e else None,
-                "status": e["status"],
-                "completed_at": e["completed_at"],
+                # Absent: in the job's own block; null: the job has none.
+                "platform_data": None if e.get("pd_block", 0) is None else block(e.get("pd_block", e.get("block", 0))),
+                "completed_at": completed_at,
                 "committed_at": e.get("committed_at", part["committed_at"]),
                 "deleted_at": e["deleted_at"] if "deleted_at" in e else part["deleted_at"],
-                "counts": dict(zip(COUNT_ORDER, counts)),
             })
         model_jobs[job_id] = out
     return {"shop_id": shop_id, "month": month, "parts": model_parts, "jobs": model_jobs}
@@ -385,6 +403,16 @@ def find_record(inflated, where, want_type, want_id, shop_id):
             return record
         at = inflated.find(needle, end)
     raise CorruptObjectError(where, f"block holds no {'job' if want_type == 'job' else 'platform data'} {want_id}")
+
+
+def record_status(record):
+    """The status a job record archived: its `job.status`, else its row's `job_status` ("" when neither)."""
+    job = record.get("job")
+    if isinstance(job, dict) and isinstance(job.get("status"), str):
+        return job["status"]
+    row = record.get("row")
+    status = row.get("job_status") if isinstance(row, dict) else None
+    return status if isinstance(status, str) else ""
 
 
 def check_job_record(record, where, shop_id):

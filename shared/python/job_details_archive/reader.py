@@ -302,9 +302,9 @@ class ArchiveReader:
             "platform_data": platform_data,
             "archived_row": fmt.expand_row(newest, shop_id) if newest else None,
             "archivals": [{
-                "month": month, "part_key": e["part_key"], "status": e["status"],
+                "month": month, "part_key": e["part_key"], "status": fmt.record_status(rec),
                 "completed_at": e["completed_at"], "committed_at": e["committed_at"], "deleted_at": e["deleted_at"],
-            } for e, month, _ in records],
+            } for e, month, rec in records],
             "hot_keys": hot_keys,
             "details_source": details_source,
             "platform_data_source": pd_source,
@@ -354,7 +354,7 @@ class ArchiveReader:
                             continue  # a record its index does not point at (a concurrent duplicate)
                         at = (rec["job_id"], entry["completed_at"])
                         seen = found.setdefault(at, {
-                            "job_id": rec["job_id"], "status": entry["status"], "completed_at": entry["completed_at"],
+                            "job_id": rec["job_id"], "status": fmt.record_status(rec), "completed_at": entry["completed_at"],
                             "month": month, "part_key": key, "listings": [],
                         })
                         for item in listings:

@@ -226,9 +226,7 @@ export const toVerifiedPart = (m: StagedPart): VerifiedPart => ({
           length: e.length,
           ...(e.line ? { line: e.line } : {}),
           sha256: e.sha256,
-          status: e.status,
           completed_at: e.completed_at,
-          counts: e.counts,
           platform_data:
             pd && e.platform_data_ref
               ? {
