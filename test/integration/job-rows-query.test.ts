@@ -227,3 +227,16 @@ test('a group of a few keys goes to BatchGetItem alone; keys never written are a
   expect([...rows.keys()].sort()).toEqual([...ids].sort());
   expect(units).toBe(1.5);
 });
+
+test("the Query's range and coverage follow DynamoDB's order (UTF-8 bytes), not JavaScript's (UTF-16)", async () => {
+  const shopId = `shop-${newId()}`;
+  // U+1F600 sorts before U+FF61 in UTF-16 (a surrogate, 0xD83D) and after it in UTF-8 (0xF0 vs 0xEF).
+  const ids = ['\u{1F600}-job', '\uFF61-job', 'a-job', 'z-job', ...Array.from({ length: 8 }, newId)];
+  await put(ids.map((id) => row(shopId, id)));
+  const reference = await batchGetAll(shopId, ids);
+  const { rows, queries, batchGets } = await measured(shopId, ids);
+  expect(queries).toBeGreaterThan(0);
+  expect(batchGets).toBe(0);
+  expect(items(rows)).toEqual(reference);
+  expect(rows.size).toBe(ids.length);
+});
