@@ -324,16 +324,17 @@ export class JobDetailsArchive extends Construct {
     // which shops are forgotten (docs/erasure.md) — and its retry list's rows; one walk over the hot
     // prefix for the page's jobs (their listing goes into the planned jobs).
     s3('plan', 'state', ['read']);
-    ddb('plan', ['dynamodb:BatchGetItem'], this.table.tableArn);
+    // Rows by key, or by a Query of the shop's partition when that bills less (archive/job-rows.ts).
+    ddb('plan', ['dynamodb:BatchGetItem', 'dynamodb:Query'], this.table.tableArn);
     s3('plan', 'hot', ['list']);
 
-    // ArchiveBatch, per group of its batch: BatchGetItem the rows; list + GET the hot objects; upload
+    // ArchiveBatch, per group of its batch: BatchGetItem (or Query) the rows; list + GET the hot objects; upload
     // the part (multipart for large ones), list the group's parts and delete abandoned (or its own
     // failed) ones; read the month index and pending docs, write the pending manifest, GET the part
     // back to verify it, rewrite the index (commit, then mark deleted), delete the staging docs; delete
     // hot objects with DeleteObjects conditional on each ETag (S3 requires GetObject for that check as
     // well as DeleteObject); read the batch's planned jobs, write quarantine and delete-error findings.
-    ddb('archive-batch', ['dynamodb:BatchGetItem'], this.table.tableArn);
+    ddb('archive-batch', ['dynamodb:BatchGetItem', 'dynamodb:Query'], this.table.tableArn);
     s3('archive-batch', 'hot', ['read', 'delete']);
     s3('archive-batch', 'cold', ['read', 'write', 'delete']);
     s3('archive-batch', 'index', ['read']);

@@ -275,17 +275,17 @@ describe('least privilege per step', () => {
     { objects: Record<string, string[]>; lists: string[]; table: Record<string, string[]> }
   > = {
     // Query the GSI; PUT planned-jobs lists and plan findings.
-    // Read the watermark (its erasure summary names the forgotten shops), BatchGetItem its retry
-    // list, list the page's hot objects.
+    // Read the watermark (its erasure summary names the forgotten shops), BatchGetItem (or Query)
+    // its retry list's rows, list the page's hot objects.
     plan: {
       objects: { 'job-details-runs/': [P1], 'job-details-state/': [G] },
       lists: ['job-details-state/*', 'job-details/*'],
       table: {
         [`${'<T>'}/index/${JOBS_TABLE.gsiJobsByStatus.name}`]: ['dynamodb:Query'],
-        '<T>': ['dynamodb:BatchGetItem'],
+        '<T>': ['dynamodb:BatchGetItem', 'dynamodb:Query'],
       },
     },
-    // Per group of its batch: BatchGetItem rows; list + GET hot objects; multipart upload, GET back,
+    // Per group of its batch: BatchGetItem (or Query) rows; list + GET hot objects; multipart upload, GET back,
     // list and GC parts; read + PUT the index; PUT/DELETE staging docs; delete hot objects
     // conditionally on their ETag (GetObject + DeleteObject); GET planned jobs, PUT findings.
     'archive-batch': {
@@ -301,7 +301,7 @@ describe('least privilege per step', () => {
         'job-details-state/': [G],
       },
       lists: [ANY_KEY, 'job-details-cold/*', 'job-details-index/*', 'job-details/*'],
-      table: { '<T>': ['dynamodb:BatchGetItem'] },
+      table: { '<T>': ['dynamodb:BatchGetItem', 'dynamodb:Query'] },
     },
     // GET the Map run's manifest and result files; PUT the page results.
     tally: { objects: { 'job-details-runs/': [G, P1].sort() }, lists: [], table: {} },

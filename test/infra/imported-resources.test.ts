@@ -123,10 +123,10 @@ describe('with an imported table and bucket', () => {
     expect(tableAccess(st('plan'))).toEqual({
       [`${IMPORTED_TABLE_ARN}/index/GSI_JobsByStatus_v2`]: ['dynamodb:Query'],
       // The watermark's retry list, read by key.
-      [IMPORTED_TABLE_ARN]: ['dynamodb:BatchGetItem'],
+      [IMPORTED_TABLE_ARN]: ['dynamodb:BatchGetItem', 'dynamodb:Query'],
     });
     expect(tableAccess(st('archive-batch'))).toEqual({
-      [IMPORTED_TABLE_ARN]: ['dynamodb:BatchGetItem'],
+      [IMPORTED_TABLE_ARN]: ['dynamodb:BatchGetItem', 'dynamodb:Query'],
     });
     expect(Object.keys(objectAccess(st('archive-batch'), IMPORTED_BUCKET_ARN)).sort()).toEqual([
       'job-details-cold/',
