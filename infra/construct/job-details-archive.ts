@@ -1,4 +1,4 @@
-import { Annotations, type CfnElement, Duration, Names, Resource, Stack, TimeZone } from 'aws-cdk-lib';
+import { Annotations, type CfnElement, Duration, Names, Resource, Stack, TimeZone, Token } from 'aws-cdk-lib';
 import {
   Alarm,
   ComparisonOperator,
@@ -26,6 +26,7 @@ import { JOBS_TABLE } from '../../shared/jobs/schema';
 import { ArchiveSql, defaultSqlNames } from './archive-sql';
 import { ArchiverStateMachine } from './archiver-state-machine';
 import {
+  type AccessLogTarget,
   acknowledgeSizeFilterCoercion,
   createDetailsBucket,
   detailsLifecycleRules,
@@ -83,6 +84,26 @@ const pickNames = (s: ArchiveSqlProps) => ({
 const PINNED_FLAGS: Record<string, boolean> = {
   // Access-log delivery by bucket policy (ACLs are disabled on new buckets).
   '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true,
+};
+
+/**
+ * An imported log bucket's policy cannot be changed from here (CDK warns, without saying what to
+ * add): replace its warning with one naming the statement the bucket's owner must add, or S3 never
+ * delivers the details bucket's access logs.
+ */
+const warnImportedLogBucket = (
+  scope: Construct,
+  details: Bucket,
+  logs: { readonly prefix: string; readonly bucket: IBucket },
+): void => {
+  Annotations.of(details).acknowledgeWarning(
+    '@aws-cdk/aws-s3:accessLogsPolicyNotAdded',
+    'job-details-archive:imported-access-logs-bucket says what to add',
+  );
+  Annotations.of(scope).addWarningV2(
+    'job-details-archive:imported-access-logs-bucket',
+    `The access-log bucket (serverAccessLogsBucket) is imported, so its policy cannot be changed here: S3 delivers the details bucket's access logs only once that bucket's policy allows Principal {"Service": "logging.s3.amazonaws.com"} s3:PutObject on ${Token.isUnresolved(logs.bucket.bucketName) ? 'that bucket' : logs.bucket.bucketName}/${logs.prefix}* (conditions aws:SourceAccount = this account, aws:SourceArn = the details bucket). It must be in this account and region, encrypted with SSE-S3 (not SSE-KMS); its lifecycle decides how long the logs stay.`,
+  );
 };
 
 const X_RAY_REASON = 'X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions';
@@ -170,10 +191,13 @@ export class JobDetailsArchive extends Construct {
         );
       }
     } else {
-      const { bucket, logsBucket } = createDetailsBucket(this, bucketOptions);
+      const logs = p.accessLogs as AccessLogTarget; // null only with props.bucket
+      const { bucket, logsBucket } = createDetailsBucket(this, bucketOptions, logs);
       this.bucket = bucket;
       if (p.transitionSmallObjects) acknowledgeSizeFilterCoercion(bucket);
-      acknowledge(logsBucket, 'AwsSolutions-S1', 'this is the access-log target; logging it would recurse');
+      if (logsBucket)
+        acknowledge(logsBucket, 'AwsSolutions-S1', 'this is the access-log target; logging it would recurse');
+      if ('bucket' in logs && !(logs.bucket instanceof Bucket)) warnImportedLogBucket(this, bucket, logs);
     }
 
     // Unique per construct, so two archives in one account never share a metric.
