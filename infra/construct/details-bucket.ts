@@ -1,4 +1,5 @@
-import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   BlockPublicAccess,
   Bucket,
@@ -118,16 +119,17 @@ export const detailsLifecycleRules = (o: DetailsBucketOptions): LifecycleRule[] 
 /**
  * The details bucket, logging its server access to `logs`: a log bucket created here (its records
  * expire after `retentionDays`; it is returned) or a bucket given (e.g. a central log bucket, none
- * created). Versioning stays off on purpose: parts are immutable (new data → new part key), and when
- * the archiver deletes a hot object after a verified commit, that object must really be gone, not
- * linger as a billed noncurrent version (the noncurrent-version rules still apply should someone
- * turn versioning on later).
+ * created; `logPolicyAdded` false when it is imported and its policy could not take the statement).
+ * Versioning stays off on purpose: parts are immutable (new data → new part key), and when the
+ * archiver deletes a hot object after a verified commit, that object must really be gone, not linger
+ * as a billed noncurrent version (the noncurrent-version rules still apply should someone turn
+ * versioning on later).
  */
 export const createDetailsBucket = (
   scope: Construct,
   o: DetailsBucketOptions,
   logs: AccessLogTarget,
-): { bucket: Bucket; logsBucket?: Bucket } => {
+): { bucket: Bucket; logsBucket?: Bucket; logPolicyAdded: boolean } => {
   const logsBucket =
     'bucket' in logs
       ? undefined
@@ -145,12 +147,36 @@ export const createDetailsBucket = (
     enforceSSL: true,
     versioned: false,
     objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-    serverAccessLogsBucket: 'bucket' in logs ? logs.bucket : logsBucket,
-    serverAccessLogsPrefix: logs.prefix,
+    // The construct's own log bucket is in this subtree, where the bucket-policy flag is pinned.
+    ...(logsBucket ? { serverAccessLogsBucket: logsBucket, serverAccessLogsPrefix: logs.prefix } : {}),
     lifecycleRules: [...detailsLifecycleRules(o), ...noncurrentVersionRules()],
     removalPolicy: o.removalPolicy,
   });
-  return logsBucket ? { bucket, logsBucket } : { bucket };
+  if (!('bucket' in logs)) return { bucket, logsBucket, logPolicyAdded: true };
+  // A bucket given: CDK would grant log delivery per the target's app flag
+  // ('@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy', read where the target is defined, which the
+  // construct cannot pin): without it, an ACL and ObjectWriter ownership forced onto the user's
+  // bucket, or a synth error if it enforces bucket-owner ownership. A bucket-policy statement always.
+  (bucket.node.defaultChild as CfnBucket).loggingConfiguration = {
+    destinationBucketName: logs.bucket.bucketName,
+    logFilePrefix: logs.prefix,
+  };
+  const { statementAdded } = logs.bucket.addToResourcePolicy(
+    new PolicyStatement({
+      principals: [new ServicePrincipal('logging.s3.amazonaws.com')],
+      actions: ['s3:PutObject'],
+      resources: [logs.bucket.arnForObjects(`${logs.prefix}*`)],
+      conditions: {
+        // The details bucket's ARN only when both are in one stack: from another stack it would be
+        // a reference back to this one, and the two stacks would depend on each other (as CDK does).
+        ...(Stack.of(logs.bucket) === Stack.of(bucket)
+          ? { ArnLike: { 'aws:SourceArn': bucket.bucketArn } }
+          : {}),
+        StringEquals: { 'aws:SourceAccount': Stack.of(bucket).account },
+      },
+    }),
+  );
+  return { bucket, logPolicyAdded: statementAdded };
 };
 
 /**

@@ -87,22 +87,17 @@ const PINNED_FLAGS: Record<string, boolean> = {
 };
 
 /**
- * An imported log bucket's policy cannot be changed from here (CDK warns, without saying what to
- * add): replace its warning with one naming the statement the bucket's owner must add, or S3 never
- * delivers the details bucket's access logs.
+ * An imported log bucket's policy cannot be changed from here: S3 delivers nothing until its owner
+ * adds the statement this names.
  */
 const warnImportedLogBucket = (
   scope: Construct,
-  details: Bucket,
   logs: { readonly prefix: string; readonly bucket: IBucket },
 ): void => {
-  Annotations.of(details).acknowledgeWarning(
-    '@aws-cdk/aws-s3:accessLogsPolicyNotAdded',
-    'job-details-archive:imported-access-logs-bucket says what to add',
-  );
+  const name = Token.isUnresolved(logs.bucket.bucketName) ? 'that bucket' : logs.bucket.bucketName;
   Annotations.of(scope).addWarningV2(
     'job-details-archive:imported-access-logs-bucket',
-    `The access-log bucket (serverAccessLogsBucket) is imported, so its policy cannot be changed here: S3 delivers the details bucket's access logs only once that bucket's policy allows Principal {"Service": "logging.s3.amazonaws.com"} s3:PutObject on ${Token.isUnresolved(logs.bucket.bucketName) ? 'that bucket' : logs.bucket.bucketName}/${logs.prefix}* (conditions aws:SourceAccount = this account, aws:SourceArn = the details bucket). It must be in this account and region, encrypted with SSE-S3 (not SSE-KMS); its lifecycle decides how long the logs stay.`,
+    `The access-log bucket (serverAccessLogsBucket) is imported, so its policy cannot be changed here: S3 delivers the details bucket's access logs only once that bucket's policy allows Principal {"Service": "logging.s3.amazonaws.com"} s3:PutObject on ${name}/${logs.prefix}* (conditions aws:SourceAccount = this account, aws:SourceArn = the details bucket). It must be in this account and region, with SSE-S3 default encryption (not SSE-KMS); its lifecycle decides how long the logs stay.`,
   );
 };
 
@@ -192,12 +187,12 @@ export class JobDetailsArchive extends Construct {
       }
     } else {
       const logs = p.accessLogs as AccessLogTarget; // null only with props.bucket
-      const { bucket, logsBucket } = createDetailsBucket(this, bucketOptions, logs);
+      const { bucket, logsBucket, logPolicyAdded } = createDetailsBucket(this, bucketOptions, logs);
       this.bucket = bucket;
       if (p.transitionSmallObjects) acknowledgeSizeFilterCoercion(bucket);
       if (logsBucket)
         acknowledge(logsBucket, 'AwsSolutions-S1', 'this is the access-log target; logging it would recurse');
-      if ('bucket' in logs && !(logs.bucket instanceof Bucket)) warnImportedLogBucket(this, bucket, logs);
+      if ('bucket' in logs && !logPolicyAdded) warnImportedLogBucket(this, logs);
     }
 
     // Unique per construct, so two archives in one account never share a metric.

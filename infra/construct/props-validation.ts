@@ -250,6 +250,11 @@ const resolveAccessLogs = (props: JobDetailsArchiveProps): AccessLogTarget | nul
       );
     if (typeof target !== 'object' || target === null || typeof target.bucketName !== 'string')
       fail('serverAccessLogsBucket', 'expected an IBucket');
+    if (target.encryptionKey !== undefined)
+      fail(
+        'serverAccessLogsBucket',
+        'is encrypted with a KMS key: S3 delivers server access logs only to a bucket whose default encryption is SSE-S3',
+      );
     return { prefix, bucket: target };
   }
   const retention = checkDuration(

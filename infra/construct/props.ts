@@ -252,12 +252,13 @@ export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
    * Deliver the details bucket's server access logs to this existing bucket (e.g. your central log
    * bucket) instead of a log bucket of the construct's own: none is created, and the logs stay as
    * long as that bucket's lifecycle keeps them (billed to its owner, which S3 requires to be this
-   * account, in this region; its default encryption must be SSE-S3, not SSE-KMS). A `Bucket` of
-   * this app gets the statement letting S3 log delivery write under `serverAccessLogsPrefix` (in its
-   * bucket policy when its app sets the feature flag `@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy`,
-   * else through its ACL); an imported one cannot be changed here: add that statement to its policy
-   * yourself (a synth warning says so, docs/deployment.md). Only for the details bucket this
-   * construct creates (with `bucket`, your bucket keeps its own logging; giving both is an error).
+   * account, in this region; its default encryption must be SSE-S3: one with a KMS key is refused).
+   * A `Bucket` of this app gets a bucket-policy statement letting S3 log delivery (for the details
+   * bucket and this account only) write under `serverAccessLogsPrefix` — never an ACL, whatever its
+   * app's `@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy` flag; an imported one cannot be changed
+   * here: add that statement to its policy yourself (a synth warning names it, docs/deployment.md).
+   * Only for the details bucket this construct creates (with `bucket`, your bucket keeps its own
+   * logging; giving both is an error).
    * @default - a log bucket of the construct's own (SSE-S3, TLS only), keeping them `accessLogsRetention`
    */
   readonly serverAccessLogsBucket?: IBucket;
