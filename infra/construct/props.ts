@@ -238,11 +238,11 @@ export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
    * How long the construct's own log bucket keeps the details bucket's S3 server access logs (whole
    * days, 1 … 3650; they stay in Standard until they expire). What they cost: S3 writes a record
    * (~800 B, an estimate) for every request and for each key a multi-object delete removes, and the
-   * archiver's own records dominate — two a hot object, its GET and its delete: 1.6 KB in Standard,
-   * $0.034 per million archived hot objects per month of retention at list price (us-east-1), more
-   * than the object itself for the design's ~1.3 KB objects. At the default that is $0.10 per
-   * million archived hot objects, at 365 days $0.42 (`jobarchive cost --access-log-days N` prices
-   * yours; docs/cost.md). Only for the details bucket this construct creates: with `bucket` your
+   * archiver's own records dominate — two a hot object, its GET and its delete: 1.6 KB in Standard
+   * (more than the design's ~1.2 KB objects themselves), $0.034 per million archived hot objects per
+   * month of retention at list price (us-east-1). At the default that is $0.10 per million archived
+   * hot objects, at 365 days $0.42 (`jobarchive cost --access-log-days N` prices yours;
+   * docs/cost.md). Only for the details bucket this construct creates: with `bucket` your
    * bucket keeps its own logging, and with `serverAccessLogsBucket` that bucket's lifecycle decides
    * (giving this prop with either is an error).
    * @default Duration.days(90)
