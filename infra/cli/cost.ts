@@ -759,6 +759,8 @@ export const costCommand = async (opts: CostOptions, io: Output): Promise<CostRe
   if (opts.json)
     printJson(io, {
       ...r,
+      // The days the access logs were priced at, given or the construct's default.
+      workload: { ...r.workload, accessLogDays: accessLogDays(w) },
       // $ a month whatever is archived; by component beside it.
       fixedPerMonth: fixedTotal(r),
       fixedPerMonthByComponent: r.fixedPerMonth,

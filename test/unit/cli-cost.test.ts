@@ -433,7 +433,10 @@ describe('jobarchive cost', () => {
         parseCostOptions(parseFlags(costSpec, ['--from-report', bench, '--json', ...args])),
         out,
       );
-      return out.json<{ archiveOneTime: { accessLogs: number } }>().archiveOneTime.accessLogs;
+      const doc = out.json<{ archiveOneTime: { accessLogs: number }; workload: { accessLogDays: number } }>();
+      // The days priced at, given or the construct's default.
+      expect(doc.workload.accessLogDays).toBe(args.length > 0 ? Number(args[1]) : ACCESS_LOGS_RETENTION_DAYS);
+      return doc.archiveOneTime.accessLogs;
     };
     expect(await json('--access-log-days', '0')).toBe(0);
     expect(await json('--access-log-days', '365')).toBeCloseTo((await json()) * (365 / 90), 12);
