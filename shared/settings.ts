@@ -387,3 +387,13 @@ export const retentionDays = (months: number): number => Math.ceil((months * 365
  * so it is never older than any part it names, and with the later horizon it never goes first.
  */
 export const INDEX_RETENTION_EXTRA_DAYS = 31;
+
+/**
+ * Days the construct's own log bucket keeps the details bucket's S3 server access logs: the default
+ * of its `accessLogsRetention` prop and of `jobarchive cost --access-log-days` (one value, so the
+ * model prices what the construct deploys). CloudTrail's event history keeps 90 days too; a quarter
+ * covers most investigations.
+ */
+export const ACCESS_LOGS_RETENTION_DAYS = 90;
+/** Longest `accessLogsRetention` (and `--access-log-days`): ten years. */
+export const ACCESS_LOGS_RETENTION_MAX_DAYS = 3650;

@@ -79,6 +79,22 @@ class EcomStack(Stack):
         )
         archive.grant_write(indexer_function)   # PutObject on job-details/*, table read/write
         archive.grant_read(admin_api_function)  # forensic reads, RestoreObject on parts
+
+
+class EcomArchiveStack(Stack):
+    """Or the construct creates the details bucket (with bucket= given, that bucket keeps its own logging)."""
+
+    def __init__(self, scope: Construct, construct_id: str, **kwargs) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        JobDetailsArchive(
+            self, "JobDetailsArchive",
+            table=dynamodb.TableV2.from_table_attributes(self, "Jobs", table_name="prod-EcomJobs", grant_index_permissions=True),
+            # its access logs into the account's central log bucket (same region; its lifecycle keeps them) …
+            server_access_logs_bucket=s3.Bucket.from_bucket_name(self, "AccessLogs", "acme-s3-access-logs"),
+            server_access_logs_prefix="job-details-archive/",
+            # … or, without one, into a log bucket of its own that keeps them 90 days by default:
+            # access_logs_retention=Duration.days(30),
+        )
 `;
 
 const README = `# job-details-archive (CDK construct for Python)

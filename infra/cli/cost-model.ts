@@ -1,6 +1,6 @@
 import type { RestoreTier } from '../../shared/config';
 import { InvalidInputError } from '../../shared/errors';
-import { CHOICES, SETTINGS } from '../../shared/settings';
+import { ACCESS_LOGS_RETENTION_DAYS, CHOICES, SETTINGS } from '../../shared/settings';
 import { type Prices, requestPrice, STORAGE_CLASSES, type StorageClass } from './prices';
 
 /**
@@ -163,6 +163,12 @@ export interface Workload {
    * `restoreTier`, shared/settings.ts; default its default, Standard). Deep Archive has no Expedited.
    */
   readonly restoreTier?: RestoreTier;
+  /**
+   * Days the details bucket's access logs are kept in Standard (the construct's
+   * `accessLogsRetention`); 0: not kept, or priced elsewhere (a central log bucket). Absent: the
+   * construct's default, ACCESS_LOGS_RETENTION_DAYS.
+   */
+  readonly accessLogDays?: number;
 }
 
 export interface MonthCost {
@@ -244,12 +250,6 @@ export const ARCHIVE_CUSTOM_METRICS = 8;
 export const RUN_METRICS_ALARMS = 2;
 /** The gzip floor of the parts: bytes at rest per hot byte (docs/benchmarks.md, "gz floor"). */
 export const FLOOR_AT_REST_RATIO = 0.75;
-/**
- * Days the details bucket's server access logs are kept, in Standard (infra/construct/details-bucket.ts
- * ACCESS_LOGS_EXPIRE_DAYS; a test holds the two equal). Every request, every key of a multi-object
- * delete and every lifecycle transition and expiration writes a record (`accessLogRecordBytes`).
- */
-export const ACCESS_LOG_DAYS = 365;
 /** A Distributed Map bills one state transition for each child execution it starts (beside the child's states). */
 export const CHILD_EXECUTION_TRANSITIONS = 1;
 
@@ -270,11 +270,28 @@ export const restorePrice = (
   return price;
 };
 
-/** $ of access-log records (of requests, of lifecycle actions) kept their days in Standard. */
-export const accessLogDollars = (requests: number, lifecycleActions: number, p: Prices): number =>
+/**
+ * Days the details bucket's server access logs are kept in Standard: the workload's
+ * `accessLogDays`, else the construct's default `accessLogsRetention` (ACCESS_LOGS_RETENTION_DAYS,
+ * shared/settings.ts: the one value both read). 0: not kept, or billed elsewhere.
+ */
+export const accessLogDays = (w: Pick<Workload, 'accessLogDays'>): number =>
+  w.accessLogDays ?? ACCESS_LOGS_RETENTION_DAYS;
+
+/**
+ * $ of access-log records (of requests, of lifecycle actions) kept the workload's days in Standard.
+ * Every request, every key of a multi-object delete and every lifecycle transition and expiration
+ * writes a record (`accessLogRecordBytes`, `accessLogLifecycleRecordBytes`).
+ */
+export const accessLogDollars = (
+  requests: number,
+  lifecycleActions: number,
+  w: Pick<Workload, 'accessLogDays'>,
+  p: Prices,
+): number =>
   ((requests * p.accessLogRecordBytes + lifecycleActions * p.accessLogLifecycleRecordBytes) / GB) *
   p.standardGbMonth *
-  (ACCESS_LOG_DAYS / DAYS_PER_MONTH);
+  (accessLogDays(w) / DAYS_PER_MONTH);
 
 export const validateWorkload = (w: Workload): Workload => {
   const positive = (field: string, v: number, whole = false) => {
@@ -286,6 +303,7 @@ export const validateWorkload = (w: Workload): Workload => {
   positive('--bytes-per-job', w.bytesPerJob);
   positive('--retention-months', w.retentionMonths, true);
   positive('--lookups-per-month', w.lookupsPerMonth);
+  if (w.accessLogDays !== undefined) positive('--access-log-days', w.accessLogDays, true);
   if (w.jobsPerShopMonth !== undefined && !(w.jobsPerShopMonth > 0))
     throw new InvalidInputError('--jobs-per-shop-month', `expected a number > 0, got ${w.jobsPerShopMonth}`);
   if (w.retentionMonths < 2)
@@ -579,8 +597,8 @@ export const archiveOneTime = (w: Workload, m: Measured, p: Prices): Record<stri
     dynamodb: work.dynamodb,
     transitions: movingParts * p.transitionRequest[w.storageClass],
     // The access log: a record per request, per hot key the multi-object deletes remove, per part
-    // transitioned; kept ACCESS_LOG_DAYS in Standard.
-    accessLogs: accessLogDollars(work.s3Count + objects, movingParts, p),
+    // transitioned; kept the workload's accessLogDays in Standard.
+    accessLogs: accessLogDollars(work.s3Count + objects, movingParts, w, p),
     fixed,
   };
 };
@@ -729,12 +747,12 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
     const c = cohortStorage(w, m, p, age);
     let { hot, lifecycle, archive } = c;
     if (age === 2) {
-      lifecycle += lifecycleOnce + accessLogDollars(0, hotObjects, p);
+      lifecycle += lifecycleOnce + accessLogDollars(0, hotObjects, w, p);
       archive += onceTotal;
     }
     if (age === w.retentionMonths) {
-      hot += accessLogDollars(0, hotObjects, p);
-      lifecycle += accessLogDollars(0, hotObjects, p);
+      hot += accessLogDollars(0, hotObjects, w, p);
+      lifecycle += accessLogDollars(0, hotObjects, w, p);
     }
     if (age === w.retentionMonths && shortfallMonths > 0) {
       // What the class bills (its minimum object size and overhead included; not the 8 KB in Standard).

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { RESTORE_TIERS, type RestoreTier } from '../../shared/config';
 import { InvalidInputError } from '../../shared/errors';
-import { CHOICES } from '../../shared/settings';
+import { ACCESS_LOGS_RETENTION_DAYS, ACCESS_LOGS_RETENTION_MAX_DAYS, CHOICES } from '../../shared/settings';
 import { ARCHIVER_STEPS } from '../construct/step-names';
 import { packageRoot } from '../package-root';
 import {
@@ -15,6 +15,7 @@ import {
   wholeNumberFlag,
 } from './args';
 import {
+  accessLogDays,
   CHILD_EXECUTION_TRANSITIONS,
   type CostResult,
   costModel,
@@ -101,6 +102,11 @@ export const costSpec: CommandSpec = {
       value: 'STEP=MB,…',
       help: `memory of single steps over --lambda-memory-mb, e.g. archive-batch=1024 (steps: ${ARCHIVER_STEPS.join(', ')})`,
     },
+    'access-log-days': {
+      type: 'string',
+      value: 'N',
+      help: `days the details bucket's access logs are kept in Standard: the construct's accessLogsRetention (default ${ACCESS_LOGS_RETENTION_DAYS}, its default); 0 when they are not kept or are priced elsewhere (serverAccessLogsBucket: your central log bucket's lifecycle bills them)`,
+    },
     'run-metrics': {
       type: 'boolean',
       help: 'the construct’s runMetrics: 8 custom metrics ($2.40) and 2 more alarms ($0.20) a month',
@@ -122,7 +128,7 @@ export const costSpec: CommandSpec = {
     'Fixed costs (1 alarm on a free metric; with --run-metrics 8 custom metrics and 2 more alarms; the idle part of 30 daily runs) are charged to the cohort archived that month.',
     'The floor: one GET per hot object, the first month in Standard, then the parts at 0.75× the hot bytes in the class — nothing else.',
     'Beside the ratio to the floor (lookups in the cohort, none in the floor): the archival alone, and one lookup against its physical minimum.',
-    'Access logs: the details bucket logs every request, each key deleted and each lifecycle action, kept 365 days in Standard (record sizes are estimates: accessLogRecordBytes, accessLogLifecycleRecordBytes in --prices).',
+    `Access logs: the details bucket logs every request, each key deleted and each lifecycle action (two records an archived hot object: its GET and its delete), kept --access-log-days in Standard (default ${ACCESS_LOGS_RETENTION_DAYS}, the construct's accessLogsRetention; record sizes are estimates: accessLogRecordBytes, accessLogLifecycleRecordBytes in --prices).`,
   ],
 };
 
@@ -194,6 +200,14 @@ export const parseCostOptions = (flags: Flags): CostOptions => {
       ...(jobsPerShopMonth !== undefined ? { jobsPerShopMonth } : {}),
       ...(stepMemoryMb !== undefined ? { stepMemoryMb } : {}),
       ...(restoreTier !== undefined ? { restoreTier: restoreTier as RestoreTier } : {}),
+      ...(stringFlag(flags, 'access-log-days') !== undefined
+        ? {
+            accessLogDays: wholeNumberFlag(flags, 'access-log-days', ACCESS_LOGS_RETENTION_DAYS, {
+              min: 0,
+              max: ACCESS_LOGS_RETENTION_MAX_DAYS,
+            }),
+          }
+        : {}),
     },
     fromReport: stringFlag(flags, 'from-report') ?? DEFAULT_MEASUREMENTS,
     ...(scenario !== undefined ? { scenario } : {}),
@@ -527,7 +541,7 @@ export const costLines = (
   const w = r.workload;
   const objectBytes = w.objectsPerJob > 0 ? w.bytesPerJob / w.objectsPerJob : 0;
   const lines = [
-    `workload: ${w.jobsPerMonth.toLocaleString('en-US')} jobs/month × ${w.objectsPerJob.toFixed(2)} objects × ${Math.round(w.bytesPerJob).toLocaleString('en-US')} bytes (${sizeText(objectBytes)} per object); kept ${w.retentionMonths} months; ${w.storageClass}; ${w.lookupsPerMonth} lookups/month`,
+    `workload: ${w.jobsPerMonth.toLocaleString('en-US')} jobs/month × ${w.objectsPerJob.toFixed(2)} objects × ${Math.round(w.bytesPerJob).toLocaleString('en-US')} bytes (${sizeText(objectBytes)} per object); kept ${w.retentionMonths} months; ${w.storageClass}; ${w.lookupsPerMonth} lookups/month; access logs kept ${accessLogDays(w)} days`,
     `measured: ${m.source}`,
     `  per archived hot object: ${Object.entries(m.s3RequestsPerObject)
       .map(([k, n]) => `${k} ${n.toFixed(3)}`)
@@ -717,6 +731,7 @@ const costCommandLine = (opts: CostOptions, w: Workload): string => {
     `--retention-months ${w.retentionMonths}`,
     `--storage-class ${w.storageClass}`,
     `--lookups-per-month ${flagNumber(w.lookupsPerMonth)}`,
+    `--access-log-days ${accessLogDays(w)}`,
     ...(w.restoreTier !== undefined || RESTORE_WAIT[w.storageClass] !== undefined
       ? [`--restore-tier ${w.restoreTier ?? CHOICES.restoreTier.default}`]
       : []),
@@ -749,6 +764,8 @@ export const costCommand = async (opts: CostOptions, io: Output): Promise<CostRe
   if (opts.json)
     printJson(io, {
       ...r,
+      // The days the access logs were priced at, given or the construct's default.
+      workload: { ...r.workload, accessLogDays: accessLogDays(w) },
       // $ a month whatever is archived; by component beside it.
       fixedPerMonth: fixedTotal(r),
       fixedPerMonthByComponent: r.fixedPerMonth,

@@ -1,9 +1,11 @@
-import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   BlockPublicAccess,
   Bucket,
   BucketEncryption,
   type CfnBucket,
+  type IBucket,
   type LifecycleRule,
   ObjectOwnership,
   StorageClass,
@@ -30,7 +32,14 @@ export type KeyPrefix = keyof typeof PREFIX;
  * that it costs little beside the parts (docs/cost.md; 30 days kept a month of scratch in Standard).
  */
 export const RUNS_EXPIRE_DAYS = 7;
-export const ACCESS_LOGS_EXPIRE_DAYS = 365;
+
+/**
+ * Where the details bucket this construct creates sends its server access logs: a log bucket of its
+ * own keeping them `retentionDays`, or `bucket` (which keeps them as long as its own lifecycle does).
+ */
+export type AccessLogTarget =
+  | { readonly prefix: string; readonly retentionDays: number }
+  | { readonly prefix: string; readonly bucket: IBucket };
 
 const STORAGE_CLASS: Record<ArchiveStorageClass, StorageClass> = {
   GLACIER_IR: StorageClass.GLACIER_INSTANT_RETRIEVAL,
@@ -108,35 +117,66 @@ export const detailsLifecycleRules = (o: DetailsBucketOptions): LifecycleRule[] 
 ];
 
 /**
- * The details bucket and the bucket that receives its server access logs. Versioning stays off on
- * purpose: parts are immutable (new data → new part key), and when the archiver deletes a hot object
- * after a verified commit, that object must really be gone, not linger as a billed noncurrent version
- * (the noncurrent-version rules still apply should someone turn versioning on later).
+ * The details bucket, logging its server access to `logs`: a log bucket created here (its records
+ * expire after `retentionDays`; it is returned) or a bucket given (e.g. a central log bucket, none
+ * created; `logPolicyAdded` false when it is imported and its policy could not take the statement).
+ * Versioning stays off on purpose: parts are immutable (new data → new part key), and when the
+ * archiver deletes a hot object after a verified commit, that object must really be gone, not linger
+ * as a billed noncurrent version (the noncurrent-version rules still apply should someone turn
+ * versioning on later).
  */
 export const createDetailsBucket = (
   scope: Construct,
   o: DetailsBucketOptions,
-): { bucket: Bucket; logsBucket: Bucket } => {
-  const logsBucket = new Bucket(scope, 'AccessLogsBucket', {
-    encryption: BucketEncryption.S3_MANAGED, // log delivery cannot write to SSE-KMS targets
-    blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-    enforceSSL: true,
-    objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-    lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(ACCESS_LOGS_EXPIRE_DAYS) }],
-    removalPolicy: o.removalPolicy,
-  });
+  logs: AccessLogTarget,
+): { bucket: Bucket; logsBucket?: Bucket; logPolicyAdded: boolean } => {
+  const logsBucket =
+    'bucket' in logs
+      ? undefined
+      : new Bucket(scope, 'AccessLogsBucket', {
+          encryption: BucketEncryption.S3_MANAGED, // log delivery cannot write to SSE-KMS targets
+          blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+          enforceSSL: true,
+          objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+          lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(logs.retentionDays) }],
+          removalPolicy: o.removalPolicy,
+        });
   const bucket = new Bucket(scope, 'DetailsBucket', {
     encryption: BucketEncryption.S3_MANAGED,
     blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
     enforceSSL: true,
     versioned: false,
     objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-    serverAccessLogsBucket: logsBucket,
-    serverAccessLogsPrefix: 'details-bucket/',
+    // The construct's own log bucket is in this subtree, where the bucket-policy flag is pinned.
+    ...(logsBucket ? { serverAccessLogsBucket: logsBucket, serverAccessLogsPrefix: logs.prefix } : {}),
     lifecycleRules: [...detailsLifecycleRules(o), ...noncurrentVersionRules()],
     removalPolicy: o.removalPolicy,
   });
-  return { bucket, logsBucket };
+  if (!('bucket' in logs)) return { bucket, logsBucket, logPolicyAdded: true };
+  // A bucket given: CDK would grant log delivery per the target's app flag
+  // ('@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy', read where the target is defined, which the
+  // construct cannot pin): without it, an ACL and ObjectWriter ownership forced onto the user's
+  // bucket, or a synth error if it enforces bucket-owner ownership. A bucket-policy statement always.
+  (bucket.node.defaultChild as CfnBucket).loggingConfiguration = {
+    destinationBucketName: logs.bucket.bucketName,
+    logFilePrefix: logs.prefix,
+  };
+  const { statementAdded } = logs.bucket.addToResourcePolicy(
+    new PolicyStatement({
+      principals: [new ServicePrincipal('logging.s3.amazonaws.com')],
+      actions: ['s3:PutObject'],
+      resources: [logs.bucket.arnForObjects(`${logs.prefix}*`)],
+      conditions: {
+        // The details bucket's ARN only when both are in one stack: from another stack it would be
+        // a reference back to this one, and the two stacks would depend on each other (as CDK does).
+        ...(Stack.of(logs.bucket) === Stack.of(bucket)
+          ? { ArnLike: { 'aws:SourceArn': bucket.bucketArn } }
+          : {}),
+        StringEquals: { 'aws:SourceAccount': Stack.of(bucket).account },
+      },
+    }),
+  );
+  return { bucket, logPolicyAdded: statementAdded };
 };
 
 /**

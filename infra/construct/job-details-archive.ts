@@ -1,4 +1,4 @@
-import { Annotations, type CfnElement, Duration, Names, Resource, Stack, TimeZone } from 'aws-cdk-lib';
+import { Annotations, type CfnElement, Duration, Names, Resource, Stack, TimeZone, Token } from 'aws-cdk-lib';
 import {
   Alarm,
   ComparisonOperator,
@@ -26,6 +26,7 @@ import { JOBS_TABLE } from '../../shared/jobs/schema';
 import { ArchiveSql, defaultSqlNames } from './archive-sql';
 import { ArchiverStateMachine } from './archiver-state-machine';
 import {
+  type AccessLogTarget,
   acknowledgeSizeFilterCoercion,
   createDetailsBucket,
   detailsLifecycleRules,
@@ -83,6 +84,21 @@ const pickNames = (s: ArchiveSqlProps) => ({
 const PINNED_FLAGS: Record<string, boolean> = {
   // Access-log delivery by bucket policy (ACLs are disabled on new buckets).
   '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true,
+};
+
+/**
+ * An imported log bucket's policy cannot be changed from here: S3 delivers nothing until its owner
+ * adds the statement this names.
+ */
+const warnImportedLogBucket = (
+  scope: Construct,
+  logs: { readonly prefix: string; readonly bucket: IBucket },
+): void => {
+  const name = Token.isUnresolved(logs.bucket.bucketName) ? 'that bucket' : logs.bucket.bucketName;
+  Annotations.of(scope).addWarningV2(
+    'job-details-archive:imported-access-logs-bucket',
+    `The access-log bucket (serverAccessLogsBucket) is imported, so its policy cannot be changed here: S3 delivers the details bucket's access logs only once that bucket's policy allows Principal {"Service": "logging.s3.amazonaws.com"} s3:PutObject on ${name}/${logs.prefix}* (conditions aws:SourceAccount = this account, aws:SourceArn = the details bucket). It must be in this account and region, with SSE-S3 default encryption (not SSE-KMS); its lifecycle decides how long the logs stay.`,
+  );
 };
 
 const X_RAY_REASON = 'X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions';
@@ -170,10 +186,13 @@ export class JobDetailsArchive extends Construct {
         );
       }
     } else {
-      const { bucket, logsBucket } = createDetailsBucket(this, bucketOptions);
+      const logs = p.accessLogs as AccessLogTarget; // null only with props.bucket
+      const { bucket, logsBucket, logPolicyAdded } = createDetailsBucket(this, bucketOptions, logs);
       this.bucket = bucket;
       if (p.transitionSmallObjects) acknowledgeSizeFilterCoercion(bucket);
-      acknowledge(logsBucket, 'AwsSolutions-S1', 'this is the access-log target; logging it would recurse');
+      if (logsBucket)
+        acknowledge(logsBucket, 'AwsSolutions-S1', 'this is the access-log target; logging it would recurse');
+      if ('bucket' in logs && !logPolicyAdded) warnImportedLogBucket(this, logs);
     }
 
     // Unique per construct, so two archives in one account never share a metric.

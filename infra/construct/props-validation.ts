@@ -2,6 +2,8 @@ import { Duration, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { InvalidInputError } from '../../shared/errors';
 import {
+  ACCESS_LOGS_RETENTION_DAYS,
+  ACCESS_LOGS_RETENTION_MAX_DAYS,
   ARCHIVER_SETTINGS,
   type ArchiverSettingName,
   CHOICES,
@@ -13,7 +15,7 @@ import {
   SWITCHES,
   settingProblem,
 } from '../../shared/settings';
-import { RUNS_EXPIRE_DAYS } from './details-bucket';
+import { type AccessLogTarget, RUNS_EXPIRE_DAYS } from './details-bucket';
 import {
   type ArchiveSettingsProps,
   ArchiveStorageClass,
@@ -67,6 +69,8 @@ export interface ResolvedArchiveProps extends ResolvedSettings {
   readonly executionTimeout: Duration;
   readonly logRetention: RetentionDays;
   readonly schedule: { readonly expression: string; readonly timeZone: string; readonly enabled: boolean };
+  /** null with the `bucket` prop: the given bucket keeps its own logging. */
+  readonly accessLogs: AccessLogTarget | null;
   /** null: no SQL resources. Names are filled in by the construct when not given. */
   readonly sql: {
     readonly bytesScannedCutoffPerQuery: number;
@@ -210,6 +214,64 @@ export const checkTimeZone = (field: string, tz: string): string => {
   return tz;
 };
 
+export const DEFAULT_ACCESS_LOGS_PREFIX = 'details-bucket/';
+
+/**
+ * The access-log props: they configure the details bucket this construct creates, so none of them
+ * goes with `bucket`; `accessLogsRetention` is the construct's own log bucket's, so it does not go
+ * with `serverAccessLogsBucket` (whose lifecycle keeps the logs).
+ */
+const resolveAccessLogs = (props: JobDetailsArchiveProps): AccessLogTarget | null => {
+  const given = (['accessLogsRetention', 'serverAccessLogsBucket', 'serverAccessLogsPrefix'] as const).filter(
+    (k) => props[k] !== undefined,
+  );
+  if (props.bucket !== undefined) {
+    const [first] = given;
+    if (first !== undefined)
+      fail(
+        first,
+        'configures the access logs of the details bucket this construct creates; with `bucket` your bucket keeps its own logging (set it where that bucket is defined)',
+      );
+    return null;
+  }
+  const prefix = props.serverAccessLogsPrefix ?? DEFAULT_ACCESS_LOGS_PREFIX;
+  if (typeof prefix !== 'string') return fail('serverAccessLogsPrefix', 'expected a string');
+  if (!Token.isUnresolved(prefix) && (prefix.length > 1024 || prefix.startsWith('/')))
+    fail(
+      'serverAccessLogsPrefix',
+      `expected a key prefix of at most 1024 characters not starting with '/', got ${JSON.stringify(prefix)}`,
+    );
+  const target = props.serverAccessLogsBucket;
+  if (target !== undefined) {
+    if (props.accessLogsRetention !== undefined)
+      fail(
+        'accessLogsRetention',
+        'is the retention of the log bucket this construct creates; with serverAccessLogsBucket no log bucket is created and that bucket’s own lifecycle keeps the logs: give one of accessLogsRetention and serverAccessLogsBucket',
+      );
+    if (typeof target !== 'object' || target === null || typeof target.bucketName !== 'string')
+      fail('serverAccessLogsBucket', 'expected an IBucket');
+    if (target.encryptionKey !== undefined)
+      fail(
+        'serverAccessLogsBucket',
+        'is encrypted with a KMS key: S3 delivers server access logs only to a bucket whose default encryption is SSE-S3',
+      );
+    return { prefix, bucket: target };
+  }
+  const retention = checkDuration(
+    'accessLogsRetention',
+    props.accessLogsRetention ?? Duration.days(ACCESS_LOGS_RETENTION_DAYS),
+    Duration.days(1),
+    Duration.days(ACCESS_LOGS_RETENTION_MAX_DAYS),
+  );
+  const days = retention.toSeconds() / 86_400;
+  if (!Number.isInteger(days))
+    fail(
+      'accessLogsRetention',
+      `expected whole days (a lifecycle expiration), got ${retention.toHumanString()}`,
+    );
+  return { prefix, retentionDays: days };
+};
+
 /** The settings props: numbers against the table's bounds, switches as booleans, defaults from the table. */
 const resolveSettings = (props: JobDetailsArchiveProps): ResolvedSettings => {
   const out: Record<string, number | boolean | string> = {};
@@ -299,6 +361,7 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     enabled: props.schedule?.enabled ?? true,
   };
   if (typeof schedule.enabled !== 'boolean') fail('schedule.enabled', 'expected a boolean');
+  const accessLogs = resolveAccessLogs(props);
 
   return {
     ...settings,
@@ -311,6 +374,7 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     executionTimeout,
     logRetention: props.logRetention ?? RetentionDays.THREE_MONTHS,
     schedule,
+    accessLogs,
     sql: resolveSql(props.sql),
   };
 };

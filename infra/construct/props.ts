@@ -235,6 +235,40 @@ export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
    */
   readonly bucket?: IBucket;
   /**
+   * How long the construct's own log bucket keeps the details bucket's S3 server access logs (whole
+   * days, 1 … 3650; they stay in Standard until they expire). What they cost: S3 writes a record
+   * (~800 B, an estimate) for every request and for each key a multi-object delete removes, and the
+   * archiver's own records dominate — two a hot object, its GET and its delete: 1.6 KB in Standard
+   * (more than the design's ~1.2 KB objects themselves), $0.034 per million archived hot objects per
+   * month of retention at list price (us-east-1). At the default that is $0.10 per million archived
+   * hot objects, at 365 days $0.42 (`jobarchive cost --access-log-days N` prices yours;
+   * docs/cost.md). Only for the details bucket this construct creates: with `bucket` your
+   * bucket keeps its own logging, and with `serverAccessLogsBucket` that bucket's lifecycle decides
+   * (giving this prop with either is an error).
+   * @default Duration.days(90)
+   */
+  readonly accessLogsRetention?: Duration;
+  /**
+   * Deliver the details bucket's server access logs to this existing bucket (e.g. your central log
+   * bucket) instead of a log bucket of the construct's own: none is created, and the logs stay as
+   * long as that bucket's lifecycle keeps them (billed to its owner, which S3 requires to be this
+   * account, in this region; its default encryption must be SSE-S3: one with a KMS key is refused).
+   * A `Bucket` of this app gets a bucket-policy statement letting S3 log delivery (for the details
+   * bucket and this account only) write under `serverAccessLogsPrefix` — never an ACL, whatever its
+   * app's `@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy` flag; an imported one cannot be changed
+   * here: add that statement to its policy yourself (a synth warning names it, docs/deployment.md).
+   * Only for the details bucket this construct creates (with `bucket`, your bucket keeps its own
+   * logging; giving both is an error).
+   * @default - a log bucket of the construct's own (SSE-S3, TLS only), keeping them `accessLogsRetention`
+   */
+  readonly serverAccessLogsBucket?: IBucket;
+  /**
+   * Key prefix of the details bucket's access logs in their log bucket (the construct's own or
+   * `serverAccessLogsBucket`). Only for the details bucket this construct creates.
+   * @default 'details-bucket/'
+   */
+  readonly serverAccessLogsPrefix?: string;
+  /**
    * When runs start.
    * @default - daily at 03:00 UTC, enabled
    */

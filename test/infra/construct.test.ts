@@ -8,6 +8,7 @@ import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-fu
 import { camelStep } from '../../infra/construct/step-names';
 import { ENV } from '../../shared/config';
 import { JOBS_TABLE } from '../../shared/jobs/schema';
+import { ACCESS_LOGS_RETENTION_DAYS } from '../../shared/settings';
 import {
   ANY_KEY,
   listPrefixes,
@@ -110,7 +111,7 @@ describe('details bucket (created)', () => {
     (detailsBucket() as { LifecycleConfiguration: { Rules: Record<string, unknown>[] } })
       .LifecycleConfiguration.Rules;
 
-  it('is SSE-S3, private, unversioned, and logs access to a separate bucket', () => {
+  it('is SSE-S3, private, unversioned, and logs access to a separate bucket, kept 90 days', () => {
     const props = detailsBucket();
     expect(props.BucketEncryption).toEqual({
       ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
@@ -122,9 +123,17 @@ describe('details bucket (created)', () => {
       RestrictPublicBuckets: true,
     });
     expect(props.VersioningConfiguration).toBeUndefined();
-    const logging = props.LoggingConfiguration as { DestinationBucketName: { Ref: string } };
+    const logging = props.LoggingConfiguration as {
+      DestinationBucketName: { Ref: string };
+      LogFilePrefix: string;
+    };
     expect(logging.DestinationBucketName.Ref).not.toBe(logicalId(stack.archive.bucket, stack));
-    expect(template.findResources('AWS::S3::Bucket')[logging.DestinationBucketName.Ref]).toBeDefined();
+    expect(logging.LogFilePrefix).toBe('details-bucket/');
+    // The log bucket keeps them accessLogsRetention's default: the days the cost model prices.
+    const logBucket = template.findResources('AWS::S3::Bucket')[logging.DestinationBucketName.Ref];
+    expect(logBucket?.Properties.LifecycleConfiguration.Rules).toEqual([
+      { Id: 'expire-access-logs', ExpirationInDays: ACCESS_LOGS_RETENTION_DAYS, Status: 'Enabled' },
+    ]);
   });
 
   it('denies every request without TLS, on both buckets', () => {

@@ -115,4 +115,8 @@ it('docs/deployment.md shows the Python stack, whose every keyword the package t
   const taken = new Set([...initParams('JobDetailsArchive'), ...initParams('StepMemoryProps')]);
   expect(used.filter((k) => !taken.has(k))).toEqual([]);
   expect(used.length).toBeGreaterThan(5);
+  // Where the access logs go and how long they stay (the alternative, commented out, included).
+  for (const k of ['server_access_logs_bucket', 'server_access_logs_prefix', 'access_logs_retention']) {
+    expect([k, taken.has(k), PYTHON_SNIPPET.includes(`${k}=`)]).toEqual([k, true, true]);
+  }
 });

@@ -1,9 +1,11 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
 import { ArchiveStorageClass, type JobDetailsArchiveProps } from '../../infra/construct/props';
 import { resolveArchiveProps } from '../../infra/construct/props-validation';
 import { ARCHIVER_STEPS } from '../../infra/construct/step-names';
 import { InvalidInputError, TtlTooShortError } from '../../shared/errors';
+import { ACCESS_LOGS_RETENTION_DAYS } from '../../shared/settings';
 import { useOutdirs } from './template-helpers';
 
 /** Props are checked in the constructor, before any resource exists; no synthesis needed. */
@@ -57,6 +59,9 @@ describe('JobDetailsArchive props: defaults', () => {
     });
     expect(p.timeout['archive-batch'].toMinutes()).toBe(15);
     expect(p.timeout.plan.toMinutes()).toBe(5);
+    // The construct's own log bucket, keeping the details bucket's access logs the days the cost
+    // model prices by default (one constant).
+    expect(p.accessLogs).toEqual({ prefix: 'details-bucket/', retentionDays: ACCESS_LOGS_RETENTION_DAYS });
   });
 
   it('take one value for all steps, and single steps over it or over the defaults', () => {
@@ -228,5 +233,45 @@ describe('JobDetailsArchive props: fails when', () => {
 
   it('schedule.enabled is not a boolean', () => {
     expectInvalid({ schedule: { enabled: 'no' as never } }, 'schedule.enabled', /boolean/);
+  });
+
+  it('accessLogsRetention is not whole days in [1 day, 3650 days]', () => {
+    expectInvalid({ accessLogsRetention: Duration.hours(36) }, 'accessLogsRetention', /whole days/);
+    expectInvalid({ accessLogsRetention: Duration.hours(12) }, 'accessLogsRetention', /between 1 day/);
+    expectInvalid({ accessLogsRetention: Duration.days(3651) }, 'accessLogsRetention', /3650 days/);
+  });
+
+  it('accessLogsRetention comes with serverAccessLogsBucket (that bucket’s lifecycle keeps the logs)', () => {
+    const { stack } = build({});
+    const central = Bucket.fromBucketName(stack, 'Central', 'org-s3-access-logs');
+    expectInvalid(
+      { accessLogsRetention: Duration.days(30), serverAccessLogsBucket: central },
+      'accessLogsRetention',
+      /with serverAccessLogsBucket no log bucket is created.*give one of accessLogsRetention and serverAccessLogsBucket/,
+    );
+  });
+
+  it('an access-log prop comes with bucket (the given bucket keeps its own logging)', () => {
+    const { stack } = build({});
+    const details = Bucket.fromBucketName(stack, 'Details', 'prod-job-details');
+    expectInvalid(
+      { bucket: details, accessLogsRetention: Duration.days(30) },
+      'accessLogsRetention',
+      /details bucket this construct creates; with `bucket` your bucket keeps its own logging/,
+    );
+    expectInvalid(
+      { bucket: details, serverAccessLogsBucket: Bucket.fromBucketName(stack, 'Logs', 'logs') },
+      'serverAccessLogsBucket',
+      /with `bucket` your bucket keeps its own logging/,
+    );
+    expectInvalid({ bucket: details, serverAccessLogsPrefix: 'x/' }, 'serverAccessLogsPrefix', /`bucket`/);
+  });
+
+  it('serverAccessLogsBucket is KMS-encrypted, or serverAccessLogsPrefix is not a key prefix', () => {
+    const { stack } = build({});
+    const kms = new Bucket(stack, 'Kms', { encryption: BucketEncryption.KMS });
+    expectInvalid({ serverAccessLogsBucket: kms }, 'serverAccessLogsBucket', /KMS key.*SSE-S3/);
+    expectInvalid({ serverAccessLogsPrefix: '/logs/' }, 'serverAccessLogsPrefix', /not starting with '\/'/);
+    expectInvalid({ serverAccessLogsPrefix: 'x'.repeat(1025) }, 'serverAccessLogsPrefix', /1024/);
   });
 });

@@ -13,8 +13,8 @@ import {
   parseStepMemory,
 } from '../../infra/cli/cost';
 import {
-  ACCESS_LOG_DAYS,
   ARCHIVE_CUSTOM_METRICS,
+  accessLogDays,
   accessLogDollars,
   archiveOneTime,
   atRest,
@@ -40,8 +40,8 @@ import {
 import { runCli } from '../../infra/cli/main';
 import { memoryOutput } from '../../infra/cli/output';
 import { DEFAULT_PRICES, requestPrice } from '../../infra/cli/prices';
-import { ACCESS_LOGS_EXPIRE_DAYS } from '../../infra/construct/details-bucket';
 import { InvalidInputError } from '../../shared/errors';
+import { ACCESS_LOGS_RETENTION_DAYS } from '../../shared/settings';
 
 const measured: Measured = {
   source: 'test',
@@ -94,7 +94,7 @@ describe('costModel', () => {
     expect(r.months[0]?.hot).toBeCloseTo(r.months[0]?.lifecycle ?? -1, 12);
     // Twelve months of Standard, and the access-log records of the objects' expiration at the end.
     expect(r.months[11]?.hot).toBeCloseTo(
-      (r.months[0]?.hot ?? 0) * 12 + accessLogDollars(0, 2000, DEFAULT_PRICES),
+      (r.months[0]?.hot ?? 0) * 12 + accessLogDollars(0, 2000, workload, DEFAULT_PRICES),
       12,
     );
     expect(r.months[20]?.hot).toBeCloseTo(r.months[11]?.hot ?? -1, 12);
@@ -370,7 +370,7 @@ describe('jobarchive cost', () => {
     const text = io.stdout.join('\n');
     // The first line is the command behind every table, measured figures spelled out.
     expect(io.stdout[0]).toMatch(
-      /^every figure below is for: jobarchive cost --jobs-per-month 1000 --objects-per-job [\d.]+ --bytes-per-job [\d.]+ --retention-months 24 --storage-class GLACIER_IR --lookups-per-month 100 --lambda-memory-mb 512 --from-report \S+ \(objects and bytes per job as measured: give yours\)$/,
+      /^every figure below is for: jobarchive cost --jobs-per-month 1000 --objects-per-job [\d.]+ --bytes-per-job [\d.]+ --retention-months 24 --storage-class GLACIER_IR --lookups-per-month 100 --access-log-days 90 --lambda-memory-mb 512 --from-report \S+ \(objects and bytes per job as measured: give yours\)$/,
     );
     expect(text).toMatch(/^measured: .*scenario month-1500/m);
     // The floor beside every archive figure, and the ratio.
@@ -415,6 +415,38 @@ describe('jobarchive cost', () => {
       opted,
     );
     expect(opted.json<{ fixedPerMonth: number }>().fixedPerMonth).toBeCloseTo(2.7 + 30e-6, 12);
+  });
+
+  it('--access-log-days: parsed, echoed in the command line, priced; refused unless whole days ≥ 0', async () => {
+    const flags = (...args: string[]) => parseCostOptions(parseFlags(costSpec, args)).workload;
+    expect(flags().accessLogDays).toBeUndefined();
+    expect(flags('--access-log-days', '0').accessLogDays).toBe(0);
+    expect(flags('--access-log-days', '365').accessLogDays).toBe(365);
+    expect(() => flags('--access-log-days', '-1')).toThrow(InvalidInputError);
+    expect(() => flags('--access-log-days', '1.5')).toThrow(/--access-log-days/);
+    expect(() => costModel({ ...workload, accessLogDays: -3 }, measured, DEFAULT_PRICES)).toThrow(
+      /--access-log-days/,
+    );
+    const json = async (...args: string[]) => {
+      const out = memoryOutput();
+      await costCommand(
+        parseCostOptions(parseFlags(costSpec, ['--from-report', bench, '--json', ...args])),
+        out,
+      );
+      const doc = out.json<{ archiveOneTime: { accessLogs: number }; workload: { accessLogDays: number } }>();
+      // The days priced at, given or the construct's default.
+      expect(doc.workload.accessLogDays).toBe(args.length > 0 ? Number(args[1]) : ACCESS_LOGS_RETENTION_DAYS);
+      return doc.archiveOneTime.accessLogs;
+    };
+    expect(await json('--access-log-days', '0')).toBe(0);
+    expect(await json('--access-log-days', '365')).toBeCloseTo((await json()) * (365 / 90), 12);
+    const text = memoryOutput();
+    await costCommand(
+      parseCostOptions(parseFlags(costSpec, ['--from-report', bench, '--access-log-days', '30'])),
+      text,
+    );
+    expect(text.stdout[0]).toContain('--access-log-days 30');
+    expect(text.stdout.join('\n')).toMatch(/^workload: .*; access logs kept 30 days$/m);
   });
 
   it('reads steady-year figures: per archived object with the idle runs taken out and charged per run', () => {
@@ -932,23 +964,48 @@ describe('lookups beside the floor', () => {
 describe('billing rules', () => {
   const p = DEFAULT_PRICES;
 
-  it('the access log: a record per request, per hot key deleted and per part transitioned, kept a year in Standard', () => {
-    expect(ACCESS_LOG_DAYS).toBe(ACCESS_LOGS_EXPIRE_DAYS);
-    expect(accessLogDollars(1e6, 1e6, p)).toBeCloseTo(
+  it('the access log: a record per request, per hot key deleted and per part transitioned, kept the construct’s accessLogsRetention in Standard', () => {
+    // One default, read by the construct (its prop's @default, construct-docs.test.ts) and the model.
+    expect(ACCESS_LOGS_RETENTION_DAYS).toBe(90);
+    expect(accessLogDays(workload)).toBe(ACCESS_LOGS_RETENTION_DAYS);
+    expect(accessLogDollars(1e6, 1e6, workload, p)).toBeCloseTo(
+      ((1e6 * (800 + 350)) / 1024 ** 3) * 0.023 * (90 / 30),
+      12,
+    );
+    expect(accessLogDollars(1e6, 1e6, { accessLogDays: 365 }, p)).toBeCloseTo(
       ((1e6 * (800 + 350)) / 1024 ** 3) * 0.023 * (365 / 30),
       12,
     );
+    expect(accessLogDollars(1e6, 1e6, { accessLogDays: 0 }, p)).toBe(0);
     const once = archiveOneTime(workload, measured, p);
     const objects = 1000 * 2;
     const requests = objects * (1 + 0.5 + 0.01 + 0.01);
     const parts = 1000 * 0.001; // 2 MB parts: all move
-    expect(once.accessLogs).toBeCloseTo(accessLogDollars(requests + objects, parts, p), 12);
+    expect(once.accessLogs).toBeCloseTo(accessLogDollars(requests + objects, parts, workload, p), 12);
     // Hot: the objects' expiration records, in the cohort's last month.
     const r = costModel(workload, measured, p);
     expect((r.cohort[11]?.hot ?? 0) - (r.cohort[10]?.hot ?? 0)).toBeCloseTo(
-      accessLogDollars(0, objects, p),
+      accessLogDollars(0, objects, workload, p),
       12,
     );
+  });
+
+  it('--access-log-days prices the retention chosen (0: not kept or billed elsewhere), all three ways', async () => {
+    const at = (days: number | undefined) =>
+      costModel({ ...workload, ...(days !== undefined ? { accessLogDays: days } : {}) }, measured, p);
+    const [dflt, year, none] = [at(undefined), at(365), at(0)];
+    expect(none.archiveOneTime.accessLogs).toBe(0);
+    expect(dflt.archiveOneTime.accessLogs).toBeGreaterThan(0);
+    expect(year.archiveOneTime.accessLogs).toBeCloseTo(
+      (dflt.archiveOneTime.accessLogs ?? 0) * (365 / 90),
+      12,
+    );
+    // The records are the only difference: linear in the days, each way.
+    for (const k of ['hot', 'lifecycle', 'archive'] as const) {
+      const perDay = (dflt.cohortTotal[k] - none.cohortTotal[k]) / 90;
+      expect(perDay).toBeGreaterThan(0);
+      expect(year.cohortTotal[k] - none.cohortTotal[k]).toBeCloseTo(perDay * 365, 12);
+    }
   });
 
   it('Glacier IR bills each moved part at least 128 KB, part by part (parts under it move only with transitionSmallObjects)', () => {
@@ -993,7 +1050,7 @@ describe('billing rules', () => {
     // Lifecycle: 2,000 objects of 1 KB + 32 KB each in the class; their 8 KB in Standard owes nothing.
     const objectsInClass = ((2000 * (1024 + 32 * 1024)) / 1024 ** 3) * 0.00099;
     expect((r.cohort[3]?.lifecycle ?? 0) - (r.cohort[2]?.lifecycle ?? 0)).toBeCloseTo(
-      3 * objectsInClass + accessLogDollars(0, 2000, p),
+      3 * objectsInClass + accessLogDollars(0, 2000, w, p),
       12,
     );
   });

@@ -1,12 +1,13 @@
 import * as cdk from '../../infra/construct';
 import { STATE } from '../../infra/construct/archiver-state-machine';
+import { DEFAULT_ACCESS_LOGS_PREFIX } from '../../infra/construct/props-validation';
 import {
   ARCHIVER_STEPS,
   type ArchiverStep,
   defaultMemoryMb,
   defaultTimeout,
 } from '../../infra/construct/step-functions';
-import { ALL_SETTINGS, ARCHIVER_SETTINGS } from '../../shared/settings';
+import { ACCESS_LOGS_RETENTION_DAYS, ALL_SETTINGS, ARCHIVER_SETTINGS } from '../../shared/settings';
 import { propDocs } from '../support/prop-docs';
 
 /**
@@ -62,4 +63,11 @@ test("every settings prop carries its table entry's doc and @default (mapped typ
     `RestoreTier.${String(ALL_SETTINGS.restoreTier.default).toUpperCase()}`,
   );
   expect(defaultOf('table')).toMatch(/a new TableV2/);
+});
+
+test('the access-log defaults are documented as applied (the cost model reads the same constant)', () => {
+  expect(defaultOf('accessLogsRetention')).toBe(`Duration.days(${ACCESS_LOGS_RETENTION_DAYS})`);
+  expect(defaultOf('serverAccessLogsPrefix')).toBe(`'${DEFAULT_ACCESS_LOGS_PREFIX}'`);
+  // Its doc prices it: per archived hot object per month kept, the archiver's two records named.
+  expect(props.get('accessLogsRetention')?.text).toMatch(/two a hot object,\s+its GET and its delete/);
 });
