@@ -13,7 +13,7 @@ export const gzipMember = (body: Buffer): Buffer => (body.length === 0 ? Buffer.
 const HEADER = 10;
 const TRAILER = 8;
 const FCOMMENT = 0x10;
-/** The shortest member `sameLengthMember` writes: header, the comment's terminator, an empty deflate block, trailer. */
+/** The shortest member `emptyMemberOf` writes: header, the comment's terminator, an empty deflate block, trailer. */
 const MIN_FILLER = HEADER + 1 + 2 + TRAILER;
 
 /**
@@ -64,7 +64,7 @@ const deflateStart = (b: Buffer, at: number): number | null => {
   if (!(b[at] === 0x1f && b[at + 1] === 0x8b && b[at + 2] === 0x08)) return null;
   const flags = b[at + 3] ?? 0;
   let p = at + HEADER;
-  if (flags & 0x04) p += 2 + (b.readUInt16LE(p) ?? 0);
+  if (flags & 0x04) p += 2 + b.readUInt16LE(p);
   for (const bit of [0x08, FCOMMENT]) {
     if (!(flags & bit)) continue;
     const zero = b.indexOf(0, p);
