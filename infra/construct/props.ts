@@ -318,8 +318,8 @@ export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
    */
   readonly maxConcurrency?: number;
   /**
-   * Longest a run may take before Step Functions stops it; at most 6 days (a run reads its own
-   * `job-details-runs/` scratch, which the lifecycle rule expires after 7).
+   * Longest a run may take before Step Functions stops it; at most 2 days (a run reads its own
+   * `job-details-runs/` scratch, which the lifecycle rule expires after 3).
    * @default Duration.hours(12)
    */
   readonly executionTimeout?: Duration;

@@ -4,7 +4,13 @@ import type { StepDeps } from '../archive/steps/context';
 import { mapLimit } from '../concurrency';
 import { ConcurrentModificationError } from '../errors';
 import { getObjectBytes, type ListedObject, listAllArray, putConditional } from '../s3/objects';
-import { blankRanges, type ShopMatcher, scratchNames, scrubBatchesJsonl, scrubScratchObject } from './scrub';
+import {
+  type ShopMatcher,
+  scratchNames,
+  scrubBatchesJsonl,
+  scrubPlannedJobs,
+  scrubScratchObject,
+} from './scrub';
 
 /**
  * The S3 side of scrubbing run scratch (`job-details-runs/{run}/`) of forgotten shops (the byte and
@@ -18,7 +24,8 @@ export const erasureMarkersPrefix = (runId: string): string => `${runPrefix(runI
 export const erasureMarkerKey = (runId: string, requestId: string): string =>
   `${erasureMarkersPrefix(runId)}${requestId}.json`;
 
-const PLAN_PAGE = /^(.*\/plan\/\d+\/)(batches|jobs)\.jsonl$/;
+const PLAN_PAGE = /^(.*\/plan\/\d+\/)(batches\.jsonl|jobs\.jsonl\.gz)$/;
+const JOBS = 'jobs.jsonl.gz';
 
 /** Every run's scratch objects, by run id (keys outside a valid run id's folder are left alone). */
 export const listRunScratch = async (deps: StepDeps): Promise<Map<string, ListedObject[]>> => {
@@ -37,8 +44,8 @@ export const listRunScratch = async (deps: StepDeps): Promise<Map<string, Listed
 
 /**
  * Keys among `objects` that name a shop (key or body), one GET each — except planned jobs (a page's
- * `jobs.jsonl`, the largest scratch and without shop ids), which count when their page's batches name
- * a shop: those bytes are the shop's jobs.
+ * `jobs.jsonl.gz`, the largest scratch and without shop ids), which count when their page's batches
+ * name a shop: those bytes are the shop's jobs.
  */
 export const findNamed = async (
   deps: StepDeps,
@@ -46,13 +53,13 @@ export const findNamed = async (
   m: ShopMatcher,
 ): Promise<string[]> => {
   const keys = new Set(objects.map((o) => o.key));
-  const read = objects.filter((o) => !o.key.endsWith('/jobs.jsonl') || m.names(o.key));
+  const read = objects.filter((o) => !o.key.endsWith(`/${JOBS}`) || m.names(o.key));
   const named = await mapLimit(read, deps.settings.readConcurrency, async (o) => {
     if (m.names(o.key)) return [o.key];
     const got = await getObjectBytes(deps.s3, deps.bucket, o.key);
     if (!got || !scratchNames(o.key, got.bytes, m)) return [];
     const page = PLAN_PAGE.exec(o.key);
-    const jobs = page?.[2] === 'batches' ? `${page[1]}jobs.jsonl` : undefined;
+    const jobs = page?.[2] === 'batches.jsonl' ? `${page[1]}${JOBS}` : undefined;
     return jobs !== undefined && keys.has(jobs) ? [jobs, o.key] : [o.key];
   });
   return [...new Set(named.flat())];
@@ -79,7 +86,11 @@ const put = (deps: StepDeps, key: string, bytes: Buffer, etag: string) =>
       Bucket: deps.bucket,
       Key: key,
       Body: bytes,
-      ContentType: key.endsWith('.jsonl') ? 'application/x-ndjson' : 'application/json',
+      ContentType: key.endsWith('.gz')
+        ? 'application/gzip'
+        : key.endsWith('.jsonl')
+          ? 'application/x-ndjson'
+          : 'application/json',
     },
     etag,
   );
@@ -102,8 +113,8 @@ const scrubOne = (deps: StepDeps, key: string, rel: string, m: ShopMatcher): Pro
   });
 
 /**
- * A plan page: the planned jobs first (the shops' ranges blanked, every other group's range still
- * valid), then the batches without the shops' groups. A crash between leaves the batches naming the
+ * A plan page: the planned jobs first (the shops' members emptied at their length, every other
+ * group's range still valid: scrub.ts scrubPlannedJobs), then the batches without the shops' groups. A crash between leaves the batches naming the
  * shop, so a rerun blanks the same ranges again and finishes. Returns the objects rewritten.
  */
 const scrubPlanPage = async (deps: StepDeps, dir: string, m: ShopMatcher): Promise<number> => {
@@ -115,11 +126,11 @@ const scrubPlanPage = async (deps: StepDeps, dir: string, m: ShopMatcher): Promi
     const text = batches.bytes.toString('utf8');
     if (!m.names(text)) return false;
     const { text: kept, ranges } = scrubBatchesJsonl(text, m);
-    const jobs = await getObjectBytes(deps.s3, deps.bucket, `${dir}jobs.jsonl`);
+    const jobs = await getObjectBytes(deps.s3, deps.bucket, `${dir}${JOBS}`);
     if (jobs) {
-      const blank = blankRanges(jobs.bytes, ranges, m);
-      if (!blank.equals(jobs.bytes)) {
-        await put(deps, `${dir}jobs.jsonl`, blank, jobs.etag);
+      const scrubbed = scrubPlannedJobs(jobs.bytes, ranges, m);
+      if (!scrubbed.equals(jobs.bytes)) {
+        await put(deps, `${dir}${JOBS}`, scrubbed, jobs.etag);
         changed++;
       }
     }

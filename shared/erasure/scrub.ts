@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { emptyMemberOf, memberOfLength, splitMembers } from '../archive/steps/run-files/gzip-members';
 
 /**
  * Pure scrubbing of run scratch (`job-details-runs/{run}/`, docs/erasure.md "Run scratch") of
@@ -88,7 +89,7 @@ const batchWithout = (b: unknown, m: ShopMatcher): { batch: unknown; ranges: Arr
 /**
  * A plan page's batches (JSONL): the shops' groups removed, a batch left with none dropped (its line
  * goes; the other batches keep their numbers). Returns the byte ranges the removed groups had in the
- * page's planned jobs, which `blankRanges` then clears.
+ * page's planned jobs, which `scrubPlannedJobs` then empties.
  */
 export const scrubBatchesJsonl = (
   text: string,
@@ -107,20 +108,35 @@ export const scrubBatchesJsonl = (
 };
 
 /**
- * A plan page's planned jobs with the forgotten groups' byte ranges blanked (every byte a space but
- * the newlines), so every other group's `jobsRange` still addresses its own lines; any other mention
- * of the shops (free text of another shop's job) is masked at the same length.
+ * A plan page's planned jobs (one gzip member per group, run-files/plan-files.ts) without the
+ * forgotten groups: each member overlapping one of their byte ranges becomes a member of the same
+ * length holding nothing, so every other group's `jobsRange` still addresses its own member; any
+ * other mention of the shops (free text of another shop's job) is masked and that member recompressed
+ * to its old length. A member that cannot be (masked text that will not compress as small: never seen)
+ * is emptied too, as are bytes that are no gzip member: an erasure leaves nothing behind, and a
+ * run's scratch is read only while it runs. Idempotent: a second pass finds nothing to change.
  */
-export const blankRanges = (
+export const scrubPlannedJobs = (
   bytes: Buffer,
   ranges: ReadonlyArray<readonly [number, number]>,
   m: ShopMatcher,
 ): Buffer => {
-  const out = Buffer.from(bytes);
-  for (const [start, end] of ranges)
-    for (let i = Math.max(0, start); i < Math.min(out.length, end); i++) if (out[i] !== 0x0a) out[i] = 0x20;
-  const text = out.toString('latin1');
-  return m.names(text) ? Buffer.from(m.mask(text), 'latin1') : out;
+  const { members, rest } = splitMembers(bytes);
+  const out: Buffer[] = [];
+  const overlaps = (start: number, end: number) => ranges.some(([s, e]) => s < end && start < e);
+  const emptied = (length: number) => emptyMemberOf(length) ?? Buffer.alloc(length, 0x20);
+  for (const { start, end, body } of members) {
+    const member = bytes.subarray(start, end);
+    if (overlaps(start, end)) out.push(body.length === 0 ? member : emptied(end - start));
+    else if (!m.names(body.toString('utf8'))) out.push(member);
+    else
+      out.push(
+        memberOfLength(Buffer.from(m.mask(body.toString('utf8')), 'utf8'), end - start) ??
+          emptied(end - start),
+      );
+  }
+  if (rest < bytes.length) out.push(emptied(bytes.length - rest));
+  return Buffer.concat(out);
 };
 
 /** One entry of a Map run result file: the child's batch and results without the shops' groups. */
@@ -153,7 +169,7 @@ const STRUCTURED: ReadonlyArray<[RegExp, (v: unknown, m: ShopMatcher) => unknown
     (v, m) => (Array.isArray(v) ? v.map((e) => scrubResultEntry(e, m)).filter((e) => e !== null) : v),
   ],
   // A page's group results (run-files/page-results.ts).
-  [/^pages\/\d+\.json$/, (v, m) => (isObj(v) ? { ...v, results: withoutResults(v.results, m) } : v)],
+  [/^pages\/\d+\.json\.gz$/, (v, m) => (isObj(v) ? { ...v, results: withoutResults(v.results, m) } : v)],
   // Plan-time quarantines of a page (run-files/findings.ts; group findings are keyed by shop: deleted).
   [
     /^findings\/\d+\/plan-quarantined\.json$/,
@@ -197,21 +213,24 @@ export const scratchNames = (rel: string, bytes: Buffer, m: ShopMatcher): boolea
  * (a group's findings document) is deleted: the whole document is the shop's. JSON and JSONL bodies
  * are parsed, the known formats lose the shops' entries, every string left is redacted and the
  * result re-serialized as the writers do (JSON.stringify, no spaces); anything else is text, redacted.
- * A planned-jobs file is left to `blankRanges` (its page's batches say which bytes are the shop's).
+ * A planned-jobs file keeps its members' lengths (`scrubPlannedJobs`; only its page's batches say
+ * which members are the shop's).
  */
 export const scrubScratchObject = (rel: string, bytes: Buffer, m: ShopMatcher): ScrubOutcome => {
   if (m.names(rel)) return { action: 'delete' };
+  if (PLANNED_JOBS.test(rel)) {
+    const out = scrubPlannedJobs(bytes, [], m);
+    return out.equals(bytes) ? { action: 'keep' } : { action: 'put', bytes: out };
+  }
   const gz = GZIP(bytes);
   const plain = gz ? gunzipSync(bytes) : bytes;
   const text = plain.toString('utf8');
   if (!m.names(text)) return { action: 'keep' };
-  const out = PLANNED_JOBS.test(rel)
-    ? blankRanges(plain, [], m)
-    : Buffer.from(scrubText(rel, text, m), 'utf8');
+  const out = Buffer.from(scrubText(rel, text, m), 'utf8');
   return { action: 'put', bytes: gz ? gzipSync(out) : out };
 };
 
-const PLANNED_JOBS = /^plan\/\d+\/jobs\.jsonl$/;
+const PLANNED_JOBS = /^plan\/\d+\/jobs\.jsonl\.gz$/;
 
 /** JSON (or JSON lines) with the structured scrub of its format; text that is not JSON, redacted. */
 const scrubText = (rel: string, text: string, m: ShopMatcher): string => {

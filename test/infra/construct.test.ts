@@ -190,9 +190,9 @@ describe('details bucket (created)', () => {
     expect(cold[0]?.ObjectSizeGreaterThan).toBeUndefined();
   });
 
-  it('expires run scratch (plans, page results, findings, reports) after 7 days, and only that', () => {
+  it('expires run scratch (plans, page results, findings, reports) after 3 days, and only that', () => {
     expect(rules().filter((r) => r.ExpirationInDays !== undefined)).toEqual([
-      { Id: 'expire-run-scratch', Prefix: 'job-details-runs/', ExpirationInDays: 7, Status: 'Enabled' },
+      { Id: 'expire-run-scratch', Prefix: 'job-details-runs/', ExpirationInDays: 3, Status: 'Enabled' },
     ]);
   });
 

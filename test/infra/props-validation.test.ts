@@ -182,14 +182,15 @@ describe('JobDetailsArchive props: fails when', () => {
     expectInvalid({ maxConcurrency: 2.5 }, 'maxConcurrency', /whole number/);
   });
 
-  it('executionTimeout is shorter than a minute or outlives the run scratch (expired after 7 days)', () => {
+  it('executionTimeout is shorter than a minute or outlives the run scratch (expired after 3 days)', () => {
     expectInvalid(
       { executionTimeout: Duration.seconds(10) },
       'executionTimeout',
-      /between 1 minute and 6 days/,
+      /between 1 minute and 2 days/,
     );
-    expectInvalid({ executionTimeout: Duration.days(7) }, 'executionTimeout', /6 days/);
-    expect(resolveArchiveProps({ executionTimeout: Duration.days(6) }).executionTimeout.toDays()).toBe(6);
+    expectInvalid({ executionTimeout: Duration.days(3) }, 'executionTimeout', /2 days/);
+    expectInvalid({ executionTimeout: Duration.hours(49) }, 'executionTimeout', /2 days/);
+    expect(resolveArchiveProps({ executionTimeout: Duration.days(2) }).executionTimeout.toDays()).toBe(2);
   });
 
   it('planPageGroups, batchGroups (the state-size bound: BATCH_GROUPS_MAX) or batchJobs is out of range', () => {

@@ -38,7 +38,7 @@ describe('retentionMonths', () => {
       lifecycleWith([
         // Parts still move to cold storage and run scratch expires as before (rules in this order).
         { Id: 'archive-parts-to-cold-storage', Prefix: 'job-details-cold/' },
-        { Id: 'expire-run-scratch', Prefix: 'job-details-runs/', ExpirationInDays: 7 },
+        { Id: 'expire-run-scratch', Prefix: 'job-details-runs/', ExpirationInDays: 3 },
         { Id: 'expire-archive-parts', Prefix: 'job-details-cold/', ExpirationInDays: 731 },
         { Id: 'expire-month-indexes', Prefix: 'job-details-index/', ExpirationInDays: 731 + 31 },
         { Id: 'expire-unarchived-hot-objects', Prefix: 'job-details/', ExpirationInDays: 731 },

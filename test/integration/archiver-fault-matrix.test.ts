@@ -295,7 +295,7 @@ test('a retried ArchiveBatch: every request either attempt sent is in the report
           failed === 0 &&
           c.step === 'archive-batch' &&
           c.command === 'GetObjectCommand' &&
-          String(c.input.Key ?? '').endsWith('/jobs.jsonl')
+          String(c.input.Key ?? '').endsWith('/jobs.jsonl.gz')
         ) {
           failed++;
           throw slowDown();

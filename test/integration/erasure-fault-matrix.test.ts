@@ -103,7 +103,9 @@ const CASES: Case[] = [
   {
     name: "crash between a plan page's planned jobs and its batches (scratch)",
     fault: () =>
-      crashAfter(nthCall('forget', (c) => isPut(c, 'job-details-runs/') && key(c).endsWith('/jobs.jsonl'))),
+      crashAfter(
+        nthCall('forget', (c) => isPut(c, 'job-details-runs/') && key(c).endsWith('/jobs.jsonl.gz')),
+      ),
   },
   {
     name: 'crash mid-scratch, after its third rewrite',

@@ -1,3 +1,4 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { ObservabilitySink } from '../../functions/sink';
 import { stepHandlers } from '../../infra/local/runner';
@@ -110,7 +111,7 @@ test('a run rewriting its scratch while forget scrubs it: the If-Match fails (41
   const shopId = 'ov-race-shop.myshopify.com';
   await seedShops(shopId, 'ov-race-other.myshopify.com');
   const archived = await runLocal(env, { definition, input: ARCHIVE });
-  const pageKey = `job-details-runs/${(archived.output as RunReport).runId}/pages/0.json`;
+  const pageKey = `job-details-runs/${(archived.output as RunReport).runId}/pages/0.json.gz`;
   // Just before forget's conditional PUT of the page results, the run writes them again (still
   // naming the shop, with a change of its own): the real s3rver (If-Match patched) answers 412.
   layer.fault = {
@@ -124,12 +125,14 @@ test('a run rewriting its scratch while forget scrubs it: the If-Match fails (41
         this.fired === 0
       ) {
         this.fired++;
-        const doc = JSON.parse((await getBytes(env.s3, env.bucket, pageKey)).toString('utf8')) as object;
+        const doc = JSON.parse(
+          gunzipSync(await getBytes(env.s3, env.bucket, pageKey)).toString('utf8'),
+        ) as object;
         await env.s3.send(
           new PutObjectCommand({
             Bucket: env.bucket,
             Key: pageKey,
-            Body: JSON.stringify({ ...doc, interrupted_batches: [7], note: `${shopId} again` }),
+            Body: gzipSync(JSON.stringify({ ...doc, interrupted_batches: [7], note: `${shopId} again` })),
           }),
         );
       }
@@ -146,7 +149,7 @@ test('a run rewriting its scratch while forget scrubs it: the If-Match fails (41
   expect(forgot.status).toBe('SUCCEEDED');
   expect(await whereNamed(env, shopId)).toEqual([]);
   // The run's own change survived the scrub: forget rewrote what it read the second time.
-  const page = JSON.parse((await getBytes(env.s3, env.bucket, pageKey)).toString('utf8')) as Record<
+  const page = JSON.parse(gunzipSync(await getBytes(env.s3, env.bucket, pageKey)).toString('utf8')) as Record<
     string,
     unknown
   >;

@@ -50,10 +50,10 @@ describe('archive key layout', () => {
     expect(pendingPrefix(SHOP, '2026-03')).toBe(`job-details-index/${SHOP}/2026-03/pending/`);
     expect(pendingKey(SHOP, '2026-03', NAME)).toBe(`job-details-index/${SHOP}/2026-03/pending/${NAME}.json`);
     expect(runPrefix('run-1')).toBe('job-details-runs/run-1/');
-    expect(plannedJobsKey('run-1', 0)).toBe('job-details-runs/run-1/plan/0/jobs.jsonl');
+    expect(plannedJobsKey('run-1', 0)).toBe('job-details-runs/run-1/plan/0/jobs.jsonl.gz');
     expect(planBatchesKey('run-1', 0)).toBe('job-details-runs/run-1/plan/0/batches.jsonl');
     expect(mapResultsPrefix('run-1', 3)).toBe('job-details-runs/run-1/results/3');
-    expect(pageResultsKey('run-1', 2)).toBe('job-details-runs/run-1/pages/2.json');
+    expect(pageResultsKey('run-1', 2)).toBe('job-details-runs/run-1/pages/2.json.gz');
     expect(reportKey('run-1')).toBe('job-details-runs/run-1/report.json');
   });
 

@@ -110,10 +110,11 @@ describe('the groups of a batch event', () => {
     ['month', { ...group, month: '2026-13' }],
     ['jobCount', { ...group, jobCount: -1 }],
     ['jobsKey', { ...group, jobsKey: plannedJobsKey('other-run', 0) }],
-    ['jobsKey', { ...group, jobsKey: 'job-details-runs/exec-1/plan/0/../../x/jobs.jsonl' }],
+    ['jobsKey', { ...group, jobsKey: 'job-details-runs/exec-1/plan/0/../../x/jobs.jsonl.gz' }],
     ['jobsRange', { ...group, jobsRange: [5, 2] }],
     ['jobsRange', { ...group, jobsRange: [0] }],
     ['jobsKey', { ...group, jobsKey: 'job-details/x/secret.json' }],
+    ['jobsKey', { ...group, jobsKey: 'job-details-runs/exec-1/plan/0/jobs.jsonl' }],
   ])('rejects a bad %s', (field, g) =>
     expect(fieldOf(() => parseBatchEvent(of(g)))).toBe(`batch.groups[0].${field}`),
   );

@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import { planBatchesKey, plannedJobsKey } from '../../shared/archive/format';
 import { type PageGroup, plannedJob } from '../../shared/archive/steps/plan/plan-rows';
 import { layoutPlanFiles } from '../../shared/archive/steps/run-files/plan-files';
@@ -12,7 +13,7 @@ const group = (shopId: string, n: number, month = '2026-01'): PageGroup => ({
 });
 
 describe('plan page files', () => {
-  test("each group's jobs are one byte range of the jobs file, one JSON line per job", () => {
+  test("each group's jobs are one byte range of the jobs file, one gzip member of one JSON line per job", () => {
     const files = layoutPlanFiles('run-1', 2, [group('a', 2), group('b', 3)], {
       batchGroups: 50,
       batchJobs: 100,
@@ -22,13 +23,15 @@ describe('plan page files', () => {
     const groups = files.batches.flatMap((b) => b.groups);
     for (const g of groups) {
       const [start, end] = g.jobsRange;
-      const lines = files.jobsBody.subarray(start, end).toString('utf8').split('\n').slice(0, -1);
+      const lines = gunzipSync(files.jobsBody.subarray(start, end)).toString('utf8').split('\n').slice(0, -1);
       expect(lines.map((l) => (JSON.parse(l) as PlannedJob).job_id)).toEqual(
         Array.from({ length: g.jobCount }, (_, i) => `${g.shopId}-j${i}`),
       );
       expect(g.jobsKey).toBe(files.jobsKey);
     }
     expect(groups.at(-1)?.jobsRange[1]).toBe(files.jobsBody.length);
+    // The whole file is gzip members one after the other: `gzip -dc` reads every line.
+    expect(gunzipSync(files.jobsBody).toString('utf8').split('\n')).toHaveLength(6);
   });
 
   test('batches hold at most batchGroups groups and batchJobs jobs; a larger group is a batch alone', () => {

@@ -4,11 +4,11 @@ import type { PageGroup } from '../../shared/archive/steps/plan/plan-rows';
 import { layoutPlanFiles } from '../../shared/archive/steps/run-files/plan-files';
 import type { PlannedBatch, PlannedJob } from '../../shared/archive/steps/types';
 import {
-  blankRanges,
   redactJson,
   ShopMatcher,
   scratchNames,
   scrubBatchesJsonl,
+  scrubPlannedJobs,
   scrubScratchObject,
   shopPseudonym,
 } from '../../shared/erasure/scrub';
@@ -67,7 +67,7 @@ describe('run scratch scrub (pure)', () => {
     });
   });
 
-  it('a plan page: the shop’s groups leave the batches, its lines are blanked, every other range still reads its own lines', () => {
+  it('a plan page: the shop’s groups leave the batches, its members are emptied at their length, every other range still inflates to its own lines', () => {
     const groups: PageGroup[] = [
       { shopId: OTHER, month: '2026-02', jobs: [job('o1', '2026-02'), job('o2', '2026-02')] },
       { shopId: GONE, month: '2026-02', jobs: [job('g1', '2026-02'), job('g2', '2026-02')] },
@@ -87,29 +87,74 @@ describe('run scratch scrub (pure)', () => {
       [0, [OTHER]],
       [1, ['third']],
     ]);
-    const jobs = blankRanges(files.jobsBody, ranges, m);
+    const jobs = scrubPlannedJobs(files.jobsBody, ranges, m);
     expect(jobs.length).toBe(files.jobsBody.length);
-    const body = jobs.toString('utf8');
-    expect(body).not.toMatch(/g1|g2|g3/);
+    // The whole file still inflates (gzip -dc): the other shops' lines only.
+    expect(
+      gunzipSync(jobs)
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => (JSON.parse(l) as PlannedJob).job_id),
+    ).toEqual(['o1', 'o2', 't1']);
     for (const g of kept.flatMap((b) => b.groups)) {
-      const lines = jobs.subarray(g.jobsRange[0], g.jobsRange[1]).toString('utf8').split('\n').slice(0, -1);
+      const lines = gunzipSync(jobs.subarray(g.jobsRange[0], g.jobsRange[1]))
+        .toString('utf8')
+        .split('\n')
+        .slice(0, -1);
       expect(lines.map((l) => (JSON.parse(l) as PlannedJob).job_id)).toEqual(
         groups.find((x) => x.shopId === g.shopId)?.jobs.map((j) => j.job_id),
       );
     }
-    // Blanked bytes are spaces; the newlines stay (line counts unchanged).
-    expect(body.split('\n').length).toBe(files.jobsBody.toString('utf8').split('\n').length);
+    // Each of the shop's ranges is one member holding nothing.
+    for (const [start, end] of ranges) expect(gunzipSync(jobs.subarray(start, end)).length).toBe(0);
     // Again: nothing more to do.
     expect(scrubBatchesJsonl(text, m).ranges).toEqual([]);
-    expect(blankRanges(jobs, [], m).equals(jobs)).toBe(true);
+    expect(scrubPlannedJobs(jobs, ranges, m).equals(jobs)).toBe(true);
+    expect(scrubScratchObject('plan/0/jobs.jsonl.gz', jobs, m)).toEqual({ action: 'keep' });
   });
 
-  it('another shop’s job that mentions the shop in free text is masked at the same length', () => {
-    const line = `${JSON.stringify({ ...job('o1', '2026-02'), error_message: `see ${GONE}` })}\n`;
-    const out = scrubScratchObject('plan/0/jobs.jsonl', Buffer.from(line), m);
+  it('another shop’s job that mentions the shop in free text is masked, its member rewritten at the same length', () => {
+    const groups: PageGroup[] = [
+      {
+        shopId: OTHER,
+        month: '2026-02',
+        jobs: [{ ...job('o1', '2026-02'), error_message: `see ${GONE}` }, job('o2', '2026-02')],
+      },
+      { shopId: 'third', month: '2026-02', jobs: [job('t1', '2026-02')] },
+    ];
+    const files = layoutPlanFiles('run-1', 0, groups, { batchGroups: 2, batchJobs: 100 });
+    const out = scrubScratchObject('plan/0/jobs.jsonl.gz', files.jobsBody, m);
     if (out.action !== 'put') throw new Error('expected a rewrite');
-    expect(out.bytes.length).toBe(Buffer.byteLength(line));
-    expect(out.bytes.toString()).toContain(`see ${'*'.repeat(GONE.length)}`);
+    expect(out.bytes.length).toBe(files.jobsBody.length);
+    const [first, second] = files.batches[0]?.groups ?? [];
+    if (!first || !second) throw new Error('expected two groups');
+    const text = gunzipSync(out.bytes.subarray(first.jobsRange[0], first.jobsRange[1])).toString('utf8');
+    expect(text).toContain(`see ${'*'.repeat(GONE.length)}`);
+    expect(text).not.toContain(GONE);
+    expect(text.split('\n')).toHaveLength(3);
+    // The next member is the same bytes.
+    expect(out.bytes.subarray(second.jobsRange[0]).equals(files.jobsBody.subarray(second.jobsRange[0]))).toBe(
+      true,
+    );
+  });
+
+  it('bytes of a planned-jobs file that are no gzip member are emptied, never kept', () => {
+    const files = layoutPlanFiles(
+      'run-1',
+      0,
+      [{ shopId: OTHER, month: '2026-02', jobs: [job('o1', '2026-02')] }],
+      {
+        batchGroups: 2,
+        batchJobs: 100,
+      },
+    );
+    const junk = Buffer.concat([files.jobsBody, Buffer.from(`{"shop":"${GONE}"}\n`)]);
+    const out = scrubPlannedJobs(junk, [], m);
+    expect(out.length).toBe(junk.length);
+    expect(out.subarray(0, files.jobsBody.length).equals(files.jobsBody)).toBe(true);
+    expect(out.toString('latin1')).not.toContain(GONE);
+    expect(gunzipSync(out).toString('utf8')).toBe(gunzipSync(files.jobsBody).toString('utf8'));
   });
 
   it('Map run results: the shop’s groups leave each child’s input and output; a child of the shop alone goes; causes are redacted', () => {
@@ -166,9 +211,9 @@ describe('run scratch scrub (pure)', () => {
   });
 
   it('page results, plan findings and carried retries lose the shop’s entries; a group’s findings (keyed by the shop) are deleted', () => {
-    const page = parsed(
-      scrubScratchObject(
-        'pages/0.json',
+    const pageOut = scrubScratchObject(
+      'pages/0.json.gz',
+      gzipSync(
         json({
           format: 'job-details-archive/page-results@2',
           page: 0,
@@ -183,9 +228,15 @@ describe('run scratch scrub (pure)', () => {
             { group: { shopId: OTHER, month: '2026-02' }, failed: true, error: 'X', cause: 'y' },
           ],
         }),
-        m,
       ),
-    ) as { plan_quarantined: number; results: unknown[] };
+      m,
+    );
+    if (pageOut.action !== 'put') throw new Error('expected a rewrite');
+    // Written back gzip, as Tally writes it.
+    const page = JSON.parse(gunzipSync(pageOut.bytes).toString('utf8')) as {
+      plan_quarantined: number;
+      results: unknown[];
+    };
     expect(page.plan_quarantined).toBe(2);
     expect(page.results).toEqual([
       { group: { shopId: OTHER, month: '2026-02' }, failed: true, error: 'X', cause: 'y' },

@@ -131,9 +131,12 @@ export const validateRunId = (runId: unknown): string => {
 
 export const runPrefix = (runId: string): string => `${RUNS_PREFIX}${validateRunId(runId)}/`;
 
-/** A plan page's planned jobs: JSONL, one job per line, each shop-month's lines contiguous. */
+/**
+ * A plan page's planned jobs: JSONL, one job per line, each shop-month's lines one gzip member (so a
+ * shop-month is a byte range and a batch one ranged GET).
+ */
 export const plannedJobsKey = (runId: string, page: number): string =>
-  `${runPrefix(runId)}plan/${page}/jobs.jsonl`;
+  `${runPrefix(runId)}plan/${page}/jobs.jsonl.gz`;
 
 /** A plan page's batches: JSONL, one batch of shop-months per line (the Distributed Map's ItemReader). */
 export const planBatchesKey = (runId: string, page: number): string =>
@@ -142,8 +145,9 @@ export const planBatchesKey = (runId: string, page: number): string =>
 /** Where the page's Map run writes its results (ResultWriter Prefix; AWS adds `/{map run id}/…`). */
 export const mapResultsPrefix = (runId: string, page: number): string => `${runPrefix(runId)}results/${page}`;
 
+/** A page's group results: one JSON document, gzip. */
 export const pageResultsKey = (runId: string, page: number): string =>
-  `${runPrefix(runId)}pages/${page}.json`;
+  `${runPrefix(runId)}pages/${page}.json.gz`;
 
 export const reportKey = (runId: string): string => `${runPrefix(runId)}report.json`;
 

@@ -244,6 +244,8 @@ export interface SteadyYearResult {
     readonly expireDays: number;
     readonly bytesWritten: number;
     readonly bytesPerArchivedObject: number;
+    /** Bytes written by kind of scratch file (its path below the run, page numbers and shops left out). */
+    readonly byFile: Record<string, number>;
     readonly meanBytes: number;
   };
   readonly parts: { readonly count: number; readonly inGlacierIr: number; readonly meanBytes: number };
@@ -267,6 +269,16 @@ export interface SteadyYearResult {
 }
 
 const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+/** A scratch key's kind: its path below the run with page numbers, map run ids and shops left out. */
+const scratchFile = (key: string): string => {
+  const rel = key.split('/').slice(2);
+  if (rel[0] === 'plan' || rel[0] === 'pages' || rel[0] === 'attempts')
+    return `${rel[0]}/${rel.at(-1)?.replace(/^\d+(-.*)?\.json$/, 'N.json')}`;
+  if (rel[0] === 'results') return `results/${(rel.at(-1) ?? '').replace(/_\d+\.json$/, '_N.json')}`;
+  if (rel[0] === 'findings') return `findings/${rel.at(-1)}`;
+  return rel.join('/');
+};
 
 /**
  * The bytes at rest at the end, priced in their class (list prices, infra/cli/prices.ts): what is
@@ -438,6 +450,7 @@ export const runSteadyYear = async (
   const partsSeen = new Map<string, number>(); // part key → size, to count lifecycle transitions
   const transitioned = new Set<string>();
   const scratch: { runId: string; day: number }[] = [];
+  const scratchByFile: Record<string, number> = {};
   const perRun: SteadyRun[] = [];
   const monthly: SteadyYearResult['monthly'] = [];
 
@@ -556,7 +569,11 @@ export const runSteadyYear = async (
       bytesOut: n(report, 'bytesOut'),
       scratchBytes:
         typeof report.runId === 'string'
-          ? (await d.listAll(bucket, `job-details-runs/${report.runId}/`)).reduce((a, o) => a + o.size, 0)
+          ? (await d.listAll(bucket, `job-details-runs/${report.runId}/`)).reduce((a, o) => {
+              const file = scratchFile(o.key);
+              scratchByFile[file] = (scratchByFile[file] ?? 0) + o.size;
+              return a + o.size;
+            }, 0)
           : 0,
       ...(n(report, 'jobsPlanned') > 0 ? { byKey: byKeyClass(trace.list) } : {}),
     };
@@ -647,6 +664,7 @@ export const runSteadyYear = async (
     expireDays: S.runsExpireDays,
     bytesWritten: totals.scratchBytes,
     bytesPerArchivedObject: per(totals.scratchBytes),
+    byFile: scratchByFile,
     // Each run's scratch is in Standard from its day until it expires (or the year ends).
     meanBytes:
       perRun.reduce(

@@ -333,7 +333,7 @@ export const plan = async (deps: StepDeps, call: PlanCall): Promise<PlanResult> 
     await writePlanFindings(deps, run.runId, pageNo, page.quarantined);
     if (files.batches.length > 0) {
       // The jobs first: a batches file only ever names ranges that exist.
-      await putBytes(deps, files.jobsKey, files.jobsBody, 'application/x-ndjson');
+      await putBytes(deps, files.jobsKey, files.jobsBody, 'application/gzip');
       await putBytes(deps, files.batchesKey, files.batchesBody, 'application/x-ndjson');
     } else if (page.quarantined.length > 0) {
       // Nothing to archive on this page: its results are Plan's to write (no Map, no Tally).

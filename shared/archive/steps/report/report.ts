@@ -2,7 +2,7 @@ import { mapLimit } from '../../../concurrency';
 import { scrubOwnRun } from '../../../erasure/own-run';
 import { CorruptObjectError } from '../../../errors';
 import { addCounts } from '../../../metrics';
-import { getJson, putJson } from '../../../s3/objects';
+import { putJson } from '../../../s3/objects';
 import { findingsPrefix, groupFindingsKey, pageResultsKey, planFindingsKey, reportKey } from '../../format';
 import { CAPS } from '../caps';
 import type { StepDeps } from '../context';
@@ -12,7 +12,7 @@ import {
   type QuarantineItem,
   readFindings,
 } from '../run-files/findings';
-import { PAGE_RESULTS_FORMAT } from '../run-files/page-results';
+import { PAGE_RESULTS_FORMAT, readPageResults } from '../run-files/page-results';
 import { isObj } from '../shape';
 import type { GroupResult, PageState, QuarantinedJob, RunReport } from '../types';
 import { advanceWatermark, type FailedGroupAt } from './advance-watermark';
@@ -35,7 +35,7 @@ interface PageDoc {
 
 const readPage = async (deps: StepDeps, runId: string, page: number): Promise<PageDoc> => {
   const key = pageResultsKey(runId, page);
-  const v = await getJson(deps, key, 'page results');
+  const v = await readPageResults(deps, runId, page);
   if (v === null) throw new CorruptObjectError(key, 'page results are missing');
   if (
     !isObj(v) ||

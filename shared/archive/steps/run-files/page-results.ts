@@ -1,9 +1,11 @@
-import { putJson } from '../../../s3/objects';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { CorruptObjectError } from '../../../errors';
+import { getObjectBytes, putBytes } from '../../../s3/objects';
 import { pageResultsKey } from '../../format';
 import type { StepDeps } from '../context';
 import type { GroupResult } from '../types';
 
-/** A page's group results (`pages/{page}.json`): Tally writes them, or Plan for a page without batches that quarantined jobs (a page with nothing has none: ScanState.quietPages); Report reads them. */
+/** A page's group results (`pages/{page}.json.gz`, one JSON document, gzip): Tally writes them, or Plan for a page without batches that quarantined jobs (a page with nothing has none: ScanState.quietPages); Report reads them. */
 
 export const PAGE_RESULTS_FORMAT = 'job-details-archive/page-results@2';
 
@@ -35,5 +37,22 @@ export const writePageResults = async (
     results,
     ...(interrupted.length > 0 ? { interrupted_batches: interrupted } : {}),
   };
-  await putJson(deps, pageResultsKey(runId, page), doc);
+  await putBytes(
+    deps,
+    pageResultsKey(runId, page),
+    gzipSync(Buffer.from(JSON.stringify(doc), 'utf8')),
+    'application/gzip',
+  );
+};
+
+/** A page's results document as JSON (null when there is none; Report checks what it holds). */
+export const readPageResults = async (deps: StepDeps, runId: string, page: number): Promise<unknown> => {
+  const key = pageResultsKey(runId, page);
+  const got = await getObjectBytes(deps.s3, deps.bucket, key);
+  if (!got) return null;
+  try {
+    return JSON.parse(gunzipSync(got.bytes).toString('utf8'));
+  } catch (err) {
+    throw new CorruptObjectError(key, 'page results are not gzip JSON', { cause: err });
+  }
 };

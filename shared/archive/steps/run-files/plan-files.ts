@@ -1,10 +1,12 @@
 import { planBatchesKey, plannedJobsKey } from '../../format';
 import type { PageGroup } from '../plan/plan-rows';
 import type { PlannedBatch, PlannedGroup } from '../types';
+import { gzipMember } from './gzip-members';
 
 /**
- * Pure layout of a plan page's two files: the planned jobs (JSONL, each group's lines contiguous, so a
- * group is a byte range and a batch one ranged GET) and the batches (JSONL, the Map's items).
+ * Pure layout of a plan page's two files: the planned jobs (JSONL, each group's lines one gzip member,
+ * so a group is a byte range, a batch one ranged GET, and each group inflates alone) and the batches
+ * (JSONL, the Map's items; plain: the Map's ItemReader reads them).
  */
 export interface PlanFiles {
   readonly jobsKey: string;
@@ -43,7 +45,7 @@ export const layoutPlanFiles = (
       .map((x) => x.g),
   ];
   const planned: PlannedGroup[] = ordered.map((g) => {
-    const body = Buffer.from(g.jobs.map((j) => `${JSON.stringify(j)}\n`).join(''), 'utf8');
+    const body = gzipMember(Buffer.from(g.jobs.map((j) => `${JSON.stringify(j)}\n`).join(''), 'utf8'));
     chunks.push(body);
     const start = offset;
     offset += body.length;

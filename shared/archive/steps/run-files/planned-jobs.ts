@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import { classifyJobKey, type JobObject, jobPrefix } from '../../../details';
 import { CorruptObjectError, InvalidInputError } from '../../../errors';
 import { validateJobId } from '../../../ids';
@@ -8,7 +9,10 @@ import type { StepDeps } from '../context';
 import { isObj } from '../shape';
 import type { PlannedGroup, PlannedJob, RunContext } from '../types';
 
-/** The planned-jobs file Plan writes per page; the batch steps read their groups' byte ranges of it. */
+/**
+ * The planned-jobs file Plan writes per page (plan-files.ts: one gzip member per group); the batch
+ * steps and Report read their groups' byte ranges of it and inflate each group's member alone.
+ */
 
 /**
  * `group.jobsKey` must be this run's planned-jobs file: a step never reads (let alone acts on) a list
@@ -16,7 +20,7 @@ import type { PlannedGroup, PlannedJob, RunContext } from '../types';
  */
 export const jobsKeyPage = (run: RunContext, group: PlannedGroup, field: string): number => {
   const prefix = `${runPrefix(run.runId)}plan/`;
-  const suffix = '/jobs.jsonl';
+  const suffix = plannedJobsKey(run.runId, 0).slice(`${prefix}0`.length);
   const page =
     group.jobsKey.startsWith(prefix) && group.jobsKey.endsWith(suffix)
       ? group.jobsKey.slice(prefix.length, -suffix.length)
@@ -63,6 +67,18 @@ const parseObjects = (key: string, jobId: string, v: unknown): JobObject[] | und
       kind: classifyJobKey(jobId, o.key),
     };
   });
+};
+
+/** A group's member inflated (an empty range: no lines). */
+const groupText = (key: string, group: PlannedGroup, member: Buffer): string => {
+  if (member.length === 0) return '';
+  try {
+    return gunzipSync(member).toString('utf8');
+  } catch (err) {
+    throw new CorruptObjectError(key, `${group.shopId} ${group.month}: planned jobs do not inflate`, {
+      cause: err,
+    });
+  }
 };
 
 /** One group's lines, checked: ids safe, completed in the group's month, none twice, as many as planned. */
@@ -128,7 +144,7 @@ export interface BatchJobs {
 
 /**
  * The planned jobs of a batch's groups in ONE ranged GET (Plan wrote a batch's groups next to each
- * other in the page's file).
+ * other in the page's file), each group's member inflated alone.
  */
 export const readBatchJobs = async (
   deps: StepDeps,
@@ -155,7 +171,7 @@ export const readBatchJobs = async (
     }
     for (const g of groups) {
       const [s, e] = g.jobsRange;
-      const text = got ? got.bytes.subarray(s - start, e - start).toString('utf8') : '';
+      const text = got ? groupText(key, g, got.bytes.subarray(s - start, e - start)) : '';
       byGroup.set(groupKey(g), parseGroupJobs(key, g, text, listed));
     }
   }
