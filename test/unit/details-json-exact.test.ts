@@ -11,7 +11,7 @@ import {
   rawJsonNumber,
   validateJobDetailsPayload,
 } from '../../shared/details';
-import { jsonDeeperThan } from '../../shared/details/json';
+import { jsonDeeperThan, scanJson } from '../../shared/details/json';
 import { CorruptObjectError, InvalidInputError } from '../../shared/errors';
 
 describe('parseJsonExact: numbers bit for bit', () => {
@@ -57,6 +57,36 @@ describe('parseJsonExact: numbers bit for bit', () => {
     expect(encodePlatformData({ n: rawJsonNumber('12345678901234567891') }).toString()).toBe(
       '{"n":12345678901234567891}',
     );
+  });
+});
+
+describe('scanJson: which texts need the exact (reviver) parse', () => {
+  it.each([
+    '{"n":9223372036854775807}',
+    '[1,-0]',
+    '{"a":[1.5]}',
+    '{"a":1e2}',
+    '{"a":2E-3}',
+    '1234567890123456',
+    '-0',
+  ])('%s has a number a float64 may not reproduce', (text) => {
+    expect(scanJson(text, 10).inexact).toBe(true);
+  });
+
+  it.each([
+    '{"at":"2026-01-31T10:01:00.000Z","n":5,"m":-12,"z":0,"big":123456789012345}',
+    '{"id":"9223372036854775807","s":"1.5e3 -0 \\"2.5\\""}',
+    '[true,false,null,-7,[0,10]]',
+  ])('%s has none (numbers in strings do not count)', (text) => {
+    expect(scanJson(text, 10).inexact).toBe(false);
+  });
+
+  it('the fast path reads what the exact one reads', () => {
+    const text = '{"at":"2026-01-31T10:01:00.000Z","n":5,"m":-12,"z":0,"big":123456789012345,"s":"x:1.5"}';
+    expect(scanJson(text, 10).inexact).toBe(false);
+    expect(parseJsonExact(text, 'k')).toEqual(JSON.parse(text));
+    const mixed = '{"at":"2026-01-31T10:01:00.000Z","n":9007199254740993}';
+    expect(JSON.stringify(parseJsonExact(mixed, 'k'))).toBe(mixed);
   });
 });
 
