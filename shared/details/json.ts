@@ -137,24 +137,43 @@ export const findJsonProblem = (
   ancestors: Set<unknown> = new Set(),
   depth = 0,
 ): { path: string; reason: string } | undefined => {
+  const problem = jsonProblemBelow(value, ancestors, depth);
+  return problem ? { path: `${path}${problem.rel}`, reason: problem.reason } : undefined;
+};
+
+/**
+ * findJsonProblem's walk: the problem's path relative to `value`, built on the way back up only when
+ * there is one (every payload the archive step reads is checked: no path string per value).
+ */
+const jsonProblemBelow = (
+  value: unknown,
+  ancestors: Set<unknown>,
+  depth: number,
+): { rel: string; reason: string } | undefined => {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
   if (isRawJson(value)) return undefined;
   if (typeof value === 'number') {
-    return Number.isFinite(value) ? undefined : { path, reason: `${value} is not a JSON number` };
+    return Number.isFinite(value) ? undefined : { rel: '', reason: `${value} is not a JSON number` };
   }
-  if (typeof value !== 'object') return { path, reason: `${typeof value} is not a JSON value` };
-  if (ancestors.has(value)) return { path, reason: 'circular reference' };
-  if (depth >= MAX_JSON_DEPTH) return { path, reason: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+  if (typeof value !== 'object') return { rel: '', reason: `${typeof value} is not a JSON value` };
+  if (ancestors.has(value)) return { rel: '', reason: 'circular reference' };
+  if (depth >= MAX_JSON_DEPTH) return { rel: '', reason: `nested deeper than ${MAX_JSON_DEPTH} levels` };
   const isArray = Array.isArray(value);
-  if (!isArray && !isPlainObject(value)) return { path, reason: 'only plain objects and arrays are JSON' };
+  if (!isArray && !isPlainObject(value)) return { rel: '', reason: 'only plain objects and arrays are JSON' };
   ancestors.add(value);
   try {
-    const entries: [string, unknown][] = isArray
-      ? value.map((v, i): [string, unknown] => [`${path}[${i}]`, v])
-      : Object.entries(value).map(([k, v]): [string, unknown] => [`${path}[${JSON.stringify(k)}]`, v]);
-    for (const [childPath, child] of entries) {
-      const problem = findJsonProblem(child, childPath, ancestors, depth + 1);
-      if (problem) return problem;
+    if (isArray) {
+      for (let i = 0; i < value.length; i++) {
+        if (!(i in value)) continue; // a hole: as Array#map, which this walk used to be, skips it
+        const problem = jsonProblemBelow(value[i], ancestors, depth + 1);
+        if (problem) return { rel: `[${i}]${problem.rel}`, reason: problem.reason };
+      }
+      return undefined;
+    }
+    const object = value as Record<string, unknown>;
+    for (const k of Object.keys(object)) {
+      const problem = jsonProblemBelow(object[k], ancestors, depth + 1);
+      if (problem) return { rel: `[${JSON.stringify(k)}]${problem.rel}`, reason: problem.reason };
     }
     return undefined;
   } finally {

@@ -11,7 +11,7 @@ import {
   rawJsonNumber,
   validateJobDetailsPayload,
 } from '../../shared/details';
-import { jsonDeeperThan, scanJson } from '../../shared/details/json';
+import { findJsonProblem, jsonDeeperThan, scanJson } from '../../shared/details/json';
 import { CorruptObjectError, InvalidInputError } from '../../shared/errors';
 
 describe('parseJsonExact: numbers bit for bit', () => {
@@ -87,6 +87,29 @@ describe('scanJson: which texts need the exact (reviver) parse', () => {
     expect(parseJsonExact(text, 'k')).toEqual(JSON.parse(text));
     const mixed = '{"at":"2026-01-31T10:01:00.000Z","n":9007199254740993}';
     expect(JSON.stringify(parseJsonExact(mixed, 'k'))).toBe(mixed);
+  });
+});
+
+describe('findJsonProblem: where a value stops being JSON', () => {
+  it('names the first problem by its full path', () => {
+    expect(findJsonProblem({ a: [1, { 'b"c': [null, Number.NaN] }] }, 'item')).toEqual({
+      path: 'item["a"][1]["b\\"c"][1]',
+      reason: 'NaN is not a JSON number',
+    });
+    expect(findJsonProblem({ a: { d: new Date(0) } }, 'p')).toEqual({
+      path: 'p["a"]["d"]',
+      reason: 'only plain objects and arrays are JSON',
+    });
+    const loop: Record<string, unknown> = {};
+    loop.self = [loop];
+    expect(findJsonProblem(loop, 'x')).toEqual({ path: 'x["self"][0]', reason: 'circular reference' });
+    expect(findJsonProblem(undefined, 'u')).toEqual({ path: 'u', reason: 'undefined is not a JSON value' });
+  });
+
+  it('plain JSON (a shared object twice is not a loop) and array holes pass', () => {
+    const shared = { n: 1 };
+    // biome-ignore lint/suspicious/noSparseArray: a hole, as Array#map skips it
+    expect(findJsonProblem({ a: shared, b: [shared, , 'x'], c: rawJsonNumber('1.0') }, 'ok')).toBeUndefined();
   });
 });
 
