@@ -46,7 +46,7 @@ interface AuthSchemeLike {
  *   the client config alone (fixed once the first request set the signing region and name), so one
  *   signer per auth scheme is kept; it derives keys per date, region and credentials as before.
  */
-export const leanRequests = <C extends object>(client: C): C => {
+const leanRequests = <C extends object>(client: C): C => {
   const c = client as unknown as LeanableClient;
   c.middlewareStack.remove('loggerMiddleware');
   const make = c.config.signer;
