@@ -134,13 +134,19 @@ export interface LocalRunResult {
   readonly taskSeconds: number;
   /**
    * CPU seconds (user + system) of this process from the execution's start to its end: the handlers'
-   * CPU and the in-process Step Functions interpreter's (an upper bound of the steps' CPU); emulators
-   * in child processes are not in it. Lambda on AWS bills this plus the time spent waiting on requests.
+   * CPU and the in-process Step Functions interpreter's; emulators in child processes are not in it.
    */
   readonly cpuSeconds: number;
   /**
-   * Per step: invocations, wall seconds and CPU seconds measured around its handler (handlers running
-   * at the same time each count the others' CPU too: the sum can exceed `cpuSeconds`).
+   * CPU seconds of this process while at least one handler runs: what the steps' Lambda functions
+   * would bill as CPU, an upper bound still — whatever else this process does while a handler waits on
+   * a request (the interpreter moving other states, other handlers' work is each one's own) is in it;
+   * the interpreter's work between handlers is not. Lambda bills this plus the time spent waiting.
+   */
+  readonly handlerCpuSeconds: number;
+  /**
+   * Per step: invocations, wall seconds inside its handler, and its share of `handlerCpuSeconds` (CPU
+   * spent while several handlers run is split evenly between them, so the steps sum to it).
    */
   readonly steps: Readonly<
     Partial<Record<ArchiverStep, { invocations: number; seconds: number; cpuSeconds: number }>>
@@ -244,8 +250,11 @@ const validated = new Set<string>();
  */
 const machineOf = (definition: Record<string, unknown>): InstanceType<typeof StateMachine> => {
   const key = JSON.stringify(definition);
+  // The interpreter rewrites the definition it is given (and replaceDistributedMaps' copy shares
+  // objects with the caller's): given the caller's object, the same definition never had the same
+  // JSON twice and was validated again on every run and every child execution.
   const machine = new StateMachine(
-    definition as unknown as StateMachineDefinition,
+    structuredClone(definition) as unknown as StateMachineDefinition,
     validated.has(key) ? { validationOptions: { noValidate: true } } : {},
   );
   validated.add(key);
@@ -289,6 +298,7 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions): Promi
   const steps: Partial<Record<ArchiverStep, { invocations: number; seconds: number; cpuSeconds: number }>> =
     {};
   const cpuStart = process.cpuUsage();
+  const cpu = handlerCpu();
   for (const [state, step] of taskStates) {
     taskInvocations[state] = 0;
     retryIntervalOverrides[state] = opts.retryDelayMs ?? 0;
@@ -297,19 +307,18 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions): Promi
       try {
         const context = lambdaContext(step, timeoutMs[step], memoryMb[step]);
         const t0 = performance.now();
-        const c0 = process.cpuUsage();
+        const t = steps[step] ?? { invocations: 0, seconds: 0, cpuSeconds: 0 };
+        steps[step] = t;
+        const leave = cpu.enter(t);
         try {
           const out = await handlers[step](JSON.parse(JSON.stringify(input)), context);
           return JSON.parse(JSON.stringify(out ?? null));
         } finally {
+          leave();
           const seconds = (performance.now() - t0) / 1000;
-          const c = process.cpuUsage(c0);
           timing.seconds += seconds;
-          const t = steps[step] ?? { invocations: 0, seconds: 0, cpuSeconds: 0 };
-          steps[step] = t;
           t.invocations++;
           t.seconds += seconds;
-          t.cpuSeconds += (c.user + c.system) / 1e6;
         }
       } catch (thrown) {
         const err = thrown instanceof Error ? thrown : new Error(String(thrown));
@@ -382,10 +391,11 @@ export const runArchiverLocally = async (opts: RunArchiverLocallyOptions): Promi
   // Read once the execution is over and its event log drained (the log ends with the execution).
   const base = async () => {
     await transitions.done;
-    const cpu = process.cpuUsage(cpuStart);
+    const whole = process.cpuUsage(cpuStart);
     return {
       taskSeconds: timing.seconds,
-      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      cpuSeconds: (whole.user + whole.system) / 1e6,
+      handlerCpuSeconds: cpu.seconds(),
       steps,
       stateTransitions: transitions.count + children.transitions,
       mapRequests,
@@ -425,4 +435,37 @@ const countTransitions = (events: AsyncGenerator<{ type: string }>) => {
     for await (const e of events) if (e.type === 'StateEntered' || e.type === 'StateRetried') t.count++;
   })().catch(() => undefined);
   return t;
+};
+
+/**
+ * CPU of this process while handlers run, each stretch between a handler's start or end split evenly
+ * between the handlers running in it (added to each one's `cpuSeconds`), so nothing counts twice.
+ */
+export const handlerCpu = (usage: () => NodeJS.CpuUsage = process.cpuUsage) => {
+  const running = new Set<{ cpuSeconds: number }>();
+  let total = 0;
+  let last = usage();
+  const tick = () => {
+    const now = usage();
+    const spent = (now.user - last.user + now.system - last.system) / 1e6;
+    last = now;
+    if (running.size === 0) return;
+    total += spent;
+    for (const r of running) r.cpuSeconds += spent / running.size;
+  };
+  return {
+    /** A handler starts, adding to `into`; the returned function says it ended. */
+    enter(into: { cpuSeconds: number }): () => void {
+      tick();
+      // One entry per invocation (two invocations of a step are two entries, one object each).
+      const me = { cpuSeconds: 0 };
+      running.add(me);
+      return () => {
+        tick();
+        running.delete(me);
+        into.cpuSeconds += me.cpuSeconds;
+      };
+    },
+    seconds: () => total,
+  };
 };

@@ -43,9 +43,15 @@ export const exactNumber = (text: string): number | RawJsonNumber => {
  */
 export const MAX_JSON_DEPTH = 256;
 
-/** Whether `text` nests arrays/objects deeper than `max` (one pass, no recursion, strings skipped). */
-export const jsonDeeperThan = (text: string, max: number): boolean => {
+/**
+ * One pass over `text` (no recursion, strings skipped): whether it nests arrays/objects deeper than
+ * `max`, and whether a number token outside strings may be one a float64 does not reproduce — 16+
+ * integer digits, a fraction or exponent, or `-0`. Invalid JSON may answer anything: JSON.parse
+ * rejects it.
+ */
+export const scanJson = (text: string, max: number): { deeper: boolean; inexact: boolean } => {
   let depth = 0;
+  let inexact = false;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -53,24 +59,37 @@ export const jsonDeeperThan = (text: string, max: number): boolean => {
       // Jump to the closing quote: the next one not escaped (preceded by an even run of backslashes).
       for (;;) {
         i = text.indexOf('"', i + 1);
-        if (i < 0) return false; // unterminated: JSON.parse rejects it
+        if (i < 0) return { deeper: false, inexact }; // unterminated: JSON.parse rejects it
         let backslashes = 0;
         while (text.charCodeAt(i - 1 - backslashes) === 0x5c) backslashes++;
         if (backslashes % 2 === 0) break;
       }
     } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
+      if (++depth > max) return { deeper: true, inexact };
     } else if (c === 0x5d || c === 0x7d) depth--;
+    else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      // A number token: its integer digits, then whether a fraction or exponent follows.
+      const minus = c === 0x2d;
+      const from = minus ? i + 1 : i;
+      let j = from;
+      while (j < n && text.charCodeAt(j) >= 0x30 && text.charCodeAt(j) <= 0x39) j++;
+      const next = text.charCodeAt(j);
+      if (
+        j - from >= 16 ||
+        next === 0x2e ||
+        next === 0x65 ||
+        next === 0x45 ||
+        (minus && j - from === 1 && text.charCodeAt(from) === 0x30)
+      )
+        inexact = true;
+      i = j - 1;
+    }
   }
-  return false;
+  return { deeper: false, inexact };
 };
 
-/**
- * The fast path's test: a number token (after `:`, `,` or `[`) that a float64 may not reproduce — 16+
- * digits, a fraction or exponent, or `-0`. Text inside strings can match too (`10:01:00.000Z`): that
- * only costs the slower, still exact, path.
- */
-const MAYBE_INEXACT = /[:,[]\s*(?:-0|-?\d{16}|-?\d+[.eE])/;
+/** Whether `text` nests arrays/objects deeper than `max` (one pass, no recursion, strings skipped). */
+export const jsonDeeperThan = (text: string, max: number): boolean => scanJson(text, max).deeper;
 
 const keepExact = (_key: string, value: unknown, ctx: { source?: string }): unknown =>
   typeof value === 'number' && ctx.source !== undefined && String(value) !== ctx.source
@@ -83,14 +102,17 @@ const keepExact = (_key: string, value: unknown, ctx: { source?: string }): unkn
  *   (`RawJsonNumber`), so 9223372036854775807 is archived and read back bit for bit;
  * - bounded: nesting deeper than MAX_JSON_DEPTH is a CorruptObjectError naming `where`, before any
  *   recursive walk could overflow the stack.
- * Invalid JSON is a CorruptObjectError too.
+ * Invalid JSON is a CorruptObjectError too. Text without a number that may be inexact (scanJson:
+ * timestamps and ids in strings do not count) is parsed without the reviver, which costs several
+ * times as much: every record the archive step reads or verifies goes through here.
  */
 export const parseJsonExact = (text: string, where: string, what = 'JSON'): unknown => {
-  if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
+  const scan = scanJson(text, MAX_JSON_DEPTH);
+  if (scan.deeper) {
     throw new CorruptObjectError(where, `${what} nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
   try {
-    return MAYBE_INEXACT.test(text) ? ExactJSON.parse(text, keepExact) : JSON.parse(text);
+    return scan.inexact ? ExactJSON.parse(text, keepExact) : JSON.parse(text);
   } catch (err) {
     const message = (err as Error).message;
     const reason = what === 'JSON' ? `bad JSON: ${message}` : `${what} is not JSON: ${message}`;
@@ -115,24 +137,43 @@ export const findJsonProblem = (
   ancestors: Set<unknown> = new Set(),
   depth = 0,
 ): { path: string; reason: string } | undefined => {
+  const problem = jsonProblemBelow(value, ancestors, depth);
+  return problem ? { path: `${path}${problem.rel}`, reason: problem.reason } : undefined;
+};
+
+/**
+ * findJsonProblem's walk: the problem's path relative to `value`, built on the way back up only when
+ * there is one (every payload the archive step reads is checked: no path string per value).
+ */
+const jsonProblemBelow = (
+  value: unknown,
+  ancestors: Set<unknown>,
+  depth: number,
+): { rel: string; reason: string } | undefined => {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
   if (isRawJson(value)) return undefined;
   if (typeof value === 'number') {
-    return Number.isFinite(value) ? undefined : { path, reason: `${value} is not a JSON number` };
+    return Number.isFinite(value) ? undefined : { rel: '', reason: `${value} is not a JSON number` };
   }
-  if (typeof value !== 'object') return { path, reason: `${typeof value} is not a JSON value` };
-  if (ancestors.has(value)) return { path, reason: 'circular reference' };
-  if (depth >= MAX_JSON_DEPTH) return { path, reason: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+  if (typeof value !== 'object') return { rel: '', reason: `${typeof value} is not a JSON value` };
+  if (ancestors.has(value)) return { rel: '', reason: 'circular reference' };
+  if (depth >= MAX_JSON_DEPTH) return { rel: '', reason: `nested deeper than ${MAX_JSON_DEPTH} levels` };
   const isArray = Array.isArray(value);
-  if (!isArray && !isPlainObject(value)) return { path, reason: 'only plain objects and arrays are JSON' };
+  if (!isArray && !isPlainObject(value)) return { rel: '', reason: 'only plain objects and arrays are JSON' };
   ancestors.add(value);
   try {
-    const entries: [string, unknown][] = isArray
-      ? value.map((v, i): [string, unknown] => [`${path}[${i}]`, v])
-      : Object.entries(value).map(([k, v]): [string, unknown] => [`${path}[${JSON.stringify(k)}]`, v]);
-    for (const [childPath, child] of entries) {
-      const problem = findJsonProblem(child, childPath, ancestors, depth + 1);
-      if (problem) return problem;
+    if (isArray) {
+      for (let i = 0; i < value.length; i++) {
+        if (!(i in value)) continue; // a hole: as Array#map, which this walk used to be, skips it
+        const problem = jsonProblemBelow(value[i], ancestors, depth + 1);
+        if (problem) return { rel: `[${i}]${problem.rel}`, reason: problem.reason };
+      }
+      return undefined;
+    }
+    const object = value as Record<string, unknown>;
+    for (const k of Object.keys(object)) {
+      const problem = jsonProblemBelow(object[k], ancestors, depth + 1);
+      if (problem) return { rel: `[${JSON.stringify(k)}]${problem.rel}`, reason: problem.reason };
     }
     return undefined;
   } finally {

@@ -65,8 +65,12 @@ export interface FetchedObject {
   readonly metadata: Record<string, string>;
 }
 
-const readBody = async (out: GetObjectCommandOutput): Promise<Buffer> =>
-  out.Body ? Buffer.from(await out.Body.transformToByteArray()) : Buffer.alloc(0);
+/** The body's bytes, as a Buffer over the array the SDK collected them in (no second copy). */
+const readBody = async (out: GetObjectCommandOutput): Promise<Buffer> => {
+  if (!out.Body) return Buffer.alloc(0);
+  const bytes = await out.Body.transformToByteArray();
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+};
 
 /**
  * GET an object (or an explicit `bytes=start-end` range — never a suffix range, which s3rver gets

@@ -179,6 +179,7 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
 
   it('runs every page through Plan → batches → Tally until the cursor is null, then Report', async () => {
     const { handlers, events, tallied } = cannedHandlers();
+    const before = JSON.stringify(definition);
     const result = await runCanned({
       definition,
       handlers,
@@ -187,6 +188,14 @@ describe('runArchiverLocally (synthesized definition, canned handlers, emulated 
     });
 
     expect(result.status).toBe('SUCCEEDED');
+    // The caller's definition is left as it was (the interpreter rewrites what it is given; a rewritten
+    // definition had new JSON on every run and was validated again each time).
+    expect(JSON.stringify(definition)).toBe(before);
+    // CPU inside the handlers is measured, split between steps without counting anything twice.
+    const stepCpu = Object.values(result.steps).reduce((a, v) => a + v.cpuSeconds, 0);
+    expect(result.handlerCpuSeconds).toBeGreaterThan(0);
+    expect(stepCpu).toBeCloseTo(result.handlerCpuSeconds, 6);
+    expect(result.handlerCpuSeconds).toBeLessThanOrEqual(result.cpuSeconds);
     expect(result.output).toEqual({ report: '3 groups', run: 'nightly-1', erasurePendingRedactions: 0 });
     // One invocation per batch; page 1 had no batches (HasBatches skipped the Map and Tally).
     expect(result.taskInvocations).toEqual({

@@ -194,6 +194,16 @@ describe('planProblem', () => {
     const moved = plannedOf(staged).map((j) => ({ ...j, completed_at: 'other' }));
     expect(planProblem(staged, moved, 2)).toMatch(/differs from its plan/);
   });
+  test('platform data no job uses, or without a digest', async () => {
+    const { staged } = await build();
+    const ref = staged.jobs.a?.platform_data_ref as string;
+    const pd = staged.platform_data[ref];
+    if (!pd) throw new Error('the fixture has platform data');
+    const unused = { ...staged, platform_data: { ...staged.platform_data, '99': pd } };
+    expect(planProblem(unused, plannedOf(staged), 2)).toMatch(/platform data 99 is not used/);
+    const bare = { ...staged, platform_data: { [ref]: { ...pd, sha256: '' } } };
+    expect(planProblem(bare, plannedOf(staged), 2)).toMatch(/has no digest/);
+  });
 });
 
 test('the verified part is exactly the index entries commit adds', async () => {

@@ -11,7 +11,7 @@ import {
   rawJsonNumber,
   validateJobDetailsPayload,
 } from '../../shared/details';
-import { jsonDeeperThan } from '../../shared/details/json';
+import { findJsonProblem, jsonDeeperThan, scanJson } from '../../shared/details/json';
 import { CorruptObjectError, InvalidInputError } from '../../shared/errors';
 
 describe('parseJsonExact: numbers bit for bit', () => {
@@ -57,6 +57,59 @@ describe('parseJsonExact: numbers bit for bit', () => {
     expect(encodePlatformData({ n: rawJsonNumber('12345678901234567891') }).toString()).toBe(
       '{"n":12345678901234567891}',
     );
+  });
+});
+
+describe('scanJson: which texts need the exact (reviver) parse', () => {
+  it.each([
+    '{"n":9223372036854775807}',
+    '[1,-0]',
+    '{"a":[1.5]}',
+    '{"a":1e2}',
+    '{"a":2E-3}',
+    '1234567890123456',
+    '-0',
+  ])('%s has a number a float64 may not reproduce', (text) => {
+    expect(scanJson(text, 10).inexact).toBe(true);
+  });
+
+  it.each([
+    '{"at":"2026-01-31T10:01:00.000Z","n":5,"m":-12,"z":0,"big":123456789012345}',
+    '{"id":"9223372036854775807","s":"1.5e3 -0 \\"2.5\\""}',
+    '[true,false,null,-7,[0,10]]',
+  ])('%s has none (numbers in strings do not count)', (text) => {
+    expect(scanJson(text, 10).inexact).toBe(false);
+  });
+
+  it('the fast path reads what the exact one reads', () => {
+    const text = '{"at":"2026-01-31T10:01:00.000Z","n":5,"m":-12,"z":0,"big":123456789012345,"s":"x:1.5"}';
+    expect(scanJson(text, 10).inexact).toBe(false);
+    expect(parseJsonExact(text, 'k')).toEqual(JSON.parse(text));
+    const mixed = '{"at":"2026-01-31T10:01:00.000Z","n":9007199254740993}';
+    expect(JSON.stringify(parseJsonExact(mixed, 'k'))).toBe(mixed);
+  });
+});
+
+describe('findJsonProblem: where a value stops being JSON', () => {
+  it('names the first problem by its full path', () => {
+    expect(findJsonProblem({ a: [1, { 'b"c': [null, Number.NaN] }] }, 'item')).toEqual({
+      path: 'item["a"][1]["b\\"c"][1]',
+      reason: 'NaN is not a JSON number',
+    });
+    expect(findJsonProblem({ a: { d: new Date(0) } }, 'p')).toEqual({
+      path: 'p["a"]["d"]',
+      reason: 'only plain objects and arrays are JSON',
+    });
+    const loop: Record<string, unknown> = {};
+    loop.self = [loop];
+    expect(findJsonProblem(loop, 'x')).toEqual({ path: 'x["self"][0]', reason: 'circular reference' });
+    expect(findJsonProblem(undefined, 'u')).toEqual({ path: 'u', reason: 'undefined is not a JSON value' });
+  });
+
+  it('plain JSON (a shared object twice is not a loop) and array holes pass', () => {
+    const shared = { n: 1 };
+    // biome-ignore lint/suspicious/noSparseArray: a hole, as Array#map skips it
+    expect(findJsonProblem({ a: shared, b: [shared, , 'x'], c: rawJsonNumber('1.0') }, 'ok')).toBeUndefined();
   });
 });
 

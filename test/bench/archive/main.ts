@@ -20,6 +20,11 @@
  *
  * Prints a table per part and, as its LAST line, one JSON object (see `BenchResult`). Absolute times
  * are noisy on shared machines; compare ratios within one run. Workload: workload.ts.
+ *
+ * CPU figures are this process's CPU while handlers ran (runner.ts `handlerCpuSeconds`). The npm
+ * script runs Node 22 with `--experimental-async-context-frame`: AsyncLocalStorage (the step meter's
+ * scopes) as the functions' runtime, Node 24, implements it by default — without the flag Node 22
+ * runs a promise hook on every promise the SDK makes, CPU the Lambda functions do not spend.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -198,6 +203,8 @@ export interface ScenarioResult {
   stateTransitions: number;
   /** Seconds inside handlers, summed (Lambda duration). */
   taskSeconds: number;
+  /** CPU seconds of this process while handlers ran (runner.ts `handlerCpuSeconds`, an upper bound). */
+  cpuSeconds: number;
   /**
    * The payloads alone (flush details + platform data, no keys, rows or index) as JSONL in 64 KB
    * blocks at gzip level 9, one stream per shop-month, over the hot bytes: about the least any
@@ -428,6 +435,7 @@ const runScenario = async (
     shopMonths,
     stateTransitions: r.stateTransitions,
     taskSeconds: r.taskSeconds,
+    cpuSeconds: r.handlerCpuSeconds,
   };
   return result;
 };
@@ -868,6 +876,7 @@ const main = async () => {
         'floor s',
         'x floor',
         'obj/s',
+        'CPU ms/obj',
       ],
       ...scenarios.map((s) => [
         s.name,
@@ -888,6 +897,7 @@ const main = async () => {
         f1(s.floorSeconds),
         f2(s.wallSeconds / s.floorSeconds),
         Math.round(s.hotObjects / s.wallSeconds),
+        ((1000 * s.cpuSeconds) / s.hotObjects).toFixed(3),
       ]),
     ]))
       out(`  ${line}`);

@@ -161,8 +161,14 @@ export interface SteadyRun {
   readonly invocations: number;
   /** Seconds inside handlers (Lambda duration, locally: mostly the emulators' latency). */
   readonly taskSeconds: number;
-  /** CPU seconds of this process over the run (runner.ts `cpuSeconds`: the interpreter's included). */
+  /**
+   * CPU seconds of this process while the run's handlers ran (runner.ts `handlerCpuSeconds`): what
+   * the cost model bills as the steps' CPU, an upper bound (the interpreter's work while a handler
+   * waits is in it, its work between handlers is not).
+   */
   readonly cpuSeconds: number;
+  /** CPU seconds of this process over the whole run (runner.ts `cpuSeconds`: the interpreter's included). */
+  readonly processCpuSeconds: number;
   /** Per step: invocations, wall and CPU seconds around its handler (runner.ts `steps`). */
   readonly steps: LocalRunResult['steps'];
   /** DynamoDB requests the handlers sent (Lambda waits on each). */
@@ -558,7 +564,8 @@ export const runSteadyYear = async (
       readUnits: units.read - readBefore,
       invocations: Object.values(run.taskInvocations).reduce((a, b) => a + b, 0),
       taskSeconds: run.taskSeconds,
-      cpuSeconds: run.cpuSeconds,
+      cpuSeconds: run.handlerCpuSeconds,
+      processCpuSeconds: run.cpuSeconds,
       steps: run.steps,
       dynamodbRequests: units.requests - requestsBefore,
       stateTransitions: run.stateTransitions,
@@ -623,6 +630,7 @@ export const runSteadyYear = async (
     invocations: 0,
     taskSeconds: 0,
     cpuSeconds: 0,
+    processCpuSeconds: 0,
     dynamodbRequests: 0,
     stateTransitions: 0,
     lifecycleTransitions: 0,
@@ -645,6 +653,7 @@ export const runSteadyYear = async (
     totals.invocations += r.invocations;
     totals.taskSeconds += r.taskSeconds;
     totals.cpuSeconds += r.cpuSeconds;
+    totals.processCpuSeconds += r.processCpuSeconds;
     totals.dynamodbRequests += r.dynamodbRequests;
     totals.stateTransitions += r.stateTransitions;
     totals.lifecycleTransitions += r.lifecycleTransitions;
@@ -835,7 +844,7 @@ export const steadyYearLines = (r: SteadyYearResult): string[] => {
         ', ',
       )}); RU ${p.readUnits.toFixed(3)}; invocations ${p.invocations.toFixed(4)}; state transitions ${p.stateTransitions.toFixed(4)}; lifecycle transitions ${p.lifecycleTransitions.toFixed(4)}; jobs planned ${f2(p.jobsPlanned)}`,
     `  idle runs (nothing archived or deleted): ${r.idleRuns} of ${r.runs}; at most ${r.idle.maxJobsPlanned} jobs planned, ${r.idle.maxS3Requests} S3 requests, ${r.idle.maxInvocations} invocations`,
-    `  Lambda: ${f2(t.cpuSeconds)} s CPU in process (the local Step Functions interpreter's included: an upper bound), ${f2(t.taskSeconds)} s wall time inside handlers (mostly the emulators' latency); ${t.dynamodbRequests} DynamoDB requests; CPU by step: ${stepCpuText(r.perRun)}`,
+    `  Lambda: ${f2(t.cpuSeconds)} s CPU in process while handlers ran (an upper bound: what the local Step Functions interpreter does meanwhile is in it; ${f2(t.processCpuSeconds)} s over the whole runs), ${f2(t.taskSeconds)} s wall time inside handlers (mostly the emulators' latency); ${t.dynamodbRequests} DynamoDB requests; CPU by step: ${stepCpuText(r.perRun)}`,
     ...decompositionLines(r.decomposition),
     `  bytes at rest at the end: ${Object.entries(r.bytesAtRest)
       .map(([k, v]) => `${k} ${kb(v)}`)

@@ -121,9 +121,10 @@ export const planProblem = (
     if (p.completed_at !== e.completed_at || p.status !== e.status)
       return `job ${jobId} differs from its plan`;
   }
+  // One pass over the jobs, not one per record (a part holds hundreds of each).
+  const used = new Set(Object.values(m.jobs).map((e) => e.platform_data_ref));
   for (const [ref, r] of Object.entries(m.platform_data)) {
-    if (!Object.values(m.jobs).some((e) => e.platform_data_ref === ref))
-      return `platform data ${ref} is not used`;
+    if (!used.has(ref)) return `platform data ${ref} is not used`;
     if (!r.sha256) return `platform data ${ref} has no digest`;
   }
   return null;
