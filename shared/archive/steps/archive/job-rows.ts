@@ -67,12 +67,12 @@ const byBytes = (a: string, b: string): number =>
  * the largest wanted key (job ids are random: usually the whole partition) is cheaper when the partition holds
  * mostly the group's rows and they are small, and dearer when the group is a few rows in a big partition. The
  * choice is made from what DynamoDB reports: the Query runs in pages (ReturnConsumedCapacity), and each page may
- * spend only the credit earned so far — 0.5 per wanted key its pages covered (found or absent, what BatchGetItem
- * would have billed at least), less the units spent — plus a fixed slack σ = QUERY_SLACK × 0.5 × n. Its Limit is
+ * spend only the credit earned so far — 0.5 per wanted row its pages found (what BatchGetItem would have billed
+ * at least for it), less the units spent — plus a fixed slack σ = QUERY_SLACK × 0.5 × n. Its Limit is
  * (credit + σ) / 0.5 rows; when that is under one row, the keys the Query has not reached go to BatchGetItem.
  *
  * Bound: a page of L rows of at most 4 KB each costs at most 0.5 × L ≤ credit + σ, so after any page the Query has
- * spent at most 0.5 × (wanted keys covered) + σ; the rest costs BatchGetItem's own price. In all: at most today's
+ * spent at most 0.5 × (wanted rows found) + σ; the rest costs BatchGetItem's own price. In all: at most today's
  * cost + σ = (1 + QUERY_SLACK) × today's cost at worst. A row over 4 KB counts as one row in the Limit but bills
  * ⌈size / 4 KB⌉ units: such rows can push a page past its credit (a wanted one costs BatchGetItem as much).
  */
