@@ -71,6 +71,9 @@ const plain = (v: unknown): unknown =>
     : v;
 
 export class LocalSqlEngine {
+  /** Set by interrupt(): a statement that begins afterwards is interrupted as soon as it is pending. */
+  private interrupted = false;
+
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly conn: DuckDBConnection,
@@ -162,7 +165,12 @@ export class LocalSqlEngine {
   async query(sql: string, params: readonly string[] = []): Promise<SqlResult> {
     let reader: Awaited<ReturnType<DuckDBConnection['runAndReadAll']>>;
     try {
-      reader = await this.conn.runAndReadAll(sql, params as DuckDBValue[]);
+      // DuckDB clears an interrupt when a statement begins, and one sent while the statement was being
+      // prepared finds nothing to stop: an interrupt is kept (`interrupted`) and sent again once the
+      // statement is pending, so a Ctrl-C in that window is not lost (the statement would run on).
+      const pending = await this.conn.start(sql, params as DuckDBValue[]);
+      if (this.interrupted) this.conn.interrupt();
+      reader = await pending.readAll();
     } catch (err) {
       throw new InvalidInputError('sql', (err as Error).message);
     }
@@ -173,8 +181,9 @@ export class LocalSqlEngine {
     return { columns, rows };
   }
 
-  /** Stops the statement running (its query() then rejects); DuckDB checks between its steps. */
+  /** Stops the statement running or about to run (its query() then rejects); DuckDB checks between its steps. */
   interrupt(): void {
+    this.interrupted = true;
     this.conn.interrupt();
   }
 

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { runCli } from '../../infra/cli/main';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseSqlOptions, type SqlCommandResult, sqlCommand } from '../../infra/cli/sql';
+import { LocalSqlEngine } from '../../infra/local/sql-engine';
 import {
   COLD_PREFIX,
   type FlatDocument,
@@ -209,4 +210,22 @@ test.each([
     stdout: '',
   });
   expect(r.stderr).toContain(`jobarchive sql: interrupted (${sig}), stopping`);
+});
+
+/**
+ * An interrupt that lands while a statement is being prepared (after the CLI said it runs, before
+ * DuckDB began it) still stops it: DuckDB clears interrupts when a statement begins, so the engine
+ * keeps the interrupt and sends it again once the statement is pending. Before, this statement ran
+ * for ever (the CLI process ignored SIGINT / SIGTERM: a CI run left two such processes behind).
+ */
+test('an interrupt before the statement begins stops it', async () => {
+  const engine = await LocalSqlEngine.load(runs.env.s3, runs.env.bucket);
+  try {
+    engine.interrupt();
+    await expect(
+      engine.query('WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT count(*) FROM t'),
+    ).rejects.toThrow(/interrupt/i);
+  } finally {
+    engine.close();
+  }
 });
