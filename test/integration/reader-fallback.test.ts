@@ -58,6 +58,18 @@ const MERGED = {
   conflict: { version: [{ doc_id: 'd4', existing_version: 3, incoming_version: 2 }] },
 };
 
+/** Job i's details as a seeded month lists them: one chunk, ten nearby product ids failed. */
+const seededDetails = (i: number) =>
+  details({
+    chunk_ids: ['p0'],
+    failed: {
+      timeout: Array.from(
+        { length: 10 },
+        (_, k) => `gid://shopify/Product/${7_000_000_000_000 + i * 97 + k}`,
+      ),
+    },
+  });
+
 describe('JobDetailsReader against s3rver', () => {
   let s3: S3Client;
   let bucket: string;
@@ -162,15 +174,7 @@ describe('JobDetailsReader against s3rver', () => {
     const jobs = ids.map((jobId, i) => ({
       jobId,
       // ~10 document ids a job (what a seeded month lists), and platform data.
-      details: details({
-        chunk_ids: ['p0'],
-        failed: {
-          timeout: Array.from(
-            { length: 10 },
-            (_, k) => `gid://shopify/Product/${7_000_000_000_000 + i * 97 + k}`,
-          ),
-        },
-      }),
+      details: seededDetails(i),
       platformData: { indexer: { batch_size: 50 } },
       meta: { completed_at: COMPLETED },
     }));
@@ -196,15 +200,7 @@ describe('JobDetailsReader against s3rver', () => {
     const start = Date.parse(`${MONTH}-01T00:00:00.000Z`);
     const jobs = Array.from({ length: 3000 }, (_, i) => ({
       jobId: generateJobId(),
-      details: details({
-        chunk_ids: ['p0'],
-        failed: {
-          timeout: Array.from(
-            { length: 10 },
-            (_, k) => `gid://shopify/Product/${7_000_000_000_000 + i * 97 + k}`,
-          ),
-        },
-      }),
+      details: seededDetails(i),
       platformData: { indexer: { batch_size: 50 } },
       // Completions spread over the month to the millisecond (what the index stores per entry).
       meta: { completed_at: new Date(start + ((i * 2_654_435_761) % (28 * 86_400_000))).toISOString() },
