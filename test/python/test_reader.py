@@ -127,6 +127,16 @@ class Completion(unittest.TestCase):
             self.assertIsNone(completion_of("2026-01", bad), bad)
         self.assertIsNone(completion_of("2026", 0))
 
+    def test_a_whole_number_written_with_a_fraction_or_exponent_is_that_number(self):
+        # JSON `1.0` and `1e3` are whole numbers: the TypeScript reader (JSON.parse) reads them as 1 and
+        # 1000, so this reader does too (test/unit/archive-format-month-index.test.ts has the same cases).
+        from job_details_archive.format import completion_of, loads_exact
+        for text, want in ((b"1.0", "2026-01-01T00:00:00.001Z"), (b"1e3", "2026-01-01T00:00:01.000Z"),
+                           (b"-0.0", "2026-01-01T00:00:00.000Z"), (b"86400000.000", "2026-01-02T00:00:00.000Z")):
+            self.assertEqual(completion_of("2026-01", loads_exact(text, "k")), want, text)
+        for text in (b"1.5", b"1e-3", b"1e400", b"-1e400"):
+            self.assertIsNone(completion_of("2026-01", loads_exact(text, "k")), text)
+
 
 class Search(unittest.TestCase):
     def test_every_search_of_the_vectors(self):
@@ -199,6 +209,30 @@ class Errors(unittest.TestCase):
         with self.assertRaises(CorruptObjectError) as ctx:
             self.lookup()
         self.assertIn("needs completed", str(ctx.exception))
+
+    def _with_completed(self, text):
+        """The index with every entry's `completed` replaced by the raw JSON `text` (None: removed)."""
+        data, meta = self.s3.objects[self.index_key]
+        header = json.loads(gzip.decompress(data).decode().split("\n")[0])
+        for entries in header["jobs"].values():
+            for e in entries:
+                e["completed"] = "@COMPLETED@"
+                if text is None:
+                    del e["completed"]
+        raw = json.dumps(header, separators=(",", ":")).replace('"@COMPLETED@"', text or "")
+        self.s3.objects[self.index_key] = (gzip.compress((raw + "\n").encode()), meta)
+
+    def test_completed_written_as_1_0_reads_as_1_and_the_refused_are_named(self):
+        self._with_completed("1.0")
+        got = self.lookup()
+        self.assertEqual([a["completed_at"] for a in got["archivals"]],
+                         [f"{self.own['archivals'][0]['month']}-01T00:00:00.001Z"] * len(got["archivals"]))
+        for text, named in (("1.5", "not 1.5"), (None, "not absent"), ("null", "not null"), ("[0]", "not [0]")):
+            self.setUp()
+            self._with_completed(text)
+            with self.assertRaises(CorruptObjectError) as ctx:
+                self.lookup()
+            self.assertIn(named, str(ctx.exception), text)
 
     def test_a_pre_release_index_is_refused_with_the_fix(self):
         data, meta = self.s3.objects[self.index_key]

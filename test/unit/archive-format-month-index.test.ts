@@ -251,6 +251,38 @@ describe('month index', () => {
     },
   );
 
+  /** One part, one entry of j1 whose `completed` is the raw JSON `text` (undefined: absent). */
+  const withCompleted = (text: string | undefined, month = '2026-01'): Buffer =>
+    Buffer.from(
+      JSON.stringify({
+        ...emptyMonthIndex('s', month, 't'),
+        parts: [{ ...part(P1), block_bytes: [10] }],
+        jobs: { j1: [{ part: 0, block: 0, ...(text === undefined ? {} : { completed: '@C@' }) }] },
+      }).replace('"@C@"', text ?? ''),
+    );
+
+  // The same cases as test/python/test_reader.py (Completion, Errors): both readers agree.
+  it.each([
+    ['1.0', '2026-01-01T00:00:00.001Z'],
+    ['1e3', '2026-01-01T00:00:01.000Z'],
+    ['-0.0', '2026-01-01T00:00:00.000Z'],
+    ['86400000.000', '2026-01-02T00:00:00.000Z'],
+  ])('completed %s is a whole number of milliseconds: read as that number', (text, want) => {
+    expect(parseMonthIndex(withCompleted(text), 'k').jobs.j1?.[0]?.completed_at).toBe(want);
+  });
+
+  it.each([
+    ['1.5', 'not 1.5'],
+    ['1e-3', 'not 0.001'],
+    ['1e400', 'not null'],
+    [undefined, 'not absent'],
+    ['null', 'not null'],
+    ['[0]', 'not [0]'],
+  ])('completed %s is refused with a CorruptObjectError naming the value', (text, named) => {
+    expect(() => parseMonthIndex(withCompleted(text), 'k')).toThrow(CorruptObjectError);
+    expect(() => parseMonthIndex(withCompleted(text), 'k')).toThrow(named);
+  });
+
   it.each([
     ['not JSON', '{'],
     ['another format', JSON.stringify({ ...emptyMonthIndex('s', 'm', 't'), format: 'x' })],
