@@ -138,6 +138,34 @@ class Completion(unittest.TestCase):
             self.assertIsNone(completion_of("2026-01", loads_exact(text, "k")), text)
 
 
+class Months(unittest.TestCase):
+    """`yyyy-mm` needs the month 01-12 (as TypeScript's validateMonth): never rolled over into the next year."""
+
+    def test_month_13_or_00_is_refused_naming_it(self):
+        from job_details_archive.format import check_month, completion_of, month_of, part_key
+        for bad in ("2026-13", "2026-00", "2026-1", "26-01", None):
+            with self.assertRaises(ValueError) as ctx:
+                check_month(bad)
+            self.assertIn(json.dumps(bad), str(ctx.exception))
+            self.assertIsNone(completion_of(bad, 0), bad)
+        with self.assertRaises(ValueError) as ctx:
+            part_key("s", "2026-13", "part-20260101T000000Z-aaaaaaaa.jsonl.gz")
+        self.assertIn('"2026-13"', str(ctx.exception))
+        with self.assertRaises(ValueError) as ctx:
+            month_of("2026-13-01T00:00:00Z")
+        self.assertIn('"2026-13-01T00:00:00Z"', str(ctx.exception))
+        self.assertEqual([check_month("2026-01"), check_month("2026-12")], ["2026-01", "2026-12"])
+
+    def test_an_index_of_month_13_is_damage_naming_the_month(self):
+        from job_details_archive.format import index_from_members
+        header = {"format": "job-details-archive/index@1.0", "shop_id": "s", "month": "2026-13",
+                  "parts": [{"name": "part-20260101T000000Z-aaaaaaaa.jsonl.gz", "size": 100}],
+                  "jobs": {"j1": [{"completed": 0}]}}
+        with self.assertRaises(CorruptObjectError) as ctx:
+            index_from_members(header, [], "job-details-index/s/2026-13/index.json", expect_format=False)
+        self.assertIn('"2026-13"', str(ctx.exception))
+
+
 class Search(unittest.TestCase):
     def test_every_search_of_the_vectors(self):
         s3, expected = SnapshotS3.from_vectors()

@@ -160,7 +160,10 @@ def month_of(iso):
     from datetime import datetime, timezone
 
     text = iso.strip().replace("Z", "+00:00")
-    at = datetime.fromisoformat(_trim_fraction(text))
+    try:
+        at = datetime.fromisoformat(_trim_fraction(text))
+    except ValueError as err:  # e.g. month 13: named, as the TypeScript reader's InvalidInputError does
+        raise ValueError(f"invalid completed_at {json.dumps(iso)}: {err}") from None
     if at.tzinfo is None:
         at = at.replace(tzinfo=timezone.utc)
     return at.astimezone(timezone.utc).strftime("%Y-%m")
