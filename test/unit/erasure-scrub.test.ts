@@ -139,6 +139,37 @@ describe('run scratch scrub (pure)', () => {
     );
   });
 
+  it('free text naming both shops, whose masked member deflates longer, keeps the other shop’s jobs: the mention is cut to one *', () => {
+    // `….myshopify.com` of the gone shop was a back-reference to OTHER's id: 18 `*` deflate 1–3
+    // bytes longer at every zlib setting, so before this the member was emptied (o1 and o2 lost).
+    for (const n of [1, 2, 3]) {
+      const groups: PageGroup[] = [
+        {
+          shopId: OTHER,
+          month: '2026-02',
+          jobs: [
+            {
+              ...job('o1', '2026-02'),
+              error_message: `sync with ${GONE} failed; retried ${n} times (${OTHER})`,
+            },
+            job('o2', '2026-02'),
+          ],
+        },
+      ];
+      const files = layoutPlanFiles('run-1', 0, groups, { batchGroups: 2, batchJobs: 100 });
+      const out = scrubPlannedJobs(files.jobsBody, [], m);
+      expect(out.length).toBe(files.jobsBody.length);
+      const lines = gunzipSync(out)
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '');
+      expect(lines.map((l) => (JSON.parse(l) as PlannedJob).job_id)).toEqual(['o1', 'o2']);
+      expect(m.names(lines.join('\n'))).toBe(false); // OTHER (big-acme…) stays
+      expect(lines[0]).toMatch(/sync with \*+ failed/);
+      expect(scrubPlannedJobs(out, [], m).equals(out)).toBe(true);
+    }
+  });
+
   it('bytes of a planned-jobs file that are no gzip member are emptied, never kept', () => {
     const files = layoutPlanFiles(
       'run-1',
