@@ -134,8 +134,9 @@ describe('month index', () => {
     // reader (test/python/test_reader.py Months) refuses such a month, so both now require 01–12.
     const idx = commitPart(
       emptyMonthIndex('s', '2026-13', 't'),
-      { ...part(P1), block_bytes: [10] },
+      part(P1),
       { j1: entry(P1, { offset: 0, length: 10, completed_at: '2027-01-01T00:00:00.000Z' }) },
+      't',
     );
     const stored = JSON.parse(Buffer.from(gunzipSync(serializeMonthIndex(idx))).toString());
     expect(stored.jobs.j1[0].completed).toBe('2027-01-01T00:00:00.000Z');
