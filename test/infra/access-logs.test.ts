@@ -152,3 +152,32 @@ describe('serverAccessLogsBucket', () => {
     ]);
   });
 });
+
+describe('serverAccessLogsBucket in the same stack', () => {
+  it('its policy names both the account and the details bucket (aws:SourceAccount and aws:SourceArn, as the S3 user guide’s statement)', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, outdir: outdir() });
+    const stack = new Stack(app, 'One');
+    const logs = new Bucket(stack, 'Logs', { objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED });
+    const archive = new JobDetailsArchive(stack, 'Archive', { serverAccessLogsBucket: logs });
+    const template = Template.fromStack(stack);
+    const policy = Object.values(template.findResources('AWS::S3::BucketPolicy')).find(
+      (p) => p.Properties.Bucket.Ref === logicalId(logs, stack),
+    );
+    expect(
+      policy?.Properties.PolicyDocument.Statement.filter((s: { Effect: string }) => s.Effect === 'Allow'),
+    ).toEqual([
+      {
+        Effect: 'Allow',
+        Principal: { Service: 'logging.s3.amazonaws.com' },
+        Action: 's3:PutObject',
+        Resource: {
+          'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(logs, stack), 'Arn'] }, '/details-bucket/*']],
+        },
+        Condition: {
+          ArnLike: { 'aws:SourceArn': { 'Fn::GetAtt': [logicalId(archive.bucket, stack), 'Arn'] } },
+          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+        },
+      },
+    ]);
+  });
+});

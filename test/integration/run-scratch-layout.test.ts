@@ -115,3 +115,47 @@ test('planned jobs: a gzip member per group at its range, one ranged GET a batch
   expect(text).toContain(`upstream ${'*'.repeat(GONE.length)} timed out`);
   expect(lines(scrubbed)).toHaveLength(4);
 });
+
+test('forget: another shop’s jobs whose errors name both shops keep their planned jobs (masked, else cut, else the string blanked: never emptied)', async () => {
+  const { env, definition } = runs;
+  const gone = 'rs2-gone.myshopify.com';
+  const other = `big-${gone}`; // holds the gone id, not as a whole id: its keys back-reference it
+  const ids: string[] = [];
+  for (const day of [4, 5, 6])
+    ids.push((await seedTerminalJob(env, { shopId: other, completedAt: inMonth(2, day) })).jobId);
+  await seedTerminalJob(env, { shopId: gone, completedAt: inMonth(2, 4) });
+  // Free text naming both myshopify.com shops: masked with as many `*`, the member deflates longer.
+  for (const [i, id] of ids.entries())
+    await env.ddb.send(
+      new UpdateCommand({
+        TableName: env.table,
+        Key: { pk: jobPk(other), sk: jobSk(id) },
+        UpdateExpression: 'SET error_message = :m',
+        ExpressionAttributeValues: { ':m': `sync with ${gone} failed; retried ${i + 1} times (${other})` },
+      }),
+    );
+  const archived = await runLocal(env, { definition, input: { olderThanDays: 30, graceHours: 1 } });
+  expect(archived.output).toMatchObject({ jobsArchived: 4, groupsFailedCount: 0 });
+  const { runId } = archived.output as RunReport;
+  const groups = (await getBytes(env.s3, env.bucket, planBatchesKey(runId, 0)))
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .flatMap((l) => (JSON.parse(l) as PlannedBatch).groups)
+    .filter((g) => g.shopId === other);
+  const run = { runId } as RunContext;
+  const read = async () => (await readBatchJobs(env.deps, run, groups)).get(groups[0] as PlannedGroup);
+
+  env.advance(DAY); // past the run timeout: the archival has ended
+  const forgot = await runLocal(env, { definition, input: { forget: { shopId: gone } } }).finally(() =>
+    env.advance(-DAY),
+  );
+  expect(forgot.status).toBe('SUCCEEDED');
+  const jobs = await read();
+  expect(jobs.map((j) => j.job_id).sort()).toEqual([...ids].sort());
+  // Masked, cut, or (when neither fits) the whole string `*`: never the gone shop, never emptied.
+  const kept = new RegExp(
+    `^(\\*|sync with \\*+ failed; retried \\d times \\(${other.replace(/\./g, '\\.')}\\))$`,
+  );
+  for (const j of jobs) expect(j.error_message).toMatch(kept);
+});

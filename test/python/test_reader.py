@@ -127,6 +127,44 @@ class Completion(unittest.TestCase):
             self.assertIsNone(completion_of("2026-01", bad), bad)
         self.assertIsNone(completion_of("2026", 0))
 
+    def test_a_whole_number_written_with_a_fraction_or_exponent_is_that_number(self):
+        # JSON `1.0` and `1e3` are whole numbers: the TypeScript reader (JSON.parse) reads them as 1 and
+        # 1000, so this reader does too (test/unit/archive-format-month-index.test.ts has the same cases).
+        from job_details_archive.format import completion_of, loads_exact
+        for text, want in ((b"1.0", "2026-01-01T00:00:00.001Z"), (b"1e3", "2026-01-01T00:00:01.000Z"),
+                           (b"-0.0", "2026-01-01T00:00:00.000Z"), (b"86400000.000", "2026-01-02T00:00:00.000Z")):
+            self.assertEqual(completion_of("2026-01", loads_exact(text, "k")), want, text)
+        for text in (b"1.5", b"1e-3", b"1e400", b"-1e400"):
+            self.assertIsNone(completion_of("2026-01", loads_exact(text, "k")), text)
+
+
+class Months(unittest.TestCase):
+    """`yyyy-mm` needs the month 01-12 (as TypeScript's validateMonth): never rolled over into the next year."""
+
+    def test_month_13_or_00_is_refused_naming_it(self):
+        from job_details_archive.format import check_month, completion_of, month_of, part_key
+        for bad in ("2026-13", "2026-00", "2026-1", "26-01", None):
+            with self.assertRaises(ValueError) as ctx:
+                check_month(bad)
+            self.assertIn(json.dumps(bad), str(ctx.exception))
+            self.assertIsNone(completion_of(bad, 0), bad)
+        with self.assertRaises(ValueError) as ctx:
+            part_key("s", "2026-13", "part-20260101T000000Z-aaaaaaaa.jsonl.gz")
+        self.assertIn('"2026-13"', str(ctx.exception))
+        with self.assertRaises(ValueError) as ctx:
+            month_of("2026-13-01T00:00:00Z")
+        self.assertIn('"2026-13-01T00:00:00Z"', str(ctx.exception))
+        self.assertEqual([check_month("2026-01"), check_month("2026-12")], ["2026-01", "2026-12"])
+
+    def test_an_index_of_month_13_is_damage_naming_the_month(self):
+        from job_details_archive.format import index_from_members
+        header = {"format": "job-details-archive/index@1.0", "shop_id": "s", "month": "2026-13",
+                  "parts": [{"name": "part-20260101T000000Z-aaaaaaaa.jsonl.gz", "size": 100}],
+                  "jobs": {"j1": [{"completed": 0}]}}
+        with self.assertRaises(CorruptObjectError) as ctx:
+            index_from_members(header, [], "job-details-index/s/2026-13/index.json", expect_format=False)
+        self.assertIn('"2026-13"', str(ctx.exception))
+
 
 class Search(unittest.TestCase):
     def test_every_search_of_the_vectors(self):
@@ -199,6 +237,30 @@ class Errors(unittest.TestCase):
         with self.assertRaises(CorruptObjectError) as ctx:
             self.lookup()
         self.assertIn("needs completed", str(ctx.exception))
+
+    def _with_completed(self, text):
+        """The index with every entry's `completed` replaced by the raw JSON `text` (None: removed)."""
+        data, meta = self.s3.objects[self.index_key]
+        header = json.loads(gzip.decompress(data).decode().split("\n")[0])
+        for entries in header["jobs"].values():
+            for e in entries:
+                e["completed"] = "@COMPLETED@"
+                if text is None:
+                    del e["completed"]
+        raw = json.dumps(header, separators=(",", ":")).replace('"@COMPLETED@"', text or "")
+        self.s3.objects[self.index_key] = (gzip.compress((raw + "\n").encode()), meta)
+
+    def test_completed_written_as_1_0_reads_as_1_and_the_refused_are_named(self):
+        self._with_completed("1.0")
+        got = self.lookup()
+        self.assertEqual([a["completed_at"] for a in got["archivals"]],
+                         [f"{self.own['archivals'][0]['month']}-01T00:00:00.001Z"] * len(got["archivals"]))
+        for text, named in (("1.5", "not 1.5"), (None, "not absent"), ("null", "not null"), ("[0]", "not [0]")):
+            self.setUp()
+            self._with_completed(text)
+            with self.assertRaises(CorruptObjectError) as ctx:
+                self.lookup()
+            self.assertIn(named, str(ctx.exception), text)
 
     def test_a_pre_release_index_is_refused_with_the_fix(self):
         data, meta = self.s3.objects[self.index_key]

@@ -14,12 +14,13 @@ import {
   markDeleted,
   markRearchive,
   mergeBlocks,
+  monthIndexKey,
   parseIndexHeader,
   parseMonthIndex,
   partByName,
   serializeMonthIndex,
 } from '../../shared/archive/format';
-import { CorruptObjectError, UnsupportedFormatError } from '../../shared/errors';
+import { CorruptObjectError, InvalidIdError, UnsupportedFormatError } from '../../shared/errors';
 
 const part = (name: string): IndexedPart => ({
   name,
@@ -47,6 +48,16 @@ const entry = (p: string, over: Partial<IndexedJob> = {}): IndexedJob => ({
 
 const P1 = 'part-20260201T000000Z-aaaaaaaa.jsonl.gz';
 const P2 = 'part-20260301T000000Z-bbbbbbbb.jsonl.gz';
+
+/** One part, one entry of j1 whose `completed` is the raw JSON `text` (undefined: absent). */
+const withCompleted = (text: string | undefined, month = '2026-01'): Buffer =>
+  Buffer.from(
+    JSON.stringify({
+      ...emptyMonthIndex('s', month, 't'),
+      parts: [{ ...part(P1), block_bytes: [10] }],
+      jobs: { j1: [{ part: 0, block: 0, ...(text === undefined ? {} : { completed: '@C@' }) }] },
+    }).replace('"@C@"', text ?? ''),
+  );
 
 describe('month index', () => {
   const empty = emptyMonthIndex('s', '2026-01', 't0');
@@ -116,6 +127,24 @@ describe('month index', () => {
       pd_block: null, // no platform data
       completed: '2026-01-10T00:00:00Z',
     });
+  });
+
+  it('month 13 never rolls over: its completion is kept as text, its keys refuse it naming it', () => {
+    // Before, monthStart('2026-13') was 2027-01-01 and a completion then was stored as 0; the Python
+    // reader (test/python/test_reader.py Months) refuses such a month, so both now require 01–12.
+    const idx = commitPart(
+      emptyMonthIndex('s', '2026-13', 't'),
+      part(P1),
+      { j1: entry(P1, { offset: 0, length: 10, completed_at: '2027-01-01T00:00:00.000Z' }) },
+      't',
+    );
+    const stored = JSON.parse(Buffer.from(gunzipSync(serializeMonthIndex(idx))).toString());
+    expect(stored.jobs.j1[0].completed).toBe('2027-01-01T00:00:00.000Z');
+    // The writer's key refuses it before any write; a stored index of that month is damage naming it.
+    expect(() => monthIndexKey('s', '2026-13')).toThrow(InvalidIdError);
+    expect(() => monthIndexKey('s', '2026-13')).toThrow('"2026-13"');
+    expect(() => parseMonthIndex(withCompleted('0', '2026-13'), 'k')).toThrow(CorruptObjectError);
+    expect(() => parseMonthIndex(withCompleted('0', '2026-13'), 'k')).toThrow('"2026-13"');
   });
 
   it('stores a canonical completion as milliseconds from the start of the month, and reads it back', () => {
@@ -250,6 +279,28 @@ describe('month index', () => {
       expect(() => parseMonthIndex(old, 'k')).toThrow(/pre-1\.0 build.*rebuild the local data/);
     },
   );
+
+  // The same cases as test/python/test_reader.py (Completion, Errors): both readers agree.
+  it.each([
+    ['1.0', '2026-01-01T00:00:00.001Z'],
+    ['1e3', '2026-01-01T00:00:01.000Z'],
+    ['-0.0', '2026-01-01T00:00:00.000Z'],
+    ['86400000.000', '2026-01-02T00:00:00.000Z'],
+  ])('completed %s is a whole number of milliseconds: read as that number', (text, want) => {
+    expect(parseMonthIndex(withCompleted(text), 'k').jobs.j1?.[0]?.completed_at).toBe(want);
+  });
+
+  it.each([
+    ['1.5', 'not 1.5'],
+    ['1e-3', 'not 0.001'],
+    ['1e400', 'not null'],
+    [undefined, 'not absent'],
+    ['null', 'not null'],
+    ['[0]', 'not [0]'],
+  ])('completed %s is refused with a CorruptObjectError naming the value', (text, named) => {
+    expect(() => parseMonthIndex(withCompleted(text), 'k')).toThrow(CorruptObjectError);
+    expect(() => parseMonthIndex(withCompleted(text), 'k')).toThrow(named);
+  });
 
   it.each([
     ['not JSON', '{'],

@@ -34,6 +34,11 @@ const job = (id: string, month: string): PlannedJob => ({
   ttl: null,
 });
 
+const lines = (b: Buffer): string[] =>
+  gunzipSync(b)
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 const json = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8');
 const parsed = (o: ReturnType<typeof scrubScratchObject>): unknown => {
   if (o.action !== 'put') throw new Error(`expected a rewrite, got ${o.action}`);
@@ -137,6 +142,89 @@ describe('run scratch scrub (pure)', () => {
     expect(out.bytes.subarray(second.jobsRange[0]).equals(files.jobsBody.subarray(second.jobsRange[0]))).toBe(
       true,
     );
+  });
+
+  it('free text naming both shops, whose masked member deflates longer, keeps the other shop’s jobs: the mention is cut to one *', () => {
+    // `….myshopify.com` of the gone shop was a back-reference to OTHER's id: 18 `*` deflate 1–3
+    // bytes longer at every zlib setting, so before this the member was emptied (o1 and o2 lost).
+    for (const n of [1, 2, 3]) {
+      const groups: PageGroup[] = [
+        {
+          shopId: OTHER,
+          month: '2026-02',
+          jobs: [
+            {
+              ...job('o1', '2026-02'),
+              error_message: `sync with ${GONE} failed; retried ${n} times (${OTHER})`,
+            },
+            job('o2', '2026-02'),
+          ],
+        },
+      ];
+      const files = layoutPlanFiles('run-1', 0, groups, { batchGroups: 2, batchJobs: 100 });
+      const out = scrubPlannedJobs(files.jobsBody, [], m);
+      expect(out.length).toBe(files.jobsBody.length);
+      const lines = gunzipSync(out)
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '');
+      expect(lines.map((l) => (JSON.parse(l) as PlannedJob).job_id)).toEqual(['o1', 'o2']);
+      expect(m.names(lines.join('\n'))).toBe(false); // OTHER (big-acme…) stays
+      expect(lines[0]).toMatch(/sync with \*+ failed/);
+      expect(scrubPlannedJobs(out, [], m).equals(out)).toBe(true);
+    }
+  });
+
+  it('when neither masked nor cut text deflates short enough, every string naming the shop becomes *', () => {
+    // A group's member as Plan writes it (this shape from the embedded stack, ids fixed): neither its
+    // masked nor its cut text deflates to the member's length or less at any zlib setting tried.
+    const gone = 'rs2-gone.myshopify.com';
+    const other = `big-${gone}`;
+    const ids = ['rgzzlinvqir6w', 'hngmwtshze44a', '74ltpvatimekt'];
+    const etags = [
+      '64eb481b1c5e14624a1d61c6315bd5db',
+      'ad75bf6f49451627900238d62b9a2180',
+      'e9145c25a017c824ac75a94bd317dc55',
+    ];
+    const at = '2026-11-28T21:34:47.000Z';
+    const body = ids
+      .map((id, i) => {
+        const day = `2026-09-0${i + 4}`;
+        const objects = ['a49ba8bb2e513b94.json.gz', 'af525c70e92a103a.json.gz', 'platform-data.json'].map(
+          (name, k) => ({
+            key: `job-details/${id}/${name}`,
+            size: k === 2 ? 19 : 120,
+            etag: etags[k],
+            lastModified: at,
+          }),
+        );
+        return `${JSON.stringify({
+          job_id: id,
+          status: 'FAILED',
+          completed_at: `${day}T12:00:00.000Z`,
+          created_at: `${day}T11:00:00.000Z`,
+          started_at: `${day}T11:01:00.000Z`,
+          job_type: 'full_sync',
+          platform: 'shopify',
+          error_message: `sync with ${gone} failed; retried ${i + 1} times (${other})`,
+          retry_count: null,
+          is_internal: null,
+          initiator_user_id: null,
+          estimated_time_minutes: null,
+          ttl: 1796299200 + i * 86400,
+          objects,
+        })}\n`;
+      })
+      .join('');
+    const member = gzipSync(body);
+    const g = new ShopMatcher([gone]);
+    const out = scrubPlannedJobs(member, [], g);
+    expect(out.length).toBe(member.length);
+    const jobs = lines(out).map((l) => JSON.parse(l) as PlannedJob);
+    expect(jobs.map((j) => j.job_id)).toEqual(ids);
+    expect(jobs.map((j) => j.error_message)).toEqual(['*', '*', '*']);
+    expect(g.names(gunzipSync(out).toString('utf8'))).toBe(false);
+    expect(scrubPlannedJobs(out, [], g).equals(out)).toBe(true);
   });
 
   it('bytes of a planned-jobs file that are no gzip member are emptied, never kept', () => {

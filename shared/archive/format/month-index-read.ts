@@ -178,7 +178,9 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
         bad(`entry of job ${jobId} names no block of part ${p.part.name}`);
       const completedAt = completionOf(v.month, e.completed);
       if (completedAt === undefined)
-        return bad(`entry of job ${jobId} needs completed (milliseconds from the month's start, or text)`);
+        return bad(
+          `entry of job ${jobId} needs completed (milliseconds from the month's start, or text), not ${'completed' in e ? JSON.stringify(e.completed) : 'absent'}`,
+        );
       return {
         part: p.part.name,
         ...block(e.block ?? 0),

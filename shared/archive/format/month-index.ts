@@ -162,9 +162,9 @@ export interface IndexBlock {
   readonly length: number;
 }
 
-/** Unix milliseconds of the start of `month` (`yyyy-mm`, UTC); NaN for anything else. */
+/** Unix milliseconds of the start of `month` (`yyyy-mm`, month 01–12, UTC); NaN for anything else (no rollover). */
 const monthStart = (month: string): number => {
-  const m = /^(\d{4})-(\d{2})$/.exec(month);
+  const m = /^(\d{4})-(0[1-9]|1[0-2])$/.exec(month);
   return m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, 1) : Number.NaN;
 };
 

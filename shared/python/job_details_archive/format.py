@@ -5,6 +5,7 @@ CorruptObjectError / UnsupportedFormatError naming the object.
 """
 import calendar
 import json
+import math
 import re
 import zlib
 from datetime import datetime, timezone
@@ -22,7 +23,7 @@ INDEX_FIRST_READ_BYTES = 64 * 1024
 COUNT_ORDER = ("chunk_ids", "failed", "skipped", "conflict")
 
 _FORMAT = re.compile(r"^job-details-archive/([a-z-]+)@(\d+)(?:\.(\d+))?$")
-_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+_MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 _SHOP = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
 _PART_NAME = re.compile(r"^part-\d{8}T\d{6}Z-[a-z0-9]{8}\.jsonl\.gz$")
 _SEGMENT = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -134,7 +135,21 @@ def shared_index_key(month):
     return f"{INDEX_PREFIX}{SHARED}/{month}/shared.json"
 
 
+def check_month(month):
+    """`yyyy-mm` with the month 01–12 (as the TypeScript library's validateMonth), or ValueError naming it."""
+    if not isinstance(month, str) or not _MONTH.match(month):
+        raise ValueError(f"invalid month {json.dumps(month)}: expected yyyy-mm (month 01-12)")
+    return month
+
+
+def month_start_ms(month):
+    """Unix milliseconds of the start of `month` (UTC); ValueError naming anything not `yyyy-mm`."""
+    m = _MONTH.match(check_month(month))
+    return calendar.timegm((int(m.group(1)), int(m.group(2)), 1, 0, 0, 0)) * 1000
+
+
 def part_key(shop_id, month, name, shared=False):
+    check_month(month)
     if not _PART_NAME.match(name or ""):
         raise ValueError(f"invalid part name {name!r}")
     return f"{COLD_PREFIX}{SHARED if shared else shop_id}/{month}/{name}"
@@ -145,7 +160,10 @@ def month_of(iso):
     from datetime import datetime, timezone
 
     text = iso.strip().replace("Z", "+00:00")
-    at = datetime.fromisoformat(_trim_fraction(text))
+    try:
+        at = datetime.fromisoformat(_trim_fraction(text))
+    except ValueError as err:  # e.g. month 13: named, as the TypeScript reader's InvalidInputError does
+        raise ValueError(f"invalid completed_at {json.dumps(iso)}: {err}") from None
     if at.tzinfo is None:
         at = at.replace(tzinfo=timezone.utc)
     return at.astimezone(timezone.utc).strftime("%Y-%m")
@@ -202,7 +220,6 @@ def parse_index_header(member, key):
     return header, blocks
 
 
-_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _YEAR_10000 = calendar.timegm((10000 - 1, 12, 31, 0, 0, 0)) * 1000 + 86_400_000
 
 
@@ -211,15 +228,28 @@ def completion_of(month, stored):
     start of the index's month (UTC) as `YYYY-MM-DDTHH:MM:SS.mmmZ`; None for anything else."""
     if isinstance(stored, str):
         return stored
-    m = _MONTH.match(month)
-    if not isinstance(stored, int) or isinstance(stored, bool) or not m:
+    # A JSON number of whole value (`1`, `1.0`, `1e3`): the TypeScript reader cannot tell them apart.
+    whole = isinstance(stored, float) and math.isfinite(stored) and stored.is_integer()
+    if not (whole or isinstance(stored, int)) or isinstance(stored, bool):
         return None
-    start = calendar.timegm((int(m.group(1)), int(m.group(2)), 1, 0, 0, 0)) * 1000
+    try:
+        start = month_start_ms(month)
+    except ValueError:
+        return None
     t = start + int(stored)
     if not 0 <= t < _YEAR_10000:
         return None  # 1970 to 9999 only, as the writer encodes
     at = datetime.fromtimestamp(t // 1000, tz=timezone.utc)
     return f"{at.strftime('%Y-%m-%dT%H:%M:%S')}.{t % 1000:03d}Z"
+
+
+def _json_named(obj, field):
+    """A stored field's value as its JSON text (numbers as written), or `absent`: for error messages."""
+    if field not in obj:
+        return "absent"
+    v = obj[field]
+    text = getattr(v, "text", None)
+    return text if text is not None else json.dumps(v, separators=(",", ":"), ensure_ascii=False)
 
 
 def block_of(blocks, job_id):
@@ -295,7 +325,8 @@ def index_from_members(header, job_blocks, key, expect_format=True):
             completed_at = completion_of(month, e.get("completed"))
             if completed_at is None:
                 raise CorruptObjectError(
-                    key, f"entry of job {job_id} needs completed (milliseconds from the month's start, or text)")
+                    key, f"entry of job {job_id} needs completed (milliseconds from the month's start, or text), "
+                    f"not {_json_named(e, 'completed')}")
             out.append({
                 "part": part["name"],
                 "part_key": part["key"],
