@@ -30,14 +30,15 @@ export interface ChoiceSetting {
 }
 
 /**
- * Shop-months per batch, at most. A batch's input and output carry an entry per group (keys,
- * summaries, request counts by type: ~1.6 KB at the longest ids and largest counts), and a state is
- * capped at 256 KB; test/infra/state-size.test.ts keeps the worst case at this size under 200 KB
- * (~189 KB at 120). The bound is the state's, not the work's: a batch's work is bounded by
- * `batchJobs`, and each batch is a child execution (2 state transitions) and an invocation, so small
- * shop-months are packed as many to a batch as the state allows.
+ * Shop-months per batch, at most. A batch's input carries an entry per group (~370 B at the longest
+ * ids) and its output a result per group (its counts, ~530 B at the longest ids and largest counts,
+ * or a failure with a bounded cause; the groups' requests are summed once in the batch's overhead),
+ * and a state is capped at 256 KB: test/infra/state-size.test.ts keeps the worst case at this size
+ * under 200 KB. The bound is the state's, not the work's (`batchJobs` bounds that): each batch is a
+ * child execution (2 state transitions) and an invocation, so small shop-months are packed as many to
+ * a batch as the state allows.
  */
-export const BATCH_GROUPS_MAX = 120;
+export const BATCH_GROUPS_MAX = 300;
 
 /**
  * The numeric settings. Each entry's doc comment is also the doc of the construct prop, run input
@@ -136,8 +137,8 @@ export const SETTINGS = {
     summary: 'jobs read from the GSI per plan page',
   },
   /**
-   * Shop-months per batch (one ArchiveBatch invocation); at most 120, the state-size bound.
-   * @default 120
+   * Shop-months per batch (one ArchiveBatch invocation); at most 300, the state-size bound.
+   * @default 300
    */
   batchGroups: {
     env: 'JDA_BATCH_GROUPS',

@@ -115,8 +115,8 @@ export interface ArchiveSettingsProps {
    */
   readonly planPageJobs?: number;
   /**
-   * Shop-months per batch (one ArchiveBatch invocation); at most 120, the state-size bound.
-   * @default 120
+   * Shop-months per batch (one ArchiveBatch invocation); at most 300, the state-size bound.
+   * @default 300
    */
   readonly batchGroups?: number;
   /**
