@@ -149,12 +149,15 @@ export const SETTINGS = {
     summary: 'shop-months one batch (one invocation per step) may hold',
   },
   /**
-   * Jobs per batch; a shop-month with more jobs is a batch of its own.
-   * @default 2000
+   * Jobs per batch; a shop-month with more jobs is a batch of its own. A batch's time and memory are
+   * bounded by its largest shop-month, which may hold far more jobs than this (month-15000: one
+   * 15,000-job batch), not by this sum; each batch is a child execution (2 state transitions) and an
+   * invocation, so this only keeps enough batches for the Map's concurrency (100,000 jobs: 20).
+   * @default 5000
    */
   batchJobs: {
     env: 'JDA_BATCH_JOBS',
-    default: 2000,
+    default: 5000,
     min: 1,
     max: 1_000_000,
     integer: true,

@@ -121,7 +121,7 @@ export interface ArchiveSettingsProps {
   readonly batchGroups?: number;
   /**
    * Jobs per batch; a shop-month with more jobs is a batch of its own.
-   * @default 2000
+   * @default 5000
    */
   readonly batchJobs?: number;
   /**

@@ -44,7 +44,7 @@ describe('JobDetailsArchive props: defaults', () => {
       maxConcurrency: 10,
       planPageGroups: 10_000,
       batchGroups: 300,
-      batchJobs: 2000,
+      batchJobs: 5000,
       wholeMonths: true,
       schedule: { expression: 'cron(0 3 * * ? *)', timeZone: 'UTC', enabled: true },
     });
