@@ -707,10 +707,7 @@ describe('the model scales each term with what it scales with', () => {
     const small = at(1000);
     const p = DEFAULT_PRICES;
     // Two more pages and 49 more batches in each of the 2 runs.
-    expect(big.stepFunctions - small.stepFunctions).toBeCloseTo(
-      2 * (2 * 5 + 49 * 1) * p.stateTransition,
-      12,
-    );
+    expect(big.stepFunctions - small.stepFunctions).toBeCloseTo(2 * (2 * 5 + 49 * 1) * p.stateTransition, 12);
   });
 
   it('Lambda bills CPU at its memory’s share of a vCPU, the hot GETs (readConcurrency, 16, at a time) overlapping it, then each other request’s latency', () => {
