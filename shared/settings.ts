@@ -30,11 +30,15 @@ export interface ChoiceSetting {
 }
 
 /**
- * Shop-months per batch, at most. A batch's input and output carry an entry per group (keys,
- * summaries, request counts by type: ~1.5 KB at the longest ids), and a state is capped at 256 KB;
- * test/infra/state-size.test.ts keeps the worst case at this size under 200 KB.
+ * Shop-months per batch, at most. A batch's input carries an entry per group (~370 B at the longest
+ * ids) and its output a result per group (its counts, ~530 B at the longest ids and largest counts,
+ * or a failure with a bounded cause; the groups' requests are summed once in the batch's overhead),
+ * and a state is capped at 256 KB: test/infra/state-size.test.ts keeps the worst case at this size
+ * under 200 KB. The bound is the state's, not the work's (`batchJobs` bounds that): each batch is a
+ * child execution (2 state transitions) and an invocation, so small shop-months are packed as many to
+ * a batch as the state allows.
  */
-export const BATCH_GROUPS_MAX = 50;
+export const BATCH_GROUPS_MAX = 300;
 
 /**
  * The numeric settings. Each entry's doc comment is also the doc of the construct prop, run input
@@ -133,8 +137,8 @@ export const SETTINGS = {
     summary: 'jobs read from the GSI per plan page',
   },
   /**
-   * Shop-months per batch (one ArchiveBatch invocation); at most 50, the state-size bound.
-   * @default 50
+   * Shop-months per batch (one ArchiveBatch invocation); at most 300, the state-size bound.
+   * @default 300
    */
   batchGroups: {
     env: 'JDA_BATCH_GROUPS',
@@ -145,12 +149,15 @@ export const SETTINGS = {
     summary: 'shop-months one batch (one invocation per step) may hold',
   },
   /**
-   * Jobs per batch; a shop-month with more jobs is a batch of its own.
-   * @default 2000
+   * Jobs per batch; a shop-month with more jobs is a batch of its own. A batch's time and memory are
+   * bounded by its largest shop-month, which may hold far more jobs than this (month-15000: one
+   * 15,000-job batch), not by this sum; each batch is a child execution (2 state transitions) and an
+   * invocation, so this only keeps enough batches for the Map's concurrency (100,000 jobs: 20).
+   * @default 5000
    */
   batchJobs: {
     env: 'JDA_BATCH_JOBS',
-    default: 2000,
+    default: 5000,
     min: 1,
     max: 1_000_000,
     integer: true,

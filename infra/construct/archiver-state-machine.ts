@@ -143,7 +143,7 @@ export interface ArchiverStateMachineProps {
  * The Map reads its items from the page's plan file in S3 (ItemReader, JSONL) and writes its results
  * there (ResultWriter), so neither the page's size nor its results touch the 256 KB state. Children
  * are STANDARD: a batch holding a large shop-month runs longer than EXPRESS's 5 minutes, and at
- * 2 transitions per batch of up to 50 shop-months they cost ~$0.000001 a shop-month.
+ * 2 transitions per batch of up to 300 shop-months they cost ~$0.000001 a shop-month.
  *
  * Contract with the handlers: Plan returns `{run, page, cursor, totals, batches, groups, batchesKey,
  * resultsPrefix, planQuarantined}`; the Map adds `mapRun` (`{MapRunArn, ResultWriterDetails}`);

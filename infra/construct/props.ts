@@ -115,13 +115,13 @@ export interface ArchiveSettingsProps {
    */
   readonly planPageJobs?: number;
   /**
-   * Shop-months per batch (one ArchiveBatch invocation); at most 50, the state-size bound.
-   * @default 50
+   * Shop-months per batch (one ArchiveBatch invocation); at most 300, the state-size bound.
+   * @default 300
    */
   readonly batchGroups?: number;
   /**
    * Jobs per batch; a shop-month with more jobs is a batch of its own.
-   * @default 2000
+   * @default 5000
    */
   readonly batchJobs?: number;
   /**

@@ -43,8 +43,8 @@ describe('JobDetailsArchive props: defaults', () => {
       transitionSmallObjects: false,
       maxConcurrency: 10,
       planPageGroups: 10_000,
-      batchGroups: 50,
-      batchJobs: 2000,
+      batchGroups: 300,
+      batchJobs: 5000,
       wholeMonths: true,
       schedule: { expression: 'cron(0 3 * * ? *)', timeZone: 'UTC', enabled: true },
     });
@@ -197,7 +197,8 @@ describe('JobDetailsArchive props: fails when', () => {
     expectInvalid({ planPageGroups: 0 }, 'planPageGroups', /\[1, 100000\]/);
     expectInvalid({ planPageGroups: 100_001 }, 'planPageGroups', /\[1, 100000\]/);
     expect(resolveArchiveProps({ planPageGroups: 100 }).planPageGroups).toBe(100);
-    expectInvalid({ batchGroups: 51 }, 'batchGroups', /\[1, 50\]/);
+    expectInvalid({ batchGroups: 301 }, 'batchGroups', /\[1, 300\]/);
+    expect(resolveArchiveProps({ batchGroups: 300 }).batchGroups).toBe(300);
     expectInvalid({ batchJobs: 0 }, 'batchJobs', /\[1, 1000000\]/);
     expectInvalid({ wholeMonths: 'yes' as unknown as boolean }, 'wholeMonths', /boolean/);
     expect(resolveArchiveProps({ batchGroups: 10, batchJobs: 500, wholeMonths: false })).toMatchObject({

@@ -696,18 +696,18 @@ describe('the model scales each term with what it scales with', () => {
   });
 
   it('plan pages and batches grow with the jobs of a run, by the plan settings’ defaults', () => {
-    // 100,000 jobs a plan page; a batch holds at most 2,000 jobs or 50 shop-months.
-    expect(runShape(250_000, 100)).toEqual({ pages: 3, batches: 125 });
-    expect(runShape(100_000, 10)).toEqual({ pages: 1, batches: 200 });
+    // 100,000 jobs a plan page; a batch holds at most 5,000 jobs or 300 shop-months (the state-size
+    // bound, BATCH_GROUPS_MAX): 10,000 shop-months of 10 jobs are 34 batches of 300, not 200 of 50
+    // shop-months; 50,000 of 2 jobs (5 pages of 10,000) are 167 of 300; 2,500 of 100 are 50 of 5,000 jobs.
+    expect(runShape(250_000, 100)).toEqual({ pages: 3, batches: 50 });
+    expect(runShape(100_000, 10)).toEqual({ pages: 1, batches: 34 });
+    expect(runShape(100_000, 2)).toEqual({ pages: 5, batches: 167 });
     expect(runShape(10, 100)).toEqual({ pages: 1, batches: 1 });
     const big = at(250_000);
     const small = at(1000);
     const p = DEFAULT_PRICES;
-    // Two more pages and 124 more batches in each of the 2 runs.
-    expect(big.stepFunctions - small.stepFunctions).toBeCloseTo(
-      2 * (2 * 5 + 124 * 1) * p.stateTransition,
-      12,
-    );
+    // Two more pages and 49 more batches in each of the 2 runs.
+    expect(big.stepFunctions - small.stepFunctions).toBeCloseTo(2 * (2 * 5 + 49 * 1) * p.stateTransition, 12);
   });
 
   it('Lambda bills CPU at its memory’s share of a vCPU, the hot GETs (readConcurrency, 16, at a time) overlapping it, then each other request’s latency', () => {

@@ -2,17 +2,16 @@ import type { OverdueRequest } from '../../erasure/summary';
 import { InvalidInputError } from '../../errors';
 import { validateMonth, validateShopId } from '../../ids';
 import { TERMINAL_STATUSES } from '../../jobs/schema';
-import type { RequestCounts } from '../../metrics';
 import { BATCH_GROUPS_MAX } from '../../settings';
 import type { PlanCall } from './plan/plan';
 import { parseRun, parseRunInput, runIdFromExecution } from './run-context';
 import { checkJobsKey } from './run-files/planned-jobs';
-import { parseRequests, parseTotals } from './run-totals';
+import { parseTotals } from './run-totals';
 import { bool, int, isObj, isoTime, obj, str, validId } from './shape';
 import type {
-  ArchiveSummary,
+  ArchiveCounts,
   BatchEvent,
-  DeleteSummary,
+  DeleteCounts,
   GroupRef,
   GroupResult,
   MapRunOutput,
@@ -53,9 +52,7 @@ export const parseGroup = (v: unknown, run: RunContext, field = 'group'): Planne
   return group;
 };
 
-const requestsOf = (v: unknown, field: string): RequestCounts => parseRequests(v, field);
-
-export const parseArchiveSummary = (v: unknown, field = 'archive.summary'): ArchiveSummary => {
+const parseArchiveCounts = (v: unknown, field: string): ArchiveCounts => {
   const o = obj(v, field);
   const n = (k: string) => int(o[k], `${field}.${k}`);
   return {
@@ -65,11 +62,10 @@ export const parseArchiveSummary = (v: unknown, field = 'archive.summary'): Arch
     bytesIn: n('bytesIn'),
     bytesOut: n('bytesOut'),
     partName: o.partName === null ? null : str(o.partName, `${field}.partName`),
-    requests: requestsOf(o.requests, `${field}.requests`),
   };
 };
 
-export const parseDeleteSummary = (v: unknown, field = 'delete'): DeleteSummary => {
+const parseDeleteCounts = (v: unknown, field: string): DeleteCounts => {
   const o = obj(v, field);
   const n = (k: string) => int(o[k], `${field}.${k}`);
   return {
@@ -78,7 +74,6 @@ export const parseDeleteSummary = (v: unknown, field = 'delete'): DeleteSummary 
     deleteErrorCount: n('deleteErrorCount'),
     jobsCompleted: n('jobsCompleted'),
     ...(o.jobsWaiting !== undefined ? { jobsWaiting: n('jobsWaiting') } : {}),
-    requests: requestsOf(o.requests, `${field}.requests`),
   };
 };
 
@@ -233,8 +228,8 @@ export const parseGroupResult = (v: unknown, field: string): GroupResult => {
   }
   return {
     group,
-    archive: parseArchiveSummary(o.archive, `${field}.archive`),
-    delete: parseDeleteSummary(o.delete, `${field}.delete`),
+    archive: parseArchiveCounts(o.archive, `${field}.archive`),
+    delete: parseDeleteCounts(o.delete, `${field}.delete`),
   };
 };
 

@@ -310,11 +310,19 @@ export interface GroupRef {
   readonly month: string;
 }
 
+/**
+ * What a done group's result keeps of a stage's summary: its counts. Its requests are added to its
+ * batch's `overhead` instead, so a result's size does not grow with the request types a group sent
+ * (the worst-case state at BATCH_GROUPS_MAX, test/infra/state-size.test.ts).
+ */
+export type ArchiveCounts = Omit<ArchiveSummary, 'requests'>;
+export type DeleteCounts = Omit<DeleteSummary, 'requests'>;
+
 /** A group done: its archive and delete summaries (counts only), in its batch's output. */
 export interface GroupDone {
   readonly group: GroupRef;
-  readonly archive: ArchiveSummary;
-  readonly delete: DeleteSummary;
+  readonly archive: ArchiveCounts;
+  readonly delete: DeleteCounts;
 }
 
 /** A group that failed in one of its stages (ArchiveBatch caught it; the batch goes on). */
@@ -337,6 +345,7 @@ export interface BatchEvent {
 /** The child execution's output (ArchiveBatch): what the ResultWriter keeps of the batch. */
 export interface BatchResult {
   readonly results: GroupResult[];
+  /** Every request of the batch: its own, and its done groups' (a failed group's are not counted). */
   readonly overhead: RequestCounts;
 }
 

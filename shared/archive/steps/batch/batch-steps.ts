@@ -27,10 +27,14 @@ import { readBatchJobs } from '../run-files/planned-jobs';
 import type {
   ArchiveResult,
   ArchiveStaged,
+  ArchiveSummary,
   BatchEvent,
   BatchResult,
   CommitResult,
   DeleteResult,
+  DeleteSummary,
+  GroupFailed,
+  GroupRef,
   GroupResult,
   PlannedGroup,
   PlannedJob,
@@ -68,6 +72,11 @@ export interface StageContext {
   /** Before 'verify': the manifest the stored part is checked against (in memory, never in S3). */
   readonly staged?: StagedPart;
 }
+
+/** A group as the batch finished it, before its requests move to the batch's overhead. */
+type GroupFinished =
+  | GroupFailed
+  | { readonly group: GroupRef; readonly archive: ArchiveSummary; readonly delete: DeleteSummary };
 
 /** Everything a group's stages returned (its `GroupResult` carries only the summaries). */
 export interface GroupDetail {
@@ -348,7 +357,7 @@ const archiveBatchOnce = async (
       ready.flatMap((p) => p.del.toDelete),
     ),
   );
-  let results = await mapLimit(prepared, BATCH_GROUP_CONCURRENCY, async (p): Promise<GroupResult> => {
+  let results = await mapLimit(prepared, BATCH_GROUP_CONCURRENCY, async (p): Promise<GroupFinished> => {
     if (!('del' in p)) return p;
     try {
       const d = await p.del.finish(outcome);
@@ -394,9 +403,18 @@ const archiveBatchOnce = async (
     return removed;
   });
   const shared = addCounts(addCounts(sharedReads, packing), marking);
+  // A done group's requests leave the batch in its overhead, its result keeps the counts (GroupDone).
+  let groupRequests = zeroCounts();
+  const counted = results.map((r): GroupResult => {
+    if ('failed' in r) return r;
+    const { requests: archived, ...archive } = r.archive;
+    const { requests: deleted, ...del } = r.delete;
+    groupRequests = addCounts(addCounts(groupRequests, archived), deleted);
+    return { group: r.group, archive, delete: del };
+  });
   return {
-    results,
-    overhead: addCounts(addCounts(addCounts(readPlan, deletion), cleanup), shared),
+    results: counted,
+    overhead: addCounts(addCounts(addCounts(addCounts(readPlan, deletion), cleanup), shared), groupRequests),
     markerRemoved,
   };
 };

@@ -38,7 +38,7 @@ import type { LoadedIndex } from '../commit/index-store';
 import { type LoadedShared, loadSharedIndex, updateSharedIndex } from '../commit/shared-store';
 import type { StepDeps } from '../context';
 import { deleteSources } from '../delete/delete-sources';
-import type { BatchEvent, GroupResult, PlannedGroup, PlannedJob } from '../types';
+import type { BatchEvent, GroupFailed, PlannedGroup, PlannedJob } from '../types';
 import { partBlocks, planProblem, toVerifiedPart } from '../verify/verify-checks';
 import { checkPartBytes } from '../verify/verify-part';
 import { relocatedManifest } from '../verify/verify-shared';
@@ -53,7 +53,7 @@ import { fail, type Prepared, type StageHooks } from './prepared';
  * commit, its hot data stays); a failure of the shared steps fails every group of the month here.
  */
 export interface MonthPack {
-  readonly prepared: Array<Prepared | GroupResult>;
+  readonly prepared: Array<Prepared | GroupFailed>;
   /** Writes the deletion marks of every group (after the batch's DeleteObjects and each `finish`). */
   readonly flush: () => Promise<void>;
   /** Requests of the shared steps (each group's own are in its summaries). */
@@ -150,7 +150,7 @@ export const packMonth = async (
   const key = sharedPartKey(month, name);
   const pendingKey = sharedPendingKey(month, name);
   const ref = (g: PlannedGroup) => ({ shopId: g.shopId, month: g.month });
-  const results = new Map<PlannedGroup, GroupResult>();
+  const results = new Map<PlannedGroup, GroupFailed>();
   const failGroup = (g: PlannedGroup, err: unknown) => {
     if (!results.has(g)) results.set(g, fail(ref(g), err));
   };
@@ -374,7 +374,7 @@ export const packMonth = async (
     return seen;
   };
   const changes = new Map<string, Array<(current: MonthIndex) => MonthIndex | null>>();
-  const prepared = await mapLimit(groups, 4, async (g): Promise<Prepared | GroupResult> => {
+  const prepared = await mapLimit(groups, 4, async (g): Promise<Prepared | GroupFailed> => {
     const failed = results.get(g);
     if (failed) return failed;
     const a = archived.get(g) as ArchiveHandoff;

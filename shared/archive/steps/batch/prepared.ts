@@ -1,7 +1,7 @@
 import { errorParts, truncate } from '../../../text';
 import { CAPS } from '../caps';
 import type { PreparedDelete } from '../delete/delete-sources';
-import type { ArchiveResult, GroupResult, PlannedGroup } from '../types';
+import type { ArchiveResult, GroupFailed, GroupResult, PlannedGroup } from '../types';
 
 /** A group's stages, in order: the names `BatchHooks` uses. */
 export type GroupStage = 'archive' | 'verify' | 'commit' | 'delete';
@@ -24,7 +24,7 @@ const failure = (err: unknown): { error: string; cause: string } => {
   return { error: truncate(name, 100), cause: truncate(message, CAPS.reason * 2) };
 };
 
-export const fail = (ref: GroupResult['group'], err: unknown): GroupResult => ({
+export const fail = (ref: GroupResult['group'], err: unknown): GroupFailed => ({
   group: ref,
   failed: true,
   ...failure(err),

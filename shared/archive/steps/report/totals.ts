@@ -1,4 +1,3 @@
-import { addCounts } from '../../../metrics';
 import { truncate } from '../../../text';
 import { CAPS } from '../caps';
 import { isObj } from '../shape';
@@ -9,7 +8,10 @@ import type { GroupDone, GroupFailed, GroupResult, RunTotals } from '../types';
 export const isFailed = (r: GroupResult): r is GroupFailed => (r as GroupFailed).failed === true;
 export const isDone = (r: GroupResult): r is GroupDone => !isFailed(r);
 
-/** Totals after one page's group results (failed groups count only as failed: nothing of theirs was committed). */
+/**
+ * Totals after one page's group results (failed groups count only as failed: nothing of theirs was
+ * committed). Requests are not in the results: each batch's `overhead` carries its groups' (Tally).
+ */
 export const addResults = (totals: RunTotals, results: readonly GroupResult[]): RunTotals => {
   const t: RunTotals = { ...totals, requests: { ...totals.requests } };
   // Packed groups name their batch's shared part each (one part, many segments): counted once.
@@ -35,7 +37,6 @@ export const addResults = (totals: RunTotals, results: readonly GroupResult[]): 
     t.objectsKept += d.objectsKept;
     t.deleteErrors += d.deleteErrorCount;
     t.jobsDeleted += d.jobsCompleted;
-    t.requests = addCounts(addCounts(t.requests, a.requests), d.requests);
   }
   return t;
 };
