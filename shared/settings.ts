@@ -149,10 +149,11 @@ export const SETTINGS = {
     summary: 'shop-months one batch (one invocation per step) may hold',
   },
   /**
-   * Jobs per batch; a shop-month with more jobs is a batch of its own. A batch's time and memory are
-   * bounded by its largest shop-month, which may hold far more jobs than this (month-15000: one
-   * 15,000-job batch), not by this sum; each batch is a child execution (2 state transitions) and an
-   * invocation, so this only keeps enough batches for the Map's concurrency (100,000 jobs: 20).
+   * Jobs per batch; a shop-month with more jobs is a batch of its own. A batch also holds at most
+   * 1 GiB of hot objects as Plan listed them (BATCH_HOT_BYTES_MAX, plan-files.ts): a batch of several
+   * shop-months never outgrows the largest one the benchmarks measure in one invocation. Each batch is
+   * a child execution (2 state transitions) and an invocation, so this keeps enough batches for the
+   * Map's concurrency (100,000 jobs: 20) and no more.
    * @default 5000
    */
   batchJobs: {

@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { planBatchesKey, plannedJobsKey } from '../../shared/archive/format';
 import { type PageGroup, plannedJob } from '../../shared/archive/steps/plan/plan-rows';
-import { layoutPlanFiles } from '../../shared/archive/steps/run-files/plan-files';
+import { BATCH_HOT_BYTES_MAX, layoutPlanFiles } from '../../shared/archive/steps/run-files/plan-files';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 
 const job = (id: string, month: string): PlannedJob =>
@@ -59,6 +59,31 @@ describe('plan page files', () => {
         .slice(0, -1)
         .map((l) => JSON.parse(l)),
     ).toEqual(batches);
+  });
+
+  test('a batch holds at most BATCH_HOT_BYTES_MAX of listed hot objects (its time); a larger group is a batch alone', () => {
+    const MiB = 1024 ** 2;
+    // One job with one listed object of `mib` MiB (null: not listed, ArchiveBatch lists it: 0 here).
+    const heavy = (shopId: string, mib: number | null): PageGroup => {
+      const g = group(shopId, 1);
+      const [j] = g.jobs;
+      if (mib === null || j === undefined) return g;
+      const objects = [{ key: `${shopId}/o`, size: mib * MiB, etag: null, lastModified: null }];
+      return { ...g, jobs: [{ ...j, objects }] };
+    };
+    const groups = [heavy('a', 600), heavy('b', 500), heavy('c', 100), heavy('big', 2048), heavy('d', null)];
+    const { batches } = layoutPlanFiles('r', 0, groups, { batchGroups: 50, batchJobs: 100 });
+    expect(BATCH_HOT_BYTES_MAX).toBe(1024 * MiB);
+    expect(batches.map((b) => b.groups.map((g) => g.shopId))).toEqual([['a'], ['b', 'c'], ['big'], ['d']]);
+    // Jobs and groups alone never split these: the bytes do.
+    expect(
+      layoutPlanFiles(
+        'r',
+        0,
+        groups.map((g) => heavy(g.shopId, null)),
+        { batchGroups: 50, batchJobs: 100 },
+      ).batches,
+    ).toHaveLength(1);
   });
 
   test("each month's shared staging is collected by one batch: the first with a group of it that may pack", () => {

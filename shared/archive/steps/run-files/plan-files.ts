@@ -16,12 +16,24 @@ export interface PlanFiles {
   readonly batches: PlannedBatch[];
 }
 
+/**
+ * Hot bytes per batch, at most (a larger shop-month is a batch alone): what bounds a batch's time,
+ * with `batchJobs` its requests. ArchiveBatch compresses what it reads (gzip level 9 at a share of a
+ * vCPU under 1,769 MB); a 1 GB shop-month is the largest the benchmarks measure in one invocation
+ * (docs/benchmarks.md, "Memory"), so no batch of several holds more.
+ */
+export const BATCH_HOT_BYTES_MAX = 1024 ** 3;
+
 export interface BatchLimits {
   /** Shop-months per batch. */
   readonly batchGroups: number;
   /** Jobs per batch; a larger shop-month is a batch of its own. */
   readonly batchJobs: number;
 }
+
+/** A group's hot bytes as Plan listed them (0 for jobs it did not list: ArchiveBatch lists those). */
+const hotBytesOf = (g: PageGroup): number =>
+  g.jobs.reduce((a, j) => a + (j.objects ?? []).reduce((s, o) => s + o.size, 0), 0);
 
 export const layoutPlanFiles = (
   runId: string,
@@ -63,17 +75,24 @@ export const layoutPlanFiles = (
   const batches: PlannedBatch[] = [];
   let current: PlannedGroup[] = [];
   let jobs = 0;
+  let bytes = 0;
   const close = () => {
     if (current.length > 0) batches.push({ page, batch: batches.length, groups: current });
     current = [];
     jobs = 0;
+    bytes = 0;
   };
-  for (const g of planned) {
-    if (current.length >= limits.batchGroups || (current.length > 0 && jobs + g.jobCount > limits.batchJobs))
+  planned.forEach((g, i) => {
+    const b = hotBytesOf(ordered[i] as PageGroup);
+    if (
+      current.length >= limits.batchGroups ||
+      (current.length > 0 && (jobs + g.jobCount > limits.batchJobs || bytes + b > BATCH_HOT_BYTES_MAX))
+    )
       close();
     current.push(g);
     jobs += g.jobCount;
-  }
+    bytes += b;
+  });
   close();
   // Each month's shared staging is collected by the first batch with a group of it that may pack.
   const collecting = new Map<string, number>();
