@@ -16,6 +16,56 @@ const gzipLine = (value: unknown): Buffer => deflateBlock(Buffer.from(`${JSON.st
 
 const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
+/** The shortest prefix of `first` that still sorts above `prev` (`first` > `prev`). */
+const separator = (prev: string | undefined, first: string): string => {
+  if (prev === undefined) return first;
+  for (let n = 1; n < first.length; n++) if (first.slice(0, n) > prev) return first.slice(0, n);
+  return first;
+};
+
+/**
+ * A settled own part's block directory (docs/archive-format.md, "Block directory"): `dir[i]` sorts at
+ * or below every job id of block i and above every id of block i − 1, `last` is the part's last id —
+ * so a lookup finds the one block that can hold a job from the header alone and the entry is the
+ * record's own (the part's commit and delete, no sources). Null unless every record of the part has
+ * exactly one entry, equal to that default, every block holds entries, and the blocks' id ranges
+ * ascend without overlap (the archiver writes records in id order: archive-group.ts `byJobId`).
+ */
+const blockDirectory = (
+  part: { size: number; job_count: number; committed_at: string; shared?: true; filters?: ByteRange },
+  entries: ReadonlyArray<{ id: string; e: IndexedJob }>,
+  lengths: readonly number[],
+  numbers: ReadonlyMap<number, number>,
+  common: { deleted_at: string | null; deleted_by: string | null },
+): { dir: string[]; last: string } | null => {
+  if (part.shared || common.deleted_at === null || entries.length !== part.job_count) return null;
+  if (new Set(entries.map((x) => x.id)).size !== entries.length) return null;
+  const ids: string[][] = lengths.map(() => []);
+  for (const { id, e } of entries) {
+    const settled =
+      e.sources.length === 0 &&
+      e.deleted_at === common.deleted_at &&
+      (e.deleted_by ?? null) === common.deleted_by &&
+      e.committed_at === part.committed_at &&
+      e.rearchive === undefined &&
+      (e.platform_data === null || e.platform_data.offset === e.offset);
+    const n = numbers.get(e.offset);
+    if (!settled || n === undefined) return null;
+    ids[n]?.push(id);
+  }
+  const dir: string[] = [];
+  let prev: string | undefined;
+  for (const block of ids) {
+    if (block.length === 0) return null;
+    block.sort(byCodePoint);
+    const first = block[0] as string;
+    if (prev !== undefined && first <= prev) return null;
+    dir.push(separator(prev, first));
+    prev = block[block.length - 1];
+  }
+  return prev === undefined ? null : { dir, last: prev };
+};
+
 /**
  * The blocks of one part the entries point at, as the index stores them: the compressed length of each
  * member from byte 0 on, in order (a gap no entry points into is one unnamed member's length), so an
@@ -105,6 +155,13 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
   const all = Object.values(index.jobs).flat();
   const byPart = new Map<string, IndexedJob[]>();
   for (const e of all) byPart.set(e.part, [...(byPart.get(e.part) ?? []), e]);
+  const idsByPart = new Map<string, Array<{ id: string; e: IndexedJob }>>();
+  for (const [id, list] of Object.entries(index.jobs))
+    for (const e of list) {
+      const of = idsByPart.get(e.part);
+      if (of) of.push({ id, e });
+      else idsByPart.set(e.part, [{ id, e }]);
+    }
   const parts = index.parts.map((p, ordinal) => {
     const entries = byPart.get(p.name) ?? [];
     const { lengths, numbers } = partBlocks(
@@ -116,6 +173,10 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     const deletedBy = deletedAt === null ? null : commonValue(entries.map((e) => e.deleted_by));
     // One block, all of the part before its filters member: `block_bytes` goes without saying.
     const oneBlock = lengths.length === 1 && lengths[0] === p.size - (p.filters?.length ?? 0);
+    const directory = blockDirectory(p, idsByPart.get(p.name) ?? [], lengths, numbers, {
+      deleted_at: deletedAt,
+      deleted_by: deletedBy,
+    });
     return {
       stored: {
         name: p.name,
@@ -129,6 +190,7 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
         ...(deletedAt !== null && deletedBy !== p.run_id ? { deleted_by: deletedBy } : {}),
         ...(oneBlock ? {} : { block_bytes: lengths }),
         ...(p.filters ? { filters_bytes: p.filters.length } : {}),
+        ...(directory ?? {}),
       },
       common: { deleted_at: deletedAt, deleted_by: deletedBy },
       numbers,
