@@ -56,8 +56,9 @@ const statusOf = (err: unknown): number | undefined =>
 
 /**
  * Bytes of an index a lookup asks for first: a month whose whole index fits (most: 18–22 bytes a job
- * once compressed) costs one GET; a larger one is read as its header member plus the one block that
- * can hold the job — one more ranged GET, whatever the month's size.
+ * once compressed) costs one GET; a larger one is read as its header member plus either the record
+ * block its parts' block directories name (settled parts: no more index reads) or the one entry block
+ * that can hold the job — one more ranged GET, whatever the month's size.
  */
 export const INDEX_PREFIX_BYTES = INDEX_FIRST_READ_BYTES;
 
