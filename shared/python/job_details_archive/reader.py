@@ -206,9 +206,11 @@ class ArchiveReader:
         """The job's stored entries from its settled parts' probed blocks (kept for the record read),
         or None when a block cannot be read as is (restore, missing, damaged part) or a record's
         completion is not canonical: then the entry block is read."""
+        # The header checked first (its parts' names and keys): a probe reads only this shop's parts.
+        parts = fmt.index_from_members(header, [], key)["parts"]
         found = []
         for p in probes:
-            pkey = fmt.part_key(header["shop_id"], header["month"], p["part"])
+            pkey = parts[p["ordinal"]]["key"]
             offset, length = p["range"]
             try:
                 got = self._get(ledger, pkey, f"bytes={offset}-{offset + length - 1}")
