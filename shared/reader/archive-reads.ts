@@ -151,10 +151,18 @@ const readProbes = async (
     if (expiredPart(ctx, pk)) return null;
     let bytes: Uint8Array;
     let records: PartRecord[];
+    // A job's platform data in the block just before (a job line longer than a block): one GET of
+    // both, as the record read would ask for them.
+    const pd = p.pdRange;
+    const span =
+      pd && pd.offset + pd.length === p.range.offset
+        ? { offset: pd.offset, length: pd.length + p.range.length }
+        : p.range;
     try {
-      const got = await fetchObject(ctx, pk, p.range);
-      if (!got || got.bytes.length !== p.range.length) return null;
-      bytes = got.bytes;
+      const got = await fetchObject(ctx, pk, span);
+      if (!got || got.bytes.length !== span.length) return null;
+      bytes = got.bytes.subarray(span.length - p.range.length);
+      if (span !== p.range) ctx.blocks.set(blockKey(pk, span.offset, span.length), got.bytes);
       const where = `${pk} bytes ${p.range.offset}-${p.range.offset + p.range.length - 1}`;
       records = inflateBlock(bytes, where)
         .toString('utf8')

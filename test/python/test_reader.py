@@ -253,6 +253,19 @@ class Errors(unittest.TestCase):
         with self.assertRaises(NeedsRestoreError):
             self.lookup()
 
+    def test_probes_of_skips_blocks_without_jobs_and_names_platform_data_elsewhere(self):
+        from job_details_archive.format import probes_of
+        header = {"parts": [{"name": "p", "size": 400, "block_bytes": [100, 50, 150, 100],
+                             "dir": ["abc", None, "abe", "ac"], "last": "ac9", "dir_pd": [[2, 1]]}]}
+        got = probes_of(header, "abzz", "k")
+        self.assertEqual([(p["block"], p["range"], p["pd_block"], p["pd_range"], p["below"]) for p in got],
+                         [(2, (150, 150), 1, (100, 50), "ac")])
+        self.assertEqual([p["block"] for p in probes_of(header, "abd", "k")], [0])
+        self.assertEqual(probes_of(header, "ab", "k"), [])
+        for bad in ({"dir": ["abc", None, "abb", "ac"]}, {"dir": [None, None, None, None]}, {"dir_pd": [[2, 9]]}):
+            with self.assertRaises(CorruptObjectError):
+                probes_of({"parts": [{**header["parts"][0], **bad}]}, "abzz", "k")
+
     def test_a_job_of_another_shop_reads_as_absent(self):
         got = self.reader.lookup("vec-a.myshopify.com", self.own["job_id"])
         self.assertEqual((got["details"], got["archivals"], got["details_source"]), (None, [], "none"))

@@ -549,3 +549,79 @@ describe('block directory of a settled part (a lookup finds the one record block
     expect(parseMonthIndex(serializeMonthIndex(settled(BLOCKS)), 'k').parts[0]).not.toHaveProperty('dir');
   });
 });
+
+describe('block directory: a job line longer than a block', () => {
+  it('a block holding only platform data is null in dir; the job block after it names it in dir_pd; probesOf skips the null', () => {
+    const jobs: Record<string, IndexedJob> = {
+      a1: entry(P1, { offset: 0, length: 100 }),
+      // b1's line is a block of its own (200), its platform data alone in the block before (100).
+      b1: entry(P1, { offset: 200, length: 100, platform_data: { offset: 100, length: 100 } }),
+      c1: entry(P1, { offset: 300, length: 100 }),
+    };
+    const p = { ...part(P1), size: 400, job_count: 3 };
+    const index = markDeleted(
+      commitPart(emptyMonthIndex('s', '2026-01', 't0'), p, jobs, 't'),
+      Object.keys(jobs).map((jobId) => ({ jobId, part: P1 })),
+      'd',
+    );
+    const bytes = serializeMonthIndex(index);
+    const head = gzipMemberLength(bytes);
+    if (!('length' in head)) throw new Error('no header');
+    const { header } = parseIndexHeader(bytes.subarray(0, head.length), 'k');
+    expect((header.parts as unknown[])[0]).toMatchObject({
+      dir: ['a1', null, 'b', 'c'],
+      last: 'c1',
+      dir_pd: [[2, 1]],
+    });
+    expect(probesOf(header, 'b1', 'k')).toEqual([
+      expect.objectContaining({
+        block: 2,
+        range: { offset: 200, length: 100 },
+        pdBlock: 1,
+        pdRange: { offset: 100, length: 100 },
+        below: 'c',
+      }),
+    ]);
+    const [probe] = probesOf(header, 'b1', 'k') ?? [];
+    if (!probe) throw new Error('no probe');
+    expect(
+      probedEntry(
+        probe,
+        [
+          {
+            type: 'job',
+            job_id: 'b1',
+            job: { completed_at: '2026-01-10T00:00:00.000Z' },
+            platform_data_ref: '1',
+          },
+        ],
+        'b1',
+        'k',
+      ),
+    ).toEqual({ block: 2, pd_block: 1, completed: '2026-01-10T00:00:00.000Z' });
+    // Two jobs of one block with their platform data in different blocks: no directory.
+    const split = {
+      ...index,
+      jobs: {
+        ...index.jobs,
+        c1: [
+          {
+            ...entry(P1, { offset: 200, length: 100, deleted_at: 'd' }),
+            platform_data: { offset: 0, length: 100 },
+          },
+        ],
+      },
+    };
+    expect(
+      (
+        parseIndexHeader(
+          serializeMonthIndex(split).subarray(
+            0,
+            (gzipMemberLength(serializeMonthIndex(split)) as { length: number }).length,
+          ),
+          'k',
+        ).header.parts as Array<Record<string, unknown>>
+      )[0]?.dir,
+    ).toBeUndefined();
+  });
+});

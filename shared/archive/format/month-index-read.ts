@@ -117,8 +117,9 @@ interface StoredPart extends Omit<IndexedPart, 'key'> {
   /** The length of the part's trailing filters member (absent: none). */
   readonly filters_bytes?: number;
   /** A settled part's block directory (probesOf): in the header only, for lookups. */
-  readonly dir?: readonly string[];
+  readonly dir?: ReadonlyArray<string | null>;
   readonly last?: string;
+  readonly dir_pd?: ReadonlyArray<readonly [number, number]>;
 }
 interface StoredIndex extends Omit<MonthIndex, 'parts' | 'jobs'> {
   readonly parts: readonly StoredPart[];
@@ -158,7 +159,16 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
     });
     if (at > (filters?.offset ?? p.size))
       return bad(`blocks of part ${p.name} run past its ${filters ? 'filters member' : `${p.size} bytes`}`);
-    const { block_bytes: _b, filters_bytes: _f, dir: _d, last: _l, deleted_at, deleted_by, ...rest } = p;
+    const {
+      block_bytes: _b,
+      filters_bytes: _f,
+      dir: _d,
+      last: _l,
+      dir_pd: _dp,
+      deleted_at,
+      deleted_by,
+      ...rest
+    } = p;
     return {
       part: {
         ...rest,
@@ -212,6 +222,9 @@ export interface BlockProbe {
   readonly from: string;
   readonly below?: string;
   readonly last: string;
+  /** The block holding the platform data of the block's jobs, when not the block itself (`dir_pd`). */
+  readonly pdBlock?: number;
+  readonly pdRange?: ByteRange;
 }
 
 /**
@@ -242,21 +255,39 @@ export const probesOf = (
     if (!Array.isArray(dir) || dir.length !== lengths.length || typeof last !== 'string')
       return bad('needs one id per block and the last id');
     const ids = dir as unknown[];
-    ids.forEach((d, i) => {
-      if (typeof d !== 'string' || (i > 0 && !(d > (ids[i - 1] as string)))) bad('ids must ascend');
-    });
-    if (!(last >= (ids[ids.length - 1] as string))) bad('the last id sorts below the last block');
-    if (jobId < (ids[0] as string) || jobId > last) continue;
-    let block = 0;
-    while (block + 1 < ids.length && (ids[block + 1] as string) <= jobId) block++;
-    let offset = 0;
-    for (let i = 0; i < block; i++) offset += lengths[i] as number;
-    const next = ids[block + 1] as string | undefined;
+    // Null: a block holding no job record (never read for a job). The others ascend.
+    let top: string | undefined;
+    for (const d of ids) {
+      if (d === null) continue;
+      if (typeof d !== 'string' || (top !== undefined && !(d > top))) bad('ids must ascend');
+      top = d as string;
+    }
+    if (top === undefined || !(last >= top)) bad('the last id sorts below the last block');
+    const first = ids.find((d) => d !== null) as string;
+    const pds = (p.dir_pd ?? []) as unknown[];
+    const inPart = (n: unknown): n is number => isCount(n) && n < lengths.length;
+    if (
+      !Array.isArray(pds) ||
+      !pds.every((x) => Array.isArray(x) && x.length === 2 && inPart(x[0]) && inPart(x[1]))
+    )
+      bad('dir_pd must be [block, platform data block] pairs of its blocks');
+    if (jobId < first || jobId > last) continue;
+    let block = ids.indexOf(first);
+    for (let i = block + 1; i < ids.length; i++)
+      if (ids[i] !== null && (ids[i] as string) <= jobId) block = i;
+    const at = (n: number) => {
+      let offset = 0;
+      for (let i = 0; i < n; i++) offset += lengths[i] as number;
+      return { offset, length: lengths[n] as number };
+    };
+    const next = ids.slice(block + 1).find((d) => d !== null) as string | undefined;
+    const pdBlock = (pds as Array<[number, number]>).find(([n]) => n === block)?.[1];
     probes.push({
+      ...(pdBlock !== undefined ? { pdBlock, pdRange: at(pdBlock) } : {}),
       ordinal,
       part: name,
       block,
-      range: { offset, length: lengths[block] as number },
+      range: at(block),
       from: ids[block] as string,
       ...(next !== undefined ? { below: next } : {}),
       last,
@@ -295,7 +326,11 @@ export const probedEntry = (
       found = {
         ...(probe.ordinal !== 0 ? { part: probe.ordinal } : {}),
         ...(probe.block !== 0 ? { block: probe.block } : {}),
-        ...(r.platform_data_ref ? {} : { pd_block: null }),
+        ...(!r.platform_data_ref
+          ? { pd_block: null }
+          : probe.pdBlock !== undefined
+            ? { pd_block: probe.pdBlock }
+            : {}),
         completed: r.job.completed_at,
       };
   }

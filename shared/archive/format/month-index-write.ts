@@ -25,11 +25,14 @@ const separator = (prev: string | undefined, first: string): string => {
 
 /**
  * A settled own part's block directory (docs/archive-format.md, "Block directory"): `dir[i]` sorts at
- * or below every job id of block i and above every id of block i − 1, `last` is the part's last id —
+ * or below every job id of block i and above every id of the blocks before it (null: block i holds no
+ * job record), `last` is the part's last id —
  * so a lookup finds the one block that can hold a job from the header alone and the entry is the
- * record's own (the part's commit and delete, no sources). Null unless every record of the part has
- * exactly one entry, equal to that default, every block holds entries, and the blocks' id ranges
- * ascend without overlap (the archiver writes records in id order: archive-group.ts `byJobId`).
+ * record's own (the part's commit and delete, no sources; its platform data in its block, or in the
+ * block `dir_pd` names for it: `[[block, pd block], …]`). Null unless every record of the part has
+ * exactly one entry, equal to that default, the jobs of a block that have
+ * platform data have it in one block, and the blocks' id ranges ascend without overlap (the archiver
+ * writes records in id order: archive-group.ts `byJobId`).
  */
 const blockDirectory = (
   part: { size: number; job_count: number; committed_at: string; shared?: true; filters?: ByteRange },
@@ -37,33 +40,46 @@ const blockDirectory = (
   lengths: readonly number[],
   numbers: ReadonlyMap<number, number>,
   common: { deleted_at: string | null; deleted_by: string | null },
-): { dir: string[]; last: string } | null => {
+): { dir: Array<string | null>; last: string; dir_pd?: Array<[number, number]> } | null => {
   if (part.shared || common.deleted_at === null || entries.length !== part.job_count) return null;
   if (new Set(entries.map((x) => x.id)).size !== entries.length) return null;
   const ids: string[][] = lengths.map(() => []);
+  // Per block, the block its jobs' platform data is in (the same for all of them that have any).
+  const pdOf = new Map<number, number>();
   for (const { id, e } of entries) {
     const settled =
       e.sources.length === 0 &&
       e.deleted_at === common.deleted_at &&
       (e.deleted_by ?? null) === common.deleted_by &&
       e.committed_at === part.committed_at &&
-      e.rearchive === undefined &&
-      (e.platform_data === null || e.platform_data.offset === e.offset);
+      e.rearchive === undefined;
     const n = numbers.get(e.offset);
     if (!settled || n === undefined) return null;
+    if (e.platform_data !== null) {
+      const pd = numbers.get(e.platform_data.offset);
+      if (pd === undefined || (pdOf.get(n) ?? pd) !== pd) return null;
+      pdOf.set(n, pd);
+    }
     ids[n]?.push(id);
   }
-  const dir: string[] = [];
+  // A job line longer than a block is a block of its own, its platform data in the block before.
+  const elsewhere = [...pdOf].filter(([n, pd]) => n !== pd).sort(([a], [b]) => a - b);
+  // A block holding no job record (the platform data before a job line longer than a block) is null.
+  const dir: Array<string | null> = [];
   let prev: string | undefined;
   for (const block of ids) {
-    if (block.length === 0) return null;
+    if (block.length === 0) {
+      dir.push(null);
+      continue;
+    }
     block.sort(byCodePoint);
     const first = block[0] as string;
     if (prev !== undefined && first <= prev) return null;
     dir.push(separator(prev, first));
     prev = block[block.length - 1];
   }
-  return prev === undefined ? null : { dir, last: prev };
+  if (prev === undefined) return null;
+  return { dir, last: prev, ...(elsewhere.length > 0 ? { dir_pd: elsewhere } : {}) };
 };
 
 /**

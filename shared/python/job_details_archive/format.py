@@ -661,20 +661,32 @@ def probes_of(header, job_id, key):
         ids, last = p["dir"], p.get("last")
         if not isinstance(ids, list) or len(ids) != len(lengths) or not isinstance(last, str):
             bad("needs one id per block and the last id")
-        for i, d in enumerate(ids):
-            # Code-point order: job ids are ASCII, so str comparison is the writer's order.
-            if not isinstance(d, str) or (i > 0 and not d > ids[i - 1]):
+        top = None
+        for d in ids:
+            # None: a block holding no job record. Code-point order: job ids are ASCII, so str
+            # comparison is the writer's order.
+            if d is None:
+                continue
+            if not isinstance(d, str) or (top is not None and not d > top):
                 bad("ids must ascend")
-        if not last >= ids[-1]:
+            top = d
+        if top is None or not last >= top:
             bad("the last id sorts below the last block")
-        if job_id < ids[0] or job_id > last:
+        first = next(d for d in ids if d is not None)
+        pds = p.get("dir_pd", [])
+        if not isinstance(pds, list) or not all(
+                isinstance(x, list) and len(x) == 2 and all(_count(n) and n < len(lengths) for n in x) for x in pds):
+            bad("dir_pd must be [block, platform data block] pairs of its blocks")
+        if job_id < first or job_id > last:
             continue
-        block = 0
-        while block + 1 < len(ids) and ids[block + 1] <= job_id:
-            block += 1
+        block = max(i for i, d in enumerate(ids) if d is not None and d <= job_id)
+        below = next((d for d in ids[block + 1:] if d is not None), None)
+        pd_block = next((x[1] for x in pds if x[0] == block), None)
         probes.append({"ordinal": ordinal, "part": name, "block": block,
                        "range": (sum(lengths[:block]), lengths[block]), "from": ids[block],
-                       "below": ids[block + 1] if block + 1 < len(ids) else None, "last": last})
+                       "pd_block": pd_block,
+                       "pd_range": None if pd_block is None else (sum(lengths[:pd_block]), lengths[pd_block]),
+                       "below": below, "last": last})
     return probes
 
 
@@ -705,6 +717,7 @@ def probed_entry(probe, inflated, job_id, key):
             return False
         found = {**({"part": probe["ordinal"]} if probe["ordinal"] else {}),
                  **({"block": probe["block"]} if probe["block"] else {}),
-                 **({} if record.get("platform_data_ref") else {"pd_block": None}),
+                 **({"pd_block": None} if not record.get("platform_data_ref")
+                    else {} if probe["pd_block"] is None else {"pd_block": probe["pd_block"]}),
                  "completed": completed}
     return found

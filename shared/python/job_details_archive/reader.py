@@ -212,23 +212,29 @@ class ArchiveReader:
         for p in probes:
             pkey = parts[p["ordinal"]]["key"]
             offset, length = p["range"]
+            # A job's platform data in the block just before (a job line longer than a block): one GET.
+            pd = p["pd_range"]
+            start = pd[0] if pd is not None and pd[0] + pd[1] == offset else offset
             try:
-                got = self._get(ledger, pkey, f"bytes={offset}-{offset + length - 1}")
+                got = self._get(ledger, pkey, f"bytes={start}-{offset + length - 1}")
             except ClientError as err:
                 if _code(err) == "InvalidObjectState" or _status(err) == 416:
                     return None
                 raise
-            if got is None or len(got[0]) != length:
+            if got is None or len(got[0]) != offset + length - start:
                 return None
+            block = got[0][offset - start:]
+            if start != offset:
+                ledger.blocks[(pkey, start, offset - start)] = got[0][:offset - start]
             try:
-                inflated = fmt.read_block(got[0], f"{pkey} bytes {offset}-{offset + length - 1}")
+                inflated = fmt.read_block(block, f"{pkey} bytes {offset}-{offset + length - 1}")
             except CorruptObjectError:
                 return None
             entry = fmt.probed_entry(p, inflated, job_id, key)
             if entry is False:
                 return None
             if entry is not None:
-                ledger.blocks[(pkey, offset, length)] = got[0]
+                ledger.blocks[(pkey, offset, length)] = block
                 found.append(entry)
         return found
 
