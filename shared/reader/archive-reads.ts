@@ -1,15 +1,19 @@
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import {
+  type BlockProbe,
   blockOf,
   COLD_PREFIX,
   checkIndex,
+  decodeLine,
   groupPrefix,
   gzipMemberLength,
   INDEX_FIRST_READ_BYTES,
+  inflateBlock,
   type MonthIndex,
   mergeBlocks,
   monthIndexKey,
+  type PartRecord,
   parseIndexHeader,
   parseMonthIndex,
   parsePartKey,
@@ -18,6 +22,8 @@ import {
   parseSharedPartKey,
   partWrittenAt,
   pendingPrefix,
+  probedEntry,
+  probesOf,
   SHARED,
   SHARED_INDEX_PREFIX,
   sharedIndexKey,
@@ -50,8 +56,9 @@ const statusOf = (err: unknown): number | undefined =>
 
 /**
  * Bytes of an index a lookup asks for first: a month whose whole index fits (most: 18–22 bytes a job
- * once compressed) costs one GET; a larger one is read as its header member plus the one block that
- * can hold the job — one more ranged GET, whatever the month's size.
+ * once compressed) costs one GET; a larger one is read as its header member plus either the record
+ * block its parts' block directories name (settled parts: no more index reads) or the one entry block
+ * that can hold the job — one more ranged GET, whatever the month's size.
  */
 export const INDEX_PREFIX_BYTES = INDEX_FIRST_READ_BYTES;
 
@@ -81,7 +88,9 @@ const lookupIndex = async (
   key: string,
   jobId: string,
   first: { bytes: Uint8Array; total: number; etag: string },
-): Promise<MonthIndex> => {
+  /** Probing settled parts' blocks is allowed (not after a probe could not be read). */
+  probe = true,
+): Promise<MonthIndex | { header: Record<string, unknown>; probes: BlockProbe[] }> => {
   if (first.bytes.length >= first.total) return parseMonthIndex(first.bytes, key);
   // Later reads are of the same version (If-Match): offsets from one version never index another.
   const same = { ifMatch: first.etag };
@@ -99,6 +108,12 @@ const lookupIndex = async (
   if (!block) return checkIndex(mergeBlocks(header, []), key);
   const start = head.length + block.offset;
   const end = start + block.length;
+  // The job's entry block lies past the first read: when every part has a block directory, the
+  // record block it names is read instead (the entry is the record's), so a lookup stays at 3 requests.
+  if (probe && end > first.bytes.length) {
+    const probes = probesOf(header, jobId, key);
+    if (probes !== null) return { header, probes };
+  }
   const bytes =
     end <= first.bytes.length
       ? first.bytes.subarray(start, end)
@@ -114,6 +129,65 @@ const lookupIndex = async (
   return checkIndex(mergeBlocks(header, [jobs]), key);
 };
 
+/**
+ * The job's entries in the month from its settled parts' probed blocks (one ranged GET each, kept in
+ * `ctx.blocks` for the record read that follows). Null when a block cannot be read as is — a part
+ * in a Glacier class, past retention, missing or damaged: the caller reads the entry block instead
+ * and the record read names what is wrong, as without a directory.
+ */
+const readProbes = async (
+  ctx: ReadContext,
+  key: string,
+  jobId: string,
+  header: Record<string, unknown>,
+  probes: readonly BlockProbe[],
+): Promise<MonthIndex | null> => {
+  // The header checked first (its parts' names and keys), so a probe reads only this shop's parts.
+  const base = checkIndex(mergeBlocks(header, []), key);
+  const entries: Record<string, unknown>[] = [];
+  for (const p of probes) {
+    const pk = base.parts[p.ordinal]?.key;
+    if (pk === undefined || base.parts[p.ordinal]?.shared) return null;
+    if (expiredPart(ctx, pk)) return null;
+    let bytes: Uint8Array;
+    let records: PartRecord[];
+    // A job's platform data in the block just before (a job line longer than a block): one GET of
+    // both, as the record read would ask for them.
+    const pd = p.pdRange;
+    const span =
+      pd && pd.offset + pd.length === p.range.offset
+        ? { offset: pd.offset, length: pd.length + p.range.length }
+        : p.range;
+    try {
+      const got = await fetchObject(ctx, pk, span);
+      if (!got || got.bytes.length !== span.length) return null;
+      bytes = got.bytes.subarray(span.length - p.range.length);
+      if (span !== p.range) ctx.blocks.set(blockKey(pk, span.offset, span.length), got.bytes);
+      const where = `${pk} bytes ${p.range.offset}-${p.range.offset + p.range.length - 1}`;
+      records = inflateBlock(bytes, where)
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map(
+          (l, i) => decodeLine(Buffer.from(`${l}\n`), `${where} line ${i}`, String(header.shop_id)).record,
+        );
+    } catch (err) {
+      if (isInvalidObjectState(err) || statusOf(err) === 416 || err instanceof CorruptObjectError)
+        return null;
+      throw err;
+    }
+    const entry = probedEntry(p, records as Parameters<typeof probedEntry>[1], jobId, key);
+    if (entry) {
+      ctx.blocks.set(blockKey(pk, p.range.offset, p.range.length), bytes);
+      entries.push(entry);
+    }
+  }
+  return checkIndex(mergeBlocks(header, entries.length > 0 ? [{ jobs: { [jobId]: entries } }] : []), key);
+};
+
+/** The cache key of a probed block (s3-context.ts `blocks`). */
+const blockKey = (key: string, offset: number, length: number): string => `${key}@${offset}+${length}`;
+
 /** GET one month index (its first bytes, plus the job's block when larger). */
 const readMonthIndex = async (ctx: ReadContext, q: ResolvedQuery, month: string): Promise<MonthRead> => {
   const key = monthIndexKey(q.shopId, month);
@@ -128,7 +202,10 @@ const readMonthIndex = async (ctx: ReadContext, q: ResolvedQuery, month: string)
       throw err;
     }
     try {
-      index = await lookupIndex(ctx, key, q.jobId, first);
+      const got = await lookupIndex(ctx, key, q.jobId, first);
+      const probed = 'probes' in got ? await readProbes(ctx, key, q.jobId, got.header, got.probes) : got;
+      // A probed block that could not be read (restore, expiry, damage): the job's entry block.
+      index = probed ?? ((await lookupIndex(ctx, key, q.jobId, first, false)) as MonthIndex);
       break;
     } catch (err) {
       // Rewritten between the header read and the block read: read the new version.
@@ -341,6 +418,12 @@ const readRange = async (
   const at = `${key} bytes ${offset}-${offset + length - 1}`;
   const expired = expiredPart(ctx, key);
   if (expired) throw expired;
+  // A block a settled part's directory led the index read to: read once.
+  const probed = ctx.blocks.get(blockKey(key, offset, length));
+  if (probed) {
+    ctx.ledger.partRead(key);
+    return probed;
+  }
   let got: Awaited<ReturnType<typeof fetchObject>>;
   try {
     got = await fetchObject(ctx, key, { offset, length });

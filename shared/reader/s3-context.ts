@@ -13,6 +13,8 @@ export interface ReadContext {
   readonly settings: ReaderSettings;
   /** One RestoreObject per part per read, even when several members of the part were wanted. */
   readonly restores: Map<string, Promise<ArchiveNotRestoredError>>;
+  /** Part blocks an index read already fetched (a settled part's probed block), by `key@offset+length`. */
+  readonly blocks: Map<string, Uint8Array>;
 }
 
 /**
@@ -36,7 +38,7 @@ export const countingClient = (s3: S3Client, ledger: ReadLedger): S3Client =>
 
 export const newReadContext = (s3: S3Client, bucket: string, settings: ReaderSettings): ReadContext => {
   const ledger = new ReadLedger();
-  return { s3: countingClient(s3, ledger), bucket, ledger, settings, restores: new Map() };
+  return { s3: countingClient(s3, ledger), bucket, ledger, settings, restores: new Map(), blocks: new Map() };
 };
 
 /** getObjectBytes through the counting client, adding the body's size to the ledger. */

@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   DeleteObjectsCommand,
+  GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import {
+  gzipMemberLength,
   INDEX_FIRST_READ_BYTES,
   monthIndexKey,
   pendingKey,
@@ -220,6 +222,73 @@ describe('JobDetailsReader against s3rver', () => {
       expect(look.provenance.requests).toBe(3);
       expect(look.provenance.bytes).toBeLessThanOrEqual(100 * 1024);
     }
+  });
+
+  it('a lookup of an 8,000-job month whose index outgrows the first read, month known: the block directory names the record block — 3 requests, ≤ 100 KB; a damaged directory is damage', async () => {
+    const shopId = newShop();
+    const start = Date.parse(`${MONTH}-01T00:00:00.000Z`);
+    // Job ids in code-point order, as the archiver writes them (archive-group.ts byJobId).
+    const ids = Array.from({ length: 8001 }, () => generateJobId()).sort();
+    const absent = ids.splice(4321, 1)[0] as string;
+    const jobs = ids.map((jobId, i) => ({
+      jobId,
+      // Job 6000's line is longer than a block: a block of its own, its platform data in the one before.
+      details:
+        i === 6000
+          ? details({
+              chunk_ids: ['p0'],
+              failed: { timeout: Array.from({ length: 4000 }, (_, k) => `gid://shopify/Product/${k}`) },
+            })
+          : seededDetails(i),
+      platformData: { indexer: { batch_size: i === 6000 ? 51 : 50 } },
+      meta: { completed_at: new Date(start + ((i * 2_654_435_761) % (28 * 86_400_000))).toISOString() },
+    }));
+    await archiveJobs(s3, bucket, { shopId, month: MONTH, jobs, deletedAt: '2026-02-15T04:00:00.000Z' });
+    const key = monthIndexKey(shopId, MONTH);
+    const stored = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    expect(stored.ContentLength).toBeGreaterThan(INDEX_FIRST_READ_BYTES);
+    for (const j of [jobs[0], jobs[4000], jobs[6000], jobs[7999]]) {
+      if (!j) throw new Error('no job');
+      const look = await reader.lookup({ shopId, jobId: j.jobId, completedAt: j.meta.completed_at });
+      expect(look.details).toEqual(j.details);
+      expect(look.platformData).toEqual(j.platformData);
+      expect(look.archivals.map((a) => [a.entry.completed_at, a.entry.deleted_at, a.status])).toEqual([
+        [j.meta.completed_at, '2026-02-15T04:00:00.000Z', 'FAILED'],
+      ]);
+      // The hot check, the index's first read, the record block the directory names.
+      expect(look.provenance.requests).toBe(3);
+      if (j !== jobs[6000]) expect(look.provenance.bytes).toBeLessThanOrEqual(100 * 1024);
+    }
+    // A job between two archived ids: its block does not hold it — not archived, no error.
+    const none = await reader.lookup({ shopId, jobId: absent, completedAt: COMPLETED });
+    expect(none.archivals).toEqual([]);
+    expect(none.detailsSource).toBe('none');
+    expect(none.provenance.requests).toBe(3);
+
+    // A directory whose ids do not ascend is the index's damage, never "not archived".
+    const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    const raw = Buffer.from((await got.Body?.transformToByteArray()) ?? new Uint8Array(0));
+    const head = gzipMemberLength(raw);
+    if (!('length' in head)) throw new Error('no header member');
+    const header = JSON.parse(gunzipSync(raw.subarray(0, head.length)).toString('utf8')) as {
+      parts: Array<{ dir: string[] }>;
+    };
+    const dir = header.parts[0]?.dir ?? [];
+    expect(dir.length).toBeGreaterThan(10);
+    [dir[1], dir[2]] = [dir[2] as string, dir[1] as string];
+    // The job blocks' offsets count from the end of the header member: they stay valid.
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: key,
+        Body: Buffer.concat([gzipSync(`${JSON.stringify(header)}\n`), raw.subarray(head.length)]),
+        ContentType: 'application/json',
+        ContentEncoding: 'gzip',
+      }),
+    );
+    await expect(
+      reader.lookup({ shopId, jobId: jobs[4000]?.jobId as string, completedAt: COMPLETED }),
+    ).rejects.toThrow(/block directory of part .*ids must ascend/);
   });
 
   it('both: archived but not yet deleted → hot and archive merged and deduplicated', async () => {

@@ -272,6 +272,62 @@ class Errors(unittest.TestCase):
             self.lookup()
         self.assertIn("rebuild the local data", str(ctx.exception))
 
+    def _outgrow_first_read(self, edit=None):
+        """The own month's index with a first job block of ~85 KB of noise: the job's entry block lies
+        past the first 64 KB read. `edit(header)` may change the header (its block directory)."""
+        data, meta = self.s3.objects[self.index_key]
+        header = json.loads(gzip.decompress(data).decode().split("\n")[0])
+        jobs = header.pop("jobs")
+        noise = gzip.compress((json.dumps({"jobs": {"0": [{"completed": 0, "pad": os.urandom(80000).hex()}]}}) + "\n").encode())
+        real = gzip.compress((json.dumps({"jobs": jobs}) + "\n").encode())
+        ids = sorted(jobs)
+        header["blocks"] = [{"first": "0", "last": "0", "offset": 0, "length": len(noise)},
+                            {"first": ids[0], "last": ids[-1], "offset": len(noise), "length": len(real)}]
+        if edit:
+            edit(header)
+        self.s3.objects[self.index_key] = (gzip.compress((json.dumps(header) + "\n").encode()) + noise + real, meta)
+        return ids
+
+    def test_a_settled_month_past_the_first_read_reads_the_record_block_its_directory_names(self):
+        want = self.lookup()
+        calls = self.s3.calls
+        ids = self._outgrow_first_read()
+        got = self.lookup()
+        # The same answer with as many requests: the record block instead of the entry block.
+        self.assertEqual(comparable(got), comparable(want))
+        self.assertEqual(self.s3.calls - calls, calls)
+        # A job id inside a part's range that its block does not hold: not archived, no error.
+        absent = ids[0][:-1] + chr(ord(ids[0][-1]) + 1)
+        got = self.reader.lookup(self.own["shop_id"], absent)
+        self.assertEqual((got["archivals"], got["details_source"]), ([], "none"))
+
+    def test_a_damaged_block_directory_is_damage_not_none(self):
+        def damage(header):
+            header["parts"][0]["last"] = "0"
+        self._outgrow_first_read(damage)
+        with self.assertRaises(CorruptObjectError) as ctx:
+            self.lookup()
+        self.assertIn("block directory", str(ctx.exception))
+
+    def test_a_probed_part_in_a_glacier_class_falls_back_to_the_entry_and_its_restore(self):
+        self._outgrow_first_read()
+        self.s3.glacier.add(self.own["archivals"][0]["part_key"])
+        with self.assertRaises(NeedsRestoreError):
+            self.lookup()
+
+    def test_probes_of_skips_blocks_without_jobs_and_names_platform_data_elsewhere(self):
+        from job_details_archive.format import probes_of
+        header = {"parts": [{"name": "p", "size": 400, "block_bytes": [100, 50, 150, 100],
+                             "dir": ["abc", None, "abe", "ac"], "last": "ac9", "dir_pd": [[2, 1]]}]}
+        got = probes_of(header, "abzz", "k")
+        self.assertEqual([(p["block"], p["range"], p["pd_block"], p["pd_range"], p["below"]) for p in got],
+                         [(2, (150, 150), 1, (100, 50), "ac")])
+        self.assertEqual([p["block"] for p in probes_of(header, "abd", "k")], [0])
+        self.assertEqual(probes_of(header, "ab", "k"), [])
+        for bad in ({"dir": ["abc", None, "abb", "ac"]}, {"dir": [None, None, None, None]}, {"dir_pd": [[2, 9]]}):
+            with self.assertRaises(CorruptObjectError):
+                probes_of({"parts": [{**header["parts"][0], **bad}]}, "abzz", "k")
+
     def test_a_job_of_another_shop_reads_as_absent(self):
         got = self.reader.lookup("vec-a.myshopify.com", self.own["job_id"])
         self.assertEqual((got["details"], got["archivals"], got["details_source"]), (None, [], "none"))

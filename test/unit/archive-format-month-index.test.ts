@@ -18,6 +18,8 @@ import {
   parseIndexHeader,
   parseMonthIndex,
   partByName,
+  probedEntry,
+  probesOf,
   serializeMonthIndex,
 } from '../../shared/archive/format';
 import { CorruptObjectError, InvalidIdError, UnsupportedFormatError } from '../../shared/errors';
@@ -487,5 +489,190 @@ describe('index@5: a part names its filters member (the filters lie in the part,
     });
     for (const patch of [{ filters_bytes: 0 }, { filters_bytes: 150 }, { block_bytes: [120] }])
       expect(() => parseMonthIndex(Buffer.from(JSON.stringify(bad(patch))), 'k')).toThrow(CorruptObjectError);
+  });
+});
+
+describe('block directory of a settled part (a lookup finds the one record block from the header)', () => {
+  const month = '2026-01';
+  const header = (index: MonthIndex) => {
+    const bytes = serializeMonthIndex(index);
+    const head = gzipMemberLength(bytes);
+    if (!('length' in head)) throw new Error('no header');
+    return parseIndexHeader(bytes.subarray(0, head.length), 'k').header as {
+      parts: Array<Record<string, unknown>>;
+    };
+  };
+  /** A settled part of three blocks (100 bytes each) holding the given ids, block by block. */
+  const settled = (blocks: string[][], over: Partial<IndexedJob> = {}) => {
+    const jobs: Record<string, IndexedJob> = {};
+    blocks.forEach((ids, b) => {
+      for (const id of ids) jobs[id] = entry(P1, { offset: b * 100, length: 100, ...over });
+    });
+    const p = { ...part(P1), size: 300, job_count: Object.keys(jobs).length };
+    return markDeleted(
+      commitPart(emptyMonthIndex('s', month, 't0'), p, jobs, 't'),
+      Object.keys(jobs).map((jobId) => ({ jobId, part: P1 })),
+      'd',
+    );
+  };
+  const BLOCKS = [
+    ['abc1', 'abd2'],
+    ['abe1', 'abzz'],
+    ['ac00', 'ac01'],
+  ];
+
+  it('stores the shortest separator of each block and the last id; probesOf names the one block', () => {
+    const h = header(settled(BLOCKS));
+    expect(h.parts[0]).toMatchObject({ dir: ['abc1', 'abe', 'ac'], last: 'ac01' });
+    const probe = (id: string) => probesOf(h, id, 'k')?.map((p) => [p.block, p.range]);
+    expect(probe('abd2')).toEqual([[0, { offset: 0, length: 100 }]]);
+    expect(probe('abe')).toEqual([[1, { offset: 100, length: 100 }]]);
+    expect(probe('abzzz')).toEqual([[1, { offset: 100, length: 100 }]]);
+    expect(probe('ac00')).toEqual([[2, { offset: 200, length: 100 }]]);
+    // Outside the part's id range: no block to read, not archived in this part.
+    expect(probe('abc0')).toEqual([]);
+    expect(probe('ac02')).toEqual([]);
+  });
+
+  it('no directory unless settled: sources kept, undeleted, a record without entry, unsorted blocks, a shared part', () => {
+    const index = settled(BLOCKS);
+    const noDir = (i: MonthIndex) => expect(header(i).parts[0]?.dir).toBeUndefined();
+    noDir(
+      commitPart(
+        emptyMonthIndex('s', month, 't0'),
+        { ...part(P1), size: 300, job_count: 1 },
+        { a: entry(P1) },
+        't',
+      ),
+    );
+    noDir({
+      ...index,
+      jobs: {
+        ...index.jobs,
+        abc1: [
+          entry(P1, { offset: 0, length: 100, deleted_at: 'd', sources: [{ key: 'k', size: 1, etag: 'e' }] }),
+        ],
+      },
+    });
+    noDir({ ...index, parts: [{ ...(index.parts[0] as IndexedPart), job_count: 7 }] });
+    noDir(settled([['b1'], ['a1'], ['c1']]));
+    noDir({ ...index, parts: [{ ...(index.parts[0] as IndexedPart), shared: true }] });
+    // A part without a directory: the lookup reads the job's entry block.
+    expect(probesOf(header(settled([['b1'], ['a1'], ['c1']])), 'a1', 'k')).toBeNull();
+  });
+
+  it('probedEntry: the record in its block is the entry; a block without the job is none; an id outside the block is damage', () => {
+    const h = header(settled(BLOCKS));
+    const [p] = probesOf(h, 'abe1', 'k') ?? [];
+    if (!p) throw new Error('no probe');
+    const rec = (id: string, pd: string | null = null) => ({
+      type: 'job',
+      job_id: id,
+      job: { completed_at: '2026-01-10T00:00:00.000Z' },
+      platform_data_ref: pd,
+    });
+    expect(probedEntry(p, [rec('abe1', '1'), rec('abzz')], 'abe1', 'k')).toEqual({
+      block: 1,
+      completed: '2026-01-10T00:00:00.000Z',
+    });
+    expect(probedEntry(p, [rec('abe1'), rec('abzz')], 'abzz', 'k')).toEqual({
+      block: 1,
+      pd_block: null,
+      completed: '2026-01-10T00:00:00.000Z',
+    });
+    expect(probedEntry(p, [rec('abzz')], 'abe1', 'k')).toBeNull();
+    expect(() => probedEntry(p, [rec('abe1'), rec('ac00')], 'abe1', 'k')).toThrow(
+      /block directory of part .*block 1 holds job ac00, outside its range/,
+    );
+  });
+
+  it('a directory that does not ascend, has one id too few, or ends above its last id is damage', () => {
+    const h = header(settled(BLOCKS));
+    const broken = (edit: Record<string, unknown>) => ({ ...h, parts: [{ ...h.parts[0], ...edit }] });
+    for (const edit of [
+      { dir: ['abc1', 'ac', 'abe'] },
+      { dir: ['abc1', 'abe'] },
+      { last: 'ab' },
+      { dir: 'abc1' },
+    ])
+      expect(() => probesOf(broken(edit), 'abe1', 'k')).toThrow(CorruptObjectError);
+    // The whole index reads the same with or without it (entries stay the authority there).
+    expect(parseMonthIndex(serializeMonthIndex(settled(BLOCKS)), 'k').parts[0]).not.toHaveProperty('dir');
+  });
+});
+
+describe('block directory: a job line longer than a block', () => {
+  it('a block holding only platform data is null in dir; the job block after it names it in dir_pd; probesOf skips the null', () => {
+    const jobs: Record<string, IndexedJob> = {
+      a1: entry(P1, { offset: 0, length: 100 }),
+      // b1's line is a block of its own (200), its platform data alone in the block before (100).
+      b1: entry(P1, { offset: 200, length: 100, platform_data: { offset: 100, length: 100 } }),
+      c1: entry(P1, { offset: 300, length: 100 }),
+    };
+    const p = { ...part(P1), size: 400, job_count: 3 };
+    const index = markDeleted(
+      commitPart(emptyMonthIndex('s', '2026-01', 't0'), p, jobs, 't'),
+      Object.keys(jobs).map((jobId) => ({ jobId, part: P1 })),
+      'd',
+    );
+    const bytes = serializeMonthIndex(index);
+    const head = gzipMemberLength(bytes);
+    if (!('length' in head)) throw new Error('no header');
+    const { header } = parseIndexHeader(bytes.subarray(0, head.length), 'k');
+    expect((header.parts as unknown[])[0]).toMatchObject({
+      dir: ['a1', null, 'b', 'c'],
+      last: 'c1',
+      dir_pd: [[2, 1]],
+    });
+    expect(probesOf(header, 'b1', 'k')).toEqual([
+      expect.objectContaining({
+        block: 2,
+        range: { offset: 200, length: 100 },
+        pdBlock: 1,
+        pdRange: { offset: 100, length: 100 },
+        below: 'c',
+      }),
+    ]);
+    const [probe] = probesOf(header, 'b1', 'k') ?? [];
+    if (!probe) throw new Error('no probe');
+    expect(
+      probedEntry(
+        probe,
+        [
+          {
+            type: 'job',
+            job_id: 'b1',
+            job: { completed_at: '2026-01-10T00:00:00.000Z' },
+            platform_data_ref: '1',
+          },
+        ],
+        'b1',
+        'k',
+      ),
+    ).toEqual({ block: 2, pd_block: 1, completed: '2026-01-10T00:00:00.000Z' });
+    // Two jobs of one block with their platform data in different blocks: no directory.
+    const split = {
+      ...index,
+      jobs: {
+        ...index.jobs,
+        c1: [
+          {
+            ...entry(P1, { offset: 200, length: 100, deleted_at: 'd' }),
+            platform_data: { offset: 0, length: 100 },
+          },
+        ],
+      },
+    };
+    expect(
+      (
+        parseIndexHeader(
+          serializeMonthIndex(split).subarray(
+            0,
+            (gzipMemberLength(serializeMonthIndex(split)) as { length: number }).length,
+          ),
+          'k',
+        ).header.parts as Array<Record<string, unknown>>
+      )[0]?.dir,
+    ).toBeUndefined();
   });
 });

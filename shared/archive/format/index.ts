@@ -121,7 +121,16 @@ export {
   partByName,
 } from './month-index';
 export { commitPart, markDeleted, markRearchive } from './month-index-edit';
-export { blockOf, checkIndex, mergeBlocks, parseIndexHeader, parseMonthIndex } from './month-index-read';
+export {
+  type BlockProbe,
+  blockOf,
+  checkIndex,
+  mergeBlocks,
+  parseIndexHeader,
+  parseMonthIndex,
+  probedEntry,
+  probesOf,
+} from './month-index-read';
 export { MONTH_INDEX_HEADERS, serializeMonthIndex } from './month-index-write';
 export { BlockSlicer, PartBuilder } from './part-builder';
 export { parsePartRecord } from './record-shape';

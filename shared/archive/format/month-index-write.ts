@@ -16,6 +16,72 @@ const gzipLine = (value: unknown): Buffer => deflateBlock(Buffer.from(`${JSON.st
 
 const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
+/** The shortest prefix of `first` that still sorts above `prev` (`first` > `prev`). */
+const separator = (prev: string | undefined, first: string): string => {
+  if (prev === undefined) return first;
+  for (let n = 1; n < first.length; n++) if (first.slice(0, n) > prev) return first.slice(0, n);
+  return first;
+};
+
+/**
+ * A settled own part's block directory (docs/archive-format.md, "Block directory"): `dir[i]` sorts at
+ * or below every job id of block i and above every id of the blocks before it (null: block i holds no
+ * job record), `last` is the part's last id —
+ * so a lookup finds the one block that can hold a job from the header alone and the entry is the
+ * record's own (the part's commit and delete, no sources; its platform data in its block, or in the
+ * block `dir_pd` names for it: `[[block, pd block], …]`). Null unless every record of the part has
+ * exactly one entry, equal to that default, the jobs of a block that have
+ * platform data have it in one block, and the blocks' id ranges ascend without overlap (the archiver
+ * writes records in id order: archive-group.ts `byJobId`).
+ */
+const blockDirectory = (
+  part: { size: number; job_count: number; committed_at: string; shared?: true; filters?: ByteRange },
+  entries: ReadonlyArray<{ id: string; e: IndexedJob }>,
+  lengths: readonly number[],
+  numbers: ReadonlyMap<number, number>,
+  common: { deleted_at: string | null; deleted_by: string | null },
+): { dir: Array<string | null>; last: string; dir_pd?: Array<[number, number]> } | null => {
+  if (part.shared || common.deleted_at === null || entries.length !== part.job_count) return null;
+  if (new Set(entries.map((x) => x.id)).size !== entries.length) return null;
+  const ids: string[][] = lengths.map(() => []);
+  // Per block, the block its jobs' platform data is in (the same for all of them that have any).
+  const pdOf = new Map<number, number>();
+  for (const { id, e } of entries) {
+    const settled =
+      e.sources.length === 0 &&
+      e.deleted_at === common.deleted_at &&
+      (e.deleted_by ?? null) === common.deleted_by &&
+      e.committed_at === part.committed_at &&
+      e.rearchive === undefined;
+    const n = numbers.get(e.offset);
+    if (!settled || n === undefined) return null;
+    if (e.platform_data !== null) {
+      const pd = numbers.get(e.platform_data.offset);
+      if (pd === undefined || (pdOf.get(n) ?? pd) !== pd) return null;
+      pdOf.set(n, pd);
+    }
+    ids[n]?.push(id);
+  }
+  // A job line longer than a block is a block of its own, its platform data in the block before.
+  const elsewhere = [...pdOf].filter(([n, pd]) => n !== pd).sort(([a], [b]) => a - b);
+  // A block holding no job record (the platform data before a job line longer than a block) is null.
+  const dir: Array<string | null> = [];
+  let prev: string | undefined;
+  for (const block of ids) {
+    if (block.length === 0) {
+      dir.push(null);
+      continue;
+    }
+    block.sort(byCodePoint);
+    const first = block[0] as string;
+    if (prev !== undefined && first <= prev) return null;
+    dir.push(separator(prev, first));
+    prev = block[block.length - 1];
+  }
+  if (prev === undefined) return null;
+  return { dir, last: prev, ...(elsewhere.length > 0 ? { dir_pd: elsewhere } : {}) };
+};
+
 /**
  * The blocks of one part the entries point at, as the index stores them: the compressed length of each
  * member from byte 0 on, in order (a gap no entry points into is one unnamed member's length), so an
@@ -105,6 +171,13 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
   const all = Object.values(index.jobs).flat();
   const byPart = new Map<string, IndexedJob[]>();
   for (const e of all) byPart.set(e.part, [...(byPart.get(e.part) ?? []), e]);
+  const idsByPart = new Map<string, Array<{ id: string; e: IndexedJob }>>();
+  for (const [id, list] of Object.entries(index.jobs))
+    for (const e of list) {
+      const of = idsByPart.get(e.part);
+      if (of) of.push({ id, e });
+      else idsByPart.set(e.part, [{ id, e }]);
+    }
   const parts = index.parts.map((p, ordinal) => {
     const entries = byPart.get(p.name) ?? [];
     const { lengths, numbers } = partBlocks(
@@ -116,6 +189,10 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     const deletedBy = deletedAt === null ? null : commonValue(entries.map((e) => e.deleted_by));
     // One block, all of the part before its filters member: `block_bytes` goes without saying.
     const oneBlock = lengths.length === 1 && lengths[0] === p.size - (p.filters?.length ?? 0);
+    const directory = blockDirectory(p, idsByPart.get(p.name) ?? [], lengths, numbers, {
+      deleted_at: deletedAt,
+      deleted_by: deletedBy,
+    });
     return {
       stored: {
         name: p.name,
@@ -129,6 +206,7 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
         ...(deletedAt !== null && deletedBy !== p.run_id ? { deleted_by: deletedBy } : {}),
         ...(oneBlock ? {} : { block_bytes: lengths }),
         ...(p.filters ? { filters_bytes: p.filters.length } : {}),
+        ...(directory ?? {}),
       },
       common: { deleted_at: deletedAt, deleted_by: deletedBy },
       numbers,

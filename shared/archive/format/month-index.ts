@@ -146,8 +146,9 @@ export const partByName = (index: MonthIndex, name: string): IndexedPart | undef
 
 /**
  * Bytes of an index a lookup reads first (shared/reader/archive-reads.ts): a month's whole index up to
- * ~3,000–3,600 jobs (18–22 bytes a job once compressed and deleted), so one GET. A larger index costs
- * one more ranged GET of the job's block: with the part's block, ≤ 64 + ~12 + the block's KB.
+ * ~3,000–3,600 jobs (18–22 bytes a job once compressed and deleted), so one GET. In a larger index
+ * whose parts are settled, the header's block directories name the record block to read next (≤ 64 KB
+ * + the block); otherwise one more ranged GET of the job's entry block (≤ 64 + ~12 + the block's KB).
  */
 export const INDEX_FIRST_READ_BYTES = 64 * 1024;
 

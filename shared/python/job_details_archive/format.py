@@ -661,3 +661,94 @@ def document_listings(details, doc):
                 if (item.get("doc_id") if kind == "conflict" else item) == doc:
                     out.append({"kind": kind, "reason": reason})
     return out
+
+
+# --- block directory (a settled part's `dir` and `last`) --------------------------------------------
+
+_CANONICAL = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+
+
+def probes_of(header, job_id, key):
+    """The blocks that can hold `job_id`, from the header alone, when every part has a block directory:
+    [{ordinal, part, block, range, from, below, last}] (one per part whose id range covers the job),
+    or None when a part has none (read the job's entry block). A directory that is not ascending ids,
+    one per block, is the index's damage."""
+    parts = header.get("parts")
+    if not isinstance(parts, list):
+        raise CorruptObjectError(key, "index needs parts")
+    probes = []
+    for ordinal, p in enumerate(parts):
+        if not isinstance(p, dict) or "dir" not in p or p.get("shared") is True:
+            return None
+        name = p.get("name")
+
+        def bad(what, name=name):
+            raise CorruptObjectError(key, f"block directory of part {name}: {what}")
+
+        size, filters = p.get("size"), p.get("filters_bytes") or 0
+        lengths = p.get("block_bytes", [size - filters] if _count(size) and _count(filters) else None)
+        if not isinstance(lengths, list) or not all(_count(n) and n > 0 for n in lengths):
+            bad("the part needs block_bytes")
+        ids, last = p["dir"], p.get("last")
+        if not isinstance(ids, list) or len(ids) != len(lengths) or not isinstance(last, str):
+            bad("needs one id per block and the last id")
+        top = None
+        for d in ids:
+            # None: a block holding no job record. Code-point order: job ids are ASCII, so str
+            # comparison is the writer's order.
+            if d is None:
+                continue
+            if not isinstance(d, str) or (top is not None and not d > top):
+                bad("ids must ascend")
+            top = d
+        if top is None or not last >= top:
+            bad("the last id sorts below the last block")
+        first = next(d for d in ids if d is not None)
+        pds = p.get("dir_pd", [])
+        if not isinstance(pds, list) or not all(
+                isinstance(x, list) and len(x) == 2 and all(_count(n) and n < len(lengths) for n in x) for x in pds):
+            bad("dir_pd must be [block, platform data block] pairs of its blocks")
+        if job_id < first or job_id > last:
+            continue
+        block = max(i for i, d in enumerate(ids) if d is not None and d <= job_id)
+        below = next((d for d in ids[block + 1:] if d is not None), None)
+        pd_block = next((x[1] for x in pds if x[0] == block), None)
+        probes.append({"ordinal": ordinal, "part": name, "block": block,
+                       "range": (sum(lengths[:block]), lengths[block]), "from": ids[block],
+                       "pd_block": pd_block,
+                       "pd_range": None if pd_block is None else (sum(lengths[:pd_block]), lengths[pd_block]),
+                       "below": below, "last": last})
+    return probes
+
+
+def probed_entry(probe, inflated, job_id, key):
+    """The job's stored entry in a settled part from its probed block (inflated): the record's
+    completion, the rest the part's. None when the block does not hold the job (not archived in this
+    part); False when the record's completion is not in canonical form (read the entry block instead).
+    A job record outside the block's id range is the directory's damage."""
+    found = None
+    for line in inflated.split(b"\n"):
+        if not line:
+            continue
+        record = loads_exact(line, f"{key} block {probe['block']}")
+        if not isinstance(record, dict) or record.get("type") != "job":
+            continue
+        rid = record.get("job_id")
+        if not isinstance(rid, str) or rid < probe["from"] or rid > probe["last"] or \
+                (probe["below"] is not None and rid >= probe["below"]):
+            raise CorruptObjectError(
+                key, f"block directory of part {probe['part']}: block {probe['block']} holds job {rid}, outside its range")
+        if rid != job_id:
+            continue
+        job, row = record.get("job"), record.get("row")
+        completed = job.get("completed_at") if isinstance(job, dict) else None
+        if completed is None and isinstance(row, dict):
+            completed = row.get("completed_at")
+        if not isinstance(completed, str) or not _CANONICAL.match(completed):
+            return False
+        found = {**({"part": probe["ordinal"]} if probe["ordinal"] else {}),
+                 **({"block": probe["block"]} if probe["block"] else {}),
+                 **({"pd_block": None} if not record.get("platform_data_ref")
+                    else {} if probe["pd_block"] is None else {"pd_block": probe["pd_block"]}),
+                 "completed": completed}
+    return found

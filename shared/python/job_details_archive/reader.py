@@ -49,6 +49,8 @@ class _Ledger:
         self.bytes = 0
         self.parts = set()
         self.warnings = []
+        # Part blocks an index read already fetched (a settled part's probed block).
+        self.blocks = {}
 
     def provenance(self, source):
         return {"source": source, "parts": sorted(self.parts), "requests": self.requests,
@@ -96,6 +98,10 @@ class ArchiveReader:
 
     def _read_range(self, ledger, key, offset, length):
         at = f"{key} bytes {offset}-{offset + length - 1}"
+        probed = ledger.blocks.get((key, offset, length))
+        if probed is not None:
+            ledger.parts.add(key)
+            return probed
         try:
             got = self._get(ledger, key, f"bytes={offset}-{offset + length - 1}")
         except ClientError as err:
@@ -178,7 +184,15 @@ class ArchiveReader:
                 header, blocks = fmt.parse_index_header(first[:head], key)
                 block = fmt.block_of(blocks, job_id) if blocks else None
                 members = []
-                if block is not None:
+                # The job's entry block lies past the first read: a settled part's block directory
+                # names the record block to read instead (3 requests at any month size).
+                probed = None
+                if block is not None and head + block["offset"] + block["length"] > len(first):
+                    probes = fmt.probes_of(header, job_id, key)
+                    probed = None if probes is None else self._probe(ledger, header, probes, job_id, key)
+                if probed is not None:
+                    members = [{"jobs": {job_id: probed}}] if probed else []
+                elif block is not None:
                     start, end = head + block["offset"], head + block["offset"] + block["length"]
                     data = first[start:end] if end <= len(first) else \
                         self._get(ledger, key, f"bytes={start}-{end - 1}")[0]
@@ -187,6 +201,42 @@ class ArchiveReader:
         if index["shop_id"] != shop_id or index["month"] != month:
             raise CorruptObjectError(key, f"index names shop {index['shop_id']} month {index['month']}")
         return key, index["jobs"].get(job_id, []), index
+
+    def _probe(self, ledger, header, probes, job_id, key):
+        """The job's stored entries from its settled parts' probed blocks (kept for the record read),
+        or None when a block cannot be read as is (restore, missing, damaged part) or a record's
+        completion is not canonical: then the entry block is read."""
+        # The header checked first (its parts' names and keys): a probe reads only this shop's parts.
+        parts = fmt.index_from_members(header, [], key)["parts"]
+        found = []
+        for p in probes:
+            pkey = parts[p["ordinal"]]["key"]
+            offset, length = p["range"]
+            # A job's platform data in the block just before (a job line longer than a block): one GET.
+            pd = p["pd_range"]
+            start = pd[0] if pd is not None and pd[0] + pd[1] == offset else offset
+            try:
+                got = self._get(ledger, pkey, f"bytes={start}-{offset + length - 1}")
+            except ClientError as err:
+                if _code(err) == "InvalidObjectState" or _status(err) == 416:
+                    return None
+                raise
+            if got is None or len(got[0]) != offset + length - start:
+                return None
+            block = got[0][offset - start:]
+            if start != offset:
+                ledger.blocks[(pkey, start, offset - start)] = got[0][:offset - start]
+            try:
+                inflated = fmt.read_block(block, f"{pkey} bytes {offset}-{offset + length - 1}")
+            except CorruptObjectError:
+                return None
+            entry = fmt.probed_entry(p, inflated, job_id, key)
+            if entry is False:
+                return None
+            if entry is not None:
+                ledger.blocks[(pkey, offset, length)] = block
+                found.append(entry)
+        return found
 
     def _shared_view(self, ledger, shop_id, job_id, month):
         key = fmt.shared_index_key(month)

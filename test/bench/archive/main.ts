@@ -90,6 +90,8 @@ interface Options {
   readonly out?: string;
   /** `--scale N`: steady-year's large shops complete N times the mode's jobs a day. */
   readonly scale: number;
+  /** `--scenario NAME`: only that scenario (`month-N`, `seeded-N`, `fleet-N`), at the full run's lookup sample. */
+  readonly scenario?: string;
 }
 
 const parseOptions = (argv: readonly string[]): Options => {
@@ -101,6 +103,7 @@ const parseOptions = (argv: readonly string[]): Options => {
   let fleetOnly = false;
   let out: string | undefined;
   let scale = 1;
+  let scenario: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') mode = 'quick';
@@ -112,9 +115,10 @@ const parseOptions = (argv: readonly string[]): Options => {
     else if (a === '--fleet-only') fleetOnly = true;
     else if (a === '--out') out = argv[++i] ?? '';
     else if (a === '--scale') scale = Number(argv[++i]);
+    else if (a === '--scenario') scenario = argv[++i] ?? '';
     else
       throw new Error(
-        `bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N, --memory-only MB, --keep DIR, --steady-year, --fleet-only, --out DIR, --scale N)`,
+        `bench:archive: unknown argument ${a} (expected --quick, --smoke, --seed N, --memory-only MB, --keep DIR, --steady-year, --fleet-only, --out DIR, --scale N, --scenario month-N|seeded-N|fleet-N)`,
       );
   }
   if (!Number.isSafeInteger(seed) || seed < 0) throw new Error('bench:archive: --seed takes a whole number');
@@ -122,6 +126,8 @@ const parseOptions = (argv: readonly string[]): Options => {
     throw new Error('bench:archive: --memory-only takes a size in MB');
   if (keep === '') throw new Error('bench:archive: --keep takes a directory');
   if (out === '') throw new Error('bench:archive: --out takes a directory');
+  if (scenario !== undefined && !/^(month|seeded|fleet)-[1-9]\d*$/.test(scenario))
+    throw new Error('bench:archive: --scenario takes month-N, seeded-N or fleet-N');
   if (!Number.isSafeInteger(scale) || scale < 1)
     throw new Error(
       "bench:archive: --scale takes a whole number of at least 1 (the large shops' jobs a day × N)",
@@ -135,6 +141,7 @@ const parseOptions = (argv: readonly string[]): Options => {
     ...(out !== undefined ? { out: resolve(out) } : {}),
     ...(memoryOnly !== undefined ? { memoryOnly } : {}),
     ...(keep !== undefined ? { keep: resolve(keep) } : {}),
+    ...(scenario !== undefined ? { scenario } : {}),
   };
 };
 
@@ -786,6 +793,22 @@ const main = async () => {
       return;
     }
 
+    if (opts.scenario !== undefined) {
+      const [kind, size] = opts.scenario.split('-') as [string, string];
+      const n = Number(size);
+      const jobs =
+        kind === 'month'
+          ? shopMonth(opts.seed + n, 'big.myshopify.com', MONTH, n)
+          : kind === 'seeded'
+            ? seededMonth(opts.seed, MONTH, n)
+            : smallFleet(opts.seed, n, MONTH);
+      const s = await runScenario(c, opts.scenario, jobs, SIZES.full.lookupSample);
+      out(
+        `  ${s.name}: ${s.jobs} jobs, ${s.hotObjects} hot objects, hot ${f1(s.hotBytes / 1024)} KB, archive ${f1(s.archiveBytes / 1024)} KB (index ${f1(s.indexBytes / 1024)} KB): at rest ${f2(s.archiveBytes / s.hotBytes)}, gz floor ${f2(s.blockFloorRatio)}; ${f2(s.s3Requests / s.hotObjects)} S3 req per hot object; lookup month known ${f1(s.lookupRequests)} req ${f1(s.lookupBytes / 1024)} KB, unknown ${f1(s.lookupRequestsMonthUnknown)} req`,
+      );
+      out(JSON.stringify({ mode: opts.mode, seed: opts.seed, scenarios: [s] }));
+      return;
+    }
     if (opts.fleetOnly) {
       const s = await runScenario(
         c,
