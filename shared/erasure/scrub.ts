@@ -136,17 +136,21 @@ export const scrubPlannedJobs = (
   const emptied = (length: number) => emptyMemberOf(length) ?? Buffer.alloc(length, 0x20);
   for (const { start, end, body } of members) {
     const member = bytes.subarray(start, end);
-    if (overlaps(start, end)) out.push(body.length === 0 ? member : emptied(end - start));
-    else if (!m.names(body.toString('utf8'))) out.push(member);
-    else {
-      const text = body.toString('utf8');
+    if (overlaps(start, end)) {
+      out.push(body.length === 0 ? member : emptied(end - start));
+      continue;
+    }
+    const text = body.toString('utf8');
+    // The first rewrite that recompresses to the member's length: masked, cut, whole strings blanked.
+    const ofLength = (rewrite: () => string) => memberOfLength(Buffer.from(rewrite(), 'utf8'), end - start);
+    if (!m.names(text)) out.push(member);
+    else
       out.push(
-        memberOfLength(Buffer.from(m.mask(text), 'utf8'), end - start) ??
-          memberOfLength(Buffer.from(m.cut(text), 'utf8'), end - start) ??
-          memberOfLength(Buffer.from(blankLines(text, m), 'utf8'), end - start) ??
+        ofLength(() => m.mask(text)) ??
+          ofLength(() => m.cut(text)) ??
+          ofLength(() => blankLines(text, m)) ??
           emptied(end - start),
       );
-    }
   }
   if (rest < bytes.length) out.push(emptied(bytes.length - rest));
   return Buffer.concat(out);
