@@ -50,47 +50,97 @@ export const bloomMayContain = (bits: Uint8Array, doc: string, k = HASHES): bool
 };
 
 const SUFFIX = /^(.*?)([1-9][0-9]{0,14})$/;
+/** What `.` in SUFFIX does not match: a prefix holding one makes the id an `other`. */
+const LINE_TERMINATOR = /[\n\r\u2028\u2029]/;
 
-const pushVarint = (out: number[], v: number): void => {
-  let x = v;
-  while (x >= 128) {
-    out.push((x % 128) | 128);
-    x = Math.floor(x / 128);
+/**
+ * SUFFIX's split without the regular expression (the fence is built for every block listing a
+ * document, several times per part: builder, shared reblock, verify): the suffix is the longest tail
+ * of at most 15 digits that starts with 1–9; null when there is none or the prefix holds a line
+ * terminator (where SUFFIX does not match either).
+ */
+const splitSuffix = (d: string): { prefix: string; n: number } | null => {
+  const len = d.length;
+  let from = len;
+  while (from > 0 && len - from < 15) {
+    const c = d.charCodeAt(from - 1);
+    if (c < 0x30 || c > 0x39) break;
+    from--;
   }
-  out.push(x);
+  while (from < len && d.charCodeAt(from) === 0x30) from++;
+  if (from === len) return null;
+  const prefix = d.slice(0, from);
+  if (LINE_TERMINATOR.test(prefix)) return null;
+  return { prefix, n: Number(d.slice(from)) };
 };
 
-const pushString = (out: number[], v: string): void => {
-  const b = Buffer.from(v, 'utf8');
-  pushVarint(out, b.length);
-  for (const byte of b) out.push(byte);
-};
+/** A growing byte buffer for the fence's layout. */
+class Bytes {
+  private buf = Buffer.allocUnsafe(1024);
+  length = 0;
+  private room(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + n));
+    this.buf.copy(next, 0, 0, this.length);
+    this.buf = next;
+  }
+  byte(b: number): void {
+    this.room(1);
+    this.buf[this.length++] = b;
+  }
+  varint(v: number): void {
+    this.room(8);
+    let x = v;
+    while (x >= 128) {
+      this.buf[this.length++] = (x % 128) | 128;
+      x = Math.floor(x / 128);
+    }
+    this.buf[this.length++] = x;
+  }
+  string(v: string): void {
+    const n = Buffer.byteLength(v, 'utf8');
+    this.varint(n);
+    this.room(n);
+    this.length += this.buf.write(v, this.length, 'utf8');
+  }
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
+}
+
+const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The exact set, raw-deflated (see the header comment). */
 export const fenceFilter = (docs: ReadonlySet<string>): Uint8Array => {
   const byPrefix = new Map<string, number[]>();
   const other: string[] = [];
   for (const d of docs) {
-    const m = SUFFIX.exec(d);
-    if (m?.[1] !== undefined && m[2]) {
-      const list = byPrefix.get(m[1]) ?? [];
-      list.push(Number(m[2]));
-      byPrefix.set(m[1], list);
-    } else other.push(d);
+    const split = splitSuffix(d);
+    if (split === null) {
+      other.push(d);
+      continue;
+    }
+    const list = byPrefix.get(split.prefix);
+    if (list) list.push(split.n);
+    else byPrefix.set(split.prefix, [split.n]);
   }
-  const out: number[] = [];
-  for (const [prefix, nums] of [...byPrefix].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    nums.sort((a, b) => a - b);
-    out.push(0);
-    pushString(out, prefix);
-    pushVarint(out, nums.length);
-    for (const [i, n] of nums.entries()) pushVarint(out, i === 0 ? n : n - (nums[i - 1] ?? 0));
+  const out = new Bytes();
+  for (const prefix of [...byPrefix.keys()].sort(byCodeUnits)) {
+    const nums = (byPrefix.get(prefix) as number[]).sort((a, b) => a - b);
+    out.byte(0);
+    out.string(prefix);
+    out.varint(nums.length);
+    let last = 0;
+    for (const n of nums) {
+      out.varint(n - last);
+      last = n;
+    }
   }
   for (const d of other.sort()) {
-    out.push(1);
-    pushString(out, d);
+    out.byte(1);
+    out.string(d);
   }
-  return deflateRawSync(Buffer.from(out), { level: 9 });
+  return deflateRawSync(out.bytes(), { level: 9 });
 };
 
 export const fenceContains = (bytes: Uint8Array, doc: string): boolean => {

@@ -60,6 +60,8 @@ export class PartBuilder {
       createdAt: string;
       /** Job lines carry `shop_id` (a shared part's segment: docs/archive-format.md, "Shared parts"). */
       shopOnLines?: boolean;
+      /** The blocks' gzip level (codec.ts); @default GZIP_LEVEL. A segment, never stored, takes SEGMENT_LEVEL. */
+      level?: number;
     },
     private readonly sink: (member: Buffer) => Promise<void>,
   ) {}
@@ -81,7 +83,7 @@ export class PartBuilder {
 
   private async closeBlock(): Promise<void> {
     if (this.open.length === 0) return;
-    const member = Buffer.from(encodeBlock(Buffer.concat(this.open)));
+    const member = Buffer.from(encodeBlock(Buffer.concat(this.open), this.meta.level));
     this.open = [];
     this.openBytes = 0;
     this.blockPlatformData = new Map();

@@ -11,6 +11,7 @@ import {
   PartBuilder,
   partKey,
   pendingKey,
+  SEGMENT_LEVEL,
   sharedPendingKey,
 } from '../../format';
 import { CAPS } from '../caps';
@@ -299,6 +300,8 @@ const openSegment = async (event: GroupItem, target: SegmentTarget, now: Date): 
       runId: event.run.runId,
       createdAt: now.toISOString(),
       shopOnLines: true,
+      // Inflated again when the batch cuts the shared part's blocks, never stored: deflated for speed.
+      level: SEGMENT_LEVEL,
     },
     async (member) => {
       segment.push(member);
