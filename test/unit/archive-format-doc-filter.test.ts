@@ -77,7 +77,7 @@ describe('block filters', () => {
         out.push(0);
         str(p);
         varint(nums.length);
-        nums.forEach((n, i) => varint(i === 0 ? n : n - (nums[i - 1] ?? 0)));
+        for (const [i, n] of nums.entries()) varint(i === 0 ? n : n - (nums[i - 1] ?? 0));
       }
       for (const d of other.sort()) {
         out.push(1);
