@@ -62,6 +62,11 @@ export class PartBuilder {
       shopOnLines?: boolean;
       /** The blocks' gzip level (codec.ts); @default GZIP_LEVEL. A segment, never stored, takes SEGMENT_LEVEL. */
       level?: number;
+      /**
+       * Whether the blocks' document filters are built (and written as the last member); @default true.
+       * A segment's are not: the batch rebuilds them for the shared part's own blocks (shared-blocks.ts).
+       */
+      filters?: boolean;
     },
     private readonly sink: (member: Buffer) => Promise<void>,
   ) {}
@@ -88,7 +93,8 @@ export class PartBuilder {
     this.openBytes = 0;
     this.blockPlatformData = new Map();
     const range = { offset: this.offset, length: member.length };
-    this.filters.push(...partDocFilters([{ ...range, docs: this.openDocs }]).blocks);
+    if (this.meta.filters !== false)
+      this.filters.push(...partDocFilters([{ ...range, docs: this.openDocs }]).blocks);
     this.openDocs = new Set();
     this.blocks.push(range);
     this.offset += member.length;
@@ -228,7 +234,8 @@ export class PartBuilder {
           { ...e, ...this.located({ block, line }) },
         ]),
       ),
-      doc_filters: this.docFilters(),
+      // None built (a segment): none staged, so verify checks none against the segment's own blocks.
+      ...(this.meta.filters !== false ? { doc_filters: this.docFilters() } : {}),
       ...(filters ? { filters } : {}),
     };
   }
