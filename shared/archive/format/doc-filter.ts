@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { CorruptObjectError } from '../../errors';
 import { deflateBlock, inflateBlocks } from './codec';
+import { NUMBERED, splitNumbered } from './doc-lists';
 
 /**
  * Per-block document filters of a part, over the document ids its job records list (failed,
@@ -49,31 +50,6 @@ export const bloomMayContain = (bits: Uint8Array, doc: string, k = HASHES): bool
   return positions(doc, bits.length * 8, k).every((p) => ((bits[p >> 3] ?? 0) & (1 << (p & 7))) !== 0);
 };
 
-const SUFFIX = /^(.*?)([1-9][0-9]{0,14})$/;
-/** What `.` in SUFFIX does not match: a prefix holding one makes the id an `other`. */
-const LINE_TERMINATOR = /[\n\r\u2028\u2029]/;
-
-/**
- * SUFFIX's split without the regular expression (the fence is built for every block listing a
- * document, several times per part: builder, shared reblock, verify): the suffix is the longest tail
- * of at most 15 digits that starts with 1–9; null when there is none or the prefix holds a line
- * terminator (where SUFFIX does not match either).
- */
-const splitSuffix = (d: string): { prefix: string; n: number } | null => {
-  const len = d.length;
-  let from = len;
-  while (from > 0 && len - from < 15) {
-    const c = d.charCodeAt(from - 1);
-    if (c < 0x30 || c > 0x39) break;
-    from--;
-  }
-  while (from < len && d.charCodeAt(from) === 0x30) from++;
-  if (from === len) return null;
-  const prefix = d.slice(0, from);
-  if (LINE_TERMINATOR.test(prefix)) return null;
-  return { prefix, n: Number(d.slice(from)) };
-};
-
 /** A growing byte buffer for the fence's layout. */
 class Bytes {
   private buf = Buffer.allocUnsafe(1024);
@@ -115,7 +91,7 @@ export const fenceFilter = (docs: ReadonlySet<string>): Uint8Array => {
   const byPrefix = new Map<string, number[]>();
   const other: string[] = [];
   for (const d of docs) {
-    const split = splitSuffix(d);
+    const split = splitNumbered(d);
     if (split === null) {
       other.push(d);
       continue;
@@ -163,7 +139,7 @@ export const fenceContains = (bytes: Uint8Array, doc: string): boolean => {
     at += n;
     return s;
   };
-  const m = SUFFIX.exec(doc);
+  const m = NUMBERED.exec(doc);
   const want = m?.[2] ? Number(m[2]) : -1;
   while (at < b.length) {
     const tag = b[at++];
