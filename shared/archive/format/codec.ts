@@ -5,7 +5,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
  * chosen by measurement (`npm run bench:archive`, "Codec"): on the same 64 KB blocks it keeps ~8%
  * fewer bytes than fflate at level 9 (at any `mem` setting) and deflates and inflates faster. Level 8,
  * not 9: on the bench's parts (seeded-1500, month-100, fleet-300) level 9 keeps 0.00–0.16 % fewer
- * bytes and takes 1.3–1.4× as long (level 7: 0.3–1.4 % more bytes; level 6: 1.2–2.6 %), and the
+ * bytes and takes up to 1.4× as long (level 7: 0.3–1.4 % more bytes; level 6: 1.2–2.6 %), and the
  * deflate of the blocks is the archive step's largest single CPU item after the SDK. Node's gzip
  * header has mtime 0 and no name, so equal input gives equal bytes.
  */
