@@ -1,5 +1,4 @@
-import { compactDetails, expandDetails } from '../../shared/archive/format';
-import { NUMBERED, splitNumbered } from '../../shared/archive/format/doc-lists';
+import { compactDetails, expandDetails, NUMBERED, splitNumbered } from '../../shared/archive/format';
 import { CorruptObjectError } from '../../shared/errors';
 import { details } from '../support/archive-fixture';
 

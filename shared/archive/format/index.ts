@@ -48,7 +48,7 @@ export {
   sharedFiltersMember,
   storedDocFilters,
 } from './doc-filter';
-export { compactDetails, expandDetails } from './doc-lists';
+export { compactDetails, expandDetails, NUMBERED, splitNumbered } from './doc-lists';
 export {
   type DetailKind,
   DOCUMENT_COLUMNS,
