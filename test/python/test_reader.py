@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(ROOT, "shared", "python"))
 from job_details_archive import (  # noqa: E402
     ArchiveReader,
     CorruptObjectError,
+    InvalidInputError,
     MissingIndexError,
     NeedsRestoreError,
     UnsupportedFormatError,
@@ -164,6 +165,49 @@ class Months(unittest.TestCase):
         with self.assertRaises(CorruptObjectError) as ctx:
             index_from_members(header, [], "job-details-index/s/2026-13/index.json", expect_format=False)
         self.assertIn('"2026-13"', str(ctx.exception))
+
+
+class Inputs(unittest.TestCase):
+    """Bad arguments are an InvalidInputError naming the argument, before any request (as the
+    TypeScript reader's InvalidInputError/InvalidIdError): never a ValueError after the hot listing."""
+
+    def test_a_bad_completed_at_is_refused_before_any_request(self):
+        from datetime import datetime
+        s3, expected = SnapshotS3.from_vectors()
+        want = expected["lookups"][0]
+        reader = ArchiveReader("vectors", s3=s3)
+        for bad in ("2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-03-14T09:12:00",
+                    "2026-03-14", "yesterday", 1773479520, datetime(2026, 3, 14, 9, 12)):
+            with self.subTest(bad=bad):
+                with self.assertRaises(InvalidInputError) as ctx:
+                    reader.lookup(want["shop_id"], want["job_id"], completed_at=bad)
+                self.assertEqual(ctx.exception.field, "completed_at")
+                self.assertIsInstance(ctx.exception, ValueError)
+                self.assertEqual(s3.calls, 0)
+
+    def test_bad_ids_are_refused_before_any_request(self):
+        s3, expected = SnapshotS3.from_vectors()
+        want = expected["lookups"][0]
+        reader = ArchiveReader("vectors", s3=s3)
+        for shop, job in (("../x", want["job_id"]), (want["shop_id"], "a/b"), (want["shop_id"], None)):
+            with self.assertRaises(InvalidInputError):
+                reader.lookup(shop, job)
+        with self.assertRaises(InvalidInputError):
+            reader.search(want["shop_id"], "")
+        self.assertEqual(s3.calls, 0)
+
+    def test_the_timestamp_forms_the_typescript_reader_takes_name_their_utc_month(self):
+        from datetime import datetime, timedelta, timezone
+        from job_details_archive.format import month_of
+        for text, month in (("2026-03-14T09:12:00+00:00", "2026-03"), ("2026-03-31T23:30:00-01:00", "2026-04"),
+                            ("2026-04-01 00:30+0100", "2026-03"), ("2026-03-14T09:12:00.123456789Z", "2026-03"),
+                            ("2026-03-14T09:12z", "2026-03"),
+                            (datetime(2026, 1, 31, 23, tzinfo=timezone(timedelta(hours=-2))), "2026-02")):
+            self.assertEqual(month_of(text), month, text)
+        for bad in ("0001-01-01T00:00:00+01:00", "9999-12-31T23:00:00-02:00", "2026-03-14T24:00:00Z",
+                    "2026-03-14T09:12:00+24:00", "\u0662\u0660\u0662\u0666-03-14T09:12:00Z"):
+            with self.assertRaises(InvalidInputError, msg=bad):
+                month_of(bad)
 
 
 class Search(unittest.TestCase):

@@ -13,6 +13,7 @@ from . import format as fmt
 from .errors import (
     ArchiveError,
     CorruptObjectError,
+    InvalidInputError,
     MissingIndexError,
     NeedsRestoreError,
     PartMissingError,
@@ -62,7 +63,7 @@ class ArchiveReader:
 
     def __init__(self, bucket, s3=None, search_months=SEARCH_MONTHS, restore_days=None, restore_tier="Bulk"):
         if not isinstance(bucket, str) or not bucket.strip():
-            raise ValueError("bucket must be a non-empty bucket name")
+            raise InvalidInputError("bucket", "must be a non-empty bucket name")
         self.bucket = bucket
         self.s3 = s3 or s3_client()
         self.search_months = search_months
@@ -248,9 +249,9 @@ class ArchiveReader:
             return key, [], None
         return key, view["jobs"].get(job_id, []), view
 
-    def _months(self, ledger, shop_id, completed_at):
-        if completed_at is not None:
-            return [fmt.month_of(completed_at)]
+    def _months(self, ledger, shop_id, known):
+        if known is not None:
+            return [known]
         months = set()
         own = re.compile(r"^job-details-index/" + re.escape(shop_id) + r"/(\d{4}-\d{2})/index\.json$")
         shared = re.compile(r"^job-details-index/_shared/(\d{4}-\d{2})/shared\.json$")
@@ -292,14 +293,17 @@ class ArchiveReader:
         while hot). Numbers are exact (ints of any size; other numbers keep their JSON text).
         Raises NeedsRestoreError, MissingIndexError, PartMissingError, CorruptObjectError,
         UnsupportedFormatError: a damaged or missing index is never read as "no archival".
+        InvalidInputError (before any request) for an id or a `completed_at` the TypeScript reader
+        refuses too: an ISO-8601 string (or aware datetime) with a UTC offset.
         """
         fmt.check_shop(shop_id)
         fmt.check_job(job_id)
+        known = None if completed_at is None else fmt.month_of(completed_at)  # before any request
         ledger = _Ledger()
         flushes, hot_pd, hot_keys = self._hot(ledger, shop_id, job_id)
         entries = []
         try:
-            for month in self._months(ledger, shop_id, completed_at):
+            for month in self._months(ledger, shop_id, known):
                 index_key, found, index = self._month_view(ledger, shop_id, job_id, month)
                 if index is None:
                     try:
@@ -371,7 +375,7 @@ class ArchiveReader:
         a filter matches. Hot (running or not yet archived) jobs are not searched here."""
         fmt.check_shop(shop_id)
         if not isinstance(doc_id, str) or not doc_id:
-            raise ValueError("doc_id must be a non-empty string")
+            raise InvalidInputError("doc_id", "must be a non-empty string")
         ledger = _Ledger()
         found = {}
         for month in self._months(ledger, shop_id, None):
