@@ -1,4 +1,4 @@
-import { Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Aws, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   BlockPublicAccess,
@@ -164,27 +164,42 @@ export const createDetailsBucket = (
   // ('@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy', read where the target is defined, which the
   // construct cannot pin): without it, an ACL and ObjectWriter ownership forced onto the user's
   // bucket, or a synth error if it enforces bucket-owner ownership. A bucket-policy statement always.
-  (bucket.node.defaultChild as CfnBucket).loggingConfiguration = {
+  const cfn = bucket.node.defaultChild as CfnBucket;
+  cfn.loggingConfiguration = {
     destinationBucketName: logs.bucket.bucketName,
     logFilePrefix: logs.prefix,
   };
+  // The statement names the details bucket (aws:SourceArn), so no other bucket of the account can
+  // log under the prefix. From another stack its ARN attribute would be a reference back to this
+  // stack, and the two stacks would depend on each other (CDK leaves the condition out there): the
+  // details bucket then gets a name both stacks compute alone (account, region, construct path).
+  const otherStack = Stack.of(logs.bucket) !== Stack.of(bucket);
+  const name = otherStack ? crossStackBucketName(bucket) : undefined;
   const { statementAdded } = logs.bucket.addToResourcePolicy(
     new PolicyStatement({
       principals: [new ServicePrincipal('logging.s3.amazonaws.com')],
       actions: ['s3:PutObject'],
       resources: [logs.bucket.arnForObjects(`${logs.prefix}*`)],
       conditions: {
-        // The details bucket's ARN only when both are in one stack: from another stack it would be
-        // a reference back to this one, and the two stacks would depend on each other (as CDK does).
-        ...(Stack.of(logs.bucket) === Stack.of(bucket)
-          ? { ArnLike: { 'aws:SourceArn': bucket.bucketArn } }
-          : {}),
+        ArnLike: {
+          'aws:SourceArn': name === undefined ? bucket.bucketArn : `arn:${Aws.PARTITION}:s3:::${name}`,
+        },
         StringEquals: { 'aws:SourceAccount': Stack.of(bucket).account },
       },
     }),
   );
+  if (name !== undefined && statementAdded) cfn.bucketName = name;
   return { bucket, logPolicyAdded: statementAdded };
 };
+
+/**
+ * The details bucket's name when its access-log bucket is a bucket of another stack:
+ * `jda-{account}-{region}-{16 hex of the construct path}` (at most 48 characters), from pseudo
+ * parameters each stack resolves alone (S3 requires the log bucket in the same account and region),
+ * so the log bucket's policy can name the details bucket without a cross-stack reference.
+ */
+const crossStackBucketName = (bucket: Bucket): string =>
+  `jda-${Aws.ACCOUNT_ID}-${Aws.REGION}-${bucket.node.addr.slice(2, 18)}`;
 
 /**
  * aws-cdk-lib renders `objectSizeGreaterThan` as a number where CloudFormation's schema says string;

@@ -241,6 +241,12 @@ const resolveAccessLogs = (props: JobDetailsArchiveProps): AccessLogTarget | nul
       'serverAccessLogsPrefix',
       `expected a key prefix of at most 1024 characters not starting with '/', got ${JSON.stringify(prefix)}`,
     );
+  // The log-delivery grant covers `{prefix}*`: without the '/', 'logs' would also cover 'logs-other/'.
+  if (!Token.isUnresolved(prefix) && prefix !== '' && !prefix.endsWith('/'))
+    fail(
+      'serverAccessLogsPrefix',
+      `expected a key prefix ending in '/' (or '' for the whole bucket), got ${JSON.stringify(prefix)}: the log-delivery grant covers the prefix followed by anything, so ${JSON.stringify(prefix)} would also cover ${JSON.stringify(`${prefix}-other/`)}`,
+    );
   const target = props.serverAccessLogsBucket;
   if (target !== undefined) {
     if (props.accessLogsRetention !== undefined)
