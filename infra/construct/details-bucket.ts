@@ -11,7 +11,7 @@ import {
   StorageClass,
 } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { INDEX_RETENTION_EXTRA_DAYS, retentionDays } from '../../shared/settings';
+import { INDEX_RETENTION_EXTRA_DAYS, RUNS_EXPIRE_DAYS, retentionDays } from '../../shared/settings';
 import { acknowledge } from './nag';
 import type { ArchiveStorageClass } from './props';
 
@@ -25,20 +25,6 @@ export const PREFIX = {
   erasure: 'job-details-erasure/',
 } as const;
 export type KeyPrefix = keyof typeof PREFIX;
-
-/**
- * Run scratch (`job-details-runs/`: planned jobs, batches, the Map's results, page results,
- * findings, reports) lives 3 days. Only its own run reads it as input — Map children and their
- * retries, Tally, Report — and a run ends within `executionTimeout` (at most RUNS_EXPIRE_DAYS - 1
- * days, props-validation.ts). No later run reads it: the watermark and its retry entries carry what
- * the next run needs. What stays for people: a failed run's `report.json` and findings, which S3
- * keeps 3 to 4 days (expiry is rounded up to the next midnight UTC), so a report of a Friday run is
- * there through Monday; its capped lists are also in the execution's output (Step Functions keeps it
- * 90 days), and a failure that persists is reported again by every later run. Erasure gains: a run
- * that died before its Report keeps a forgotten shop in its scratch 3 days, not 7. It costs little
- * beside the parts (docs/cost.md; 7 days held twice the scratch in Standard, 30 days a month's).
- */
-export const RUNS_EXPIRE_DAYS = 3;
 
 /**
  * Where the details bucket this construct creates sends its server access logs: a log bucket of its
