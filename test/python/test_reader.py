@@ -264,6 +264,25 @@ class Errors(unittest.TestCase):
         got = self.lookup()
         self.assertEqual((got["archivals"], got["details_source"]), ([], "none"))
 
+    def test_a_lost_shared_index_is_an_error_not_none(self):
+        # A packed shop-month's only record is the month's shared index: lost, its parts remain.
+        s3, expected = SnapshotS3.from_vectors()
+        packed = next(w for w in expected["lookups"] if w["case"].startswith("shared part, conflict"))
+        key = f"job-details-index/_shared/{packed['archivals'][0]['month']}/shared.json"
+        del s3.objects[key]
+        reader = ArchiveReader("vectors", s3=s3)
+        for kw in ({}, {"completed_at": packed["archivals"][0]["completed_at"]}):
+            with self.subTest(**kw):
+                with self.assertRaises(CorruptObjectError) as ctx:
+                    reader.lookup(packed["shop_id"], packed["job_id"], **kw)
+                self.assertEqual(ctx.exception.key, key)
+                self.assertIn("1 committed shared part(s)", str(ctx.exception))
+        # A shared part whose first archival is still in flight is no lost index.
+        for k in [k for k in s3.objects if k.startswith("job-details-cold/_shared/")]:
+            s3.objects[f"{key[:-len('shared.json')]}pending/{k.rsplit('/', 1)[1]}.json"] = (b"{}", {})
+        got = reader.lookup(packed["shop_id"], packed["job_id"])
+        self.assertEqual((got["archivals"], got["details_source"]), ([], "none"))
+
     def test_a_damaged_index_is_an_error_not_none(self):
         data, meta = self.s3.objects[self.index_key]
         self.s3.objects[self.index_key] = (data[: len(data) // 2], meta)

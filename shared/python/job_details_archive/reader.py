@@ -52,6 +52,8 @@ class _Ledger:
         self.warnings = []
         # Part blocks an index read already fetched (a settled part's probed block).
         self.blocks = {}
+        # Months read with neither the shop's own index nor the month's shared index.
+        self.no_shared = set()
 
     def provenance(self, source):
         return {"source": source, "parts": sorted(self.parts), "requests": self.requests,
@@ -243,6 +245,7 @@ class ArchiveReader:
         key = fmt.shared_index_key(month)
         got = self._get(ledger, key)
         if got is None:
+            ledger.no_shared.add(month)
             return key, [], None
         view = fmt.parse_shared_index(got[0], key, shop_id)
         if view is None:
@@ -282,6 +285,45 @@ class ArchiveReader:
         if parts:
             raise MissingIndexError(fmt.month_index_key(shop_id, month), len(parts))
 
+    def _lost_shared(self, ledger, months):
+        """Months whose shared index is lost while committed shared parts remain (the TypeScript
+        reader's lostSharedIndexes): a packed shop's only record of its archivals there. `months`:
+        those read with neither index (a List of each one's shared parts, + 1 of its intents when
+        there are parts); None (months unknown): the shared index prefix and the shared parts walked.
+        A part whose intent is under the shared index's pending/ is a first archival in flight."""
+        shared_parts = f"{fmt.COLD_PREFIX}{fmt.SHARED}/"
+        shared_index = f"{fmt.INDEX_PREFIX}{fmt.SHARED}/"
+        part = re.compile(r"^" + re.escape(shared_parts) + r"(\d{4}-\d{2})/(part-[^/]+\.jsonl\.gz)$")
+        intent = re.compile(r"^" + re.escape(shared_index) + r"(\d{4}-\d{2})/pending/([^/]+)\.json$")
+        lost = {}
+        if months is not None:
+            for month in months:
+                parts = [m.group(2) for m in map(part.match, self._list(ledger, f"{shared_parts}{month}/")) if m]
+                if parts:
+                    staged = {m.group(2) for m in map(intent.match, self._list(ledger, f"{shared_index}{month}/pending/")) if m}
+                    n = len([p for p in parts if p not in staged])
+                    if n:
+                        lost[month] = n
+        else:
+            indexed, staged = set(), set()
+            for k in self._list(ledger, shared_index):
+                m = re.match(r"^" + re.escape(shared_index) + r"(\d{4}-\d{2})/shared\.json$", k)
+                if m:
+                    indexed.add(m.group(1))
+                m = intent.match(k)
+                if m:
+                    staged.add((m.group(1), m.group(2)))
+            for k in self._list(ledger, shared_parts):
+                m = part.match(k)
+                if m and m.group(1) not in indexed and (m.group(1), m.group(2)) not in staged:
+                    lost[m.group(1)] = lost.get(m.group(1), 0) + 1
+        return [CorruptObjectError(
+            fmt.shared_index_key(month),
+            f"shared index is missing while {n} committed shared part(s) exist under {shared_parts}{month}/: "
+            f"the jobs of shops packed there cannot be read; no command rebuilds a shared index yet - restore "
+            f"the object (e.g. from a bucket version) or keep the jobs' hot copies",
+        ) for month, n in sorted(lost.items(), reverse=True)]
+
     # --- lookup ----------------------------------------------------------------------------------
 
     def lookup(self, shop_id, job_id, completed_at=None):
@@ -320,6 +362,15 @@ class ArchiveReader:
                 raise
             ledger.warnings.append(f"archive damaged, left out: {err}")
             entries = []
+        if not flushes and hot_pd is None:
+            # Nothing hot: a lost shared index (a packed shop's only record there) is the error, never
+            # "none". Months known: each read with neither index; unknown: only when nothing was found.
+            if known is not None:
+                lost = self._lost_shared(ledger, sorted(ledger.no_shared, reverse=True)) if ledger.no_shared else []
+            else:
+                lost = [] if entries else self._lost_shared(ledger, None)
+            if lost:
+                raise lost[0]
         entries.sort(key=lambda t: (_instant(t[2]["committed_at"]), t[0], t[1]))
         records = []
         for month, _, e in entries:
