@@ -213,17 +213,25 @@ test('forget whose event names no run timeout takes the longest a construct allo
   const { runId, reportKey } = archived.output as RunReport;
   await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: reportKey ?? undefined }));
   const input = (n: number) => ({ shopId, requestId: `fd-${n}`, runId: `forget-fd-${n}` });
+  let advanced = 0;
+  const advance = (ms: number) => {
+    env.advance(ms);
+    advanced += ms;
+  };
   try {
     // Within the longest timeout the run may still be going: left to its own Report.
-    env.advance(RUN_TIMEOUT_MAX_DAYS * DAY - HOUR);
-    expect((await forgetShop(env.deps, input(1))).counts).toMatchObject({ scratchRunsDeferred: 1 });
-    expect((await whereNamed(env, shopId)).every((w) => w.includes(`job-details-runs/${runId}/`))).toBe(true);
+    advance(RUN_TIMEOUT_MAX_DAYS * DAY - HOUR);
+    const first = await forgetShop(env.deps, input(1));
+    expect(first.counts.scratchRunsDeferred).toBeGreaterThanOrEqual(1);
+    const left = await whereNamed(env, shopId);
+    expect(left.length).toBeGreaterThan(0);
+    expect(left.every((w) => w.includes(`job-details-runs/${runId}/`))).toBe(true);
     // Past it no run of any construct is going: scrubbed (the default was 29 days).
-    env.advance(2 * HOUR);
+    advance(2 * HOUR);
     expect((await forgetShop(env.deps, input(2))).counts).toMatchObject({ scratchRunsDeferred: 0 });
     expect(await whereNamed(env, shopId)).toEqual([]);
   } finally {
-    env.advance(-(RUN_TIMEOUT_MAX_DAYS * DAY + HOUR));
+    env.advance(-advanced);
   }
 });
 
