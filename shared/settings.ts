@@ -60,12 +60,15 @@ export const SETTINGS = {
   },
   /**
    * Hours between a part's commit and the deletion of the hot objects it holds (readers see both
-   * meanwhile). 0 allowed.
-   * @default 1
+   * meanwhile). 0, the default: the run that commits a part deletes its hot objects, walking each
+   * hot prefix and planning each job once (readers need no overlap: they read hot first, and an
+   * object gone by then is in the index they read next). More than 0: a later run deletes them
+   * (the next scheduled one, past the grace), listing and planning them again.
+   * @default 0
    */
   graceHours: {
     env: 'JDA_GRACE_HOURS',
-    default: 1,
+    default: 0,
     min: 0,
     max: 24 * 365,
     integer: false,

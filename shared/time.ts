@@ -36,7 +36,28 @@ export const checkTimestamp = (
   value: unknown,
 ): { time: UtcTime; problem: null } | { time: null; problem: string } => parse(value);
 
-const parse = (value: unknown): { time: UtcTime; problem: null } | { time: null; problem: string } => {
+type Parsed = { time: UtcTime; problem: null } | { time: null; problem: string };
+
+/**
+ * The last answers by text: the archive step parses each job's times several times (its row, its
+ * classification, its record's meta and row), each a regular expression and three Dates. Bounded
+ * (cleared when full); answers are frozen, so a caller can never change another's.
+ */
+const parsed = new Map<string, Readonly<Parsed>>();
+const PARSED_MAX = 4096;
+
+const parse = (value: unknown): Readonly<Parsed> => {
+  if (typeof value !== 'string') return parseUncached(value);
+  const seen = parsed.get(value);
+  if (seen) return seen;
+  const r = parseUncached(value);
+  if (r.time) Object.freeze(r.time);
+  if (parsed.size >= PARSED_MAX) parsed.clear();
+  parsed.set(value, Object.freeze(r));
+  return r;
+};
+
+const parseUncached = (value: unknown): Parsed => {
   const fail = (problem: string) => ({ time: null, problem });
   if (typeof value !== 'string') return fail(`expected an ISO-8601 timestamp string, got ${quote(value)}`);
   const m = TIMESTAMP.exec(value);

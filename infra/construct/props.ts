@@ -79,8 +79,9 @@ export interface ArchiveSettingsProps {
   readonly olderThanDays?: number;
   /**
    * Hours between a part's commit and the deletion of the hot objects it holds (readers see both
-   * meanwhile). 0 allowed.
-   * @default 1
+   * meanwhile). 0: the run that commits a part deletes its hot objects, walking each hot prefix and
+   * planning each job once; more: a later run deletes them, listing and planning them again.
+   * @default 0
    */
   readonly graceHours?: number;
   /**

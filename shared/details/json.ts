@@ -188,7 +188,35 @@ const jsonProblemBelow = (
  */
 export const canonicalJson = (value: JsonValue): string => {
   if (value === null || typeof value !== 'object' || isRawJson(value)) return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  // Written with loops, and a list of strings, numbers, booleans and nulls (document ids, chunk ids)
+  // in one JSON.stringify, which writes it as the walk would: every record line goes through here
+  // (half the time of map/join on the archive step's records).
+  if (Array.isArray(value)) {
+    if (isFlatList(value)) return JSON.stringify(value);
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ',';
+      const v = value[i];
+      // A hole or undefined element: nothing, as `map` + `join` wrote it.
+      if (v !== undefined) out += canonicalJson(v);
+    }
+    return `${out}]`;
+  }
   const keys = Object.keys(value).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k] as JsonValue)}`).join(',')}}`;
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
+    if (i > 0) out += ',';
+    out += `${JSON.stringify(k)}:${canonicalJson(value[k] as JsonValue)}`;
+  }
+  return `${out}}`;
+};
+
+/** Every element a string, number, boolean or null (a hole reads as undefined: not flat). */
+const isFlatList = (list: readonly unknown[]): boolean => {
+  for (let i = 0; i < list.length; i++) {
+    const v = list[i];
+    if (v !== null && typeof v !== 'string' && typeof v !== 'boolean' && typeof v !== 'number') return false;
+  }
+  return true;
 };

@@ -241,7 +241,7 @@ describe('step functions', () => {
         [ENV.bucket]: { Ref: logicalId(stack.archive.bucket, stack) },
         [ENV.table]: { Ref: logicalId(stack.archive.table, stack) },
         [ENV.olderThanDays]: '30',
-        [ENV.graceHours]: '1',
+        [ENV.graceHours]: '0',
         [ENV.jobTtlDays]: '90',
         [ENV.readConcurrency]: '16',
         [ENV.planPageGroups]: '10000',

@@ -36,7 +36,7 @@ describe('JobDetailsArchive props: defaults', () => {
     const p = resolveArchiveProps({});
     expect(p).toMatchObject({
       olderThanDays: 30,
-      graceHours: 1,
+      graceHours: 0,
       jobTtlDays: 90,
       archiveStorageClass: 'GLACIER_IR',
       transitionAfterDays: 1,

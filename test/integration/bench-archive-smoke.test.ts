@@ -90,7 +90,7 @@ test('bench:archive --smoke runs and ends with one JSON object of every document
   );
   expect(stdout).toMatch(/^Search by document: one shop, 24 archived months/m);
   // steady-year at its smoke size: three daily runs beside February's jobs — idle, January archived
-  // on the 15th, its hot objects deleted after the grace hour by the next run.
+  // on the 15th and its hot objects deleted by that run (no grace by default), idle.
   const steady = last.steadyYear as Record<string, unknown>;
   expect(steady).toEqual(
     expect.objectContaining({

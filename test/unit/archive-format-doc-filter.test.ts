@@ -1,4 +1,4 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync, inflateRawSync } from 'node:zlib';
 import {
   blockFilter,
   bloomFilter,
@@ -45,6 +45,84 @@ describe('block filters', () => {
     const bloom = blockFilter(scattered);
     expect(bloom.kind).toBe('bloom');
     for (const d of scattered) expect(mayContain(bloom, d)).toBe(true);
+  });
+
+  it("a fence's bytes are the spec's layout: ids split as /^(.*?)([1-9][0-9]{0,14})$/ splits them", () => {
+    // The layout written straight from the spec (docs/archive-format.md, doc-filter.ts header), with
+    // the regular expression it names: the encoder's hand-written split must give the same bytes.
+    const spec = (docs: Iterable<string>): Buffer => {
+      const out: number[] = [];
+      const varint = (v: number) => {
+        let x = v;
+        while (x >= 128) {
+          out.push((x % 128) | 128);
+          x = Math.floor(x / 128);
+        }
+        out.push(x);
+      };
+      const str = (v: string) => {
+        const b = Buffer.from(v, 'utf8');
+        varint(b.length);
+        out.push(...b);
+      };
+      const byPrefix = new Map<string, number[]>();
+      const other: string[] = [];
+      for (const d of docs) {
+        const m = /^(.*?)([1-9][0-9]{0,14})$/.exec(d);
+        if (m?.[1] !== undefined && m[2]) byPrefix.set(m[1], [...(byPrefix.get(m[1]) ?? []), Number(m[2])]);
+        else other.push(d);
+      }
+      for (const p of [...byPrefix.keys()].sort()) {
+        const nums = (byPrefix.get(p) ?? []).sort((a, b) => a - b);
+        out.push(0);
+        str(p);
+        varint(nums.length);
+        for (const [i, n] of nums.entries()) varint(i === 0 ? n : n - (nums[i - 1] ?? 0));
+      }
+      for (const d of other.sort()) {
+        out.push(1);
+        str(d);
+      }
+      return Buffer.from(out);
+    };
+    const edge = [
+      '007',
+      '0',
+      '10',
+      'a0',
+      'a00012',
+      'x1234567890123456789',
+      'y999999999999999',
+      'y1000000000000000',
+      'line\n7',
+      'cr\r8',
+      'ls\u20289',
+      'tab\t5',
+      'é/12',
+      '日本/3',
+      '',
+      '9',
+      'gid://a/0',
+      'plain',
+      'gid://shopify/Product/7086727600002',
+      'gid://shopify/Product/7086727600001',
+      '\u{1F600}42',
+    ];
+    let seed = 7;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    const random = Array.from({ length: 3000 }, () => {
+      const prefixes = ['gid://shopify/Product/', 'sku-', 'p/0', 'Z', ''];
+      const tail = String(rand() % 10 ** (1 + (rand() % 16)));
+      return `${prefixes[rand() % prefixes.length]}${rand() % 4 === 0 ? '0' : ''}${tail}`;
+    });
+    for (const set of [edge, random, [...edge, ...random], ['only-other'], ['5']]) {
+      const docs = new Set(set);
+      expect(inflateRawSync(fenceFilter(docs)).equals(spec(docs))).toBe(true);
+      for (const d of docs) expect(fenceContains(fenceFilter(docs), d)).toBe(true);
+    }
   });
 
   it('an empty block matches nothing', () => {

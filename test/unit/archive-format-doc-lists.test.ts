@@ -1,4 +1,4 @@
-import { compactDetails, expandDetails } from '../../shared/archive/format';
+import { compactDetails, expandDetails, NUMBERED, splitNumbered } from '../../shared/archive/format';
 import { CorruptObjectError } from '../../shared/errors';
 import { details } from '../support/archive-fixture';
 
@@ -22,6 +22,36 @@ describe('document lists at rest', () => {
     expect(stored.failed.r).toEqual([`${P}7090574800520`, '~49', '~-500', `${P}7090574800520x`, 'other-7']);
     expect(stored.skipped.s).toEqual([`${P}1`, '~999999999999998']);
     expect(JSON.stringify(expandDetails(JSON.parse(JSON.stringify(stored)), 'w'))).toBe(JSON.stringify(d));
+  });
+
+  it('splits an id as NUMBERED does (the hand-written split every id goes through)', () => {
+    const ids = [
+      '007',
+      '0',
+      '10',
+      'a0',
+      'a00012',
+      'x1234567890123456789',
+      'y999999999999999',
+      'y1000000000000000',
+      'line\n7',
+      'cr\r8',
+      'ls\u20289',
+      'tab\t5',
+      'é/12',
+      '',
+      '9',
+      `${P}7086727600002`,
+      '~12',
+      '\u{1F600}42',
+    ];
+    for (const id of ids) {
+      const m = NUMBERED.exec(id);
+      expect({ id, split: splitNumbered(id) }).toEqual({
+        id,
+        split: m ? { prefix: m[1], n: Number(m[2]) } : null,
+      });
+    }
   });
 
   it('stores ids beginning with ~ with one more ~, and lists whose first id has no number as they are', () => {

@@ -260,8 +260,8 @@ describe('runCommand with a local runner', () => {
   it('refuses, before running, an --older-than-days under which rows expire before their month is archived', async () => {
     const io = memoryOutput();
     let ran = false;
-    // The environment's TTL is 90 days: 57 + a whole month (31) + 1 h + 2 days of margin is not below it.
-    const run = runCommand(ctx, { input: { olderThanDays: 57 }, pollMs: 1, json: true }, io, {
+    // The environment's TTL is 90 days: 57 + a whole month (31) + 1 h of grace + 2 days of margin is not below it.
+    const run = runCommand(ctx, { input: { olderThanDays: 57, graceHours: 1 }, pollMs: 1, json: true }, io, {
       runLocally: async () => {
         ran = true;
         return { status: 'SUCCEEDED', output: report() };

@@ -9,7 +9,7 @@ describe('parseConfig', () => {
       jobsTable: undefined,
       region: 'us-east-1',
       olderThanDays: 30,
-      graceHours: 1,
+      graceHours: 0,
       jobTtlDays: 90,
       readConcurrency: 16,
       restoreTier: 'Standard',

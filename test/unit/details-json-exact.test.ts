@@ -11,7 +11,7 @@ import {
   rawJsonNumber,
   validateJobDetailsPayload,
 } from '../../shared/details';
-import { findJsonProblem, jsonDeeperThan, scanJson } from '../../shared/details/json';
+import { findJsonProblem, type JsonValue, jsonDeeperThan, scanJson } from '../../shared/details/json';
 import { CorruptObjectError, InvalidInputError } from '../../shared/errors';
 
 describe('parseJsonExact: numbers bit for bit', () => {
@@ -110,6 +110,33 @@ describe('findJsonProblem: where a value stops being JSON', () => {
     const shared = { n: 1 };
     // biome-ignore lint/suspicious/noSparseArray: a hole, as Array#map skips it
     expect(findJsonProblem({ a: shared, b: [shared, , 'x'], c: rawJsonNumber('1.0') }, 'ok')).toBeUndefined();
+  });
+});
+
+describe('canonicalJson', () => {
+  // The definition: keys sorted at every level, no whitespace, elements as map + join write them.
+  const reference = (value: JsonValue): string => {
+    if (value === null || typeof value !== 'object' || 'rawJSON' in value) return JSON.stringify(value);
+    if (Array.isArray(value)) return `[${value.map(reference).join(',')}]`;
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${reference(value[k] as JsonValue)}`).join(',')}}`;
+  };
+
+  it('writes what the definition writes: nested objects, flat lists, raw numbers, odd keys', () => {
+    const holes = [1, 2, 3];
+    delete (holes as unknown[])[1];
+    const values: JsonValue[] = [
+      { b: 1, a: [3, 'x', null, true, -0, 1.5e300], c: { z: [], y: {}, é: 'ü', '\u2028': '"' } },
+      ['gid://shopify/Product/1', 'gid://shopify/Product/2'],
+      [1, [2, [3, { b: 2, a: 1 }]], { k: [rawJsonNumber('9223372036854775807')] }],
+      [rawJsonNumber('1.0'), 'a'],
+      holes as JsonValue,
+      [],
+      {},
+      'plain',
+      7,
+    ];
+    for (const v of values) expect(canonicalJson(v)).toBe(reference(v));
   });
 });
 

@@ -17,6 +17,25 @@ describe('parseTimestamp: one parser for every timestamp a row, event or operato
     expect(parseTimestamp('t', raw).iso).toBe(iso);
   });
 
+  it('a text parsed again gives the same answer, which no caller can change (the parse is remembered)', () => {
+    const first = parseTimestamp('t', '2026-08-03T10:15:30+02:00');
+    expect(() => {
+      (first as { iso: string }).iso = 'x';
+    }).toThrow(TypeError);
+    expect(parseTimestamp('t', '2026-08-03T10:15:30+02:00')).toEqual({
+      iso: '2026-08-03T08:15:30.000Z',
+      ms: Date.parse('2026-08-03T08:15:30.000Z'),
+      month: '2026-08',
+    });
+    // A refused text stays refused, with its reason, however often it is asked.
+    for (let i = 0; i < 3; i++) expect(timestampProblem('2026-02-30T00:00:00Z')).toMatch(/does not exist/);
+    // More texts than are remembered: each still parses to its own instant.
+    for (let i = 0; i < 5000; i++) {
+      const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
+      expect(tryParseTimestamp(at)?.iso).toBe(at);
+    }
+  });
+
   it('the month is the UTC month of the instant', () => {
     expect(parseTimestamp('t', '2026-03-31T23:59:59Z').month).toBe('2026-03');
     expect(parseTimestamp('t', '2026-03-31T23:30:00-02:00').month).toBe('2026-04');

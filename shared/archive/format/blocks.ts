@@ -40,7 +40,7 @@ const isGzip = (b: Uint8Array): boolean => b.length >= 18 && b[0] === 0x1f && b[
 export const BLOCK_BYTES = 64 * 1024;
 
 /** A block: one gzip member (codec.ts, deterministic) of whole JSONL lines. */
-export const encodeBlock = (lines: Uint8Array): Uint8Array => deflateBlock(lines);
+export const encodeBlock = (lines: Uint8Array, level?: number): Uint8Array => deflateBlock(lines, level);
 
 /** The line of one record, and its digest (kept in the index and the manifest). */
 export const encodeLine = (record: PartRecord | StoredJobRecord): { line: Buffer; sha256: string } => {

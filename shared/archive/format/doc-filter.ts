@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { CorruptObjectError } from '../../errors';
 import { deflateBlock, inflateBlocks } from './codec';
+import { NUMBERED, splitNumbered } from './doc-lists';
 
 /**
  * Per-block document filters of a part, over the document ids its job records list (failed,
@@ -49,48 +50,73 @@ export const bloomMayContain = (bits: Uint8Array, doc: string, k = HASHES): bool
   return positions(doc, bits.length * 8, k).every((p) => ((bits[p >> 3] ?? 0) & (1 << (p & 7))) !== 0);
 };
 
-const SUFFIX = /^(.*?)([1-9][0-9]{0,14})$/;
-
-const pushVarint = (out: number[], v: number): void => {
-  let x = v;
-  while (x >= 128) {
-    out.push((x % 128) | 128);
-    x = Math.floor(x / 128);
+/** A growing byte buffer for the fence's layout. */
+class Bytes {
+  private buf = Buffer.allocUnsafe(1024);
+  length = 0;
+  private room(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + n));
+    this.buf.copy(next, 0, 0, this.length);
+    this.buf = next;
   }
-  out.push(x);
-};
+  byte(b: number): void {
+    this.room(1);
+    this.buf[this.length++] = b;
+  }
+  varint(v: number): void {
+    this.room(8);
+    let x = v;
+    while (x >= 128) {
+      this.buf[this.length++] = (x % 128) | 128;
+      x = Math.floor(x / 128);
+    }
+    this.buf[this.length++] = x;
+  }
+  string(v: string): void {
+    const n = Buffer.byteLength(v, 'utf8');
+    this.varint(n);
+    this.room(n);
+    this.length += this.buf.write(v, this.length, 'utf8');
+  }
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
+}
 
-const pushString = (out: number[], v: string): void => {
-  const b = Buffer.from(v, 'utf8');
-  pushVarint(out, b.length);
-  for (const byte of b) out.push(byte);
-};
+const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The exact set, raw-deflated (see the header comment). */
 export const fenceFilter = (docs: ReadonlySet<string>): Uint8Array => {
   const byPrefix = new Map<string, number[]>();
   const other: string[] = [];
   for (const d of docs) {
-    const m = SUFFIX.exec(d);
-    if (m?.[1] !== undefined && m[2]) {
-      const list = byPrefix.get(m[1]) ?? [];
-      list.push(Number(m[2]));
-      byPrefix.set(m[1], list);
-    } else other.push(d);
+    const split = splitNumbered(d);
+    if (split === null) {
+      other.push(d);
+      continue;
+    }
+    const list = byPrefix.get(split.prefix);
+    if (list) list.push(split.n);
+    else byPrefix.set(split.prefix, [split.n]);
   }
-  const out: number[] = [];
-  for (const [prefix, nums] of [...byPrefix].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    nums.sort((a, b) => a - b);
-    out.push(0);
-    pushString(out, prefix);
-    pushVarint(out, nums.length);
-    for (const [i, n] of nums.entries()) pushVarint(out, i === 0 ? n : n - (nums[i - 1] ?? 0));
+  const out = new Bytes();
+  for (const prefix of [...byPrefix.keys()].sort(byCodeUnits)) {
+    const nums = (byPrefix.get(prefix) as number[]).sort((a, b) => a - b);
+    out.byte(0);
+    out.string(prefix);
+    out.varint(nums.length);
+    let last = 0;
+    for (const n of nums) {
+      out.varint(n - last);
+      last = n;
+    }
   }
   for (const d of other.sort()) {
-    out.push(1);
-    pushString(out, d);
+    out.byte(1);
+    out.string(d);
   }
-  return deflateRawSync(Buffer.from(out), { level: 9 });
+  return deflateRawSync(out.bytes(), { level: 9 });
 };
 
 export const fenceContains = (bytes: Uint8Array, doc: string): boolean => {
@@ -113,7 +139,7 @@ export const fenceContains = (bytes: Uint8Array, doc: string): boolean => {
     at += n;
     return s;
   };
-  const m = SUFFIX.exec(doc);
+  const m = NUMBERED.exec(doc);
   const want = m?.[2] ? Number(m[2]) : -1;
   while (at < b.length) {
     const tag = b[at++];

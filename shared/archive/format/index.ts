@@ -26,7 +26,7 @@ export {
   type WantedRecord,
 } from './blocks';
 export { canonicalJson, sha256Hex } from './canonical-json';
-export { deflateBlock } from './codec';
+export { deflateBlock, SEGMENT_LEVEL } from './codec';
 export { applyCommit, entriesOf } from './commit-entries';
 export {
   type BlockFilter,
@@ -48,7 +48,7 @@ export {
   sharedFiltersMember,
   storedDocFilters,
 } from './doc-filter';
-export { compactDetails, expandDetails } from './doc-lists';
+export { compactDetails, expandDetails, NUMBERED, splitNumbered } from './doc-lists';
 export {
   type DetailKind,
   DOCUMENT_COLUMNS,

@@ -170,7 +170,11 @@ const commonValue = (values: ReadonlyArray<string | null | undefined>): string |
 export const serializeMonthIndex = (index: MonthIndex): Buffer => {
   const all = Object.values(index.jobs).flat();
   const byPart = new Map<string, IndexedJob[]>();
-  for (const e of all) byPart.set(e.part, [...(byPart.get(e.part) ?? []), e]);
+  for (const e of all) {
+    const of = byPart.get(e.part);
+    if (of) of.push(e);
+    else byPart.set(e.part, [e]);
+  }
   const idsByPart = new Map<string, Array<{ id: string; e: IndexedJob }>>();
   for (const [id, list] of Object.entries(index.jobs))
     for (const e of list) {
@@ -213,7 +217,13 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
       ordinal,
     };
   });
-  const partOf = new Map(parts.map((p) => [p.stored.name, p]));
+  // Each part's view for its entries, built once (not once per entry).
+  const partOf = new Map(
+    parts.map((p) => [
+      p.stored.name,
+      { committed_at: p.stored.committed_at, ...p.common, numbers: p.numbers, ordinal: p.ordinal },
+    ]),
+  );
   const { jobs: _jobs, parts: _parts, ...head } = index;
   const ids = Object.keys(index.jobs).sort(byCodePoint);
   const chunks: Array<Record<string, unknown>> = [];
@@ -223,12 +233,7 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     const entries = jobEntries(index.jobs, id).map((e) => {
       const p = partOf.get(e.part);
       if (!p) throw new Error(`index: entry of job ${id} names part ${e.part}, which is not in the index`);
-      return storedEntry(e, index.month, {
-        ...p.stored,
-        ...p.common,
-        numbers: p.numbers,
-        ordinal: p.ordinal,
-      });
+      return storedEntry(e, index.month, p);
     });
     const bytes = JSON.stringify(id).length + JSON.stringify(entries).length + 2;
     if (size > 0 && size + bytes > INDEX_BLOCK_BYTES) {

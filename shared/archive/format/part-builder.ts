@@ -60,6 +60,13 @@ export class PartBuilder {
       createdAt: string;
       /** Job lines carry `shop_id` (a shared part's segment: docs/archive-format.md, "Shared parts"). */
       shopOnLines?: boolean;
+      /** The blocks' gzip level (codec.ts); @default GZIP_LEVEL. A segment, never stored, takes SEGMENT_LEVEL. */
+      level?: number;
+      /**
+       * Whether the blocks' document filters are built (and written as the last member); @default true.
+       * A segment's are not: the batch rebuilds them for the shared part's own blocks (shared-blocks.ts).
+       */
+      filters?: boolean;
     },
     private readonly sink: (member: Buffer) => Promise<void>,
   ) {}
@@ -81,12 +88,13 @@ export class PartBuilder {
 
   private async closeBlock(): Promise<void> {
     if (this.open.length === 0) return;
-    const member = Buffer.from(encodeBlock(Buffer.concat(this.open)));
+    const member = Buffer.from(encodeBlock(Buffer.concat(this.open), this.meta.level));
     this.open = [];
     this.openBytes = 0;
     this.blockPlatformData = new Map();
     const range = { offset: this.offset, length: member.length };
-    this.filters.push(...partDocFilters([{ ...range, docs: this.openDocs }]).blocks);
+    if (this.meta.filters !== false)
+      this.filters.push(...partDocFilters([{ ...range, docs: this.openDocs }]).blocks);
     this.openDocs = new Set();
     this.blocks.push(range);
     this.offset += member.length;
@@ -226,7 +234,8 @@ export class PartBuilder {
           { ...e, ...this.located({ block, line }) },
         ]),
       ),
-      doc_filters: this.docFilters(),
+      // None built (a segment): none staged, so verify checks none against the segment's own blocks.
+      ...(this.meta.filters !== false ? { doc_filters: this.docFilters() } : {}),
       ...(filters ? { filters } : {}),
     };
   }

@@ -1,6 +1,7 @@
 /**
- * `node .ci/node22.cjs tsx test/bench/archive/cpu.ts [--jobs N] [--runs K] [--seed S]` — the archiver's
- * CPU per archived hot object, alone: K fresh seeded months of N jobs (workload.ts `seededMonth`),
+ * `node .ci/node22.cjs tsx test/bench/archive/cpu.ts [--jobs N] [--shops S] [--runs K] [--seed S]` — the archiver's
+ * CPU per archived hot object, alone: K fresh seeded months of N jobs over S shops (workload.ts `seededMonth`;
+ * `--shops 40 --jobs 450` is close to the steady-year's small shop-months),
  * each archived by one run of the CDK-synthesized definition with the real handlers, on a private
  * embedded stack (always stopped). No bench instrumentation on the clients (request tracing, read
  * units): what is measured is the handlers' work as the construct's Lambda runs it, plus the
@@ -36,6 +37,7 @@ const main = async () => {
   const jobs = option('--jobs', 1500);
   const runs = option('--runs', 3);
   const seed = option('--seed', 1);
+  const shops = option('--shops', 1);
   const tmp = mkdtempSync(join(tmpdir(), 'jda-bench-cpu-'));
   let stack: LocalStack | undefined;
   try {
@@ -60,7 +62,7 @@ const main = async () => {
       await admin.send(new CreateTableCommand(createTableInput(id)));
       await waitUntilTableExists({ client: admin, maxWaitTime: 60 }, { TableName: id });
       await s3.send(new CreateBucketCommand({ Bucket: id }));
-      const hot = await writeJobs(ddb, s3, id, [id], seededMonth(seed + k, MONTH, jobs));
+      const hot = await writeJobs(ddb, s3, id, [id], seededMonth(seed + k, MONTH, jobs, shops));
       const deps = buildStepDeps(cfg, { bucket: id, table: id });
       await session?.post('Profiler.start');
       const r = await runArchiverLocally({

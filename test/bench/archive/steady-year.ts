@@ -5,7 +5,7 @@
  * - jobs complete every day (large shops daily, a tail of small shops 1–3 times a month; all three
  *   terminal statuses) and are written as they complete, so every run sees neighbours: recent jobs
  *   under `job-details/` that are not yet eligible;
- * - one run a day at 03:00 with `--now` advancing, whole months, olderThanDays 14, graceHours 1;
+ * - one run a day at 03:00 with `--now` advancing, whole months, olderThanDays 14, graceHours as deployed (0);
  * - rows are deleted when their TTL passes, as DynamoDB's TTL would (DynamoDB Local never deletes);
  * - S3 lifecycle, which s3rver lacks, is simulated from the construct's rules: a part moves to Glacier
  *   IR a day after it was written when it is ≥ 128 KB (S3's default minimum; smaller parts stay in
@@ -37,6 +37,7 @@ import { s3ClientFrom } from '../../../shared/clients';
 import { config } from '../../../shared/config';
 import { jobPk, jobSk } from '../../../shared/jobs/schema';
 import { addCounts } from '../../../shared/metrics';
+import { SETTINGS } from '../../../shared/settings';
 import { JobDetailsReader } from '../../../shared/reader';
 import { RUNS_EXPIRE_DAYS } from '../../../shared/settings';
 import { byKeyClass, keyClass, type TracedRequest } from './request-trace';
@@ -82,7 +83,7 @@ export const STEADY_YEAR_SIZES: Record<'full' | 'quick' | 'smoke', SteadyYearSiz
     tailShops: 20,
     scale: 1,
   },
-  // An idle run, the run that archives January, the run that deletes its hot objects after the grace hour.
+  // An idle run, the run that archives January (and deletes its hot objects: no grace by default), an idle run.
   smoke: {
     jobsFrom: '2026-01-01',
     runsFrom: '2026-02-14',
@@ -103,7 +104,8 @@ export const scaledSteadyYearSizes = (s: SteadyYearSizes, scale: number): Steady
 
 export const STEADY_YEAR_SETTINGS = {
   olderThanDays: 14,
-  graceHours: 1,
+  /** The deployed default (shared/settings.ts). */
+  graceHours: SETTINGS.graceHours.default,
   jobTtlDays: 90,
   /** The construct's lifecycle rule (details-bucket.ts). */
   runsExpireDays: RUNS_EXPIRE_DAYS,

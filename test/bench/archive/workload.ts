@@ -271,10 +271,10 @@ export const smallFleet = (seed: number, shops: number, month: string): BenchJob
  * random doc ids leave little for compression across jobs), it shows the cold tier where per-object
  * overhead dominates.
  */
-export function* seededMonth(seed: number, month: string, n: number): Generator<BenchJob> {
+export function* seededMonth(seed: number, month: string, n: number, shops = 1): Generator<BenchJob> {
   const [y, m] = month.split('-').map(Number) as [number, number];
   const now = new Date(Date.UTC(y, m, 0, 23, 0)); // the month's last day: every job completes in it
-  for (const p of planFleet({ shops: 1, jobsPerShop: n, months: 1, seed, now })) {
+  for (const p of planFleet({ shops, jobsPerShop: Math.ceil(n / shops), months: 1, seed, now })) {
     const counts = { processed: 0, failed: 0, skipped: 0, conflict: 0 };
     const flushes: JobDetailsPayload[] = [];
     for (const f of p.flushes) {

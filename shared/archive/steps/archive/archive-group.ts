@@ -11,6 +11,7 @@ import {
   PartBuilder,
   partKey,
   pendingKey,
+  SEGMENT_LEVEL,
   sharedPendingKey,
 } from '../../format';
 import { CAPS } from '../caps';
@@ -299,6 +300,10 @@ const openSegment = async (event: GroupItem, target: SegmentTarget, now: Date): 
       runId: event.run.runId,
       createdAt: now.toISOString(),
       shopOnLines: true,
+      // Inflated again when the batch cuts the shared part's blocks, never stored: deflated for speed,
+      // and no filters (the batch builds them for the shared part's blocks, verify from what it stored).
+      level: SEGMENT_LEVEL,
+      filters: false,
     },
     async (member) => {
       segment.push(member);

@@ -228,6 +228,22 @@ export const packMonth = async (
         if (createHash('sha256').update(back).digest('hex') !== packed.sha256)
           throw new VerificationError(key, 'sha256 of the stored part differs from the built one');
         const blocks = blockRanges(packed.blocks);
+        // The stored filters member, parsed once for every shop's check (not once per shop: it holds
+        // all of them); what it throws fails each group that asks, as before.
+        let storedShared: ReturnType<typeof parseSharedFiltersMember> | { failed: unknown } | undefined;
+        const storedFiltersOf = (shopId: string) => {
+          const at = packed.filters;
+          if (!at) return undefined;
+          if (storedShared === undefined) {
+            try {
+              storedShared = parseSharedFiltersMember(back.subarray(at.offset, at.offset + at.length), key);
+            } catch (err) {
+              storedShared = { failed: err };
+            }
+          }
+          if (!(storedShared instanceof Map)) throw storedShared.failed;
+          return storedShared.get(shopId);
+        };
         const inflatedBlocks = new Map<number, Buffer>();
         const inflated = (b: { offset: number; length: number }) => {
           const seen = inflatedBlocks.get(b.offset);
@@ -268,12 +284,7 @@ export const packMonth = async (
               bad,
             );
             // The stored filters member holds exactly the shop's filters rebuilt from its stored records.
-            const storedFilters = packed.filters
-              ? parseSharedFiltersMember(
-                  back.subarray(packed.filters.offset, packed.filters.offset + packed.filters.length),
-                  key,
-                ).get(s.g.shopId)
-              : undefined;
+            const storedFilters = storedFiltersOf(s.g.shopId);
             const want = moved.doc_filters ?? { k: 0, blocks: [] };
             if (
               want.blocks.length + (storedFilters?.blocks.length ?? 0) > 0 &&
