@@ -408,3 +408,24 @@ export const INDEX_RETENTION_EXTRA_DAYS = 31;
 export const ACCESS_LOGS_RETENTION_DAYS = 90;
 /** Longest `accessLogsRetention` (and `--access-log-days`): ten years. */
 export const ACCESS_LOGS_RETENTION_MAX_DAYS = 3650;
+
+/**
+ * Run scratch (`job-details-runs/`: planned jobs, batches, the Map's results, page results,
+ * findings, reports) lives 3 days. Only its own run reads it as input — Map children and their
+ * retries, Tally, Report — and a run ends within `executionTimeout` (at most RUN_TIMEOUT_MAX_DAYS,
+ * props-validation.ts). No later run reads it: the watermark and its retry entries carry what
+ * the next run needs. What stays for people: a failed run's `report.json` and findings, which S3
+ * keeps 3 to 4 days (expiry is rounded up to the next midnight UTC), so a report of a Friday run is
+ * there through Monday; its capped lists are also in the execution's output (Step Functions keeps it
+ * 90 days), and a failure that persists is reported again by every later run. Erasure gains: a run
+ * that died before its Report keeps a forgotten shop in its scratch 3 days, not 7. It costs little
+ * beside the parts (docs/cost.md; 7 days held twice the scratch in Standard, 30 days a month's).
+ */
+export const RUNS_EXPIRE_DAYS = 3;
+
+/**
+ * The longest execution timeout a construct allows (`executionTimeout`, props-validation.ts): a run
+ * ends before its first page's scratch expires. Also what forget takes for a run's timeout when its
+ * event names none: a run without a report older than this has ended.
+ */
+export const RUN_TIMEOUT_MAX_DAYS = RUNS_EXPIRE_DAYS - 1;

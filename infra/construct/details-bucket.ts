@@ -1,4 +1,4 @@
-import { Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Aws, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   BlockPublicAccess,
@@ -11,7 +11,7 @@ import {
   StorageClass,
 } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { INDEX_RETENTION_EXTRA_DAYS, retentionDays } from '../../shared/settings';
+import { INDEX_RETENTION_EXTRA_DAYS, RUNS_EXPIRE_DAYS, retentionDays } from '../../shared/settings';
 import { acknowledge } from './nag';
 import type { ArchiveStorageClass } from './props';
 
@@ -25,20 +25,6 @@ export const PREFIX = {
   erasure: 'job-details-erasure/',
 } as const;
 export type KeyPrefix = keyof typeof PREFIX;
-
-/**
- * Run scratch (`job-details-runs/`: planned jobs, batches, the Map's results, page results,
- * findings, reports) lives 3 days. Only its own run reads it as input — Map children and their
- * retries, Tally, Report — and a run ends within `executionTimeout` (at most RUNS_EXPIRE_DAYS - 1
- * days, props-validation.ts). No later run reads it: the watermark and its retry entries carry what
- * the next run needs. What stays for people: a failed run's `report.json` and findings, which S3
- * keeps 3 to 4 days (expiry is rounded up to the next midnight UTC), so a report of a Friday run is
- * there through Monday; its capped lists are also in the execution's output (Step Functions keeps it
- * 90 days), and a failure that persists is reported again by every later run. Erasure gains: a run
- * that died before its Report keeps a forgotten shop in its scratch 3 days, not 7. It costs little
- * beside the parts (docs/cost.md; 7 days held twice the scratch in Standard, 30 days a month's).
- */
-export const RUNS_EXPIRE_DAYS = 3;
 
 /**
  * Where the details bucket this construct creates sends its server access logs: a log bucket of its
@@ -164,27 +150,42 @@ export const createDetailsBucket = (
   // ('@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy', read where the target is defined, which the
   // construct cannot pin): without it, an ACL and ObjectWriter ownership forced onto the user's
   // bucket, or a synth error if it enforces bucket-owner ownership. A bucket-policy statement always.
-  (bucket.node.defaultChild as CfnBucket).loggingConfiguration = {
+  const cfn = bucket.node.defaultChild as CfnBucket;
+  cfn.loggingConfiguration = {
     destinationBucketName: logs.bucket.bucketName,
     logFilePrefix: logs.prefix,
   };
+  // The statement names the details bucket (aws:SourceArn), so no other bucket of the account can
+  // log under the prefix. From another stack its ARN attribute would be a reference back to this
+  // stack, and the two stacks would depend on each other (CDK leaves the condition out there): the
+  // details bucket then gets a name both stacks compute alone (account, region, construct path).
+  const otherStack = Stack.of(logs.bucket) !== Stack.of(bucket);
+  const name = otherStack ? crossStackBucketName(bucket) : undefined;
   const { statementAdded } = logs.bucket.addToResourcePolicy(
     new PolicyStatement({
       principals: [new ServicePrincipal('logging.s3.amazonaws.com')],
       actions: ['s3:PutObject'],
       resources: [logs.bucket.arnForObjects(`${logs.prefix}*`)],
       conditions: {
-        // The details bucket's ARN only when both are in one stack: from another stack it would be
-        // a reference back to this one, and the two stacks would depend on each other (as CDK does).
-        ...(Stack.of(logs.bucket) === Stack.of(bucket)
-          ? { ArnLike: { 'aws:SourceArn': bucket.bucketArn } }
-          : {}),
+        ArnLike: {
+          'aws:SourceArn': name === undefined ? bucket.bucketArn : `arn:${Aws.PARTITION}:s3:::${name}`,
+        },
         StringEquals: { 'aws:SourceAccount': Stack.of(bucket).account },
       },
     }),
   );
+  if (name !== undefined && statementAdded) cfn.bucketName = name;
   return { bucket, logPolicyAdded: statementAdded };
 };
+
+/**
+ * The details bucket's name when its access-log bucket is a bucket of another stack:
+ * `jda-{account}-{region}-{16 hex of the construct path}` (at most 48 characters), from pseudo
+ * parameters each stack resolves alone (S3 requires the log bucket in the same account and region),
+ * so the log bucket's policy can name the details bucket without a cross-stack reference.
+ */
+const crossStackBucketName = (bucket: Bucket): string =>
+  `jda-${Aws.ACCOUNT_ID}-${Aws.REGION}-${bucket.node.addr.slice(2, 18)}`;
 
 /**
  * aws-cdk-lib renders `objectSizeGreaterThan` as a number where CloudFormation's schema says string;

@@ -8,6 +8,7 @@ import {
   type ArchiverSettingName,
   CHOICES,
   checkTtlOutlivesArchival,
+  RUN_TIMEOUT_MAX_DAYS,
   retentionDays,
   SETTINGS,
   type SettingName,
@@ -15,7 +16,7 @@ import {
   SWITCHES,
   settingProblem,
 } from '../../shared/settings';
-import { type AccessLogTarget, RUNS_EXPIRE_DAYS } from './details-bucket';
+import type { AccessLogTarget } from './details-bucket';
 import {
   type ArchiveSettingsProps,
   ArchiveStorageClass,
@@ -241,6 +242,12 @@ const resolveAccessLogs = (props: JobDetailsArchiveProps): AccessLogTarget | nul
       'serverAccessLogsPrefix',
       `expected a key prefix of at most 1024 characters not starting with '/', got ${JSON.stringify(prefix)}`,
     );
+  // The log-delivery grant covers `{prefix}*`: without the '/', 'logs' would also cover 'logs-other/'.
+  if (!Token.isUnresolved(prefix) && prefix !== '' && !prefix.endsWith('/'))
+    fail(
+      'serverAccessLogsPrefix',
+      `expected a key prefix ending in '/' (or '' for the whole bucket), got ${JSON.stringify(prefix)}: the log-delivery grant covers the prefix followed by anything, so ${JSON.stringify(prefix)} would also cover ${JSON.stringify(`${prefix}-other/`)}`,
+    );
   const target = props.serverAccessLogsBucket;
   if (target !== undefined) {
     if (props.accessLogsRetention !== undefined)
@@ -343,12 +350,13 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
   );
   const maxConcurrency = checkNumber('maxConcurrency', props.maxConcurrency ?? 10, 1, 10000, true);
   // A run reads its own scratch (planned jobs, page results) until its Report, and the lifecycle rule
-  // expires that scratch after RUNS_EXPIRE_DAYS: a run must end before its first page's files go.
+  // expires that scratch after RUNS_EXPIRE_DAYS: a run must end before its first page's files go
+  // (RUN_TIMEOUT_MAX_DAYS, which forget also takes when its event names no timeout).
   const executionTimeout = checkDuration(
     'executionTimeout',
     props.executionTimeout ?? Duration.hours(12),
     Duration.minutes(1),
-    Duration.days(RUNS_EXPIRE_DAYS - 1),
+    Duration.days(RUN_TIMEOUT_MAX_DAYS),
   );
   checkTtlOutlivesArchival(settings);
 

@@ -256,7 +256,9 @@ export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
    * account, in this region; its default encryption must be SSE-S3: one with a KMS key is refused).
    * A `Bucket` of this app gets a bucket-policy statement letting S3 log delivery (for the details
    * bucket and this account only) write under `serverAccessLogsPrefix` — never an ACL, whatever its
-   * app's `@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy` flag; an imported one cannot be changed
+   * app's `@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy` flag; when it is in another stack, the
+   * details bucket is named `jda-{account}-{region}-{16 hex of its construct path}` so that statement
+   * can name it without the stacks depending on each other; an imported one cannot be changed
    * here: add that statement to its policy yourself (a synth warning names it, docs/deployment.md).
    * Only for the details bucket this construct creates (with `bucket`, your bucket keeps its own
    * logging; giving both is an error).
@@ -265,7 +267,8 @@ export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
   readonly serverAccessLogsBucket?: IBucket;
   /**
    * Key prefix of the details bucket's access logs in their log bucket (the construct's own or
-   * `serverAccessLogsBucket`). Only for the details bucket this construct creates.
+   * `serverAccessLogsBucket`): ending in '/' (or '' for the whole bucket), since log delivery is
+   * granted the prefix followed by anything. Only for the details bucket this construct creates.
    * @default 'details-bucket/'
    */
   readonly serverAccessLogsPrefix?: string;

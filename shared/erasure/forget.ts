@@ -9,6 +9,7 @@ import { ConcurrentModificationError, ErasureIncompleteError, InvalidInputError 
 import { validateShopId } from '../ids';
 import { jobIdFromSk, jobPk, jobSk } from '../jobs/schema';
 import { listAllArray, putConditional } from '../s3/objects';
+import { RUN_TIMEOUT_MAX_DAYS } from '../settings';
 import { formatTimestamp } from '../time';
 import { findShopHotObjects } from './forget-hot';
 import { forgetScratch } from './forget-scratch';
@@ -53,7 +54,8 @@ export interface ForgetInput {
   readonly dropDamaged?: boolean;
   /**
    * The state machine's execution timeout (the Forget Task's payload carries it): a run without a
-   * report older than this has ended. Default: the longest a construct allows (29 days).
+   * report older than this has ended. Default: the longest a construct allows (RUN_TIMEOUT_MAX_DAYS,
+   * 2 days).
    */
   readonly runTimeoutSeconds?: number;
 }
@@ -120,9 +122,6 @@ const zero: ForgetCounts = {
   scratchObjects: 0,
   scratchRunsDeferred: 0,
 };
-
-/** The longest execution timeout a construct allows (props-validation.ts): the default run timeout. */
-const RUN_TIMEOUT_MAX_SECONDS = 29 * 86_400;
 
 /**
  * The request to work on: the caller's, else the shop's oldest open one — in the ledger, or only in
@@ -380,7 +379,10 @@ export const forgetShop = async (
     {
       shopId,
       requestId: request.id,
-      runTimeoutMs: (input.runTimeoutSeconds ?? RUN_TIMEOUT_MAX_SECONDS) * 1000,
+      runTimeoutMs:
+        input.runTimeoutSeconds !== undefined
+          ? input.runTimeoutSeconds * 1000
+          : RUN_TIMEOUT_MAX_DAYS * 86_400_000,
     },
     (n) => record(n, pass, true),
   );

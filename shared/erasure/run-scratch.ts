@@ -43,9 +43,10 @@ export const listRunScratch = async (deps: StepDeps): Promise<Map<string, Listed
 };
 
 /**
- * Keys among `objects` that name a shop (key or body), one GET each — except planned jobs (a page's
- * `jobs.jsonl.gz`, the largest scratch and without shop ids), which count when their page's batches
- * name a shop: those bytes are the shop's jobs.
+ * Keys among `objects` that name a shop (key or body), one GET each. A page's planned jobs
+ * (`jobs.jsonl.gz`, the largest scratch) count when their page's batches name a shop (those bytes
+ * are the shop's jobs) and when their own text does: another shop's job may name it in free text
+ * on a page where it has no group (so each is read: a forget is rare, a run's scratch lives 3 days).
  */
 export const findNamed = async (
   deps: StepDeps,
@@ -53,16 +54,26 @@ export const findNamed = async (
   m: ShopMatcher,
 ): Promise<string[]> => {
   const keys = new Set(objects.map((o) => o.key));
-  const read = objects.filter((o) => !o.key.endsWith(`/${JOBS}`) || m.names(o.key));
-  const named = await mapLimit(read, deps.settings.readConcurrency, async (o) => {
+  const named = await mapLimit(objects, deps.settings.readConcurrency, async (o) => {
     if (m.names(o.key)) return [o.key];
     const got = await getObjectBytes(deps.s3, deps.bucket, o.key);
-    if (!got || !scratchNames(o.key, got.bytes, m)) return [];
+    if (!got || !namesIn(o.key, got.bytes, m)) return [];
     const page = PLAN_PAGE.exec(o.key);
     const jobs = page?.[2] === 'batches.jsonl' ? `${page[1]}${JOBS}` : undefined;
     return jobs !== undefined && keys.has(jobs) ? [jobs, o.key] : [o.key];
   });
   return [...new Set(named.flat())];
+};
+
+/** scratchNames; planned jobs that do not inflate whole (a member emptied by an earlier scrub) are
+ * scrubbed member by member, which keeps every member naming no shop as it is. */
+const namesIn = (key: string, bytes: Buffer, m: ShopMatcher): boolean => {
+  try {
+    return scratchNames(key, bytes, m);
+  } catch (err) {
+    if (key.endsWith(`/${JOBS}`)) return true;
+    throw err;
+  }
 };
 
 const ATTEMPTS = 5;
@@ -114,18 +125,19 @@ const scrubOne = (deps: StepDeps, key: string, rel: string, m: ShopMatcher): Pro
 
 /**
  * A plan page: the planned jobs first (the shops' members emptied at their length, every other
- * group's range still valid: scrub.ts scrubPlannedJobs), then the batches without the shops' groups. A crash between leaves the batches naming the
- * shop, so a rerun blanks the same ranges again and finishes. Returns the objects rewritten.
+ * group's range still valid, any other mention masked: scrub.ts scrubPlannedJobs), then the batches
+ * without the shops' groups. A crash between leaves the batches naming the shop, so a rerun blanks
+ * the same ranges again and finishes. Batches naming no shop (the shop named only in another shop's
+ * free text) stay as they are. Returns the objects rewritten.
  */
 const scrubPlanPage = async (deps: StepDeps, dir: string, m: ShopMatcher): Promise<number> => {
   let changed = 0;
   await retrying(`${dir}batches.jsonl`, async () => {
     changed = 0;
     const batches = await getObjectBytes(deps.s3, deps.bucket, `${dir}batches.jsonl`);
-    if (!batches) return false;
-    const text = batches.bytes.toString('utf8');
-    if (!m.names(text)) return false;
-    const { text: kept, ranges } = scrubBatchesJsonl(text, m);
+    const text = batches?.bytes.toString('utf8') ?? '';
+    const named = m.names(text);
+    const { text: kept, ranges } = named ? scrubBatchesJsonl(text, m) : { text, ranges: [] };
     const jobs = await getObjectBytes(deps.s3, deps.bucket, `${dir}${JOBS}`);
     if (jobs) {
       const scrubbed = scrubPlannedJobs(jobs.bytes, ranges, m);
@@ -134,9 +146,11 @@ const scrubPlanPage = async (deps: StepDeps, dir: string, m: ShopMatcher): Promi
         changed++;
       }
     }
-    await put(deps, `${dir}batches.jsonl`, Buffer.from(kept, 'utf8'), batches.etag);
-    changed++;
-    return true;
+    if (batches && named) {
+      await put(deps, `${dir}batches.jsonl`, Buffer.from(kept, 'utf8'), batches.etag);
+      changed++;
+    }
+    return changed > 0;
   });
   return changed;
 };

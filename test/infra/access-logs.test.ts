@@ -146,12 +146,35 @@ describe('serverAccessLogsBucket', () => {
             [{ 'Fn::GetAtt': [expect.stringMatching(/^Central/), 'Arn'] }, '/details-bucket/*'],
           ],
         },
-        // From another stack the details bucket's ARN would make the stacks depend on each other.
-        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+        // Only the details bucket may log there: its ARN from the name both stacks compute alone
+        // (its ARN attribute would make the two stacks depend on each other).
+        Condition: {
+          ArnLike: {
+            'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ...crossStackName]] },
+          },
+          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+        },
       },
     ]);
+    // The details bucket has that very name.
+    const arn = policy?.Properties.PolicyDocument.Statement[0].Condition.ArnLike['aws:SourceArn'];
+    const arnJoin = (arn as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    expect(details?.BucketName).toEqual({
+      'Fn::Join': ['', ['jda-', { Ref: 'AWS::AccountId' }, '-', { Ref: 'AWS::Region' }, arnJoin[6]]],
+    });
+    // No reference from the log stack back to the archive's: the stacks deploy in one order.
+    expect(JSON.stringify(central.template.toJSON())).not.toMatch(/ImportValue/);
   });
 });
+
+/** `jda-{account}-{region}-{16 hex}`, as a Fn::Join list after `arn:{partition}`. */
+const crossStackName = [
+  ':s3:::jda-',
+  { Ref: 'AWS::AccountId' },
+  '-',
+  { Ref: 'AWS::Region' },
+  expect.stringMatching(/^-[0-9a-f]{16}$/),
+];
 
 describe('serverAccessLogsBucket in the same stack', () => {
   it('its policy names both the account and the details bucket (aws:SourceAccount and aws:SourceArn, as the S3 user guide’s statement)', () => {

@@ -275,5 +275,11 @@ describe('JobDetailsArchive props: fails when', () => {
     expectInvalid({ serverAccessLogsBucket: kms }, 'serverAccessLogsBucket', /KMS key.*SSE-S3/);
     expectInvalid({ serverAccessLogsPrefix: '/logs/' }, 'serverAccessLogsPrefix', /not starting with '\/'/);
     expectInvalid({ serverAccessLogsPrefix: 'x'.repeat(1025) }, 'serverAccessLogsPrefix', /1024/);
+    // The grant covers `{prefix}*`: 'logs' would cover 'logs-other/' too.
+    expectInvalid(
+      { serverAccessLogsPrefix: 'logs' },
+      'serverAccessLogsPrefix',
+      /ending in '\/'.*"logs-other\/"/,
+    );
   });
 });

@@ -8,6 +8,7 @@ import {
   sharedIndexKey,
   WATERMARK_KEY,
 } from '../../shared/archive/format';
+import { PACK_DECISIONS_FORMAT } from '../../shared/archive/steps/plan/pack-decisions';
 import { WATERMARK_FORMAT } from '../../shared/archive/steps/plan/watermark';
 import { TERMINAL_STATUSES } from '../../shared/jobs/schema';
 import { getObjectBytes, putJson } from '../../shared/s3/objects';
@@ -127,23 +128,38 @@ test('after a run that died before Report, a later part of a shop-month follows 
   expect(audit.mismatches.filter((m) => m.kind === 'split-shop-month')).toEqual([]);
 });
 
-test('an unreadable decisions document is no halt: its months are routed by the shared views from then on', async () => {
-  const env = await archiverEnv({ packBelowKb: 128 });
-  await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: PACK_DECISIONS_KEY, Body: 'not json' }));
-  const job = await seedTerminalJob(env, {
-    shopId: 'unread-s.myshopify.com',
-    completedAt: inMonth(3, 2),
-    flushes: 1,
-  });
-  const month = job.completedAt.slice(0, 7);
-  const run = await runMachine(env);
-  expect(run.run.status).toBe('SUCCEEDED');
-  expect(run.report).toMatchObject({ jobsArchived: 1, groupsFailedCount: 0 });
-  // Not in any view yet: its own index (consistent whatever an earlier part did).
-  expect(run.pages[0]?.planned.map((g) => g.pack)).toEqual(['if-packed']);
-  expect(await whereIs(env, [job], month)).toEqual({ [job.jobId]: 'own' });
-  const doc = JSON.parse(
-    (await getObjectBytes(env.s3, env.bucket, PACK_DECISIONS_KEY))?.bytes.toString() ?? '{}',
-  );
-  expect(doc.months).toEqual({ [month]: 'by-view' });
-});
+const shop = 'unread-s.myshopify.com';
+/** A document that is not JSON, or one naming a month that does not exist (damage: never half-read). */
+const unreadable: [string, (month: string) => string][] = [
+  ['not JSON', () => 'not json'],
+  [
+    'with month 13',
+    (month) =>
+      JSON.stringify({
+        format: PACK_DECISIONS_FORMAT,
+        months: { [month]: { [shop]: 'shared' }, [`${month.slice(0, 4)}-13`]: { [shop]: 'own' } },
+      }),
+  ],
+];
+
+test.each(unreadable)(
+  'an unreadable decisions document (%s) is no halt: its months are routed by the shared views from then on',
+  async (_, body) => {
+    const env = await archiverEnv({ packBelowKb: 128 });
+    const job = await seedTerminalJob(env, { shopId: shop, completedAt: inMonth(3, 2), flushes: 1 });
+    const month = job.completedAt.slice(0, 7);
+    await env.s3.send(
+      new PutObjectCommand({ Bucket: env.bucket, Key: PACK_DECISIONS_KEY, Body: body(month) }),
+    );
+    const run = await runMachine(env);
+    expect(run.run.status).toBe('SUCCEEDED');
+    expect(run.report).toMatchObject({ jobsArchived: 1, groupsFailedCount: 0 });
+    // Not in any view yet: its own index (consistent whatever an earlier part did).
+    expect(run.pages[0]?.planned.map((g) => g.pack)).toEqual(['if-packed']);
+    expect(await whereIs(env, [job], month)).toEqual({ [job.jobId]: 'own' });
+    const doc = JSON.parse(
+      (await getObjectBytes(env.s3, env.bucket, PACK_DECISIONS_KEY))?.bytes.toString() ?? '{}',
+    );
+    expect(doc.months).toEqual({ [month]: 'by-view' });
+  },
+);

@@ -6,16 +6,18 @@ import { forgetCommand, parseForgetOptions } from '../../infra/cli/forget';
 import { memoryOutput } from '../../infra/cli/output';
 import { ERASURE_OVERDUE_ERROR } from '../../shared/archive/steps/report/run-incomplete';
 import type { RunReport } from '../../shared/archive/steps/types';
-import type { ForgetResult } from '../../shared/erasure/forget';
+import { type ForgetResult, forgetShop } from '../../shared/erasure/forget';
 import { getRequest, listRequests, recordRequest } from '../../shared/erasure/ledger';
 import { erasureMarkerKey } from '../../shared/erasure/run-scratch';
 import { readTombstone } from '../../shared/erasure/tombstone';
 import { jobPk, jobSk } from '../../shared/jobs/schema';
 import { getObjectBytes } from '../../shared/s3/objects';
+import { RUN_TIMEOUT_MAX_DAYS } from '../../shared/settings';
 import {
   cliContextFor,
   DAY,
   daysAgo,
+  HOUR,
   inMonth,
   runLocal,
   type SeededJob,
@@ -201,6 +203,36 @@ test('run scratch: a run without a report is left to its own Report until it is 
   expect((again.output as ForgetResult).counts).toMatchObject({ scratchRunsDeferred: 0 });
   expect((again.output as ForgetResult).counts.scratchObjects).toBeGreaterThanOrEqual(left.length);
   expect(await whereNamed(env, shopId)).toEqual([]);
+});
+
+test('forget whose event names no run timeout takes the longest a construct allows (2 days): a report-less run older than that has ended', async () => {
+  const { env } = runs;
+  const shopId = 'fg-default.myshopify.com';
+  await seedTerminalJob(env, { shopId, completedAt: inMonth(2, 4) });
+  const archived = await runLocal(runs.env, { definition: runs.definition, input: ARCHIVE });
+  const { runId, reportKey } = archived.output as RunReport;
+  await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: reportKey ?? undefined }));
+  const input = (n: number) => ({ shopId, requestId: `fd-${n}`, runId: `forget-fd-${n}` });
+  let advanced = 0;
+  const advance = (ms: number) => {
+    env.advance(ms);
+    advanced += ms;
+  };
+  try {
+    // Within the longest timeout the run may still be going: left to its own Report.
+    advance(RUN_TIMEOUT_MAX_DAYS * DAY - HOUR);
+    const first = await forgetShop(env.deps, input(1));
+    expect(first.counts.scratchRunsDeferred).toBeGreaterThanOrEqual(1);
+    const left = await whereNamed(env, shopId);
+    expect(left.length).toBeGreaterThan(0);
+    expect(left.every((w) => w.includes(`job-details-runs/${runId}/`))).toBe(true);
+    // Past it no run of any construct is going: scrubbed (the default was 29 days).
+    advance(2 * HOUR);
+    expect((await forgetShop(env.deps, input(2))).counts).toMatchObject({ scratchRunsDeferred: 0 });
+    expect(await whereNamed(env, shopId)).toEqual([]);
+  } finally {
+    env.advance(-advanced);
+  }
 });
 
 // Last: its request stays overdue, so every later archive run of this stack would end FAILED.

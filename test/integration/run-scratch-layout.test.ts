@@ -159,3 +159,38 @@ test('forget: another shop’s jobs whose errors name both shops keep their plan
   );
   for (const j of jobs) expect(j.error_message).toMatch(kept);
 });
+
+test('forget: a shop named only in another shop’s free text, with no group on the page, is masked in the planned jobs', async () => {
+  const { env, definition } = runs;
+  const gone = 'rs3-gone.myshopify.com';
+  const other = 'rs3-other.myshopify.com';
+  const job = await seedTerminalJob(env, { shopId: other, completedAt: inMonth(2, 4) });
+  await env.ddb.send(
+    new UpdateCommand({
+      TableName: env.table,
+      Key: { pk: jobPk(other), sk: jobSk(job.jobId) },
+      UpdateExpression: 'SET error_message = :m',
+      ExpressionAttributeValues: { ':m': `webhook from ${gone} rejected` },
+    }),
+  );
+  const archived = await runLocal(env, { definition, input: { olderThanDays: 30, graceHours: 1 } });
+  expect(archived.output).toMatchObject({ jobsArchived: 1, groupsFailedCount: 0 });
+  const { runId } = archived.output as RunReport;
+  const jobsKey = plannedJobsKey(runId, 0);
+  expect(gunzipSync(await getBytes(env.s3, env.bucket, jobsKey)).toString('utf8')).toContain(gone);
+
+  env.advance(DAY); // past the run timeout: the archival has ended
+  const forgot = await runLocal(env, { definition, input: { forget: { shopId: gone } } }).finally(() =>
+    env.advance(-DAY),
+  );
+  expect(forgot.status).toBe('SUCCEEDED');
+  // No scratch object of the run names the shop; the other shop's job is still planned, masked.
+  for (const key of await listKeys(env.s3, env.bucket, runPrefix(runId))) {
+    const bytes = await getBytes(env.s3, env.bucket, key);
+    const text = (bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes).toString('utf8');
+    expect({ key, named: text.includes(gone) }).toEqual({ key, named: false });
+  }
+  const text = gunzipSync(await getBytes(env.s3, env.bucket, jobsKey)).toString('utf8');
+  expect(text).toContain(job.jobId);
+  expect(text).toContain(`webhook from ${'*'.repeat(gone.length)} rejected`);
+});

@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(ROOT, "shared", "python"))
 from job_details_archive import (  # noqa: E402
     ArchiveReader,
     CorruptObjectError,
+    InvalidInputError,
     MissingIndexError,
     NeedsRestoreError,
     UnsupportedFormatError,
@@ -166,6 +167,49 @@ class Months(unittest.TestCase):
         self.assertIn('"2026-13"', str(ctx.exception))
 
 
+class Inputs(unittest.TestCase):
+    """Bad arguments are an InvalidInputError naming the argument, before any request (as the
+    TypeScript reader's InvalidInputError/InvalidIdError): never a ValueError after the hot listing."""
+
+    def test_a_bad_completed_at_is_refused_before_any_request(self):
+        from datetime import datetime
+        s3, expected = SnapshotS3.from_vectors()
+        want = expected["lookups"][0]
+        reader = ArchiveReader("vectors", s3=s3)
+        for bad in ("2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-03-14T09:12:00",
+                    "2026-03-14", "yesterday", 1773479520, datetime(2026, 3, 14, 9, 12)):
+            with self.subTest(bad=bad):
+                with self.assertRaises(InvalidInputError) as ctx:
+                    reader.lookup(want["shop_id"], want["job_id"], completed_at=bad)
+                self.assertEqual(ctx.exception.field, "completed_at")
+                self.assertIsInstance(ctx.exception, ValueError)
+                self.assertEqual(s3.calls, 0)
+
+    def test_bad_ids_are_refused_before_any_request(self):
+        s3, expected = SnapshotS3.from_vectors()
+        want = expected["lookups"][0]
+        reader = ArchiveReader("vectors", s3=s3)
+        for shop, job in (("../x", want["job_id"]), (want["shop_id"], "a/b"), (want["shop_id"], None)):
+            with self.assertRaises(InvalidInputError):
+                reader.lookup(shop, job)
+        with self.assertRaises(InvalidInputError):
+            reader.search(want["shop_id"], "")
+        self.assertEqual(s3.calls, 0)
+
+    def test_the_timestamp_forms_the_typescript_reader_takes_name_their_utc_month(self):
+        from datetime import datetime, timedelta, timezone
+        from job_details_archive.format import month_of
+        for text, month in (("2026-03-14T09:12:00+00:00", "2026-03"), ("2026-03-31T23:30:00-01:00", "2026-04"),
+                            ("2026-04-01 00:30+0100", "2026-03"), ("2026-03-14T09:12:00.123456789Z", "2026-03"),
+                            ("2026-03-14T09:12z", "2026-03"),
+                            (datetime(2026, 1, 31, 23, tzinfo=timezone(timedelta(hours=-2))), "2026-02")):
+            self.assertEqual(month_of(text), month, text)
+        for bad in ("0001-01-01T00:00:00+01:00", "9999-12-31T23:00:00-02:00", "2026-03-14T24:00:00Z",
+                    "2026-03-14T09:12:00+24:00", "\u0662\u0660\u0662\u0666-03-14T09:12:00Z"):
+            with self.assertRaises(InvalidInputError, msg=bad):
+                month_of(bad)
+
+
 class Search(unittest.TestCase):
     def test_every_search_of_the_vectors(self):
         s3, expected = SnapshotS3.from_vectors()
@@ -218,6 +262,25 @@ class Errors(unittest.TestCase):
         for key in [k for k in self.s3.objects if k.startswith(part_key.rsplit("/", 1)[0] + "/")]:
             self.s3.objects[f"{month_dir}pending/{key.rsplit('/', 1)[1]}.json"] = (b"{}", {})
         got = self.lookup()
+        self.assertEqual((got["archivals"], got["details_source"]), ([], "none"))
+
+    def test_a_lost_shared_index_is_an_error_not_none(self):
+        # A packed shop-month's only record is the month's shared index: lost, its parts remain.
+        s3, expected = SnapshotS3.from_vectors()
+        packed = next(w for w in expected["lookups"] if w["case"].startswith("shared part, conflict"))
+        key = f"job-details-index/_shared/{packed['archivals'][0]['month']}/shared.json"
+        del s3.objects[key]
+        reader = ArchiveReader("vectors", s3=s3)
+        for kw in ({}, {"completed_at": packed["archivals"][0]["completed_at"]}):
+            with self.subTest(**kw):
+                with self.assertRaises(CorruptObjectError) as ctx:
+                    reader.lookup(packed["shop_id"], packed["job_id"], **kw)
+                self.assertEqual(ctx.exception.key, key)
+                self.assertIn("1 committed shared part(s)", str(ctx.exception))
+        # A shared part whose first archival is still in flight is no lost index.
+        for k in [k for k in s3.objects if k.startswith("job-details-cold/_shared/")]:
+            s3.objects[f"{key[:-len('shared.json')]}pending/{k.rsplit('/', 1)[1]}.json"] = (b"{}", {})
+        got = reader.lookup(packed["shop_id"], packed["job_id"])
         self.assertEqual((got["archivals"], got["details_source"]), ([], "none"))
 
     def test_a_damaged_index_is_an_error_not_none(self):

@@ -8,6 +8,7 @@ Standard library + boto3. The format is docs/archive-format.md; conformance vect
 from .errors import (
     ArchiveError,
     CorruptObjectError,
+    InvalidInputError,
     MissingIndexError,
     NeedsRestoreError,
     PartMissingError,
@@ -20,6 +21,7 @@ __all__ = [
     "ArchiveError",
     "ArchiveReader",
     "CorruptObjectError",
+    "InvalidInputError",
     "MissingIndexError",
     "NeedsRestoreError",
     "PartMissingError",

@@ -5,6 +5,16 @@ class ArchiveError(Exception):
     """Base class: anything the archive reader refuses to guess about."""
 
 
+class InvalidInputError(ArchiveError, ValueError):
+    """An argument of the wrong shape (a shop or job id, `completed_at`, a bucket name), raised before
+    any request, naming the argument (the TypeScript reader's InvalidInputError). Also a ValueError."""
+
+    def __init__(self, field, reason):
+        super().__init__(f"invalid {field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
 class CorruptObjectError(ArchiveError):
     """An object read back that is not what the archiver writes (damaged index, part or hot object)."""
 

@@ -10,7 +10,7 @@ import re
 import zlib
 from datetime import datetime, timezone
 
-from .errors import CorruptObjectError, UnsupportedFormatError
+from .errors import CorruptObjectError, InvalidInputError, UnsupportedFormatError
 
 HOT_PREFIX = "job-details/"
 COLD_PREFIX = "job-details-cold/"
@@ -23,7 +23,7 @@ INDEX_FIRST_READ_BYTES = 64 * 1024
 COUNT_ORDER = ("chunk_ids", "failed", "skipped", "conflict")
 
 _FORMAT = re.compile(r"^job-details-archive/([a-z-]+)@(\d+)(?:\.(\d+))?$")
-_MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+_MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$", re.ASCII)
 _SHOP = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
 _PART_NAME = re.compile(r"^part-\d{8}T\d{6}Z-[a-z0-9]{8}\.jsonl\.gz$")
 _SEGMENT = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -117,13 +117,13 @@ def canonical_json(value):
 
 def check_shop(shop_id):
     if not isinstance(shop_id, str) or not _SHOP.match(shop_id) or shop_id == SHARED:
-        raise ValueError(f"invalid shop id {shop_id!r}")
+        raise InvalidInputError("shop id", f"{shop_id!r} is not a shop id (ASCII letters, digits, '.', '_', '-')")
     return shop_id
 
 
 def check_job(job_id):
     if not isinstance(job_id, str) or not _SEGMENT.match(job_id) or job_id in (".", ".."):
-        raise ValueError(f"invalid job id {job_id!r}")
+        raise InvalidInputError("job id", f"{job_id!r} is not a job id (1-128 ASCII letters, digits, '.', '_', '-')")
     return job_id
 
 
@@ -155,18 +155,54 @@ def part_key(shop_id, month, name, shared=False):
     return f"{COLD_PREFIX}{SHARED if shared else shop_id}/{month}/{name}"
 
 
-def month_of(iso):
-    """`2026-03-14T09:12:00+00:00` → `2026-03` (the UTC month; offsets are converted)."""
-    from datetime import datetime, timezone
+# The TypeScript package's one timestamp grammar (shared/time.ts): an explicit UTC offset is required.
+_TIMESTAMP = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))$",
+    re.ASCII)
 
-    text = iso.strip().replace("Z", "+00:00")
+
+def month_of(value, field="completed_at"):
+    """`2026-03-14T09:12:00+00:00` → `2026-03` (the UTC month; offsets are converted). Accepts what the
+    TypeScript reader accepts (shared/time.ts), and an aware datetime; anything else, a time without a
+    UTC offset included (its month depends on a timezone nobody wrote down), is an InvalidInputError
+    naming `field`, raised before any request."""
+    from datetime import timedelta
+
+    def fail(reason):
+        return InvalidInputError(field, reason)
+
+    if isinstance(value, datetime):
+        if value.utcoffset() is None:
+            raise fail(f"{value.isoformat()} has no UTC offset (expected an aware datetime)")
+        at = value.astimezone(timezone.utc)
+        return f"{at.year:04d}-{at.month:02d}"
+    if not isinstance(value, str):
+        raise fail(f"expected an ISO-8601 timestamp string, got {value!r}")
+    quoted = json.dumps(value)[:80]
+    m = _TIMESTAMP.match(value)
+    if not m:
+        no_zone = re.match(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?$", value, re.ASCII)
+        raise fail(f"{quoted} has no UTC offset (expected Z or ±HH:MM)" if no_zone
+                   else f"{quoted} is not an ISO-8601 timestamp with a UTC offset")
+    y, mo, d, h, mi = (int(m.group(i)) for i in range(1, 6))
+    s = int(m.group(6) or 0)
     try:
-        at = datetime.fromisoformat(_trim_fraction(text))
-    except ValueError as err:  # e.g. month 13: named, as the TypeScript reader's InvalidInputError does
-        raise ValueError(f"invalid completed_at {json.dumps(iso)}: {err}") from None
-    if at.tzinfo is None:
-        at = at.replace(tzinfo=timezone.utc)
-    return at.astimezone(timezone.utc).strftime("%Y-%m")
+        day = datetime(y, mo, d, tzinfo=timezone.utc)
+    except ValueError:
+        raise fail(f"{quoted} names a date that does not exist") from None
+    if h > 23 or mi > 59 or s > 59:
+        raise fail(f"{quoted} names a time that does not exist")
+    offset = 0
+    if m.group(8) is None:
+        oh, om = int(m.group(10)), int(m.group(11))
+        if oh > 23 or om > 59:
+            raise fail(f"{quoted} has an impossible UTC offset")
+        offset = (-1 if m.group(9) == "-" else 1) * (oh * 60 + om)
+    try:  # the fraction cannot move the instant across a month boundary: it is left out
+        at = day + timedelta(minutes=h * 60 + mi - offset, seconds=s)
+    except OverflowError:
+        raise fail(f"{quoted} is outside the years 0001-9999 in UTC") from None
+    return f"{at.year:04d}-{at.month:02d}"
 
 
 def _trim_fraction(text):

@@ -13,6 +13,7 @@ from . import format as fmt
 from .errors import (
     ArchiveError,
     CorruptObjectError,
+    InvalidInputError,
     MissingIndexError,
     NeedsRestoreError,
     PartMissingError,
@@ -51,6 +52,8 @@ class _Ledger:
         self.warnings = []
         # Part blocks an index read already fetched (a settled part's probed block).
         self.blocks = {}
+        # Months read with neither the shop's own index nor the month's shared index.
+        self.no_shared = set()
 
     def provenance(self, source):
         return {"source": source, "parts": sorted(self.parts), "requests": self.requests,
@@ -62,7 +65,7 @@ class ArchiveReader:
 
     def __init__(self, bucket, s3=None, search_months=SEARCH_MONTHS, restore_days=None, restore_tier="Bulk"):
         if not isinstance(bucket, str) or not bucket.strip():
-            raise ValueError("bucket must be a non-empty bucket name")
+            raise InvalidInputError("bucket", "must be a non-empty bucket name")
         self.bucket = bucket
         self.s3 = s3 or s3_client()
         self.search_months = search_months
@@ -242,15 +245,16 @@ class ArchiveReader:
         key = fmt.shared_index_key(month)
         got = self._get(ledger, key)
         if got is None:
+            ledger.no_shared.add(month)
             return key, [], None
         view = fmt.parse_shared_index(got[0], key, shop_id)
         if view is None:
             return key, [], None
         return key, view["jobs"].get(job_id, []), view
 
-    def _months(self, ledger, shop_id, completed_at):
-        if completed_at is not None:
-            return [fmt.month_of(completed_at)]
+    def _months(self, ledger, shop_id, known):
+        if known is not None:
+            return [known]
         months = set()
         own = re.compile(r"^job-details-index/" + re.escape(shop_id) + r"/(\d{4}-\d{2})/index\.json$")
         shared = re.compile(r"^job-details-index/_shared/(\d{4}-\d{2})/shared\.json$")
@@ -281,6 +285,45 @@ class ArchiveReader:
         if parts:
             raise MissingIndexError(fmt.month_index_key(shop_id, month), len(parts))
 
+    def _lost_shared(self, ledger, months):
+        """Months whose shared index is lost while committed shared parts remain (the TypeScript
+        reader's lostSharedIndexes): a packed shop's only record of its archivals there. `months`:
+        those read with neither index (a List of each one's shared parts, + 1 of its intents when
+        there are parts); None (months unknown): the shared index prefix and the shared parts walked.
+        A part whose intent is under the shared index's pending/ is a first archival in flight."""
+        shared_parts = f"{fmt.COLD_PREFIX}{fmt.SHARED}/"
+        shared_index = f"{fmt.INDEX_PREFIX}{fmt.SHARED}/"
+        part = re.compile(r"^" + re.escape(shared_parts) + r"(\d{4}-\d{2})/(part-[^/]+\.jsonl\.gz)$")
+        intent = re.compile(r"^" + re.escape(shared_index) + r"(\d{4}-\d{2})/pending/([^/]+)\.json$")
+        lost = {}
+        if months is not None:
+            for month in months:
+                parts = [m.group(2) for m in map(part.match, self._list(ledger, f"{shared_parts}{month}/")) if m]
+                if parts:
+                    staged = {m.group(2) for m in map(intent.match, self._list(ledger, f"{shared_index}{month}/pending/")) if m}
+                    n = len([p for p in parts if p not in staged])
+                    if n:
+                        lost[month] = n
+        else:
+            indexed, staged = set(), set()
+            for k in self._list(ledger, shared_index):
+                m = re.match(r"^" + re.escape(shared_index) + r"(\d{4}-\d{2})/shared\.json$", k)
+                if m:
+                    indexed.add(m.group(1))
+                m = intent.match(k)
+                if m:
+                    staged.add((m.group(1), m.group(2)))
+            for k in self._list(ledger, shared_parts):
+                m = part.match(k)
+                if m and m.group(1) not in indexed and (m.group(1), m.group(2)) not in staged:
+                    lost[m.group(1)] = lost.get(m.group(1), 0) + 1
+        return [CorruptObjectError(
+            fmt.shared_index_key(month),
+            f"shared index is missing while {n} committed shared part(s) exist under {shared_parts}{month}/: "
+            f"the jobs of shops packed there cannot be read; no command rebuilds a shared index yet - restore "
+            f"the object (e.g. from a bucket version) or keep the jobs' hot copies",
+        ) for month, n in sorted(lost.items(), reverse=True)]
+
     # --- lookup ----------------------------------------------------------------------------------
 
     def lookup(self, shop_id, job_id, completed_at=None):
@@ -292,14 +335,17 @@ class ArchiveReader:
         while hot). Numbers are exact (ints of any size; other numbers keep their JSON text).
         Raises NeedsRestoreError, MissingIndexError, PartMissingError, CorruptObjectError,
         UnsupportedFormatError: a damaged or missing index is never read as "no archival".
+        InvalidInputError (before any request) for an id or a `completed_at` the TypeScript reader
+        refuses too: an ISO-8601 string (or aware datetime) with a UTC offset.
         """
         fmt.check_shop(shop_id)
         fmt.check_job(job_id)
+        known = None if completed_at is None else fmt.month_of(completed_at)  # before any request
         ledger = _Ledger()
         flushes, hot_pd, hot_keys = self._hot(ledger, shop_id, job_id)
         entries = []
         try:
-            for month in self._months(ledger, shop_id, completed_at):
+            for month in self._months(ledger, shop_id, known):
                 index_key, found, index = self._month_view(ledger, shop_id, job_id, month)
                 if index is None:
                     try:
@@ -316,6 +362,15 @@ class ArchiveReader:
                 raise
             ledger.warnings.append(f"archive damaged, left out: {err}")
             entries = []
+        if not flushes and hot_pd is None:
+            # Nothing hot: a lost shared index (a packed shop's only record there) is the error, never
+            # "none". Months known: each read with neither index; unknown: only when nothing was found.
+            if known is not None:
+                lost = self._lost_shared(ledger, sorted(ledger.no_shared, reverse=True)) if ledger.no_shared else []
+            else:
+                lost = [] if entries else self._lost_shared(ledger, None)
+            if lost:
+                raise lost[0]
         entries.sort(key=lambda t: (_instant(t[2]["committed_at"]), t[0], t[1]))
         records = []
         for month, _, e in entries:
@@ -371,7 +426,7 @@ class ArchiveReader:
         a filter matches. Hot (running or not yet archived) jobs are not searched here."""
         fmt.check_shop(shop_id)
         if not isinstance(doc_id, str) or not doc_id:
-            raise ValueError("doc_id must be a non-empty string")
+            raise InvalidInputError("doc_id", "must be a non-empty string")
         ledger = _Ledger()
         found = {}
         for month in self._months(ledger, shop_id, None):

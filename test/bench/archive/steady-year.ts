@@ -25,7 +25,6 @@
 import { DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_PRICES } from '../../../infra/cli/prices';
-import { RUNS_EXPIRE_DAYS } from '../../../infra/construct/details-bucket';
 import type { ArchiverStep } from '../../../infra/construct/step-names';
 import type {
   LocalRunResult,
@@ -38,7 +37,7 @@ import { s3ClientFrom } from '../../../shared/clients';
 import { config } from '../../../shared/config';
 import { jobPk, jobSk } from '../../../shared/jobs/schema';
 import { addCounts } from '../../../shared/metrics';
-import { SETTINGS } from '../../../shared/settings';
+import { RUNS_EXPIRE_DAYS, SETTINGS } from '../../../shared/settings';
 import { JobDetailsReader } from '../../../shared/reader';
 import { byKeyClass, keyClass, type TracedRequest } from './request-trace';
 import {

@@ -1,4 +1,5 @@
 import { ConcurrentModificationError } from '../../../errors';
+import { validateMonth } from '../../../ids';
 import { getObjectBytes, putConditional } from '../../../s3/objects';
 import { PACK_DECISIONS_KEY } from '../../format';
 import type { StepDeps } from '../context';
@@ -28,6 +29,15 @@ type Decision = 'own' | 'shared';
 type Decisions = Map<string, Map<string, Decision> | typeof BY_VIEW>;
 const BY_VIEW = 'by-view';
 
+const isMonth = (month: string): boolean => {
+  try {
+    validateMonth(month);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 const parse = (bytes: Uint8Array): Decisions | null => {
   let v: unknown;
   try {
@@ -38,7 +48,7 @@ const parse = (bytes: Uint8Array): Decisions | null => {
   if (!isObj(v) || v.format !== PACK_DECISIONS_FORMAT || !isObj(v.months)) return null;
   const out: Decisions = new Map();
   for (const [month, shops] of Object.entries(v.months)) {
-    if (!/^\d{4}-\d{2}$/.test(month)) return null;
+    if (!isMonth(month)) return null; // month 13 is damage too: the document is unreadable
     if (shops === BY_VIEW) {
       out.set(month, BY_VIEW);
       continue;
