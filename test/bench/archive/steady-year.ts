@@ -37,8 +37,8 @@ import { s3ClientFrom } from '../../../shared/clients';
 import { config } from '../../../shared/config';
 import { jobPk, jobSk } from '../../../shared/jobs/schema';
 import { addCounts } from '../../../shared/metrics';
-import { RUNS_EXPIRE_DAYS, SETTINGS } from '../../../shared/settings';
 import { JobDetailsReader } from '../../../shared/reader';
+import { RUNS_EXPIRE_DAYS, SETTINGS } from '../../../shared/settings';
 import { byKeyClass, keyClass, type TracedRequest } from './request-trace';
 import {
   decomposeSteadyYear,
