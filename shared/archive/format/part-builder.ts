@@ -171,7 +171,8 @@ export class PartBuilder {
       this.platformData.push(at);
       this.blockPlatformData.set(hash, at);
     }
-    const docs = documentListings(job.details).map((l) => l.doc_id);
+    // A segment builds no filters (`filters: false`), so it collects no document ids for them.
+    const docs = this.meta.filters === false ? [] : documentListings(job.details).map((l) => l.doc_id);
     this.jobs[job.jobId] = {
       ...(await this.append(enc.line, docs)),
       sha256: enc.sha256,
