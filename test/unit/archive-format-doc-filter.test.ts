@@ -18,6 +18,7 @@ import {
   storedDocFilters,
 } from '../../shared/archive/format';
 import { buildPart, details } from '../support/archive-fixture';
+import { NUMBERED_EDGE_IDS } from '../support/numbered-ids';
 
 const ids = (n: number, tag: string) =>
   Array.from({ length: n }, (_, i) => `gid://shopify/Product/${tag}${7e12 + i}`);
@@ -85,29 +86,7 @@ describe('block filters', () => {
       }
       return Buffer.from(out);
     };
-    const edge = [
-      '007',
-      '0',
-      '10',
-      'a0',
-      'a00012',
-      'x1234567890123456789',
-      'y999999999999999',
-      'y1000000000000000',
-      'line\n7',
-      'cr\r8',
-      'ls\u20289',
-      'tab\t5',
-      'é/12',
-      '日本/3',
-      '',
-      '9',
-      'gid://a/0',
-      'plain',
-      'gid://shopify/Product/7086727600002',
-      'gid://shopify/Product/7086727600001',
-      '\u{1F600}42',
-    ];
+    const edge = NUMBERED_EDGE_IDS;
     let seed = 7;
     const rand = () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;

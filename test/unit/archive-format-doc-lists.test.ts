@@ -1,6 +1,7 @@
 import { compactDetails, expandDetails, NUMBERED, splitNumbered } from '../../shared/archive/format';
 import { CorruptObjectError } from '../../shared/errors';
 import { details } from '../support/archive-fixture';
+import { NUMBERED_EDGE_IDS } from '../support/numbered-ids';
 
 const P = 'gid://shopify/Product/';
 
@@ -25,26 +26,7 @@ describe('document lists at rest', () => {
   });
 
   it('splits an id as NUMBERED does (the hand-written split every id goes through)', () => {
-    const ids = [
-      '007',
-      '0',
-      '10',
-      'a0',
-      'a00012',
-      'x1234567890123456789',
-      'y999999999999999',
-      'y1000000000000000',
-      'line\n7',
-      'cr\r8',
-      'ls\u20289',
-      'tab\t5',
-      'é/12',
-      '',
-      '9',
-      `${P}7086727600002`,
-      '~12',
-      '\u{1F600}42',
-    ];
+    const ids = NUMBERED_EDGE_IDS;
     for (const id of ids) {
       const m = NUMBERED.exec(id);
       expect({ id, split: splitNumbered(id) }).toEqual({
