@@ -128,7 +128,7 @@ export const costSpec: CommandSpec = {
     'Fixed costs (1 alarm on a free metric; with --run-metrics 8 custom metrics and 2 more alarms; the idle part of 30 daily runs) are charged to the cohort archived that month.',
     'The floor: one GET per hot object, the first month in Standard, then the parts at 0.75× the hot bytes in the class — nothing else.',
     'Beside the ratio to the floor (lookups in the cohort, none in the floor): the archival alone, and one lookup against its physical minimum.',
-    `Access logs: the details bucket logs every request, each key deleted and each lifecycle action (two records an archived hot object: its GET and its delete), kept --access-log-days in Standard (default ${ACCESS_LOGS_RETENTION_DAYS}: off unless the construct is given accessLogsRetention or serverAccessLogsBucket; record sizes are estimates: accessLogRecordBytes, accessLogLifecycleRecordBytes in --prices).`,
+    `Access logs (opt-in: the construct's accessLogsRetention or serverAccessLogsBucket): the details bucket then logs every request, each key deleted and each lifecycle action (two records an archived hot object: its GET and its delete), kept --access-log-days in Standard (default ${ACCESS_LOGS_RETENTION_DAYS}: none, the construct's default; record sizes are estimates: accessLogRecordBytes, accessLogLifecycleRecordBytes in --prices).`,
   ],
 };
 
