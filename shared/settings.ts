@@ -400,12 +400,15 @@ export const retentionDays = (months: number): number => Math.ceil((months * 365
 export const INDEX_RETENTION_EXTRA_DAYS = 31;
 
 /**
- * Days the construct's own log bucket keeps the details bucket's S3 server access logs: the default
- * of its `accessLogsRetention` prop and of `jobarchive cost --access-log-days` (one value, so the
- * model prices what the construct deploys). CloudTrail's event history keeps 90 days too; a quarter
- * covers most investigations.
+ * Days the details bucket's S3 server access logs are kept by default: 0, none. The construct
+ * configures no logging unless given `accessLogsRetention` (a log bucket of its own keeping them
+ * that many days) or `serverAccessLogsBucket`, and `jobarchive cost --access-log-days` defaults to
+ * this too (one value, so the model prices what the construct deploys). Off like S3's own default:
+ * the archiver's two records a hot object (its GET and its delete) are about as many bytes as the
+ * object, so at 90 days they alone would add a quarter to the archival's floor; a team that needs
+ * request logs opts in and prices it with `--access-log-days N` (docs/cost.md, "The access log").
  */
-export const ACCESS_LOGS_RETENTION_DAYS = 90;
+export const ACCESS_LOGS_RETENTION_DAYS = 0;
 /** Longest `accessLogsRetention` (and `--access-log-days`): ten years. */
 export const ACCESS_LOGS_RETENTION_MAX_DAYS = 3650;
 

@@ -165,8 +165,8 @@ export interface Workload {
   readonly restoreTier?: RestoreTier;
   /**
    * Days the details bucket's access logs are kept in Standard (the construct's
-   * `accessLogsRetention`); 0: not kept, or priced elsewhere (a central log bucket). Absent: the
-   * construct's default, ACCESS_LOGS_RETENTION_DAYS.
+   * `accessLogsRetention` when opted in); 0: not kept, or priced elsewhere (a central log bucket).
+   * Absent: the construct's default, ACCESS_LOGS_RETENTION_DAYS (0: it logs nothing unless asked).
    */
   readonly accessLogDays?: number;
 }
@@ -272,8 +272,8 @@ export const restorePrice = (
 
 /**
  * Days the details bucket's server access logs are kept in Standard: the workload's
- * `accessLogDays`, else the construct's default `accessLogsRetention` (ACCESS_LOGS_RETENTION_DAYS,
- * shared/settings.ts: the one value both read). 0: not kept, or billed elsewhere.
+ * `accessLogDays`, else what the construct deploys by default (ACCESS_LOGS_RETENTION_DAYS,
+ * shared/settings.ts: the one value both read; 0, no access logs). 0: not kept, or billed elsewhere.
  */
 export const accessLogDays = (w: Pick<Workload, 'accessLogDays'>): number =>
   w.accessLogDays ?? ACCESS_LOGS_RETENTION_DAYS;

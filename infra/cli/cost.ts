@@ -105,7 +105,7 @@ export const costSpec: CommandSpec = {
     'access-log-days': {
       type: 'string',
       value: 'N',
-      help: `days the details bucket's access logs are kept in Standard: the construct's accessLogsRetention (default ${ACCESS_LOGS_RETENTION_DAYS}, its default); 0 when they are not kept or are priced elsewhere (serverAccessLogsBucket: your central log bucket's lifecycle bills them)`,
+      help: `days the details bucket's access logs are kept in Standard (default ${ACCESS_LOGS_RETENTION_DAYS}: the construct logs nothing unless asked); to price opting in, the construct's accessLogsRetention in days, or your central log bucket's retention with serverAccessLogsBucket (0 when that bucket is billed elsewhere)`,
     },
     'run-metrics': {
       type: 'boolean',
@@ -128,7 +128,7 @@ export const costSpec: CommandSpec = {
     'Fixed costs (1 alarm on a free metric; with --run-metrics 8 custom metrics and 2 more alarms; the idle part of 30 daily runs) are charged to the cohort archived that month.',
     'The floor: one GET per hot object, the first month in Standard, then the parts at 0.75× the hot bytes in the class — nothing else.',
     'Beside the ratio to the floor (lookups in the cohort, none in the floor): the archival alone, and one lookup against its physical minimum.',
-    `Access logs: the details bucket logs every request, each key deleted and each lifecycle action (two records an archived hot object: its GET and its delete), kept --access-log-days in Standard (default ${ACCESS_LOGS_RETENTION_DAYS}, the construct's accessLogsRetention; record sizes are estimates: accessLogRecordBytes, accessLogLifecycleRecordBytes in --prices).`,
+    `Access logs (opt-in: the construct's accessLogsRetention or serverAccessLogsBucket): the details bucket then logs every request, each key deleted and each lifecycle action (two records an archived hot object: its GET and its delete), kept --access-log-days in Standard (default ${ACCESS_LOGS_RETENTION_DAYS}: none, the construct's default; record sizes are estimates: accessLogRecordBytes, accessLogLifecycleRecordBytes in --prices).`,
   ],
 };
 
@@ -541,7 +541,7 @@ export const costLines = (
   const w = r.workload;
   const objectBytes = w.objectsPerJob > 0 ? w.bytesPerJob / w.objectsPerJob : 0;
   const lines = [
-    `workload: ${w.jobsPerMonth.toLocaleString('en-US')} jobs/month × ${w.objectsPerJob.toFixed(2)} objects × ${Math.round(w.bytesPerJob).toLocaleString('en-US')} bytes (${sizeText(objectBytes)} per object); kept ${w.retentionMonths} months; ${w.storageClass}; ${w.lookupsPerMonth} lookups/month; access logs kept ${accessLogDays(w)} days`,
+    `workload: ${w.jobsPerMonth.toLocaleString('en-US')} jobs/month × ${w.objectsPerJob.toFixed(2)} objects × ${Math.round(w.bytesPerJob).toLocaleString('en-US')} bytes (${sizeText(objectBytes)} per object); kept ${w.retentionMonths} months; ${w.storageClass}; ${w.lookupsPerMonth} lookups/month; ${accessLogDays(w) > 0 ? `access logs kept ${accessLogDays(w)} days` : 'no access logs'}`,
     `measured: ${m.source}`,
     `  per archived hot object: ${Object.entries(m.s3RequestsPerObject)
       .map(([k, n]) => `${k} ${n.toFixed(3)}`)

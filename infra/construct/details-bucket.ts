@@ -27,8 +27,9 @@ export const PREFIX = {
 export type KeyPrefix = keyof typeof PREFIX;
 
 /**
- * Where the details bucket this construct creates sends its server access logs: a log bucket of its
- * own keeping them `retentionDays`, or `bucket` (which keeps them as long as its own lifecycle does).
+ * Where the details bucket this construct creates sends its server access logs, when asked to log
+ * (off by default): a log bucket of its own keeping them `retentionDays`, or `bucket` (which keeps
+ * them as long as its own lifecycle does).
  */
 export type AccessLogTarget =
   | { readonly prefix: string; readonly retentionDays: number }
@@ -110,9 +111,10 @@ export const detailsLifecycleRules = (o: DetailsBucketOptions): LifecycleRule[] 
 ];
 
 /**
- * The details bucket, logging its server access to `logs`: a log bucket created here (its records
- * expire after `retentionDays`; it is returned) or a bucket given (e.g. a central log bucket, none
- * created; `logPolicyAdded` false when it is imported and its policy could not take the statement).
+ * The details bucket, logging its server access to `logs`: nowhere (null, the default: no logging
+ * configuration), a log bucket created here (its records expire after `retentionDays`; it is
+ * returned) or a bucket given (e.g. a central log bucket, none created; `logPolicyAdded` false when
+ * it is imported and its policy could not take the statement).
  * Versioning stays off on purpose: parts are immutable (new data → new part key), and when the
  * archiver deletes a hot object after a verified commit, that object must really be gone, not linger
  * as a billed noncurrent version (the noncurrent-version rules still apply should someone turn
@@ -121,10 +123,10 @@ export const detailsLifecycleRules = (o: DetailsBucketOptions): LifecycleRule[] 
 export const createDetailsBucket = (
   scope: Construct,
   o: DetailsBucketOptions,
-  logs: AccessLogTarget,
+  logs: AccessLogTarget | null,
 ): { bucket: Bucket; logsBucket?: Bucket; logPolicyAdded: boolean } => {
   const logsBucket =
-    'bucket' in logs
+    logs === null || 'bucket' in logs
       ? undefined
       : new Bucket(scope, 'AccessLogsBucket', {
           encryption: BucketEncryption.S3_MANAGED, // log delivery cannot write to SSE-KMS targets
@@ -141,11 +143,13 @@ export const createDetailsBucket = (
     versioned: false,
     objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
     // The construct's own log bucket is in this subtree, where the bucket-policy flag is pinned.
-    ...(logsBucket ? { serverAccessLogsBucket: logsBucket, serverAccessLogsPrefix: logs.prefix } : {}),
+    ...(logsBucket && logs
+      ? { serverAccessLogsBucket: logsBucket, serverAccessLogsPrefix: logs.prefix }
+      : {}),
     lifecycleRules: [...detailsLifecycleRules(o), ...noncurrentVersionRules()],
     removalPolicy: o.removalPolicy,
   });
-  if (!('bucket' in logs)) return { bucket, logsBucket, logPolicyAdded: true };
+  if (logs === null || !('bucket' in logs)) return { bucket, logsBucket, logPolicyAdded: true };
   // A bucket given: CDK would grant log delivery per the target's app flag
   // ('@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy', read where the target is defined, which the
   // construct cannot pin): without it, an ACL and ObjectWriter ownership forced onto the user's

@@ -26,7 +26,6 @@ import { JOBS_TABLE } from '../../shared/jobs/schema';
 import { ArchiveSql, defaultSqlNames } from './archive-sql';
 import { ArchiverStateMachine } from './archiver-state-machine';
 import {
-  type AccessLogTarget,
   acknowledgeSizeFilterCoercion,
   createDetailsBucket,
   detailsLifecycleRules,
@@ -101,6 +100,9 @@ const warnImportedLogBucket = (
   );
 };
 
+/** Why the details bucket may go unlogged (cdk-nag AwsSolutions-S1): the default, and how to opt in. */
+const NO_ACCESS_LOGS_REASON =
+  'S3 server access logs are opt-in, as in S3 itself: the archiver writes two records per archived hot object (its GET and its delete, about as many bytes as the object), at 90 days about a quarter on top of the archival floor (jobarchive cost --access-log-days N prices them); give accessLogsRetention or serverAccessLogsBucket to log. CloudTrail records the bucket-level API calls either way';
 const X_RAY_REASON = 'X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions';
 /** Under `job-details-index/`: the staging docs (`{shop}/{month}/pending/…`) and the indexes themselves. */
 const STAGING_KEYS = '*/*/pending/*';
@@ -186,13 +188,14 @@ export class JobDetailsArchive extends Construct {
         );
       }
     } else {
-      const logs = p.accessLogs as AccessLogTarget; // null only with props.bucket
+      const logs = p.accessLogs; // null: no access logs (the default)
       const { bucket, logsBucket, logPolicyAdded } = createDetailsBucket(this, bucketOptions, logs);
       this.bucket = bucket;
       if (p.transitionSmallObjects) acknowledgeSizeFilterCoercion(bucket);
+      if (logs === null) acknowledge(bucket, 'AwsSolutions-S1', NO_ACCESS_LOGS_REASON);
       if (logsBucket)
         acknowledge(logsBucket, 'AwsSolutions-S1', 'this is the access-log target; logging it would recurse');
-      if ('bucket' in logs && !logPolicyAdded) warnImportedLogBucket(this, logs);
+      if (logs !== null && 'bucket' in logs && !logPolicyAdded) warnImportedLogBucket(this, logs);
     }
 
     // Unique per construct, so two archives in one account never share a metric.

@@ -70,7 +70,10 @@ export interface ResolvedArchiveProps extends ResolvedSettings {
   readonly executionTimeout: Duration;
   readonly logRetention: RetentionDays;
   readonly schedule: { readonly expression: string; readonly timeZone: string; readonly enabled: boolean };
-  /** null with the `bucket` prop: the given bucket keeps its own logging. */
+  /**
+   * null: the construct configures no access logs — with the `bucket` prop (the given bucket keeps
+   * its own logging), or by default (neither accessLogsRetention nor serverAccessLogsBucket).
+   */
   readonly accessLogs: AccessLogTarget | null;
   /** null: no SQL resources. Names are filled in by the construct when not given. */
   readonly sql: {
@@ -220,7 +223,8 @@ export const DEFAULT_ACCESS_LOGS_PREFIX = 'details-bucket/';
 /**
  * The access-log props: they configure the details bucket this construct creates, so none of them
  * goes with `bucket`; `accessLogsRetention` is the construct's own log bucket's, so it does not go
- * with `serverAccessLogsBucket` (whose lifecycle keeps the logs).
+ * with `serverAccessLogsBucket` (whose lifecycle keeps the logs). With neither, the details bucket
+ * logs nothing (ACCESS_LOGS_RETENTION_DAYS, 0): null, and `serverAccessLogsPrefix` alone is refused.
  */
 const resolveAccessLogs = (props: JobDetailsArchiveProps): AccessLogTarget | null => {
   const given = (['accessLogsRetention', 'serverAccessLogsBucket', 'serverAccessLogsPrefix'] as const).filter(
@@ -263,6 +267,14 @@ const resolveAccessLogs = (props: JobDetailsArchiveProps): AccessLogTarget | nul
         'is encrypted with a KMS key: S3 delivers server access logs only to a bucket whose default encryption is SSE-S3',
       );
     return { prefix, bucket: target };
+  }
+  if (props.accessLogsRetention === undefined && ACCESS_LOGS_RETENTION_DAYS === 0) {
+    if (props.serverAccessLogsPrefix !== undefined)
+      fail(
+        'serverAccessLogsPrefix',
+        'places access logs, but the details bucket writes none by default: give accessLogsRetention (a log bucket of the construct’s own) or serverAccessLogsBucket with it',
+      );
+    return null;
   }
   const retention = checkDuration(
     'accessLogsRetention',

@@ -232,26 +232,27 @@ export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
   /**
    * An existing details bucket. Lifecycle rules are added when it is a `Bucket` of this app; for an
    * imported bucket add `detailsLifecycleRules(...)` yourself (a synth warning says so).
-   * @default - a new bucket (SSE-S3, no public access, TLS only, access logs, lifecycle rules)
+   * @default - a new bucket (SSE-S3, no public access, TLS only, lifecycle rules; access logs only if asked)
    */
   readonly bucket?: IBucket;
   /**
-   * How long the construct's own log bucket keeps the details bucket's S3 server access logs (whole
-   * days, 1 … 3650; they stay in Standard until they expire). What they cost: S3 writes a record
-   * (~800 B, an estimate) for every request and for each key a multi-object delete removes, and the
-   * archiver's own records dominate — two a hot object, its GET and its delete: 1.6 KB in Standard
-   * (more than the design's ~1.2 KB objects themselves), $0.034 per million archived hot objects per
-   * month of retention at list price (us-east-1). At the default that is $0.10 per million archived
-   * hot objects, at 365 days $0.42 (`jobarchive cost --access-log-days N` prices yours;
+   * Opt in to S3 server access logs for the details bucket, kept in a log bucket of the construct's
+   * own this long (whole days, 1 … 3650; they stay in Standard until they expire). Off by default,
+   * as in S3 itself, because of what they cost: S3 writes a record (~800 B, an estimate) for every
+   * request and for each key a multi-object delete removes, and the archiver's own records dominate
+   * — two a hot object, its GET and its delete: 1.6 KB in Standard (more than the design's ~1.2 KB
+   * objects themselves), $0.034 per million archived hot objects per month of retention at list
+   * price (us-east-1): at 90 days $0.10 per million archived hot objects, about a quarter on top of
+   * the archival's floor, at 365 days $0.42 (`jobarchive cost --access-log-days N` prices yours;
    * docs/cost.md). Only for the details bucket this construct creates: with `bucket` your
    * bucket keeps its own logging, and with `serverAccessLogsBucket` that bucket's lifecycle decides
    * (giving this prop with either is an error).
-   * @default Duration.days(90)
+   * @default - no access logs: no log bucket, no logging configuration (unless `serverAccessLogsBucket`)
    */
   readonly accessLogsRetention?: Duration;
   /**
-   * Deliver the details bucket's server access logs to this existing bucket (e.g. your central log
-   * bucket) instead of a log bucket of the construct's own: none is created, and the logs stay as
+   * Opt in to the details bucket's server access logs, delivered to this existing bucket (e.g. your
+   * central log bucket) instead of a log bucket of the construct's own: none is created, and the logs stay as
    * long as that bucket's lifecycle keeps them (billed to its owner, which S3 requires to be this
    * account, in this region; its default encryption must be SSE-S3: one with a KMS key is refused).
    * A `Bucket` of this app gets a bucket-policy statement letting S3 log delivery (for the details
@@ -262,13 +263,14 @@ export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
    * here: add that statement to its policy yourself (a synth warning names it, docs/deployment.md).
    * Only for the details bucket this construct creates (with `bucket`, your bucket keeps its own
    * logging; giving both is an error).
-   * @default - a log bucket of the construct's own (SSE-S3, TLS only), keeping them `accessLogsRetention`
+   * @default - a log bucket of the construct's own (SSE-S3, TLS only) with `accessLogsRetention`; without it, no access logs
    */
   readonly serverAccessLogsBucket?: IBucket;
   /**
    * Key prefix of the details bucket's access logs in their log bucket (the construct's own or
    * `serverAccessLogsBucket`): ending in '/' (or '' for the whole bucket), since log delivery is
-   * granted the prefix followed by anything. Only for the details bucket this construct creates.
+   * granted the prefix followed by anything. Only for the details bucket this construct creates, with
+   * `accessLogsRetention` or `serverAccessLogsBucket` (alone it is an error: nothing is logged).
    * @default 'details-bucket/'
    */
   readonly serverAccessLogsPrefix?: string;

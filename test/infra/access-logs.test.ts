@@ -3,14 +3,14 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { enableNag } from '../../infra/construct/enable-nag';
 import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
-import { logicalId, useOutdirs } from './template-helpers';
+import { acknowledgedRules, logicalId, useOutdirs } from './template-helpers';
 
 /**
- * Where the details bucket the construct creates sends its S3 server access logs, and how long they
- * stay: its own log bucket expiring them after `accessLogsRetention` (the default is in
- * construct.test.ts), or a bucket given (`serverAccessLogsBucket`: none created, its lifecycle keeps
- * them). cdk-nag AwsSolutions stays clean (S1: the details bucket logs either way). Each app is
- * synthesized once, without bundling.
+ * Opting in to the S3 server access logs of the details bucket the construct creates (off by
+ * default: construct.test.ts), and how long they stay: its own log bucket expiring them after
+ * `accessLogsRetention`, or a bucket given (`serverAccessLogsBucket`: none created, its lifecycle
+ * keeps them). cdk-nag AwsSolutions stays clean (S1: the details bucket logs either way, so its
+ * acknowledgment for the unlogged default is gone). Each app is synthesized once, without bundling.
  */
 const outdir = useOutdirs();
 
@@ -80,8 +80,9 @@ beforeAll(() => {
 });
 
 describe('the construct’s own log bucket', () => {
-  it('passes cdk-nag AwsSolutions', () => {
+  it('passes cdk-nag AwsSolutions, the details bucket logged (no S1 acknowledgment on it)', () => {
     expect(own.nagError).toBeUndefined();
+    expect(acknowledgedRules(own.archive.bucket)['AwsSolutions-S1']).toBeUndefined();
   });
 
   it('expires the access logs after accessLogsRetention, under serverAccessLogsPrefix', () => {
@@ -93,11 +94,46 @@ describe('the construct’s own log bucket', () => {
     ]);
     own.template.resourceCountIs('AWS::S3::Bucket', 2);
   });
+
+  it('lets only S3 log delivery for the details bucket write into it', () => {
+    const logsId = (loggingOf(own) as { DestinationBucketName: { Ref: string } }).DestinationBucketName.Ref;
+    const policy = Object.values(own.template.findResources('AWS::S3::BucketPolicy')).find(
+      (p) => p.Properties.Bucket.Ref === logsId,
+    );
+    const allows = policy?.Properties.PolicyDocument.Statement.filter(
+      (s: { Effect: string }) => s.Effect === 'Allow',
+    );
+    expect(allows).toEqual([
+      expect.objectContaining({
+        Principal: { Service: 'logging.s3.amazonaws.com' },
+        Action: 's3:PutObject',
+        Condition: expect.objectContaining({
+          ArnLike: { 'aws:SourceArn': { 'Fn::GetAtt': [logicalId(own.archive.bucket, own.stack), 'Arn'] } },
+        }),
+      }),
+    ]);
+  });
+
+  it('denies every request without TLS, on both buckets', () => {
+    const policies = Object.values(own.template.findResources('AWS::S3::BucketPolicy'));
+    expect(policies).toHaveLength(2);
+    for (const policy of policies) {
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 's3:*',
+          Principal: { AWS: '*' },
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      );
+    }
+  });
 });
 
 describe('serverAccessLogsBucket', () => {
-  it('imported: passes cdk-nag AwsSolutions (the details bucket logs to it)', () => {
+  it('imported: passes cdk-nag AwsSolutions (the details bucket logs to it; no S1 acknowledgment)', () => {
     expect(imported.nagError).toBeUndefined();
+    expect(acknowledgedRules(imported.archive.bucket)['AwsSolutions-S1']).toBeUndefined();
   });
 
   it('imported: no log bucket is created; the details bucket logs to it under details-bucket/', () => {

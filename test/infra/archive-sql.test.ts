@@ -242,7 +242,7 @@ describe('sql prop off, and bad values', () => {
       'AWS::Athena::NamedQuery',
     ])
       t.resourceCountIs(type, 0);
-    t.resourceCountIs('AWS::S3::Bucket', 2); // details + access logs only
+    t.resourceCountIs('AWS::S3::Bucket', 1); // the details bucket only (access logs are opt-in)
   });
 
   it('warns that Glacier Flexible Retrieval / Deep Archive parts are skipped until restored', () => {

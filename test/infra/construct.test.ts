@@ -11,6 +11,7 @@ import { JOBS_TABLE } from '../../shared/jobs/schema';
 import { ACCESS_LOGS_RETENTION_DAYS } from '../../shared/settings';
 import {
   ANY_KEY,
+  acknowledgedRules,
   listPrefixes,
   logicalId,
   objectAccess,
@@ -111,7 +112,7 @@ describe('details bucket (created)', () => {
     (detailsBucket() as { LifecycleConfiguration: { Rules: Record<string, unknown>[] } })
       .LifecycleConfiguration.Rules;
 
-  it('is SSE-S3, private, unversioned, and logs access to a separate bucket, kept 90 days', () => {
+  it('is SSE-S3, private, unversioned, and writes no access logs by default (no log bucket)', () => {
     const props = detailsBucket();
     expect(props.BucketEncryption).toEqual({
       ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
@@ -123,22 +124,21 @@ describe('details bucket (created)', () => {
       RestrictPublicBuckets: true,
     });
     expect(props.VersioningConfiguration).toBeUndefined();
-    const logging = props.LoggingConfiguration as {
-      DestinationBucketName: { Ref: string };
-      LogFilePrefix: string;
-    };
-    expect(logging.DestinationBucketName.Ref).not.toBe(logicalId(stack.archive.bucket, stack));
-    expect(logging.LogFilePrefix).toBe('details-bucket/');
-    // The log bucket keeps them accessLogsRetention's default: the days the cost model prices.
-    const logBucket = template.findResources('AWS::S3::Bucket')[logging.DestinationBucketName.Ref];
-    expect(logBucket?.Properties.LifecycleConfiguration.Rules).toEqual([
-      { Id: 'expire-access-logs', ExpirationInDays: ACCESS_LOGS_RETENTION_DAYS, Status: 'Enabled' },
+    // Opt-in, as in S3 (access-logs.test.ts): the cost model prices none by default either.
+    expect(ACCESS_LOGS_RETENTION_DAYS).toBe(0);
+    expect(props.LoggingConfiguration).toBeUndefined();
+    expect(Object.keys(template.findResources('AWS::S3::Bucket'))).toEqual([
+      logicalId(stack.archive.bucket, stack),
     ]);
+    // cdk-nag's AwsSolutions-S1 on it, acknowledged with what logging would cost and how to opt in.
+    expect(acknowledgedRules(stack.archive.bucket)['AwsSolutions-S1']).toMatch(
+      /opt-in.*two records per archived hot object.*jobarchive cost --access-log-days N.*give accessLogsRetention or serverAccessLogsBucket/,
+    );
   });
 
-  it('denies every request without TLS, on both buckets', () => {
+  it('denies every request without TLS', () => {
     const policies = Object.values(template.findResources('AWS::S3::BucketPolicy'));
-    expect(policies).toHaveLength(2);
+    expect(policies).toHaveLength(1);
     for (const policy of policies) {
       expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
         expect.objectContaining({
@@ -149,26 +149,6 @@ describe('details bucket (created)', () => {
         }),
       );
     }
-  });
-
-  it('lets only S3 log delivery for the details bucket write into the access-log bucket', () => {
-    const logsId = (detailsBucket().LoggingConfiguration as { DestinationBucketName: { Ref: string } })
-      .DestinationBucketName.Ref;
-    const policy = Object.values(template.findResources('AWS::S3::BucketPolicy')).find(
-      (p) => p.Properties.Bucket.Ref === logsId,
-    );
-    const allows = policy?.Properties.PolicyDocument.Statement.filter(
-      (s: { Effect: string }) => s.Effect === 'Allow',
-    );
-    expect(allows).toEqual([
-      expect.objectContaining({
-        Principal: { Service: 'logging.s3.amazonaws.com' },
-        Action: 's3:PutObject',
-        Condition: expect.objectContaining({
-          ArnLike: { 'aws:SourceArn': { 'Fn::GetAtt': [logicalId(stack.archive.bucket, stack), 'Arn'] } },
-        }),
-      }),
-    ]);
   });
 
   it('aborts incomplete multipart uploads after a day, bucket-wide (so parts under job-details-cold/ too)', () => {

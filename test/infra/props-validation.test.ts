@@ -59,9 +59,21 @@ describe('JobDetailsArchive props: defaults', () => {
     });
     expect(p.timeout['archive-batch'].toMinutes()).toBe(15);
     expect(p.timeout.plan.toMinutes()).toBe(5);
-    // The construct's own log bucket, keeping the details bucket's access logs the days the cost
-    // model prices by default (one constant).
-    expect(p.accessLogs).toEqual({ prefix: 'details-bucket/', retentionDays: ACCESS_LOGS_RETENTION_DAYS });
+    // No access logs (ACCESS_LOGS_RETENTION_DAYS, 0: what the cost model prices by default too).
+    expect(ACCESS_LOGS_RETENTION_DAYS).toBe(0);
+    expect(p.accessLogs).toBeNull();
+  });
+
+  it('opt in to access logs with accessLogsRetention (a log bucket of the construct’s own) or serverAccessLogsBucket', () => {
+    expect(resolveArchiveProps({ accessLogsRetention: Duration.days(30) }).accessLogs).toEqual({
+      prefix: 'details-bucket/',
+      retentionDays: 30,
+    });
+    const { stack } = build({});
+    const central = Bucket.fromBucketName(stack, 'Central', 'org-s3-access-logs');
+    expect(
+      resolveArchiveProps({ serverAccessLogsBucket: central, serverAccessLogsPrefix: 'jda/' }).accessLogs,
+    ).toEqual({ prefix: 'jda/', bucket: central });
   });
 
   it('take one value for all steps, and single steps over it or over the defaults', () => {
@@ -267,6 +279,14 @@ describe('JobDetailsArchive props: fails when', () => {
       /with `bucket` your bucket keeps its own logging/,
     );
     expectInvalid({ bucket: details, serverAccessLogsPrefix: 'x/' }, 'serverAccessLogsPrefix', /`bucket`/);
+  });
+
+  it('serverAccessLogsPrefix comes alone (access logs are off unless asked for)', () => {
+    expectInvalid(
+      { serverAccessLogsPrefix: 'job-details-archive/' },
+      'serverAccessLogsPrefix',
+      /writes none by default: give accessLogsRetention .* or serverAccessLogsBucket/,
+    );
   });
 
   it('serverAccessLogsBucket is KMS-encrypted, or serverAccessLogsPrefix is not a key prefix', () => {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { CfnElement, Stack } from 'aws-cdk-lib';
+import { type CfnElement, type Stack, Validations } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
@@ -27,6 +27,18 @@ export const useOutdirs = (): (() => string) => {
 
 export const logicalId = (construct: IConstruct, stack: Stack): string =>
   stack.getLogicalId(construct.node.defaultChild as CfnElement);
+
+/**
+ * The cdk-nag findings acknowledged on a construct itself (not its scopes), by rule id
+ * (`AwsSolutions-S1`, whatever prefix aws-cdk-lib stores it under), with their reasons.
+ */
+export const acknowledgedRules = (construct: IConstruct): Record<string, string> =>
+  Object.fromEntries(
+    construct.node.metadata
+      .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((m) => Object.entries(m.data as Record<string, string>))
+      .map(([id, reason]) => [id.replace(/^[A-Za-z]+::/, ''), reason]),
+  );
 
 /** Logical id of a function's execution role. */
 export const roleIdOf = (fn: IFunction, stack: Stack): string => {

@@ -370,9 +370,11 @@ describe('jobarchive cost', () => {
     const text = io.stdout.join('\n');
     // The first line is the command behind every table, measured figures spelled out.
     expect(io.stdout[0]).toMatch(
-      /^every figure below is for: jobarchive cost --jobs-per-month 1000 --objects-per-job [\d.]+ --bytes-per-job [\d.]+ --retention-months 24 --storage-class GLACIER_IR --lookups-per-month 100 --access-log-days 90 --lambda-memory-mb 512 --from-report \S+ \(objects and bytes per job as measured: give yours\)$/,
+      /^every figure below is for: jobarchive cost --jobs-per-month 1000 --objects-per-job [\d.]+ --bytes-per-job [\d.]+ --retention-months 24 --storage-class GLACIER_IR --lookups-per-month 100 --access-log-days 0 --lambda-memory-mb 512 --from-report \S+ \(objects and bytes per job as measured: give yours\)$/,
     );
     expect(text).toMatch(/^measured: .*scenario month-1500/m);
+    // What the construct deploys by default: no access logs.
+    expect(text).toMatch(/^workload: .*; no access logs$/m);
     // The floor beside every archive figure, and the ratio.
     expect(text).toMatch(
       /^age +hot \$ +lifecycle \$ +archive \$ +floor \$ +hot cum\. +lifecycle cum\. +archive cum\. +floor cum\./m,
@@ -434,12 +436,20 @@ describe('jobarchive cost', () => {
         out,
       );
       const doc = out.json<{ archiveOneTime: { accessLogs: number }; workload: { accessLogDays: number } }>();
-      // The days priced at, given or the construct's default.
+      // The days priced at, given or the construct's default (0: it logs nothing unless asked).
       expect(doc.workload.accessLogDays).toBe(args.length > 0 ? Number(args[1]) : ACCESS_LOGS_RETENTION_DAYS);
       return doc.archiveOneTime.accessLogs;
     };
+    expect(await json()).toBe(0);
     expect(await json('--access-log-days', '0')).toBe(0);
-    expect(await json('--access-log-days', '365')).toBeCloseTo((await json()) * (365 / 90), 12);
+    expect(await json('--access-log-days', '365')).toBeCloseTo(
+      (await json('--access-log-days', '90')) * (365 / 90),
+      12,
+    );
+    // Its help says the default is the construct's (none) and how to price opting in.
+    expect(costSpec.options['access-log-days']?.help).toMatch(
+      /default 0: the construct logs nothing unless asked.*price opting in.*accessLogsRetention.*serverAccessLogsBucket/,
+    );
     const text = memoryOutput();
     await costCommand(
       parseCostOptions(parseFlags(costSpec, ['--from-report', bench, '--access-log-days', '30'])),
@@ -965,10 +975,15 @@ describe('billing rules', () => {
   const p = DEFAULT_PRICES;
 
   it('the access log: a record per request, per hot key deleted and per part transitioned, kept the construct’s accessLogsRetention in Standard', () => {
-    // One default, read by the construct (its prop's @default, construct-docs.test.ts) and the model.
-    expect(ACCESS_LOGS_RETENTION_DAYS).toBe(90);
+    // One default, read by the construct (no access logs unless asked: its prop's @default,
+    // construct-docs.test.ts) and the model: nothing to price.
+    expect(ACCESS_LOGS_RETENTION_DAYS).toBe(0);
     expect(accessLogDays(workload)).toBe(ACCESS_LOGS_RETENTION_DAYS);
-    expect(accessLogDollars(1e6, 1e6, workload, p)).toBeCloseTo(
+    expect(accessLogDollars(1e6, 1e6, workload, p)).toBe(0);
+    expect(archiveOneTime(workload, measured, p).accessLogs).toBe(0);
+    // Opted in (accessLogsRetention: Duration.days(90)).
+    const logged = { ...workload, accessLogDays: 90 };
+    expect(accessLogDollars(1e6, 1e6, logged, p)).toBeCloseTo(
       ((1e6 * (800 + 350)) / 1024 ** 3) * 0.023 * (90 / 30),
       12,
     );
@@ -977,15 +992,15 @@ describe('billing rules', () => {
       12,
     );
     expect(accessLogDollars(1e6, 1e6, { accessLogDays: 0 }, p)).toBe(0);
-    const once = archiveOneTime(workload, measured, p);
+    const once = archiveOneTime(logged, measured, p);
     const objects = 1000 * 2;
     const requests = objects * (1 + 0.5 + 0.01 + 0.01);
     const parts = 1000 * 0.001; // 2 MB parts: all move
-    expect(once.accessLogs).toBeCloseTo(accessLogDollars(requests + objects, parts, workload, p), 12);
+    expect(once.accessLogs).toBeCloseTo(accessLogDollars(requests + objects, parts, logged, p), 12);
     // Hot: the objects' expiration records, in the cohort's last month.
-    const r = costModel(workload, measured, p);
+    const r = costModel(logged, measured, p);
     expect((r.cohort[11]?.hot ?? 0) - (r.cohort[10]?.hot ?? 0)).toBeCloseTo(
-      accessLogDollars(0, objects, workload, p),
+      accessLogDollars(0, objects, logged, p),
       12,
     );
   });
@@ -993,16 +1008,18 @@ describe('billing rules', () => {
   it('--access-log-days prices the retention chosen (0: not kept or billed elsewhere), all three ways', async () => {
     const at = (days: number | undefined) =>
       costModel({ ...workload, ...(days !== undefined ? { accessLogDays: days } : {}) }, measured, p);
-    const [dflt, year, none] = [at(undefined), at(365), at(0)];
+    const [dflt, quarter, year, none] = [at(undefined), at(90), at(365), at(0)];
+    // The default is the construct's: no access logs.
+    expect(dflt.cohortTotal).toEqual(none.cohortTotal);
     expect(none.archiveOneTime.accessLogs).toBe(0);
-    expect(dflt.archiveOneTime.accessLogs).toBeGreaterThan(0);
+    expect(quarter.archiveOneTime.accessLogs).toBeGreaterThan(0);
     expect(year.archiveOneTime.accessLogs).toBeCloseTo(
-      (dflt.archiveOneTime.accessLogs ?? 0) * (365 / 90),
+      (quarter.archiveOneTime.accessLogs ?? 0) * (365 / 90),
       12,
     );
     // The records are the only difference: linear in the days, each way.
     for (const k of ['hot', 'lifecycle', 'archive'] as const) {
-      const perDay = (dflt.cohortTotal[k] - none.cohortTotal[k]) / 90;
+      const perDay = (quarter.cohortTotal[k] - none.cohortTotal[k]) / 90;
       expect(perDay).toBeGreaterThan(0);
       expect(year.cohortTotal[k] - none.cohortTotal[k]).toBeCloseTo(perDay * 365, 12);
     }

@@ -66,7 +66,15 @@ test("every settings prop carries its table entry's doc and @default (mapped typ
 });
 
 test('the access-log defaults are documented as applied (the cost model reads the same constant)', () => {
-  expect(defaultOf('accessLogsRetention')).toBe(`Duration.days(${ACCESS_LOGS_RETENTION_DAYS})`);
+  // Off by default (0 days: the cost model prices none either); either prop opts in.
+  expect(ACCESS_LOGS_RETENTION_DAYS).toBe(0);
+  expect(defaultOf('accessLogsRetention')).toMatch(
+    /^- no access logs: no log bucket, no logging configuration/,
+  );
+  expect(defaultOf('serverAccessLogsBucket')).toMatch(
+    /with `accessLogsRetention`; without it, no access logs$/,
+  );
+  expect(defaultOf('bucket')).toMatch(/access logs only if asked/);
   expect(defaultOf('serverAccessLogsPrefix')).toBe(`'${DEFAULT_ACCESS_LOGS_PREFIX}'`);
   // Its doc prices it: per archived hot object per month kept, the archiver's two records named.
   expect(props.get('accessLogsRetention')?.text).toMatch(/two a hot object,\s+its GET and its delete/);
