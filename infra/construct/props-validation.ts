@@ -2,7 +2,6 @@ import { Duration, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { InvalidInputError } from '../../shared/errors';
 import {
-  ACCESS_LOGS_RETENTION_DAYS,
   ACCESS_LOGS_RETENTION_MAX_DAYS,
   ARCHIVER_SETTINGS,
   type ArchiverSettingName,
@@ -224,7 +223,8 @@ export const DEFAULT_ACCESS_LOGS_PREFIX = 'details-bucket/';
  * The access-log props: they configure the details bucket this construct creates, so none of them
  * goes with `bucket`; `accessLogsRetention` is the construct's own log bucket's, so it does not go
  * with `serverAccessLogsBucket` (whose lifecycle keeps the logs). With neither, the details bucket
- * logs nothing (ACCESS_LOGS_RETENTION_DAYS, 0): null, and `serverAccessLogsPrefix` alone is refused.
+ * logs nothing (null; the cost model's default, ACCESS_LOGS_RETENTION_DAYS, is 0 to match), and
+ * `serverAccessLogsPrefix` alone is refused.
  */
 const resolveAccessLogs = (props: JobDetailsArchiveProps): AccessLogTarget | null => {
   const given = (['accessLogsRetention', 'serverAccessLogsBucket', 'serverAccessLogsPrefix'] as const).filter(
@@ -268,7 +268,8 @@ const resolveAccessLogs = (props: JobDetailsArchiveProps): AccessLogTarget | nul
       );
     return { prefix, bucket: target };
   }
-  if (props.accessLogsRetention === undefined && ACCESS_LOGS_RETENTION_DAYS === 0) {
+  const asked = props.accessLogsRetention;
+  if (asked === undefined) {
     if (props.serverAccessLogsPrefix !== undefined)
       fail(
         'serverAccessLogsPrefix',
@@ -278,7 +279,7 @@ const resolveAccessLogs = (props: JobDetailsArchiveProps): AccessLogTarget | nul
   }
   const retention = checkDuration(
     'accessLogsRetention',
-    props.accessLogsRetention ?? Duration.days(ACCESS_LOGS_RETENTION_DAYS),
+    asked,
     Duration.days(1),
     Duration.days(ACCESS_LOGS_RETENTION_MAX_DAYS),
   );
