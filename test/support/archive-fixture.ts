@@ -82,6 +82,8 @@ export const buildPart = async (opts: {
   runId?: string;
   /** Job lines carry shop_id, as a shared part's segment's do. */
   shopOnLines?: boolean;
+  /** `false`: no document filters, as a packed segment is built (PartBuilder `filters`). */
+  filters?: false;
 }): Promise<BuiltPart> => {
   const at = opts.at ?? new Date('2026-02-15T03:00:00Z');
   const partName = newPartName(at);
@@ -96,6 +98,7 @@ export const buildPart = async (opts: {
       runId: opts.runId ?? 'fixture-run',
       createdAt: at.toISOString(),
       ...(opts.shopOnLines ? { shopOnLines: true } : {}),
+      ...(opts.filters === false ? { filters: false } : {}),
     },
     async (m) => {
       members.push(m);

@@ -273,8 +273,9 @@ export const packMonth = async (
             if (plan) bad(plan);
             const tiling = BlockSlicer.tilingProblem(partBlocks(staged), staged.size);
             if (tiling) bad(tiling);
-            // The segment as built against its manifest, then its records where they are stored.
-            await checkPartBytes(staged, key, [s.bytes], bad);
+            // The segment as built against its manifest (its framing: blocks, lines, sha256), then its
+            // records where they are stored, each decoded once (relocatedManifest).
+            await checkPartBytes(staged, key, [s.bytes], bad, { records: false });
             const moved = relocatedManifest(
               staged,
               { size: at, sha256: packed.sha256, blocks, filters: packed.filters },

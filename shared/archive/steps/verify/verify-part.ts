@@ -103,13 +103,21 @@ export const verifyPart = async (
  * The stored bytes of a part (or of one segment of a shared part) against its manifest: members tile
  * it, every member decompresses ALONE into the expected records with the expected digests, and size
  * and sha256 match. Throws through `fail` at the first mismatch.
+ *
+ * `records: false` (a packed segment as built, whose records pack-month decodes and checks where the
+ * shared part stores them: verify-shared.ts `relocatedManifest`) checks the framing alone — members
+ * tile it, each inflates alone, the manifest's lines tile each block (no line it does not name),
+ * size and sha256 — so that no record is decoded twice. A manifest with document filters is always
+ * checked whole (its filters are checked against the decoded records).
  */
 export const checkPartBytes = async (
   m: StagedPart,
   key: string,
   stream: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   fail: (reason: string) => never,
+  { records = true }: { readonly records?: boolean } = {},
 ): Promise<void> => {
+  const decode = records || m.doc_filters !== undefined;
   const ranges = partBlocks(m);
   const byId = new Map(ranges.map((r) => [r.id, r]));
   // Document filters (when staged) are checked against each block's stored records.
@@ -141,6 +149,7 @@ export const checkPartBytes = async (
       }
       const tiles = linesProblem(range, inflated.length, range.offset === 0);
       if (tiles) fail(tiles);
+      if (!decode) continue;
       const docs = checkedBlockDocs(m, inflated, range.lines, where, fail);
       if (filters) {
         const bad = filterProblem(filters.get(range.offset), range, docs);
