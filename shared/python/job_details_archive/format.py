@@ -613,21 +613,21 @@ def merge_details(payloads):
 # --- document filters -----------------------------------------------------------------------------
 
 def parse_filters_member(data, key, shop_id, shared):
-    """The filters member of a part → [(offset, length, kind, bytes, k)] of `shop_id`'s blocks."""
+    """The filters member of a part → [(offset, length, kind, bytes, k, docs)] of `shop_id`'s blocks."""
     line = loads_exact(gunzip_all(data, key), key)
     if not isinstance(line, dict) or line.get("type") != "doc_filters":
         raise CorruptObjectError(key, "the trailing member is not a doc_filters line")
     k = line.get("k")
     blocks = (line.get("shops") or {}).get(shop_id, []) if shared else line.get("blocks")
-    if not _count(k) or k == 0 or not isinstance(blocks, list):
+    if not _count(k) or k == 0 or k > 16 or not isinstance(blocks, list):
         raise CorruptObjectError(key, "document filters are malformed")
     import base64
 
     out = []
     for b in blocks:
-        if not isinstance(b, list) or len(b) != 5 or b[3] not in ("f", "b"):
+        if not isinstance(b, list) or len(b) != 5 or b[3] not in ("f", "g") or not _count(b[2]):
             raise CorruptObjectError(key, "document filters are malformed")
-        out.append((b[0], b[1], b[3], base64.b64decode(b[4]), k))
+        out.append((b[0], b[1], b[3], base64.b64decode(b[4]), k, b[2]))
     return out
 
 
@@ -672,20 +672,39 @@ def fence_contains(data, doc):
     return False
 
 
-def bloom_may_contain(bits, doc, k):
-    if not bits:
+def golomb_may_contain(data, docs, doc, k):
+    """Whether `doc` may be one of the `docs` ids of a Golomb-coded set (Rice parameter k)."""
+    if not data or not docs:
         return False
     import hashlib
 
-    h = hashlib.sha256(doc.encode("utf-8")).digest()
-    h1 = int.from_bytes(h[0:4], "big")
-    h2 = int.from_bytes(h[4:8], "big") | 1
-    m = len(bits) * 8
-    return all(bits[p >> 3] & (1 << (p & 7)) for p in ((h1 + i * h2) % m for i in range(k)))
+    h1 = int.from_bytes(hashlib.sha256(doc.encode("utf-8")).digest()[0:4], "big")
+    want = (h1 * docs * (1 << k)) >> 32
+    bits, at, value = len(data) * 8, 0, 0
+
+    def bit():
+        nonlocal at
+        if at >= bits:
+            raise CorruptObjectError("document filter", "Golomb-coded set truncated")
+        b = (data[at >> 3] >> (7 - (at & 7))) & 1
+        at += 1
+        return b
+
+    for _ in range(docs):
+        q = 0
+        while bit():
+            q += 1
+        r = 0
+        for _ in range(k):
+            r = r * 2 + bit()
+        value += (q << k) + r
+        if value >= want:
+            return value == want
+    return False
 
 
-def may_contain(kind, data, doc, k):
-    return bool(data) and (fence_contains(data, doc) if kind == "f" else bloom_may_contain(data, doc, k))
+def may_contain(kind, data, doc, k, docs):
+    return bool(data) and (fence_contains(data, doc) if kind == "f" else golomb_may_contain(data, docs, doc, k))
 
 
 def document_listings(details, doc):
