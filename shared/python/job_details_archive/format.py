@@ -492,7 +492,6 @@ def check_job_record(record, where, shop_id):
 
 
 _NUMBERED = re.compile(r"^(.*?)([1-9][0-9]{0,14})$")
-_OFFSET = re.compile(r"^~(-?[1-9][0-9]*|0)$")
 
 
 def _expand_list(stored, where):
@@ -500,15 +499,14 @@ def _expand_list(stored, where):
     m = _NUMBERED.match(first) if isinstance(first, str) and not first.startswith("~") else None
     out = []
     for i, s in enumerate(stored):
-        if not isinstance(s, str) or not s.startswith("~"):
+        if isinstance(s, str):
+            out.append(s[1:] if s.startswith("~") else s)
+        elif isinstance(s, bool) or not isinstance(s, int):
             out.append(s)
-        elif s.startswith("~~"):
-            out.append(s[1:])
         else:
-            off = _OFFSET.match(s)
-            if i == 0 or m is None or off is None:
+            if i == 0 or m is None:
                 raise CorruptObjectError(where, f"document list entry {s} is not an id")
-            n = int(m.group(2)) + int(off.group(1))
+            n = int(m.group(2)) + int(s)
             if n < 1 or n > 999_999_999_999_999:
                 raise CorruptObjectError(where, f"document list entry {s} is out of range")
             out.append(m.group(1) + str(n))
@@ -516,9 +514,9 @@ def _expand_list(stored, where):
 
 
 def expand_details(details, where):
-    """A job record's stored details with its failed / skipped document lists restored: `~N` is the
-    list's first id with N added to its number, `~~…` an id that begins with `~`
-    (docs/archive-format.md, "Document lists")."""
+    """A job record's stored details with its failed / skipped document lists restored: a number is
+    the list's first id with that number added to its own, a string beginning with `~` that string
+    less its `~` (docs/archive-format.md, "Document lists")."""
     out = dict(details)
     for kind in ("failed", "skipped"):
         m = out.get(kind)
