@@ -51,12 +51,15 @@ let local: LocalSqlEngine;
 let athena: Awaited<ReturnType<typeof emulatedAthena>>;
 const seeded: Array<SeededJob & { month: string; flushes: number }> = [];
 
-/** Flush details whose ids are numbered (`~N` at rest), one below the first, and one beginning with `~`. */
+/**
+ * Flush details whose ids are numbered (offsets, JSON numbers, at rest), one below the first, one
+ * beginning with `~` and one that reads as an integer (both stored with a `~` in front).
+ */
 const numberedDocs = (shopId: string, n: number) => (i: number) => {
   const base = 7086727600000 + n * 10_000 + i * 100;
   const ids = [base, base + 7, base - 3, base + 9_919].map((x) => `gid://shopify/Product/${x}`);
   return {
-    failed: { timeout: [...ids, `~${shopId}-${i}`] },
+    failed: { timeout: [...ids, `~${shopId}-${i}`, `${n + 1}0${i}`] },
     skipped: { unchanged: [`p${n}-${i}`, `p${n}-${i + 10}`] },
   };
 };

@@ -219,6 +219,43 @@ class Search(unittest.TestCase):
                 got = reader.search(want["shop_id"], want["doc_id"])
                 self.assertEqual(canonical_json(got), canonical_json(want["jobs"]))
 
+    def test_every_golomb_coded_set_of_the_vectors_holds_its_blocks_documents(self):
+        # The TypeScript writer's sets read here: each block's listed ids all match (none is missed).
+        import base64
+        import glob
+
+        from job_details_archive import format as fmt
+        from job_details_archive.errors import CorruptObjectError
+
+        checked = 0
+        for path in glob.glob(os.path.join(ROOT, "docs/vectors/bucket/job-details-cold/**/*.gz"), recursive=True):
+            data = open(path, "rb").read()
+            line = json.loads(gzip.decompress(data).split(b"\n")[-2])
+            shops = line.get("shops") or {None: line["blocks"]}
+            for shop, blocks in shops.items():
+                for offset, length, docs, kind, encoded in blocks:
+                    text = gzip.decompress(data[offset:offset + length]).decode()
+                    ids = set()
+                    owner = None
+                    for rec in (json.loads(x) for x in text.split("\n") if x):
+                        owner = rec["shop_id"] if rec["type"] == "part" else owner
+                        if rec["type"] == "job" and shop in (None, owner):
+                            d = fmt.expand_details(rec["details"], path)
+                            ids |= {i for k in ("failed", "skipped") for lst in d[k].values() for i in lst}
+                            ids |= {c["doc_id"] for lst in d["conflict"].values() for c in lst}
+                    self.assertEqual(len(ids), docs)
+                    if kind != "g":
+                        continue
+                    bits = base64.b64decode(encoded)
+                    for doc in ids:
+                        self.assertTrue(fmt.may_contain("g", bits, doc, line["k"], docs), doc)
+                        checked += 1
+                    if len(bits) > 1:
+                        with self.assertRaises(CorruptObjectError):
+                            for doc in [*ids, *(f"absent-{i}" for i in range(200))]:
+                                fmt.golomb_may_contain(bits[:1], docs, doc, line["k"])
+        self.assertGreater(checked, 0)
+
 
 class Errors(unittest.TestCase):
     def setUp(self):

@@ -130,7 +130,8 @@ export const jsonStructure = (glue: string): unknown => {
 
 /**
  * Trino → DuckDB for what the views use: `reduce(list, 0, (s, l) -> s + cardinality(l), s -> s)`,
- * `cardinality(list)`, and `CROSS JOIN UNNEST(map) AS r(k, v)`. Throws if a Trino-only form is left.
+ * `cardinality(list)`, `regexp_like` (DuckDB's `regexp_matches`: both true when the pattern matches
+ * anywhere), and `CROSS JOIN UNNEST(map) AS r(k, v)`. Throws if a Trino-only form is left.
  */
 export const trinoToDuck = (sql: string): string => {
   const out = sql
@@ -140,12 +141,13 @@ export const trinoToDuck = (sql: string): string => {
         `list_reduce(list_transform(${list}, ${l} -> len(${l})), (${s}, n) -> ${s} + n, 0::BIGINT)`,
     )
     .replace(/cardinality\(/g, 'len(')
+    .replace(/\bregexp_like\(/g, 'regexp_matches(')
     .replace(
       /CROSS JOIN UNNEST\(([^()]+)\) AS (\w+)\((\w+), (\w+)\)/g,
       (_m, map: string, alias: string, k: string, v: string) =>
         `CROSS JOIN LATERAL (SELECT UNNEST(map_keys(${map})) AS ${k}, UNNEST(map_values(${map})) AS ${v}) AS ${alias}`,
     );
-  const left = /\breduce\(|cardinality\(|UNNEST\([^()]*\) AS \w+\(\w+, \w+\)/.exec(out);
+  const left = /\breduce\(|cardinality\(|\bregexp_like\(|UNNEST\([^()]*\) AS \w+\(\w+, \w+\)/.exec(out);
   if (left) throw new Error(`trinoToDuck: ${left[0]} is not rewritten`);
   return out;
 };

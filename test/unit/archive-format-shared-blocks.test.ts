@@ -46,8 +46,8 @@ const SHOPS: ReadonlyArray<[string, ReadonlyArray<[string, number]>]> = [
   [
     'sbig.myshopify.com',
     [
-      ['big1', 40],
-      ['big2', 40],
+      ['big1', 80],
+      ['big2', 80],
     ],
   ],
   [

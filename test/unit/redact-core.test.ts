@@ -92,7 +92,7 @@ describe('redactPart and switchPart', () => {
         // Big enough for several blocks: the document sits in the second job's block only.
         {
           jobId: 'j1',
-          details: details({ chunk_ids: ['p0'], failed: { r: bigList('a', 1500) } }),
+          details: details({ chunk_ids: ['p0'], failed: { r: bigList('a', 3000) } }),
           platformData: { x: 1 },
         },
         {
@@ -100,7 +100,7 @@ describe('redactPart and switchPart', () => {
           details: details({ chunk_ids: ['p0'], failed: { r: [DOC, 'keep'] } }),
           platformData: { x: 1 },
         },
-        { jobId: 'j3', details: details({ chunk_ids: ['p0'], failed: { r: bigList('c', 1500) } }) },
+        { jobId: 'j3', details: details({ chunk_ids: ['p0'], failed: { r: bigList('c', 3000) } }) },
       ],
     });
 
@@ -140,9 +140,9 @@ describe('redactPart and switchPart', () => {
       name,
     );
     expect(flat.jobs.map((j) => [j.job_id, j.failed])).toEqual([
-      ['j1', 1500],
+      ['j1', 3000],
       ['j2', 1],
-      ['j3', 1500],
+      ['j3', 3000],
     ]);
     // The index switch: same blocks by number, new ranges; the serialized index parses.
     const { part: p, jobs } = indexEntries(part, AT);

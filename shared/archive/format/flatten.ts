@@ -192,12 +192,14 @@ export const jobsViewSql = (...sources: readonly ViewSource[]): string =>
     .join('\nUNION ALL\n');
 
 /**
- * A stored failed / skipped list entry as the id it stands for (doc-lists.ts): `~N` is the list's
- * first id with N added to its number, `~~…` an id beginning with `~`, anything else the id itself.
+ * A stored failed / skipped list entry as the id it stands for (doc-lists.ts): a number (read by the
+ * SerDe as its decimal text) is the list's first id with that number added to its own, a `~…` string
+ * that string less its `~`, anything else the id itself.
  */
 const storedId = (item: string, first: string): string =>
-  `CASE WHEN NOT starts_with(${item}, '~') THEN ${item} WHEN starts_with(${item}, '~~') THEN substr(${item}, 2) ` +
-  `ELSE concat(regexp_extract(${first}, '${NUMBERED.source}', 1), CAST(CAST(regexp_extract(${first}, '${NUMBERED.source}', 2) AS bigint) + CAST(substr(${item}, 2) AS bigint) AS varchar)) END`;
+  `CASE WHEN regexp_like(${item}, '^-?[0-9]+$') ` +
+  `THEN concat(regexp_extract(${first}, '${NUMBERED.source}', 1), CAST(CAST(regexp_extract(${first}, '${NUMBERED.source}', 2) AS bigint) + CAST(${item} AS bigint) AS varchar)) ` +
+  `WHEN starts_with(${item}, '~') THEN substr(${item}, 2) ELSE ${item} END`;
 
 /** The Athena (Trino) SQL of the `job_documents` view: one UNION ALL branch per table and kind. */
 export const documentsViewSql = (...sources: readonly ViewSource[]): string =>

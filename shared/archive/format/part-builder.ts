@@ -2,7 +2,13 @@ import { createHash, type Hash } from 'node:crypto';
 import type { JobDetails, JsonObject } from '../../details';
 import { DETAILS_ROOT } from '../../details/keys';
 import { BLOCK_BYTES, encodeBlock, encodeLine, platformDataRef } from './blocks';
-import { type BlockFilter, filtersMember, HASHES, type PartDocFilters, partDocFilters } from './doc-filter';
+import {
+  type BlockFilter,
+  filtersMember,
+  type PartDocFilters,
+  partDocFilters,
+  RICE_BITS,
+} from './doc-filter';
 import { compactDetails } from './doc-lists';
 import { documentListings } from './flatten';
 import type { ByteRange, Located } from './month-index';
@@ -197,7 +203,7 @@ export class PartBuilder {
   /** The part's per-block document filters (its trailing member), once `finish` returned. */
   docFilters(): PartDocFilters {
     if (!this.finished) throw new Error('PartBuilder: finish() first');
-    return { k: HASHES, blocks: this.filters };
+    return { k: RICE_BITS, blocks: this.filters };
   }
 
   /** Closes the last block and returns the staging manifest verify checks the stored part against. */

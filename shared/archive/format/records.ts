@@ -1,5 +1,6 @@
 import type { JobDetails, JsonObject } from '../../details';
 import { normalizedOrAsIs } from '../../time';
+import type { StoredDetails } from './doc-lists';
 
 /**
  * The records of an archive part (format 1, docs/archive-format.md "Records"). A part is JSONL.gz: one
@@ -93,7 +94,12 @@ export type PartRecord = PartHeaderRecord | PlatformDataRecord | JobRecord | Doc
  * (see metaDiff; absent when nothing does), `platform_data_ref` absent when null, sources as
  * `{name: size}` under the job's hot prefix (see compactSources).
  */
-export type StoredJobRecord = Omit<JobRecord, 'job' | 'shop_id' | 'platform_data_ref' | 'sources'> & {
+export type StoredJobRecord = Omit<
+  JobRecord,
+  'job' | 'shop_id' | 'platform_data_ref' | 'sources' | 'details'
+> & {
+  /** The details with their document lists as stored (doc-lists.ts). */
+  readonly details: StoredDetails;
   readonly job?: Partial<ArchivedJobMeta>;
   readonly platform_data_ref?: string;
   readonly sources: Readonly<Record<string, number>> | readonly RecordSource[];

@@ -492,7 +492,6 @@ def check_job_record(record, where, shop_id):
 
 
 _NUMBERED = re.compile(r"^(.*?)([1-9][0-9]{0,14})$")
-_OFFSET = re.compile(r"^~(-?[1-9][0-9]*|0)$")
 
 
 def _expand_list(stored, where):
@@ -500,15 +499,14 @@ def _expand_list(stored, where):
     m = _NUMBERED.match(first) if isinstance(first, str) and not first.startswith("~") else None
     out = []
     for i, s in enumerate(stored):
-        if not isinstance(s, str) or not s.startswith("~"):
+        if isinstance(s, str):
+            out.append(s[1:] if s.startswith("~") else s)
+        elif isinstance(s, bool) or not isinstance(s, int):
             out.append(s)
-        elif s.startswith("~~"):
-            out.append(s[1:])
         else:
-            off = _OFFSET.match(s)
-            if i == 0 or m is None or off is None:
+            if i == 0 or m is None:
                 raise CorruptObjectError(where, f"document list entry {s} is not an id")
-            n = int(m.group(2)) + int(off.group(1))
+            n = int(m.group(2)) + int(s)
             if n < 1 or n > 999_999_999_999_999:
                 raise CorruptObjectError(where, f"document list entry {s} is out of range")
             out.append(m.group(1) + str(n))
@@ -516,9 +514,9 @@ def _expand_list(stored, where):
 
 
 def expand_details(details, where):
-    """A job record's stored details with its failed / skipped document lists restored: `~N` is the
-    list's first id with N added to its number, `~~…` an id that begins with `~`
-    (docs/archive-format.md, "Document lists")."""
+    """A job record's stored details with its failed / skipped document lists restored: a number is
+    the list's first id with that number added to its own, a string beginning with `~` that string
+    less its `~` (docs/archive-format.md, "Document lists")."""
     out = dict(details)
     for kind in ("failed", "skipped"):
         m = out.get(kind)
@@ -613,21 +611,21 @@ def merge_details(payloads):
 # --- document filters -----------------------------------------------------------------------------
 
 def parse_filters_member(data, key, shop_id, shared):
-    """The filters member of a part → [(offset, length, kind, bytes, k)] of `shop_id`'s blocks."""
+    """The filters member of a part → [(offset, length, kind, bytes, k, docs)] of `shop_id`'s blocks."""
     line = loads_exact(gunzip_all(data, key), key)
     if not isinstance(line, dict) or line.get("type") != "doc_filters":
         raise CorruptObjectError(key, "the trailing member is not a doc_filters line")
     k = line.get("k")
     blocks = (line.get("shops") or {}).get(shop_id, []) if shared else line.get("blocks")
-    if not _count(k) or k == 0 or not isinstance(blocks, list):
+    if not _count(k) or k == 0 or k > 16 or not isinstance(blocks, list):
         raise CorruptObjectError(key, "document filters are malformed")
     import base64
 
     out = []
     for b in blocks:
-        if not isinstance(b, list) or len(b) != 5 or b[3] not in ("f", "b"):
+        if not isinstance(b, list) or len(b) != 5 or b[3] not in ("f", "g") or not _count(b[2]):
             raise CorruptObjectError(key, "document filters are malformed")
-        out.append((b[0], b[1], b[3], base64.b64decode(b[4]), k))
+        out.append((b[0], b[1], b[3], base64.b64decode(b[4]), k, b[2]))
     return out
 
 
@@ -672,20 +670,39 @@ def fence_contains(data, doc):
     return False
 
 
-def bloom_may_contain(bits, doc, k):
-    if not bits:
+def golomb_may_contain(data, docs, doc, k):
+    """Whether `doc` may be one of the `docs` ids of a Golomb-coded set (Rice parameter k)."""
+    if not data or not docs:
         return False
     import hashlib
 
-    h = hashlib.sha256(doc.encode("utf-8")).digest()
-    h1 = int.from_bytes(h[0:4], "big")
-    h2 = int.from_bytes(h[4:8], "big") | 1
-    m = len(bits) * 8
-    return all(bits[p >> 3] & (1 << (p & 7)) for p in ((h1 + i * h2) % m for i in range(k)))
+    h1 = int.from_bytes(hashlib.sha256(doc.encode("utf-8")).digest()[0:4], "big")
+    want = (h1 * docs * (1 << k)) >> 32
+    bits, at, value = len(data) * 8, 0, 0
+
+    def bit():
+        nonlocal at
+        if at >= bits:
+            raise CorruptObjectError("document filter", "Golomb-coded set truncated")
+        b = (data[at >> 3] >> (7 - (at & 7))) & 1
+        at += 1
+        return b
+
+    for _ in range(docs):
+        q = 0
+        while bit():
+            q += 1
+        r = 0
+        for _ in range(k):
+            r = r * 2 + bit()
+        value += (q << k) + r
+        if value >= want:
+            return value == want
+    return False
 
 
-def may_contain(kind, data, doc, k):
-    return bool(data) and (fence_contains(data, doc) if kind == "f" else bloom_may_contain(data, doc, k))
+def may_contain(kind, data, doc, k, docs):
+    return bool(data) and (fence_contains(data, doc) if kind == "f" else golomb_may_contain(data, docs, doc, k))
 
 
 def document_listings(details, doc):
