@@ -3,6 +3,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseRedactOptions, redactCommand } from '../../infra/cli/redact';
 import {
+  BLOCK_BYTES,
   blockRanges,
   parseSharedIndex,
   type SharedPart,
@@ -39,6 +40,9 @@ jest.setTimeout(300_000);
 
 const ARCHIVE = { olderThanDays: 30, graceHours: 0 };
 
+/** Ids of 16 hex characters (19 bytes a list element) for a record line longer than a block. */
+const BIG_JOB_IDS = Math.ceil((1.2 * BLOCK_BYTES) / 16);
+
 /** The month's one shared part, after a run packed it. */
 const sharedPart = async (env: ArchiverEnv, month: string): Promise<SharedPart> => {
   const index = parseSharedIndex(await getBytes(env.s3, env.bucket, sharedIndexKey(month)), 'shared');
@@ -69,7 +73,7 @@ test("a damaged block of the forgotten shop alone is dropped; the other shops' r
   const month = at.toISOString().slice(0, 7);
   const gone = 'dm-a-gone.myshopify.com';
   // A job whose record line is longer than a block: a block of its own, in the shop's segment alone.
-  const docs = Array.from({ length: 6000 }, () => randomBytes(8).toString('hex'));
+  const docs = Array.from({ length: BIG_JOB_IDS }, () => randomBytes(8).toString('hex'));
   await seedBigJob(env, gone, at, docs);
   const others: SeededJob[] = [];
   for (const shopId of ['dm-b.myshopify.com', 'dm-c.myshopify.com'])
@@ -189,7 +193,7 @@ test('redact --drop-damaged: the damaged block dropped and the document redacted
   const month = at.toISOString().slice(0, 7);
   const shop = 'dx-a.myshopify.com';
   const doc = 'customer-damaged-2';
-  const big = Array.from({ length: 6000 }, () => randomBytes(8).toString('hex'));
+  const big = Array.from({ length: BIG_JOB_IDS }, () => randomBytes(8).toString('hex'));
   await seedBigJob(env, shop, at, big);
   await seedDocJob(env, shop, new Date(at.getTime() + 60_000), [{ failed: { timeout: [doc, 'keep-1'] } }]);
   const other = await seedTerminalJob(env, { shopId: 'dx-b.myshopify.com', completedAt: at });
