@@ -162,7 +162,12 @@ export const fenceFilter = (docs: ReadonlySet<string>): Uint8Array => {
   return deflateRawSync(out.bytes(), { level: 9 });
 };
 
-export const fenceContains = (bytes: Uint8Array, doc: string): boolean => {
+/**
+ * Whether a fence holds `doc`. The fence stores ids as UTF-8, where a lone surrogate (an id from JSON
+ * may hold one: `"\ud800"`) is written as U+FFFD: `doc` is compared as that UTF-8 reads back.
+ */
+export const fenceContains = (bytes: Uint8Array, id: string): boolean => {
+  const doc = Buffer.from(id, 'utf8').toString('utf8');
   const b = inflateRawSync(bytes);
   let at = 0;
   const varint = (): number => {
@@ -365,6 +370,20 @@ export const parseSharedFiltersMember = (bytes: Uint8Array, key: string): Map<st
   );
 };
 
-/** Indexes of the blocks that may list `doc`. */
-export const candidateBlocks = (f: PartDocFilters, doc: string): number[] =>
-  f.blocks.flatMap((b, i) => (mayContain(b, doc, f.k) ? [i] : []));
+/**
+ * Indexes of the blocks that may list `doc`; a filter that cannot be decoded is a CorruptObjectError
+ * naming `key` (the part) and the block's byte range, never "no match".
+ */
+export const candidateBlocks = (f: PartDocFilters, doc: string, key: string): number[] =>
+  f.blocks.flatMap((b, i) => {
+    try {
+      return mayContain(b, doc, f.k) ? [i] : [];
+    } catch (err) {
+      const why = err instanceof CorruptObjectError ? err.reason : String(err);
+      throw new CorruptObjectError(
+        key,
+        `document filter of the block at bytes ${b.offset}-${b.offset + b.length - 1}: ${why}`,
+        { cause: err },
+      );
+    }
+  });
