@@ -645,7 +645,14 @@ def _varint(buf, at):
         scale *= 128
 
 
+def _as_utf8_reads(doc):
+    """`doc` as its UTF-8 reads back: a lone surrogate (JSON may carry one: "\\ud800") becomes U+FFFD,
+    as the TypeScript writer's UTF-8 of filter ids has it (docs/archive-format.md, "Document filters")."""
+    return doc.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 def fence_contains(data, doc):
+    doc = _as_utf8_reads(doc)
     buf = zlib.decompress(data, -15)
     m = _SUFFIX.match(doc)
     want = int(m.group(2)) if m else -1
@@ -676,7 +683,7 @@ def golomb_may_contain(data, docs, doc, k):
         return False
     import hashlib
 
-    h1 = int.from_bytes(hashlib.sha256(doc.encode("utf-8")).digest()[0:4], "big")
+    h1 = int.from_bytes(hashlib.sha256(_as_utf8_reads(doc).encode("utf-8")).digest()[0:4], "big")
     want = (h1 * docs * (1 << k)) >> 32
     bits, at, value = len(data) * 8, 0, 0
 
@@ -703,6 +710,17 @@ def golomb_may_contain(data, docs, doc, k):
 
 def may_contain(kind, data, doc, k, docs):
     return bool(data) and (fence_contains(data, doc) if kind == "f" else golomb_may_contain(data, docs, doc, k))
+
+
+def block_may_contain(key, offset, length, kind, data, doc, k, docs):
+    """may_contain for a block of part `key`: a filter that cannot be decoded is a CorruptObjectError
+    naming the part and the block's bytes, never "no match"."""
+    try:
+        return may_contain(kind, data, doc, k, docs)
+    except (CorruptObjectError, zlib.error, UnicodeDecodeError) as err:
+        why = err.reason if isinstance(err, CorruptObjectError) else str(err)
+        raise CorruptObjectError(
+            key, f"document filter of the block at bytes {offset}-{offset + length - 1}: {why}") from err
 
 
 def document_listings(details, doc):
