@@ -189,6 +189,11 @@ describe('block filters', () => {
       { k: 17, blocks: [] },
       { k: 5, blocks: [[0, 1, 1, 'x', '']] },
       { k: 5, blocks: [[0, 1, 1, 'b', '']] },
+      // Damage that would read as "no match": no ids, no bytes, a set too short for its count.
+      { k: 5, blocks: [[0, 1, 0, 'g', 'AA==']] },
+      { k: 5, blocks: [[0, 1, 1, 'g', '']] },
+      { k: 5, blocks: [[0, 1, 1, 'f', '']] },
+      { k: 5, blocks: [[0, 1, 2, 'g', 'AA==']] },
     ])
       expect(() => parseStoredDocFilters(bad, 'k', 'p')).toThrow(/filters of part p/);
   });

@@ -56,6 +56,15 @@ try:
     out["damaged"] = "no error"
 except CorruptObjectError as err:
     out["damaged"] = str(err)
+import gzip
+out["malformed"] = []
+for entry in ([0, 1, 0, "g", "AA=="], [0, 1, 1, "g", ""], [0, 1, 1, "f", ""], [0, 1, 2, "g", "AA=="]):
+    member = gzip.compress(json.dumps({"type": "doc_filters", "k": 5, "blocks": [entry]}).encode() + b"\\n")
+    try:
+        fmt.parse_filters_member(member, "parts/x.jsonl.gz", "s", False)
+        out["malformed"].append("read")
+    except CorruptObjectError as err:
+        out["malformed"].append(str(err))
 print(json.dumps(out))
 `;
 
@@ -107,13 +116,22 @@ test('Python reads what TypeScript writes: Golomb-coded sets, fences and documen
   });
   if (r.error) throw r.error;
   expect(r.stderr).toBe('');
-  const out = JSON.parse(r.stdout) as { sets: boolean[][]; lists: unknown[][]; damaged: string };
+  const out = JSON.parse(r.stdout) as {
+    sets: boolean[][];
+    lists: unknown[][];
+    damaged: string;
+    malformed: string[];
+  };
   sets.forEach((s, i) => {
     expect([s.kind, i, out.sets[i]]).toEqual([s.kind, i, s.ts]);
   });
   lists.forEach((l, i) => {
     expect(out.lists[i]).toEqual(l);
   });
+  // Entries that can only be damage (no ids, no bytes, a set too short for its count) are refused.
+  expect(out.malformed).toEqual(
+    Array(4).fill('corrupt object parts/x.jsonl.gz: document filters are malformed'),
+  );
   expect(out.damaged).toContain('parts/x.jsonl.gz');
   expect(out.damaged).toContain('100-149');
 });

@@ -285,12 +285,17 @@ export const parseStoredDocFilters = (v: unknown, key: string, part: string): Pa
       const [offset, length, docs, kind, bytes] = b as unknown[];
       if (!isCount(offset) || !isCount(length) || !isCount(docs) || typeof bytes !== 'string') return bad();
       if (kind !== 'f' && kind !== 'g') return bad();
+      // The writer lists only blocks with documents, never with empty bytes, and a set of n ids takes
+      // at least n·(k + 1) bits: anything else would read as "no match" where it is damage.
+      const raw = Buffer.from(bytes, 'base64');
+      if (docs === 0 || raw.length === 0) return bad();
+      if (kind === 'g' && docs * (Number(f.k) + 1) > raw.length * 8) return bad();
       return {
         offset,
         length,
         docs,
         kind: kind === 'f' ? 'fence' : 'golomb',
-        bytes: new Uint8Array(Buffer.from(bytes, 'base64')),
+        bytes: new Uint8Array(raw),
       };
     }),
   };

@@ -625,7 +625,11 @@ def parse_filters_member(data, key, shop_id, shared):
     for b in blocks:
         if not isinstance(b, list) or len(b) != 5 or b[3] not in ("f", "g") or not _count(b[2]):
             raise CorruptObjectError(key, "document filters are malformed")
-        out.append((b[0], b[1], b[3], base64.b64decode(b[4]), k, b[2]))
+        data = base64.b64decode(b[4]) if isinstance(b[4], str) else b""
+        # Never an entry without ids or bytes, nor a set shorter than n·(k + 1) bits: damage, not "no match".
+        if b[2] == 0 or not data or (b[3] == "g" and b[2] * (k + 1) > len(data) * 8):
+            raise CorruptObjectError(key, "document filters are malformed")
+        out.append((b[0], b[1], b[3], data, k, b[2]))
     return out
 
 
