@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { deflateRawSync } from 'node:zlib';
 import {
   blockFilter,
   candidateBlocks,
@@ -117,6 +118,17 @@ describe('Golomb-coded sets: no false negatives', () => {
     expect(err).toBeInstanceOf(CorruptObjectError);
     expect((err as Error).message).toContain('parts/shop/2026-03/part-x.jsonl.gz');
     expect((err as Error).message).toContain('12345');
+  });
+});
+
+describe('fences: damage is an error, never "no match"', () => {
+  it('an id cut short or an unknown entry tag throws', () => {
+    const raw = (bytes: number[]) => deflateRawSync(Buffer.from(bytes));
+    // byte 1, length 5, then only 2 bytes of text
+    expect(() => fenceContains(raw([1, 5, 0x61, 0x62]), 'zz')).toThrow(CorruptObjectError);
+    expect(() => fenceContains(raw([2, 1, 0x61]), 'zz')).toThrow(/unknown entry tag 2/);
+    // The whole fence still answers.
+    expect(fenceContains(raw([1, 2, 0x61, 0x62]), 'ab')).toBe(true);
   });
 });
 

@@ -65,6 +65,15 @@ for entry in ([0, 1, 0, "g", "AA=="], [0, 1, 1, "g", ""], [0, 1, 1, "f", ""], [0
         out["malformed"].append("read")
     except CorruptObjectError as err:
         out["malformed"].append(str(err))
+import zlib
+out["fences"] = []
+for raw in (bytes([1, 5, 0x61, 0x62]), bytes([2, 1, 0x61])):
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    try:
+        fmt.block_may_contain("parts/x.jsonl.gz", 0, 9, "f", c.compress(raw) + c.flush(), "zz", 5, 1)
+        out["fences"].append("no error")
+    except CorruptObjectError as err:
+        out["fences"].append(str(err))
 print(json.dumps(out))
 `;
 
@@ -121,6 +130,7 @@ test('Python reads what TypeScript writes: Golomb-coded sets, fences and documen
     lists: unknown[][];
     damaged: string;
     malformed: string[];
+    fences: string[];
   };
   sets.forEach((s, i) => {
     expect([s.kind, i, out.sets[i]]).toEqual([s.kind, i, s.ts]);
@@ -132,6 +142,10 @@ test('Python reads what TypeScript writes: Golomb-coded sets, fences and documen
   expect(out.malformed).toEqual(
     Array(4).fill('corrupt object parts/x.jsonl.gz: document filters are malformed'),
   );
+  expect(out.fences).toEqual([
+    'corrupt object parts/x.jsonl.gz: document filter of the block at bytes 0-8: truncated',
+    'corrupt object parts/x.jsonl.gz: document filter of the block at bytes 0-8: unknown entry tag 2',
+  ]);
   expect(out.damaged).toContain('parts/x.jsonl.gz');
   expect(out.damaged).toContain('100-149');
 });

@@ -183,6 +183,7 @@ export const fenceContains = (bytes: Uint8Array, id: string): boolean => {
   };
   const string = (): string => {
     const n = varint();
+    if (at + n > b.length) throw new CorruptObjectError('document fence', 'truncated');
     const s = b.subarray(at, at + n).toString('utf8');
     at += n;
     return s;
@@ -191,6 +192,7 @@ export const fenceContains = (bytes: Uint8Array, id: string): boolean => {
   const want = m?.[2] ? Number(m[2]) : -1;
   while (at < b.length) {
     const tag = b[at++];
+    if (tag !== 0 && tag !== 1) throw new CorruptObjectError('document fence', `unknown entry tag ${tag}`);
     if (tag === 1) {
       if (string() === doc) return true;
       continue;

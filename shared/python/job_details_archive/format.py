@@ -664,8 +664,12 @@ def fence_contains(data, doc):
     while at < len(buf):
         tag = buf[at]
         at += 1
+        if tag not in (0, 1):
+            raise CorruptObjectError("document fence", f"unknown entry tag {tag}")
         n, at = _varint(buf, at)
-        text = buf[at:at + n].decode("utf-8")
+        if at + n > len(buf):
+            raise CorruptObjectError("document fence", "truncated")
+        text = buf[at:at + n].decode("utf-8", "replace")
         at += n
         if tag == 1:
             if text == doc:
