@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
 import {
+  BLOCK_BYTES,
   blockFilter,
   candidateBlocks,
   compactDetails,
@@ -10,11 +11,13 @@ import {
   filtersMember,
   golombFilter,
   golombMayContain,
+  inflateBlock,
   mayContain,
   parseFiltersMember,
 } from '../../shared/archive/format';
 import { CorruptObjectError } from '../../shared/errors';
-import { details } from '../support/archive-fixture';
+import { partBlocks } from '../../shared/redact/redact-part';
+import { buildPart, details } from '../support/archive-fixture';
 import { NUMBERED_EDGE_IDS } from '../support/numbered-ids';
 
 /** The value an id takes in a Golomb-coded set of `n` ids at k = 5 (the spec's formula). */
@@ -159,5 +162,35 @@ describe('document lists: odd ids round-trip', () => {
       for (const s of stored)
         if (typeof s === 'string') expect([odd, s, javaInteger.test(s)]).toEqual([odd, s, false]);
     }
+  });
+});
+
+describe('a line longer than a block', () => {
+  it('is a block of its own, and every document of it and of its neighbours is found', async () => {
+    const small = (i: number) => ({
+      jobId: `s${String(i).padStart(4, '0')}`,
+      details: details({ chunk_ids: ['p0'], failed: { r: [`small-${i}`] } }),
+    });
+    const hugeIds = Array.from({ length: 30_000 }, (_, i) => `gid://shopify/Product/${7e12 + i * 13}`);
+    const part = await buildPart({
+      shopId: 'acme',
+      month: '2026-01',
+      jobs: [
+        ...Array.from({ length: 50 }, (_, i) => small(i)),
+        { jobId: 'huge', details: details({ chunk_ids: ['p0'], failed: { r: hugeIds, s: ['~9', '9\n'] } }) },
+        ...Array.from({ length: 50 }, (_, i) => small(50 + i)),
+      ],
+    });
+    const members = partBlocks(part.bytes, part.partKey).slice(0, -1);
+    const texts = members.map((m) => inflateBlock(m, 'k').toString('utf8'));
+    const at = texts.findIndex((t) => t.includes('"job_id":"huge"'));
+    expect(Buffer.byteLength(texts[at] as string)).toBeGreaterThan(BLOCK_BYTES);
+    expect((texts[at] as string).split('\n').filter(Boolean)).toHaveLength(1);
+    const f = part.docFilters;
+    const offsetOf = (i: number) => members.slice(0, i).reduce((n, m) => n + m.length, 0);
+    for (const id of [hugeIds[0], hugeIds[29_999], hugeIds[12_345], '~9', '9\n'] as string[])
+      expect(candidateBlocks(f, id, part.partKey).map((i) => f.blocks[i]?.offset)).toContain(offsetOf(at));
+    for (const i of [0, 49, 50, 99])
+      expect(candidateBlocks(f, `small-${i}`, part.partKey).length).toBeGreaterThan(0);
   });
 });
