@@ -69,7 +69,7 @@ test("a damaged block of the forgotten shop alone is dropped; the other shops' r
   const month = at.toISOString().slice(0, 7);
   const gone = 'dm-a-gone.myshopify.com';
   // A job whose record line is longer than a block: a block of its own, in the shop's segment alone.
-  const docs = Array.from({ length: 6000 }, () => randomBytes(8).toString('hex'));
+  const docs = Array.from({ length: 12_000 }, () => randomBytes(8).toString('hex'));
   await seedBigJob(env, gone, at, docs);
   const others: SeededJob[] = [];
   for (const shopId of ['dm-b.myshopify.com', 'dm-c.myshopify.com'])
@@ -189,7 +189,7 @@ test('redact --drop-damaged: the damaged block dropped and the document redacted
   const month = at.toISOString().slice(0, 7);
   const shop = 'dx-a.myshopify.com';
   const doc = 'customer-damaged-2';
-  const big = Array.from({ length: 6000 }, () => randomBytes(8).toString('hex'));
+  const big = Array.from({ length: 12_000 }, () => randomBytes(8).toString('hex'));
   await seedBigJob(env, shop, at, big);
   await seedDocJob(env, shop, new Date(at.getTime() + 60_000), [{ failed: { timeout: [doc, 'keep-1'] } }]);
   const other = await seedTerminalJob(env, { shopId: 'dx-b.myshopify.com', completedAt: at });
