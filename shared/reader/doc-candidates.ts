@@ -84,8 +84,8 @@ const readSharedParts = async (
   return parseSharedIndex(got.bytes, key, shopId).views.get(shopId) ?? null;
 };
 
-const ranges = (f: PartDocFilters, docId: string): ByteRange[] =>
-  candidateBlocks(f, docId).flatMap((i) => {
+const ranges = (f: PartDocFilters, docId: string, key: string): ByteRange[] =>
+  candidateBlocks(f, docId, key).flatMap((i) => {
     const b = f.blocks[i];
     return b ? [{ offset: b.offset, length: b.length }] : [];
   });
@@ -150,5 +150,5 @@ export const partCandidates = async (
   if (!part.filters) return { ...at, filters: 'none', blocksFiltered: 0, blocks: [] };
   const f = await readFilters(ctx, shopId, part, part.filters);
   if (!f) return { ...at, filters: 'cold', blocksFiltered: 0, blocks: [] };
-  return { ...at, filters: 'part', blocksFiltered: f.blocks.length, blocks: ranges(f, docId) };
+  return { ...at, filters: 'part', blocksFiltered: f.blocks.length, blocks: ranges(f, docId, part.key) };
 };

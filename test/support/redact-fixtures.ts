@@ -106,7 +106,7 @@ export const indexedFilters = async (env: ArchiverEnv, shopId: string, docId: st
         month: at.month,
         part: p.name,
         filtered: f !== undefined,
-        matches: f ? candidateBlocks(f, docId) : [],
+        matches: f ? candidateBlocks(f, docId, p.key) : [],
       });
     }
   }

@@ -162,8 +162,8 @@ describe('block filters', () => {
     // One JSONL line of type doc_filters: `gzip -dc part | jq .` reads it with the records.
     expect(JSON.parse(gunzipSync(member).toString()).type).toBe('doc_filters');
     expect(parseFiltersMember(member, 'k')).toEqual(f);
-    expect(candidateBlocks(parseFiltersMember(member, 'k'), 'a')).toEqual([0]);
-    expect(candidateBlocks(parseFiltersMember(member, 'k'), 'd')).toEqual([1]);
+    expect(candidateBlocks(parseFiltersMember(member, 'k'), 'a', 'k')).toEqual([0]);
+    expect(candidateBlocks(parseFiltersMember(member, 'k'), 'd', 'k')).toEqual([1]);
     const shared = sharedFiltersMember(new Map([['s1', f]]));
     expect(parseSharedFiltersMember(shared, 'k').get('s1')).toEqual(f);
     expect(isFiltersMember(gzipSync('{"type":"job"}\n'))).toBe(false);
@@ -181,7 +181,7 @@ describe('block filters', () => {
     };
     const stored = JSON.parse(JSON.stringify(storedDocFilters(f))) as unknown;
     expect(parseStoredDocFilters(stored, 'k', 'p')).toEqual(f);
-    expect(candidateBlocks(parseStoredDocFilters(stored, 'k', 'p'), 'c')).toEqual([1]);
+    expect(candidateBlocks(parseStoredDocFilters(stored, 'k', 'p'), 'c', 'k')).toEqual([1]);
     for (const bad of [
       null,
       { k: 5 },
@@ -189,6 +189,11 @@ describe('block filters', () => {
       { k: 17, blocks: [] },
       { k: 5, blocks: [[0, 1, 1, 'x', '']] },
       { k: 5, blocks: [[0, 1, 1, 'b', '']] },
+      // Damage that would read as "no match": no ids, no bytes, a set too short for its count.
+      { k: 5, blocks: [[0, 1, 0, 'g', 'AA==']] },
+      { k: 5, blocks: [[0, 1, 1, 'g', '']] },
+      { k: 5, blocks: [[0, 1, 1, 'f', '']] },
+      { k: 5, blocks: [[0, 1, 2, 'g', 'AA==']] },
     ])
       expect(() => parseStoredDocFilters(bad, 'k', 'p')).toThrow(/filters of part p/);
   });
@@ -234,7 +239,7 @@ describe('PartBuilder filters', () => {
       expect(i >= 0).toBe(docs.size > 0);
       if (i < 0) continue;
       expect(f.blocks[i]).toMatchObject({ offset, length, docs: docs.size });
-      for (const d of docs) expect(candidateBlocks(f, d)).toContain(i);
+      for (const d of docs) expect(candidateBlocks(f, d, 'k')).toContain(i);
       listed += docs.size;
     }
     expect(listed).toBe(60 * 152);

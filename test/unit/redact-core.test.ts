@@ -125,8 +125,8 @@ describe('redactPart and switchPart', () => {
     const body = Buffer.concat(r.members);
     expect(gunzipSync(body).toString('utf8')).not.toContain(DOC);
     // Filters (one per block that lists a document) lose it; the changed block's still has the rest.
-    expect(candidateBlocks(r.filters, DOC)).toEqual([]);
-    const keep = r.filters.blocks[candidateBlocks(r.filters, 'keep')[0] ?? -1];
+    expect(candidateBlocks(r.filters, DOC, 'k')).toEqual([]);
+    const keep = r.filters.blocks[candidateBlocks(r.filters, 'keep', 'k')[0] ?? -1];
     const changedAt = r.members.slice(0, changed.indexOf(true)).reduce((n, m) => n + m.length, 0);
     expect(keep?.offset).toBe(changedAt);
     // Every other line is byte for byte what it was.

@@ -162,7 +162,12 @@ export const fenceFilter = (docs: ReadonlySet<string>): Uint8Array => {
   return deflateRawSync(out.bytes(), { level: 9 });
 };
 
-export const fenceContains = (bytes: Uint8Array, doc: string): boolean => {
+/**
+ * Whether a fence holds `doc`. The fence stores ids as UTF-8, where a lone surrogate (an id from JSON
+ * may hold one: `"\ud800"`) is written as U+FFFD: `doc` is compared as that UTF-8 reads back.
+ */
+export const fenceContains = (bytes: Uint8Array, id: string): boolean => {
+  const doc = Buffer.from(id, 'utf8').toString('utf8');
   const b = inflateRawSync(bytes);
   let at = 0;
   const varint = (): number => {
@@ -178,6 +183,7 @@ export const fenceContains = (bytes: Uint8Array, doc: string): boolean => {
   };
   const string = (): string => {
     const n = varint();
+    if (at + n > b.length) throw new CorruptObjectError('document fence', 'truncated');
     const s = b.subarray(at, at + n).toString('utf8');
     at += n;
     return s;
@@ -186,6 +192,7 @@ export const fenceContains = (bytes: Uint8Array, doc: string): boolean => {
   const want = m?.[2] ? Number(m[2]) : -1;
   while (at < b.length) {
     const tag = b[at++];
+    if (tag !== 0 && tag !== 1) throw new CorruptObjectError('document fence', `unknown entry tag ${tag}`);
     if (tag === 1) {
       if (string() === doc) return true;
       continue;
@@ -280,12 +287,17 @@ export const parseStoredDocFilters = (v: unknown, key: string, part: string): Pa
       const [offset, length, docs, kind, bytes] = b as unknown[];
       if (!isCount(offset) || !isCount(length) || !isCount(docs) || typeof bytes !== 'string') return bad();
       if (kind !== 'f' && kind !== 'g') return bad();
+      // The writer lists only blocks with documents, never with empty bytes, and a set of n ids takes
+      // at least n·(k + 1) bits: anything else would read as "no match" where it is damage.
+      const raw = Buffer.from(bytes, 'base64');
+      if (docs === 0 || raw.length === 0) return bad();
+      if (kind === 'g' && docs * (Number(f.k) + 1) > raw.length * 8) return bad();
       return {
         offset,
         length,
         docs,
         kind: kind === 'f' ? 'fence' : 'golomb',
-        bytes: new Uint8Array(Buffer.from(bytes, 'base64')),
+        bytes: new Uint8Array(raw),
       };
     }),
   };
@@ -365,6 +377,20 @@ export const parseSharedFiltersMember = (bytes: Uint8Array, key: string): Map<st
   );
 };
 
-/** Indexes of the blocks that may list `doc`. */
-export const candidateBlocks = (f: PartDocFilters, doc: string): number[] =>
-  f.blocks.flatMap((b, i) => (mayContain(b, doc, f.k) ? [i] : []));
+/**
+ * Indexes of the blocks that may list `doc`; a filter that cannot be decoded is a CorruptObjectError
+ * naming `key` (the part) and the block's byte range, never "no match".
+ */
+export const candidateBlocks = (f: PartDocFilters, doc: string, key: string): number[] =>
+  f.blocks.flatMap((b, i) => {
+    try {
+      return mayContain(b, doc, f.k) ? [i] : [];
+    } catch (err) {
+      const why = err instanceof CorruptObjectError ? err.reason : String(err);
+      throw new CorruptObjectError(
+        key,
+        `document filter of the block at bytes ${b.offset}-${b.offset + b.length - 1}: ${why}`,
+        { cause: err },
+      );
+    }
+  });

@@ -17,8 +17,12 @@ import { CorruptObjectError } from '../../errors';
 
 /** An id as prefix and decimal suffix of 1–15 digits without a leading zero (as the fence splits ids). */
 export const NUMBERED = /^(.*?)([1-9][0-9]{0,14})$/;
-/** A stored string SQL would read as an offset: an id of this form is stored with a `~` in front. */
-const INTEGER_TEXT = /^-?[0-9]+$/;
+/**
+ * A stored string SQL could read as an offset: an id of this form is stored with a `~` in front. Athena
+ * (Trino) tests `^-?[0-9]+$` with Java-style regexes, where `$` also matches before a final line
+ * terminator: `"7\n"` reads as an integer there, so an integer's text followed by one is escaped too.
+ */
+const INTEGER_TEXT = /^-?[0-9]+(?:\r\n|[\n\r\u0085\u2028\u2029])?$/;
 /** What `.` in NUMBERED does not match: a prefix holding one is no match. */
 const LINE_TERMINATOR = /[\n\r\u2028\u2029]/;
 

@@ -625,7 +625,11 @@ def parse_filters_member(data, key, shop_id, shared):
     for b in blocks:
         if not isinstance(b, list) or len(b) != 5 or b[3] not in ("f", "g") or not _count(b[2]):
             raise CorruptObjectError(key, "document filters are malformed")
-        out.append((b[0], b[1], b[3], base64.b64decode(b[4]), k, b[2]))
+        data = base64.b64decode(b[4]) if isinstance(b[4], str) else b""
+        # Never an entry without ids or bytes, nor a set shorter than n·(k + 1) bits: damage, not "no match".
+        if b[2] == 0 or not data or (b[3] == "g" and b[2] * (k + 1) > len(data) * 8):
+            raise CorruptObjectError(key, "document filters are malformed")
+        out.append((b[0], b[1], b[3], data, k, b[2]))
     return out
 
 
@@ -645,7 +649,14 @@ def _varint(buf, at):
         scale *= 128
 
 
+def _as_utf8_reads(doc):
+    """`doc` as its UTF-8 reads back: a lone surrogate (JSON may carry one: "\\ud800") becomes U+FFFD,
+    as the TypeScript writer's UTF-8 of filter ids has it (docs/archive-format.md, "Document filters")."""
+    return doc.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 def fence_contains(data, doc):
+    doc = _as_utf8_reads(doc)
     buf = zlib.decompress(data, -15)
     m = _SUFFIX.match(doc)
     want = int(m.group(2)) if m else -1
@@ -653,8 +664,12 @@ def fence_contains(data, doc):
     while at < len(buf):
         tag = buf[at]
         at += 1
+        if tag not in (0, 1):
+            raise CorruptObjectError("document fence", f"unknown entry tag {tag}")
         n, at = _varint(buf, at)
-        text = buf[at:at + n].decode("utf-8")
+        if at + n > len(buf):
+            raise CorruptObjectError("document fence", "truncated")
+        text = buf[at:at + n].decode("utf-8", "replace")
         at += n
         if tag == 1:
             if text == doc:
@@ -676,7 +691,7 @@ def golomb_may_contain(data, docs, doc, k):
         return False
     import hashlib
 
-    h1 = int.from_bytes(hashlib.sha256(doc.encode("utf-8")).digest()[0:4], "big")
+    h1 = int.from_bytes(hashlib.sha256(_as_utf8_reads(doc).encode("utf-8")).digest()[0:4], "big")
     want = (h1 * docs * (1 << k)) >> 32
     bits, at, value = len(data) * 8, 0, 0
 
@@ -703,6 +718,17 @@ def golomb_may_contain(data, docs, doc, k):
 
 def may_contain(kind, data, doc, k, docs):
     return bool(data) and (fence_contains(data, doc) if kind == "f" else golomb_may_contain(data, docs, doc, k))
+
+
+def block_may_contain(key, offset, length, kind, data, doc, k, docs):
+    """may_contain for a block of part `key`: a filter that cannot be decoded is a CorruptObjectError
+    naming the part and the block's bytes, never "no match"."""
+    try:
+        return may_contain(kind, data, doc, k, docs)
+    except (CorruptObjectError, zlib.error, UnicodeDecodeError) as err:
+        why = err.reason if isinstance(err, CorruptObjectError) else str(err)
+        raise CorruptObjectError(
+            key, f"document filter of the block at bytes {offset}-{offset + length - 1}: {why}") from err
 
 
 def document_listings(details, doc):

@@ -440,7 +440,7 @@ class ArchiveReader:
                 key = part["key"]
                 data = self._read_range(ledger, key, *part["filters"])
                 for offset, length, kind, bits, k, docs in fmt.parse_filters_member(data, key, shop_id, part["shared"]):
-                    if not fmt.may_contain(kind, bits, doc_id, k, docs):
+                    if not fmt.block_may_contain(key, offset, length, kind, bits, doc_id, k, docs):
                         continue
                     where = f"{key} bytes {offset}-{offset + length - 1}"
                     block = fmt.read_block(self._read_range(ledger, key, offset, length), where,
