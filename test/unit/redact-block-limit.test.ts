@@ -20,7 +20,7 @@ const jobs = (pad: number) =>
 const blockLines = (m: Buffer) => inflateBlock(m, 'k').toString('utf8');
 
 test("a block filled to the limit grows by its records' notes only, and keeps every other document findable", async () => {
-  // Job lines of exactly 1,024 bytes: 128 of them fill a block to BLOCK_BYTES.
+  // Job lines of exactly 1,024 bytes: BLOCK_BYTES / 1,024 of them fill a block.
   const probe = await buildPart({ shopId: 'acme', month: '2026-01', jobs: jobs(0) });
   const line0 = blockLines(partBlocks(probe.bytes, 'k')[1] as Buffer).split('\n')[0] as string;
   const pad = 1023 - Buffer.byteLength(line0);

@@ -37,7 +37,7 @@ const isGzip = (b: Uint8Array): boolean => b.length >= 18 && b[0] === 0x1f && b[
  * the archive compresses across jobs, yet a record is still one ranged GET of one block away. A
  * line longer than that is a block of its own. The part stays a standard JSONL.gz.
  */
-export const BLOCK_BYTES = 128 * 1024;
+export const BLOCK_BYTES = 96 * 1024;
 
 /** A block: one gzip member (codec.ts, deterministic) of whole JSONL lines. */
 export const encodeBlock = (lines: Uint8Array, level?: number): Uint8Array => deflateBlock(lines, level);

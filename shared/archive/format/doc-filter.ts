@@ -26,10 +26,10 @@ import { NUMBERED, splitNumbered } from './doc-lists';
  */
 /**
  * The Golomb-Rice parameter: 2^-5 ≈ 3.1 % false matches per block checked, ~6.6 bits an id (the
- * 10-bit Bloom filters it replaced: 0.8 %). Blocks of 128 KB of lines halve the blocks a search checks,
- * so the quick bench's 24-month search meets 0.90 false blocks (one GET each) where it met 0.50: 53.4
- * requests instead of 53.0, for two thirds of the filter bytes. k = 6 would keep 0.40 false blocks at
- * ~1 bit an id more (+1.5 % of a part's bytes on random ids).
+ * 10-bit Bloom filters it replaced: 0.8 %), for two thirds of the filter bytes. Blocks of 96 KB of
+ * lines (BLOCK_BYTES) are two thirds of the blocks a search checked at 64 KB, so a search meets a few
+ * more false blocks (one GET each; docs/search-and-sql.md has the measured figures). k = 6 would halve
+ * them at ~1 bit an id more (+1.5 % of a part's bytes on random ids).
  */
 export const RICE_BITS = 5;
 
