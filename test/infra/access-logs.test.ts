@@ -3,7 +3,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { enableNag } from '../../infra/construct/enable-nag';
 import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
-import { acknowledgedRules, logicalId, useOutdirs } from './template-helpers';
+import { acknowledgedRules, expectTlsDeniedOnEveryBucket, logicalId, useOutdirs } from './template-helpers';
 
 /**
  * Opting in to the S3 server access logs of the details bucket the construct creates (off by
@@ -115,18 +115,7 @@ describe('the construct’s own log bucket', () => {
   });
 
   it('denies every request without TLS, on both buckets', () => {
-    const policies = Object.values(own.template.findResources('AWS::S3::BucketPolicy'));
-    expect(policies).toHaveLength(2);
-    for (const policy of policies) {
-      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
-        expect.objectContaining({
-          Effect: 'Deny',
-          Action: 's3:*',
-          Principal: { AWS: '*' },
-          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-        }),
-      );
-    }
+    expectTlsDeniedOnEveryBucket(own.template, 2);
   });
 });
 

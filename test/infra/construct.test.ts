@@ -12,6 +12,7 @@ import { ACCESS_LOGS_RETENTION_DAYS } from '../../shared/settings';
 import {
   ANY_KEY,
   acknowledgedRules,
+  expectTlsDeniedOnEveryBucket,
   listPrefixes,
   logicalId,
   objectAccess,
@@ -137,18 +138,7 @@ describe('details bucket (created)', () => {
   });
 
   it('denies every request without TLS', () => {
-    const policies = Object.values(template.findResources('AWS::S3::BucketPolicy'));
-    expect(policies).toHaveLength(1);
-    for (const policy of policies) {
-      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
-        expect.objectContaining({
-          Effect: 'Deny',
-          Action: 's3:*',
-          Principal: { AWS: '*' },
-          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-        }),
-      );
-    }
+    expectTlsDeniedOnEveryBucket(template, 1);
   });
 
   it('aborts incomplete multipart uploads after a day, bucket-wide (so parts under job-details-cold/ too)', () => {

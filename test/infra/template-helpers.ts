@@ -118,3 +118,18 @@ export const tableAccess = (statements: Statement[]): Record<string, string[]> =
   }
   return out;
 };
+
+/** Every bucket policy of `template` (there must be `count`) denies each request made without TLS. */
+export const expectTlsDeniedOnEveryBucket = (template: Template, count: number): void => {
+  const policies = Object.values(template.findResources('AWS::S3::BucketPolicy'));
+  expect(policies).toHaveLength(count);
+  for (const policy of policies)
+    expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+      expect.objectContaining({
+        Effect: 'Deny',
+        Action: 's3:*',
+        Principal: { AWS: '*' },
+        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+      }),
+    );
+};

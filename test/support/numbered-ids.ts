@@ -27,3 +27,26 @@ export const NUMBERED_EDGE_IDS: readonly string[] = [
   'gid://shopify/Product/7086727600001',
   '\u{1F600}42',
 ];
+
+/**
+ * Ids that stress how lists store them (docs/archive-format.md, "Document lists"): the split's edges
+ * plus text that reads as an integer or a number, the `~` escape itself, integers past 2^53, and an
+ * integer followed by a line terminator (which Trino's `$` matches before).
+ */
+export const STORED_FORM_IDS: readonly string[] = [
+  ...NUMBERED_EDGE_IDS,
+  ' 12',
+  '12 ',
+  '1e3',
+  '-1',
+  '-0',
+  '~',
+  '~~',
+  '~5',
+  '~-3',
+  '12345678901234567890',
+  '9007199254740993',
+  '9007199254740992',
+  '7\n',
+  '-3\n',
+];
