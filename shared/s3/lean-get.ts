@@ -294,12 +294,16 @@ export const getHotObjectBytes = async (
   const c = s3 as unknown as ClientParts;
   const input = { Bucket: bucket, Key: key };
   const context = { commandName: 'GetObjectCommand', clientName: 'S3Client' };
+  // The 200 this call received, if a middleware then failed the call: its body is not read.
+  let received: HttpResponseLike | undefined;
   const send: Handler = async (args) => {
     const { response } = await c.config.requestHandler.handle(args.request);
     if (response.statusCode !== 200) {
+      // Drained, so the connection is kept for the next request.
       response.body?.resume?.();
       throw new LeanMiss(`status ${response.statusCode}`);
     }
+    received = response;
     const h = response.headers;
     const metadata: Record<string, string> = {};
     for (const name in h) if (name.startsWith('x-amz-meta-')) metadata[name.slice(11)] = h[name] as string;
@@ -320,6 +324,7 @@ export const getHotObjectBytes = async (
     for (let i = mws.length - 1; i >= 0; i--) handler = (mws[i] as Middleware)(handler, context);
     out = await handler({ input });
   } catch (err) {
+    received?.body?.destroy?.();
     if (err instanceof LeanMiss) return getObjectBytes(s3, bucket, key);
     throw err;
   }

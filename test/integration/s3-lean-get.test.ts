@@ -1,9 +1,27 @@
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteBucketCommand,
+  DeleteObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import type { Context } from 'aws-lambda';
+import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-functions';
+import type { StepHandler } from '../../infra/local/runner';
 import { createRequestMeter } from '../../shared/archive/steps/meter';
 import { countRequests } from '../../shared/metrics';
 import { getHotObjectBytes } from '../../shared/s3/lean-get';
-import { getObjectBytes } from '../../shared/s3/objects';
-import { freshBucket, testS3 } from '../support/local';
+import { type FetchedObject, getObjectBytes } from '../../shared/s3/objects';
+import {
+  burst,
+  type Call,
+  crashBefore,
+  dropAfterSend,
+  type Fault,
+  FaultLayer,
+  slowDown,
+} from '../support/faults';
+import { freshBucket, testDdb, testS3 } from '../support/local';
 
 /**
  * The hot objects' GET (shared/s3/lean-get.ts) against the embedded S3: what reaches the wire, what
@@ -76,10 +94,132 @@ it('a 200 after the bucket is known is the fast path: one signed request on the 
     ['GetObjectCommand', 'hot/b (1)!*.json.gz', true],
   ]);
   expect(sent[1]?.path).toBe(sent[2]?.path);
-  expect(sent[1]?.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/us-east-1\/s3\/aws4_request/);
+  expect(sent[1]?.authorization).toMatch(
+    /^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/us-east-1\/s3\/aws4_request/,
+  );
   expect(first.requests.byType).toEqual({ 's3.GetObject': 1 });
   expect(second.requests.byType).toEqual({ 's3.GetObject': 1 });
   expect(first.value?.bytes.toString()).toBe('first');
   expect(second.value).toEqual(viaSdk);
   expect(second.value?.metadata).toEqual(meta);
+});
+
+/** A client that already reached `bucket` (its first GET, through the SDK, taught the fast path). */
+const warmed = async (key = 'warm') => {
+  const s3 = client();
+  const meter = createRequestMeter();
+  countRequests(s3, 's3', meter.sink);
+  await put(s3, key, 'warm');
+  await getHotObjectBytes(s3, bucket, key);
+  return { s3, meter, sent: wiretap(s3) };
+};
+
+it('a 404 is asked again through the SDK: null as before (the object vanished), both requests metered', async () => {
+  const { s3, meter, sent } = await warmed();
+  const got = await meter.measure(() => getHotObjectBytes(s3, bucket, 'hot/never-written'));
+  expect(got.value).toBeNull();
+  expect(sent.map((s) => s.sdk)).toEqual([false, true]);
+  expect(got.requests.byType).toEqual({ 's3.GetObject': 2 });
+});
+
+it('a bucket gone is the typed NoSuchBucket error the SDK gives, not "not found"', async () => {
+  const s3 = client();
+  const gone = await freshBucket();
+  await s3.send(new PutObjectCommand({ Bucket: gone, Key: 'k', Body: 'x' }));
+  await getHotObjectBytes(s3, gone, 'k');
+  await s3.send(new DeleteObjectCommand({ Bucket: gone, Key: 'k' }));
+  await s3.send(new DeleteBucketCommand({ Bucket: gone }));
+  const sent = wiretap(s3);
+  const err = await getHotObjectBytes(s3, gone, 'k').catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(S3ServiceException);
+  expect((err as S3ServiceException).name).toBe('NoSuchBucket');
+  expect(sent.map((s) => s.sdk)).toEqual([false, true]);
+});
+
+it("a 403 (a signer's clock S3 refuses: RequestTimeTooSkewed) ends as the SDK's own GET ends, one request more", async () => {
+  const { s3, meter, sent } = await warmed();
+  await put(s3, 'hot/skewed', 'on time');
+  const config = s3.config as unknown as { systemClockOffset: number };
+  const outcome = async (get: typeof getObjectBytes) => {
+    config.systemClockOffset = 3_600_000;
+    sent.length = 0;
+    const got = await meter.settle(() => get(s3, bucket, 'hot/skewed'));
+    const error = 'error' in got ? (got.error as S3ServiceException) : undefined;
+    return {
+      error: error && { name: error.name, status: error.$metadata.httpStatusCode },
+      wire: sent.map((s) => s.sdk),
+      requests: got.requests.byType?.['s3.GetObject'],
+    };
+  };
+  const sdk = await outcome(getObjectBytes);
+  const lean = await outcome(getHotObjectBytes);
+  expect(sdk.error).toEqual({ name: 'RequestTimeTooSkewed', status: 403 });
+  expect(lean.error).toEqual(sdk.error);
+  expect(lean.wire).toEqual([false, ...sdk.wire]);
+  expect(lean.requests).toBe((sdk.requests ?? 0) + 1);
+});
+
+describe('the fault layer (test/support/faults.ts) reaches the fast path', () => {
+  const setup = async (fault: Fault) => {
+    const { s3, meter, sent } = await warmed();
+    await put(s3, 'hot/faulted', 'faulted');
+    sent.length = 0;
+    const layer = new FaultLayer();
+    layer.install({ s3, ddb: testDdb() });
+    layer.fault = fault;
+    const handler: StepHandler = async () => getHotObjectBytes(s3, bucket, 'hot/faulted');
+    const handlers = Object.fromEntries(ARCHIVER_STEPS.map((s) => [s, handler])) as Record<
+      ArchiverStep,
+      StepHandler
+    >;
+    const run = () =>
+      meter.measure(
+        async () => (await layer.wrap(handlers)['archive-batch']({}, {} as Context)) as FetchedObject | null,
+      );
+    return { run, sent };
+  };
+  const isHotGet = (c: Call) => c.command === 'GetObjectCommand' && c.input.Key === 'hot/faulted';
+
+  it('a crash before the GET kills the invocation before anything is sent', async () => {
+    const fault = crashBefore(isHotGet);
+    const { run, sent } = await setup(fault);
+    await expect(run()).rejects.toMatchObject({ name: 'Crash' });
+    expect(fault.fired).toBe(1);
+    expect(sent).toEqual([]);
+  });
+
+  it('a throttled attempt (503 SlowDown on the wire) is retried through the SDK and succeeds', async () => {
+    const fault = burst(1, isHotGet, slowDown);
+    const { run, sent } = await setup(fault);
+    const got = await run();
+    expect(got.value?.bytes.toString()).toBe('faulted');
+    expect(fault.fired).toBe(1);
+    expect(sent.map((s) => s.sdk)).toEqual([false, true]);
+    expect(got.requests.byType).toEqual({ 's3.GetObject': 2 });
+  });
+
+  it('a connection dropped after the answer: the SDK path asks again', async () => {
+    const fault = dropAfterSend(isHotGet);
+    const { run, sent } = await setup(fault);
+    const got = await run();
+    expect(got.value?.bytes.toString()).toBe('faulted');
+    expect(fault.fired).toBe(1);
+    expect(sent.map((s) => s.sdk)).toEqual([false, true]);
+  });
+});
+
+it('middleware removed from the client is no longer run around the fast path', async () => {
+  const { s3 } = await warmed();
+  const seen: string[] = [];
+  s3.middlewareStack.add(
+    (next) => async (args) => {
+      seen.push(String((args.input as { Key?: string }).Key));
+      return next(args);
+    },
+    { step: 'initialize', name: 'testSeen' },
+  );
+  await getHotObjectBytes(s3, bucket, 'warm');
+  s3.middlewareStack.remove('testSeen');
+  await getHotObjectBytes(s3, bucket, 'warm');
+  expect(seen).toEqual(['warm']);
 });
