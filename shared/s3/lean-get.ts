@@ -282,7 +282,8 @@ const ordered = (c: ClientParts, state: LeanState): readonly Middleware[] => {
 
 /**
  * A hot object's bytes, ETag and user metadata (as `getObjectBytes`: null when it does not exist).
- * Clients not built by shared/clients.ts, and buckets not yet reached, go through the SDK.
+ * Clients not built by shared/clients.ts or with their `send` replaced, and buckets not yet reached,
+ * go through the SDK.
  */
 export const getHotObjectBytes = async (
   s3: S3Client,
@@ -290,7 +291,10 @@ export const getHotObjectBytes = async (
   key: string,
 ): Promise<FetchedObject | null> => {
   const state = stateOf(s3);
-  if (!state?.endpoints.get(bucket) || state.relative) return getObjectBytes(s3, bucket, key);
+  // A client whose `send` is not the SDK's own (a wrapper, a Proxy, a spy: tests' fault injection at
+  // the client boundary) gets its `send` called, as every other request of it does.
+  const ownSend = s3.send === (Object.getPrototypeOf(s3) as S3Client | null)?.send;
+  if (!ownSend || !state?.endpoints.get(bucket) || state.relative) return getObjectBytes(s3, bucket, key);
   const c = s3 as unknown as ClientParts;
   const input = { Bucket: bucket, Key: key };
   const context = { commandName: 'GetObjectCommand', clientName: 'S3Client' };

@@ -223,3 +223,20 @@ it('middleware removed from the client is no longer run around the fast path', a
   await getHotObjectBytes(s3, bucket, 'warm');
   expect(seen).toEqual(['warm']);
 });
+
+it("a client whose send is wrapped (a Proxy, as the tests' fault injection at the client boundary) has its send called for every hot GET", async () => {
+  const { s3, sent } = await warmed();
+  const calls: string[] = [];
+  const wrapped = new Proxy(s3, {
+    get(target, prop, receiver) {
+      if (prop !== 'send') return Reflect.get(target, prop, receiver);
+      return (command: { input: { Key?: string } }, ...rest: unknown[]) => {
+        calls.push(String(command.input.Key));
+        return (target.send as (...a: unknown[]) => unknown)(command, ...rest);
+      };
+    },
+  });
+  expect((await getHotObjectBytes(wrapped, bucket, 'warm'))?.bytes.toString()).toBe('warm');
+  expect(calls).toEqual(['warm']);
+  expect(sent.map((s) => s.sdk)).toEqual([true]);
+});
