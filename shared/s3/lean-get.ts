@@ -281,21 +281,38 @@ const ordered = (c: ClientParts, state: LeanState): readonly Middleware[] => {
 };
 
 /**
+ * Says that a wrapper around an S3 client (a Proxy of it with its own `send`) sends a
+ * `GetObjectCommand` to `target` unchanged: its `get` answers this key with `target`. The fast path
+ * then runs on `target` (its middleware included); a wrapper that does not say so gets its `send`
+ * called for every hot GET, as for any other request (tests' fault injection at the client boundary).
+ */
+export const SENDS_GETS_TO: unique symbol = Symbol.for('job-details-archive.sendsGetsTo') as never;
+
+/** The client whose own SDK `send` a GET through `s3` reaches unchanged, or null if a wrapper intervenes. */
+const unwrapped = (s3: S3Client): S3Client | null => {
+  let c: S3Client | undefined = s3;
+  for (let hops = 0; c && hops < 8; hops++) {
+    if (c.send === (Object.getPrototypeOf(c) as S3Client | null)?.send) return c;
+    const next: S3Client | undefined = (c as unknown as { [SENDS_GETS_TO]?: S3Client })[SENDS_GETS_TO];
+    c = next === c ? undefined : next;
+  }
+  return null;
+};
+
+/**
  * A hot object's bytes, ETag and user metadata (as `getObjectBytes`: null when it does not exist).
- * Clients not built by shared/clients.ts or with their `send` replaced, and buckets not yet reached,
- * go through the SDK.
+ * Clients not built by shared/clients.ts, wrappers that do not say they send GETs unchanged
+ * (`SENDS_GETS_TO`), and buckets not yet reached go through `s3.send`.
  */
 export const getHotObjectBytes = async (
   s3: S3Client,
   bucket: string,
   key: string,
 ): Promise<FetchedObject | null> => {
-  const state = stateOf(s3);
-  // A client whose `send` is not the SDK's own (a wrapper, a Proxy, a spy: tests' fault injection at
-  // the client boundary) gets its `send` called, as every other request of it does.
-  const ownSend = s3.send === (Object.getPrototypeOf(s3) as S3Client | null)?.send;
-  if (!ownSend || !state?.endpoints.get(bucket) || state.relative) return getObjectBytes(s3, bucket, key);
-  const c = s3 as unknown as ClientParts;
+  const client = unwrapped(s3);
+  const state = client && stateOf(client);
+  if (!client || !state?.endpoints.get(bucket) || state.relative) return getObjectBytes(s3, bucket, key);
+  const c = client as unknown as ClientParts;
   const input = { Bucket: bucket, Key: key };
   const context = { commandName: 'GetObjectCommand', clientName: 'S3Client' };
   // The 200 this call received, if a middleware then failed the call: its body is not read.

@@ -10,8 +10,15 @@ import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-fu
 import type { StepHandler } from '../../infra/local/runner';
 import { createRequestMeter } from '../../shared/archive/steps/meter';
 import { countRequests } from '../../shared/metrics';
-import { getHotObjectBytes } from '../../shared/s3/lean-get';
+import { getHotObjectBytes, SENDS_GETS_TO } from '../../shared/s3/lean-get';
 import { type FetchedObject, getObjectBytes } from '../../shared/s3/objects';
+import {
+  archiverEnv,
+  inMonth,
+  runLocal,
+  type SeededJob,
+  seedTerminalJob,
+} from '../support/archiver-fixtures';
 import {
   burst,
   type Call,
@@ -239,4 +246,44 @@ it("a client whose send is wrapped (a Proxy, as the tests' fault injection at th
   expect((await getHotObjectBytes(wrapped, bucket, 'warm'))?.bytes.toString()).toBe('warm');
   expect(calls).toEqual(['warm']);
   expect(sent.map((s) => s.sdk)).toEqual([true]);
+});
+
+it('a wrapper that says it sends GETs unchanged (SENDS_GETS_TO) leaves them the fast path, unless a wrapper under it does not', async () => {
+  const { s3, sent } = await warmed();
+  const wrap = (target: S3Client, passGets: boolean, calls: string[]): S3Client =>
+    new Proxy(target, {
+      get(t, prop, receiver) {
+        if (passGets && prop === SENDS_GETS_TO) return t;
+        if (prop !== 'send') return Reflect.get(t, prop, receiver);
+        return (command: unknown, ...rest: unknown[]) => {
+          calls.push((command as object).constructor.name);
+          return (t.send as (...a: unknown[]) => unknown)(command, ...rest);
+        };
+      },
+    });
+  const outer: string[] = [];
+  await getHotObjectBytes(wrap(s3, true, outer), bucket, 'warm');
+  expect(outer).toEqual([]);
+  expect(sent.map((s) => s.sdk)).toEqual([false]);
+
+  sent.length = 0;
+  const inner: string[] = [];
+  await getHotObjectBytes(wrap(wrap(s3, false, inner), true, outer), bucket, 'warm');
+  expect(inner).toEqual(['GetObjectCommand']);
+  expect(sent.map((s) => s.sdk)).toEqual([true]);
+});
+
+it("the archive step's hot GETs take the fast path (a bucket's first GETs aside), through the step's attempt-marking wrapper", async () => {
+  const env = await archiverEnv();
+  const jobs: SeededJob[] = [];
+  for (let i = 0; i < 6; i++)
+    jobs.push(await seedTerminalJob(env, { shopId: 'lean.myshopify.com', completedAt: inMonth(2, 3 + i) }));
+  const hot = new Set(jobs.flatMap((j) => j.keys));
+  const sent = wiretap(env.machineDeps.s3);
+  const run = await runLocal(env, { input: { olderThanDays: 30, graceHours: 0 } });
+  expect(run.status).toBe('SUCCEEDED');
+  const gets = sent.filter((s) => s.command === 'GetObjectCommand' && hot.has(s.key));
+  expect(gets.map((g) => g.key).sort()).toEqual([...hot].sort());
+  expect(gets.filter((g) => !g.sdk).length).toBeGreaterThan(0);
+  expect(gets.filter((g) => g.sdk).length).toBeLessThanOrEqual(env.machineDeps.settings.readConcurrency);
 });
