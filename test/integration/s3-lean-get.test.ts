@@ -287,3 +287,15 @@ it("the archive step's hot GETs take the fast path (a bucket's first GETs aside)
   expect(gets.filter((g) => !g.sdk).length).toBeGreaterThan(0);
   expect(gets.filter((g) => g.sdk).length).toBeLessThanOrEqual(env.machineDeps.settings.readConcurrency);
 });
+
+it("a client with middleware placed relative to another (whose place in the SDK's order is not known here) keeps its GETs on the SDK path", async () => {
+  const { s3, sent } = await warmed();
+  // biome-ignore lint/suspicious/noExplicitAny: a pass-through middleware over any command
+  s3.middlewareStack.addRelativeTo((next: any) => async (args: any) => next(args), {
+    relation: 'after',
+    toMiddleware: 'retryMiddleware',
+    name: 'testRelative',
+  });
+  await getHotObjectBytes(s3, bucket, 'warm');
+  expect(sent.map((s) => s.sdk)).toEqual([true]);
+});
