@@ -3,13 +3,14 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Config } from './config';
+import { enableLeanGets } from './s3/lean-get';
 
 /**
  * Builds AWS clients from settings. Only entry points (handlers, CLI, local stack, tests) call this;
  * library code always receives clients as arguments.
  */
-export const s3ClientFrom = (cfg: Pick<Config, 'region' | 's3Endpoint'>): S3Client =>
-  leanRequests(
+export const s3ClientFrom = (cfg: Pick<Config, 'region' | 's3Endpoint'>): S3Client => {
+  const client = leanRequests(
     new S3Client({
       region: cfg.region,
       ...(cfg.s3Endpoint ? { endpoint: cfg.s3Endpoint, forcePathStyle: true } : {}),
@@ -23,6 +24,10 @@ export const s3ClientFrom = (cfg: Pick<Config, 'region' | 's3Endpoint'>): S3Clie
       responseChecksumValidation: 'WHEN_REQUIRED',
     }),
   );
+  // The archive step's hot GETs can skip the SDK's per-request machinery (s3/lean-get.ts).
+  enableLeanGets(client);
+  return client;
+};
 
 /** What `leanRequests` changes of an S3 client (SDK v3's own config and middleware stack). */
 interface LeanableClient {

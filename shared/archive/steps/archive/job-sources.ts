@@ -12,7 +12,8 @@ import {
   mergeAllJobDetails,
 } from '../../../details';
 import { CorruptObjectError, JobArchiveError, SourceReadError } from '../../../errors';
-import { getObjectBytes, isNotFound } from '../../../s3/objects';
+import { getHotObjectBytes } from '../../../s3/lean-get';
+import { isNotFound } from '../../../s3/objects';
 import { type SourceObject, sha256Hex } from '../../format';
 import { reasonOf } from '../caps';
 import type { StepDeps } from '../context';
@@ -113,7 +114,7 @@ const readOne = async (
   shopId: string,
 ): Promise<ReadObject> => {
   const got = await gate
-    .run(() => getObjectBytes(deps.s3, deps.bucket, o.key))
+    .run(() => getHotObjectBytes(deps.s3, deps.bucket, o.key))
     .catch(async (err: unknown) => {
       throw await readFailure(deps, o.key, err);
     });

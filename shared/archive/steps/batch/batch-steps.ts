@@ -13,6 +13,7 @@ import { type ErasureSummary, forgottenAtOf, isForgottenIn } from '../../../eras
 import { readErasureSummary } from '../../../erasure/summary-store';
 import { ShopForgottenError } from '../../../errors';
 import { addCounts, zeroCounts } from '../../../metrics';
+import { SENDS_GETS_TO } from '../../../s3/lean-get';
 import { putJson } from '../../../s3/objects';
 import { COLD_PREFIX, failedAttemptsPrefix, INDEX_PREFIX } from '../../format';
 import { archiveGroup } from '../archive/archive-group';
@@ -197,6 +198,8 @@ const markingBeforeStaging = (deps: StepDeps, mark: (s3: S3Client) => Promise<vo
   };
   const s3 = new Proxy(deps.s3, {
     get(target, prop, receiver) {
+      // A GET goes through unchanged: the hot reads may take the lean path (s3/lean-get.ts).
+      if (prop === SENDS_GETS_TO) return target;
       if (prop !== 'send') return Reflect.get(target, prop, receiver);
       return async (command: unknown, ...rest: unknown[]) => {
         if (stages(command)) await mark(target);
