@@ -100,7 +100,7 @@ export interface ArchiveSettingsProps {
   readonly wholeMonths?: boolean;
   /**
    * Parallel GETs of hot objects per job (the reader) or per shop-month (ArchiveBatch).
-   * @default 16
+   * @default 32
    */
   readonly readConcurrency?: number;
   /**

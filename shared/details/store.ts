@@ -22,7 +22,7 @@ export const META_SHOP_ID = 'shop-id';
 export const META_JOB_ID = 'job-id';
 
 export interface JobDetailsStoreOptions {
-  /** Parallel GETs per `readAllDetails` (default 16; the entry point passes `config().readConcurrency`). */
+  /** Parallel GETs per `readAllDetails` (default 32; the entry point passes `config().readConcurrency`). */
   readonly readConcurrency?: number;
 }
 

@@ -213,7 +213,7 @@ describe('step functions', () => {
         [ENV.olderThanDays]: '30',
         [ENV.graceHours]: '0',
         [ENV.jobTtlDays]: '90',
-        [ENV.readConcurrency]: '16',
+        [ENV.readConcurrency]: '32',
         [ENV.planPageGroups]: '10000',
         [ENV.planPageJobs]: '100000',
         [ENV.batchGroups]: '300',

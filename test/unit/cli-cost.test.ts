@@ -720,19 +720,19 @@ describe('the model scales each term with what it scales with', () => {
     expect(big.stepFunctions - small.stepFunctions).toBeCloseTo(2 * (2 * 5 + 49 * 1) * p.stateTransition, 12);
   });
 
-  it('Lambda bills CPU at its memory’s share of a vCPU, the hot GETs (readConcurrency, 16, at a time) overlapping it, then each other request’s latency', () => {
+  it('Lambda bills CPU at its memory’s share of a vCPU, the hot GETs (readConcurrency, 32, at a time) overlapping it, then each other request’s latency', () => {
     const p = DEFAULT_PRICES; // S3 50 ms, DynamoDB 10 ms
     // At 1,769 MB and more a function has a whole vCPU; at 512 MB the same work takes 1769/512 as long.
     expect(cpuWallSeconds(2, 1769)).toBe(2);
     expect(cpuWallSeconds(2, 3008)).toBe(2);
     expect(cpuWallSeconds(2, 512)).toBeCloseTo((2 * 1769) / 512, 12);
-    // CPU-bound: the hot GETs' 0.5 s of waiting hides behind 2 s of CPU.
+    // CPU-bound: the hot GETs' 0.25 s of waiting hides behind 2 s of CPU.
     expect(lambdaSeconds(2, { hotGets: 160, otherS3: 10, dynamodb: 100 }, p, 1769)).toBeCloseTo(
       2 + 10 * 0.05 + 100 * 0.01,
       12,
     );
-    // Waiting-bound: 16,000 hot GETs wait 50 s, longer than the CPU's 2 s.
-    expect(lambdaSeconds(2, { hotGets: 16_000, otherS3: 0, dynamodb: 0 }, p, 1769)).toBeCloseTo(50, 12);
+    // Waiting-bound: 32,000 hot GETs wait 50 s, longer than the CPU's 2 s.
+    expect(lambdaSeconds(2, { hotGets: 32_000, otherS3: 0, dynamodb: 0 }, p, 1769)).toBeCloseTo(50, 12);
     expect(
       lambdaSeconds(0, { hotGets: 0, otherS3: 1, dynamodb: 0 }, { ...p, s3LatencyMs: 100 }, 512),
     ).toBeCloseTo(0.1, 12);
@@ -745,7 +745,7 @@ describe('the model scales each term with what it scales with', () => {
     const mb = workload.lambdaMemoryMb;
     const cpuWall = cpuWallSeconds(objects * 0.001, mb);
     expect(r.lambdaSeconds.waiting).toBeCloseTo(
-      Math.max(cpuWall, (hotGets / 16) * 0.05) - cpuWall + otherS3 * 0.05 + 1000 * 0.02 * 0.01,
+      Math.max(cpuWall, (hotGets / 32) * 0.05) - cpuWall + otherS3 * 0.05 + 1000 * 0.02 * 0.01,
       9,
     );
     expect(r.lambda).toBeCloseTo(

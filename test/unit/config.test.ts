@@ -11,7 +11,7 @@ describe('parseConfig', () => {
       olderThanDays: 30,
       graceHours: 0,
       jobTtlDays: 90,
-      readConcurrency: 16,
+      readConcurrency: 32,
       restoreTier: 'Standard',
       restoreDays: 7,
     });

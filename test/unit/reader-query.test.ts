@@ -7,7 +7,7 @@ describe('readerSettings', () => {
       restoreTier: 'Standard',
       restoreDays: 7,
       searchMonths: 24,
-      readConcurrency: 16,
+      readConcurrency: 32,
       retentionMonths: 0,
       clock: expect.any(Function),
     });
