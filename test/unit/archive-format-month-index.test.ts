@@ -1,9 +1,11 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import {
+  applyCommit,
   blockOf,
   checkIndex,
   commitPart,
   emptyMonthIndex,
+  entriesOf,
   gzipMemberLength,
   INDEX_FORMAT,
   type IndexedJob,
@@ -20,7 +22,11 @@ import {
   partByName,
   probedEntry,
   probesOf,
+  type SettledCandidate,
+  type SettledPart,
   serializeMonthIndex,
+  settledCandidates,
+  settlePart,
 } from '../../shared/archive/format';
 import { CorruptObjectError, InvalidIdError, UnsupportedFormatError } from '../../shared/errors';
 
@@ -674,5 +680,175 @@ describe('block directory: a job line longer than a block', () => {
         ).header.parts as Array<Record<string, unknown>>
       )[0]?.dir,
     ).toBeUndefined();
+  });
+});
+
+describe('settled parts: the summary on the part, no entries in the index', () => {
+  const month = '2026-01';
+  const KEY = 'job-details-index/s/2026-01/index.json';
+  const BLOCKS = [
+    ['abc1', 'abd2'],
+    ['abe1', 'abzz'],
+    ['ac00', 'ac01'],
+  ];
+  /** P1: three blocks of 100 bytes holding BLOCKS, every entry deleted by run d1 at 'd'. */
+  const deleted = (extra: Record<string, IndexedJob> = {}) => {
+    const jobs: Record<string, IndexedJob> = {};
+    BLOCKS.forEach((ids, b) => {
+      for (const id of ids) jobs[id] = entry(P1, { offset: b * 100, length: 100 });
+    });
+    const p = { ...part(P1), size: 300, job_count: Object.keys(jobs).length };
+    const one = commitPart(emptyMonthIndex('s', month, 't0'), p, jobs, 't');
+    const two =
+      Object.keys(extra).length > 0
+        ? commitPart(one, { ...part(P2), job_count: Object.keys(extra).length }, extra, 't2')
+        : one;
+    return markDeleted(
+      two,
+      Object.keys(jobs).map((jobId) => ({ jobId, part: P1 })),
+      'd',
+      'd1',
+    );
+  };
+  const roundTrip = (i: MonthIndex) => parseMonthIndex(serializeMonthIndex(i), KEY);
+
+  it('settlePart moves the entries into the summary; a month with no entries reads back the same', () => {
+    const index = settlePart(deleted(), P1);
+    expect(index.jobs).toEqual({});
+    const summary: SettledPart | undefined = index.parts[0]?.settled;
+    expect(summary).toEqual({
+      dir: ['abc1', 'abe', 'ac'],
+      last: 'ac01',
+      block_bytes: [100, 100, 100],
+      deleted_at: 'd',
+      deleted_by: 'd1',
+    });
+    const back = roundTrip(index);
+    expect(back.jobs).toEqual({});
+    expect(back.parts[0]?.settled).toEqual(index.parts[0]?.settled);
+    expect(back.parts[0]?.key).toBe(index.parts[0]?.key);
+    // Written again, the same bytes: nothing is lost between the model and the stored form.
+    expect(serializeMonthIndex(back)).toEqual(serializeMonthIndex(index));
+    // The stored part is the part with its directory, as a lookup's header reads it (no entries).
+    const stored = JSON.parse(gunzipSync(serializeMonthIndex(index)).toString());
+    expect(stored.jobs).toEqual({});
+    expect(stored.parts[0]).toMatchObject({
+      dir: ['abc1', 'abe', 'ac'],
+      last: 'ac01',
+      deleted_at: 'd',
+      deleted_by: 'd1',
+    });
+    expect(probesOf(stored, 'abzz', KEY)?.map((p) => p.block)).toEqual([1]);
+  });
+
+  it('a part that does not meet the condition stays unsettled (the same index back)', () => {
+    const undeleted = commitPart(
+      emptyMonthIndex('s', month, 't0'),
+      { ...part(P1), job_count: 1 },
+      { a: entry(P1) },
+      't',
+    );
+    expect(settlePart(undeleted, P1)).toBe(undeleted);
+    const missing = deleted();
+    const short = { ...missing, parts: [{ ...(missing.parts[0] as IndexedPart), job_count: 7 }] };
+    expect(settlePart(short, P1)).toBe(short);
+    expect(settlePart(missing, 'part-none.jsonl.gz')).toBe(missing);
+    const once = settlePart(missing, P1);
+    expect(settlePart(once, P1)).toBe(once);
+  });
+
+  it('a mixed month: a settled part and a part with entries, one job in both; candidates and counts', () => {
+    const index = settlePart(
+      deleted({ abe1: entry(P2, { completed_at: '2026-01-20T00:00:00Z' }), zz: entry(P2) }),
+      P1,
+    );
+    expect(index.parts.map((p) => p.settled !== undefined)).toEqual([true, false]);
+    const back = roundTrip(index);
+    expect(back.parts.map((p) => p.settled !== undefined)).toEqual([true, false]);
+    expect(Object.keys(back.jobs).sort()).toEqual(['abe1', 'zz']);
+    expect(back.jobs.abe1?.map((e) => [e.part, e.completed_at])).toEqual([[P2, '2026-01-20T00:00:00Z']]);
+    const candidates: SettledCandidate[] = settledCandidates(back, 'abe1');
+    expect(candidates).toEqual([
+      {
+        part: back.parts[0],
+        block: 1,
+        range: { offset: 100, length: 100 },
+        from: 'abe',
+        below: 'ac',
+      },
+    ]);
+    // Outside every settled part's id range: no candidate (the entries answer for the other part).
+    expect(settledCandidates(back, 'zz')).toEqual([]);
+    expect(settledCandidates(back, 'a')).toEqual([]);
+    expect(entriesOf(back, P1)).toBe(6);
+    expect(entriesOf(back, P2)).toBe(2);
+  });
+
+  it('a mixed month whose entries span several index blocks reads back whole', () => {
+    const many: Record<string, IndexedJob> = {};
+    for (let i = 0; i < 3000; i++)
+      many[`z${String(i).padStart(5, '0')}`] = entry(P2, { offset: 0, length: 100 });
+    const index = settlePart(deleted(many), P1);
+    const bytes = serializeMonthIndex(index);
+    const head = gzipMemberLength(bytes);
+    if (!('length' in head)) throw new Error('no header');
+    expect(head.length).toBeLessThan(bytes.length); // blocked
+    const back = parseMonthIndex(bytes, KEY);
+    expect(Object.keys(back.jobs)).toHaveLength(3000);
+    expect(back.parts[0]?.settled?.dir).toEqual(['abc1', 'abe', 'ac']);
+    expect(back.parts[1]?.settled).toBeUndefined();
+  });
+
+  it('a settled part with entries pointing at it is a writer bug, refused', () => {
+    const index = settlePart(deleted(), P1);
+    expect(() =>
+      serializeMonthIndex({ ...index, jobs: { x: [entry(P1, { offset: 0, length: 100 })] } }),
+    ).toThrow(/settled, yet 1 entries/);
+  });
+
+  it('an unsettled part that meets the condition keeps its entries and reads back unsettled', () => {
+    const back = roundTrip(deleted());
+    expect(back.parts[0]?.settled).toBeUndefined();
+    expect(Object.keys(back.jobs)).toHaveLength(6);
+  });
+
+  it('applyCommit: a settled part committed again counts its job_count; a job of a settled part gets a new entry', () => {
+    const index = settlePart(deleted(), P1);
+    const p1 = index.parts[0] as IndexedPart;
+    expect(applyCommit(index, { part: p1, jobs: {} }, 't3')).toEqual({ index: null, added: 6 });
+    const { index: next, added } = applyCommit(
+      index,
+      { part: { ...part(P2), job_count: 1 }, jobs: { abe1: entry(P2) } },
+      't3',
+    );
+    expect(added).toBe(1);
+    expect(next?.jobs.abe1?.map((e) => e.part)).toEqual([P2]);
+  });
+
+  it('a damaged summary is a CorruptObjectError naming the index and the part', () => {
+    const stored = JSON.parse(gunzipSync(serializeMonthIndex(settlePart(deleted(), P1))).toString());
+    const broken = (edit: Record<string, unknown>) =>
+      Buffer.from(JSON.stringify({ ...stored, parts: [{ ...stored.parts[0], ...edit }] }));
+    for (const edit of [
+      { dir: ['abc1', 'ac', 'abe'] }, // not ascending
+      { dir: ['abc1', 'abe'] }, // one id too few
+      { dir: ['abc1', 'abe', 'ac', 'ad'] }, // one too many
+      { dir: [null, null, null] }, // no id at all
+      { dir: ['abc1', 7, 'ac'] },
+      { dir: 'abc1' },
+      { last: 'ab' }, // below the last block
+      { last: 7 },
+      { dir_pd: [[1, 3]] }, // a block out of range
+      { dir_pd: [[1]] },
+      { dir_pd: 'x' },
+      { deleted_at: null }, // settled yet undeleted
+      { job_count: 0 },
+      { shared: true },
+      { block_bytes: [100, 100, 0] },
+    ]) {
+      expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(CorruptObjectError);
+      expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(/index\.json/);
+      expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(new RegExp(P1.replace(/\./g, '\\.')));
+    }
   });
 });

@@ -10,6 +10,7 @@ import {
   type IndexedSource,
   type MonthIndex,
 } from './month-index';
+import { checkSettled, directoryBlock } from './month-index-settle';
 import { checkFormat, INDEX_FORMAT } from './version';
 
 /**
@@ -159,6 +160,10 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
     });
     if (at > (filters?.offset ?? p.size))
       return bad(`blocks of part ${p.name} run past its ${filters ? 'filters member' : `${p.size} bytes`}`);
+    // A block directory: the part is settled when no entry points at it (else the entries answer).
+    const directory = p.dir !== undefined ? checkSettled(p, lengths, key) : undefined;
+    if (directory && (typeof p.deleted_at !== 'string' || !isCount(p.job_count) || p.job_count === 0))
+      return bad(`settled part ${p.name} needs its delete time and a job count`);
     const {
       block_bytes: _b,
       filters_bytes: _f,
@@ -169,15 +174,19 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
       deleted_by,
       ...rest
     } = p;
+    const deletedBy = deleted_by !== undefined ? deleted_by : deleted_at ? p.run_id : null;
     return {
       part: {
         ...rest,
         key: p.shared === true ? sharedKeyOf(v, p.name, key) : keyOf(v, p.name, key),
         ...(filters ? { filters } : {}),
-      },
+      } as IndexedPart,
+      settled: directory
+        ? { ...directory, block_bytes: lengths, deleted_at: deleted_at as string, deleted_by: deletedBy }
+        : undefined,
       ranges,
       deletedAt: deleted_at ?? null,
-      deletedBy: deleted_by !== undefined ? deleted_by : deleted_at ? p.run_id : null,
+      deletedBy,
     };
   });
   const jobs: Record<string, IndexedJob[]> = {};
@@ -209,7 +218,15 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
       };
     });
   }
-  return { ...v, parts: parts.map((p) => p.part), jobs };
+  // A part with a directory and no entry in `jobs` is settled: its summary answers for its jobs.
+  const pointed = new Set(Object.values(jobs).flatMap((list) => list.map((e) => e.part)));
+  return {
+    ...v,
+    parts: parts.map((p) =>
+      p.settled && !pointed.has(p.part.name) ? { ...p.part, settled: p.settled } : p.part,
+    ),
+    jobs,
+  };
 };
 
 /** A block a lookup reads for a job of a settled part (month-index-write.ts `blockDirectory`). */
@@ -246,54 +263,16 @@ export const probesOf = (
   for (const [ordinal, p] of (parts as Array<Record<string, unknown> | null>).entries()) {
     if (!p || p.dir === undefined || p.shared === true) return null;
     const name = String(p.name);
-    const bad = (what: string): never => {
-      throw new CorruptObjectError(key, `block directory of part ${name}: ${what}`);
-    };
-    const { dir, last, size } = p;
     const fb = p.filters_bytes ?? 0;
-    const lengths = (p.block_bytes ?? [Number(size) - Number(fb)]) as unknown[];
+    const lengths = (p.block_bytes ?? [Number(p.size) - Number(fb)]) as unknown[];
     if (!Array.isArray(lengths) || !lengths.every((n) => isCount(n) && n > 0))
-      bad('the part needs block_bytes');
-    if (!Array.isArray(dir) || dir.length !== lengths.length || typeof last !== 'string')
-      return bad('needs one id per block and the last id');
-    const ids = dir as unknown[];
-    // Null: a block holding no job record (never read for a job). The others ascend.
-    let top: string | undefined;
-    for (const d of ids) {
-      if (d === null) continue;
-      if (typeof d !== 'string' || (top !== undefined && !(d > top))) bad('ids must ascend');
-      top = d as string;
-    }
-    if (top === undefined || !(last >= top)) bad('the last id sorts below the last block');
-    const first = ids.find((d) => d !== null) as string;
-    const pds = (p.dir_pd ?? []) as unknown[];
-    const inPart = (n: unknown): n is number => isCount(n) && n < lengths.length;
-    if (
-      !Array.isArray(pds) ||
-      !pds.every((x) => Array.isArray(x) && x.length === 2 && inPart(x[0]) && inPart(x[1]))
-    )
-      bad('dir_pd must be [block, platform data block] pairs of its blocks');
-    if (jobId < first || jobId > last) continue;
-    let block = ids.indexOf(first);
-    for (let i = block + 1; i < ids.length; i++)
-      if (ids[i] !== null && (ids[i] as string) <= jobId) block = i;
-    const at = (n: number) => {
-      let offset = 0;
-      for (let i = 0; i < n; i++) offset += lengths[i] as number;
-      return { offset, length: lengths[n] as number };
+      throw new CorruptObjectError(key, `block directory of part ${name}: the part needs block_bytes`);
+    const summary = {
+      ...checkSettled({ ...p, name }, lengths as number[], key),
+      block_bytes: lengths as number[],
     };
-    const next = ids.slice(block + 1).find((d) => d !== null) as string | undefined;
-    const pdBlock = (pds as Array<[number, number]>).find(([n]) => n === block)?.[1];
-    probes.push({
-      ...(pdBlock !== undefined ? { pdBlock, pdRange: at(pdBlock) } : {}),
-      ordinal,
-      part: name,
-      block,
-      range: at(block),
-      from: ids[block] as string,
-      ...(next !== undefined ? { below: next } : {}),
-      last,
-    });
+    const hit = directoryBlock(summary, jobId);
+    if (hit) probes.push({ ...hit, ordinal, part: name, last: summary.last });
   }
   return probes;
 };
