@@ -20,12 +20,11 @@ import {
   parseIndexHeader,
   parseMonthIndex,
   partByName,
-  probedEntry,
-  probesOf,
   type SettledCandidate,
   type SettledPart,
   serializeMonthIndex,
   settledCandidates,
+  settledEntry,
   settlePart,
 } from '../../shared/archive/format';
 import { CorruptObjectError, InvalidIdError, UnsupportedFormatError } from '../../shared/errors';
@@ -527,10 +526,11 @@ describe('block directory of a settled part (a lookup finds the one record block
     ['ac00', 'ac01'],
   ];
 
-  it('stores the shortest separator of each block and the last id; probesOf names the one block', () => {
+  it('stores the shortest separator of each block and the last id; settledCandidates names the one block', () => {
     const h = header(settled(BLOCKS));
     expect(h.parts[0]).toMatchObject({ dir: ['abc1', 'abe', 'ac'], last: 'ac01' });
-    const probe = (id: string) => probesOf(h, id, 'k')?.map((p) => [p.block, p.range]);
+    const index = settlePart(settled(BLOCKS), P1);
+    const probe = (id: string) => settledCandidates(index, id).map((p) => [p.block, p.range]);
     expect(probe('abd2')).toEqual([[0, { offset: 0, length: 100 }]]);
     expect(probe('abe')).toEqual([[1, { offset: 100, length: 100 }]]);
     expect(probe('abzzz')).toEqual([[1, { offset: 100, length: 100 }]]);
@@ -563,47 +563,58 @@ describe('block directory of a settled part (a lookup finds the one record block
     noDir({ ...index, parts: [{ ...(index.parts[0] as IndexedPart), job_count: 7 }] });
     noDir(settled([['b1'], ['a1'], ['c1']]));
     noDir({ ...index, parts: [{ ...(index.parts[0] as IndexedPart), shared: true }] });
-    // A part without a directory: the lookup reads the job's entry block.
-    expect(probesOf(header(settled([['b1'], ['a1'], ['c1']])), 'a1', 'k')).toBeNull();
+    // A part that cannot settle keeps its entries: no candidate block, its entries answer.
+    const unsorted = settled([['b1'], ['a1'], ['c1']]);
+    expect(settlePart(unsorted, P1)).toBe(unsorted);
+    expect(settledCandidates(unsorted, 'a1')).toEqual([]);
   });
 
-  it('probedEntry: the record in its block is the entry; a block without the job is none; an id outside the block is damage', () => {
-    const h = header(settled(BLOCKS));
-    const [p] = probesOf(h, 'abe1', 'k') ?? [];
-    if (!p) throw new Error('no probe');
+  it('settledEntry: the record in its block is the entry; a block without the job is none; an id outside the block is damage', () => {
+    const index = settlePart(settled(BLOCKS), P1);
+    const [p] = settledCandidates(index, 'abe1');
+    if (!p) throw new Error('no candidate');
     const rec = (id: string, pd: string | null = null) => ({
       type: 'job',
       job_id: id,
       job: { completed_at: '2026-01-10T00:00:00.000Z' },
       platform_data_ref: pd,
     });
-    expect(probedEntry(p, [rec('abe1', '1'), rec('abzz')], 'abe1', 'k')).toEqual({
-      block: 1,
-      completed: '2026-01-10T00:00:00.000Z',
+    const common = {
+      part: P1,
+      offset: 100,
+      length: 100,
+      completed_at: '2026-01-10T00:00:00.000Z',
+      committed_at: 't',
+      sources: [],
+      deleted_at: 'd',
+    };
+    expect(settledEntry(p, [rec('abe1', '1'), rec('abzz')], 'abe1', 'k')).toEqual({
+      ...common,
+      platform_data: { offset: 100, length: 100 },
     });
-    expect(probedEntry(p, [rec('abe1'), rec('abzz')], 'abzz', 'k')).toEqual({
-      block: 1,
-      pd_block: null,
-      completed: '2026-01-10T00:00:00.000Z',
+    expect(settledEntry(p, [rec('abe1'), rec('abzz')], 'abzz', 'k')).toEqual({
+      ...common,
+      platform_data: null,
     });
-    expect(probedEntry(p, [rec('abzz')], 'abe1', 'k')).toBeNull();
-    expect(() => probedEntry(p, [rec('abe1'), rec('ac00')], 'abe1', 'k')).toThrow(
+    expect(settledEntry(p, [rec('abzz')], 'abe1', 'k')).toBeNull();
+    expect(() => settledEntry(p, [rec('abe1'), rec('ac00')], 'abe1', 'k')).toThrow(
       /block directory of part .*block 1 holds job ac00, outside its range/,
     );
   });
 
   it('a directory that does not ascend, has one id too few, or ends above its last id is damage', () => {
     const h = header(settled(BLOCKS));
-    const broken = (edit: Record<string, unknown>) => ({ ...h, parts: [{ ...h.parts[0], ...edit }] });
+    const broken = (edit: Record<string, unknown>) =>
+      Buffer.from(JSON.stringify({ ...h, jobs: {}, parts: [{ ...h.parts[0], ...edit }] }));
     for (const edit of [
       { dir: ['abc1', 'ac', 'abe'] },
       { dir: ['abc1', 'abe'] },
       { last: 'ab' },
       { dir: 'abc1' },
     ])
-      expect(() => probesOf(broken(edit), 'abe1', 'k')).toThrow(CorruptObjectError);
-    // The whole index reads the same with or without it (entries stay the authority there).
-    expect(parseMonthIndex(serializeMonthIndex(settled(BLOCKS)), 'k').parts[0]).not.toHaveProperty('dir');
+      expect(() => parseMonthIndex(broken(edit), 'k')).toThrow(CorruptObjectError);
+    // An unsettled part meeting the condition keeps its entries, which stay the authority.
+    expect(parseMonthIndex(serializeMonthIndex(settled(BLOCKS)), 'k').parts[0]?.settled).toBeUndefined();
   });
 });
 
@@ -630,7 +641,9 @@ describe('block directory: a job line longer than a block', () => {
       last: 'c1',
       dir_pd: [[2, 1]],
     });
-    expect(probesOf(header, 'b1', 'k')).toEqual([
+    const [probe, ...more] = settledCandidates(settlePart(index, P1), 'b1');
+    expect(more).toEqual([]);
+    expect(probe).toEqual(
       expect.objectContaining({
         block: 2,
         range: { offset: 200, length: 100 },
@@ -638,11 +651,10 @@ describe('block directory: a job line longer than a block', () => {
         pdRange: { offset: 100, length: 100 },
         below: 'c',
       }),
-    ]);
-    const [probe] = probesOf(header, 'b1', 'k') ?? [];
+    );
     if (!probe) throw new Error('no probe');
     expect(
-      probedEntry(
+      settledEntry(
         probe,
         [
           {
@@ -655,7 +667,7 @@ describe('block directory: a job line longer than a block', () => {
         'b1',
         'k',
       ),
-    ).toEqual({ block: 2, pd_block: 1, completed: '2026-01-10T00:00:00.000Z' });
+    ).toMatchObject({ offset: 200, length: 100, platform_data: { offset: 100, length: 100 } });
     // Two jobs of one block with their platform data in different blocks: no directory.
     const split = {
       ...index,
@@ -738,7 +750,7 @@ describe('settled parts: the summary on the part, no entries in the index', () =
       deleted_at: 'd',
       deleted_by: 'd1',
     });
-    expect(probesOf(stored, 'abzz', KEY)?.map((p) => p.block)).toEqual([1]);
+    expect(settledCandidates(back, 'abzz').map((p) => p.block)).toEqual([1]);
   });
 
   it('a part that does not meet the condition stays unsettled (the same index back)', () => {

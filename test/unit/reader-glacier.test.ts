@@ -13,6 +13,7 @@ import {
   type MonthIndex,
   monthIndexKey,
   serializeMonthIndex,
+  settlePart,
 } from '../../shared/archive/format';
 import { ArchiveNotRestoredError } from '../../shared/errors';
 import { JobDetailsReader } from '../../shared/reader';
@@ -200,6 +201,57 @@ describe('JobDetailsReader and parts in Glacier (mocked S3)', () => {
         .map((i) => i.Key)
         .sort(),
     ).toEqual([part1.partKey, part2.partKey].sort());
+  });
+
+  it('a settled month (no entries): every part whose directory may hold the job is named and restored, present or absent; outside every range the index answers', async () => {
+    const jobsOf = (ids: string[]) =>
+      ids.map((jobId) => ({
+        jobId,
+        details: details({ chunk_ids: ['p0'] }),
+        meta: { completed_at: COMPLETED },
+      }));
+    const part1 = await buildPart({
+      shopId: SHOP,
+      month: MONTH,
+      at: new Date('2026-02-10T03:00:00Z'),
+      jobs: jobsOf(['job-a', 'job-c']),
+    });
+    const part2 = await buildPart({
+      shopId: SHOP,
+      month: MONTH,
+      at: new Date('2026-02-11T03:00:00Z'),
+      jobs: jobsOf(['job-b', 'job-d']),
+    });
+    const index = [part1, part2].reduce((i, p) => settlePart(i, p.partName), committed([part1, part2]));
+    expect(index.jobs).toEqual({});
+    expect(index.parts.every((p) => p.settled !== undefined)).toBe(true);
+    for (const jobId of ['job-b', 'job-bb']) {
+      const { s3, mock } = setup(index);
+      mock.on(RestoreObjectCommand).resolves({});
+      const err = await new JobDetailsReader(s3, BUCKET)
+        .lookup({ shopId: SHOP, jobId, months: [MONTH] })
+        .catch((e) => e);
+      // Both parts' id ranges hold it: whether either has it takes a restore — never "not archived".
+      expect(err).toBeInstanceOf(ArchiveNotRestoredError);
+      expect(err).toMatchObject({ key: part1.partKey, restoreRequested: true });
+      expect(
+        restoreInputs(mock)
+          .map((i) => i.Key)
+          .sort(),
+      ).toEqual([part1.partKey, part2.partKey].sort());
+    }
+    // Outside both parts' ranges: not archived in that month, no part read, nothing restored.
+    const { s3, mock } = setup(index);
+    const none = await new JobDetailsReader(s3, BUCKET).lookup({
+      shopId: SHOP,
+      jobId: 'job-z',
+      months: [MONTH],
+    });
+    expect(none.archivals).toEqual([]);
+    expect(restoreInputs(mock)).toEqual([]);
+    expect(
+      mock.commandCalls(GetObjectCommand).filter((c) => c.args[0].input.Key?.startsWith('job-details-cold/')),
+    ).toHaveLength(0);
   });
 
   it('other RestoreObject failures propagate as they are; indexes are never restored', async () => {

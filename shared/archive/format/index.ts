@@ -122,17 +122,13 @@ export {
   type SettledPart,
 } from './month-index';
 export { commitPart, markDeleted, markRearchive } from './month-index-edit';
+export { blockOf, checkIndex, mergeBlocks, parseIndexHeader, parseMonthIndex } from './month-index-read';
 export {
-  type BlockProbe,
-  blockOf,
-  checkIndex,
-  mergeBlocks,
-  parseIndexHeader,
-  parseMonthIndex,
-  probedEntry,
-  probesOf,
-} from './month-index-read';
-export { type SettledCandidate, settledCandidates, settlePart } from './month-index-settle';
+  type SettledCandidate,
+  settledCandidates,
+  settledEntry,
+  settlePart,
+} from './month-index-settle';
 export { MONTH_INDEX_HEADERS, serializeMonthIndex } from './month-index-write';
 export { BlockSlicer, PartBuilder } from './part-builder';
 export { parsePartRecord } from './record-shape';

@@ -2,7 +2,6 @@ import { CorruptObjectError } from '../../errors';
 import { inflateBlocks as gunzipAll } from './codec';
 import { partKey, sharedPartKey } from './keys';
 import {
-  type ByteRange,
   completionOf,
   type IndexBlock,
   type IndexedJob,
@@ -10,7 +9,7 @@ import {
   type IndexedSource,
   type MonthIndex,
 } from './month-index';
-import { checkSettled, directoryBlock } from './month-index-settle';
+import { checkSettled } from './month-index-settle';
 import { checkFormat, INDEX_FORMAT } from './version';
 
 /**
@@ -117,7 +116,7 @@ interface StoredPart extends Omit<IndexedPart, 'key'> {
   readonly block_bytes?: readonly number[];
   /** The length of the part's trailing filters member (absent: none). */
   readonly filters_bytes?: number;
-  /** A settled part's block directory (probesOf): in the header only, for lookups. */
+  /** A settled part's summary (month-index-settle.ts): its block directory, in the header. */
   readonly dir?: ReadonlyArray<string | null>;
   readonly last?: string;
   readonly dir_pd?: ReadonlyArray<readonly [number, number]>;
@@ -227,93 +226,4 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
     ),
     jobs,
   };
-};
-
-/** A block a lookup reads for a job of a settled part (month-index-write.ts `blockDirectory`). */
-export interface BlockProbe {
-  /** The part's position in the header's `parts` (a stored entry's `part`). */
-  readonly ordinal: number;
-  readonly part: string;
-  /** The block's number in the part, and its byte range. */
-  readonly block: number;
-  readonly range: ByteRange;
-  /** Every job id of the block sorts at or above `from` and below `below` (absent: up to the part's `last`). */
-  readonly from: string;
-  readonly below?: string;
-  readonly last: string;
-  /** The block holding the platform data of the block's jobs, when not the block itself (`dir_pd`). */
-  readonly pdBlock?: number;
-  readonly pdRange?: ByteRange;
-}
-
-/**
- * The blocks that can hold `jobId`, from the header alone, when every part of the month has a block
- * directory (`dir` and `last`): one per part whose id range covers the job (none: the month does not
- * hold it). Null when a part has none (its entries are needed: read the job's entry block). A
- * directory that is not a list of ascending ids, one per block, is the index's damage.
- */
-export const probesOf = (
-  header: Record<string, unknown>,
-  jobId: string,
-  key: string,
-): BlockProbe[] | null => {
-  const parts = header.parts;
-  if (!Array.isArray(parts)) throw new CorruptObjectError(key, 'index needs parts');
-  const probes: BlockProbe[] = [];
-  for (const [ordinal, p] of (parts as Array<Record<string, unknown> | null>).entries()) {
-    if (!p || p.dir === undefined || p.shared === true) return null;
-    const name = String(p.name);
-    const fb = p.filters_bytes ?? 0;
-    const lengths = (p.block_bytes ?? [Number(p.size) - Number(fb)]) as unknown[];
-    if (!Array.isArray(lengths) || !lengths.every((n) => isCount(n) && n > 0))
-      throw new CorruptObjectError(key, `block directory of part ${name}: the part needs block_bytes`);
-    const summary = {
-      ...checkSettled({ ...p, name }, lengths as number[], key),
-      block_bytes: lengths as number[],
-    };
-    const hit = directoryBlock(summary, jobId);
-    if (hit) probes.push({ ...hit, ordinal, part: name, last: summary.last });
-  }
-  return probes;
-};
-
-/**
- * The job's entry in a settled part, from the records of its probed block (inflated): the stored
- * entry the index left to the record (`completed` is the record's, the rest the part's). None when
- * the block does not hold the job: not archived in this part. A record outside the block's id range
- * means the directory (or the part) is damaged: CorruptObjectError naming the index.
- */
-export const probedEntry = (
-  probe: BlockProbe,
-  records: ReadonlyArray<{
-    type: string;
-    job_id?: string;
-    job?: { completed_at: string };
-    platform_data_ref?: string | null;
-  }>,
-  jobId: string,
-  key: string,
-): Record<string, unknown> | null => {
-  let found: Record<string, unknown> | null = null;
-  for (const r of records) {
-    if (r.type !== 'job' || r.job_id === undefined) continue;
-    const id = r.job_id;
-    if (id < probe.from || (probe.below !== undefined && id >= probe.below) || id > probe.last)
-      throw new CorruptObjectError(
-        key,
-        `block directory of part ${probe.part}: block ${probe.block} holds job ${id}, outside its range`,
-      );
-    if (id === jobId && r.job)
-      found = {
-        ...(probe.ordinal !== 0 ? { part: probe.ordinal } : {}),
-        ...(probe.block !== 0 ? { block: probe.block } : {}),
-        ...(!r.platform_data_ref
-          ? { pd_block: null }
-          : probe.pdBlock !== undefined
-            ? { pd_block: probe.pdBlock }
-            : {}),
-        completed: r.job.completed_at,
-      };
-  }
-  return found;
 };

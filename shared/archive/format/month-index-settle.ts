@@ -276,3 +276,48 @@ export const checkSettled = (
     ...(pds !== undefined ? { dir_pd: pds as Array<[number, number]> } : {}),
   };
 };
+
+/**
+ * The job's entry in a settled part, from the records of its candidate block (settledCandidates),
+ * as the index would have stored it: `completed_at` the record's `job.completed_at`, the commit and
+ * delete the part's, no sources, its platform data in the block (or `pdBlock`'s) when the record
+ * names any. Null when the block does not hold the job: not archived in this part. A job record
+ * outside the block's id range means the directory (or the part) is damaged: CorruptObjectError
+ * naming the index `key` and the part.
+ */
+export const settledEntry = (
+  c: SettledCandidate,
+  records: ReadonlyArray<{
+    type: string;
+    job_id?: string;
+    job?: { completed_at: string };
+    platform_data_ref?: string | null;
+  }>,
+  jobId: string,
+  key: string,
+): IndexedJob | null => {
+  const s = c.part.settled;
+  if (!s) throw new Error(`settledEntry: part ${c.part.name} is not settled`);
+  let found: IndexedJob | null = null;
+  for (const r of records) {
+    if (r.type !== 'job' || r.job_id === undefined) continue;
+    const id = r.job_id;
+    if (id < c.from || (c.below !== undefined && id >= c.below) || id > s.last)
+      throw new CorruptObjectError(
+        key,
+        `block directory of part ${c.part.name}: block ${c.block} holds job ${id}, outside its range`,
+      );
+    if (id === jobId && r.job)
+      found = {
+        part: c.part.name,
+        ...c.range,
+        completed_at: r.job.completed_at,
+        committed_at: c.part.committed_at,
+        platform_data: r.platform_data_ref ? (c.pdRange ?? c.range) : null,
+        sources: [],
+        deleted_at: s.deleted_at,
+        ...(s.deleted_by !== null ? { deleted_by: s.deleted_by } : {}),
+      };
+  }
+  return found;
+};
