@@ -13,7 +13,7 @@ import { type ByteRange, decodeLine, type IndexedJob, inflateBlock, type MonthIn
  * One GET per settled part (the whole object). A part in a restore class (InvalidObjectState) is not
  * read: it is named in `unread` (never "no jobs"). A missing part is a VerificationError.
  */
-export const settledJobs = async (
+const settledJobs = async (
   deps: { readonly s3: S3Client; readonly bucket: string },
   index: MonthIndex,
 ): Promise<{ jobs: Map<string, IndexedJob[]>; unread: string[] }> => {
