@@ -363,12 +363,20 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     indexShops: indexKeys.map((k) => k.shopId),
     partShops: coldParts.map((p) => p.shopId),
     hotShops,
-    indexJobs: indexes.flatMap((idx) =>
-      Object.values(idx.jobs).flatMap((entries) => {
+    indexJobs: indexes.flatMap((idx) => [
+      ...Object.values(idx.jobs).flatMap((entries) => {
         const latest = entries.at(-1);
-        return latest ? [{ shopId: idx.shop_id, completedAt: latest.completed_at }] : [];
+        // A job audit read back from a settled part's record is counted with its part below.
+        if (!latest || idx.parts.find((p) => p.name === latest.part)?.settled) return [];
+        return [{ shopId: idx.shop_id, completedAt: latest.completed_at }];
       }),
-    ),
+      // A settled part's jobs (no entries): each completed before the part's commit, the bound used.
+      ...idx.parts.flatMap((p) =>
+        p.settled
+          ? Array.from({ length: p.job_count }, () => ({ shopId: idx.shop_id, completedAt: p.committed_at }))
+          : [],
+      ),
+    ]),
     uncommittedShared: coldParts
       .filter((p) => p.shopId === SHARED && !indexes.some((i) => i.parts.some((x) => x.key === p.key)))
       .map((p) => p.key),
