@@ -118,9 +118,12 @@ export const archiveGroup = async (
       planned.map((j) => j.job_id),
     );
     const rearchived = new Map<string, string>();
+    // Every job archived again, its latest archival an entry or a settled part's record.
+    const again = new Set<string>();
     const toArchive = planned
       .filter((j) => {
         const c = classifyPlanned(j, index, batchListing, settled);
+        if (c === 'rearchive') again.add(j.job_id);
         // A settled archival has no entry to follow: the new one is committed as any new entry.
         const follows = latestEntry(index, j.job_id)?.part;
         if (c === 'rearchive' && follows !== undefined) rearchived.set(j.job_id, follows);
@@ -205,7 +208,7 @@ export const archiveGroup = async (
           quarantined.push({ jobId: job.job_id, reason: foreignReason(o, shopId) });
         // An archival of this completion again with nothing of this shop's in the prefix (only another
         // shop's objects, which made it look changed): nothing to add.
-        if (rearchived.has(job.job_id) && read.sources.length === 0) {
+        if (again.has(job.job_id) && read.sources.length === 0) {
           skipped++;
           continue;
         }
