@@ -6,6 +6,7 @@ import {
   matchSources,
   settledByRun,
   settleParts,
+  waitingForGrace,
 } from '../../shared/archive/steps/delete/delete-plan';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 
@@ -143,6 +144,10 @@ describe('settleParts / settledByRun (the delete settles the parts it marked)', 
     expect(settledByRun(settled, 'run-b')).toEqual({ jobs: 0, objects: 0 });
     // Before it settled, the entries count (what this attempt reports).
     expect(settledByRun(marked, 'run-a')).toEqual({ jobs: 0, objects: 0 });
+    // A settled part's jobs are never eligible again, nor waiting: delete only sees unsettled parts.
+    const asOf = T + HOUR;
+    expect(eligibleForDelete(settled, [planned('j1'), planned('j2')], asOf, 0)).toEqual([]);
+    expect(waitingForGrace(settled, [planned('j1'), planned('j2')], asOf, 0)).toBe(0);
   });
   test('a part with an entry left undeleted keeps its entries (not settled)', () => {
     const marked = markDeleted(
