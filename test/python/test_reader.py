@@ -409,24 +409,35 @@ class Errors(unittest.TestCase):
             self.lookup()
         self.assertIn("block directory", str(ctx.exception))
 
-    def test_a_probed_part_in_a_glacier_class_falls_back_to_the_entry_and_its_restore(self):
+    def test_a_probed_part_in_a_glacier_class_needs_its_restore(self):
         self._outgrow_first_read()
         self.s3.glacier.add(self.own["archivals"][0]["part_key"])
-        with self.assertRaises(NeedsRestoreError):
+        with self.assertRaises(NeedsRestoreError) as ctx:
             self.lookup()
+        self.assertIn(self.own["archivals"][0]["part_key"], str(ctx.exception))
 
-    def test_probes_of_skips_blocks_without_jobs_and_names_platform_data_elsewhere(self):
-        from job_details_archive.format import probes_of
-        header = {"parts": [{"name": "p", "size": 400, "block_bytes": [100, 50, 150, 100],
-                             "dir": ["abc", None, "abe", "ac"], "last": "ac9", "dir_pd": [[2, 1]]}]}
-        got = probes_of(header, "abzz", "k")
-        self.assertEqual([(p["block"], p["range"], p["pd_block"], p["pd_range"], p["below"]) for p in got],
-                         [(2, (150, 150), 1, (100, 50), "ac")])
-        self.assertEqual([p["block"] for p in probes_of(header, "abd", "k")], [0])
-        self.assertEqual(probes_of(header, "ab", "k"), [])
-        for bad in ({"dir": ["abc", None, "abb", "ac"]}, {"dir": [None, None, None, None]}, {"dir_pd": [[2, 9]]}):
-            with self.assertRaises(CorruptObjectError):
-                probes_of({"parts": [{**header["parts"][0], **bad}]}, "abzz", "k")
+    def test_settled_candidates_skip_blocks_without_jobs_and_name_platform_data_elsewhere(self):
+        from job_details_archive.format import index_from_members, settled_candidates
+        part = {"name": "part-20260215T030000Z-aaaaaaaa.jsonl.gz", "size": 400, "etag": "e",
+                "committed_at": "t", "job_count": 3, "deleted_at": "d", "block_bytes": [100, 50, 150, 100],
+                "dir": ["abc", None, "abe", "ac"], "last": "ac9", "dir_pd": [[2, 1]]}
+        header = {"format": "job-details-archive/index@1.0", "shop_id": "s.myshopify.com", "month": "2026-01",
+                  "parts": [part], "jobs": {}}
+        index = index_from_members(header, [], "k")
+        got = settled_candidates(index, "abzz")
+        self.assertEqual([(p["block"], p["range"], p["pd_range"], p["below"]) for p in got],
+                         [(2, (150, 150), (100, 50), "ac")])
+        self.assertEqual([p["block"] for p in settled_candidates(index, "abd")], [0])
+        self.assertEqual(settled_candidates(index, "ab"), [])
+        for bad in ({"dir": ["abc", None, "abb", "ac"]}, {"dir": [None, None, None, None]}, {"dir_pd": [[2, 9]]},
+                    {"deleted_at": None}, {"job_count": 0}, {"shared": True}, {"last": "ab"}):
+            with self.assertRaises(CorruptObjectError) as ctx:
+                index_from_members({**header, "parts": [{**part, **bad}]}, [], "k")
+            self.assertIn(part["name"], str(ctx.exception))
+        # With entries pointing at it, the part is not settled: its entries answer.
+        with_entries = index_from_members({**header, "jobs": {"abd": [{"completed": 0}]}}, [], "k")
+        self.assertIsNone(with_entries["parts"][0]["settled"])
+        self.assertEqual(settled_candidates(with_entries, "abd"), [])
 
     def test_a_job_of_another_shop_reads_as_absent(self):
         got = self.reader.lookup("vec-a.myshopify.com", self.own["job_id"])
