@@ -351,10 +351,15 @@ class Errors(unittest.TestCase):
         self.s3.objects[self.index_key] = (gzip.compress((raw + "\n").encode()), meta)
 
     def test_completed_written_as_1_0_reads_as_1_and_the_refused_are_named(self):
+        # The mixed month's retried job: its first archival is in a settled part (the record's
+        # completion), its second in the part with entries (the entry's).
+        s3, expected = SnapshotS3.from_vectors()
+        mixed = next(w for w in expected["lookups"] if w["case"].startswith("own parts,"))
+        self.assertEqual(mixed["archivals"][0]["month"], self.own["archivals"][0]["month"])
         self._with_completed("1.0")
-        got = self.lookup()
+        got = self.reader.lookup(mixed["shop_id"], mixed["job_id"])
         self.assertEqual([a["completed_at"] for a in got["archivals"]],
-                         [f"{self.own['archivals'][0]['month']}-01T00:00:00.001Z"] * len(got["archivals"]))
+                         [mixed["archivals"][0]["completed_at"], f"{mixed['archivals'][0]['month']}-01T00:00:00.001Z"])
         for text, named in (("1.5", "not 1.5"), (None, "not absent"), ("null", "not null"), ("[0]", "not [0]")):
             self.setUp()
             self._with_completed(text)
@@ -438,6 +443,48 @@ class Errors(unittest.TestCase):
         with_entries = index_from_members({**header, "jobs": {"abd": [{"completed": 0}]}}, [], "k")
         self.assertIsNone(with_entries["parts"][0]["settled"])
         self.assertEqual(settled_candidates(with_entries, "abd"), [])
+
+    def _settled(self):
+        """The orphan's month (a settled part, no entries) and the own month's settled part's id range."""
+        s3, expected = SnapshotS3.from_vectors()
+        orphan = next(w for w in expected["lookups"] if w["case"].startswith("row expired"))
+        own_ids = sorted(w["job_id"] for w in expected["lookups"] if w["case"].startswith("own part"))
+        return orphan, own_ids
+
+    def test_a_settled_month_with_no_entries_reads_in_3_requests(self):
+        orphan, _ = self._settled()
+        key = f"job-details-index/{orphan['shop_id']}/{orphan['archivals'][0]['month']}/index.json"
+        header = json.loads(gzip.decompress(self.s3.objects[key][0]).decode().split("\n")[0])
+        self.assertEqual(header["jobs"], {})
+        self.assertIn("dir", header["parts"][0])
+        calls = self.s3.calls
+        got = self.reader.lookup(orphan["shop_id"], orphan["job_id"], completed_at=orphan["archivals"][0]["completed_at"])
+        self.assertEqual(comparable(got), comparable(orphan))
+        # The hot check, the index, the record block its directory names (read once).
+        self.assertEqual((self.s3.calls - calls, got["provenance"]["requests"]), (3, 3))
+
+    def test_an_absent_id_in_a_settled_parts_range_is_none_after_its_block(self):
+        _, (first, last) = self._settled()
+        absent = first[:-1] + chr(ord(first[-1]) + 1)
+        self.assertTrue(first < absent < last)
+        got = self.reader.lookup(self.own["shop_id"], absent, completed_at=self.own["archivals"][0]["completed_at"])
+        self.assertEqual((got["archivals"], got["details_source"]), ([], "none"))
+        self.assertEqual(got["provenance"]["requests"], 3)
+        # Outside every part's range: the index alone answers.
+        got = self.reader.lookup(self.own["shop_id"], "0", completed_at=self.own["archivals"][0]["completed_at"])
+        self.assertEqual((got["archivals"], got["provenance"]["requests"]), ([], 2))
+
+    def test_a_settled_part_in_a_glacier_class_is_named_whether_or_not_it_holds_the_job(self):
+        _, (first, last) = self._settled()
+        part = self.own["archivals"][0]["part_key"]
+        self.s3.glacier.add(part)
+        for job_id in (self.own["job_id"], first[:-1] + chr(ord(first[-1]) + 1)):
+            with self.subTest(job_id=job_id):
+                with self.assertRaises(NeedsRestoreError) as ctx:
+                    self.reader.lookup(self.own["shop_id"], job_id, completed_at=self.own["archivals"][0]["completed_at"])
+                self.assertEqual(ctx.exception.key, part)
+        got = self.reader.lookup(self.own["shop_id"], "0", completed_at=self.own["archivals"][0]["completed_at"])
+        self.assertEqual(got["archivals"], [])
 
     def test_a_job_of_another_shop_reads_as_absent(self):
         got = self.reader.lookup("vec-a.myshopify.com", self.own["job_id"])

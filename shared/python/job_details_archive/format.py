@@ -484,6 +484,15 @@ def find_record(inflated, where, want_type, want_id, shop_id):
     raise CorruptObjectError(where, f"block holds no {'job' if want_type == 'job' else 'platform data'} {want_id}")
 
 
+def record_completion(record):
+    """The completion a job record archived: its `job.completed_at`, else its row's (None when neither)."""
+    job, row = record.get("job"), record.get("row")
+    completed = job.get("completed_at") if isinstance(job, dict) else None
+    if completed is None and isinstance(row, dict):
+        completed = row.get("completed_at")
+    return completed if isinstance(completed, str) else None
+
+
 def record_status(record):
     """The status a job record archived: its `job.status`, else its row's `job_status` ("" when neither)."""
     job = record.get("job")
@@ -831,11 +840,8 @@ def settled_entry(c, inflated, job_id, key):
                 key, f"block directory of part {part['name']}: block {c['block']} holds job {rid}, outside its range")
         if rid != job_id:
             continue
-        job, row = record.get("job"), record.get("row")
-        completed = job.get("completed_at") if isinstance(job, dict) else None
-        if completed is None and isinstance(row, dict):
-            completed = row.get("completed_at")
-        if not isinstance(completed, str):
+        completed = record_completion(record)
+        if completed is None:
             raise CorruptObjectError(key, f"part {part['name']}: the record of job {rid} names no completion")
         found = {
             "part": part["name"], "part_key": part["key"], "block": c["range"],

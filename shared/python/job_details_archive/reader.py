@@ -461,7 +461,7 @@ class ArchiveReader:
                             continue
                         if part["settled"]:
                             # A settled part: every record is an archival, its completion the record's.
-                            completed = (rec.get("job") or {}).get("completed_at")
+                            completed = fmt.record_completion(rec)
                         else:
                             entry = next((e for e in index["jobs"].get(rec["job_id"], []) if e["part"] == part["name"]), None)
                             if entry is None:
