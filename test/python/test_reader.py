@@ -463,28 +463,45 @@ class Errors(unittest.TestCase):
         # The hot check, the index, the record block its directory names (read once).
         self.assertEqual((self.s3.calls - calls, got["provenance"]["requests"]), (3, 3))
 
-    def test_an_absent_id_in_a_settled_parts_range_is_none_after_its_block(self):
+    def _absent(self, first, last, matched):
+        """An id inside the own settled part's range, not a job of it, that its job filter matches
+        (a false match, 1 in 128) or not."""
+        from job_details_archive.format import parse_month_index, settled_candidates
+        index = parse_month_index(self.s3.objects[self.index_key][0], self.index_key)
+        self.assertIsNotNone(index["parts"][0]["settled"]["job_filter"])
+        for i in range(100000):
+            job_id = f"{first}-{i}"
+            if first < job_id < last and bool(settled_candidates(index, job_id)) == matched:
+                return job_id
+        raise AssertionError("no such id")
+
+    def test_an_absent_id_in_a_settled_parts_range_is_none_by_its_job_filter_or_after_its_block(self):
         _, (first, last) = self._settled()
-        absent = first[:-1] + chr(ord(first[-1]) + 1)
-        self.assertTrue(first < absent < last)
-        got = self.reader.lookup(self.own["shop_id"], absent, completed_at=self.own["archivals"][0]["completed_at"])
-        self.assertEqual((got["archivals"], got["details_source"]), ([], "none"))
-        self.assertEqual(got["provenance"]["requests"], 3)
+        at = self.own["archivals"][0]["completed_at"]
+        # Its job filter does not match: the index alone answers (the hot check and the index).
+        got = self.reader.lookup(self.own["shop_id"], self._absent(first, last, False), completed_at=at)
+        self.assertEqual((got["archivals"], got["details_source"], got["provenance"]["requests"]), ([], "none", 2))
+        # A false match: the block its directory names is read and does not hold it.
+        got = self.reader.lookup(self.own["shop_id"], self._absent(first, last, True), completed_at=at)
+        self.assertEqual((got["archivals"], got["details_source"], got["provenance"]["requests"]), ([], "none", 3))
         # Outside every part's range: the index alone answers.
-        got = self.reader.lookup(self.own["shop_id"], "0", completed_at=self.own["archivals"][0]["completed_at"])
+        got = self.reader.lookup(self.own["shop_id"], "0", completed_at=at)
         self.assertEqual((got["archivals"], got["provenance"]["requests"]), ([], 2))
 
-    def test_a_settled_part_in_a_glacier_class_is_named_whether_or_not_it_holds_the_job(self):
+    def test_a_settled_part_in_a_glacier_class_is_named_whenever_it_may_hold_the_job(self):
         _, (first, last) = self._settled()
+        at = self.own["archivals"][0]["completed_at"]
         part = self.own["archivals"][0]["part_key"]
         self.s3.glacier.add(part)
-        for job_id in (self.own["job_id"], first[:-1] + chr(ord(first[-1]) + 1)):
+        # Its job, or an id its filter matches: whether it holds it takes a restore, never "none".
+        for job_id in (self.own["job_id"], self._absent(first, last, True)):
             with self.subTest(job_id=job_id):
                 with self.assertRaises(NeedsRestoreError) as ctx:
-                    self.reader.lookup(self.own["shop_id"], job_id, completed_at=self.own["archivals"][0]["completed_at"])
+                    self.reader.lookup(self.own["shop_id"], job_id, completed_at=at)
                 self.assertEqual(ctx.exception.key, part)
-        got = self.reader.lookup(self.own["shop_id"], "0", completed_at=self.own["archivals"][0]["completed_at"])
-        self.assertEqual(got["archivals"], [])
+        # An id its filter does not match, or outside its range: not archived there, no restore.
+        for job_id in (self._absent(first, last, False), "0"):
+            self.assertEqual(self.reader.lookup(self.own["shop_id"], job_id, completed_at=at)["archivals"], [])
 
     def test_a_job_of_another_shop_reads_as_absent(self):
         got = self.reader.lookup("vec-a.myshopify.com", self.own["job_id"])

@@ -339,6 +339,10 @@ def index_from_members(header, job_blocks, key, expect_format=True):
             summary = _check_settled(p, lengths, key)
             if not isinstance(deleted_at, str) or not _count(p.get("job_count")) or p["job_count"] == 0:
                 raise CorruptObjectError(key, f"settled part {p['name']} needs its delete time and a job count")
+            summary["job_count"] = p["job_count"]
+            summary["job_filter"] = _check_job_filter(p, key)
+        elif "jf" in p or "jk" in p:
+            raise CorruptObjectError(key, f"part {p['name']} has a job filter and no block directory")
         model_parts.append({
             "name": p["name"], "key": pkey, "size": p["size"], "etag": p.get("etag"),
             "committed_at": p.get("committed_at"), "shared": p.get("shared") is True, "blocks": ranges,
@@ -798,14 +802,76 @@ def _check_settled(p, lengths, key):
     return {"dir": ids, "last": last, "dir_pd": pds, "lengths": lengths}
 
 
+JOB_FILTER_K = 7
+_BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
+
+
+def golomb_values(data, n, k):
+    """The `n` values of a Golomb-coded set, ascending; None when the bytes do not hold exactly that
+    (cut short, or more than the last value's byte with zero padding)."""
+    bits, at, value, out = len(data) * 8, 0, 0, []
+    for _ in range(n):
+        q = 0
+        while True:
+            if at >= bits:
+                return None
+            b = (data[at >> 3] >> (7 - (at & 7))) & 1
+            at += 1
+            if not b:
+                break
+            q += 1
+        if at + k > bits:
+            return None
+        r = 0
+        for _ in range(k):
+            r = r * 2 + ((data[at >> 3] >> (7 - (at & 7))) & 1)
+            at += 1
+        value += (q << k) + r
+        out.append(value)
+    if (at + 7) // 8 != len(data):
+        return None
+    while at < bits:
+        if (data[at >> 3] >> (7 - (at & 7))) & 1:
+            return None
+        at += 1
+    return out
+
+
+def _check_job_filter(p, key):
+    """A settled part's job filter (`jf` base64, `jk` its Rice parameter, 7 when absent) as (k, bytes),
+    checked to hold exactly `job_count` values; None when the part has none."""
+    if "jf" not in p and "jk" not in p:
+        return None
+
+    def bad(what):
+        raise CorruptObjectError(key, f"job filter of part {p['name']}: {what}")
+
+    k = p.get("jk", JOB_FILTER_K)
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 16:
+        bad("jk must be a whole number 1-16")
+    jf = p.get("jf")
+    if not isinstance(jf, str) or not jf or not _BASE64.match(jf):
+        bad("jf must be base64")
+    import base64
+
+    data = base64.b64decode(jf)
+    if golomb_values(data, p["job_count"], k) is None:
+        bad(f"it does not hold the part's {p['job_count']} jobs")
+    return (k, data)
+
+
 def settled_candidates(index, job_id):
     """The blocks of the month's settled parts that may hold `job_id` (one per settled part whose id
-    range covers it, in the parts' order): [{part, block, range, from, below, last, pd_range}]. Parts
+    range covers it and whose job filter, when it has one, matches it; in the parts' order): [{part, block, range, from, below, last, pd_range}]. Parts
     with entries are not looked at: their entries answer."""
     out = []
     for part in index["parts"]:
         s = part.get("settled")
         if not s:
+            continue
+        # Its job filter (when it has one) says the job is not in the part: no block to read.
+        if s["job_filter"] is not None and not golomb_may_contain(s["job_filter"][1], s["job_count"], job_id,
+                                                                  s["job_filter"][0]):
             continue
         ids, lengths = s["dir"], s["lengths"]
         first = next(d for d in ids if d is not None)
