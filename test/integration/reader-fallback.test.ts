@@ -14,6 +14,7 @@ import {
   monthIndexKey,
   pendingKey,
   serializeMonthIndex,
+  settledCandidates,
 } from '../../shared/archive/format';
 import {
   flushIdForChunks,
@@ -291,7 +292,7 @@ describe('JobDetailsReader against s3rver', () => {
     ).rejects.toThrow(/block directory of part .*ids must ascend/);
   });
 
-  it('a settled month (no entries in its index): a present job in 3 requests, an absent one in range answered by its probed block alone, one outside every range by the index alone', async () => {
+  it('a settled month (no entries in its index): a present job in 3 requests; an absent one by the index alone (its job filter, its id range) or, on a false match, its probed block', async () => {
     const shopId = newShop();
     const start = Date.parse(`${MONTH}-01T00:00:00.000Z`);
     const ids = Array.from({ length: 2001 }, () => generateJobId()).sort();
@@ -320,13 +321,23 @@ describe('JobDetailsReader against s3rver', () => {
       expect(look.provenance.requests).toBe(3);
       expect(look.provenance.bytes).toBeLessThanOrEqual(100 * 1024);
     }
-    // Absent, inside the part's id range: the hot check, the index and the one probed block.
-    const none = await reader.lookup({ shopId, jobId: absent, completedAt: COMPLETED });
+    // Absent, inside the part's id range: its job filter answers from the index (2 requests), or, for
+    // an id it matches anyway (1 in 128), the one block its directory names is read (3).
+    expect(index.parts[0]?.settled?.job_filter?.k).toBe(7);
+    const inRange = (matched: boolean) => {
+      for (const id of [absent, ...Array.from({ length: 5000 }, (_, i) => `${absent}-${i}`)])
+        if (settledCandidates(index, id).length > 0 === matched) return id;
+      throw new Error('no such id');
+    };
+    const none = await reader.lookup({ shopId, jobId: inRange(false), completedAt: COMPLETED });
     expect(none.archivals).toEqual([]);
     expect(none.detailsSource).toBe('none');
-    expect(none.provenance.requests).toBe(3);
+    expect(none.provenance).toMatchObject({ requests: 2, bytes: indexBytes });
+    const falseMatch = await reader.lookup({ shopId, jobId: inRange(true), completedAt: COMPLETED });
+    expect(falseMatch.archivals).toEqual([]);
+    expect(falseMatch.provenance.requests).toBe(3);
     const blocks = index.parts[0]?.settled?.block_bytes ?? [];
-    expect(none.provenance.bytes).toBeLessThanOrEqual(indexBytes + Math.max(...blocks));
+    expect(falseMatch.provenance.bytes).toBeLessThanOrEqual(indexBytes + Math.max(...blocks));
     // Outside every part's id range: the index alone answers.
     const below = await reader.lookup({ shopId, jobId: '0', completedAt: COMPLETED });
     expect(below.archivals).toEqual([]);

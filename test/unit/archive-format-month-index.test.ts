@@ -497,6 +497,16 @@ describe('index@5: a part names its filters member (the filters lie in the part,
   });
 });
 
+/** The index with its settled parts' job filters left out (as the writer does for a header too large). */
+const withoutJobFilters = (index: MonthIndex): MonthIndex => ({
+  ...index,
+  parts: index.parts.map((p) => {
+    if (!p.settled) return p;
+    const { job_filter: _f, ...settled } = p.settled;
+    return { ...p, settled };
+  }),
+});
+
 describe('block directory of a settled part (a lookup finds the one record block from the header)', () => {
   const month = '2026-01';
   const header = (index: MonthIndex) => {
@@ -529,7 +539,8 @@ describe('block directory of a settled part (a lookup finds the one record block
   it('stores the shortest separator of each block and the last id; settledCandidates names the one block', () => {
     const h = header(settled(BLOCKS));
     expect(h.parts[0]).toMatchObject({ dir: ['abc1', 'abe', 'ac'], last: 'ac01' });
-    const index = settlePart(settled(BLOCKS), P1);
+    // The directory alone (no job filter): every id in range has its one block.
+    const index = withoutJobFilters(settlePart(settled(BLOCKS), P1));
     const probe = (id: string) => settledCandidates(index, id).map((p) => [p.block, p.range]);
     expect(probe('abd2')).toEqual([[0, { offset: 0, length: 100 }]]);
     expect(probe('abe')).toEqual([[1, { offset: 100, length: 100 }]]);
@@ -734,6 +745,7 @@ describe('settled parts: the summary on the part, no entries in the index', () =
       block_bytes: [100, 100, 100],
       deleted_at: 'd',
       deleted_by: 'd1',
+      job_filter: { k: 7, bytes: expect.any(Uint8Array) },
     });
     const back = roundTrip(index);
     expect(back.jobs).toEqual({});
@@ -862,5 +874,93 @@ describe('settled parts: the summary on the part, no entries in the index', () =
       expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(/index\.json/);
       expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(new RegExp(P1.replace(/\./g, '\\.')));
     }
+  });
+});
+
+describe('a settled part’s job filter (jf: a Golomb-coded set of its job ids)', () => {
+  const KEY = 'job-details-index/s/2026-01/index.json';
+  /** One settled part of `n` jobs `j000000`…, `perBlock` a block of 100 bytes. */
+  const settledOf = (n: number, perBlock = 4) => {
+    const jobs: Record<string, IndexedJob> = {};
+    for (let i = 0; i < n; i++) {
+      const b = Math.floor(i / perBlock);
+      jobs[`j${String(i).padStart(6, '0')}`] = entry(P1, { offset: b * 100, length: 100, deleted_at: 'd' });
+    }
+    const blocks = Math.ceil(n / perBlock);
+    const p = { ...part(P1), size: blocks * 100, job_count: n };
+    return settlePart(commitPart(emptyMonthIndex('s', '2026-01', 't0'), p, jobs, 't'), P1);
+  };
+  /** Ids inside the part's range that are not its jobs. */
+  const absentInRange = (n: number) => Array.from({ length: n }, (_, i) => `j000001-${i}`);
+
+  it('an absent id its filter does not match has no candidate block; a false match (1 in 128) has one; every job matches', () => {
+    const index = settledOf(40);
+    const back = parseMonthIndex(serializeMonthIndex(index), KEY);
+    expect(back.parts[0]?.settled?.job_filter).toEqual(index.parts[0]?.settled?.job_filter);
+    for (let i = 0; i < 40; i++)
+      expect(settledCandidates(back, `j${String(i).padStart(6, '0')}`)).toHaveLength(1);
+    const absent = absentInRange(2000);
+    const matched = absent.filter((id) => settledCandidates(back, id).length > 0);
+    // Without the filter every one of them has its block; with it, about 1/128 do.
+    expect(absent.every((id) => settledCandidates(withoutJobFilters(back), id).length === 1)).toBe(true);
+    expect(matched.length).toBeGreaterThan(0);
+    expect(matched.length).toBeLessThan((2000 / 128) * 2.5);
+    // Stored: base64, no jk at k = 7.
+    const stored = JSON.parse(gunzipSync(serializeMonthIndex(index)).toString()).parts[0];
+    expect(typeof stored.jf).toBe('string');
+    expect(stored).not.toHaveProperty('jk');
+  });
+
+  it('a damaged job filter is a CorruptObjectError naming the index and the part', () => {
+    const stored = JSON.parse(gunzipSync(serializeMonthIndex(settledOf(40))).toString());
+    const jf = stored.parts[0].jf as string;
+    const bytes = Buffer.from(jf, 'base64');
+    const broken = (edit: Record<string, unknown>) =>
+      Buffer.from(JSON.stringify({ ...stored, parts: [{ ...stored.parts[0], ...edit }] }));
+    for (const edit of [
+      { jf: 'not base64!' },
+      { jf: '' },
+      { jf: 7 },
+      { jf: bytes.subarray(0, bytes.length - 2).toString('base64') }, // cut short
+      { jf: Buffer.concat([bytes, Buffer.from([0, 0])]).toString('base64') }, // bytes past its values
+      { jk: 0 },
+      { jk: 17 },
+      { jk: '7' },
+      { jk: 6 }, // read with another k, the bytes do not hold 40 values
+      { job_count: 41 },
+    ]) {
+      expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(CorruptObjectError);
+      expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(/index\.json.*part-20260201T000000Z-aaaaaaaa/);
+    }
+    // A job filter without a block directory: damage too.
+    const { dir: _d, last: _l, ...noDir } = stored.parts[0];
+    expect(() => parseMonthIndex(Buffer.from(JSON.stringify({ ...stored, parts: [noDir] })), KEY)).toThrow(
+      /job filter and no block directory/,
+    );
+  });
+
+  it('a header that would pass 32 KB gets its filters thinned (k lowered, then left out), never a false "no"', () => {
+    const n = 40_000;
+    const index = settledOf(n, 30);
+    const bytes = serializeMonthIndex(index);
+    const head = gzipMemberLength(bytes);
+    if (!('length' in head)) throw new Error('no header');
+    expect(head.length).toBeLessThanOrEqual(32 * 1024);
+    const back = parseMonthIndex(bytes, KEY);
+    const f = back.parts[0]?.settled?.job_filter;
+    // 40,000 jobs at 7 bits + ~1.6 take ~43 KB: thinned to a lower k, still a filter.
+    expect(f?.k).toBeLessThan(7);
+    expect(f?.k).toBeGreaterThanOrEqual(3);
+    const stored = JSON.parse(gunzipSync(bytes.subarray(0, head.length)).toString()).parts[0];
+    expect(stored.jk).toBe(f?.k);
+    for (let i = 0; i < n; i += 97)
+      expect(settledCandidates(back, `j${String(i).padStart(6, '0')}`)).toHaveLength(1);
+    // Past what even k = 3 fits: no filter, the directory alone.
+    const huge = serializeMonthIndex(settledOf(100_000, 30));
+    const hugeHead = gzipMemberLength(huge);
+    if (!('length' in hugeHead)) throw new Error('no header');
+    const noFilter = parseMonthIndex(huge, KEY).parts[0]?.settled;
+    expect(noFilter?.job_filter).toBeUndefined();
+    expect(noFilter?.dir.length).toBe(3334);
   });
 });

@@ -13,6 +13,7 @@ import {
   type MonthIndex,
   monthIndexKey,
   serializeMonthIndex,
+  settledCandidates,
   settlePart,
 } from '../../shared/archive/format';
 import { ArchiveNotRestoredError } from '../../shared/errors';
@@ -203,7 +204,7 @@ describe('JobDetailsReader and parts in Glacier (mocked S3)', () => {
     ).toEqual([part1.partKey, part2.partKey].sort());
   });
 
-  it('a settled month (no entries): every part whose directory may hold the job is named and restored, present or absent; outside every range the index answers', async () => {
+  it('a settled month (no entries): every part whose directory and job filter may hold the job is named and restored, present or absent; any other id is answered by the index', async () => {
     const jobsOf = (ids: string[]) =>
       ids.map((jobId) => ({
         jobId,
@@ -224,34 +225,40 @@ describe('JobDetailsReader and parts in Glacier (mocked S3)', () => {
     });
     const index = [part1, part2].reduce((i, p) => settlePart(i, p.partName), committed([part1, part2]));
     expect(index.jobs).toEqual({});
-    expect(index.parts.every((p) => p.settled !== undefined)).toBe(true);
-    for (const jobId of ['job-b', 'job-bb']) {
+    expect(index.parts.every((p) => p.settled?.job_filter !== undefined)).toBe(true);
+    const keysOf = (jobId: string) => settledCandidates(index, jobId).map((c) => c.part.key);
+    // Ids inside both parts' ranges (job-b…job-c) that no part holds: one matched by a filter, one not.
+    const ids = Array.from({ length: 5000 }, (_, i) => `job-b-${i}`);
+    const falseMatch = ids.find((id) => keysOf(id).length > 0) as string;
+    const rejected = ids.find((id) => keysOf(id).length === 0) as string;
+    expect(keysOf('job-b')).toContain(part2.partKey);
+    for (const jobId of ['job-b', falseMatch]) {
       const { s3, mock } = setup(index);
       mock.on(RestoreObjectCommand).resolves({});
       const err = await new JobDetailsReader(s3, BUCKET)
         .lookup({ shopId: SHOP, jobId, months: [MONTH] })
         .catch((e) => e);
-      // Both parts' id ranges hold it: whether either has it takes a restore — never "not archived".
+      // Whether a candidate part holds it takes a restore: named, never "not archived".
       expect(err).toBeInstanceOf(ArchiveNotRestoredError);
-      expect(err).toMatchObject({ key: part1.partKey, restoreRequested: true });
+      expect(err).toMatchObject({ key: keysOf(jobId)[0], restoreRequested: true });
       expect(
         restoreInputs(mock)
           .map((i) => i.Key)
           .sort(),
-      ).toEqual([part1.partKey, part2.partKey].sort());
+      ).toEqual(keysOf(jobId).sort());
     }
-    // Outside both parts' ranges: not archived in that month, no part read, nothing restored.
-    const { s3, mock } = setup(index);
-    const none = await new JobDetailsReader(s3, BUCKET).lookup({
-      shopId: SHOP,
-      jobId: 'job-z',
-      months: [MONTH],
-    });
-    expect(none.archivals).toEqual([]);
-    expect(restoreInputs(mock)).toEqual([]);
-    expect(
-      mock.commandCalls(GetObjectCommand).filter((c) => c.args[0].input.Key?.startsWith('job-details-cold/')),
-    ).toHaveLength(0);
+    // Matched by no filter, or outside both ranges: not archived in that month, nothing read or restored.
+    for (const jobId of [rejected, 'job-z']) {
+      const { s3, mock } = setup(index);
+      const none = await new JobDetailsReader(s3, BUCKET).lookup({ shopId: SHOP, jobId, months: [MONTH] });
+      expect(none.archivals).toEqual([]);
+      expect(restoreInputs(mock)).toEqual([]);
+      expect(
+        mock
+          .commandCalls(GetObjectCommand)
+          .filter((c) => c.args[0].input.Key?.startsWith('job-details-cold/')),
+      ).toHaveLength(0);
+    }
   });
 
   it('other RestoreObject failures propagate as they are; indexes are never restored', async () => {

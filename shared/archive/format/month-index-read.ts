@@ -9,7 +9,7 @@ import {
   type IndexedSource,
   type MonthIndex,
 } from './month-index';
-import { checkSettled } from './month-index-settle';
+import { checkJobFilter, checkSettled } from './month-index-settle';
 import { checkFormat, INDEX_FORMAT } from './version';
 
 /**
@@ -120,6 +120,9 @@ interface StoredPart extends Omit<IndexedPart, 'key'> {
   readonly dir?: ReadonlyArray<string | null>;
   readonly last?: string;
   readonly dir_pd?: ReadonlyArray<readonly [number, number]>;
+  /** A settled part's job filter: base64 Golomb-coded set, and its Rice parameter when not 7. */
+  readonly jf?: string;
+  readonly jk?: number;
 }
 interface StoredIndex extends Omit<MonthIndex, 'parts' | 'jobs'> {
   readonly parts: readonly StoredPart[];
@@ -163,12 +166,17 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
     const directory = p.dir !== undefined ? checkSettled(p, lengths, key) : undefined;
     if (directory && (typeof p.deleted_at !== 'string' || !isCount(p.job_count) || p.job_count === 0))
       return bad(`settled part ${p.name} needs its delete time and a job count`);
+    if (!directory && (p.jf !== undefined || p.jk !== undefined))
+      return bad(`part ${p.name} has a job filter and no block directory`);
+    const jobFilter = directory ? checkJobFilter(p, key) : undefined;
     const {
       block_bytes: _b,
       filters_bytes: _f,
       dir: _d,
       last: _l,
       dir_pd: _dp,
+      jf: _jf,
+      jk: _jk,
       deleted_at,
       deleted_by,
       ...rest
@@ -181,7 +189,13 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
         ...(filters ? { filters } : {}),
       } as IndexedPart,
       settled: directory
-        ? { ...directory, block_bytes: lengths, deleted_at: deleted_at as string, deleted_by: deletedBy }
+        ? {
+            ...directory,
+            block_bytes: lengths,
+            deleted_at: deleted_at as string,
+            deleted_by: deletedBy,
+            ...(jobFilter ? { job_filter: jobFilter } : {}),
+          }
         : undefined,
       ranges,
       deletedAt: deleted_at ?? null,

@@ -1,8 +1,11 @@
 import { CorruptObjectError } from '../../errors';
+import { golombEncode, golombFilter, golombMayContain, golombValues } from './doc-filter';
 import {
   type ByteRange,
   type IndexedJob,
   type IndexedPart,
+  JOB_FILTER_K,
+  type JobFilter,
   jobEntries,
   type MonthIndex,
   type SettledPart,
@@ -148,7 +151,30 @@ export const settlementOf = (
     deleted_by: deletedBy,
   });
   if (directory === null || deletedAt === null) return null;
-  return { ...directory, block_bytes: lengths, deleted_at: deletedAt, deleted_by: deletedBy };
+  return {
+    ...directory,
+    block_bytes: lengths,
+    deleted_at: deletedAt,
+    deleted_by: deletedBy,
+    // Its job ids (one entry per record, ids distinct: job_count of them), hashed as doc-filter's `g`.
+    job_filter: { k: JOB_FILTER_K, bytes: golombFilter(new Set(entries.map(({ id }) => id)), JOB_FILTER_K) },
+  };
+};
+
+/**
+ * The same set with a Rice parameter one lower: each value halved (⌊h1·n·2^(k−1)/2^32⌋ is the k-bit
+ * value halved), twice the false matches for ~1 bit a job less. The filter must have been checked.
+ */
+export const thinJobFilter = (f: JobFilter, jobCount: number): JobFilter => {
+  const values = golombValues(f.bytes, jobCount, f.k);
+  if (values === null) throw new Error('thinJobFilter: the filter does not hold its job count');
+  return {
+    k: f.k - 1,
+    bytes: golombEncode(
+      values.map((v) => Math.floor(v / 2)),
+      f.k - 1,
+    ),
+  };
 };
 
 /**
@@ -222,7 +248,8 @@ export const directoryBlock = (
 
 /**
  * The blocks of the month's settled parts that may hold `jobId`: one per settled part whose id range
- * covers it, in the parts' order. Whoever needs more than "which block" reads the record there (in a
+ * covers it and whose job filter (when it has one) matches it, in the parts' order (an absent job
+ * matches a part's filter 1 time in 2^k). Whoever needs more than "which block" reads the record there (in a
  * restore class: the part must be restored first; never conclude "not archived" without it). Parts
  * with entries are not looked at: their entries (jobEntries) answer for them.
  */
@@ -230,7 +257,11 @@ export const settledCandidates = (index: MonthIndex, jobId: string): SettledCand
   const out: SettledCandidate[] = [];
   for (const part of index.parts) {
     if (!part.settled) continue;
-    const hit = directoryBlock(part.settled, jobId);
+    const s = part.settled;
+    // Its job filter (when it has one) says the job is not in the part: no block to read.
+    if (s.job_filter && !golombMayContain(s.job_filter.bytes, part.job_count, jobId, s.job_filter.k))
+      continue;
+    const hit = directoryBlock(s, jobId);
     if (hit) out.push({ part, ...hit });
   }
   return out;
@@ -320,4 +351,30 @@ export const settledEntry = (
       };
   }
   return found;
+};
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * A settled part's stored job filter (`jf`, standard base64, and `jk`, its Rice parameter when not
+ * JOB_FILTER_K) checked: it must decode to exactly `job_count` values. Undefined when the part has
+ * none. Damage is a CorruptObjectError naming the index and the part.
+ */
+export const checkJobFilter = (
+  p: { name: string; jf?: unknown; jk?: unknown; job_count?: unknown },
+  key: string,
+): JobFilter | undefined => {
+  if (p.jf === undefined && p.jk === undefined) return undefined;
+  const bad = (what: string): never => {
+    throw new CorruptObjectError(key, `job filter of part ${p.name}: ${what}`);
+  };
+  const k = p.jk ?? JOB_FILTER_K;
+  if (typeof k !== 'number' || !Number.isSafeInteger(k) || k < 1 || k > 16)
+    bad('jk must be a whole number 1–16');
+  if (typeof p.jf !== 'string' || p.jf === '' || !BASE64.test(p.jf)) return bad('jf must be base64');
+  const bytes = Uint8Array.from(Buffer.from(p.jf, 'base64'));
+  const n = p.job_count;
+  if (typeof n !== 'number' || golombValues(bytes, n, k as number) === null)
+    bad(`it does not hold the part's ${String(n)} jobs`);
+  return { k: k as number, bytes };
 };

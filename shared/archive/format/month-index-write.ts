@@ -1,15 +1,18 @@
 import { deflateBlock } from './codec';
 import {
   INDEX_BLOCK_BYTES,
+  INDEX_HEADER_BYTES,
   type IndexBlock,
   type IndexedJob,
   type IndexedPart,
+  JOB_FILTER_K,
+  JOB_FILTER_MIN_K,
   jobEntries,
   type MonthIndex,
   type SettledPart,
   storedCompletion,
 } from './month-index';
-import { blockDirectory, commonValue, partBlocks } from './month-index-settle';
+import { blockDirectory, commonValue, partBlocks, thinJobFilter } from './month-index-settle';
 import { INDEX_FORMAT } from './version';
 
 /** The month index's bytes as the archiver writes them (docs/archive-format.md, "Month index"). */
@@ -87,20 +90,42 @@ const storedSettled = (p: IndexedPart, s: SettledPart): Record<string, unknown> 
   dir: s.dir,
   last: s.last,
   ...(s.dir_pd !== undefined && s.dir_pd.length > 0 ? { dir_pd: s.dir_pd } : {}),
+  ...(s.job_filter !== undefined
+    ? {
+        jf: Buffer.from(s.job_filter.bytes).toString('base64'),
+        ...(s.job_filter.k !== JOB_FILTER_K ? { jk: s.job_filter.k } : {}),
+      }
+    : {}),
 });
 
 /**
- * The index as stored (`Content-Encoding: gzip`): JSONL in gzip members. The first member is
- * the header — format, shop, month, parts (each with its blocks' lengths) — and either the jobs
- * themselves (a month whose entries fit in one block) or `blocks`: the byte range and job id range of
- * each further member, each holding the entries of a run of job ids in code-point order, ≤
- * INDEX_BLOCK_BYTES of JSON. It appends, when any part has document filters, one last member
- * `{"docs":{part position: storedDocFilters}}`, its range in the header's `docs_at` (offset from the
- * end of the header member): lookups never parse it, a search reads the header and it alone. A
- * one-member index that stays within INDEX_FIRST_READ_BYTES with them holds `docs` in that member.
- * `gzip -dc` reads it all; a lookup reads the header and one block (shared/reader/archive-reads.ts).
+ * The settled parts' job filters thinned until the header member (gzipped, without its jobs) fits
+ * INDEX_HEADER_BYTES: the largest filter first, its Rice parameter lowered by one (twice the false
+ * matches, ~1 bit a job less) down to JOB_FILTER_MIN_K, then left out (the part's directory alone
+ * still names one block a job). The index itself when it fits.
  */
-export const serializeMonthIndex = (index: MonthIndex): Buffer => {
+const withinHeaderBytes = (index: MonthIndex, headerOf: (i: MonthIndex) => unknown): MonthIndex => {
+  let current = index;
+  for (;;) {
+    if (!current.parts.some((p) => p.settled?.job_filter)) return current;
+    if (gzipLine(headerOf(current)).length <= INDEX_HEADER_BYTES) return current;
+    let at = -1;
+    current.parts.forEach((p, i) => {
+      const size = p.settled?.job_filter?.bytes.length ?? -1;
+      if (size >= 0 && (at < 0 || size > (current.parts[at]?.settled?.job_filter?.bytes.length ?? -1)))
+        at = i;
+    });
+    const p = current.parts[at] as IndexedPart & { settled: SettledPart };
+    const f = p.settled.job_filter as NonNullable<SettledPart['job_filter']>;
+    const { job_filter: _f, ...rest } = p.settled;
+    const settled: SettledPart =
+      f.k > JOB_FILTER_MIN_K ? { ...rest, job_filter: thinJobFilter(f, p.job_count) } : rest;
+    current = { ...current, parts: current.parts.map((q, i) => (i === at ? { ...p, settled } : q)) };
+  }
+};
+
+/** Each part as stored, with what its entries need (its common delete, block numbers, position). */
+const storedParts = (index: MonthIndex) => {
   const all = Object.values(index.jobs).flat();
   const byPart = new Map<string, IndexedJob[]>();
   for (const e of all) {
@@ -150,6 +175,37 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
       ordinal,
     };
   });
+  return parts;
+};
+
+/**
+ * The index as stored (`Content-Encoding: gzip`): JSONL in gzip members. The first member is
+ * the header — format, shop, month, parts (each with its blocks' lengths) — and either the jobs
+ * themselves (a month whose entries fit in one block) or `blocks`: the byte range and job id range of
+ * each further member, each holding the entries of a run of job ids in code-point order, ≤
+ * INDEX_BLOCK_BYTES of JSON. It appends, when any part has document filters, one last member
+ * `{"docs":{part position: storedDocFilters}}`, its range in the header's `docs_at` (offset from the
+ * end of the header member): lookups never parse it, a search reads the header and it alone. A
+ * one-member index that stays within INDEX_FIRST_READ_BYTES with them holds `docs` in that member.
+ * `gzip -dc` reads it all; a lookup reads the header and one block (shared/reader/archive-reads.ts).
+ */
+export const serializeMonthIndex = (input: MonthIndex): Buffer => {
+  let index = input;
+  let parts = storedParts(index);
+  const { jobs: _jobs, parts: _parts, ...head } = index;
+  const headerOf = (ps: ReturnType<typeof storedParts>) => ({
+    ...head,
+    format: INDEX_FORMAT,
+    parts: ps.map((p) => p.stored),
+  });
+  // Job filters thinned (or left out) while they would take the header past INDEX_HEADER_BYTES.
+  if (
+    index.parts.some((p) => p.settled?.job_filter) &&
+    gzipLine(headerOf(parts)).length > INDEX_HEADER_BYTES
+  ) {
+    index = withinHeaderBytes(index, (i) => headerOf(storedParts(i)));
+    parts = storedParts(index);
+  }
   // Each part's view for its entries, built once (not once per entry).
   const partOf = new Map(
     index.parts.map((p, i) => {
@@ -157,7 +213,6 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
       return [p.name, { committed_at: p.committed_at, ...common, numbers, ordinal: i }];
     }),
   );
-  const { jobs: _jobs, parts: _parts, ...head } = index;
   const ids = Object.keys(index.jobs).sort(byCodePoint);
   const chunks: Array<Record<string, unknown>> = [];
   let current: Record<string, unknown> = {};
@@ -178,7 +233,7 @@ export const serializeMonthIndex = (index: MonthIndex): Buffer => {
     size += bytes;
   }
   if (size > 0 || chunks.length === 0) chunks.push(current);
-  const header = { ...head, format: INDEX_FORMAT, parts: parts.map((p) => p.stored) };
+  const header = headerOf(parts);
   if (chunks.length === 1) return gzipLine({ ...header, jobs: chunks[0] });
   const members = chunks.map((jobs) => gzipLine({ jobs }));
   let offset = 0;

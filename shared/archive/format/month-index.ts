@@ -100,6 +100,20 @@ export interface JobFilter {
   readonly bytes: Uint8Array;
 }
 
+/**
+ * The job filter's Rice parameter as settled: 1/128 false matches a part, ~8.6 bits a job (stored `jk`
+ * only when another: the writer lowers it, down to JOB_FILTER_MIN_K, for a header that would pass
+ * INDEX_HEADER_BYTES, then leaves the filter out).
+ */
+export const JOB_FILTER_K = 7;
+export const JOB_FILTER_MIN_K = 3;
+
+/**
+ * The most a header member may take with its parts' job filters (gzipped): half a lookup's first read,
+ * so a large month's header and its first entry block stay in it.
+ */
+export const INDEX_HEADER_BYTES = 32 * 1024;
+
 export interface IndexedSource {
   readonly key: string;
   readonly size: number;
