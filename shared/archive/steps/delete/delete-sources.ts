@@ -11,7 +11,6 @@ import {
   markDeleted,
   markRearchive,
   partByName,
-  settlePart,
 } from '../../format';
 import { headCheck } from '../../part-integrity';
 import { changedSincePlan } from '../archive/classify';
