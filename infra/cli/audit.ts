@@ -3,6 +3,8 @@ import {
   COLD_PREFIX,
   HOT_PREFIX,
   INDEX_PREFIX,
+  type IndexedJob,
+  jobEntries,
   type MonthIndex,
   parseMonthIndex,
   parseMonthIndexKey,
@@ -10,9 +12,11 @@ import {
   parseSharedIndex,
   parseSharedIndexKey,
   SHARED,
+  settledCandidates,
   validatePartName,
 } from '../../shared/archive/format';
 import { blockCheck, pointedBlocks } from '../../shared/archive/part-integrity';
+import { settledArchivals } from '../../shared/archive/steps/archive/settled-archivals';
 import { readWatermark, writtenByRun } from '../../shared/archive/steps/plan/watermark';
 import { mapLimit } from '../../shared/concurrency';
 import { META_SHOP_ID } from '../../shared/details/store';
@@ -262,7 +266,13 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
       return [];
     }
   });
-  const indexes = [...read.filter((i): i is MonthIndex => i !== null), ...shared.flat()];
+  // Settled parts keep no entries: the hot prefixes' jobs they may hold are read from their records.
+  const { indexes, unread: settledUnread } = await withSettledHot(
+    ctx,
+    [...read.filter((i): i is MonthIndex => i !== null), ...shared.flat()],
+    [...hot.keys()],
+    req,
+  );
 
   // Orphans carry their shop only in the objects' metadata: one HEAD per prefix, bounded.
   const candidates = orphanCandidates(hot, rows, indexes);
@@ -338,6 +348,7 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     corruptIndexes,
     damagedParts,
     unplannable,
+    settledUnread,
     ...(lastCutoff === null ? {} : { due: { cutoff: lastCutoff, graceHours: ctx.cfg.graceHours } }),
   });
   const ownersOf = new Map<string, string[]>();
@@ -352,12 +363,20 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     indexShops: indexKeys.map((k) => k.shopId),
     partShops: coldParts.map((p) => p.shopId),
     hotShops,
-    indexJobs: indexes.flatMap((idx) =>
-      Object.values(idx.jobs).flatMap((entries) => {
+    indexJobs: indexes.flatMap((idx) => [
+      ...Object.values(idx.jobs).flatMap((entries) => {
         const latest = entries.at(-1);
-        return latest ? [{ shopId: idx.shop_id, completedAt: latest.completed_at }] : [];
+        // A job audit read back from a settled part's record is counted with its part below.
+        if (!latest || idx.parts.find((p) => p.name === latest.part)?.settled) return [];
+        return [{ shopId: idx.shop_id, completedAt: latest.completed_at }];
       }),
-    ),
+      // A settled part's jobs (no entries): each completed before the part's commit, the bound used.
+      ...idx.parts.flatMap((p) =>
+        p.settled
+          ? Array.from({ length: p.job_count }, () => ({ shopId: idx.shop_id, completedAt: p.committed_at }))
+          : [],
+      ),
+    ]),
     uncommittedShared: coldParts
       .filter((p) => p.shopId === SHARED && !indexes.some((i) => i.parts.some((x) => x.key === p.key)))
       .map((p) => p.key),
@@ -444,4 +463,60 @@ const printAudit = (io: Output, r: AuditResult): void => {
   io.out(
     `requests: S3 ${q.s3List} LIST, ${q.s3Get} GET, ${q.s3Head} HEAD; DynamoDB ${q.dynamodbQuery} Query, ${q.dynamodbGet} GetItem (${q.dynamodbReadUnits} RCU)`,
   );
+};
+
+/**
+ * The indexes with an entry for each hot prefix's job that only a settled part holds (its entries
+ * left the index when it settled): read from the part's record (settled-archivals.ts: one ranged GET
+ * a block, only for hot job ids its directory covers) as the deleted entry it was. Such a job in a
+ * part in a restore class is returned in `unread` (a named finding), never taken as not archived.
+ */
+const withSettledHot = async (
+  ctx: CliContext,
+  indexes: readonly MonthIndex[],
+  hotIds: readonly string[],
+  req: { s3Get: number },
+): Promise<{
+  indexes: MonthIndex[];
+  unread: Array<{ shopId: string; month: string; jobId: string; part: string }>;
+}> => {
+  const unread: Array<{ shopId: string; month: string; jobId: string; part: string }> = [];
+  const out: MonthIndex[] = [];
+  for (const idx of indexes) {
+    const ids = hotIds.filter(
+      (id) => jobEntries(idx.jobs, id).length === 0 && settledCandidates(idx, id).length > 0,
+    );
+    if (ids.length === 0) {
+      out.push(idx);
+      continue;
+    }
+    req.s3Get += new Set(
+      ids.flatMap((id) => settledCandidates(idx, id).map((c) => `${c.part.key}@${c.range.offset}`)),
+    ).size;
+    const found = await settledArchivals(ctx, idx, ids);
+    const jobs: Record<string, readonly IndexedJob[]> = { ...idx.jobs };
+    for (const [jobId, a] of found) {
+      if (a.kind === 'unread') {
+        unread.push({ shopId: idx.shop_id, month: idx.month, jobId, part: a.part });
+        continue;
+      }
+      const part = idx.parts.find((p) => p.name === a.part);
+      if (!part?.settled) continue;
+      jobs[jobId] = [
+        {
+          part: a.part,
+          offset: 0,
+          length: 0,
+          completed_at: a.completed_at,
+          committed_at: part.committed_at,
+          platform_data: null,
+          sources: [],
+          deleted_at: part.settled.deleted_at,
+          ...(part.settled.deleted_by !== null ? { deleted_by: part.settled.deleted_by } : {}),
+        },
+      ];
+    }
+    out.push({ ...idx, jobs });
+  }
+  return { indexes: out, unread };
 };

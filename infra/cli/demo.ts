@@ -7,6 +7,7 @@ import {
   parseSharedIndex,
   parseSharedIndexKey,
 } from '../../shared/archive/format';
+import { expandSettled } from '../../shared/archive/settled-jobs';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { getObjectBytes, listAll } from '../../shared/s3/objects';
 import { boolFlag, type CommandSpec, EXIT_FAILURE, EXIT_OK, type Flags, runNowFlag } from './args';
@@ -77,7 +78,9 @@ export const pickArchivedJob = async (
     if (!shared && !parseMonthIndexKey(o.key)) continue;
     const got = await getObjectBytes(ctx.s3, ctx.bucket, o.key);
     if (got && shared) indexes.push(...parseSharedIndex(got.bytes, o.key).views.values());
-    else if (got) indexes.push(parseMonthIndex(got.bytes, o.key));
+    // A settled part keeps no entries: its jobs are listed from its records (the demo's parts are
+    // young, in Standard; one in a restore class is skipped, another index may serve).
+    else if (got) indexes.push((await expandSettled(ctx, parseMonthIndex(got.bytes, o.key))).index);
     if (indexes.length >= maxIndexes) break;
   }
   let fallback: { shopId: string; jobId: string } | null = null;

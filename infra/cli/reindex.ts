@@ -48,12 +48,15 @@ const summary = (r: ReindexResult) => {
     month: r.index.month,
     written: r.written,
     existing: r.existing,
-    jobs: Object.keys(r.index.jobs).length,
+    // Entries, and the jobs of settled parts (no entries: their job_count).
+    jobs:
+      Object.keys(r.index.jobs).length + r.index.parts.reduce((n, p) => n + (p.settled ? p.job_count : 0), 0),
     partsIncluded: r.partsIncluded.map((p) => ({
       key: p.key,
       size: p.size,
       jobCount: p.job_count,
       entries: entries[p.name] ?? 0,
+      settled: p.settled !== undefined,
       committedAt: p.committed_at,
     })),
     partsExcluded: r.partsExcluded,

@@ -15,9 +15,22 @@ import { BlockScanner, type IndexedPart, inflateBlock, jobEntries, type MonthInd
  *   the entry says, with its length (`audit --deep`).
  */
 
-/** A part's blocks as the index's entries point at them: offset → compressed length. */
+/**
+ * A part's blocks as the index's entries point at them: offset → compressed length. A settled part
+ * (no entries) by its summary: every block's length from byte 0 (`block_bytes`), so every block its
+ * directory can name must be where the summary says.
+ */
 export const pointedBlocks = (index: MonthIndex, partName: string): Map<number, number> => {
   const out = new Map<number, number>();
+  const settled = index.parts.find((p) => p.name === partName)?.settled;
+  if (settled) {
+    let at = 0;
+    for (const length of settled.block_bytes) {
+      out.set(at, length);
+      at += length;
+    }
+    return out;
+  }
   for (const jobId of Object.keys(index.jobs)) {
     for (const e of jobEntries(index.jobs, jobId)) {
       if (e.part !== partName) continue;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { listJobsObjects } from '../details/hot-listing';
 import { CorruptObjectError, IndexExistsError, PackedShopMonthError } from '../errors';
 import {
   getObjectBytes,
@@ -25,6 +26,7 @@ import {
   type Located,
   MONTH_INDEX_HEADERS,
   type MonthIndex,
+  markDeleted,
   monthIndexKey,
   parseFiltersMember,
   parseMonthIndex,
@@ -33,6 +35,7 @@ import {
   partDocFilters,
   pendingPrefix,
   serializeMonthIndex,
+  settlePart,
   sharedIndexKey,
   stagedDocsByPart,
   storedDocFilters,
@@ -297,7 +300,7 @@ export const rebuildMonthIndex = async (
       archived.set(mine, new Set([...(archived.get(mine) ?? []), ...list]));
     }
   }
-  index = { ...index, updated_at: deps.clock().toISOString() };
+  index = await settleGone(deps, { ...index, updated_at: deps.clock().toISOString() });
 
   let written = false;
   if (!opts.dryRun) {
@@ -309,6 +312,33 @@ export const rebuildMonthIndex = async (
     written = true;
   }
   return { index, partsIncluded: index.parts, partsExcluded, existing, written };
+};
+
+/**
+ * A rebuilt part whose jobs' hot prefixes are all empty has nothing left for a delete step to do
+ * (its sources are gone, and rebuilt entries name none): its entries are marked deleted at the rebuild
+ * (by no run) and the part settles (settlePart: its summary instead of entries), as the delete step
+ * leaves it. A part with any object left in one of its jobs' prefixes keeps its entries undeleted,
+ * so readers still read the hot prefix first. One walk of the jobs' hot prefixes (hot-listing.ts).
+ */
+const settleGone = async (deps: ReindexDeps, index: MonthIndex): Promise<MonthIndex> => {
+  const ids = Object.keys(index.jobs);
+  if (ids.length === 0) return index;
+  const { objects } = await listJobsObjects(deps.s3, deps.bucket, ids);
+  const byPart = new Map<string, string[]>();
+  for (const [jobId, list] of Object.entries(index.jobs))
+    for (const e of list) byPart.set(e.part, [...(byPart.get(e.part) ?? []), jobId]);
+  let out = index;
+  for (const [part, jobIds] of byPart) {
+    if (jobIds.some((id) => (objects.get(id)?.length ?? 0) > 0)) continue;
+    const marked = markDeleted(
+      out,
+      jobIds.map((jobId) => ({ jobId, part })),
+      index.updated_at,
+    );
+    out = settlePart(marked, part);
+  }
+  return { ...out, updated_at: index.updated_at };
 };
 
 /** Entries per part of a rebuilt index (for reports). */

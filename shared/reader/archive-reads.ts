@@ -1,7 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import {
-  type BlockProbe,
   blockOf,
   COLD_PREFIX,
   checkIndex,
@@ -9,11 +8,11 @@ import {
   groupPrefix,
   gzipMemberLength,
   INDEX_FIRST_READ_BYTES,
+  type IndexedJob,
   inflateBlock,
   type MonthIndex,
   mergeBlocks,
   monthIndexKey,
-  type PartRecord,
   parseIndexHeader,
   parseMonthIndex,
   parsePartKey,
@@ -22,10 +21,10 @@ import {
   parseSharedPartKey,
   partWrittenAt,
   pendingPrefix,
-  probedEntry,
-  probesOf,
   SHARED,
   SHARED_INDEX_PREFIX,
+  settledCandidates,
+  settledEntry,
   sharedIndexKey,
   sharedPendingPrefix,
   shopIndexPrefix,
@@ -49,6 +48,11 @@ export interface MonthRead {
   /** The month has no shared index either (see lostSharedIndexes). */
   readonly noSharedIndex?: boolean;
   readonly entries: readonly ArchiveEntry[];
+  /**
+   * Settled parts that may hold the job but could not be read (past retention, missing, damaged):
+   * the reader names them (a warning, or the error when nothing else answers), never "none".
+   */
+  readonly left?: readonly Error[];
 }
 
 const statusOf = (err: unknown): number | undefined =>
@@ -82,15 +86,18 @@ export const getRange = async (
   return { bytes, etag: normalizeEtag(out.ETag), total };
 };
 
-/** The index as a lookup of `jobId` needs it: whole when it fits the first read, else header + one block. */
+/**
+ * The index as a lookup of `jobId` needs it: whole when it fits the first read, else its header and
+ * the one entry block that can hold the job. That block is left unread when it lies past the first
+ * read and every part has a block directory (settled parts, or parts whose entries are their
+ * records'): the directory names the record block instead (readSettled), 3 requests in all.
+ */
 const lookupIndex = async (
   ctx: ReadContext,
   key: string,
   jobId: string,
   first: { bytes: Uint8Array; total: number; etag: string },
-  /** Probing settled parts' blocks is allowed (not after a probe could not be read). */
-  probe = true,
-): Promise<MonthIndex | { header: Record<string, unknown>; probes: BlockProbe[] }> => {
+): Promise<MonthIndex> => {
   if (first.bytes.length >= first.total) return parseMonthIndex(first.bytes, key);
   // Later reads are of the same version (If-Match): offsets from one version never index another.
   const same = { ifMatch: first.etag };
@@ -108,12 +115,10 @@ const lookupIndex = async (
   if (!block) return checkIndex(mergeBlocks(header, []), key);
   const start = head.length + block.offset;
   const end = start + block.length;
-  // The job's entry block lies past the first read: when every part has a block directory, the
-  // record block it names is read instead (the entry is the record's), so a lookup stays at 3 requests.
-  if (probe && end > first.bytes.length) {
-    const probes = probesOf(header, jobId, key);
-    if (probes !== null) return { header, probes };
-  }
+  const parts = Array.isArray(header.parts) ? (header.parts as unknown[]) : [];
+  const allDirectories = parts.every((p) => p !== null && typeof p === 'object' && 'dir' in p);
+  // Past the first read, and no part needs its entries: the parts' directories answer.
+  if (end > first.bytes.length && allDirectories) return checkIndex(mergeBlocks(header, []), key);
   const bytes =
     end <= first.bytes.length
       ? first.bytes.subarray(start, end)
@@ -130,59 +135,89 @@ const lookupIndex = async (
 };
 
 /**
- * The job's entries in the month from its settled parts' probed blocks (one ranged GET each, kept in
- * `ctx.blocks` for the record read that follows). Null when a block cannot be read as is — a part
- * in a Glacier class, past retention, missing or damaged: the caller reads the entry block instead
- * and the record read names what is wrong, as without a directory.
+ * The job's entries in the month's settled parts (format settledCandidates: by each part's block
+ * directory): one ranged GET of each candidate block, kept in `ctx.blocks` for the record read that
+ * follows, the entry built from the record (settledEntry). A part in a restore class gets its
+ * restore requested and, once every candidate was tried, ArchiveNotRestoredError naming it is
+ * thrown: whether the job is there cannot be told without it, so it is never "not archived". A
+ * part past retention, missing or damaged is `left` (named by the reader), the others still answer.
  */
-const readProbes = async (
+const readSettled = async (
   ctx: ReadContext,
   key: string,
   jobId: string,
-  header: Record<string, unknown>,
-  probes: readonly BlockProbe[],
-): Promise<MonthIndex | null> => {
-  // The header checked first (its parts' names and keys), so a probe reads only this shop's parts.
-  const base = checkIndex(mergeBlocks(header, []), key);
-  const entries: Record<string, unknown>[] = [];
-  for (const p of probes) {
-    const pk = base.parts[p.ordinal]?.key;
-    if (pk === undefined || base.parts[p.ordinal]?.shared) return null;
-    if (expiredPart(ctx, pk)) return null;
-    let bytes: Uint8Array;
-    let records: PartRecord[];
+  index: MonthIndex,
+): Promise<{ entries: IndexedJob[]; left: Error[] }> => {
+  const entries: IndexedJob[] = [];
+  const left: Error[] = [];
+  let notRestored: ArchiveNotRestoredError | undefined;
+  for (const c of settledCandidates(index, jobId)) {
+    const pk = c.part.key;
+    const expired = expiredPart(ctx, pk);
+    if (expired) {
+      left.push(expired);
+      continue;
+    }
     // A job's platform data in the block just before (a job line longer than a block): one GET of
     // both, as the record read would ask for them.
-    const pd = p.pdRange;
+    const pd = c.pdRange;
     const span =
-      pd && pd.offset + pd.length === p.range.offset
-        ? { offset: pd.offset, length: pd.length + p.range.length }
-        : p.range;
+      pd && pd.offset + pd.length === c.range.offset
+        ? { offset: pd.offset, length: pd.length + c.range.length }
+        : c.range;
+    const where = `${pk} bytes ${c.range.offset}-${c.range.offset + c.range.length - 1}`;
+    let got: Awaited<ReturnType<typeof fetchObject>>;
     try {
-      const got = await fetchObject(ctx, pk, span);
-      if (!got || got.bytes.length !== span.length) return null;
-      bytes = got.bytes.subarray(span.length - p.range.length);
-      if (span !== p.range) ctx.blocks.set(blockKey(pk, span.offset, span.length), got.bytes);
-      const where = `${pk} bytes ${p.range.offset}-${p.range.offset + p.range.length - 1}`;
-      records = inflateBlock(bytes, where)
+      got = await fetchObject(ctx, pk, span);
+    } catch (err) {
+      if (isInvalidObjectState(err)) {
+        const e = await restoreOnce(ctx, pk);
+        notRestored ??= e;
+        continue;
+      }
+      if (statusOf(err) === 416) {
+        left.push(new CorruptObjectError(where, 'range lies outside the part', { cause: err }));
+        continue;
+      }
+      throw err;
+    }
+    if (!got) {
+      left.push(new CorruptObjectError(pk, 'part is committed in its month index but does not exist'));
+      continue;
+    }
+    if (got.bytes.length !== span.length) {
+      left.push(
+        new CorruptObjectError(
+          where,
+          `expected ${span.length} bytes, got ${got.bytes.length} (part shorter than its index says)`,
+        ),
+      );
+      continue;
+    }
+    const bytes = got.bytes.subarray(span.length - c.range.length);
+    let entry: IndexedJob | null;
+    try {
+      const records = inflateBlock(bytes, where)
         .toString('utf8')
         .split('\n')
         .filter((l) => l !== '')
-        .map(
-          (l, i) => decodeLine(Buffer.from(`${l}\n`), `${where} line ${i}`, String(header.shop_id)).record,
-        );
+        .map((l, i) => decodeLine(Buffer.from(`${l}\n`), `${where} line ${i}`, index.shop_id).record);
+      entry = settledEntry(c, records as Parameters<typeof settledEntry>[1], jobId, key);
     } catch (err) {
-      if (isInvalidObjectState(err) || statusOf(err) === 416 || err instanceof CorruptObjectError)
-        return null;
+      if (err instanceof CorruptObjectError) {
+        left.push(err);
+        continue;
+      }
       throw err;
     }
-    const entry = probedEntry(p, records as Parameters<typeof probedEntry>[1], jobId, key);
     if (entry) {
-      ctx.blocks.set(blockKey(pk, p.range.offset, p.range.length), bytes);
+      if (span !== c.range) ctx.blocks.set(blockKey(pk, span.offset, span.length), got.bytes);
+      ctx.blocks.set(blockKey(pk, c.range.offset, c.range.length), bytes);
       entries.push(entry);
     }
   }
-  return checkIndex(mergeBlocks(header, entries.length > 0 ? [{ jobs: { [jobId]: entries } }] : []), key);
+  if (notRestored) throw notRestored;
+  return { entries, left };
 };
 
 /** The cache key of a probed block (s3-context.ts `blocks`). */
@@ -202,10 +237,7 @@ const readMonthIndex = async (ctx: ReadContext, q: ResolvedQuery, month: string)
       throw err;
     }
     try {
-      const got = await lookupIndex(ctx, key, q.jobId, first);
-      const probed = 'probes' in got ? await readProbes(ctx, key, q.jobId, got.header, got.probes) : got;
-      // A probed block that could not be read (restore, expiry, damage): the job's entry block.
-      index = probed ?? ((await lookupIndex(ctx, key, q.jobId, first, false)) as MonthIndex);
+      index = await lookupIndex(ctx, key, q.jobId, first);
       break;
     } catch (err) {
       // Rewritten between the header read and the block read: read the new version.
@@ -213,10 +245,15 @@ const readMonthIndex = async (ctx: ReadContext, q: ResolvedQuery, month: string)
       throw err;
     }
   }
+  const at = { indexKey: key, shopId: q.shopId, month };
+  // The index is checked (its shop and month) before any part of it is read.
+  entriesFromIndex(index, at, q.jobId);
+  const settled = await readSettled(ctx, key, q.jobId, index);
   return {
     month,
     key,
-    entries: entriesFromIndex(index, { indexKey: key, shopId: q.shopId, month }, q.jobId),
+    entries: entriesFromIndex(index, at, q.jobId, settled.entries),
+    ...(settled.left.length > 0 ? { left: settled.left } : {}),
   };
 };
 
@@ -350,7 +387,9 @@ export interface MonthFailure {
 /**
  * The given months' indexes (1 GET each, in parallel). A month whose index is damaged or lost
  * (CorruptObjectError) does not fail the others: it is returned among `failed` for the caller to
- * warn about, or to throw when nothing else answers. Any other error propagates.
+ * warn about, or to throw when nothing else answers. A settled part in a restore class
+ * (ArchiveNotRestoredError) is thrown once every month was read, so each such part has its restore
+ * requested in this call. Any other error propagates.
  */
 export const readIndexes = async (
   ctx: ReadContext,
@@ -361,10 +400,17 @@ export const readIndexes = async (
     try {
       return await readMonthIndex(ctx, q, month);
     } catch (err) {
-      if (err instanceof CorruptObjectError) return { month, error: err };
+      if (err instanceof CorruptObjectError || err instanceof ArchiveNotRestoredError)
+        return { month, error: err };
       throw err;
     }
   });
+  // Every month's settled parts in a restore class got their restore requested: then the first.
+  const notRestored = all.find(
+    (r): r is { month: string; error: ArchiveNotRestoredError } =>
+      'error' in r && r.error instanceof ArchiveNotRestoredError,
+  );
+  if (notRestored) throw notRestored.error;
   return {
     reads: all.filter((r): r is MonthRead => 'entries' in r),
     failed: all.filter((r): r is MonthFailure => 'error' in r),

@@ -35,20 +35,28 @@ const rangeInside = (r: ByteRange, size: unknown): boolean =>
   r.offset + r.length <= size;
 
 /**
- * The job's entries in one month index, each tied to its part's key. The index must be the one at
- * `indexKey` (same shop and month) and every range must lie inside its part; anything else is a
- * CorruptObjectError naming the index, so a damaged index never makes us read another shop's bytes.
+ * The job's entries in one month index, each tied to its part's key: those the index holds, and
+ * `settled`, the entries of settled parts built from their records (archive-reads.ts readSettled),
+ * in the order of the parts (commit order). The index must be the one at `indexKey` (same shop and
+ * month) and every range must lie inside its part; anything else is a CorruptObjectError naming the
+ * index, so a damaged index never makes us read another shop's bytes.
  */
 export const entriesFromIndex = (
   index: MonthIndex,
   at: { indexKey: string; shopId: string; month: string },
   jobId: string,
+  settled: readonly IndexedJob[] = [],
 ): ArchiveEntry[] => {
   const { indexKey, shopId, month } = at;
   if (index.shop_id !== shopId || index.month !== month) {
     throw new CorruptObjectError(indexKey, `index names shop ${index.shop_id} month ${index.month}`);
   }
-  return jobEntries(index.jobs, jobId).map((entry, position) => {
+  const ordinal = (e: IndexedJob) => index.parts.findIndex((p) => p.name === e.part);
+  const all =
+    settled.length === 0
+      ? jobEntries(index.jobs, jobId)
+      : [...jobEntries(index.jobs, jobId), ...settled].sort((a, b) => ordinal(a) - ordinal(b));
+  return all.map((entry, position) => {
     const what = `entry ${position} of job ${jobId}`;
     const part = partByName(index, entry.part);
     // A shared part (shared-index.ts) holds this shop's records as one segment of it.

@@ -110,7 +110,7 @@ export class JobDetailsReader {
     const { reads, failed } =
       rq.months !== null ? await readIndexes(ctx, rq, rq.months) : await searchIndexes(ctx, rq);
     const latest = latestWithPlatformData(entriesOf(reads));
-    const damage: unknown[] = failed.map((f) => f.error);
+    const damage: unknown[] = [...failed.map((f) => f.error), ...reads.flatMap((r) => r.left ?? [])];
     damage.push(...(await lostShared(ctx, rq, reads, latest !== undefined || damage.length > 0)));
     if (!latest) {
       if (damage.length > 0) throw damage[0];
@@ -181,7 +181,7 @@ export class JobDetailsReader {
     const entries = entriesOf(reads);
     const late = lateHotObjects(rq, entries, hot);
     if (late) ctx.ledger.warn(late);
-    const damage: unknown[] = failed.map((f) => f.error);
+    const damage: unknown[] = [...failed.map((f) => f.error), ...reads.flatMap((r) => r.left ?? [])];
     if (!hasAnything(hot))
       damage.push(...(await lostShared(ctx, rq, reads, entries.length > 0 || damage.length > 0)));
     return { entries, hot, damage };

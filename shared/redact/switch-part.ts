@@ -64,10 +64,20 @@ export const switchPart = (index: MonthIndex, s: PartSwitch, at: string): MonthI
           : {}),
       };
     });
+  // A settled part's summary (no entries): same records in the same blocks, so the same directory;
+  // each block's length is its new member's (the blocks still tile the part from byte 0).
+  const settled = old.settled && {
+    ...old.settled,
+    block_bytes: ranges(old.settled.block_bytes).map((r, n) => {
+      const to = moved(r, `block ${n} of the settled part`);
+      return to.length;
+    }),
+  };
   const parts = index.parts.map((p, n) =>
     n === i
       ? {
           ...withoutFilters(p),
+          ...(settled ? { settled } : {}),
           name: s.part.name,
           key: s.part.key,
           size: s.part.size,

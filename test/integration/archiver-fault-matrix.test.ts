@@ -20,6 +20,7 @@ import {
   inMonth,
   listKeys,
   readIndex,
+  readStoredIndex,
   runLocal,
   type SeededJob,
   seedBigJob,
@@ -247,12 +248,21 @@ test.each(CASES)('$name: the runs after converge, nothing lost or duplicated, au
       if (!same) lost++;
       expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual([]);
     }
-    // Every stored part is committed; no staging doc is left.
+    // Every stored part is committed, and no entry is left in a stored index: every part whose jobs
+    // it archived has settled (its summary instead of entries: the index's bytes at rest). A part an
+    // overlapping run committed second archived nothing new (no entry ever pointed at it): it stays
+    // as committed. No staging doc is left.
+    const settledIn = new Map<string, boolean>();
     for (const k of await listKeys(env.s3, env.bucket, 'job-details-cold/')) {
       const p = parsePartKey(k);
-      const index = p ? await readIndex(env, p.shopId, p.month) : null;
+      const index = p ? await readStoredIndex(env, p.shopId, p.month) : null;
       expect(index?.parts.map((x) => x.name)).toContain(p?.partName);
+      expect(index?.jobs).toEqual({});
+      const month = `${p?.shopId}/${p?.month}`;
+      const settled = index?.parts.find((x) => x.name === p?.partName)?.settled !== undefined;
+      settledIn.set(month, (settledIn.get(month) ?? false) || settled);
     }
+    expect([...settledIn.values()].every(Boolean)).toBe(true);
     expect(
       (await listKeys(env.s3, env.bucket, 'job-details-index/')).filter((k) => k.includes('/pending/')),
     ).toEqual([]);

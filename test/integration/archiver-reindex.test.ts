@@ -13,6 +13,7 @@ import {
 } from '../../shared/archive/format';
 import { rebuildMonthIndex } from '../../shared/archive/reindex';
 import { RUN_INCOMPLETE_ERROR } from '../../shared/archive/steps/report/run-incomplete';
+import { jobPrefix } from '../../shared/details';
 import { IndexExistsError } from '../../shared/errors';
 import { JobDetailsReader } from '../../shared/reader';
 import {
@@ -26,6 +27,7 @@ import {
   listKeys,
   monthOfDate,
   readIndex,
+  readStoredIndex,
   runMachine,
   seedTerminalJob,
 } from '../support/archiver-fixtures';
@@ -46,7 +48,12 @@ const dropIndex = (env: ArchiverEnv) =>
 
 /** What must survive a rebuild: everything but the commit and deletion state (times, dropped manifests). */
 const comparable = (index: MonthIndex) => ({
-  parts: index.parts.map(({ committed_at: _c, ...p }) => p),
+  // A settled part's delete (when, by which run) is deletion state too: the rebuild's own.
+  parts: index.parts.map(({ committed_at: _c, settled, ...p }) => {
+    if (!settled) return p;
+    const { deleted_at: _d, deleted_by: _by, ...summary } = settled;
+    return { ...p, settled: summary };
+  }),
   jobs: Object.fromEntries(
     Object.entries(index.jobs).map(([id, list]) => [
       id,
@@ -100,14 +107,19 @@ describe('rebuildMonthIndex', () => {
     expect(rebuilt.existing).toBeNull();
     expect(rebuilt.partsExcluded).toEqual([]);
     expect(rebuilt.partsIncluded.map((p) => p.name)).toEqual(original.parts.map((p) => p.name));
+    // What is stored is the stored form of the rebuilt index (no digests, no platform refs).
+    expect(await readStoredIndex(env, SHOP, MONTH)).toEqual(
+      parseMonthIndex(serializeMonthIndex(rebuilt.index), 'k'),
+    );
+    // Every job's hot prefix is empty (grace 0): each rebuilt part settles, as the delete step left it —
+    // its summary stored, no entry; its jobs read back from its records are the original's.
+    expect(rebuilt.index.jobs).toEqual({});
+    expect(rebuilt.index.parts.every((p) => p.settled !== undefined)).toBe(true);
     const stored = await readIndex(env, SHOP, MONTH);
-    // What is stored is the index@2 form of the rebuilt index (no digests, no platform refs).
-    expect(stored).toEqual(parseMonthIndex(serializeMonthIndex(rebuilt.index), 'k'));
     if (!stored) throw new Error('rebuilt index not stored');
     expect(comparable(stored)).toEqual(comparable(original));
     // Parts (and so `comparable`) name their document filters member: found in the parts, the same.
     expect(original.parts.every((p) => (p.filters?.length ?? 0) > 0)).toBe(true);
-    for (const list of Object.values(stored.jobs)) for (const e of list) expect(e.deleted_at).toBeNull();
 
     // Hot objects are gone (grace 0): the reader finds every job through the rebuilt index alone.
     const reader = new JobDetailsReader(env.s3, env.bucket);
@@ -142,14 +154,40 @@ describe('rebuildMonthIndex', () => {
       { key: garbage, reason: expect.stringMatching(/^unreadable: /) },
       { key: uncommitted, reason: 'has a pending staging doc: never committed' },
     ]);
-    expect(
-      Object.values(r.index.jobs)
-        .flat()
-        .map((e) => e.part),
-    ).toEqual(r.partsIncluded.map((p) => p.name));
+    // The included part's job has no hot object left: the part settles (its summary, no entry).
+    expect(r.index.jobs).toEqual({});
+    expect(r.partsIncluded.map((p) => [p.job_count, p.settled !== undefined])).toEqual([[1, true]]);
     // Only the index was added; staging docs and both left-out parts are still there.
     expect(await listKeys(env.s3, env.bucket, '')).toEqual([...before, monthIndexKey(SHOP, MONTH)].sort());
     expect((await listKeys(env.s3, env.bucket, pendingPrefix(SHOP, MONTH))).length).toBeGreaterThan(0);
+  });
+
+  it('a part whose job has a hot object again keeps its entry undeleted (not settled); the others settle', async () => {
+    const env = await archiverEnv({ graceHours: 0 });
+    const kept = await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3) });
+    await runMachine(env);
+    env.advance(HOUR);
+    await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 4) });
+    await runMachine(env);
+    const original = await readStoredIndex(env, SHOP, MONTH);
+    expect(original?.parts.map((p) => p.settled !== undefined)).toEqual([true, true]);
+    // An object written into the first job's prefix after its delete (a late flush).
+    await env.s3.send(
+      new PutObjectCommand({ Bucket: env.bucket, Key: `${jobPrefix(kept.jobId)}late.json.gz`, Body: 'x' }),
+    );
+    await dropIndex(env);
+
+    const r = await rebuildMonthIndex(depsOf(env), SHOP, MONTH, { dryRun: false });
+    expect(r.index.parts.map((p) => p.settled !== undefined)).toEqual([false, true]);
+    expect(Object.keys(r.index.jobs)).toEqual([kept.jobId]);
+    expect(r.index.jobs[kept.jobId]?.map((e) => e.deleted_at)).toEqual([null]);
+    const io = memoryOutput();
+    await reindexCommand(
+      cliContextFor(env),
+      { shopId: SHOP, month: MONTH, dryRun: true, force: true, json: false },
+      io,
+    );
+    expect(io.stdout[0]).toBe(`dry run: would rebuild index of ${SHOP} ${MONTH}: 2 parts, 2 jobs`);
   });
 
   it('refuses to replace an existing index without force; with force replaces a corrupt one', async () => {

@@ -14,6 +14,7 @@ import {
   monthIndexKey,
   pendingKey,
   serializeMonthIndex,
+  settledCandidates,
 } from '../../shared/archive/format';
 import {
   flushIdForChunks,
@@ -289,6 +290,119 @@ describe('JobDetailsReader against s3rver', () => {
     await expect(
       reader.lookup({ shopId, jobId: jobs[4000]?.jobId as string, completedAt: COMPLETED }),
     ).rejects.toThrow(/block directory of part .*ids must ascend/);
+  });
+
+  it('a settled month (no entries in its index): a present job in 3 requests; an absent one by the index alone (its job filter, its id range) or, on a false match, its probed block', async () => {
+    const shopId = newShop();
+    const start = Date.parse(`${MONTH}-01T00:00:00.000Z`);
+    const ids = Array.from({ length: 2001 }, () => generateJobId()).sort();
+    const absent = ids.splice(1000, 1)[0] as string;
+    const jobs = ids.map((jobId, i) => ({
+      jobId,
+      details: seededDetails(i),
+      platformData: { indexer: { batch_size: 50 } },
+      meta: { completed_at: new Date(start + ((i * 2_654_435_761) % (28 * 86_400_000))).toISOString() },
+    }));
+    const deletedAt = '2026-02-15T04:00:00.000Z';
+    await archiveJobs(s3, bucket, { shopId, month: MONTH, jobs, deletedAt, settle: true });
+    const index = await readIndex(s3, bucket, shopId, MONTH);
+    expect(index.jobs).toEqual({});
+    expect(index.parts[0]?.settled?.dir.length).toBeGreaterThan(3);
+    const indexBytes = serializeMonthIndex(index).length;
+    for (const j of [jobs[0], jobs[999], jobs[1999]]) {
+      if (!j) throw new Error('no job');
+      const look = await reader.lookup({ shopId, jobId: j.jobId, completedAt: j.meta.completed_at });
+      expect(look.details).toEqual(j.details);
+      expect(look.platformData).toEqual(j.platformData);
+      expect(look.archivals.map((a) => [a.entry.completed_at, a.entry.deleted_at, a.status])).toEqual([
+        [j.meta.completed_at, deletedAt, 'FAILED'],
+      ]);
+      // The hot check, the whole index, the record block its directory names (read once).
+      expect(look.provenance.requests).toBe(3);
+      expect(look.provenance.bytes).toBeLessThanOrEqual(100 * 1024);
+    }
+    // Absent, inside the part's id range: its job filter answers from the index (2 requests), or, for
+    // an id it matches anyway (1 in 128), the one block its directory names is read (3).
+    expect(index.parts[0]?.settled?.job_filter?.k).toBe(7);
+    const inRange = (matched: boolean) => {
+      for (const id of [absent, ...Array.from({ length: 5000 }, (_, i) => `${absent}-${i}`)])
+        if (settledCandidates(index, id).length > 0 === matched) return id;
+      throw new Error('no such id');
+    };
+    const none = await reader.lookup({ shopId, jobId: inRange(false), completedAt: COMPLETED });
+    expect(none.archivals).toEqual([]);
+    expect(none.detailsSource).toBe('none');
+    expect(none.provenance).toMatchObject({ requests: 2, bytes: indexBytes });
+    const falseMatch = await reader.lookup({ shopId, jobId: inRange(true), completedAt: COMPLETED });
+    expect(falseMatch.archivals).toEqual([]);
+    expect(falseMatch.provenance.requests).toBe(3);
+    const blocks = index.parts[0]?.settled?.block_bytes ?? [];
+    expect(falseMatch.provenance.bytes).toBeLessThanOrEqual(indexBytes + Math.max(...blocks));
+    // Outside every part's id range: the index alone answers.
+    const below = await reader.lookup({ shopId, jobId: '0', completedAt: COMPLETED });
+    expect(below.archivals).toEqual([]);
+    expect(below.provenance).toMatchObject({ requests: 2, bytes: indexBytes });
+  });
+
+  it('a mixed month: a settled part and a later part with entries; a job in both reads as two archivals in commit order', async () => {
+    const shopId = newShop();
+    const [a, b] = [generateJobId(), generateJobId()].sort() as [string, string];
+    const retried = '2026-01-20T10:00:00.000Z';
+    await archiveJobs(s3, bucket, {
+      shopId,
+      month: MONTH,
+      jobs: [
+        { jobId: a, details: FIRST, meta: { completed_at: COMPLETED } },
+        { jobId: b, details: FIRST, meta: { completed_at: COMPLETED } },
+      ],
+      deletedAt: '2026-02-15T04:00:00.000Z',
+      settle: true,
+    });
+    await archiveJobs(s3, bucket, {
+      shopId,
+      month: MONTH,
+      at: new Date('2026-02-20T03:00:00Z'),
+      jobs: [{ jobId: a, details: SECOND, meta: { completed_at: retried } }],
+    });
+    const index = await readIndex(s3, bucket, shopId, MONTH);
+    expect(index.parts.map((p) => p.settled !== undefined)).toEqual([true, false]);
+    expect(Object.keys(index.jobs)).toEqual([a]);
+    const look = await reader.lookup({ shopId, jobId: a, completedAt: retried });
+    expect(look.archivals.map((x) => [x.partKey, x.entry.completed_at, x.entry.deleted_at])).toEqual([
+      [index.parts[0]?.key, COMPLETED, '2026-02-15T04:00:00.000Z'],
+      [index.parts[1]?.key, retried, null],
+    ]);
+    expect(look.details).toEqual(MERGED);
+    const other = await reader.lookup({ shopId, jobId: b, completedAt: COMPLETED });
+    expect(other.archivals.map((x) => x.partKey)).toEqual([index.parts[0]?.key]);
+    expect(other.details).toEqual(FIRST);
+  });
+
+  it('a settled part that cannot be read is named, never "not archived": missing → CorruptObjectError, past retention → ArchiveExpiredError; with a hot copy, a warning', async () => {
+    const shopId = newShop();
+    const jobId = generateJobId();
+    const { part } = await archiveJobs(s3, bucket, {
+      shopId,
+      month: MONTH,
+      jobs: [{ jobId, details: FIRST, meta: { completed_at: COMPLETED } }],
+      deletedAt: '2026-02-15T04:00:00.000Z',
+      settle: true,
+    });
+    const q = { shopId, jobId, completedAt: COMPLETED };
+    const past = new Date(Date.parse('2026-02-15T03:00:00Z') + 400 * 86_400_000);
+    const later = new JobDetailsReader(s3, bucket, { retentionMonths: 12, clock: () => past });
+    await expect(later.readAllDetails(q)).rejects.toMatchObject({
+      name: 'ArchiveExpiredError',
+      key: part.partKey,
+    });
+    await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: part.partKey }] } }));
+    await expect(reader.readAllDetails(q)).rejects.toThrow(CorruptObjectError);
+    await expect(reader.readAllDetails(q)).rejects.toThrow(part.partKey);
+    // A hot copy answers; the part that may hold the archival is named in the warnings.
+    await writeHot(shopId, jobId, SECOND);
+    const r = await reader.readAllDetails(q);
+    expect(r.details).toEqual(SECOND);
+    expect(r.provenance.warnings.join('\n')).toContain(part.partKey);
   });
 
   it('both: archived but not yet deleted → hot and archive merged and deduplicated', async () => {

@@ -351,10 +351,15 @@ class Errors(unittest.TestCase):
         self.s3.objects[self.index_key] = (gzip.compress((raw + "\n").encode()), meta)
 
     def test_completed_written_as_1_0_reads_as_1_and_the_refused_are_named(self):
+        # The mixed month's retried job: its first archival is in a settled part (the record's
+        # completion), its second in the part with entries (the entry's).
+        s3, expected = SnapshotS3.from_vectors()
+        mixed = next(w for w in expected["lookups"] if w["case"].startswith("own parts,"))
+        self.assertEqual(mixed["archivals"][0]["month"], self.own["archivals"][0]["month"])
         self._with_completed("1.0")
-        got = self.lookup()
+        got = self.reader.lookup(mixed["shop_id"], mixed["job_id"])
         self.assertEqual([a["completed_at"] for a in got["archivals"]],
-                         [f"{self.own['archivals'][0]['month']}-01T00:00:00.001Z"] * len(got["archivals"]))
+                         [mixed["archivals"][0]["completed_at"], f"{mixed['archivals'][0]['month']}-01T00:00:00.001Z"])
         for text, named in (("1.5", "not 1.5"), (None, "not absent"), ("null", "not null"), ("[0]", "not [0]")):
             self.setUp()
             self._with_completed(text)
@@ -409,24 +414,94 @@ class Errors(unittest.TestCase):
             self.lookup()
         self.assertIn("block directory", str(ctx.exception))
 
-    def test_a_probed_part_in_a_glacier_class_falls_back_to_the_entry_and_its_restore(self):
+    def test_a_probed_part_in_a_glacier_class_needs_its_restore(self):
         self._outgrow_first_read()
         self.s3.glacier.add(self.own["archivals"][0]["part_key"])
-        with self.assertRaises(NeedsRestoreError):
+        with self.assertRaises(NeedsRestoreError) as ctx:
             self.lookup()
+        self.assertIn(self.own["archivals"][0]["part_key"], str(ctx.exception))
 
-    def test_probes_of_skips_blocks_without_jobs_and_names_platform_data_elsewhere(self):
-        from job_details_archive.format import probes_of
-        header = {"parts": [{"name": "p", "size": 400, "block_bytes": [100, 50, 150, 100],
-                             "dir": ["abc", None, "abe", "ac"], "last": "ac9", "dir_pd": [[2, 1]]}]}
-        got = probes_of(header, "abzz", "k")
-        self.assertEqual([(p["block"], p["range"], p["pd_block"], p["pd_range"], p["below"]) for p in got],
-                         [(2, (150, 150), 1, (100, 50), "ac")])
-        self.assertEqual([p["block"] for p in probes_of(header, "abd", "k")], [0])
-        self.assertEqual(probes_of(header, "ab", "k"), [])
-        for bad in ({"dir": ["abc", None, "abb", "ac"]}, {"dir": [None, None, None, None]}, {"dir_pd": [[2, 9]]}):
-            with self.assertRaises(CorruptObjectError):
-                probes_of({"parts": [{**header["parts"][0], **bad}]}, "abzz", "k")
+    def test_settled_candidates_skip_blocks_without_jobs_and_name_platform_data_elsewhere(self):
+        from job_details_archive.format import index_from_members, settled_candidates
+        part = {"name": "part-20260215T030000Z-aaaaaaaa.jsonl.gz", "size": 400, "etag": "e",
+                "committed_at": "t", "job_count": 3, "deleted_at": "d", "block_bytes": [100, 50, 150, 100],
+                "dir": ["abc", None, "abe", "ac"], "last": "ac9", "dir_pd": [[2, 1]]}
+        header = {"format": "job-details-archive/index@1.0", "shop_id": "s.myshopify.com", "month": "2026-01",
+                  "parts": [part], "jobs": {}}
+        index = index_from_members(header, [], "k")
+        got = settled_candidates(index, "abzz")
+        self.assertEqual([(p["block"], p["range"], p["pd_range"], p["below"]) for p in got],
+                         [(2, (150, 150), (100, 50), "ac")])
+        self.assertEqual([p["block"] for p in settled_candidates(index, "abd")], [0])
+        self.assertEqual(settled_candidates(index, "ab"), [])
+        for bad in ({"dir": ["abc", None, "abb", "ac"]}, {"dir": [None, None, None, None]}, {"dir_pd": [[2, 9]]},
+                    {"deleted_at": None}, {"job_count": 0}, {"shared": True}, {"last": "ab"}):
+            with self.assertRaises(CorruptObjectError) as ctx:
+                index_from_members({**header, "parts": [{**part, **bad}]}, [], "k")
+            self.assertIn(part["name"], str(ctx.exception))
+        # With entries pointing at it, the part is not settled: its entries answer.
+        with_entries = index_from_members({**header, "jobs": {"abd": [{"completed": 0}]}}, [], "k")
+        self.assertIsNone(with_entries["parts"][0]["settled"])
+        self.assertEqual(settled_candidates(with_entries, "abd"), [])
+
+    def _settled(self):
+        """The orphan's month (a settled part, no entries) and the own month's settled part's id range."""
+        s3, expected = SnapshotS3.from_vectors()
+        orphan = next(w for w in expected["lookups"] if w["case"].startswith("row expired"))
+        own_ids = sorted(w["job_id"] for w in expected["lookups"] if w["case"].startswith("own part"))
+        return orphan, own_ids
+
+    def test_a_settled_month_with_no_entries_reads_in_3_requests(self):
+        orphan, _ = self._settled()
+        key = f"job-details-index/{orphan['shop_id']}/{orphan['archivals'][0]['month']}/index.json"
+        header = json.loads(gzip.decompress(self.s3.objects[key][0]).decode().split("\n")[0])
+        self.assertEqual(header["jobs"], {})
+        self.assertIn("dir", header["parts"][0])
+        calls = self.s3.calls
+        got = self.reader.lookup(orphan["shop_id"], orphan["job_id"], completed_at=orphan["archivals"][0]["completed_at"])
+        self.assertEqual(comparable(got), comparable(orphan))
+        # The hot check, the index, the record block its directory names (read once).
+        self.assertEqual((self.s3.calls - calls, got["provenance"]["requests"]), (3, 3))
+
+    def _absent(self, first, last, matched):
+        """An id inside the own settled part's range, not a job of it, that its job filter matches
+        (a false match, 1 in 128) or not."""
+        from job_details_archive.format import parse_month_index, settled_candidates
+        index = parse_month_index(self.s3.objects[self.index_key][0], self.index_key)
+        self.assertIsNotNone(index["parts"][0]["settled"]["job_filter"])
+        for i in range(100000):
+            job_id = f"{first}-{i}"
+            if first < job_id < last and bool(settled_candidates(index, job_id)) == matched:
+                return job_id
+        raise AssertionError("no such id")
+
+    def test_an_absent_id_in_a_settled_parts_range_is_none_by_its_job_filter_or_after_its_block(self):
+        _, (first, last) = self._settled()
+        at = self.own["archivals"][0]["completed_at"]
+        # Its job filter does not match: the index alone answers (the hot check and the index).
+        got = self.reader.lookup(self.own["shop_id"], self._absent(first, last, False), completed_at=at)
+        self.assertEqual((got["archivals"], got["details_source"], got["provenance"]["requests"]), ([], "none", 2))
+        # A false match: the block its directory names is read and does not hold it.
+        got = self.reader.lookup(self.own["shop_id"], self._absent(first, last, True), completed_at=at)
+        self.assertEqual((got["archivals"], got["details_source"], got["provenance"]["requests"]), ([], "none", 3))
+        # Outside every part's range: the index alone answers.
+        got = self.reader.lookup(self.own["shop_id"], "0", completed_at=at)
+        self.assertEqual((got["archivals"], got["provenance"]["requests"]), ([], 2))
+
+    def test_a_settled_part_in_a_glacier_class_is_named_whenever_it_may_hold_the_job(self):
+        _, (first, last) = self._settled()
+        at = self.own["archivals"][0]["completed_at"]
+        part = self.own["archivals"][0]["part_key"]
+        self.s3.glacier.add(part)
+        # Its job, or an id its filter matches: whether it holds it takes a restore, never "none".
+        for job_id in (self.own["job_id"], self._absent(first, last, True)):
+            with self.subTest(job_id=job_id):
+                with self.assertRaises(NeedsRestoreError) as ctx:
+                    self.reader.lookup(self.own["shop_id"], job_id, completed_at=at)
+                self.assertEqual(ctx.exception.key, part)
+        # An id its filter does not match, or outside its range: not archived there, no restore.
+        for job_id in (self._absent(first, last, False), "0"):
+            self.assertEqual(self.reader.lookup(self.own["shop_id"], job_id, completed_at=at)["archivals"], [])
 
     def test_a_job_of_another_shop_reads_as_absent(self):
         got = self.reader.lookup("vec-a.myshopify.com", self.own["job_id"])

@@ -18,6 +18,7 @@ import {
   partKey,
   type SourceObject,
   serializeMonthIndex,
+  settlePart,
 } from '../../shared/archive/format';
 import type { JobDetails, JobDetailsPayload } from '../../shared/details';
 import { getObjectBytes } from '../../shared/s3/objects';
@@ -209,7 +210,8 @@ export const commitToIndex = async (
   s3: S3Client,
   bucket: string,
   part: BuiltPart,
-  opts: { committedAt: string; etag?: string; deletedAt?: string },
+  /** `settle`: once deleted, the part is settled (its entries leave the index for its summary). */
+  opts: { committedAt: string; etag?: string; deletedAt?: string; settle?: boolean },
 ): Promise<MonthIndex> => {
   const e = indexEntries(part, opts.committedAt, opts.etag);
   let index = commitPart(
@@ -224,6 +226,7 @@ export const commitToIndex = async (
       Object.keys(e.jobs).map((jobId) => ({ jobId, part: part.partName })),
       opts.deletedAt,
     );
+    if (opts.settle) index = settlePart(index, part.partName);
   }
   await putIndex(s3, bucket, index);
   return index;
@@ -240,6 +243,7 @@ export const archiveJobs = async (
     at?: Date;
     committedAt?: string;
     deletedAt?: string;
+    settle?: boolean;
   },
 ): Promise<{ part: BuiltPart; index: MonthIndex }> => {
   const part = await buildPart(opts);
@@ -249,6 +253,7 @@ export const archiveJobs = async (
     committedAt,
     etag,
     ...(opts.deletedAt ? { deletedAt: opts.deletedAt } : {}),
+    ...(opts.settle ? { settle: true } : {}),
   });
   return { part, index };
 };

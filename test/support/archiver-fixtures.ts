@@ -39,6 +39,7 @@ import {
   WATERMARK_KEY,
   type WantedRecord,
 } from '../../shared/archive/format';
+import { expandSettled } from '../../shared/archive/settled-jobs';
 import type {
   BatchHooks,
   GroupDetail,
@@ -490,7 +491,8 @@ export const getBytes = async (
   );
 };
 
-export const readIndex = async (
+/** The month index as stored (settled parts: their summary, no entries). */
+export const readStoredIndex = async (
   env: ArchiverEnv,
   shopId: string,
   month: string,
@@ -502,6 +504,24 @@ export const readIndex = async (
     if ((err as { name?: string }).name === 'NoSuchKey') return null;
     throw err;
   }
+};
+
+/**
+ * The month index with every job one by one: its entries, and its settled parts' jobs rebuilt from
+ * their records (shared/archive/settled-jobs.ts expandSettled: the entry each had before its part
+ * settled, less `objects_deleted`) — what the index and the parts say together. The stored bytes:
+ * readStoredIndex.
+ */
+export const readIndex = async (
+  env: ArchiverEnv,
+  shopId: string,
+  month: string,
+): Promise<MonthIndex | null> => {
+  const stored = await readStoredIndex(env, shopId, month);
+  if (!stored) return null;
+  const { index, unread } = await expandSettled(env, stored);
+  if (unread.length > 0) throw new Error(`settled parts not readable here: ${unread.join(', ')}`);
+  return index;
 };
 
 /**

@@ -1,9 +1,19 @@
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { memoryOutput } from '../../infra/cli/output';
 import { parseRedactOptions, redactCommand } from '../../infra/cli/redact';
+import {
+  INDEX_PREFIX,
+  MONTH_INDEX_HEADERS,
+  parseMonthIndex,
+  parseMonthIndexKey,
+  serializeMonthIndex,
+  settlePart,
+} from '../../shared/archive/format';
 import { canonicalJson, type JsonValue, rawJsonNumber } from '../../shared/details/json';
 import { JobDetailsReader } from '../../shared/reader';
 import type { JobLookup } from '../../shared/reader/types';
+import { listAll } from '../../shared/s3/objects';
 import {
   type ArchiverEnv,
   cliContextFor,
@@ -90,18 +100,26 @@ export const runScenario = async (env: ArchiverEnv): Promise<Scenario> => {
   const third = await runMachine(env, { input: { olderThanDays: 30, graceHours: 0 } });
   if (third.run.status !== 'SUCCEEDED') throw new Error(`scenario run 3: ${third.run.status}`);
 
+  // Own parts settled (their entries leave the index for their block directory), the newest part of
+  // a month of several left with its entries: the orphan's month is an index with no entries, the
+  // own month a mixed one.
+  await settleOwnMonths(env);
+
   const job = (j: SeededJob, what: string): ScenarioJob => ({ shopId: j.shopId, jobId: j.jobId, case: what });
   return {
     jobs: [
       job(big, 'own part, 2,500 document ids, one redacted'),
       job(
         retried,
-        'own parts, retried after archival: two archivals merged; platform data with a 64-bit integer',
+        'own parts, retried after archival: one archival in a settled part, one in a part with entries (a mixed month), merged; platform data with a 64-bit integer',
       ),
       job(a1, 'shared part, conflict items'),
       job(a2, 'shared part, no details: reads as null'),
       job(b1, 'shared part, second shop'),
-      job(orphan, 'row expired before archival (orphan sweep): row null, whole meta in the record'),
+      job(
+        orphan,
+        'row expired before archival (orphan sweep): row null, whole meta in the record; its month settled, an index with no entries',
+      ),
     ],
     docs: [
       { shopId: OWN, docId: `${OWN}-0-doc-0a` },
@@ -111,6 +129,31 @@ export const runScenario = async (env: ArchiverEnv): Promise<Scenario> => {
       { shopId: SMALL_B, docId: `${SMALL_B}-1-doc-1b` },
     ],
   };
+};
+
+/**
+ * Settles the parts of every own month index that meet the condition (format settlePart: deleted, one
+ * entry per record, no sources), as the delete step does, except the newest part of a month of
+ * several, which keeps its entries (a mixed month). A part already settled is left as it is.
+ */
+const settleOwnMonths = async (env: ArchiverEnv): Promise<void> => {
+  for await (const o of listAll(env.s3, env.bucket, INDEX_PREFIX)) {
+    const at = parseMonthIndexKey(o.key);
+    if (!at) continue;
+    const got = await env.s3.send(new GetObjectCommand({ Bucket: env.bucket, Key: o.key }));
+    const index = parseMonthIndex((await got.Body?.transformToByteArray()) ?? new Uint8Array(0), o.key);
+    const older = index.parts.length > 1 ? index.parts.slice(0, -1) : index.parts;
+    const settled = older.reduce((i, p) => settlePart(i, p.name), index);
+    if (settled === index) continue;
+    await env.s3.send(
+      new PutObjectCommand({
+        Bucket: env.bucket,
+        Key: o.key,
+        Body: serializeMonthIndex(settled),
+        ...MONTH_INDEX_HEADERS,
+      }),
+    );
+  }
 };
 
 /**

@@ -1,9 +1,11 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import {
+  applyCommit,
   blockOf,
   checkIndex,
   commitPart,
   emptyMonthIndex,
+  entriesOf,
   gzipMemberLength,
   INDEX_FORMAT,
   type IndexedJob,
@@ -18,9 +20,12 @@ import {
   parseIndexHeader,
   parseMonthIndex,
   partByName,
-  probedEntry,
-  probesOf,
+  type SettledCandidate,
+  type SettledPart,
   serializeMonthIndex,
+  settledCandidates,
+  settledEntry,
+  settlePart,
 } from '../../shared/archive/format';
 import { CorruptObjectError, InvalidIdError, UnsupportedFormatError } from '../../shared/errors';
 
@@ -492,6 +497,16 @@ describe('index@5: a part names its filters member (the filters lie in the part,
   });
 });
 
+/** The index with its settled parts' job filters left out (as the writer does for a header too large). */
+const withoutJobFilters = (index: MonthIndex): MonthIndex => ({
+  ...index,
+  parts: index.parts.map((p) => {
+    if (!p.settled) return p;
+    const { job_filter: _f, ...settled } = p.settled;
+    return { ...p, settled };
+  }),
+});
+
 describe('block directory of a settled part (a lookup finds the one record block from the header)', () => {
   const month = '2026-01';
   const header = (index: MonthIndex) => {
@@ -521,10 +536,12 @@ describe('block directory of a settled part (a lookup finds the one record block
     ['ac00', 'ac01'],
   ];
 
-  it('stores the shortest separator of each block and the last id; probesOf names the one block', () => {
+  it('stores the shortest separator of each block and the last id; settledCandidates names the one block', () => {
     const h = header(settled(BLOCKS));
     expect(h.parts[0]).toMatchObject({ dir: ['abc1', 'abe', 'ac'], last: 'ac01' });
-    const probe = (id: string) => probesOf(h, id, 'k')?.map((p) => [p.block, p.range]);
+    // The directory alone (no job filter): every id in range has its one block.
+    const index = withoutJobFilters(settlePart(settled(BLOCKS), P1));
+    const probe = (id: string) => settledCandidates(index, id).map((p) => [p.block, p.range]);
     expect(probe('abd2')).toEqual([[0, { offset: 0, length: 100 }]]);
     expect(probe('abe')).toEqual([[1, { offset: 100, length: 100 }]]);
     expect(probe('abzzz')).toEqual([[1, { offset: 100, length: 100 }]]);
@@ -557,47 +574,58 @@ describe('block directory of a settled part (a lookup finds the one record block
     noDir({ ...index, parts: [{ ...(index.parts[0] as IndexedPart), job_count: 7 }] });
     noDir(settled([['b1'], ['a1'], ['c1']]));
     noDir({ ...index, parts: [{ ...(index.parts[0] as IndexedPart), shared: true }] });
-    // A part without a directory: the lookup reads the job's entry block.
-    expect(probesOf(header(settled([['b1'], ['a1'], ['c1']])), 'a1', 'k')).toBeNull();
+    // A part that cannot settle keeps its entries: no candidate block, its entries answer.
+    const unsorted = settled([['b1'], ['a1'], ['c1']]);
+    expect(settlePart(unsorted, P1)).toBe(unsorted);
+    expect(settledCandidates(unsorted, 'a1')).toEqual([]);
   });
 
-  it('probedEntry: the record in its block is the entry; a block without the job is none; an id outside the block is damage', () => {
-    const h = header(settled(BLOCKS));
-    const [p] = probesOf(h, 'abe1', 'k') ?? [];
-    if (!p) throw new Error('no probe');
+  it('settledEntry: the record in its block is the entry; a block without the job is none; an id outside the block is damage', () => {
+    const index = settlePart(settled(BLOCKS), P1);
+    const [p] = settledCandidates(index, 'abe1');
+    if (!p) throw new Error('no candidate');
     const rec = (id: string, pd: string | null = null) => ({
       type: 'job',
       job_id: id,
       job: { completed_at: '2026-01-10T00:00:00.000Z' },
       platform_data_ref: pd,
     });
-    expect(probedEntry(p, [rec('abe1', '1'), rec('abzz')], 'abe1', 'k')).toEqual({
-      block: 1,
-      completed: '2026-01-10T00:00:00.000Z',
+    const common = {
+      part: P1,
+      offset: 100,
+      length: 100,
+      completed_at: '2026-01-10T00:00:00.000Z',
+      committed_at: 't',
+      sources: [],
+      deleted_at: 'd',
+    };
+    expect(settledEntry(p, [rec('abe1', '1'), rec('abzz')], 'abe1', 'k')).toEqual({
+      ...common,
+      platform_data: { offset: 100, length: 100 },
     });
-    expect(probedEntry(p, [rec('abe1'), rec('abzz')], 'abzz', 'k')).toEqual({
-      block: 1,
-      pd_block: null,
-      completed: '2026-01-10T00:00:00.000Z',
+    expect(settledEntry(p, [rec('abe1'), rec('abzz')], 'abzz', 'k')).toEqual({
+      ...common,
+      platform_data: null,
     });
-    expect(probedEntry(p, [rec('abzz')], 'abe1', 'k')).toBeNull();
-    expect(() => probedEntry(p, [rec('abe1'), rec('ac00')], 'abe1', 'k')).toThrow(
+    expect(settledEntry(p, [rec('abzz')], 'abe1', 'k')).toBeNull();
+    expect(() => settledEntry(p, [rec('abe1'), rec('ac00')], 'abe1', 'k')).toThrow(
       /block directory of part .*block 1 holds job ac00, outside its range/,
     );
   });
 
   it('a directory that does not ascend, has one id too few, or ends above its last id is damage', () => {
     const h = header(settled(BLOCKS));
-    const broken = (edit: Record<string, unknown>) => ({ ...h, parts: [{ ...h.parts[0], ...edit }] });
+    const broken = (edit: Record<string, unknown>) =>
+      Buffer.from(JSON.stringify({ ...h, jobs: {}, parts: [{ ...h.parts[0], ...edit }] }));
     for (const edit of [
       { dir: ['abc1', 'ac', 'abe'] },
       { dir: ['abc1', 'abe'] },
       { last: 'ab' },
       { dir: 'abc1' },
     ])
-      expect(() => probesOf(broken(edit), 'abe1', 'k')).toThrow(CorruptObjectError);
-    // The whole index reads the same with or without it (entries stay the authority there).
-    expect(parseMonthIndex(serializeMonthIndex(settled(BLOCKS)), 'k').parts[0]).not.toHaveProperty('dir');
+      expect(() => parseMonthIndex(broken(edit), 'k')).toThrow(CorruptObjectError);
+    // An unsettled part meeting the condition keeps its entries, which stay the authority.
+    expect(parseMonthIndex(serializeMonthIndex(settled(BLOCKS)), 'k').parts[0]?.settled).toBeUndefined();
   });
 });
 
@@ -624,7 +652,9 @@ describe('block directory: a job line longer than a block', () => {
       last: 'c1',
       dir_pd: [[2, 1]],
     });
-    expect(probesOf(header, 'b1', 'k')).toEqual([
+    const [probe, ...more] = settledCandidates(settlePart(index, P1), 'b1');
+    expect(more).toEqual([]);
+    expect(probe).toEqual(
       expect.objectContaining({
         block: 2,
         range: { offset: 200, length: 100 },
@@ -632,11 +662,10 @@ describe('block directory: a job line longer than a block', () => {
         pdRange: { offset: 100, length: 100 },
         below: 'c',
       }),
-    ]);
-    const [probe] = probesOf(header, 'b1', 'k') ?? [];
+    );
     if (!probe) throw new Error('no probe');
     expect(
-      probedEntry(
+      settledEntry(
         probe,
         [
           {
@@ -649,7 +678,7 @@ describe('block directory: a job line longer than a block', () => {
         'b1',
         'k',
       ),
-    ).toEqual({ block: 2, pd_block: 1, completed: '2026-01-10T00:00:00.000Z' });
+    ).toMatchObject({ offset: 200, length: 100, platform_data: { offset: 100, length: 100 } });
     // Two jobs of one block with their platform data in different blocks: no directory.
     const split = {
       ...index,
@@ -674,5 +703,264 @@ describe('block directory: a job line longer than a block', () => {
         ).header.parts as Array<Record<string, unknown>>
       )[0]?.dir,
     ).toBeUndefined();
+  });
+});
+
+describe('settled parts: the summary on the part, no entries in the index', () => {
+  const month = '2026-01';
+  const KEY = 'job-details-index/s/2026-01/index.json';
+  const BLOCKS = [
+    ['abc1', 'abd2'],
+    ['abe1', 'abzz'],
+    ['ac00', 'ac01'],
+  ];
+  /** P1: three blocks of 100 bytes holding BLOCKS, every entry deleted by run d1 at 'd'. */
+  const deleted = (extra: Record<string, IndexedJob> = {}) => {
+    const jobs: Record<string, IndexedJob> = {};
+    BLOCKS.forEach((ids, b) => {
+      for (const id of ids) jobs[id] = entry(P1, { offset: b * 100, length: 100 });
+    });
+    const p = { ...part(P1), size: 300, job_count: Object.keys(jobs).length };
+    const one = commitPart(emptyMonthIndex('s', month, 't0'), p, jobs, 't');
+    const two =
+      Object.keys(extra).length > 0
+        ? commitPart(one, { ...part(P2), job_count: Object.keys(extra).length }, extra, 't2')
+        : one;
+    return markDeleted(
+      two,
+      Object.keys(jobs).map((jobId) => ({ jobId, part: P1 })),
+      'd',
+      'd1',
+    );
+  };
+  const roundTrip = (i: MonthIndex) => parseMonthIndex(serializeMonthIndex(i), KEY);
+
+  it('settlePart moves the entries into the summary; a month with no entries reads back the same', () => {
+    const index = settlePart(deleted(), P1);
+    expect(index.jobs).toEqual({});
+    const summary: SettledPart | undefined = index.parts[0]?.settled;
+    expect(summary).toEqual({
+      dir: ['abc1', 'abe', 'ac'],
+      last: 'ac01',
+      block_bytes: [100, 100, 100],
+      deleted_at: 'd',
+      deleted_by: 'd1',
+      job_filter: { k: 7, bytes: expect.any(Uint8Array) },
+    });
+    const back = roundTrip(index);
+    expect(back.jobs).toEqual({});
+    expect(back.parts[0]?.settled).toEqual(index.parts[0]?.settled);
+    expect(back.parts[0]?.key).toBe(index.parts[0]?.key);
+    // Written again, the same bytes: nothing is lost between the model and the stored form.
+    expect(serializeMonthIndex(back)).toEqual(serializeMonthIndex(index));
+    // The stored part is the part with its directory, as a lookup's header reads it (no entries).
+    const stored = JSON.parse(gunzipSync(serializeMonthIndex(index)).toString());
+    expect(stored.jobs).toEqual({});
+    expect(stored.parts[0]).toMatchObject({
+      dir: ['abc1', 'abe', 'ac'],
+      last: 'ac01',
+      deleted_at: 'd',
+      deleted_by: 'd1',
+    });
+    expect(settledCandidates(back, 'abzz').map((p) => p.block)).toEqual([1]);
+  });
+
+  it('a part that does not meet the condition stays unsettled (the same index back)', () => {
+    const undeleted = commitPart(
+      emptyMonthIndex('s', month, 't0'),
+      { ...part(P1), job_count: 1 },
+      { a: entry(P1) },
+      't',
+    );
+    expect(settlePart(undeleted, P1)).toBe(undeleted);
+    const missing = deleted();
+    const short = { ...missing, parts: [{ ...(missing.parts[0] as IndexedPart), job_count: 7 }] };
+    expect(settlePart(short, P1)).toBe(short);
+    expect(settlePart(missing, 'part-none.jsonl.gz')).toBe(missing);
+    const once = settlePart(missing, P1);
+    expect(settlePart(once, P1)).toBe(once);
+  });
+
+  it('a mixed month: a settled part and a part with entries, one job in both; candidates and counts', () => {
+    const index = settlePart(
+      deleted({ abe1: entry(P2, { completed_at: '2026-01-20T00:00:00Z' }), zz: entry(P2) }),
+      P1,
+    );
+    expect(index.parts.map((p) => p.settled !== undefined)).toEqual([true, false]);
+    const back = roundTrip(index);
+    expect(back.parts.map((p) => p.settled !== undefined)).toEqual([true, false]);
+    expect(Object.keys(back.jobs).sort()).toEqual(['abe1', 'zz']);
+    expect(back.jobs.abe1?.map((e) => [e.part, e.completed_at])).toEqual([[P2, '2026-01-20T00:00:00Z']]);
+    const candidates: SettledCandidate[] = settledCandidates(back, 'abe1');
+    expect(candidates).toEqual([
+      {
+        part: back.parts[0],
+        block: 1,
+        range: { offset: 100, length: 100 },
+        from: 'abe',
+        below: 'ac',
+      },
+    ]);
+    // Outside every settled part's id range: no candidate (the entries answer for the other part).
+    expect(settledCandidates(back, 'zz')).toEqual([]);
+    expect(settledCandidates(back, 'a')).toEqual([]);
+    expect(entriesOf(back, P1)).toBe(6);
+    expect(entriesOf(back, P2)).toBe(2);
+  });
+
+  it('a mixed month whose entries span several index blocks reads back whole', () => {
+    const many: Record<string, IndexedJob> = {};
+    for (let i = 0; i < 3000; i++)
+      many[`z${String(i).padStart(5, '0')}`] = entry(P2, { offset: 0, length: 100 });
+    const index = settlePart(deleted(many), P1);
+    const bytes = serializeMonthIndex(index);
+    const head = gzipMemberLength(bytes);
+    if (!('length' in head)) throw new Error('no header');
+    expect(head.length).toBeLessThan(bytes.length); // blocked
+    const back = parseMonthIndex(bytes, KEY);
+    expect(Object.keys(back.jobs)).toHaveLength(3000);
+    expect(back.parts[0]?.settled?.dir).toEqual(['abc1', 'abe', 'ac']);
+    expect(back.parts[1]?.settled).toBeUndefined();
+  });
+
+  it('a settled part with entries pointing at it is a writer bug, refused', () => {
+    const index = settlePart(deleted(), P1);
+    expect(() =>
+      serializeMonthIndex({ ...index, jobs: { x: [entry(P1, { offset: 0, length: 100 })] } }),
+    ).toThrow(/settled, yet 1 entries/);
+  });
+
+  it('an unsettled part that meets the condition keeps its entries and reads back unsettled', () => {
+    const back = roundTrip(deleted());
+    expect(back.parts[0]?.settled).toBeUndefined();
+    expect(Object.keys(back.jobs)).toHaveLength(6);
+  });
+
+  it('applyCommit: a settled part committed again counts its job_count; a job of a settled part gets a new entry', () => {
+    const index = settlePart(deleted(), P1);
+    const p1 = index.parts[0] as IndexedPart;
+    expect(applyCommit(index, { part: p1, jobs: {} }, 't3')).toEqual({ index: null, added: 6 });
+    const { index: next, added } = applyCommit(
+      index,
+      { part: { ...part(P2), job_count: 1 }, jobs: { abe1: entry(P2) } },
+      't3',
+    );
+    expect(added).toBe(1);
+    expect(next?.jobs.abe1?.map((e) => e.part)).toEqual([P2]);
+  });
+
+  it('a damaged summary is a CorruptObjectError naming the index and the part', () => {
+    const stored = JSON.parse(gunzipSync(serializeMonthIndex(settlePart(deleted(), P1))).toString());
+    const broken = (edit: Record<string, unknown>) =>
+      Buffer.from(JSON.stringify({ ...stored, parts: [{ ...stored.parts[0], ...edit }] }));
+    for (const edit of [
+      { dir: ['abc1', 'ac', 'abe'] }, // not ascending
+      { dir: ['abc1', 'abe'] }, // one id too few
+      { dir: ['abc1', 'abe', 'ac', 'ad'] }, // one too many
+      { dir: [null, null, null] }, // no id at all
+      { dir: ['abc1', 7, 'ac'] },
+      { dir: 'abc1' },
+      { last: 'ab' }, // below the last block
+      { last: 7 },
+      { dir_pd: [[1, 3]] }, // a block out of range
+      { dir_pd: [[1]] },
+      { dir_pd: 'x' },
+      { deleted_at: null }, // settled yet undeleted
+      { job_count: 0 },
+      { shared: true },
+      { block_bytes: [100, 100, 0] },
+    ]) {
+      expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(CorruptObjectError);
+      expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(/index\.json/);
+      expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(new RegExp(P1.replace(/\./g, '\\.')));
+    }
+  });
+});
+
+describe('a settled part’s job filter (jf: a Golomb-coded set of its job ids)', () => {
+  const KEY = 'job-details-index/s/2026-01/index.json';
+  /** One settled part of `n` jobs `j000000`…, `perBlock` a block of 100 bytes. */
+  const settledOf = (n: number, perBlock = 4) => {
+    const jobs: Record<string, IndexedJob> = {};
+    for (let i = 0; i < n; i++) {
+      const b = Math.floor(i / perBlock);
+      jobs[`j${String(i).padStart(6, '0')}`] = entry(P1, { offset: b * 100, length: 100, deleted_at: 'd' });
+    }
+    const blocks = Math.ceil(n / perBlock);
+    const p = { ...part(P1), size: blocks * 100, job_count: n };
+    return settlePart(commitPart(emptyMonthIndex('s', '2026-01', 't0'), p, jobs, 't'), P1);
+  };
+  /** Ids inside the part's range that are not its jobs. */
+  const absentInRange = (n: number) => Array.from({ length: n }, (_, i) => `j000001-${i}`);
+
+  it('an absent id its filter does not match has no candidate block; a false match (1 in 128) has one; every job matches', () => {
+    const index = settledOf(40);
+    const back = parseMonthIndex(serializeMonthIndex(index), KEY);
+    expect(back.parts[0]?.settled?.job_filter).toEqual(index.parts[0]?.settled?.job_filter);
+    for (let i = 0; i < 40; i++)
+      expect(settledCandidates(back, `j${String(i).padStart(6, '0')}`)).toHaveLength(1);
+    const absent = absentInRange(2000);
+    const matched = absent.filter((id) => settledCandidates(back, id).length > 0);
+    // Without the filter every one of them has its block; with it, about 1/128 do.
+    expect(absent.every((id) => settledCandidates(withoutJobFilters(back), id).length === 1)).toBe(true);
+    expect(matched.length).toBeGreaterThan(0);
+    expect(matched.length).toBeLessThan((2000 / 128) * 2.5);
+    // Stored: base64, no jk at k = 7.
+    const stored = JSON.parse(gunzipSync(serializeMonthIndex(index)).toString()).parts[0];
+    expect(typeof stored.jf).toBe('string');
+    expect(stored).not.toHaveProperty('jk');
+  });
+
+  it('a damaged job filter is a CorruptObjectError naming the index and the part', () => {
+    const stored = JSON.parse(gunzipSync(serializeMonthIndex(settledOf(40))).toString());
+    const jf = stored.parts[0].jf as string;
+    const bytes = Buffer.from(jf, 'base64');
+    const broken = (edit: Record<string, unknown>) =>
+      Buffer.from(JSON.stringify({ ...stored, parts: [{ ...stored.parts[0], ...edit }] }));
+    for (const edit of [
+      { jf: 'not base64!' },
+      { jf: '' },
+      { jf: 7 },
+      { jf: bytes.subarray(0, bytes.length - 2).toString('base64') }, // cut short
+      { jf: Buffer.concat([bytes, Buffer.from([0, 0])]).toString('base64') }, // bytes past its values
+      { jk: 0 },
+      { jk: 17 },
+      { jk: '7' },
+      { jk: 6 }, // read with another k, the bytes do not hold 40 values
+      { job_count: 41 },
+    ]) {
+      expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(CorruptObjectError);
+      expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(/index\.json.*part-20260201T000000Z-aaaaaaaa/);
+    }
+    // A job filter without a block directory: damage too.
+    const { dir: _d, last: _l, ...noDir } = stored.parts[0];
+    expect(() => parseMonthIndex(Buffer.from(JSON.stringify({ ...stored, parts: [noDir] })), KEY)).toThrow(
+      /job filter and no block directory/,
+    );
+  });
+
+  it('a header that would pass 32 KB gets its filters thinned (k lowered, then left out), never a false "no"', () => {
+    const n = 40_000;
+    const index = settledOf(n, 30);
+    const bytes = serializeMonthIndex(index);
+    const head = gzipMemberLength(bytes);
+    if (!('length' in head)) throw new Error('no header');
+    expect(head.length).toBeLessThanOrEqual(32 * 1024);
+    const back = parseMonthIndex(bytes, KEY);
+    const f = back.parts[0]?.settled?.job_filter;
+    // 40,000 jobs at 7 bits + ~1.6 take ~43 KB: thinned to a lower k, still a filter.
+    expect(f?.k).toBeLessThan(7);
+    expect(f?.k).toBeGreaterThanOrEqual(3);
+    const stored = JSON.parse(gunzipSync(bytes.subarray(0, head.length)).toString()).parts[0];
+    expect(stored.jk).toBe(f?.k);
+    for (let i = 0; i < n; i += 97)
+      expect(settledCandidates(back, `j${String(i).padStart(6, '0')}`)).toHaveLength(1);
+    // Past what even k = 3 fits: no filter, the directory alone.
+    const huge = serializeMonthIndex(settledOf(100_000, 30));
+    const hugeHead = gzipMemberLength(huge);
+    if (!('length' in hugeHead)) throw new Error('no header');
+    const noFilter = parseMonthIndex(huge, KEY).parts[0]?.settled;
+    expect(noFilter?.job_filter).toBeUndefined();
+    expect(noFilter?.dir.length).toBe(3334);
   });
 });

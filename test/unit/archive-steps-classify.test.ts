@@ -1,5 +1,6 @@
 import { commitPart, emptyMonthIndex, type IndexedJob } from '../../shared/archive/format';
 import {
+  archivedByRun,
   archivedMeta,
   assembleJob,
   changedSincePlan,
@@ -8,6 +9,7 @@ import {
   withRowAttributes,
 } from '../../shared/archive/steps/archive/classify';
 import type { JobRowSnapshot } from '../../shared/archive/steps/archive/job-rows';
+import type { SettledArchival } from '../../shared/archive/steps/archive/settled-archivals';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 import { rawJsonNumber } from '../../shared/details/json';
 
@@ -95,6 +97,45 @@ describe('classifyPlanned', () => {
         indexWith(['p1', '2026-01-10T00:00:00.000Z'], ['p2', '2026-01-20T00:00:00.000Z']),
       ),
     ).toBe('archive'));
+});
+
+describe('classifyPlanned: a job whose part settled (no entry; its record read)', () => {
+  const at = '2026-01-10T00:00:00.000Z';
+  const settled = (a: SettledArchival) => new Map([['j1', a]]);
+  const record = (completed: string, run = 'r'): SettledArchival => ({
+    kind: 'record',
+    part: 'p1',
+    run_id: run,
+    completed_at: completed,
+  });
+  test('its record holds the planned completion, nothing hot → skip', () =>
+    expect(classifyPlanned(planned(), indexWith(), new Map(), settled(record(at)))).toBe('skip'));
+  test('its record holds the planned completion, objects hot again → rearchive', () =>
+    expect(classifyPlanned(planned(), indexWith(), new Map([['j1', [{}]]]), settled(record(at)))).toBe(
+      'rearchive',
+    ));
+  test('its record holds another completion (retried since) → archive', () =>
+    expect(
+      classifyPlanned(planned(), indexWith(), new Map(), settled(record('2026-01-05T00:00:00.000Z'))),
+    ).toBe('archive'));
+  test('the part is in a restore class (unread) → archive, never skip on its directory alone', () =>
+    expect(classifyPlanned(planned(), indexWith(), new Map(), settled({ kind: 'unread', part: 'p1' }))).toBe(
+      'archive',
+    ));
+  test('an entry, when the job has one, decides (settled records are only for jobs without)', () =>
+    expect(
+      classifyPlanned(
+        planned({ completed_at: '2026-01-20T00:00:00.000Z' }),
+        indexWith(['p2', '2026-01-20T00:00:00.000Z']),
+        new Map(),
+        settled(record(at)),
+      ),
+    ).toBe('skip'));
+  test('archivedByRun counts a settled record of this run, not of another', () => {
+    expect(archivedByRun(indexWith(), [planned()], 'r', settled(record(at, 'r')))).toBe(1);
+    expect(archivedByRun(indexWith(), [planned()], 'other', settled(record(at, 'r')))).toBe(0);
+    expect(archivedByRun(indexWith(), [planned()], 'r', settled({ kind: 'unread', part: 'p1' }))).toBe(0);
+  });
 });
 
 describe('changedSincePlan', () => {

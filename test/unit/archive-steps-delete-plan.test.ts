@@ -4,6 +4,9 @@ import {
   deletedByRun,
   eligibleForDelete,
   matchSources,
+  settledByRun,
+  settleParts,
+  waitingForGrace,
 } from '../../shared/archive/steps/delete/delete-plan';
 import type { PlannedJob } from '../../shared/archive/steps/types';
 
@@ -111,6 +114,51 @@ describe('deletedByRun', () => {
     const again = markDeleted(marked, [{ jobId: 'j1', part: entry().part, objects: 9 }], 'later', 'run-b');
     expect(deletedByRun(again, [planned('j1')], 'run-a')).toEqual({ jobs: 1, objects: 3 });
     expect(deletedByRun(again, [planned('j1', '2026-01-20T00:00:00.000Z')], 'run-a').jobs).toBe(0);
+  });
+});
+
+describe('settleParts / settledByRun (the delete settles the parts it marked)', () => {
+  const two = commitPart(
+    emptyMonthIndex('s', '2026-01', 't'),
+    part,
+    { j1: entry({ offset: 0, length: 5 }), j2: entry({ offset: 5, length: 5 }) },
+    committedAt,
+  );
+  test('a part whose every entry is deleted settles: its entries leave the index, its jobs count by job_count', () => {
+    const marked = markDeleted(
+      two,
+      [
+        { jobId: 'j1', part: 'p1', objects: 2 },
+        { jobId: 'j2', part: 'p1', objects: 2 },
+      ],
+      '2026-02-02T00:00:00.000Z',
+      'run-a',
+    );
+    const settled = settleParts(marked, new Set(['p1']));
+    expect(settled.jobs).toEqual({});
+    expect(settled.parts[0]?.settled?.dir).toEqual(['j1', 'j2']);
+    expect(settled.parts[0]?.settled?.deleted_by).toBe('run-a');
+    // A retried delete of the same run finds no entry: the settled part counts its jobs (objects unknown).
+    expect(deletedByRun(settled, [planned('j1'), planned('j2')], 'run-a')).toEqual({ jobs: 0, objects: 0 });
+    expect(settledByRun(settled, 'run-a')).toEqual({ jobs: 2, objects: 0 });
+    expect(settledByRun(settled, 'run-b')).toEqual({ jobs: 0, objects: 0 });
+    // Before it settled, the entries count (what this attempt reports).
+    expect(settledByRun(marked, 'run-a')).toEqual({ jobs: 0, objects: 0 });
+    // A settled part's jobs are never eligible again, nor waiting: delete only sees unsettled parts.
+    const asOf = T + HOUR;
+    expect(eligibleForDelete(settled, [planned('j1'), planned('j2')], asOf, 0)).toEqual([]);
+    expect(waitingForGrace(settled, [planned('j1'), planned('j2')], asOf, 0)).toBe(0);
+  });
+  test('a part with an entry left undeleted keeps its entries (not settled)', () => {
+    const marked = markDeleted(
+      two,
+      [{ jobId: 'j1', part: 'p1', objects: 2 }],
+      '2026-02-02T00:00:00.000Z',
+      'run-a',
+    );
+    const after = settleParts(marked, new Set(['p1']));
+    expect(after).toBe(marked);
+    expect(after.parts[0]?.settled).toBeUndefined();
   });
 });
 

@@ -73,6 +73,56 @@ const inputs = (over: Partial<AuditInputs>): AuditInputs => ({
 });
 
 describe('classifyAudit', () => {
+  it('a settled part (no entries) counts its job_count archived and deleted; a job read back from its record is checked, not counted twice; an unread one is named', () => {
+    const settled = (over: Partial<MonthIndex> = {}): MonthIndex => {
+      const base = index({});
+      return {
+        ...base,
+        parts: base.parts.map((p) => ({
+          ...p,
+          job_count: 5,
+          settled: {
+            dir: ['a'],
+            last: 'z',
+            block_bytes: [10],
+            deleted_at: '2026-04-15T04:00:00.000Z',
+            deleted_by: 'r',
+          },
+        })),
+        ...over,
+      };
+    };
+    const coldParts = [
+      { key: PART_KEY, shopId: SHOP, month: '2026-03', partName: PART, size: 10, etag: 'p' },
+    ];
+    const f = classifyAudit(inputs({ indexes: [settled()], coldParts }));
+    expect(f.groups).toMatchObject([{ archivedJobs: 5, archivedDeleted: 5, mismatches: 0 }]);
+    expect(f.totals.archivedJobs).toBe(5);
+    // audit.ts gives a hot job its record's entry (deleted, no sources): a hidden hot object, counted once.
+    const read = settled({ jobs: { arch1: [entry({ sources: [] })] } });
+    const g = classifyAudit(
+      inputs({
+        indexes: [read],
+        coldParts,
+        hot: new Map([['arch1', hot('arch1', { 'job-details/arch1/late.json.gz': 'e9' })]]),
+        rows: [{ shopId: SHOP, jobId: 'arch1', status: 'FAILED', completedAt: '2026-03-10T00:00:00.000Z' }],
+      }),
+    );
+    expect(g.totals.archivedJobs).toBe(5);
+    expect(g.mismatches.map((m) => m.kind)).toEqual(['hidden-hot-object']);
+    const u = classifyAudit(
+      inputs({
+        indexes: [settled()],
+        coldParts,
+        hot: new Map([['arch1', hot('arch1', { 'job-details/arch1/late.json.gz': 'e9' })]]),
+        settledUnread: [{ shopId: SHOP, month: '2026-03', jobId: 'arch1', part: PART_KEY }],
+      }),
+    );
+    expect(u.mismatches.map((m) => [m.kind, m.jobId])).toEqual([['unchecked-settled-job', 'arch1']]);
+    expect(u.orphans).toEqual([]);
+    expect(auditExitCode(u)).toBe(EXIT_FINDINGS);
+  });
+
   it('terminal rows without a readable completed_at go under their own heading, not a month', () => {
     const f = classifyAudit(
       inputs({

@@ -13,6 +13,8 @@ import {
   type MonthIndex,
   monthIndexKey,
   serializeMonthIndex,
+  settledCandidates,
+  settlePart,
 } from '../../shared/archive/format';
 import { ArchiveNotRestoredError } from '../../shared/errors';
 import { JobDetailsReader } from '../../shared/reader';
@@ -200,6 +202,63 @@ describe('JobDetailsReader and parts in Glacier (mocked S3)', () => {
         .map((i) => i.Key)
         .sort(),
     ).toEqual([part1.partKey, part2.partKey].sort());
+  });
+
+  it('a settled month (no entries): every part whose directory and job filter may hold the job is named and restored, present or absent; any other id is answered by the index', async () => {
+    const jobsOf = (ids: string[]) =>
+      ids.map((jobId) => ({
+        jobId,
+        details: details({ chunk_ids: ['p0'] }),
+        meta: { completed_at: COMPLETED },
+      }));
+    const part1 = await buildPart({
+      shopId: SHOP,
+      month: MONTH,
+      at: new Date('2026-02-10T03:00:00Z'),
+      jobs: jobsOf(['job-a', 'job-c']),
+    });
+    const part2 = await buildPart({
+      shopId: SHOP,
+      month: MONTH,
+      at: new Date('2026-02-11T03:00:00Z'),
+      jobs: jobsOf(['job-b', 'job-d']),
+    });
+    const index = [part1, part2].reduce((i, p) => settlePart(i, p.partName), committed([part1, part2]));
+    expect(index.jobs).toEqual({});
+    expect(index.parts.every((p) => p.settled?.job_filter !== undefined)).toBe(true);
+    const keysOf = (jobId: string) => settledCandidates(index, jobId).map((c) => c.part.key);
+    // Ids inside both parts' ranges (job-b…job-c) that no part holds: one matched by a filter, one not.
+    const ids = Array.from({ length: 5000 }, (_, i) => `job-b-${i}`);
+    const falseMatch = ids.find((id) => keysOf(id).length > 0) as string;
+    const rejected = ids.find((id) => keysOf(id).length === 0) as string;
+    expect(keysOf('job-b')).toContain(part2.partKey);
+    for (const jobId of ['job-b', falseMatch]) {
+      const { s3, mock } = setup(index);
+      mock.on(RestoreObjectCommand).resolves({});
+      const err = await new JobDetailsReader(s3, BUCKET)
+        .lookup({ shopId: SHOP, jobId, months: [MONTH] })
+        .catch((e) => e);
+      // Whether a candidate part holds it takes a restore: named, never "not archived".
+      expect(err).toBeInstanceOf(ArchiveNotRestoredError);
+      expect(err).toMatchObject({ key: keysOf(jobId)[0], restoreRequested: true });
+      expect(
+        restoreInputs(mock)
+          .map((i) => i.Key)
+          .sort(),
+      ).toEqual(keysOf(jobId).sort());
+    }
+    // Matched by no filter, or outside both ranges: not archived in that month, nothing read or restored.
+    for (const jobId of [rejected, 'job-z']) {
+      const { s3, mock } = setup(index);
+      const none = await new JobDetailsReader(s3, BUCKET).lookup({ shopId: SHOP, jobId, months: [MONTH] });
+      expect(none.archivals).toEqual([]);
+      expect(restoreInputs(mock)).toEqual([]);
+      expect(
+        mock
+          .commandCalls(GetObjectCommand)
+          .filter((c) => c.args[0].input.Key?.startsWith('job-details-cold/')),
+      ).toHaveLength(0);
+    }
   });
 
   it('other RestoreObject failures propagate as they are; indexes are never restored', async () => {

@@ -15,6 +15,8 @@ import {
   type SharedPart,
   serializeMonthIndex,
   serializeSharedIndex,
+  settledCandidates,
+  settlePart,
   sharedPartKey,
 } from '../../shared/archive/format';
 import { decodeFlushBody, encodeFlushBody } from '../../shared/details/codec';
@@ -184,6 +186,43 @@ describe('redactPart and switchPart', () => {
         AT,
       ),
     ).toBeNull();
+  });
+
+  test('a settled part (no entries): the switch keeps its directory and gives each block its new length', async () => {
+    const part = await build();
+    const members = partBlocks(part.bytes, part.partKey).slice(0, -1);
+    const r = redactPart(members, { shopId: 'acme', docId: DOC, at: AT, where: part.partKey });
+    const body = Buffer.concat(r.members);
+    const name = 'part-20261125T100000Z-bbbbbbbb.jsonl.gz';
+    const { part: p, jobs } = indexEntries(part, AT);
+    const deleted: typeof jobs = Object.fromEntries(
+      Object.entries(jobs).map(([id, e]) => [id, { ...e, sources: [], deleted_at: AT, deleted_by: 'run' }]),
+    );
+    const settled = settlePart(commitPart(emptyMonthIndex('acme', '2026-01', AT), p, deleted, AT), p.name);
+    expect(settled.jobs).toEqual({});
+    expect(settled.parts[0]?.settled).toBeDefined();
+    const next = switchPart(
+      settled,
+      {
+        oldName: part.partName,
+        oldMembers: members.map((m) => m.length),
+        part: { name, key: `job-details-cold/acme/2026-01/${name}`, size: body.length + 99, etag: 'new' },
+        newMembers: r.members.map((m) => m.length),
+        filters: { offset: body.length, length: 99 },
+      },
+      AT,
+    );
+    const back = parseMonthIndex(serializeMonthIndex(next as NonNullable<typeof next>), 'k');
+    expect(back.jobs).toEqual({});
+    expect(back.parts[0]?.settled?.dir).toEqual(settled.parts[0]?.settled?.dir);
+    // Every job's block, found by the directory alone, holds its record in the redacted part.
+    for (const id of ['j1', 'j2', 'j3']) {
+      const [c] = settledCandidates(back, id);
+      expect(c?.part.name).toBe(name);
+      const at = c ? body.subarray(c.range.offset, c.range.offset + c.range.length) : Buffer.alloc(0);
+      expect(gunzipSync(at).toString('utf8')).toContain(`"job_id":"${id}"`);
+    }
+    expect(gunzipSync(body).toString('utf8')).not.toContain(DOC);
   });
 
   test('a part packing several shops (a segment per shop, each with its header): only the asked shop changes', async () => {

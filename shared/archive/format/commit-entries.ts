@@ -6,7 +6,8 @@ import type { VerifiedPart } from './staging';
  * Pure: the index after committing a verified part. Idempotent (a part already in the index changes
  * nothing) and a job is in the index at most once per archival: a job whose latest entry already has
  * this completed_at (committed by a concurrent or earlier run) gets no second entry — its record in
- * this part is then simply never pointed at.
+ * this part is then simply never pointed at. Only entries are compared: a job of a settled part (no
+ * entry left) gets one more entry, a second archival of it that readers merge.
  */
 export const applyCommit = (
   index: MonthIndex,
@@ -32,6 +33,12 @@ export const applyCommit = (
   return { index: next, added: Object.keys(entries).length };
 };
 
-/** Entries pointing at a part (what an earlier, successful commit of it added). */
-export const entriesOf = (index: MonthIndex, part: string): number =>
-  Object.values(index.jobs).reduce((n, list) => n + list.filter((e) => e.part === part).length, 0);
+/**
+ * Entries pointing at a part (what an earlier, successful commit of it added); a settled part, whose
+ * entries left the index, counts its `job_count` (it settles only when every record had its entry).
+ */
+export const entriesOf = (index: MonthIndex, part: string): number => {
+  const p = partByName(index, part);
+  if (p?.settled) return p.job_count;
+  return Object.values(index.jobs).reduce((n, list) => n + list.filter((e) => e.part === part).length, 0);
+};

@@ -45,7 +45,11 @@ const golombValue = (doc: string, range: number): number => {
 /** The Golomb-coded set of one block's distinct document ids (see the header comment). */
 export const golombFilter = (docs: ReadonlySet<string>, k = RICE_BITS): Uint8Array => {
   const range = docs.size * 2 ** k;
-  const values = Float64Array.from(docs, (d) => golombValue(d, range)).sort();
+  return golombEncode(Float64Array.from(docs, (d) => golombValue(d, range)).sort(), k);
+};
+
+/** Sorted values as a Golomb-Rice code of their gaps (see the header comment). */
+export const golombEncode = (values: ArrayLike<number>, k: number): Uint8Array => {
   const out: number[] = [];
   let acc = 0;
   let nbits = 0;
@@ -58,7 +62,8 @@ export const golombFilter = (docs: ReadonlySet<string>, k = RICE_BITS): Uint8Arr
     }
   };
   let last = 0;
-  for (const v of values) {
+  for (let n = 0; n < values.length; n++) {
+    const v = values[n] as number;
     const gap = v - last;
     last = v;
     for (let q = Math.floor(gap / 2 ** k); q > 0; q--) bit(1);
@@ -67,6 +72,38 @@ export const golombFilter = (docs: ReadonlySet<string>, k = RICE_BITS): Uint8Arr
   }
   if (nbits > 0) out.push(acc << (8 - nbits));
   return Uint8Array.from(out);
+};
+
+/**
+ * The `n` values a Golomb-coded set holds, ascending; null when its bytes do not hold exactly that:
+ * cut short, or more than the last value's byte with zero padding.
+ */
+export const golombValues = (bytes: Uint8Array, n: number, k: number): number[] | null => {
+  const total = bytes.length * 8;
+  let at = 0;
+  const bit = (): number => {
+    const b = ((bytes[at >> 3] as number) >> (7 - (at & 7))) & 1;
+    at++;
+    return b;
+  };
+  const values: number[] = [];
+  let value = 0;
+  for (let i = 0; i < n; i++) {
+    let q = 0;
+    for (;;) {
+      if (at >= total) return null;
+      if (bit() === 0) break;
+      q++;
+    }
+    if (at + k > total) return null;
+    let r = 0;
+    for (let j = 0; j < k; j++) r = r * 2 + bit();
+    value += q * 2 ** k + r;
+    values.push(value);
+  }
+  if (Math.ceil(at / 8) !== bytes.length) return null;
+  while (at < total) if (bit() !== 0) return null;
+  return values;
 };
 
 /** Whether `doc` may be one of the `docs` ids a Golomb-coded set holds (false: it is not). */

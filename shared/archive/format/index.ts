@@ -7,8 +7,8 @@
  * - a part: build it (PartBuilder), read one block (decodeBlock, findInBlock), scan it (BlockScanner);
  *   bytes only, no I/O (proving a stored part unchanged is shared/archive/part-integrity.ts);
  * - the month index: open it (parseMonthIndex, parseIndexHeader + blockOf for a lookup), look a job up
- *   (jobEntries, latestEntry), change it (commitPart, markDeleted, markRearchive), write it
- *   (serializeMonthIndex);
+ *   (jobEntries, latestEntry; a settled part's jobs: settledCandidates), change it (commitPart,
+ *   markDeleted, markRearchive, settlePart), write it (serializeMonthIndex);
  * - shared parts: their index and views (shared-index.ts), blocks across shops (shared-blocks.ts),
  *   rewrite without a shop (shared-rewrite.ts);
  * - document filters (doc-filter.ts); flatten for SQL (flatten.ts).
@@ -119,18 +119,16 @@ export {
   latestEntry,
   type MonthIndex,
   partByName,
+  type SettledPart,
 } from './month-index';
 export { commitPart, markDeleted, markRearchive } from './month-index-edit';
+export { blockOf, checkIndex, mergeBlocks, parseIndexHeader, parseMonthIndex } from './month-index-read';
 export {
-  type BlockProbe,
-  blockOf,
-  checkIndex,
-  mergeBlocks,
-  parseIndexHeader,
-  parseMonthIndex,
-  probedEntry,
-  probesOf,
-} from './month-index-read';
+  type SettledCandidate,
+  settledCandidates,
+  settledEntry,
+  settlePart,
+} from './month-index-settle';
 export { MONTH_INDEX_HEADERS, serializeMonthIndex } from './month-index-write';
 export { BlockSlicer, PartBuilder } from './part-builder';
 export { parsePartRecord } from './record-shape';

@@ -2,7 +2,6 @@ import { CorruptObjectError } from '../../errors';
 import { inflateBlocks as gunzipAll } from './codec';
 import { partKey, sharedPartKey } from './keys';
 import {
-  type ByteRange,
   completionOf,
   type IndexBlock,
   type IndexedJob,
@@ -10,6 +9,7 @@ import {
   type IndexedSource,
   type MonthIndex,
 } from './month-index';
+import { checkJobFilter, checkSettled } from './month-index-settle';
 import { checkFormat, INDEX_FORMAT } from './version';
 
 /**
@@ -116,10 +116,13 @@ interface StoredPart extends Omit<IndexedPart, 'key'> {
   readonly block_bytes?: readonly number[];
   /** The length of the part's trailing filters member (absent: none). */
   readonly filters_bytes?: number;
-  /** A settled part's block directory (probesOf): in the header only, for lookups. */
+  /** A settled part's summary (month-index-settle.ts): its block directory, in the header. */
   readonly dir?: ReadonlyArray<string | null>;
   readonly last?: string;
   readonly dir_pd?: ReadonlyArray<readonly [number, number]>;
+  /** A settled part's job filter: base64 Golomb-coded set, and its Rice parameter when not 7. */
+  readonly jf?: string;
+  readonly jk?: number;
 }
 interface StoredIndex extends Omit<MonthIndex, 'parts' | 'jobs'> {
   readonly parts: readonly StoredPart[];
@@ -159,25 +162,44 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
     });
     if (at > (filters?.offset ?? p.size))
       return bad(`blocks of part ${p.name} run past its ${filters ? 'filters member' : `${p.size} bytes`}`);
+    // A block directory: the part is settled when no entry points at it (else the entries answer).
+    const directory = p.dir !== undefined ? checkSettled(p, lengths, key) : undefined;
+    if (directory && (typeof p.deleted_at !== 'string' || !isCount(p.job_count) || p.job_count === 0))
+      return bad(`settled part ${p.name} needs its delete time and a job count`);
+    if (!directory && (p.jf !== undefined || p.jk !== undefined))
+      return bad(`part ${p.name} has a job filter and no block directory`);
+    const jobFilter = directory ? checkJobFilter(p, key) : undefined;
     const {
       block_bytes: _b,
       filters_bytes: _f,
       dir: _d,
       last: _l,
       dir_pd: _dp,
+      jf: _jf,
+      jk: _jk,
       deleted_at,
       deleted_by,
       ...rest
     } = p;
+    const deletedBy = deleted_by !== undefined ? deleted_by : deleted_at ? p.run_id : null;
     return {
       part: {
         ...rest,
         key: p.shared === true ? sharedKeyOf(v, p.name, key) : keyOf(v, p.name, key),
         ...(filters ? { filters } : {}),
-      },
+      } as IndexedPart,
+      settled: directory
+        ? {
+            ...directory,
+            block_bytes: lengths,
+            deleted_at: deleted_at as string,
+            deleted_by: deletedBy,
+            ...(jobFilter ? { job_filter: jobFilter } : {}),
+          }
+        : undefined,
       ranges,
       deletedAt: deleted_at ?? null,
-      deletedBy: deleted_by !== undefined ? deleted_by : deleted_at ? p.run_id : null,
+      deletedBy,
     };
   });
   const jobs: Record<string, IndexedJob[]> = {};
@@ -209,132 +231,13 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
       };
     });
   }
-  return { ...v, parts: parts.map((p) => p.part), jobs };
-};
-
-/** A block a lookup reads for a job of a settled part (month-index-write.ts `blockDirectory`). */
-export interface BlockProbe {
-  /** The part's position in the header's `parts` (a stored entry's `part`). */
-  readonly ordinal: number;
-  readonly part: string;
-  /** The block's number in the part, and its byte range. */
-  readonly block: number;
-  readonly range: ByteRange;
-  /** Every job id of the block sorts at or above `from` and below `below` (absent: up to the part's `last`). */
-  readonly from: string;
-  readonly below?: string;
-  readonly last: string;
-  /** The block holding the platform data of the block's jobs, when not the block itself (`dir_pd`). */
-  readonly pdBlock?: number;
-  readonly pdRange?: ByteRange;
-}
-
-/**
- * The blocks that can hold `jobId`, from the header alone, when every part of the month has a block
- * directory (`dir` and `last`): one per part whose id range covers the job (none: the month does not
- * hold it). Null when a part has none (its entries are needed: read the job's entry block). A
- * directory that is not a list of ascending ids, one per block, is the index's damage.
- */
-export const probesOf = (
-  header: Record<string, unknown>,
-  jobId: string,
-  key: string,
-): BlockProbe[] | null => {
-  const parts = header.parts;
-  if (!Array.isArray(parts)) throw new CorruptObjectError(key, 'index needs parts');
-  const probes: BlockProbe[] = [];
-  for (const [ordinal, p] of (parts as Array<Record<string, unknown> | null>).entries()) {
-    if (!p || p.dir === undefined || p.shared === true) return null;
-    const name = String(p.name);
-    const bad = (what: string): never => {
-      throw new CorruptObjectError(key, `block directory of part ${name}: ${what}`);
-    };
-    const { dir, last, size } = p;
-    const fb = p.filters_bytes ?? 0;
-    const lengths = (p.block_bytes ?? [Number(size) - Number(fb)]) as unknown[];
-    if (!Array.isArray(lengths) || !lengths.every((n) => isCount(n) && n > 0))
-      bad('the part needs block_bytes');
-    if (!Array.isArray(dir) || dir.length !== lengths.length || typeof last !== 'string')
-      return bad('needs one id per block and the last id');
-    const ids = dir as unknown[];
-    // Null: a block holding no job record (never read for a job). The others ascend.
-    let top: string | undefined;
-    for (const d of ids) {
-      if (d === null) continue;
-      if (typeof d !== 'string' || (top !== undefined && !(d > top))) bad('ids must ascend');
-      top = d as string;
-    }
-    if (top === undefined || !(last >= top)) bad('the last id sorts below the last block');
-    const first = ids.find((d) => d !== null) as string;
-    const pds = (p.dir_pd ?? []) as unknown[];
-    const inPart = (n: unknown): n is number => isCount(n) && n < lengths.length;
-    if (
-      !Array.isArray(pds) ||
-      !pds.every((x) => Array.isArray(x) && x.length === 2 && inPart(x[0]) && inPart(x[1]))
-    )
-      bad('dir_pd must be [block, platform data block] pairs of its blocks');
-    if (jobId < first || jobId > last) continue;
-    let block = ids.indexOf(first);
-    for (let i = block + 1; i < ids.length; i++)
-      if (ids[i] !== null && (ids[i] as string) <= jobId) block = i;
-    const at = (n: number) => {
-      let offset = 0;
-      for (let i = 0; i < n; i++) offset += lengths[i] as number;
-      return { offset, length: lengths[n] as number };
-    };
-    const next = ids.slice(block + 1).find((d) => d !== null) as string | undefined;
-    const pdBlock = (pds as Array<[number, number]>).find(([n]) => n === block)?.[1];
-    probes.push({
-      ...(pdBlock !== undefined ? { pdBlock, pdRange: at(pdBlock) } : {}),
-      ordinal,
-      part: name,
-      block,
-      range: at(block),
-      from: ids[block] as string,
-      ...(next !== undefined ? { below: next } : {}),
-      last,
-    });
-  }
-  return probes;
-};
-
-/**
- * The job's entry in a settled part, from the records of its probed block (inflated): the stored
- * entry the index left to the record (`completed` is the record's, the rest the part's). None when
- * the block does not hold the job: not archived in this part. A record outside the block's id range
- * means the directory (or the part) is damaged: CorruptObjectError naming the index.
- */
-export const probedEntry = (
-  probe: BlockProbe,
-  records: ReadonlyArray<{
-    type: string;
-    job_id?: string;
-    job?: { completed_at: string };
-    platform_data_ref?: string | null;
-  }>,
-  jobId: string,
-  key: string,
-): Record<string, unknown> | null => {
-  let found: Record<string, unknown> | null = null;
-  for (const r of records) {
-    if (r.type !== 'job' || r.job_id === undefined) continue;
-    const id = r.job_id;
-    if (id < probe.from || (probe.below !== undefined && id >= probe.below) || id > probe.last)
-      throw new CorruptObjectError(
-        key,
-        `block directory of part ${probe.part}: block ${probe.block} holds job ${id}, outside its range`,
-      );
-    if (id === jobId && r.job)
-      found = {
-        ...(probe.ordinal !== 0 ? { part: probe.ordinal } : {}),
-        ...(probe.block !== 0 ? { block: probe.block } : {}),
-        ...(!r.platform_data_ref
-          ? { pd_block: null }
-          : probe.pdBlock !== undefined
-            ? { pd_block: probe.pdBlock }
-            : {}),
-        completed: r.job.completed_at,
-      };
-  }
-  return found;
+  // A part with a directory and no entry in `jobs` is settled: its summary answers for its jobs.
+  const pointed = new Set(Object.values(jobs).flatMap((list) => list.map((e) => e.part)));
+  return {
+    ...v,
+    parts: parts.map((p) =>
+      p.settled && !pointed.has(p.part.name) ? { ...p.part, settled: p.settled } : p.part,
+    ),
+    jobs,
+  };
 };

@@ -55,7 +55,64 @@ export interface IndexedPart {
    * part's storage class. Stored as that length; absent when no block of the part lists a document.
    */
   readonly filters?: ByteRange;
+  /**
+   * Set once the part is settled (month-index-settle.ts `settlePart`): its entries have left the index
+   * (`jobs` holds none pointing at it) and this summary answers for them. Absent: the part's entries
+   * are in `jobs`, as committed.
+   */
+  readonly settled?: SettledPart;
 }
+
+/**
+ * A settled part's summary (docs/archive-format.md, "Settled part"). A part settles when every record
+ * has exactly one entry, deleted with the part (one `deleted_at`/`deleted_by`), no sources left, no
+ * `rearchive`, and its blocks hold ascending disjoint job id ranges (month-index-settle.ts
+ * `blockDirectory`). Then each job's entry is the record's own: `completed_at` is the record's
+ * `job.completed_at`, `committed_at` the part's, `deleted_at`/`deleted_by` these, no sources, its
+ * platform data in its own block or the block `dir_pd` names (the record's `platform_data_ref` says
+ * whether it has any). What the entries held and this does not: per-job `objects_deleted` counts.
+ *
+ * Names (stored as written here, on the part in the index header):
+ * - `dir`: one per block, the shortest id that sorts at or below every job id of the block and above
+ *   every id of the blocks before it; null for a block holding no job record;
+ * - `last`: the part's last job id; `dir_pd`: `[[block, platform data block], …]` for the blocks whose
+ *   jobs' platform data is in another block (a job line longer than a block);
+ * - `block_bytes`: the compressed length of each block from byte 0 (stored only when not one block
+ *   filling the part before its filters member);
+ * - `deleted_at`, `deleted_by`: the part's delete (stored as the part's `deleted_at`, `deleted_by`);
+ * - `job_filter` (stored `jf`, base64, and `jk` when k ≠ 7): a Golomb-coded set of the part's job
+ *   ids (doc-filter.ts `golombFilter`), so an absent id is told without a block read. Optional: a
+ *   part whose header would grow too large goes without.
+ */
+export interface SettledPart {
+  readonly dir: ReadonlyArray<string | null>;
+  readonly last: string;
+  readonly dir_pd?: ReadonlyArray<readonly [number, number]>;
+  readonly block_bytes: readonly number[];
+  readonly deleted_at: string;
+  readonly deleted_by: string | null;
+  readonly job_filter?: JobFilter;
+}
+
+/** A settled part's job filter: a Golomb-coded set of its `job_count` job ids, Rice parameter `k`. */
+export interface JobFilter {
+  readonly k: number;
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * The job filter's Rice parameter as settled: 1/128 false matches a part, ~8.6 bits a job (stored `jk`
+ * only when another: the writer lowers it, down to JOB_FILTER_MIN_K, for a header that would pass
+ * INDEX_HEADER_BYTES, then leaves the filter out).
+ */
+export const JOB_FILTER_K = 7;
+export const JOB_FILTER_MIN_K = 3;
+
+/**
+ * The most a header member may take with its parts' job filters (gzipped): half a lookup's first read,
+ * so a large month's header and its first entry block stay in it.
+ */
+export const INDEX_HEADER_BYTES = 32 * 1024;
 
 export interface IndexedSource {
   readonly key: string;

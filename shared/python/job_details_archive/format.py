@@ -334,11 +334,22 @@ def index_from_members(header, job_blocks, key, expect_format=True):
         except ValueError as err:
             raise CorruptObjectError(key, str(err)) from None
         deleted_at = p.get("deleted_at")
+        summary = None
+        if "dir" in p:
+            summary = _check_settled(p, lengths, key)
+            if not isinstance(deleted_at, str) or not _count(p.get("job_count")) or p["job_count"] == 0:
+                raise CorruptObjectError(key, f"settled part {p['name']} needs its delete time and a job count")
+            summary["job_count"] = p["job_count"]
+            summary["job_filter"] = _check_job_filter(p, key)
+        elif "jf" in p or "jk" in p:
+            raise CorruptObjectError(key, f"part {p['name']} has a job filter and no block directory")
         model_parts.append({
             "name": p["name"], "key": pkey, "size": p["size"], "etag": p.get("etag"),
             "committed_at": p.get("committed_at"), "shared": p.get("shared") is True, "blocks": ranges,
             "deleted_at": deleted_at,
             "filters": (p["size"] - filters, filters) if filters else None,
+            # Set below when no entry points at the part (a settled part: its summary answers).
+            "settled": summary,
         })
     model_jobs = {}
     for job_id, entries in jobs.items():
@@ -374,6 +385,11 @@ def index_from_members(header, job_blocks, key, expect_format=True):
                 "deleted_at": e["deleted_at"] if "deleted_at" in e else part["deleted_at"],
             })
         model_jobs[job_id] = out
+    # A part with a block directory and entries in `jobs` is not settled: its entries answer.
+    pointed = {e["part"] for entries in model_jobs.values() for e in entries}
+    for part in model_parts:
+        if part["name"] in pointed:
+            part["settled"] = None
     return {"shop_id": shop_id, "month": month, "parts": model_parts, "jobs": model_jobs}
 
 
@@ -470,6 +486,15 @@ def find_record(inflated, where, want_type, want_id, shop_id):
             return record
         at = inflated.find(needle, end)
     raise CorruptObjectError(where, f"block holds no {'job' if want_type == 'job' else 'platform data'} {want_id}")
+
+
+def record_completion(record):
+    """The completion a job record archived: its `job.completed_at`, else its row's (None when neither)."""
+    job, row = record.get("job"), record.get("row")
+    completed = job.get("completed_at") if isinstance(job, dict) else None
+    if completed is None and isinstance(row, dict):
+        completed = row.get("completed_at")
+    return completed if isinstance(completed, str) else None
 
 
 def record_status(record):
@@ -742,92 +767,151 @@ def document_listings(details, doc):
     return out
 
 
-# --- block directory (a settled part's `dir` and `last`) --------------------------------------------
-
-_CANONICAL = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+# --- settled parts (a part's `dir` and `last`: its entries are its records') ---------------------------
 
 
-def probes_of(header, job_id, key):
-    """The blocks that can hold `job_id`, from the header alone, when every part has a block directory:
-    [{ordinal, part, block, range, from, below, last}] (one per part whose id range covers the job),
-    or None when a part has none (read the job's entry block). A directory that is not ascending ids,
-    one per block, is the index's damage."""
-    parts = header.get("parts")
-    if not isinstance(parts, list):
-        raise CorruptObjectError(key, "index needs parts")
-    probes = []
-    for ordinal, p in enumerate(parts):
-        if not isinstance(p, dict) or "dir" not in p or p.get("shared") is True:
+def _check_settled(p, lengths, key):
+    """A stored part's block directory checked against its blocks: {dir, last, dir_pd, lengths}. One
+    id (or None: a block holding no job record) per block, ascending, at least one id, `last` at or
+    above them, `dir_pd` pairs of its blocks; a shared part has none. Damage names the index and part."""
+    name = p.get("name")
+
+    def bad(what):
+        raise CorruptObjectError(key, f"block directory of part {name}: {what}")
+
+    if p.get("shared") is True:
+        bad("a shared part has none")
+    ids, last = p["dir"], p.get("last")
+    if not isinstance(ids, list) or len(ids) != len(lengths) or not isinstance(last, str):
+        bad("needs one id per block and the last id")
+    top = None
+    for d in ids:
+        # None: a block holding no job record. Code-point order: job ids are ASCII, so str
+        # comparison is the writer's order.
+        if d is None:
+            continue
+        if not isinstance(d, str) or (top is not None and not d > top):
+            bad("ids must ascend")
+        top = d
+    if top is None or not last >= top:
+        bad("the last id sorts below the last block")
+    pds = p.get("dir_pd", [])
+    if not isinstance(pds, list) or not all(
+            isinstance(x, list) and len(x) == 2 and all(_count(n) and n < len(lengths) for n in x) for x in pds):
+        bad("dir_pd must be [block, platform data block] pairs of its blocks")
+    return {"dir": ids, "last": last, "dir_pd": pds, "lengths": lengths}
+
+
+JOB_FILTER_K = 7
+_BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
+
+
+def golomb_values(data, n, k):
+    """The `n` values of a Golomb-coded set, ascending; None when the bytes do not hold exactly that
+    (cut short, or more than the last value's byte with zero padding)."""
+    bits, at, value, out = len(data) * 8, 0, 0, []
+    for _ in range(n):
+        q = 0
+        while True:
+            if at >= bits:
+                return None
+            b = (data[at >> 3] >> (7 - (at & 7))) & 1
+            at += 1
+            if not b:
+                break
+            q += 1
+        if at + k > bits:
             return None
-        name = p.get("name")
+        r = 0
+        for _ in range(k):
+            r = r * 2 + ((data[at >> 3] >> (7 - (at & 7))) & 1)
+            at += 1
+        value += (q << k) + r
+        out.append(value)
+    if (at + 7) // 8 != len(data):
+        return None
+    while at < bits:
+        if (data[at >> 3] >> (7 - (at & 7))) & 1:
+            return None
+        at += 1
+    return out
 
-        def bad(what, name=name):
-            raise CorruptObjectError(key, f"block directory of part {name}: {what}")
 
-        size, filters = p.get("size"), p.get("filters_bytes") or 0
-        lengths = p.get("block_bytes", [size - filters] if _count(size) and _count(filters) else None)
-        if not isinstance(lengths, list) or not all(_count(n) and n > 0 for n in lengths):
-            bad("the part needs block_bytes")
-        ids, last = p["dir"], p.get("last")
-        if not isinstance(ids, list) or len(ids) != len(lengths) or not isinstance(last, str):
-            bad("needs one id per block and the last id")
-        top = None
-        for d in ids:
-            # None: a block holding no job record. Code-point order: job ids are ASCII, so str
-            # comparison is the writer's order.
-            if d is None:
-                continue
-            if not isinstance(d, str) or (top is not None and not d > top):
-                bad("ids must ascend")
-            top = d
-        if top is None or not last >= top:
-            bad("the last id sorts below the last block")
+def _check_job_filter(p, key):
+    """A settled part's job filter (`jf` base64, `jk` its Rice parameter, 7 when absent) as (k, bytes),
+    checked to hold exactly `job_count` values; None when the part has none."""
+    if "jf" not in p and "jk" not in p:
+        return None
+
+    def bad(what):
+        raise CorruptObjectError(key, f"job filter of part {p['name']}: {what}")
+
+    k = p.get("jk", JOB_FILTER_K)
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 16:
+        bad("jk must be a whole number 1-16")
+    jf = p.get("jf")
+    if not isinstance(jf, str) or not jf or not _BASE64.match(jf):
+        bad("jf must be base64")
+    import base64
+
+    data = base64.b64decode(jf)
+    if golomb_values(data, p["job_count"], k) is None:
+        bad(f"it does not hold the part's {p['job_count']} jobs")
+    return (k, data)
+
+
+def settled_candidates(index, job_id):
+    """The blocks of the month's settled parts that may hold `job_id` (one per settled part whose id
+    range covers it and whose job filter, when it has one, matches it; in the parts' order): [{part, block, range, from, below, last, pd_range}]. Parts
+    with entries are not looked at: their entries answer."""
+    out = []
+    for part in index["parts"]:
+        s = part.get("settled")
+        if not s:
+            continue
+        # Its job filter (when it has one) says the job is not in the part: no block to read.
+        if s["job_filter"] is not None and not golomb_may_contain(s["job_filter"][1], s["job_count"], job_id,
+                                                                  s["job_filter"][0]):
+            continue
+        ids, lengths = s["dir"], s["lengths"]
         first = next(d for d in ids if d is not None)
-        pds = p.get("dir_pd", [])
-        if not isinstance(pds, list) or not all(
-                isinstance(x, list) and len(x) == 2 and all(_count(n) and n < len(lengths) for n in x) for x in pds):
-            bad("dir_pd must be [block, platform data block] pairs of its blocks")
-        if job_id < first or job_id > last:
+        if job_id < first or job_id > s["last"]:
             continue
         block = max(i for i, d in enumerate(ids) if d is not None and d <= job_id)
-        below = next((d for d in ids[block + 1:] if d is not None), None)
-        pd_block = next((x[1] for x in pds if x[0] == block), None)
-        probes.append({"ordinal": ordinal, "part": name, "block": block,
-                       "range": (sum(lengths[:block]), lengths[block]), "from": ids[block],
-                       "pd_block": pd_block,
-                       "pd_range": None if pd_block is None else (sum(lengths[:pd_block]), lengths[pd_block]),
-                       "below": below, "last": last})
-    return probes
+        pd_block = next((x[1] for x in s["dir_pd"] if x[0] == block), None)
+        out.append({"part": part, "block": block, "range": (sum(lengths[:block]), lengths[block]),
+                    "from": ids[block], "below": next((d for d in ids[block + 1:] if d is not None), None),
+                    "last": s["last"],
+                    "pd_range": None if pd_block is None else (sum(lengths[:pd_block]), lengths[pd_block])})
+    return out
 
 
-def probed_entry(probe, inflated, job_id, key):
-    """The job's stored entry in a settled part from its probed block (inflated): the record's
-    completion, the rest the part's. None when the block does not hold the job (not archived in this
-    part); False when the record's completion is not in canonical form (read the entry block instead).
-    A job record outside the block's id range is the directory's damage."""
+def settled_entry(c, inflated, job_id, key):
+    """The job's entry in a settled part from its candidate block (inflated), as the index would have
+    stored it: the record's completion, the part's commit and delete, its platform data in the block
+    (or the one `dir_pd` names) when the record names any. None when the block does not hold the job
+    (not archived in this part). A job record outside the block's id range is the directory's damage."""
+    part = c["part"]
     found = None
     for line in inflated.split(b"\n"):
         if not line:
             continue
-        record = loads_exact(line, f"{key} block {probe['block']}")
+        record = loads_exact(line, f"{key} block {c['block']}")
         if not isinstance(record, dict) or record.get("type") != "job":
             continue
         rid = record.get("job_id")
-        if not isinstance(rid, str) or rid < probe["from"] or rid > probe["last"] or \
-                (probe["below"] is not None and rid >= probe["below"]):
+        if not isinstance(rid, str) or rid < c["from"] or rid > c["last"] or \
+                (c["below"] is not None and rid >= c["below"]):
             raise CorruptObjectError(
-                key, f"block directory of part {probe['part']}: block {probe['block']} holds job {rid}, outside its range")
+                key, f"block directory of part {part['name']}: block {c['block']} holds job {rid}, outside its range")
         if rid != job_id:
             continue
-        job, row = record.get("job"), record.get("row")
-        completed = job.get("completed_at") if isinstance(job, dict) else None
-        if completed is None and isinstance(row, dict):
-            completed = row.get("completed_at")
-        if not isinstance(completed, str) or not _CANONICAL.match(completed):
-            return False
-        found = {**({"part": probe["ordinal"]} if probe["ordinal"] else {}),
-                 **({"block": probe["block"]} if probe["block"] else {}),
-                 **({"pd_block": None} if not record.get("platform_data_ref")
-                    else {} if probe["pd_block"] is None else {"pd_block": probe["pd_block"]}),
-                 "completed": completed}
+        completed = record_completion(record)
+        if completed is None:
+            raise CorruptObjectError(key, f"part {part['name']}: the record of job {rid} names no completion")
+        found = {
+            "part": part["name"], "part_key": part["key"], "block": c["range"],
+            "platform_data": (c["pd_range"] or c["range"]) if record.get("platform_data_ref") else None,
+            "completed_at": completed, "committed_at": part["committed_at"], "deleted_at": part["deleted_at"],
+        }
     return found

@@ -187,15 +187,11 @@ class ArchiveReader:
                 header, blocks = fmt.parse_index_header(first[:head], key)
                 block = fmt.block_of(blocks, job_id) if blocks else None
                 members = []
-                # The job's entry block lies past the first read: a settled part's block directory
-                # names the record block to read instead (3 requests at any month size).
-                probed = None
-                if block is not None and head + block["offset"] + block["length"] > len(first):
-                    probes = fmt.probes_of(header, job_id, key)
-                    probed = None if probes is None else self._probe(ledger, header, probes, job_id, key)
-                if probed is not None:
-                    members = [{"jobs": {job_id: probed}}] if probed else []
-                elif block is not None:
+                # The job's entry block lies past the first read and every part has a block directory
+                # (settled parts): the directory names the record block instead (3 requests at any size).
+                every_dir = all(isinstance(p, dict) and "dir" in p for p in header.get("parts") or [])
+                past = block is not None and head + block["offset"] + block["length"] > len(first)
+                if block is not None and not (past and every_dir):
                     start, end = head + block["offset"], head + block["offset"] + block["length"]
                     data = first[start:end] if end <= len(first) else \
                         self._get(ledger, key, f"bytes={start}-{end - 1}")[0]
@@ -203,42 +199,51 @@ class ArchiveReader:
                 index = fmt.index_from_members(header, members, key)
         if index["shop_id"] != shop_id or index["month"] != month:
             raise CorruptObjectError(key, f"index names shop {index['shop_id']} month {index['month']}")
-        return key, index["jobs"].get(job_id, []), index
+        found = list(index["jobs"].get(job_id, []))
+        if not whole:
+            settled = self._settled(ledger, index, job_id, key)
+            if settled:
+                order = {p["name"]: i for i, p in enumerate(index["parts"])}
+                found = sorted(found + settled, key=lambda e: order[e["part"]])
+        return key, found, index
 
-    def _probe(self, ledger, header, probes, job_id, key):
-        """The job's stored entries from its settled parts' probed blocks (kept for the record read),
-        or None when a block cannot be read as is (restore, missing, damaged part) or a record's
-        completion is not canonical: then the entry block is read."""
-        # The header checked first (its parts' names and keys): a probe reads only this shop's parts.
-        parts = fmt.index_from_members(header, [], key)["parts"]
-        found = []
-        for p in probes:
-            pkey = parts[p["ordinal"]]["key"]
-            offset, length = p["range"]
+    def _settled(self, ledger, index, job_id, key):
+        """The job's entries in the month's settled parts: one ranged GET of each candidate block (kept
+        for the record read), the entry from the record. A part in a Glacier class gets its restore
+        requested (restore_days) and, once every candidate was tried, NeedsRestoreError names it: whether
+        the job is there cannot be told without it, never "not archived". A missing part is
+        PartMissingError, a damaged block CorruptObjectError."""
+        found, needs = [], None
+        for c in fmt.settled_candidates(index, job_id):
+            pkey = c["part"]["key"]
+            offset, length = c["range"]
             # A job's platform data in the block just before (a job line longer than a block): one GET.
-            pd = p["pd_range"]
+            pd = c["pd_range"]
             start = pd[0] if pd is not None and pd[0] + pd[1] == offset else offset
+            at = f"{pkey} bytes {offset}-{offset + length - 1}"
             try:
                 got = self._get(ledger, pkey, f"bytes={start}-{offset + length - 1}")
             except ClientError as err:
-                if _code(err) == "InvalidObjectState" or _status(err) == 416:
-                    return None
+                if _code(err) == "InvalidObjectState":
+                    needs = needs or self._needs_restore(ledger, pkey, err)
+                    continue
+                if _status(err) == 416:
+                    raise CorruptObjectError(at, "range lies outside the part") from None
                 raise
-            if got is None or len(got[0]) != offset + length - start:
-                return None
-            block = got[0][offset - start:]
-            if start != offset:
-                ledger.blocks[(pkey, start, offset - start)] = got[0][:offset - start]
-            try:
-                inflated = fmt.read_block(block, f"{pkey} bytes {offset}-{offset + length - 1}")
-            except CorruptObjectError:
-                return None
-            entry = fmt.probed_entry(p, inflated, job_id, key)
-            if entry is False:
-                return None
+            if got is None:
+                raise PartMissingError(pkey)
+            if len(got[0]) != offset + length - start:
+                raise CorruptObjectError(at, f"expected {offset + length - start} bytes, got {len(got[0])} "
+                                             f"(part shorter than its index says)")
+            data = got[0][offset - start:]
+            entry = fmt.settled_entry(c, fmt.read_block(data, at), job_id, key)
             if entry is not None:
-                ledger.blocks[(pkey, offset, length)] = block
+                if start != offset:
+                    ledger.blocks[(pkey, start, offset - start)] = got[0][:offset - start]
+                ledger.blocks[(pkey, offset, length)] = data
                 found.append(entry)
+        if needs is not None:
+            raise needs
         return found
 
     def _shared_view(self, ledger, shop_id, job_id, month):
@@ -454,12 +459,17 @@ class ArchiveReader:
                         listings = fmt.document_listings(fmt.expand_details(rec.get("details") or {}, where), doc_id)
                         if not listings:
                             continue
-                        entry = next((e for e in index["jobs"].get(rec["job_id"], []) if e["part"] == part["name"]), None)
-                        if entry is None:
-                            continue  # a record its index does not point at (a concurrent duplicate)
-                        at = (rec["job_id"], entry["completed_at"])
+                        if part["settled"]:
+                            # A settled part: every record is an archival, its completion the record's.
+                            completed = fmt.record_completion(rec)
+                        else:
+                            entry = next((e for e in index["jobs"].get(rec["job_id"], []) if e["part"] == part["name"]), None)
+                            if entry is None:
+                                continue  # a record its index does not point at (a concurrent duplicate)
+                            completed = entry["completed_at"]
+                        at = (rec["job_id"], completed)
                         seen = found.setdefault(at, {
-                            "job_id": rec["job_id"], "status": fmt.record_status(rec), "completed_at": entry["completed_at"],
+                            "job_id": rec["job_id"], "status": fmt.record_status(rec), "completed_at": completed,
                             "month": month, "part_key": key, "listings": [],
                         })
                         for item in listings:

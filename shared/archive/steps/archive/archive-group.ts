@@ -25,6 +25,7 @@ import { foreignReason, listingProblem, readJobSources } from './job-sources';
 import { PartUpload } from './part-upload';
 import { collectAbandonedParts, partsWithoutStaging, refuseLostIndex } from './pending-gc';
 import { orderedPrefetch } from './prefetch';
+import { settledArchivals } from './settled-archivals';
 import type { StagedPart } from './staged';
 
 /** Stored bytes of sources read ahead but not yet appended (decoded they are a few times larger). */
@@ -109,18 +110,30 @@ export const archiveGroup = async (
       : await collectAbandonedParts(deps, run, shopId, month, etag === null ? null : index);
 
     // Jobs archived again (their hot prefix changed after their archival): the entry each follows.
+    // Planned jobs the month's settled parts may hold (no entry left): their records, read only for
+    // such jobs (settled-archivals.ts).
+    const settled = await settledArchivals(
+      deps,
+      index,
+      planned.map((j) => j.job_id),
+    );
     const rearchived = new Map<string, string>();
+    // Every job archived again, its latest archival an entry or a settled part's record.
+    const again = new Set<string>();
     const toArchive = planned
       .filter((j) => {
-        const c = classifyPlanned(j, index, batchListing);
-        if (c === 'rearchive') rearchived.set(j.job_id, latestEntry(index, j.job_id)?.part ?? '');
+        const c = classifyPlanned(j, index, batchListing, settled);
+        if (c === 'rearchive') again.add(j.job_id);
+        // A settled archival has no entry to follow: the new one is committed as any new entry.
+        const follows = latestEntry(index, j.job_id)?.part;
+        if (c === 'rearchive' && follows !== undefined) rearchived.set(j.job_id, follows);
         return c !== 'skip';
       })
       .sort(byJobId);
     rearchivedOut = rearchived;
     const quarantined: QuarantineItem[] = [];
     // Committed by an earlier attempt of this very run (a retried Task): archived by this run, once.
-    const earlier = archivedByRun(index, planned, run.runId);
+    const earlier = archivedByRun(index, planned, run.runId, settled);
     let skipped = planned.length - toArchive.length - earlier;
     let changed = 0;
     let archived = earlier;
@@ -195,7 +208,7 @@ export const archiveGroup = async (
           quarantined.push({ jobId: job.job_id, reason: foreignReason(o, shopId) });
         // An archival of this completion again with nothing of this shop's in the prefix (only another
         // shop's objects, which made it look changed): nothing to add.
-        if (rearchived.has(job.job_id) && read.sources.length === 0) {
+        if (again.has(job.job_id) && read.sources.length === 0) {
           skipped++;
           continue;
         }
@@ -222,8 +235,19 @@ export const archiveGroup = async (
       // a quarantine: its remaining objects stay where they are. One index GET, only when it happens.
       if (vanished.length > 0) {
         const now = target ? await target.reload() : (await loadMonthIndex(deps, shopId, month)).index;
+        // The overlapping run's part may have settled already (its delete ran): its records say.
+        const then = await settledArchivals(
+          deps,
+          now,
+          vanished.map((v) => v.job.job_id),
+        );
         for (const { job, reason } of vanished) {
-          if (latestEntry(now, job.job_id)?.completed_at === job.completed_at) skipped++;
+          const s = then.get(job.job_id);
+          if (
+            latestEntry(now, job.job_id)?.completed_at === job.completed_at ||
+            (s?.kind === 'record' && s.completed_at === job.completed_at)
+          )
+            skipped++;
           else quarantined.push({ jobId: job.job_id, reason });
         }
       }

@@ -7,6 +7,7 @@ import { reasonOf } from '../caps';
 import { plannedJob } from '../plan/plan-rows';
 import type { PlannedJob } from '../types';
 import type { JobRowSnapshot } from './job-rows';
+import type { SettledArchival } from './settled-archivals';
 
 /**
  * Pure decisions of the archive step. A job is `skip` when its latest index entry has the planned
@@ -16,27 +17,49 @@ import type { JobRowSnapshot } from './job-rows';
  * entry's objects are deleted yet the prefix holds objects again (written after the delete). Those are
  * `rearchive`: archived again, as a new entry of the same completion that readers merge with the old.
  * `hot`: the listing of the planned jobs' prefixes, when the caller has it.
+ *
+ * A job with no entry whose month has settled parts (their entries left the index): `settled` says
+ * what their records hold (settled-archivals.ts). A record of the planned completion decides as a
+ * deleted entry would (skip, or `rearchive` when the prefix holds objects again); a part that could
+ * not be read without a restore gives `archive` — a second archival of the same completion, which
+ * readers merge: a job is never skipped on its directory's word alone.
  */
 export const classifyPlanned = (
   job: PlannedJob,
   index: MonthIndex,
   hot?: ReadonlyMap<string, readonly unknown[]>,
+  settled?: ReadonlyMap<string, SettledArchival>,
 ): 'skip' | 'archive' | 'rearchive' => {
   const latest = latestEntry(index, job.job_id);
-  if (latest?.completed_at !== job.completed_at) return 'archive';
+  if (latest === undefined) {
+    const s = settled?.get(job.job_id);
+    if (s?.kind !== 'record' || s.completed_at !== job.completed_at) return 'archive';
+    return (hot?.get(job.job_id)?.length ?? 0) > 0 ? 'rearchive' : 'skip';
+  }
+  if (latest.completed_at !== job.completed_at) return 'archive';
   if (latest.rearchive !== undefined) return 'rearchive';
   if (latest.deleted_at !== null && (hot?.get(job.job_id)?.length ?? 0) > 0) return 'rearchive';
   return 'skip';
 };
 
 /**
- * Planned jobs whose latest entry (of the planned completion) is in a part committed by `runId`: an
- * earlier attempt of the same run archived them, so the run reports them archived, not skipped.
+ * Planned jobs whose latest archival (of the planned completion) is in a part committed by `runId`:
+ * an earlier attempt of the same run archived them, so the run reports them archived, not skipped.
+ * A job of a part that settled since (no entry) counts by its record (`settled`).
  */
-export const archivedByRun = (index: MonthIndex, planned: readonly PlannedJob[], runId: string): number =>
+export const archivedByRun = (
+  index: MonthIndex,
+  planned: readonly PlannedJob[],
+  runId: string,
+  settled?: ReadonlyMap<string, SettledArchival>,
+): number =>
   planned.filter((j) => {
     const e = latestEntry(index, j.job_id);
-    return e?.completed_at === j.completed_at && partByName(index, e.part)?.run_id === runId;
+    if (e === undefined) {
+      const s = settled?.get(j.job_id);
+      return s?.kind === 'record' && s.completed_at === j.completed_at && s.run_id === runId;
+    }
+    return e.completed_at === j.completed_at && partByName(index, e.part)?.run_id === runId;
   }).length;
 
 /**

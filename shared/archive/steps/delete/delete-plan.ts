@@ -1,6 +1,6 @@
 import type { JobObject } from '../../../details';
 import { normalizeEtag } from '../../../s3/objects';
-import { type IndexedJob, latestEntry, type MonthIndex } from '../../format';
+import { type IndexedJob, latestEntry, type MonthIndex, settlePart } from '../../format';
 import type { PlannedJob } from '../types';
 
 /**
@@ -100,6 +100,31 @@ export const deletedByRun = (
     objects += e.objects_deleted ?? 0;
   }
   return { jobs, objects };
+};
+
+/**
+ * Jobs of the parts this run's delete settled (an earlier attempt of the run, whose index write
+ * landed): their entries left the index with the per-job counts, so each part counts its `job_count`
+ * and no objects (the report's objects figure misses them; only a retried delete sees this).
+ */
+export const settledByRun = (index: MonthIndex, runId: string): { jobs: number; objects: number } => ({
+  jobs: index.parts.reduce((n, p) => n + (p.settled?.deleted_by === runId ? p.job_count : 0), 0),
+  objects: 0,
+});
+
+export const addDeleted = (
+  a: { jobs: number; objects: number },
+  b: { jobs: number; objects: number },
+): { jobs: number; objects: number } => ({ jobs: a.jobs + b.jobs, objects: a.objects + b.objects });
+
+/**
+ * The index with each named part settled (settlePart): those the delete just marked. A part that does
+ * not meet the condition (an entry undeleted, a source kept, records out of id order) keeps its entries.
+ */
+export const settleParts = (index: MonthIndex, parts: ReadonlySet<string>): MonthIndex => {
+  let out = index;
+  for (const name of parts) out = settlePart(out, name);
+  return out;
 };
 
 /** DeleteObjects takes at most 1,000 keys. */

@@ -21,7 +21,15 @@ import type { StepDeps } from '../context';
 import { type DeleteErrorItem, writeGroupFindings } from '../run-files/findings';
 import type { DeleteInput, DeleteResult, PlannedJob } from '../types';
 import type { deleteMatching } from './delete-objects';
-import { deletedByRun, eligibleForDelete, matchSources, waitingForGrace } from './delete-plan';
+import {
+  addDeleted,
+  deletedByRun,
+  eligibleForDelete,
+  matchSources,
+  settledByRun,
+  settleParts,
+  waitingForGrace,
+} from './delete-plan';
 
 /**
  * What the steps before this one in the same invocation know: the index as the commit wrote it (with
@@ -197,6 +205,9 @@ export const deleteSources = async (
         after = written.index;
         lastEtag = written.etag;
       }
+      // The index as marked, before its parts settle: what the report counts (a settled part's
+      // entries leave the index, and with them the per-job deleted counts).
+      let marked: MonthIndex | undefined;
       if (done.length > 0) {
         const at = deps.clock().toISOString();
         const written = await write(
@@ -206,14 +217,24 @@ export const deleteSources = async (
               const latest = latestEntry(current, d.jobId);
               return latest?.part === d.part && latest.deleted_at === null;
             });
-            return still.length > 0 ? markDeleted(current, still, at, run.runId) : null;
+            marked = undefined;
+            if (still.length === 0) return null;
+            marked = markDeleted(current, still, at, run.runId);
+            // Every part whose last entry this delete marked turns settled (its entries become the
+            // part's summary; a part that does not meet the condition keeps them): the index's bytes
+            // at rest (docs/archive-format.md, "Settled part").
+            return settleParts(marked, new Set(still.map((d) => d.part)));
           },
           changed.length > 0 ? { index: after, etag: lastEtag } : known.index,
         );
         after = written.index;
       }
-      // Counted from the index: every entry this run marked, whichever attempt of it did the work.
-      const counted = deletedByRun(after, planned, run.runId);
+      // Counted from the index: every entry this run marked, whichever attempt of it did the work
+      // (a part an earlier attempt settled counts its jobs: settledByRun).
+      const counted = addDeleted(
+        deletedByRun(marked ?? after, planned, run.runId),
+        settledByRun(marked ?? after, run.runId),
+      );
       return { objectsDeleted: counted.objects, errors, jobsCompleted: counted.jobs };
     });
     const { errors, ...counts } = value;

@@ -1,0 +1,107 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import { isNamedError, VerificationError } from '../../../errors';
+import { getObjectBytes } from '../../../s3/objects';
+import { decodeLine, inflateBlock, jobEntries, type MonthIndex, settledCandidates } from '../../format';
+
+/**
+ * What a settled part says of a job that has no entry left in the month index (its entries became
+ * the part's summary when it settled, month-index-settle.ts): the archival its record holds, or that
+ * the record could not be read without a restore.
+ * - `record`: the part holds the job's record, of completion `completed_at` (the record's own);
+ * - `unread`: a part whose directory names a block that may hold the job is in a restore class
+ *   (InvalidObjectState): nothing is known, and nothing may be concluded from its directory alone.
+ */
+export type SettledArchival =
+  | {
+      readonly kind: 'record';
+      readonly part: string;
+      readonly run_id: string;
+      readonly completed_at: string;
+    }
+  | { readonly kind: 'unread'; readonly part: string };
+
+/** The job's record in an inflated block, if the block holds it (canonical JSON writes `"job_id":"…"`). */
+const recordIn = (
+  inflated: Buffer,
+  where: string,
+  jobId: string,
+  shopId: string,
+): { completed_at: string } | undefined => {
+  const needle = Buffer.from(`"job_id":${JSON.stringify(jobId)}`, 'utf8');
+  for (let at = inflated.indexOf(needle); at >= 0; at = inflated.indexOf(needle, at + 1)) {
+    const start = inflated.lastIndexOf(0x0a, at) + 1;
+    const end = inflated.indexOf(0x0a, at);
+    if (end < 0) break;
+    const { record } = decodeLine(inflated.subarray(start, end + 1), `${where} line ${start}`, shopId);
+    if (record.type === 'job' && record.job_id === jobId) return { completed_at: record.job.completed_at };
+    at = end;
+  }
+  return undefined;
+};
+
+/**
+ * For each of `jobIds` with no entry in the index but a settled part whose block directory covers
+ * it: the newest archival its settled parts hold (parts' commit order), `unread` when any such part
+ * could not be read (a restore class). One ranged GET per block named, shared by the jobs it may
+ * hold; only jobs the plan handed again to a month whose parts settled get here (retries, late rows,
+ * overlapping runs). A part that is missing or whose block does not inflate fails the group
+ * (VerificationError / CorruptObjectError), as any damaged committed part does.
+ */
+export const settledArchivals = async (
+  deps: { readonly s3: S3Client; readonly bucket: string },
+  index: MonthIndex,
+  jobIds: Iterable<string>,
+): Promise<Map<string, SettledArchival>> => {
+  // Block (part key @ offset) → the candidate reads it answers.
+  interface BlockRead {
+    key: string;
+    part: string;
+    run_id: string;
+    range: { offset: number; length: number };
+    jobs: string[];
+  }
+  const reads = new Map<string, BlockRead>();
+  const order = new Map<string, number>(index.parts.map((p, i) => [p.name, i]));
+  for (const jobId of jobIds) {
+    if (jobEntries(index.jobs, jobId).length > 0) continue;
+    for (const c of settledCandidates(index, jobId)) {
+      const at = `${c.part.key}@${c.range.offset}`;
+      const r: BlockRead = reads.get(at) ?? {
+        key: c.part.key,
+        part: c.part.name,
+        run_id: c.part.run_id,
+        range: c.range,
+        jobs: [],
+      };
+      r.jobs.push(jobId);
+      reads.set(at, r);
+    }
+  }
+  const found = new Map<string, SettledArchival[]>();
+  const add = (jobId: string, a: SettledArchival) => found.set(jobId, [...(found.get(jobId) ?? []), a]);
+  for (const r of reads.values()) {
+    let got: Awaited<ReturnType<typeof getObjectBytes>>;
+    try {
+      got = await getObjectBytes(deps.s3, deps.bucket, r.key, r.range);
+    } catch (err) {
+      if (!isNamedError(err, 'InvalidObjectState')) throw err;
+      for (const jobId of r.jobs) add(jobId, { kind: 'unread', part: r.part });
+      continue;
+    }
+    if (!got) throw new VerificationError(r.key, 'a settled part of the month index is missing');
+    const where = `${r.key} bytes ${r.range.offset}-${r.range.offset + r.range.length - 1}`;
+    const inflated = inflateBlock(got.bytes, where);
+    for (const jobId of r.jobs) {
+      const rec = recordIn(inflated, where, jobId, index.shop_id);
+      if (rec) add(jobId, { kind: 'record', part: r.part, run_id: r.run_id, ...rec });
+    }
+  }
+  const out = new Map<string, SettledArchival>();
+  for (const [jobId, list] of found) {
+    const unread = list.find((a) => a.kind === 'unread');
+    const newest = [...list].sort((a, b) => (order.get(a.part) ?? 0) - (order.get(b.part) ?? 0)).pop();
+    const chosen = unread ?? newest;
+    if (chosen) out.set(jobId, chosen);
+  }
+  return out;
+};

@@ -1,0 +1,108 @@
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { COLD_PREFIX } from '../../shared/archive/format';
+import { JobDetailsReader } from '../../shared/reader';
+import {
+  archiverEnv,
+  hotState,
+  inMonth,
+  monthOfDate,
+  readIndex,
+  readStoredIndex,
+  runMachine,
+  seedTerminalJob,
+} from '../support/archiver-fixtures';
+
+/**
+ * A job planned again after its part settled (its entry left the month index: the delete step turned
+ * the part's entries into its summary). The archive step reads the candidate record from the part (one
+ * ranged GET, only for such jobs) and classifies as before; in a restore class it archives the job a
+ * second time rather than skip it on the directory's word (readers merge both archivals).
+ *
+ * Each run here forgets the plan watermark (runMachine's default), so the second run plans the first
+ * run's jobs again, as a replan or a retry list would.
+ */
+jest.setTimeout(120_000);
+
+const SHOP = 'settled-shop.myshopify.com';
+const MONTH = monthOfDate(inMonth(2, 1));
+
+/** The archive stage's S3 client, recording its ranged part GETs; `glacier`: those fail as S3 does for a part in a restore class. */
+const watchedS3 = (s3: S3Client, glacier: boolean) => {
+  const ranged: string[] = [];
+  const client = new Proxy(s3, {
+    get(target, prop, receiver) {
+      if (prop !== 'send') return Reflect.get(target, prop, receiver);
+      return async (command: unknown, ...rest: unknown[]) => {
+        if (command instanceof GetObjectCommand) {
+          const { Key, Range } = command.input;
+          if (Key?.startsWith(`${COLD_PREFIX}${SHOP}/`) && Range !== undefined) {
+            ranged.push(`${Key} ${Range}`);
+            // s3rver has no storage classes: what S3 answers a GET of an object in Glacier Flexible
+            // Retrieval / Deep Archive that is not restored (the only mocked behaviour here).
+            if (glacier)
+              throw Object.assign(new Error("The operation is not valid for the object's storage class"), {
+                name: 'InvalidObjectState',
+                $metadata: { httpStatusCode: 403 },
+              });
+          }
+        }
+        return (target.send as (...a: unknown[]) => unknown)(command, ...rest);
+      };
+    },
+  });
+  return { client, ranged };
+};
+
+const archivedOnce = async () => {
+  const env = await archiverEnv({ graceHours: 0 });
+  const jobs = [
+    await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3), status: 'FAILED' }),
+    await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 4) }),
+  ];
+  const hot = new Map<string, Awaited<ReturnType<typeof hotState>>>();
+  for (const j of jobs) hot.set(j.jobId, await hotState(env, j.jobId));
+  const first = await runMachine(env);
+  expect(first.report).toMatchObject({ jobsArchived: 2, partsWritten: 1, groupsFailedCount: 0 });
+  const stored = await readStoredIndex(env, SHOP, MONTH);
+  // The delete settled the part: its summary in the index, no entry.
+  expect(stored?.jobs).toEqual({});
+  expect(stored?.parts.map((p) => p.settled !== undefined)).toEqual([true]);
+  return { env, jobs, hot, part: stored?.parts[0]?.key };
+};
+
+test('planned again after its part settled: the record is read (one ranged GET a block), the job skipped, no second archival', async () => {
+  const { env, jobs, part } = await archivedOnce();
+  const { client, ranged } = watchedS3(env.s3, false);
+  const again = await runMachine(env, { stageDeps: { archive: env.withDeps({ s3: client }) } });
+  expect(again.report).toMatchObject({
+    jobsArchived: 0,
+    jobsSkipped: 2,
+    partsWritten: 0,
+    groupsFailedCount: 0,
+  });
+  // Both jobs' records: one GET for each block the directory names, of the settled part only.
+  expect(ranged.length).toBeGreaterThanOrEqual(1);
+  expect(ranged.length).toBeLessThanOrEqual(jobs.length);
+  for (const r of ranged) expect(r.startsWith(`${part} bytes=`)).toBe(true);
+  const stored = await readStoredIndex(env, SHOP, MONTH);
+  expect(stored?.parts).toHaveLength(1);
+  expect(stored?.jobs).toEqual({});
+});
+
+test('planned again while its settled part is in a restore class: archived a second time, never skipped; readers merge', async () => {
+  const { env, jobs, hot } = await archivedOnce();
+  const { client, ranged } = watchedS3(env.s3, true);
+  const again = await runMachine(env, { stageDeps: { archive: env.withDeps({ s3: client }) } });
+  expect(ranged.length).toBeGreaterThanOrEqual(1);
+  expect(again.report).toMatchObject({ jobsArchived: 2, partsWritten: 1, groupsFailedCount: 0 });
+  // Two archivals of each job (the second settled in turn); the reader returns the job as it was.
+  const index = await readIndex(env, SHOP, MONTH);
+  expect(index?.parts).toHaveLength(2);
+  for (const j of jobs) expect(index?.jobs[j.jobId]?.map((e) => e.completed_at)).toHaveLength(2);
+  const reader = new JobDetailsReader(env.s3, env.bucket);
+  for (const j of jobs) {
+    const got = await reader.readAllDetails({ shopId: SHOP, jobId: j.jobId, completedAt: j.completedAt });
+    expect(got.provenance.source).toBe('archive');
+    expect(got.details).toEqual(hot.get(j.jobId)?.details);
+  }
+});
