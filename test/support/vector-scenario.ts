@@ -100,9 +100,13 @@ export const runScenario = async (env: ArchiverEnv): Promise<Scenario> => {
   const third = await runMachine(env, { input: { olderThanDays: 30, graceHours: 0 } });
   if (third.run.status !== 'SUCCEEDED') throw new Error(`scenario run 3: ${third.run.status}`);
 
-  // Own parts settled (their entries leave the index for their block directory), the newest part of
-  // a month of several left with its entries: the orphan's month is an index with no entries, the
-  // own month a mixed one.
+  // Retried once more, archived again with its hot copy kept (a long grace): a part with entries.
+  await retryJob(env, retried, at(9), 'retry-2');
+  const fourth = await runMachine(env, { input: { olderThanDays: 30, graceHours: 8760 } });
+  if (fourth.run.status !== 'SUCCEEDED') throw new Error(`scenario run 4: ${fourth.run.status}`);
+  // Every deleted own part settled (its entries leave the index for its block directory; once the
+  // delete step settles parts itself this changes nothing): the orphan's month is an index with no
+  // entries, the own month mixes settled parts and the undeleted part with entries.
   await settleOwnMonths(env);
 
   const job = (j: SeededJob, what: string): ScenarioJob => ({ shopId: j.shopId, jobId: j.jobId, case: what });
@@ -111,7 +115,7 @@ export const runScenario = async (env: ArchiverEnv): Promise<Scenario> => {
       job(big, 'own part, 2,500 document ids, one redacted'),
       job(
         retried,
-        'own parts, retried after archival: one archival in a settled part, one in a part with entries (a mixed month), merged; platform data with a 64-bit integer',
+        'own parts, retried twice after archival: two archivals in settled parts, the third in a part with entries (hot copy kept: a mixed month), merged; platform data with a 64-bit integer',
       ),
       job(a1, 'shared part, conflict items'),
       job(a2, 'shared part, no details: reads as null'),
@@ -133,8 +137,7 @@ export const runScenario = async (env: ArchiverEnv): Promise<Scenario> => {
 
 /**
  * Settles the parts of every own month index that meet the condition (format settlePart: deleted, one
- * entry per record, no sources), as the delete step does, except the newest part of a month of
- * several, which keeps its entries (a mixed month). A part already settled is left as it is.
+ * entry per record, no sources), as the delete step does. A part already settled is left as it is.
  */
 const settleOwnMonths = async (env: ArchiverEnv): Promise<void> => {
   for await (const o of listAll(env.s3, env.bucket, INDEX_PREFIX)) {
@@ -142,8 +145,7 @@ const settleOwnMonths = async (env: ArchiverEnv): Promise<void> => {
     if (!at) continue;
     const got = await env.s3.send(new GetObjectCommand({ Bucket: env.bucket, Key: o.key }));
     const index = parseMonthIndex((await got.Body?.transformToByteArray()) ?? new Uint8Array(0), o.key);
-    const older = index.parts.length > 1 ? index.parts.slice(0, -1) : index.parts;
-    const settled = older.reduce((i, p) => settlePart(i, p.name), index);
+    const settled = index.parts.reduce((i, p) => settlePart(i, p.name), index);
     if (settled === index) continue;
     await env.s3.send(
       new PutObjectCommand({

@@ -12,7 +12,7 @@ import {
 } from './month-index';
 
 /**
- * Settling a part (docs/archive-format.md, "Settled part"): once every record of an own part has
+ * Settling a part (docs/archive-format.md, "Settled parts"): once every record of an own part has
  * exactly one entry, deleted with the part, no sources left, no `rearchive`, and its blocks hold
  * ascending disjoint id ranges, its entries say nothing the records and the part do not: the part
  * keeps a summary (`IndexedPart.settled`: block directory, last id, block lengths, its delete) and
@@ -67,7 +67,7 @@ export const commonValue = (values: ReadonlyArray<string | null | undefined>): s
 };
 
 /**
- * A settled own part's block directory (docs/archive-format.md, "Settled part"): `dir[i]` sorts at
+ * A settled own part's block directory (docs/archive-format.md, "Settled parts"): `dir[i]` sorts at
  * or below every job id of block i and above every id of the blocks before it (null: block i holds no
  * job record), `last` is the part's last id — so a lookup finds the one block that can hold a job from
  * the header alone and the entry is the record's own (the part's commit and delete, no sources; its

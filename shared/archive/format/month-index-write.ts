@@ -84,7 +84,7 @@ const storedPart = (
   };
 };
 
-/** A settled part as stored: the part, its summary, no entries (docs/archive-format.md, "Settled part"). */
+/** A settled part as stored: the part, its summary, no entries (docs/archive-format.md, "Settled parts"). */
 const storedSettled = (p: IndexedPart, s: SettledPart): Record<string, unknown> => ({
   ...storedPart(p, s.block_bytes, s.deleted_at, s.deleted_by),
   dir: s.dir,

@@ -64,7 +64,7 @@ export interface IndexedPart {
 }
 
 /**
- * A settled part's summary (docs/archive-format.md, "Settled part"). A part settles when every record
+ * A settled part's summary (docs/archive-format.md, "Settled parts"). A part settles when every record
  * has exactly one entry, deleted with the part (one `deleted_at`/`deleted_by`), no sources left, no
  * `rearchive`, and its blocks hold ascending disjoint job id ranges (month-index-settle.ts
  * `blockDirectory`). Then each job's entry is the record's own: `completed_at` is the record's

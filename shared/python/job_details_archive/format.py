@@ -809,31 +809,17 @@ _BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]
 def golomb_values(data, n, k):
     """The `n` values of a Golomb-coded set, ascending; None when the bytes do not hold exactly that
     (cut short, or more than the last value's byte with zero padding)."""
-    bits, at, value, out = len(data) * 8, 0, 0, []
+    bits = "".join(format(b, "08b") for b in data)
+    at, value, out = 0, 0, []
     for _ in range(n):
-        q = 0
-        while True:
-            if at >= bits:
-                return None
-            b = (data[at >> 3] >> (7 - (at & 7))) & 1
-            at += 1
-            if not b:
-                break
-            q += 1
-        if at + k > bits:
+        stop = bits.find("0", at)  # the unary quotient: 1s up to a 0
+        if stop < 0 or stop + 1 + k > len(bits):
             return None
-        r = 0
-        for _ in range(k):
-            r = r * 2 + ((data[at >> 3] >> (7 - (at & 7))) & 1)
-            at += 1
-        value += (q << k) + r
+        value += ((stop - at) << k) + (int(bits[stop + 1:stop + 1 + k], 2) if k else 0)
         out.append(value)
-    if (at + 7) // 8 != len(data):
+        at = stop + 1 + k
+    if (at + 7) // 8 != len(data) or "1" in bits[at:]:
         return None
-    while at < bits:
-        if (data[at >> 3] >> (7 - (at & 7))) & 1:
-            return None
-        at += 1
     return out
 
 
@@ -855,9 +841,23 @@ def _check_job_filter(p, key):
     import base64
 
     data = base64.b64decode(jf)
-    if golomb_values(data, p["job_count"], k) is None:
+    values = golomb_values(data, p["job_count"], k)
+    if values is None:
         bad(f"it does not hold the part's {p['job_count']} jobs")
-    return (k, data)
+    return (k, data, values)
+
+
+def _job_filter_holds(job_filter, n, job_id):
+    """Whether a settled part's job filter (k, bytes, its values decoded) may hold `job_id`: the id's
+    hash, as the document filters' `g` sets hash, among the values."""
+    import bisect
+    import hashlib
+
+    k, _, values = job_filter
+    h1 = int.from_bytes(hashlib.sha256(_as_utf8_reads(job_id).encode("utf-8")).digest()[0:4], "big")
+    want = (h1 * n * (1 << k)) >> 32
+    at = bisect.bisect_left(values, want)
+    return at < len(values) and values[at] == want
 
 
 def settled_candidates(index, job_id):
@@ -870,8 +870,7 @@ def settled_candidates(index, job_id):
         if not s:
             continue
         # Its job filter (when it has one) says the job is not in the part: no block to read.
-        if s["job_filter"] is not None and not golomb_may_contain(s["job_filter"][1], s["job_count"], job_id,
-                                                                  s["job_filter"][0]):
+        if s["job_filter"] is not None and not _job_filter_holds(s["job_filter"], s["job_count"], job_id):
             continue
         ids, lengths = s["dir"], s["lengths"]
         first = next(d for d in ids if d is not None)
