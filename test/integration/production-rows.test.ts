@@ -24,7 +24,7 @@ import {
   stepHandlers,
   synthesizedDefinition,
 } from '../../infra/local/runner';
-import { monthIndexKey, parseMonthIndex } from '../../shared/archive/format';
+import { monthIndexKey, parseMonthIndex, settledCandidates } from '../../shared/archive/format';
 import type { RunReport } from '../../shared/archive/steps/types';
 import { INLINE_ATTRIBUTES } from '../../shared/details/inline';
 import { createJob, getJob, recordFlush } from '../../shared/jobs';
@@ -449,14 +449,17 @@ it('a redriven job ends again with the right counters and is archived again as a
     }),
   );
   const index = parseMonthIndex((await got.Body?.transformToByteArray()) ?? new Uint8Array(), 'index');
-  // The new completion is archived (its status is the record's: the lookup below reads it).
-  expect(index.jobs[jobId]?.at(-1)).toMatchObject({ completed_at: ago(45).toISOString() });
+  // Archived again, its hot copies deleted: the part settled, so the index names it through its block
+  // directory and job filter, with no entry left for the job; the lookup below reads the completion.
+  expect(index.jobs[jobId]).toBeUndefined();
+  expect(settledCandidates(index, jobId).length).toBeGreaterThan(0);
   const { result } = await lookupCommand(
     ctx,
     { shopId, jobId, searchMonths: 24, json: true },
     memoryOutput(),
   );
   expect(result.lookup.archivals.map((a) => a.status)).toEqual(['FAILED', 'COMPLETED']);
+  expect(result.lookup.archivals.at(-1)?.entry).toMatchObject({ completed_at: ago(45).toISOString() });
   expect(result.lookup.archivedRow).toMatchObject({
     retry_attribution: { reason: 'operator', first_retry_attempt: 1 },
   });
