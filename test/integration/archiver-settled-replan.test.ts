@@ -1,13 +1,17 @@
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { COLD_PREFIX } from '../../shared/archive/format';
+import { jobPrefix } from '../../shared/details';
 import { JobDetailsReader } from '../../shared/reader';
 import {
   archiverEnv,
+  HOUR,
   hotState,
   inMonth,
+  listKeys,
   monthOfDate,
   readIndex,
   readStoredIndex,
+  retryJob,
   runMachine,
   seedTerminalJob,
 } from '../support/archiver-fixtures';
@@ -105,4 +109,35 @@ test('planned again while its settled part is in a restore class: archived a sec
     expect(got.provenance.source).toBe('archive');
     expect(got.details).toEqual(hot.get(j.jobId)?.details);
   }
+});
+
+test('retried between its archival and that part’s delete: the older entry stays (its part never settles), the newer part settles; planned again, the job is skipped on the newer record, not archived a third time', async () => {
+  const env = await archiverEnv({ graceHours: 24 });
+  const job = await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3), status: 'FAILED' });
+  await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 4) });
+  const first = await runMachine(env);
+  expect(first.report).toMatchObject({ jobsArchived: 2, partsWritten: 1 });
+  // Retried in the same month before the first part's grace passed: its second archival is newer.
+  await retryJob(env, job, inMonth(2, 9));
+  const hot = await hotState(env, job.jobId);
+  env.advance(25 * HOUR);
+  const second = await runMachine(env);
+  expect(second.report).toMatchObject({ jobsArchived: 1, partsWritten: 1, groupsFailedCount: 0 });
+  env.advance(25 * HOUR);
+  await runMachine(env);
+  const stored = await readStoredIndex(env, SHOP, MONTH);
+  // The first part keeps the job's older entry (never deleted: not its latest archival), the second settled.
+  expect(stored?.parts.map((p) => p.settled !== undefined)).toEqual([false, true]);
+  expect(stored?.jobs[job.jobId]?.map((e) => e.completed_at)).toEqual([inMonth(2, 3).toISOString()]);
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(job.jobId))).toEqual([]);
+
+  const again = await runMachine(env);
+  expect(again.report).toMatchObject({ jobsArchived: 0, partsWritten: 0, groupsFailedCount: 0 });
+  expect((await readStoredIndex(env, SHOP, MONTH))?.parts).toHaveLength(2);
+  const got = await new JobDetailsReader(env.s3, env.bucket).readAllDetails({
+    shopId: SHOP,
+    jobId: job.jobId,
+    completedAt: job.completedAt,
+  });
+  expect(got.details).toEqual(hot.details);
 });
