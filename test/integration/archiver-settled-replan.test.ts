@@ -1,9 +1,12 @@
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { auditCommand } from '../../infra/cli/audit';
+import { memoryOutput } from '../../infra/cli/output';
 import { COLD_PREFIX } from '../../shared/archive/format';
 import { jobPrefix } from '../../shared/details';
 import { JobDetailsReader } from '../../shared/reader';
 import {
   archiverEnv,
+  cliContextFor,
   HOUR,
   hotState,
   inMonth,
@@ -140,4 +143,38 @@ test('retried between its archival and that part’s delete: the older entry sta
     completedAt: job.completedAt,
   });
   expect(got.details).toEqual(hot.details);
+});
+
+test('the same older entry beside a newer settled part: an object written after that part’s delete is named by audit (readers skip the hot prefix) and archived by the next run', async () => {
+  const env = await archiverEnv({ graceHours: 24 });
+  const job = await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3), status: 'FAILED' });
+  await runMachine(env);
+  await retryJob(env, job, inMonth(2, 9));
+  env.advance(25 * HOUR);
+  await runMachine(env);
+  env.advance(25 * HOUR);
+  await runMachine(env);
+  expect((await readStoredIndex(env, SHOP, MONTH))?.parts.map((p) => p.settled !== undefined)).toEqual([
+    false,
+    true,
+  ]);
+  await env.store.writePlatformData(SHOP, job.jobId, { indexer: { v: 3 } });
+  const audit = async () => {
+    const io = memoryOutput();
+    return auditCommand(cliContextFor(env), { maxHeads: 100, concurrency: 2, json: false, deep: false }, io);
+  };
+  expect((await audit()).mismatches).toEqual([
+    expect.objectContaining({ kind: 'hidden-hot-object', jobId: job.jobId }),
+  ]);
+  const again = await runMachine(env);
+  expect(again.report).toMatchObject({ jobsArchived: 1, partsWritten: 1, groupsFailedCount: 0 });
+  // Its grace passed, the next run deletes what the re-archival holds.
+  env.advance(25 * HOUR);
+  await runMachine(env);
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(job.jobId))).toEqual([]);
+  const q = { shopId: SHOP, jobId: job.jobId, completedAt: job.completedAt };
+  expect((await new JobDetailsReader(env.s3, env.bucket).lookup(q)).platformData).toEqual({
+    indexer: { v: 3 },
+  });
+  expect((await audit()).mismatches).toEqual([]);
 });
