@@ -869,6 +869,9 @@ describe('settled parts: the summary on the part, no entries in the index', () =
       { job_count: 0 },
       { shared: true },
       { block_bytes: [100, 100, 0] },
+      // Blocks (and directory) that stop before the part's last block: its jobs would go unread.
+      { block_bytes: [100, 100], dir: ['abc1', 'abe'] },
+      { block_bytes: [100, 100, 90] },
     ]) {
       expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(CorruptObjectError);
       expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(/index\.json/);
