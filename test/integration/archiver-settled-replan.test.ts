@@ -178,3 +178,39 @@ test('the same older entry beside a newer settled part: an object written after 
   });
   expect((await audit()).mismatches).toEqual([]);
 });
+
+test('two overlapping runs: the second commits after the first settled its part; it reads that part’s records and adds no second archival', async () => {
+  const env = await archiverEnv({ graceHours: 0 });
+  const jobs = [
+    await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3) }),
+    await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 4) }),
+  ];
+  const hot = new Map<string, Awaited<ReturnType<typeof hotState>>>();
+  for (const j of jobs) hot.set(j.jobId, await hotState(env, j.jobId));
+  let overlapped = false;
+  // The second run has archived and verified its part; the first runs whole (commit, delete, settle).
+  const second = await runMachine(env, {
+    hooks: {
+      commit: async () => {
+        if (overlapped) return;
+        overlapped = true;
+        const first = await runMachine(env);
+        expect(first.report).toMatchObject({ jobsArchived: 2, partsWritten: 1, groupsFailedCount: 0 });
+      },
+    },
+  });
+  expect(overlapped).toBe(true);
+  expect(second.report).toMatchObject({ groupsFailedCount: 0 });
+  const stored = await readStoredIndex(env, SHOP, MONTH);
+  // The first run's part settled; the second's records are pointed at by no entry (never settles).
+  expect(stored?.parts.map((p) => p.settled !== undefined)).toEqual([true, false]);
+  expect(stored?.jobs).toEqual({});
+  const index = await readIndex(env, SHOP, MONTH);
+  const reader = new JobDetailsReader(env.s3, env.bucket);
+  for (const j of jobs) {
+    expect(index?.jobs[j.jobId]).toHaveLength(1);
+    const got = await reader.readAllDetails({ shopId: SHOP, jobId: j.jobId, completedAt: j.completedAt });
+    expect(got.details).toEqual(hot.get(j.jobId)?.details);
+    expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual([]);
+  }
+});
