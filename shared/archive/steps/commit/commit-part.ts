@@ -58,6 +58,8 @@ export const commitPartStep = async (
     const consulted = new Set(known.index.index.parts.filter((p) => p.settled).map((p) => p.name));
     const ids = Object.keys(verified.jobs);
     let settled = new Map<string, { part: string; completed_at: string }>();
+    // The index the archive stage read guards the first write; after a part settled since, a fresh one.
+    let start: LoadedIndex | undefined = known.index;
     for (let attempt = 1; ; attempt++) {
       try {
         const written = await updateMonthIndex(
@@ -71,12 +73,13 @@ export const commitPartStep = async (
             return { index: c.index, result: c.added };
           },
           undefined,
-          known.index,
+          start,
         );
         after = { index: written.index, etag: written.etag };
         return written.result;
       } catch (err) {
         if (!(err instanceof SettledSince) || attempt > INDEX_WRITE_ATTEMPTS) throw err;
+        start = undefined;
         for (const p of err.index.parts) if (p.settled) consulted.add(p.name);
         settled = new Map(
           [...(await settledArchivals(deps, err.index, ids))].flatMap(([id, a]) =>
