@@ -55,7 +55,8 @@ export const commitPartStep = async (
     // A part an overlapping run settled since holds its own records of some of these jobs, perhaps of
     // the same completions: those are read (one ranged GET a block) before the write, so this part
     // adds no second archival of them (applyCommit `settled`).
-    const consulted = new Set(known.index.index.parts.filter((p) => p.settled).map((p) => p.name));
+    const before = new Set(known.index.index.parts.filter((p) => p.settled).map((p) => p.name));
+    const consulted = new Set(before);
     const ids = Object.keys(verified.jobs);
     let settled = new Map<string, { part: string; completed_at: string }>();
     // The index the archive stage read guards the first write; after a part settled since, a fresh one.
@@ -83,7 +84,11 @@ export const commitPartStep = async (
         for (const p of err.index.parts) if (p.settled) consulted.add(p.name);
         settled = new Map(
           [...(await settledArchivals(deps, err.index, ids))].flatMap(([id, a]) =>
-            a.kind === 'record' ? [[id, { part: a.part, completed_at: a.completed_at }] as const] : [],
+            // Only parts settled since: one settled before was the archive stage's to judge (a job
+            // archived again past it, its prefix holding objects again, must get its entry).
+            a.kind === 'record' && !before.has(a.part)
+              ? [[id, { part: a.part, completed_at: a.completed_at }] as const]
+              : [],
           ),
         );
       }
