@@ -5,6 +5,7 @@ import {
   INDEX_PREFIX,
   type IndexedJob,
   jobEntries,
+  latestEntry,
   type MonthIndex,
   parseMonthIndex,
   parseMonthIndexKey,
@@ -466,8 +467,8 @@ const printAudit = (io: Output, r: AuditResult): void => {
 };
 
 /**
- * The indexes with an entry for each hot prefix's job that only a settled part holds (its entries
- * left the index when it settled): read from the part's record (settled-archivals.ts: one ranged GET
+ * The indexes with an entry for each hot prefix's job whose latest archival only a settled part holds
+ * (its entries left the index when it settled; the job has no entry, or only older ones): read from the part's record (settled-archivals.ts: one ranged GET
  * a block, only for hot job ids its directory covers) as the deleted entry it was. Such a job in a
  * part in a restore class is returned in `unread` (a named finding), never taken as not archived.
  */
@@ -483,16 +484,21 @@ const withSettledHot = async (
   const unread: Array<{ shopId: string; month: string; jobId: string; part: string }> = [];
   const out: MonthIndex[] = [];
   for (const idx of indexes) {
-    const ids = hotIds.filter(
-      (id) => jobEntries(idx.jobs, id).length === 0 && settledCandidates(idx, id).length > 0,
-    );
+    // A settled part committed after the job's latest entry (any, when it has none) may hold a newer
+    // archival: a job retried before its older part's delete keeps that entry while its newer part settles.
+    const at = (name: string) => idx.parts.findIndex((p) => p.name === name);
+    const newer = (id: string) => {
+      const latest = latestEntry(idx, id);
+      return settledCandidates(idx, id).filter(
+        (c) => latest === undefined || at(c.part.name) > at(latest.part),
+      );
+    };
+    const ids = hotIds.filter((id) => newer(id).length > 0);
     if (ids.length === 0) {
       out.push(idx);
       continue;
     }
-    req.s3Get += new Set(
-      ids.flatMap((id) => settledCandidates(idx, id).map((c) => `${c.part.key}@${c.range.offset}`)),
-    ).size;
+    req.s3Get += new Set(ids.flatMap((id) => newer(id).map((c) => `${c.part.key}@${c.range.offset}`))).size;
     const found = await settledArchivals(ctx, idx, ids);
     const jobs: Record<string, readonly IndexedJob[]> = { ...idx.jobs };
     for (const [jobId, a] of found) {
@@ -502,7 +508,9 @@ const withSettledHot = async (
       }
       const part = idx.parts.find((p) => p.name === a.part);
       if (!part?.settled) continue;
+      // Newer than any entry the job has: the latest archival.
       jobs[jobId] = [
+        ...jobEntries(idx.jobs, jobId),
         {
           part: a.part,
           offset: 0,

@@ -1,13 +1,20 @@
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { auditCommand } from '../../infra/cli/audit';
+import { memoryOutput } from '../../infra/cli/output';
 import { COLD_PREFIX } from '../../shared/archive/format';
+import { jobPrefix } from '../../shared/details';
 import { JobDetailsReader } from '../../shared/reader';
 import {
   archiverEnv,
+  cliContextFor,
+  HOUR,
   hotState,
   inMonth,
+  listKeys,
   monthOfDate,
   readIndex,
   readStoredIndex,
+  retryJob,
   runMachine,
   seedTerminalJob,
 } from '../support/archiver-fixtures';
@@ -104,5 +111,106 @@ test('planned again while its settled part is in a restore class: archived a sec
     const got = await reader.readAllDetails({ shopId: SHOP, jobId: j.jobId, completedAt: j.completedAt });
     expect(got.provenance.source).toBe('archive');
     expect(got.details).toEqual(hot.get(j.jobId)?.details);
+  }
+});
+
+test('retried between its archival and that part’s delete: the older entry stays (its part never settles), the newer part settles; planned again, the job is skipped on the newer record, not archived a third time', async () => {
+  const env = await archiverEnv({ graceHours: 24 });
+  const job = await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3), status: 'FAILED' });
+  await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 4) });
+  const first = await runMachine(env);
+  expect(first.report).toMatchObject({ jobsArchived: 2, partsWritten: 1 });
+  // Retried in the same month before the first part's grace passed: its second archival is newer.
+  await retryJob(env, job, inMonth(2, 9));
+  const hot = await hotState(env, job.jobId);
+  env.advance(25 * HOUR);
+  const second = await runMachine(env);
+  expect(second.report).toMatchObject({ jobsArchived: 1, partsWritten: 1, groupsFailedCount: 0 });
+  env.advance(25 * HOUR);
+  await runMachine(env);
+  const stored = await readStoredIndex(env, SHOP, MONTH);
+  // The first part keeps the job's older entry (never deleted: not its latest archival), the second settled.
+  expect(stored?.parts.map((p) => p.settled !== undefined)).toEqual([false, true]);
+  expect(stored?.jobs[job.jobId]?.map((e) => e.completed_at)).toEqual([inMonth(2, 3).toISOString()]);
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(job.jobId))).toEqual([]);
+
+  const again = await runMachine(env);
+  expect(again.report).toMatchObject({ jobsArchived: 0, partsWritten: 0, groupsFailedCount: 0 });
+  expect((await readStoredIndex(env, SHOP, MONTH))?.parts).toHaveLength(2);
+  const got = await new JobDetailsReader(env.s3, env.bucket).readAllDetails({
+    shopId: SHOP,
+    jobId: job.jobId,
+    completedAt: job.completedAt,
+  });
+  expect(got.details).toEqual(hot.details);
+});
+
+test('the same older entry beside a newer settled part: an object written after that part’s delete is named by audit (readers skip the hot prefix) and archived by the next run', async () => {
+  const env = await archiverEnv({ graceHours: 24 });
+  const job = await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3), status: 'FAILED' });
+  await runMachine(env);
+  await retryJob(env, job, inMonth(2, 9));
+  env.advance(25 * HOUR);
+  await runMachine(env);
+  env.advance(25 * HOUR);
+  await runMachine(env);
+  expect((await readStoredIndex(env, SHOP, MONTH))?.parts.map((p) => p.settled !== undefined)).toEqual([
+    false,
+    true,
+  ]);
+  await env.store.writePlatformData(SHOP, job.jobId, { indexer: { v: 3 } });
+  const audit = async () => {
+    const io = memoryOutput();
+    return auditCommand(cliContextFor(env), { maxHeads: 100, concurrency: 2, json: false, deep: false }, io);
+  };
+  expect((await audit()).mismatches).toEqual([
+    expect.objectContaining({ kind: 'hidden-hot-object', jobId: job.jobId }),
+  ]);
+  const again = await runMachine(env);
+  expect(again.report).toMatchObject({ jobsArchived: 1, partsWritten: 1, groupsFailedCount: 0 });
+  // Its grace passed, the next run deletes what the re-archival holds.
+  env.advance(25 * HOUR);
+  await runMachine(env);
+  expect(await listKeys(env.s3, env.bucket, jobPrefix(job.jobId))).toEqual([]);
+  const q = { shopId: SHOP, jobId: job.jobId, completedAt: job.completedAt };
+  expect((await new JobDetailsReader(env.s3, env.bucket).lookup(q)).platformData).toEqual({
+    indexer: { v: 3 },
+  });
+  expect((await audit()).mismatches).toEqual([]);
+});
+
+test('two overlapping runs: the second commits after the first settled its part; it reads that part’s records and adds no second archival', async () => {
+  const env = await archiverEnv({ graceHours: 0 });
+  const jobs = [
+    await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 3) }),
+    await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, 4) }),
+  ];
+  const hot = new Map<string, Awaited<ReturnType<typeof hotState>>>();
+  for (const j of jobs) hot.set(j.jobId, await hotState(env, j.jobId));
+  let overlapped = false;
+  // The second run has archived and verified its part; the first runs whole (commit, delete, settle).
+  const second = await runMachine(env, {
+    hooks: {
+      commit: async () => {
+        if (overlapped) return;
+        overlapped = true;
+        const first = await runMachine(env);
+        expect(first.report).toMatchObject({ jobsArchived: 2, partsWritten: 1, groupsFailedCount: 0 });
+      },
+    },
+  });
+  expect(overlapped).toBe(true);
+  expect(second.report).toMatchObject({ groupsFailedCount: 0 });
+  const stored = await readStoredIndex(env, SHOP, MONTH);
+  // The first run's part settled; the second's records are pointed at by no entry (never settles).
+  expect(stored?.parts.map((p) => p.settled !== undefined)).toEqual([true, false]);
+  expect(stored?.jobs).toEqual({});
+  const index = await readIndex(env, SHOP, MONTH);
+  const reader = new JobDetailsReader(env.s3, env.bucket);
+  for (const j of jobs) {
+    expect(index?.jobs[j.jobId]).toHaveLength(1);
+    const got = await reader.readAllDetails({ shopId: SHOP, jobId: j.jobId, completedAt: j.completedAt });
+    expect(got.details).toEqual(hot.get(j.jobId)?.details);
+    expect(await listKeys(env.s3, env.bucket, jobPrefix(j.jobId))).toEqual([]);
   }
 });

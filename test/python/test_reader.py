@@ -436,7 +436,9 @@ class Errors(unittest.TestCase):
         self.assertEqual([p["block"] for p in settled_candidates(index, "abd")], [0])
         self.assertEqual(settled_candidates(index, "ab"), [])
         for bad in ({"dir": ["abc", None, "abb", "ac"]}, {"dir": [None, None, None, None]}, {"dir_pd": [[2, 9]]},
-                    {"deleted_at": None}, {"job_count": 0}, {"shared": True}, {"last": "ab"}):
+                    {"deleted_at": None}, {"job_count": 0}, {"shared": True}, {"last": "ab"},
+                    # Blocks ending before the part's records: the jobs after them would go unread.
+                    {"block_bytes": [100, 50, 150], "dir": ["abc", None, "abe"]}, {"block_bytes": [100, 50, 150, 90]}):
             with self.assertRaises(CorruptObjectError) as ctx:
                 index_from_members({**header, "parts": [{**part, **bad}]}, [], "k")
             self.assertIn(part["name"], str(ctx.exception))

@@ -849,6 +849,22 @@ describe('settled parts: the summary on the part, no entries in the index', () =
     expect(next?.jobs.abe1?.map((e) => e.part)).toEqual([P2]);
   });
 
+  it('applyCommit: a job whose settled record (read by the caller) holds the same completion gets no second entry; another completion does', () => {
+    const index = settlePart(deleted(), P1);
+    const done = entry(P2).completed_at;
+    const commit = (completed: string) =>
+      applyCommit(
+        index,
+        { part: { ...part(P2), job_count: 1 }, jobs: { abe1: entry(P2) } },
+        't3',
+        undefined,
+        new Map([['abe1', { part: P1, completed_at: completed }]]),
+      );
+    expect(commit(done)).toMatchObject({ added: 0 });
+    expect(commit(done).index?.jobs).toEqual({});
+    expect(commit('2026-01-02T00:00:00.000Z')).toMatchObject({ added: 1 });
+  });
+
   it('a damaged summary is a CorruptObjectError naming the index and the part', () => {
     const stored = JSON.parse(gunzipSync(serializeMonthIndex(settlePart(deleted(), P1))).toString());
     const broken = (edit: Record<string, unknown>) =>
@@ -869,6 +885,9 @@ describe('settled parts: the summary on the part, no entries in the index', () =
       { job_count: 0 },
       { shared: true },
       { block_bytes: [100, 100, 0] },
+      // Blocks (and directory) that stop before the part's last block: its jobs would go unread.
+      { block_bytes: [100, 100], dir: ['abc1', 'abe'] },
+      { block_bytes: [100, 100, 90] },
     ]) {
       expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(CorruptObjectError);
       expect(() => parseMonthIndex(broken(edit), KEY)).toThrow(/index\.json/);

@@ -131,6 +131,28 @@ describe('classifyPlanned: a job whose part settled (no entry; its record read)'
         settled(record(at)),
       ),
     ).toBe('skip'));
+  test('a settled record newer than the latest entry (a part committed after it) decides: retried before the older part’s delete', () => {
+    const c2 = '2026-01-20T00:00:00.000Z';
+    // p1 holds the older completion's entry (never deleted); p2, committed after it, settled.
+    const index = indexWith(['p1', at], ['p2', c2]);
+    const p2Settled = { ...index, jobs: { j1: index.jobs.j1?.slice(0, 1) ?? [] } };
+    const newer: SettledArchival = { kind: 'record', part: 'p2', run_id: 'r2', completed_at: c2 };
+    expect(classifyPlanned(planned({ completed_at: c2 }), p2Settled, new Map(), settled(newer))).toBe('skip');
+    expect(
+      classifyPlanned(planned({ completed_at: c2 }), p2Settled, new Map([['j1', [{}]]]), settled(newer)),
+    ).toBe('rearchive');
+    expect(archivedByRun(p2Settled, [planned({ completed_at: c2 })], 'r2', settled(newer))).toBe(1);
+    // An older settled record than the entry does not decide.
+    const older: SettledArchival = { kind: 'record', part: 'p1', run_id: 'r', completed_at: c2 };
+    expect(
+      classifyPlanned(
+        planned({ completed_at: c2 }),
+        indexWith(['p1', at], ['p2', at]),
+        new Map(),
+        settled(older),
+      ),
+    ).toBe('archive');
+  });
   test('archivedByRun counts a settled record of this run, not of another', () => {
     expect(archivedByRun(indexWith(), [planned()], 'r', settled(record(at, 'r')))).toBe(1);
     expect(archivedByRun(indexWith(), [planned()], 'other', settled(record(at, 'r')))).toBe(0);

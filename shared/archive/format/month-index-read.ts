@@ -164,6 +164,12 @@ const fromStored = (v: StoredIndex, key: string): MonthIndex => {
       return bad(`blocks of part ${p.name} run past its ${filters ? 'filters member' : `${p.size} bytes`}`);
     // A block directory: the part is settled when no entry points at it (else the entries answer).
     const directory = p.dir !== undefined ? checkSettled(p, lengths, key) : undefined;
+    // A settled part's blocks are every record block (its summary names them all): blocks that end
+    // before the part's records do would leave the jobs after them to no block, read as absent.
+    if (directory && at !== (filters?.offset ?? p.size))
+      return bad(
+        `block directory of part ${p.name}: its blocks end at byte ${at}, its records at ${filters?.offset ?? p.size}`,
+      );
     if (directory && (typeof p.deleted_at !== 'string' || !isCount(p.job_count) || p.job_count === 0))
       return bad(`settled part ${p.name} needs its delete time and a job count`);
     if (!directory && (p.jf !== undefined || p.jk !== undefined))

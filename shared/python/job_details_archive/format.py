@@ -337,6 +337,11 @@ def index_from_members(header, job_blocks, key, expect_format=True):
         summary = None
         if "dir" in p:
             summary = _check_settled(p, lengths, key)
+            # Its blocks are every record block: ending before the records would leave jobs to no block.
+            if at != p["size"] - (filters or 0):
+                raise CorruptObjectError(
+                    key, f"block directory of part {p['name']}: its blocks end at byte {at}, "
+                         f"its records at {p['size'] - (filters or 0)}")
             if not isinstance(deleted_at, str) or not _count(p.get("job_count")) or p["job_count"] == 0:
                 raise CorruptObjectError(key, f"settled part {p['name']} needs its delete time and a job count")
             summary["job_count"] = p["job_count"]

@@ -10,6 +10,22 @@ import type { JobRowSnapshot } from './job-rows';
 import type { SettledArchival } from './settled-archivals';
 
 /**
+ * A settled archival that is the job's newest (settled-archivals.ts): its part was committed after
+ * the part of the job's latest entry, or the job has no entry. A job retried between its archival and
+ * that part's delete keeps the older entry (undeleted, never settled) while its newer part settles:
+ * then the settled record, not the older entry, is the archival to compare the plan with.
+ */
+const newerSettled = (
+  index: MonthIndex,
+  latest: { readonly part: string } | undefined,
+  s: SettledArchival | undefined,
+): SettledArchival | undefined => {
+  if (s === undefined || latest === undefined) return s;
+  const at = (name: string) => index.parts.findIndex((p) => p.name === name);
+  return at(s.part) > at(latest.part) ? s : undefined;
+};
+
+/**
  * Pure decisions of the archive step. A job is `skip` when its latest index entry has the planned
  * completed_at: that archival is committed (a retry changes completed_at, and a retried job gets a new
  * entry) — unless its hot prefix holds what that archival does not: the delete step marked the entry
@@ -31,11 +47,12 @@ export const classifyPlanned = (
   settled?: ReadonlyMap<string, SettledArchival>,
 ): 'skip' | 'archive' | 'rearchive' => {
   const latest = latestEntry(index, job.job_id);
-  if (latest === undefined) {
-    const s = settled?.get(job.job_id);
-    if (s?.kind !== 'record' || s.completed_at !== job.completed_at) return 'archive';
+  const s = newerSettled(index, latest, settled?.get(job.job_id));
+  if (s?.kind === 'record') {
+    if (s.completed_at !== job.completed_at) return 'archive';
     return (hot?.get(job.job_id)?.length ?? 0) > 0 ? 'rearchive' : 'skip';
   }
+  if (latest === undefined) return 'archive';
   if (latest.completed_at !== job.completed_at) return 'archive';
   if (latest.rearchive !== undefined) return 'rearchive';
   if (latest.deleted_at !== null && (hot?.get(job.job_id)?.length ?? 0) > 0) return 'rearchive';
@@ -55,10 +72,9 @@ export const archivedByRun = (
 ): number =>
   planned.filter((j) => {
     const e = latestEntry(index, j.job_id);
-    if (e === undefined) {
-      const s = settled?.get(j.job_id);
-      return s?.kind === 'record' && s.completed_at === j.completed_at && s.run_id === runId;
-    }
+    const s = newerSettled(index, e, settled?.get(j.job_id));
+    if (s?.kind === 'record') return s.completed_at === j.completed_at && s.run_id === runId;
+    if (e === undefined) return false;
     return e.completed_at === j.completed_at && partByName(index, e.part)?.run_id === runId;
   }).length;
 

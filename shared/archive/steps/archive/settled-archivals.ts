@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { isNamedError, VerificationError } from '../../../errors';
 import { getObjectBytes } from '../../../s3/objects';
-import { decodeLine, inflateBlock, jobEntries, type MonthIndex, settledCandidates } from '../../format';
+import { decodeLine, inflateBlock, latestEntry, type MonthIndex, settledCandidates } from '../../format';
 
 /**
  * What a settled part says of a job that has no entry left in the month index (its entries became
@@ -40,9 +40,9 @@ const recordIn = (
 };
 
 /**
- * For each of `jobIds` with no entry in the index but a settled part whose block directory covers
- * it: the newest archival its settled parts hold (parts' commit order), `unread` when any such part
- * could not be read (a restore class). One ranged GET per block named, shared by the jobs it may
+ * For each of `jobIds` with a settled part whose block directory covers it, committed after the job's
+ * latest entry (any, when it has none): the newest archival those settled parts hold (parts' commit
+ * order), `unread` when any such part could not be read (a restore class). One ranged GET per block named, shared by the jobs it may
  * hold; only jobs the plan handed again to a month whose parts settled get here (retries, late rows,
  * overlapping runs). A part that is missing or whose block does not inflate fails the group
  * (VerificationError / CorruptObjectError), as any damaged committed part does.
@@ -63,8 +63,13 @@ export const settledArchivals = async (
   const reads = new Map<string, BlockRead>();
   const order = new Map<string, number>(index.parts.map((p, i) => [p.name, i]));
   for (const jobId of jobIds) {
-    if (jobEntries(index.jobs, jobId).length > 0) continue;
+    // Only settled parts committed after the job's latest entry (if it has one) can hold a newer
+    // archival: a job retried between its archival and its delete keeps that older entry undeleted
+    // (the delete skips it, so its part never settles) while its newer part settles.
+    const latest = latestEntry(index, jobId);
+    const after = latest === undefined ? -1 : (order.get(latest.part) ?? -1);
     for (const c of settledCandidates(index, jobId)) {
+      if ((order.get(c.part.name) ?? -1) <= after) continue;
       const at = `${c.part.key}@${c.range.offset}`;
       const r: BlockRead = reads.get(at) ?? {
         key: c.part.key,
