@@ -55,7 +55,7 @@ afterAll(() => {
 /** A client for real S3 (no custom endpoint) whose requests are recorded and answered 200. */
 const recorded = (region: string) => {
   const sent: SentRequest[] = [];
-  const s3 = s3ClientFrom({ region });
+  const s3 = s3ClientFrom({ region, s3Endpoint: undefined });
   clients.push(s3);
   (s3.config as unknown as { requestHandler: unknown }).requestHandler = {
     handle: async (request: SentRequest) => {
