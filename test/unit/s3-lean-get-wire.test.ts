@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
@@ -89,6 +90,37 @@ const bothFor = async (c: ReturnType<typeof recorded>, bucket: string, key: stri
   return c.sent as [SentRequest, SentRequest];
 };
 
+/**
+ * The SigV4 signature S3 expects for `r` (AWS docs, "Create a signed AWS API request"): for S3 the
+ * canonical URI is the path exactly as sent — encoded once, never again (other services double-encode).
+ */
+const s3Signature = (r: SentRequest, secret: string): string => {
+  const auth = /Credential=[^/]+\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+)/.exec(
+    r.headers.authorization ?? '',
+  );
+  const [, date = '', region = '', service = '', signed = ''] = auth ?? [];
+  const names = signed.split(';');
+  const canonical = [
+    'GET',
+    r.path,
+    '',
+    ...names.map((n) => `${n}:${String(r.headers[n]).trim()}`),
+    '',
+    signed,
+    r.headers['x-amz-content-sha256'],
+  ].join('\n');
+  const scope = `${date}/${region}/${service}/aws4_request`;
+  const toSign = [
+    'AWS4-HMAC-SHA256',
+    r.headers['x-amz-date'],
+    scope,
+    createHash('sha256').update(canonical).digest('hex'),
+  ].join('\n');
+  const hmac = (k: string | Buffer, v: string) => createHmac('sha256', k).update(v).digest();
+  const key = [region, service, 'aws4_request'].reduce((k, v) => hmac(k, v), hmac(`AWS4${secret}`, date));
+  return createHmac('sha256', key).update(toSign).digest('hex');
+};
+
 const where = (r: SentRequest) => ({
   hostname: r.hostname,
   port: r.port,
@@ -136,6 +168,8 @@ describe('what reaches S3 is what the SDK sends', () => {
         expect({ key, ...where(lean) }).toEqual({ key, ...where(sdk) });
         expect(scopeOf(lean)).toEqual(scopeOf(sdk));
         expect(lean.headers['x-amz-security-token']).toBe('session/token+=');
+        // Signed over the path as sent (a key's `%` is `%25` once in the path, not `%2525`).
+        expect(lean.headers.authorization).toContain(`Signature=${s3Signature(lean, 'secret')}`);
         expect(lean.headers.authorization).toMatch(/SignedHeaders=[^,]*x-amz-security-token/);
       }
     },
