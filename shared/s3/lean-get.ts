@@ -103,8 +103,8 @@ interface LeanState {
   entries: Entry[];
   /** A middleware was placed relative to another (the SDK's order cannot be rebuilt): SDK path only. */
   relative: boolean;
-  /** `entries` in the order a resolved SDK stack runs them (with this path's own), until they change. */
-  ordered?: readonly Middleware[];
+  /** Bumped whenever `entries` change (each module copy's ordering of them is then stale). */
+  version: number;
   readonly endpoints: Map<string, Endpoint | null>;
 }
 
@@ -112,6 +112,13 @@ interface LeanState {
 // as CommonJS, e.g. under tsx), and a module-level map would then miss the other copy's clients.
 const STATE = Symbol.for('job-details-archive.leanGets');
 const stateOf = (client: object): LeanState | undefined => (client as { [STATE]?: LeanState })[STATE];
+
+/**
+ * Each client's `entries` in the order a resolved SDK stack runs them, with this path's own, for the
+ * state's version. Per module copy, not on the shared state: this path's own middleware throws this
+ * copy's LeanMiss, which only this copy's catch knows as a miss (another copy's would escape it).
+ */
+const orderings = new WeakMap<LeanState, { readonly version: number; readonly mws: readonly Middleware[] }>();
 
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
@@ -241,7 +248,7 @@ const encodeKey = (key: string): string =>
  */
 export const enableLeanGets = (client: S3Client): void => {
   const stack = (client as unknown as ClientParts).middlewareStack;
-  const state: LeanState = { entries: [], relative: false, endpoints: new Map() };
+  const state: LeanState = { entries: [], relative: false, version: 0, endpoints: new Map() };
   // After signing: the request as sent, and the scope the SDK signed it with.
   stack.add(
     (next, context) => async (args) => {
@@ -262,14 +269,14 @@ export const enableLeanGets = (client: S3Client): void => {
   const removeByTag = stack.removeByTag.bind(stack);
   const drop = (keep: (e: Entry) => boolean) => {
     state.entries = state.entries.filter(keep);
-    state.ordered = undefined;
+    state.version++;
   };
   stack.add = (mw, opts = {}) => {
     add(mw, opts);
     const names = namesOf(opts);
     if (opts.override) drop((e) => !namesOf(e.opts).some((n) => names.includes(n)));
     state.entries.push({ mw, opts });
-    state.ordered = undefined;
+    state.version++;
   };
   stack.addRelativeTo = (mw, opts) => {
     addRelativeTo(mw, opts);
@@ -342,7 +349,8 @@ const buildRequest = (state: LeanState, input: { Bucket?: string; Key?: string }
  * where the SDK's retry and signing middleware stand).
  */
 const ordered = (c: ClientParts, state: LeanState): readonly Middleware[] => {
-  if (state.ordered) return state.ordered;
+  const known = orderings.get(state);
+  if (known?.version === state.version) return known.mws;
   const own: Entry[] = [
     {
       mw: (next) => async (args) => next({ ...args, request: buildRequest(state, args.input) }),
@@ -376,8 +384,9 @@ const ordered = (c: ClientParts, state: LeanState): readonly Middleware[] => {
   const weight = (e: Entry) =>
     STEP_WEIGHT[e.opts.step ?? 'initialize'] * 10 + PRIORITY_WEIGHT[e.opts.priority ?? 'normal'];
   all.sort((x, y) => weight(y.e) - weight(x.e) || x.i - y.i);
-  state.ordered = all.map(({ e }) => e.mw);
-  return state.ordered;
+  const mws = all.map(({ e }) => e.mw);
+  orderings.set(state, { version: state.version, mws });
+  return mws;
 };
 
 /**

@@ -340,6 +340,22 @@ describe('answers on a real socket (a local node:http server as the endpoint)', 
     expect(leanAsked).toEqual(granted.map((g) => g.errorType));
   });
 
+  it('a second copy of the module in the process (ESM and CommonJS, as under tsx) shares the client: a miss in either copy falls back to the SDK', async () => {
+    let other: typeof import('../../shared/s3/lean-get') | undefined;
+    jest.isolateModules(() => {
+      other = jest.requireActual<typeof import('../../shared/s3/lean-get')>('../../shared/s3/lean-get');
+    });
+    expect(other?.getHotObjectBytes).not.toBe(getHotObjectBytes);
+    answers.lean = (res) => {
+      res.writeHead(404, { 'content-type': 'application/xml' });
+      res.end('<Error><Code>NoSuchKey</Code></Error>');
+    };
+    for (const get of [getHotObjectBytes, other?.getHotObjectBytes, getHotObjectBytes]) {
+      expect((await get?.(s3, 'bkt', 'k'))?.bytes.toString()).toBe('hello');
+    }
+    expect(wire).toEqual([true, false, true, false, true, false]);
+  });
+
   it("error answers' bodies are drained: the keep-alive connection is reused, none is left hanging", async () => {
     answers.lean = (res) => {
       res.writeHead(404, { 'content-type': 'application/xml' });
