@@ -19,7 +19,10 @@ import { getObjectBytes, normalizeEtag } from './objects';
  *   error before an answer, an error a middleware inside the retries throws — and the GET is sent
  *   again through the SDK's `GetObjectCommand`, which gives exactly today's typed errors, retries,
  *   region redirects and clock-skew correction. The price: one extra request on those answers only
- *   (both are counted; a throttled GET gets the SDK's full retries after its first attempt);
+ *   (both are counted; a throttled GET gets the SDK's full retries after its first attempt). A
+ *   failed attempt the SDK would retry (throttling, 5xx, a network error) counts as the GET's first
+ *   attempt: the SDK path's request waits the back-off the client's retry strategy grants for it and
+ *   takes its retry capacity (given back when the GET then succeeds), as the SDK's own retry would;
  * - what fails outside the retries (a middleware at `initialize`, a body cut off mid-read) fails as
  *   it does through the SDK, with the same error.
  *
@@ -94,6 +97,7 @@ interface ClientParts {
       handle(request: unknown, options?: Record<string, unknown>): Promise<{ response: HttpResponseLike }>;
     };
     readonly systemClockOffset?: number;
+    readonly retryStrategy?: () => Promise<RetryStrategyLike>;
   };
 }
 
@@ -102,8 +106,8 @@ interface LeanState {
   entries: Entry[];
   /** A middleware was placed relative to another (the SDK's order cannot be rebuilt): SDK path only. */
   relative: boolean;
-  /** `entries` in the order a resolved SDK stack runs them (with this path's own), until they change. */
-  ordered?: readonly Middleware[];
+  /** Bumped whenever `entries` change (each module copy's ordering of them is then stale). */
+  version: number;
   readonly endpoints: Map<string, Endpoint | null>;
 }
 
@@ -112,10 +116,113 @@ interface LeanState {
 const STATE = Symbol.for('job-details-archive.leanGets');
 const stateOf = (client: object): LeanState | undefined => (client as { [STATE]?: LeanState })[STATE];
 
+/**
+ * Each client's `entries` in the order a resolved SDK stack runs them, with this path's own, for the
+ * state's version. Per module copy, not on the shared state: this path's own middleware throws this
+ * copy's LeanMiss, which only this copy's catch knows as a miss (another copy's would escape it).
+ */
+const orderings = new WeakMap<LeanState, { readonly version: number; readonly mws: readonly Middleware[] }>();
+
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
 /** Why the fast path gave a GET back to the SDK (never leaves this module). */
-class LeanMiss extends Error {}
+class LeanMiss extends Error {
+  constructor(
+    message: string,
+    options?: { cause?: unknown },
+    /** The answer's HTTP status, when S3 answered (the fast path reads no error body). */
+    readonly status?: number,
+  ) {
+    super(message, options);
+  }
+}
+
+/** What the client's retry strategy is asked for, as the SDK's retry middleware asks it (V2 API). */
+interface RetryToken {
+  getRetryCount(): number;
+}
+interface RetryStrategyLike {
+  acquireInitialRetryToken?(scope: string): Promise<RetryToken>;
+  refreshRetryTokenForRetry?(token: RetryToken, info: { errorType: string }): Promise<RetryToken>;
+  recordSuccess?(token: RetryToken): void;
+}
+
+// The SDK's classes of a failed attempt it retries (@smithy/core's retry: throttling codes, 429;
+// transient statuses, timeouts and network error codes).
+const THROTTLING = new Set([
+  'BandwidthLimitExceeded',
+  'EC2ThrottledException',
+  'LimitExceededException',
+  'PriorRequestNotComplete',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'SlowDown',
+  'ThrottledException',
+  'Throttling',
+  'ThrottlingException',
+  'TooManyRequestsException',
+  'TransactionInProgressException',
+]);
+const TRANSIENT_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException']);
+const TRANSIENT_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * How the SDK's retry would class the fast path's failed attempt: THROTTLING, TRANSIENT, or undefined
+ * (not retried: a 403, 404, 301… the SDK path only gives its typed error). A 503 is S3's SlowDown.
+ */
+const retryClass = (miss: LeanMiss): 'THROTTLING' | 'TRANSIENT' | undefined => {
+  // The answer's status (a LeanMiss of the request handler's answer, passed out through the retry
+  // boundary) or what a middleware inside the retries threw.
+  const inner = miss.cause instanceof LeanMiss ? miss.cause : miss;
+  const err = inner.cause as
+    | { name?: string; code?: string; $metadata?: { httpStatusCode?: number } }
+    | undefined;
+  const status = inner.status ?? err?.$metadata?.httpStatusCode;
+  if (status === 429 || status === 503 || THROTTLING.has(err?.name ?? '')) return 'THROTTLING';
+  if (
+    status === 500 ||
+    status === 502 ||
+    status === 504 ||
+    TRANSIENT_NAMES.has(err?.name ?? '') ||
+    TRANSIENT_CODES.has(err?.code ?? '')
+  )
+    return 'TRANSIENT';
+  return undefined;
+};
+
+/**
+ * The fast path's failed attempt is the GET's first attempt: before the SDK path sends the next one,
+ * the client's retry strategy grants that retry as the SDK's retry middleware would — waiting its
+ * back-off (a throttled S3 is not asked again at once), taking its retry capacity. Returns what to
+ * give back when the SDK path then succeeds (as the SDK does on a retry's success), if anything.
+ */
+const backOff = async (c: ClientParts, miss: LeanMiss): Promise<(() => void) | undefined> => {
+  const errorType = retryClass(miss);
+  if (!errorType || !c.config.retryStrategy) return undefined;
+  const strategy = await c.config.retryStrategy();
+  if (!strategy.acquireInitialRetryToken || !strategy.refreshRetryTokenForRetry || !strategy.recordSuccess)
+    return undefined;
+  try {
+    const token = await strategy.refreshRetryTokenForRetry(await strategy.acquireInitialRetryToken(''), {
+      errorType,
+    });
+    return () => strategy.recordSuccess?.(token);
+  } catch {
+    // No retry left (attempts, capacity): the SDK path's answer is the GET's, as it would be.
+    return undefined;
+  }
+};
 
 const STEP_WEIGHT: Record<Step, number> = {
   initialize: 5,
@@ -144,7 +251,7 @@ const encodeKey = (key: string): string =>
  */
 export const enableLeanGets = (client: S3Client): void => {
   const stack = (client as unknown as ClientParts).middlewareStack;
-  const state: LeanState = { entries: [], relative: false, endpoints: new Map() };
+  const state: LeanState = { entries: [], relative: false, version: 0, endpoints: new Map() };
   // After signing: the request as sent, and the scope the SDK signed it with.
   stack.add(
     (next, context) => async (args) => {
@@ -165,14 +272,14 @@ export const enableLeanGets = (client: S3Client): void => {
   const removeByTag = stack.removeByTag.bind(stack);
   const drop = (keep: (e: Entry) => boolean) => {
     state.entries = state.entries.filter(keep);
-    state.ordered = undefined;
+    state.version++;
   };
   stack.add = (mw, opts = {}) => {
     add(mw, opts);
     const names = namesOf(opts);
     if (opts.override) drop((e) => !namesOf(e.opts).some((n) => names.includes(n)));
     state.entries.push({ mw, opts });
-    state.ordered = undefined;
+    state.version++;
   };
   stack.addRelativeTo = (mw, opts) => {
     addRelativeTo(mw, opts);
@@ -245,7 +352,8 @@ const buildRequest = (state: LeanState, input: { Bucket?: string; Key?: string }
  * where the SDK's retry and signing middleware stand).
  */
 const ordered = (c: ClientParts, state: LeanState): readonly Middleware[] => {
-  if (state.ordered) return state.ordered;
+  const known = orderings.get(state);
+  if (known?.version === state.version) return known.mws;
   const own: Entry[] = [
     {
       mw: (next) => async (args) => next({ ...args, request: buildRequest(state, args.input) }),
@@ -279,8 +387,9 @@ const ordered = (c: ClientParts, state: LeanState): readonly Middleware[] => {
   const weight = (e: Entry) =>
     STEP_WEIGHT[e.opts.step ?? 'initialize'] * 10 + PRIORITY_WEIGHT[e.opts.priority ?? 'normal'];
   all.sort((x, y) => weight(y.e) - weight(x.e) || x.i - y.i);
-  state.ordered = all.map(({ e }) => e.mw);
-  return state.ordered;
+  const mws = all.map(({ e }) => e.mw);
+  orderings.set(state, { version: state.version, mws });
+  return mws;
 };
 
 /**
@@ -325,7 +434,7 @@ export const getHotObjectBytes = async (
     if (response.statusCode !== 200) {
       // Drained, so the connection is kept for the next request.
       response.body?.resume?.();
-      throw new LeanMiss(`status ${response.statusCode}`);
+      throw new LeanMiss(`status ${response.statusCode}`, undefined, response.statusCode);
     }
     received = response;
     const h = response.headers;
@@ -349,8 +458,11 @@ export const getHotObjectBytes = async (
     out = await handler({ input });
   } catch (err) {
     received?.body?.destroy?.();
-    if (err instanceof LeanMiss) return getObjectBytes(s3, bucket, key);
-    throw err;
+    if (!(err instanceof LeanMiss)) throw err;
+    const giveBack = await backOff(c, err);
+    const got = await getObjectBytes(s3, bucket, key);
+    if (got) giveBack?.();
+    return got;
   }
   const chunks: Buffer[] = [];
   for await (const chunk of out.output.Body)

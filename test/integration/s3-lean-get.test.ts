@@ -5,6 +5,7 @@ import {
   type S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
+import type { RetryStrategyV2 } from '@smithy/types';
 import type { Context } from 'aws-lambda';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-functions';
 import type { StepHandler } from '../../infra/local/runner';
@@ -183,7 +184,7 @@ describe('the fault layer (test/support/faults.ts) reaches the fast path', () =>
       meter.measure(
         async () => (await layer.wrap(handlers)['archive-batch']({}, {} as Context)) as FetchedObject | null,
       );
-    return { run, sent };
+    return { run, sent, s3 };
   };
   const isHotGet = (c: Call) => c.command === 'GetObjectCommand' && c.input.Key === 'hot/faulted';
 
@@ -202,6 +203,33 @@ describe('the fault layer (test/support/faults.ts) reaches the fast path', () =>
     expect(got.value?.bytes.toString()).toBe('faulted');
     expect(fault.fired).toBe(1);
     expect(sent.map((s) => s.sdk)).toEqual([false, true]);
+    expect(got.requests.byType).toEqual({ 's3.GetObject': 2 });
+  });
+
+  it("a throttled attempt backs off as the SDK's retry would before the SDK path asks again, and the retry capacity it took comes back when that succeeds", async () => {
+    const fault = burst(1, isHotGet, slowDown);
+    const { run, sent, s3 } = await setup(fault);
+    // The client's own retry strategy (the SDK's standard one), watched: each retry it grants is
+    // noted with how many requests had reached the wire by then.
+    const strategy = (await (
+      s3.config.retryStrategy as () => Promise<RetryStrategyV2>
+    )()) as RetryStrategyV2 & {
+      getCapacity(): number;
+    };
+    const granted: { afterRequests: number; errorType: string }[] = [];
+    const refresh = strategy.refreshRetryTokenForRetry.bind(strategy);
+    strategy.refreshRetryTokenForRetry = async (token, info) => {
+      granted.push({ afterRequests: sent.length, errorType: info.errorType });
+      return refresh(token, info);
+    };
+    const capacity = strategy.getCapacity();
+    const got = await run();
+    expect(got.value?.bytes.toString()).toBe('faulted');
+    expect(sent.map((s) => s.sdk)).toEqual([false, true]);
+    // The SDK path's request waited the back-off a retry of a throttled attempt gets…
+    expect(granted).toEqual([{ afterRequests: 1, errorType: 'THROTTLING' }]);
+    // … and, as when the SDK's own retry succeeds, the capacity that retry cost is given back.
+    expect(strategy.getCapacity()).toBe(capacity);
     expect(got.requests.byType).toEqual({ 's3.GetObject': 2 });
   });
 
