@@ -1003,9 +1003,9 @@ describe('a settled part’s job filter (jf: a Golomb-coded set of its job ids)'
     expect(below.some((id) => blocks(id).length > 0)).toBe(true);
     expect(blocks(rejected[0] as string)).toEqual([]);
     // Without a filter the range is trusted: outside it, no block.
-    expect([...above, ...below].every((id) => settledCandidates(withoutJobFilters(back), id).length === 0)).toBe(
-      true,
-    );
+    expect(
+      [...above, ...below].every((id) => settledCandidates(withoutJobFilters(back), id).length === 0),
+    ).toBe(true);
   });
 
   it('a header that would pass 32 KB gets its filters thinned (k lowered, then left out), never a false "no"', () => {
