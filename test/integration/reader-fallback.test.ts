@@ -11,6 +11,7 @@ import {
 import {
   gzipMemberLength,
   INDEX_FIRST_READ_BYTES,
+  type IndexedPart,
   monthIndexKey,
   pendingKey,
   serializeMonthIndex,
@@ -31,7 +32,7 @@ import {
 } from '../../shared/errors';
 import { countRequests, zeroCounts } from '../../shared/metrics';
 import { JobDetailsReader } from '../../shared/reader';
-import { archiveJobs, buildPart, details, putPart, readIndex } from '../support/archive-fixture';
+import { archiveJobs, buildPart, details, putIndex, putPart, readIndex } from '../support/archive-fixture';
 import { freshBucket, testS3 } from '../support/local';
 
 /**
@@ -338,10 +339,47 @@ describe('JobDetailsReader against s3rver', () => {
     expect(falseMatch.provenance.requests).toBe(3);
     const blocks = index.parts[0]?.settled?.block_bytes ?? [];
     expect(falseMatch.provenance.bytes).toBeLessThanOrEqual(indexBytes + Math.max(...blocks));
-    // Outside every part's id range: the index alone answers.
-    const below = await reader.lookup({ shopId, jobId: '0', completedAt: COMPLETED });
+    // Below every part's id range, an id the job filter rejects: the index alone answers (one it
+    // matched would cost the first block's read).
+    const outside = ['0', ...Array.from({ length: 5000 }, (_, i) => `0-${i}`)].find(
+      (id) => settledCandidates(index, id).length === 0,
+    );
+    const below = await reader.lookup({ shopId, jobId: outside as string, completedAt: COMPLETED });
     expect(below.archivals).toEqual([]);
     expect(below.provenance).toMatchObject({ requests: 2, bytes: indexBytes });
+  });
+
+  it('a settled part whose index states a lowered last id: a job past it is named as damage of the part (its filter matches it), never "not archived"; with a hot copy, a warning', async () => {
+    const shopId = newShop();
+    const ids = [generateJobId(), generateJobId(), generateJobId()].sort() as [string, string, string];
+    const { part } = await archiveJobs(s3, bucket, {
+      shopId,
+      month: MONTH,
+      jobs: ids.map((jobId) => ({ jobId, details: FIRST, meta: { completed_at: COMPLETED } })),
+      deletedAt: '2026-02-15T04:00:00.000Z',
+      settle: true,
+    });
+    const index = await readIndex(s3, bucket, shopId, MONTH);
+    const settled = index.parts[0]?.settled;
+    if (!settled?.job_filter) throw new Error('no settled part with a job filter');
+    expect(settled.last).toBe(ids[2]);
+    // Damage: `last` lowered to the first id (still at or above its one block's id: it parses).
+    const lowered = { ...settled, last: ids[0] };
+    await putIndex(s3, bucket, {
+      ...index,
+      parts: [{ ...(index.parts[0] as IndexedPart), settled: lowered }],
+    });
+    expect((await readIndex(s3, bucket, shopId, MONTH)).parts[0]?.settled?.last).toBe(ids[0]);
+    const q = { shopId, jobId: ids[2], completedAt: COMPLETED };
+    await expect(reader.readAllDetails(q)).rejects.toThrow(CorruptObjectError);
+    await expect(reader.readAllDetails(q)).rejects.toThrow(
+      new RegExp(`${part.partName.replace(/\./g, '\\.')}.*outside its range`),
+    );
+    // A hot copy answers; the damaged part is named in the warnings.
+    await writeHot(shopId, ids[2], SECOND);
+    const r = await reader.readAllDetails(q);
+    expect(r.details).toEqual(SECOND);
+    expect(r.provenance.warnings.join('\n')).toContain(part.partName);
   });
 
   it('a mixed month: a settled part and a later part with entries; a job in both reads as two archivals in commit order', async () => {

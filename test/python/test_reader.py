@@ -327,6 +327,32 @@ class Errors(unittest.TestCase):
             self.lookup()
         self.assertIn(self.index_key, str(ctx.exception))
 
+    def test_a_settled_parts_damaged_range_names_the_part_never_hides_its_edge_jobs(self):
+        # The own month's first part (settled, a job filter, one block of two jobs): a `last` lowered
+        # below its last job, or a first `dir` id raised above its first, puts that job outside its
+        # range. Its filter holds it: the edge block is read, its record out of range is damage — an
+        # error, or (the last job has a hot copy) a warning naming the part, never "not archived".
+        data, meta = self.s3.objects[self.index_key]
+        index = json.loads(gzip.decompress(data).decode())
+        part = index["parts"][0]
+        first, last = part["dir"][0], part["last"]
+        self.assertIn("jf", part)
+        at = self.own["archivals"][0]["completed_at"]
+
+        def damage(edit):
+            damaged = {**index, "parts": [{**part, **edit}, *index["parts"][1:]]}
+            self.s3.objects[self.index_key] = (gzip.compress(json.dumps(damaged).encode()), meta)
+
+        damage({"dir": [first[:-1] + chr(ord(first[-1]) + 1)]})
+        with self.assertRaises(CorruptObjectError) as ctx:
+            self.reader.lookup(self.own["shop_id"], first, completed_at=at)
+        self.assertIn(f"part {part['name']}: block 0 holds job {first}, outside its range", str(ctx.exception))
+        damage({"last": first})
+        got = self.reader.lookup(self.own["shop_id"], last, completed_at=at)
+        self.assertEqual(got["provenance"]["source"], "hot")
+        self.assertIn(f"part {part['name']}: block 0 holds job {last}, outside its range",
+                      "\n".join(got["provenance"]["warnings"]))
+
     def test_an_entry_whose_completion_is_neither_form_is_damage(self):
         data, meta = self.s3.objects[self.index_key]
         header = json.loads(gzip.decompress(data).decode().split("\n")[0])

@@ -958,6 +958,56 @@ describe('a settled part’s job filter (jf: a Golomb-coded set of its job ids)'
     );
   });
 
+  it('a damaged range (last lowered, first dir id raised) does not hide the edge blocks: the filter names them, the record read refuses', () => {
+    const stored = JSON.parse(gunzipSync(serializeMonthIndex(settledOf(40))).toString());
+    const part0 = stored.parts[0];
+    const dir = part0.dir as string[];
+    expect(part0.last).toBe('j000039');
+    const damaged = (edit: Record<string, unknown>) =>
+      parseMonthIndex(Buffer.from(JSON.stringify({ ...stored, parts: [{ ...part0, ...edit }] })), KEY);
+    const records = (ids: string[]) =>
+      ids.map((job_id) => ({ type: 'job', job_id, job: { completed_at: '2026-01-10T00:00:00.000Z' } }));
+    // `last` lowered to the last block's first id: j000037…39 lie above the stated range.
+    const lowLast = damaged({ last: dir[9] });
+    const [high, ...moreHigh] = settledCandidates(lowLast, 'j000038');
+    expect(moreHigh).toEqual([]);
+    expect(high?.block).toBe(9);
+    if (!high) throw new Error('no candidate');
+    const lastBlock = records(['j000036', 'j000037', 'j000038', 'j000039']);
+    expect(() => settledEntry(high, lastBlock, 'j000038', KEY)).toThrow(CorruptObjectError);
+    expect(() => settledEntry(high, lastBlock, 'j000038', KEY)).toThrow(
+      /index\.json.*part-20260201T000000Z-aaaaaaaa.*outside its range/,
+    );
+    // The first separator raised above j000000 (still below the second block's).
+    const highFirst = damaged({ dir: ['j000002', ...dir.slice(1)] });
+    const [low, ...moreLow] = settledCandidates(highFirst, 'j000000');
+    expect(moreLow).toEqual([]);
+    expect(low?.block).toBe(0);
+    if (!low) throw new Error('no candidate');
+    expect(() =>
+      settledEntry(low, records(['j000000', 'j000001', 'j000002', 'j000003']), 'j000000', KEY),
+    ).toThrow(/part-20260201T000000Z-aaaaaaaa.*outside its range/);
+  });
+
+  it('an absent id outside the range: no block when the filter rejects it, the edge block on a false match, none without a filter', () => {
+    const back = parseMonthIndex(serializeMonthIndex(settledOf(40)), KEY);
+    const above = Array.from({ length: 2000 }, (_, i) => `k${i}`);
+    const below = Array.from({ length: 2000 }, (_, i) => `a${i}`);
+    const blocks = (id: string) => settledCandidates(back, id).map((c) => c.block);
+    const rejected = above.filter((id) => blocks(id).length === 0);
+    // Most are rejected by the filter (no read); a false match (~1 in 128) costs one edge-block read.
+    expect(rejected.length).toBeGreaterThan(2000 - (2000 / 128) * 2.5);
+    expect(above.filter((id) => blocks(id).length > 0).every((id) => blocks(id)[0] === 9)).toBe(true);
+    expect(above.some((id) => blocks(id).length > 0)).toBe(true);
+    expect(below.filter((id) => blocks(id).length > 0).every((id) => blocks(id)[0] === 0)).toBe(true);
+    expect(below.some((id) => blocks(id).length > 0)).toBe(true);
+    expect(blocks(rejected[0] as string)).toEqual([]);
+    // Without a filter the range is trusted: outside it, no block.
+    expect(
+      [...above, ...below].every((id) => settledCandidates(withoutJobFilters(back), id).length === 0),
+    ).toBe(true);
+  });
+
   it('a header that would pass 32 KB gets its filters thinned (k lowered, then left out), never a false "no"', () => {
     const n = 40_000;
     const index = settledOf(n, 30);

@@ -85,6 +85,14 @@ test('Python and TypeScript name the same candidate blocks of settled parts (job
       ],
     },
   ].map(({ index, ask }) => ({ bytes: serializeMonthIndex(index), ask }));
+  // The small part with a damaged range (`last` lowered to its last block's id, the first id raised):
+  // the ids past either edge that the filter matches name the edge block, in both readers.
+  const ranged = JSON.parse(gunzipSync(indexes[0]?.bytes as Buffer).toString('utf8'));
+  const dir = ranged.parts[0].dir as string[];
+  ranged.parts[0].last = dir[dir.length - 1];
+  ranged.parts[0].dir = ['j000002', ...dir.slice(1)];
+  const outside = Array.from({ length: 300 }, (_, i) => [`a${i}`, `z${i}`]).flat();
+  indexes.push({ bytes: gzipSync(`${JSON.stringify(ranged)}\n`), ask: [...small, ...outside] });
   const ts = indexes.map(({ bytes, ask }) => {
     const back = parseMonthIndex(bytes, KEY);
     return {
@@ -93,7 +101,16 @@ test('Python and TypeScript name the same candidate blocks of settled parts (job
     };
   });
   // The large part's filter was thinned; absent ids inside its range match it sometimes, not always.
-  expect(ts.map((t) => t.k)).toEqual([7, expect.any(Number)]);
+  expect(ts.map((t) => t.k)).toEqual([7, expect.any(Number), 7]);
+  // Damaged range: every job still has its block (the edge ones the edge blocks); an absent id
+  // outside the range has none unless the filter matches it (then the edge block).
+  const edge = ts[2]?.answers ?? [];
+  expect(edge.slice(0, 300).every((a) => a.length === 1)).toBe(true);
+  expect(edge.slice(0, 2)).toEqual([[0], [0]]);
+  expect(edge.slice(297, 300)).toEqual([[74], [74], [74]]);
+  const beyond = edge.slice(300);
+  expect(beyond.filter((a) => a.length === 0).length).toBeGreaterThan(500);
+  expect(beyond.every((a, i) => a.length === 0 || a[0] === (i % 2 === 0 ? 0 : 74))).toBe(true);
   expect(ts[1]?.k).toBeLessThan(7);
   const absent = ts[1]?.answers.slice(40) ?? [];
   expect(absent.some((a) => a.length > 0) && absent.some((a) => a.length === 0)).toBe(true);

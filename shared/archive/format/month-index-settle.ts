@@ -222,14 +222,18 @@ const rangeOf = (lengths: readonly number[], n: number): ByteRange => {
 
 /**
  * The block of a settled part that can hold `jobId` by its directory (undefined: outside the part's
- * id range, so not in the part). The summary must have been checked (checkSettled).
+ * id range, so not in the part). With `edges`, an id outside that range gets the nearest edge block
+ * instead (the first for one below it, the last for one above): the range may be what is damaged.
+ * The summary must have been checked (checkSettled).
  */
 export const directoryBlock = (
   s: Pick<SettledPart, 'dir' | 'last' | 'dir_pd' | 'block_bytes'>,
   jobId: string,
+  edges = false,
 ): Omit<SettledCandidate, 'part'> | undefined => {
   const first = s.dir.findIndex((d) => d !== null);
-  if (first < 0 || jobId < (s.dir[first] as string) || jobId > s.last) return undefined;
+  if (first < 0) return undefined;
+  if (!edges && (jobId < (s.dir[first] as string) || jobId > s.last)) return undefined;
   let block = first;
   for (let i = first + 1; i < s.dir.length; i++) {
     const d = s.dir[i];
@@ -249,9 +253,13 @@ export const directoryBlock = (
 /**
  * The blocks of the month's settled parts that may hold `jobId`: one per settled part whose id range
  * covers it and whose job filter (when it has one) matches it, in the parts' order (an absent job
- * matches a part's filter 1 time in 2^k). Whoever needs more than "which block" reads the record there (in a
- * restore class: the part must be restored first; never conclude "not archived" without it). Parts
- * with entries are not looked at: their entries (jobEntries) answer for them.
+ * matches a part's filter 1 time in 2^k). A part whose filter matches an id outside its stated range
+ * gives its nearest edge block (a damaged `last` or first `dir` id would otherwise hide the jobs past
+ * it; reading the block either finds a record outside its range, which settledEntry refuses as
+ * damage, or not the job: a filter false match). A part without a filter trusts its range. Whoever
+ * needs more than "which block" reads the record there (in a restore class: the part must be restored
+ * first; never conclude "not archived" without it). Parts with entries are not looked at: their
+ * entries (jobEntries) answer for them.
  */
 export const settledCandidates = (index: MonthIndex, jobId: string): SettledCandidate[] => {
   const out: SettledCandidate[] = [];
@@ -261,7 +269,7 @@ export const settledCandidates = (index: MonthIndex, jobId: string): SettledCand
     // Its job filter (when it has one) says the job is not in the part: no block to read.
     if (s.job_filter && !golombMayContain(s.job_filter.bytes, part.job_count, jobId, s.job_filter.k))
       continue;
-    const hit = directoryBlock(s, jobId);
+    const hit = directoryBlock(s, jobId, s.job_filter !== undefined);
     if (hit) out.push({ part, ...hit });
   }
   return out;

@@ -867,8 +867,12 @@ def _job_filter_holds(job_filter, n, job_id):
 
 def settled_candidates(index, job_id):
     """The blocks of the month's settled parts that may hold `job_id` (one per settled part whose id
-    range covers it and whose job filter, when it has one, matches it; in the parts' order): [{part, block, range, from, below, last, pd_range}]. Parts
-    with entries are not looked at: their entries answer."""
+    range covers it and whose job filter, when it has one, matches it; in the parts' order): [{part, block, range, from, below, last, pd_range}].
+    A part whose filter matches an id outside its stated range gives its nearest edge block (the first
+    below the range, the last above it): a damaged `last` or first `dir` id must not hide the jobs past
+    it; reading the block finds a record outside its range (settled_entry: damage) or a filter false
+    match. A part without a filter trusts its range. Parts with entries are not looked at: their
+    entries answer."""
     out = []
     for part in index["parts"]:
         s = part.get("settled")
@@ -879,9 +883,11 @@ def settled_candidates(index, job_id):
             continue
         ids, lengths = s["dir"], s["lengths"]
         first = next(d for d in ids if d is not None)
-        if job_id < first or job_id > s["last"]:
+        if s["job_filter"] is None and (job_id < first or job_id > s["last"]):
             continue
-        block = max(i for i, d in enumerate(ids) if d is not None and d <= job_id)
+        # Below the range (with a filter): the first block; above it, the loop's last block.
+        block = max((i for i, d in enumerate(ids) if d is not None and d <= job_id),
+                    default=ids.index(first))
         pd_block = next((x[1] for x in s["dir_pd"] if x[0] == block), None)
         out.append({"part": part, "block": block, "range": (sum(lengths[:block]), lengths[block]),
                     "from": ids[block], "below": next((d for d in ids[block + 1:] if d is not None), None),
