@@ -107,6 +107,10 @@ export const costSpec: CommandSpec = {
       value: 'N',
       help: `days the details bucket's access logs are kept in Standard (default ${ACCESS_LOGS_RETENTION_DAYS}: the construct logs nothing unless asked); to price opting in, the construct's accessLogsRetention in days, or your central log bucket's retention with serverAccessLogsBucket (0 when that bucket is billed elsewhere)`,
     },
+    'transition-small-objects': {
+      type: 'boolean',
+      help: 'the construct’s transitionSmallObjects: parts under 128 KB move to the class too (the default leaves them in Standard, as S3 does)',
+    },
     'run-metrics': {
       type: 'boolean',
       help: 'the construct’s runMetrics: 8 custom metrics ($2.40) and 2 more alarms ($0.20) a month',
@@ -197,6 +201,7 @@ export const parseCostOptions = (flags: Flags): CostOptions => {
       lookupsPerMonth: numberFlag(flags, 'lookups-per-month', 100, { min: 0, max: 1e12 }),
       lambdaMemoryMb: wholeNumberFlag(flags, 'lambda-memory-mb', 512, { min: 128, max: 10240 }),
       ...(boolFlag(flags, 'run-metrics') ? { runMetrics: true } : {}),
+      ...(boolFlag(flags, 'transition-small-objects') ? { transitionSmallParts: true } : {}),
       ...(jobsPerShopMonth !== undefined ? { jobsPerShopMonth } : {}),
       ...(stepMemoryMb !== undefined ? { stepMemoryMb } : {}),
       ...(restoreTier !== undefined ? { restoreTier: restoreTier as RestoreTier } : {}),
@@ -559,7 +564,9 @@ export const costLines = (
     ...scaledLines(r, m),
     `  lookup (month known): ${m.lookup.otherRequests === undefined ? '' : `hot check ${m.lookup.otherRequests.toFixed(2)} LISTs, `}index ${m.lookup.indexRequests.toFixed(2)} GETs in Standard, part ${m.lookup.partRequests.toFixed(2)} GETs / ${sizeText(m.lookup.partBytes)} in the part's class`,
     `prices: ${PRICES_TAKEN}`,
-    `parts: ${(r.partsMoving.countShare * 100).toFixed(0)} % of them (${(r.partsMoving.byteShare * 100).toFixed(0)} % of part bytes) reach ${TRANSITION_MIN_BYTES / 1024} KB and move to ${w.storageClass}; the rest stay in Standard (decided per part, as S3 does)${smallPartsText(r, m, prices)}`,
+    w.transitionSmallParts === true
+      ? `parts: all move to ${w.storageClass}, those under ${TRANSITION_MIN_BYTES / 1024} KB too (the construct's transitionSmallObjects)`
+      : `parts: ${(r.partsMoving.countShare * 100).toFixed(0)} % of them (${(r.partsMoving.byteShare * 100).toFixed(0)} % of part bytes) reach ${TRANSITION_MIN_BYTES / 1024} KB and move to ${w.storageClass}; the rest stay in Standard (decided per part, as S3 does)${smallPartsText(r, m, prices)}`,
     `fixed per month: ${usd(fixedTotal(r))} (${Object.entries(r.fixedPerMonth)
       .map(([k, v]) => `${k} ${usd(v)}`)
       .join(', ')})`,
@@ -662,8 +669,19 @@ const smallPartsText = (r: CostResult, m: Measured, prices: Prices): string => {
   if (w.transitionSmallParts === true) return '';
   const left = partsLeftInStandard(w, m, prices);
   if (left.count <= 0) return '';
-  return `: ${left.count.toFixed(1)} parts, ${sizeText(left.gb * 1024 ** 3)}, at ${usdSmall(left.perMonth)} a month; moved (the construct's transitionSmallObjects) ${usdSmall(left.movedPerMonth)} a month in ${w.storageClass} and ${usdSmall(left.movedTransitions)} once in transitions`;
+  const saved = smallPartsSaving(w, left);
+  return `: ${left.count.toFixed(1)} parts, ${sizeText(left.gb * 1024 ** 3)}, at ${usdSmall(left.perMonth)} a month; moved (the construct's transitionSmallObjects) ${usdSmall(left.movedPerMonth)} a month in ${w.storageClass} and ${usdSmall(left.movedTransitions)} once in transitions: over the cohort's ${w.retentionMonths - 1} months as parts, moving them ${saved >= 0 ? `saves ${usdSmall(saved)}` : `costs ${usdSmall(-saved)} more`} (--transition-small-objects prices it)`;
 };
+
+/**
+ * What moving the small parts (transitionSmallObjects) saves over a cohort's life, negative when it
+ * costs more: their months as parts (all but the hot first) in Standard against in the class, less
+ * the transitions.
+ */
+export const smallPartsSaving = (
+  w: Workload,
+  left: { perMonth: number; movedPerMonth: number; movedTransitions: number },
+): number => (left.perMonth - left.movedPerMonth) * (w.retentionMonths - 1) - left.movedTransitions;
 
 /** A small $ figure with 3 significant digits (a lookup costs fractions of a cent). */
 const usdSmall = (x: number): string => (x >= 0.01 ? usd(x) : `$${x.toPrecision(3)}`);
@@ -732,6 +750,7 @@ const costCommandLine = (opts: CostOptions, w: Workload): string => {
     `--storage-class ${w.storageClass}`,
     `--lookups-per-month ${flagNumber(w.lookupsPerMonth)}`,
     `--access-log-days ${accessLogDays(w)}`,
+    ...(w.transitionSmallParts === true ? ['--transition-small-objects'] : []),
     ...(w.restoreTier !== undefined || RESTORE_WAIT[w.storageClass] !== undefined
       ? [`--restore-tier ${w.restoreTier ?? CHOICES.restoreTier.default}`]
       : []),

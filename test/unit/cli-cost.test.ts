@@ -11,6 +11,7 @@ import {
   measuredFrom,
   parseCostOptions,
   parseStepMemory,
+  smallPartsSaving,
 } from '../../infra/cli/cost';
 import {
   ARCHIVE_CUSTOM_METRICS,
@@ -417,6 +418,26 @@ describe('jobarchive cost', () => {
       opted,
     );
     expect(opted.json<{ fixedPerMonth: number }>().fixedPerMonth).toBeCloseTo(2.7 + 30e-6, 12);
+  });
+
+  it('--transition-small-objects: the construct’s transitionSmallObjects priced (every part moves), echoed; without it the small parts’ line says what moving them would save', async () => {
+    const flags = (...args: string[]) => parseCostOptions(parseFlags(costSpec, args)).workload;
+    expect(flags().transitionSmallParts).toBeUndefined();
+    expect(flags('--transition-small-objects').transitionSmallParts).toBe(true);
+    const run = async (...args: string[]) => {
+      const out = memoryOutput();
+      await costCommand(parseCostOptions(parseFlags(costSpec, ['--from-report', bench, ...args])), out);
+      return out.stdout.join('\n');
+    };
+    const moved = await run('--transition-small-objects');
+    expect(moved).toMatch(/^every figure below is for: jobarchive cost .* --transition-small-objects /im);
+    expect(moved).toMatch(/parts: all move to GLACIER_IR, those under 128 KB too/);
+    const kept = await run();
+    expect(kept).not.toMatch(/--transition-small-objects --/);
+    // The verdict is the saving over the cohort's months as parts, less the transitions.
+    const left = { perMonth: 3e-6, movedPerMonth: 1e-6, movedTransitions: 20e-6 };
+    expect(smallPartsSaving({ ...workload, retentionMonths: 24 }, left)).toBeCloseTo(23 * 2e-6 - 20e-6, 15);
+    expect(smallPartsSaving({ ...workload, retentionMonths: 6 }, left)).toBeLessThan(0);
   });
 
   it('--access-log-days: parsed, echoed in the command line, priced; refused unless whole days ≥ 0', async () => {
