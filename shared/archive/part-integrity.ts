@@ -1,7 +1,14 @@
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CorruptObjectError, VerificationError } from '../errors';
 import { isNotFound, normalizeEtag } from '../s3/objects';
-import { BlockScanner, type IndexedPart, inflateBlock, jobEntries, type MonthIndex } from './format';
+import {
+  BlockScanner,
+  blockRanges,
+  type IndexedPart,
+  inflateBlock,
+  jobEntries,
+  type MonthIndex,
+} from './format';
 
 /**
  * Proof that a committed part is still the bytes verify read, before anything relies on it being so
@@ -24,11 +31,7 @@ export const pointedBlocks = (index: MonthIndex, partName: string): Map<number, 
   const out = new Map<number, number>();
   const settled = index.parts.find((p) => p.name === partName)?.settled;
   if (settled) {
-    let at = 0;
-    for (const length of settled.block_bytes) {
-      out.set(at, length);
-      at += length;
-    }
+    for (const r of blockRanges(settled.block_bytes)) out.set(r.offset, r.length);
     return out;
   }
   for (const jobId of Object.keys(index.jobs)) {

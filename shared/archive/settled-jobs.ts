@@ -1,7 +1,14 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { isNamedError, VerificationError } from '../errors';
 import { getObjectBytes } from '../s3/objects';
-import { type ByteRange, decodeLine, type IndexedJob, inflateBlock, type MonthIndex } from './format';
+import {
+  type ByteRange,
+  blockRanges,
+  decodeLine,
+  type IndexedJob,
+  inflateBlock,
+  type MonthIndex,
+} from './format';
 
 /**
  * The jobs of a month's settled parts, from their records: a settled part keeps only its summary in
@@ -31,12 +38,7 @@ const settledJobs = async (
       continue;
     }
     if (!got) throw new VerificationError(part.key, 'a settled part of the month index is missing');
-    const ranges: ByteRange[] = [];
-    let at = 0;
-    for (const length of s.block_bytes) {
-      ranges.push({ offset: at, length });
-      at += length;
-    }
+    const ranges = blockRanges(s.block_bytes);
     const pdBlock = new Map<number, number>(s.dir_pd?.map(([n, pd]) => [n, pd]) ?? []);
     ranges.forEach((r, n) => {
       if (s.dir[n] === null) return;

@@ -89,16 +89,16 @@ const needle = (want: WantedRecord): Buffer =>
   );
 
 /**
- * The wanted record in an inflated block: the lines holding its id as text are parsed until one is
- * the record (a payload could contain the text too). None → CorruptObjectError: the index said it
- * is here.
+ * The wanted record in an inflated block, or undefined when the block does not hold it: the lines
+ * holding its id as text are parsed until one is the record (a payload could contain the text too).
+ * For a block that may hold it (a filter's or a directory's word, not an index entry's).
  */
-export const findInBlock = (
+export const seekInBlock = (
   inflated: Buffer,
   where: string,
   want: WantedRecord,
   shopId?: string,
-): { record: PartRecord; sha256: string } => {
+): { record: PartRecord; sha256: string } | undefined => {
   const text = needle(want);
   for (let at = inflated.indexOf(text); at >= 0; at = inflated.indexOf(text, at + 1)) {
     const start = inflated.lastIndexOf(0x0a, at) + 1;
@@ -114,11 +114,18 @@ export const findInBlock = (
       return decoded;
     at = end;
   }
-  return fail(
-    where,
-    `block holds no ${want.type === 'job' ? `job ${want.jobId}` : `platform data ${want.ref}`}`,
-  );
+  return undefined;
 };
+
+/** The wanted record in an inflated block (seekInBlock). None → CorruptObjectError: the index said it is here. */
+export const findInBlock = (
+  inflated: Buffer,
+  where: string,
+  want: WantedRecord,
+  shopId?: string,
+): { record: PartRecord; sha256: string } =>
+  seekInBlock(inflated, where, want, shopId) ??
+  fail(where, `block holds no ${want.type === 'job' ? `job ${want.jobId}` : `platform data ${want.ref}`}`);
 
 /**
  * The record of a block: at `line` (the builder's in-memory locator), found by `want` (what an index

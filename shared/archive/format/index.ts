@@ -23,6 +23,7 @@ export {
   encodeRecordBlock,
   inflateBlock,
   platformDataRef,
+  seekInBlock,
   type WantedRecord,
 } from './blocks';
 export { canonicalJson, sha256Hex } from './canonical-json';

@@ -10,6 +10,7 @@ import {
   type MonthIndex,
   type SettledPart,
 } from './month-index';
+import { blockRanges } from './shared-blocks';
 
 /**
  * Settling a part (docs/archive-format.md, "Settled parts"): once every record of an own part has
@@ -214,11 +215,7 @@ export interface SettledCandidate {
 }
 
 /** The byte range of block `n` of a part whose blocks have these lengths. */
-const rangeOf = (lengths: readonly number[], n: number): ByteRange => {
-  let offset = 0;
-  for (let i = 0; i < n; i++) offset += lengths[i] as number;
-  return { offset, length: lengths[n] as number };
-};
+const rangeOf = (lengths: readonly number[], n: number): ByteRange => blockRanges(lengths)[n] as ByteRange;
 
 /**
  * The block of a settled part that can hold `jobId` by its directory (undefined: outside the part's

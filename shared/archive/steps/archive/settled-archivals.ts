@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { isNamedError, VerificationError } from '../../../errors';
 import { getObjectBytes } from '../../../s3/objects';
-import { decodeLine, inflateBlock, latestEntry, type MonthIndex, settledCandidates } from '../../format';
+import { inflateBlock, latestEntry, type MonthIndex, seekInBlock, settledCandidates } from '../../format';
 
 /**
  * What a settled part says of a job that has no entry left in the month index (its entries became
@@ -19,25 +19,6 @@ export type SettledArchival =
       readonly completed_at: string;
     }
   | { readonly kind: 'unread'; readonly part: string };
-
-/** The job's record in an inflated block, if the block holds it (canonical JSON writes `"job_id":"…"`). */
-const recordIn = (
-  inflated: Buffer,
-  where: string,
-  jobId: string,
-  shopId: string,
-): { completed_at: string } | undefined => {
-  const needle = Buffer.from(`"job_id":${JSON.stringify(jobId)}`, 'utf8');
-  for (let at = inflated.indexOf(needle); at >= 0; at = inflated.indexOf(needle, at + 1)) {
-    const start = inflated.lastIndexOf(0x0a, at) + 1;
-    const end = inflated.indexOf(0x0a, at);
-    if (end < 0) break;
-    const { record } = decodeLine(inflated.subarray(start, end + 1), `${where} line ${start}`, shopId);
-    if (record.type === 'job' && record.job_id === jobId) return { completed_at: record.job.completed_at };
-    at = end;
-  }
-  return undefined;
-};
 
 /**
  * For each of `jobIds` with a settled part whose block directory covers it, committed after the job's
@@ -97,8 +78,9 @@ export const settledArchivals = async (
     const where = `${r.key} bytes ${r.range.offset}-${r.range.offset + r.range.length - 1}`;
     const inflated = inflateBlock(got.bytes, where);
     for (const jobId of r.jobs) {
-      const rec = recordIn(inflated, where, jobId, index.shop_id);
-      if (rec) add(jobId, { kind: 'record', part: r.part, run_id: r.run_id, ...rec });
+      const rec = seekInBlock(inflated, where, { type: 'job', jobId }, index.shop_id)?.record;
+      if (rec?.type === 'job')
+        add(jobId, { kind: 'record', part: r.part, run_id: r.run_id, completed_at: rec.job.completed_at });
     }
   }
   const out = new Map<string, SettledArchival>();
