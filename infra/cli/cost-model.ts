@@ -2,6 +2,7 @@ import type { RestoreTier } from '../../shared/config';
 import { InvalidInputError } from '../../shared/errors';
 import { ACCESS_LOGS_RETENTION_DAYS, CHOICES, SETTINGS } from '../../shared/settings';
 import { type Prices, requestPrice, STORAGE_CLASSES, type StorageClass } from './prices';
+import { transitionBreakEvenBytes } from './transition-threshold';
 
 /**
  * The cost model behind `jobarchive cost` (pure). Three ways to keep a month's job details (a cohort)
@@ -14,8 +15,9 @@ import { type Prices, requestPrice, STORAGE_CLASSES, type StorageClass } from '.
  *   each scaled with what it scales with when the figures split them (`WorkTerms`, steady-year: per
  *   hot object, per part, per active run and its pages and batches, per job), else per archived
  *   object; Lambda billed as CPU plus the requests' waiting at AWS's latency (`lambdaSeconds`); then
- *   the archive's measured bytes at rest: each part in the class only when S3 would move it (≥ 128 KB
- *   by default, decided per part as S3 does), the index in Standard per job; lookups priced by what
+ *   the archive's measured bytes at rest: each part in the class only when the construct's lifecycle rule
+ *   moves it (larger than its transitionMinimumSize: by default where a move pays for itself, decided
+ *   per part as S3 does), the index in Standard per job; lookups priced by what
  *   they read (index GETs in Standard, part blocks in the part's class).
  *
  * A cohort is hot its first month (whole months: archived mid-next-month) and archived for the rest
@@ -143,8 +145,11 @@ export interface Workload {
   readonly lambdaMemoryMb: number;
   /** Scheduled runs a month (daily: 30). */
   readonly runsPerMonth?: number;
-  /** The construct's `transitionSmallObjects`: parts under 128 KB move too. */
-  readonly transitionSmallParts?: boolean;
+  /**
+   * The construct's `transitionMinimumSize` in bytes: parts larger than it move to the class. Absent:
+   * the construct's default for the class and retention (`transitionThresholdBytes`).
+   */
+  readonly transitionMinimumBytes?: number;
   /** The construct's `runMetrics`: 8 custom metrics and 2 more alarms (off by default). */
   readonly runMetrics?: boolean;
   /**
@@ -229,13 +234,26 @@ export interface CostResult {
   /** The one-time work by what it scales with, when the figures split it (`Measured.terms`). */
   readonly scaled?: ReturnType<typeof scaledOneTime>;
   /** How the cohort's parts are billed: share of part bytes and parts that move to the class. */
-  readonly partsMoving: { readonly byteShare: number; readonly countShare: number };
+  readonly partsMoving: {
+    readonly byteShare: number;
+    readonly countShare: number;
+    /** Parts larger than this (bytes) move: the construct's transitionMinimumSize for the workload. */
+    readonly thresholdBytes: number;
+  };
 }
 
 const GB = 1024 ** 3;
 const DAYS_PER_MONTH = 30;
-/** S3 lifecycle does not transition objects under 128 KB by default (all_storage_classes_128K). */
-export const TRANSITION_MIN_BYTES = 128 * 1024;
+/**
+ * Parts larger than this (bytes) move to the class: the workload's `transitionMinimumBytes`, else
+ * what the construct deploys by default (its lifecycle rule's ObjectSizeGreaterThan: the break-even
+ * at list prices for the class, the retention and the default transitionAfterDays).
+ */
+export const transitionThresholdBytes = (
+  w: Pick<Workload, 'storageClass' | 'retentionMonths' | 'transitionMinimumBytes'>,
+): number =>
+  w.transitionMinimumBytes ??
+  transitionBreakEvenBytes({ storageClass: w.storageClass, retentionMonths: w.retentionMonths });
 /**
  * What the construct deploys that bills by the month (infra/construct/job-details-archive.ts): by
  * default one alarm, on a metric SQS publishes for free (the schedule's dead letters). Failed,
@@ -304,6 +322,8 @@ export const validateWorkload = (w: Workload): Workload => {
   positive('--retention-months', w.retentionMonths, true);
   positive('--lookups-per-month', w.lookupsPerMonth);
   if (w.accessLogDays !== undefined) positive('--access-log-days', w.accessLogDays, true);
+  if (w.transitionMinimumBytes !== undefined)
+    positive('--transition-minimum-kb', w.transitionMinimumBytes, true);
   if (w.jobsPerShopMonth !== undefined && !(w.jobsPerShopMonth > 0))
     throw new InvalidInputError('--jobs-per-shop-month', `expected a number > 0, got ${w.jobsPerShopMonth}`);
   if (w.retentionMonths < 2)
@@ -331,9 +351,9 @@ export const partScale = (w: Workload, m: Measured): { partsPerJob: number; size
 };
 
 /**
- * Which of the cohort's parts S3 moves, decided per part as S3 does (sizes: partScale), and the bytes
- * the class bills for them as a share of all part bytes: each moving part at least the class's
- * minimum object size (Glacier IR: 128 KB, which binds only with `transitionSmallParts`).
+ * Which of the cohort's parts S3 moves (larger than transitionThresholdBytes), decided per part as S3
+ * does (sizes: partScale), and the bytes the class bills for them as a share of all part bytes: each
+ * moving part at least the class's minimum object size (Glacier IR: 128 KB).
  */
 export const partsMoving = (
   w: Workload,
@@ -343,7 +363,8 @@ export const partsMoving = (
   const scale = partScale(w, m).sizeFactor;
   const sizes = m.partSizes && m.partSizes.length > 0 ? m.partSizes : [m.averagePartBytes];
   const scaled = sizes.map((s) => s * scale);
-  const moves = (s: number) => w.transitionSmallParts === true || s >= TRANSITION_MIN_BYTES;
+  const threshold = transitionThresholdBytes(w);
+  const moves = (s: number) => s > threshold;
   const total = scaled.reduce((a, b) => a + b, 0);
   const moving = scaled.filter(moves);
   return {
@@ -618,22 +639,22 @@ export const atRest = (w: Workload, m: Measured): { partGb: number; indexGb: num
 };
 
 /**
- * What the parts under TRANSITION_MIN_BYTES cost by staying in Standard (S3 does not move them by
- * default): how many, their GB, $ a month in Standard, and $ a month and once (transitions) had they
- * moved to the class as `transitionSmallObjects` makes them (Glacier IR bills each 128 KB at least).
+ * What the parts the lifecycle rule leaves in Standard (not larger than transitionThresholdBytes)
+ * cost there: how many, their GB, $ a month in Standard, and $ a month and once (transitions) had they
+ * moved to the class too (a transitionMinimumSize of 0; Glacier IR bills each 128 KB at least).
  */
 export const partsLeftInStandard = (
   w: Workload,
   m: Measured,
   p: Prices,
 ): { count: number; gb: number; perMonth: number; movedPerMonth: number; movedTransitions: number } => {
-  const stay = { ...w, transitionSmallParts: false };
+  const stay = { ...w, transitionMinimumBytes: transitionThresholdBytes(w) };
   const move = partsMoving(stay, m);
   const count = w.jobsPerMonth * partScale(w, m).partsPerJob * (1 - move.countShare);
   const gb = atRest(w, m).partGb * (1 - move.byteShare);
   const perMonth = gb * p.standardGbMonth;
   const stayed = cohortStorage(stay, m, p, 3).archive;
-  const moved = cohortStorage({ ...w, transitionSmallParts: true }, m, p, 3).archive;
+  const moved = cohortStorage({ ...w, transitionMinimumBytes: 0 }, m, p, 3).archive;
   return {
     count,
     gb,
@@ -825,7 +846,7 @@ export const costModel = (w: Workload, m: Measured, p: Prices): CostResult => {
     breakEvenVsLifecycle: payback('lifecycle'),
     archiveOneTime: once,
     fixedPerMonth: fixedPerMonth(w, m, p),
-    partsMoving: partsMoving(w, m),
+    partsMoving: { ...partsMoving(w, m), thresholdBytes: transitionThresholdBytes(w) },
     floor: { cohort: floor.cohort, total: floorTotal, gets: floor.gets },
     archiveWithoutFixed,
     ratioToFloor: floorTotal > 0 ? archiveWithoutFixed / floorTotal : 0,

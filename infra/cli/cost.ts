@@ -25,8 +25,8 @@ import {
   type Measured,
   type PaysRow,
   partsLeftInStandard,
-  TRANSITION_MIN_BYTES,
   tierFor,
+  transitionThresholdBytes,
   type Workload,
   type WorkTerms,
   wherePays,
@@ -40,6 +40,7 @@ import {
   STORAGE_CLASSES,
   type StorageClass,
 } from './prices';
+import { MAX_TRANSITION_MINIMUM_BYTES } from './transition-threshold';
 
 /**
  * Measured figures the model starts from when no --from-report is given: a year of daily runs
@@ -107,9 +108,10 @@ export const costSpec: CommandSpec = {
       value: 'N',
       help: `days the details bucket's access logs are kept in Standard (default ${ACCESS_LOGS_RETENTION_DAYS}: the construct logs nothing unless asked); to price opting in, the construct's accessLogsRetention in days, or your central log bucket's retention with serverAccessLogsBucket (0 when that bucket is billed elsewhere)`,
     },
-    'transition-small-objects': {
-      type: 'boolean',
-      help: 'the construct’s transitionSmallObjects: parts under 128 KB move to the class too (the default leaves them in Standard, as S3 does)',
+    'transition-minimum-kb': {
+      type: 'string',
+      value: 'N',
+      help: 'the construct’s transitionMinimumSize in KB (1,024 bytes): parts larger move to the class, the rest stay in Standard (default: the construct’s, where a move pays for itself for the class and retention)',
     },
     'run-metrics': {
       type: 'boolean',
@@ -201,7 +203,16 @@ export const parseCostOptions = (flags: Flags): CostOptions => {
       lookupsPerMonth: numberFlag(flags, 'lookups-per-month', 100, { min: 0, max: 1e12 }),
       lambdaMemoryMb: wholeNumberFlag(flags, 'lambda-memory-mb', 512, { min: 128, max: 10240 }),
       ...(boolFlag(flags, 'run-metrics') ? { runMetrics: true } : {}),
-      ...(boolFlag(flags, 'transition-small-objects') ? { transitionSmallParts: true } : {}),
+      ...(stringFlag(flags, 'transition-minimum-kb') !== undefined
+        ? {
+            transitionMinimumBytes:
+              1024 *
+              wholeNumberFlag(flags, 'transition-minimum-kb', 0, {
+                min: 0,
+                max: MAX_TRANSITION_MINIMUM_BYTES / 1024,
+              }),
+          }
+        : {}),
       ...(jobsPerShopMonth !== undefined ? { jobsPerShopMonth } : {}),
       ...(stepMemoryMb !== undefined ? { stepMemoryMb } : {}),
       ...(restoreTier !== undefined ? { restoreTier: restoreTier as RestoreTier } : {}),
@@ -564,9 +575,7 @@ export const costLines = (
     ...scaledLines(r, m),
     `  lookup (month known): ${m.lookup.otherRequests === undefined ? '' : `hot check ${m.lookup.otherRequests.toFixed(2)} LISTs, `}index ${m.lookup.indexRequests.toFixed(2)} GETs in Standard, part ${m.lookup.partRequests.toFixed(2)} GETs / ${sizeText(m.lookup.partBytes)} in the part's class`,
     `prices: ${PRICES_TAKEN}`,
-    w.transitionSmallParts === true
-      ? `parts: all move to ${w.storageClass}, those under ${TRANSITION_MIN_BYTES / 1024} KB too (the construct's transitionSmallObjects)`
-      : `parts: ${(r.partsMoving.countShare * 100).toFixed(0)} % of them (${(r.partsMoving.byteShare * 100).toFixed(0)} % of part bytes) reach ${TRANSITION_MIN_BYTES / 1024} KB and move to ${w.storageClass}; the rest stay in Standard (decided per part, as S3 does)${smallPartsText(r, m, prices)}`,
+    `parts: ${(r.partsMoving.countShare * 100).toFixed(0)} % of them (${(r.partsMoving.byteShare * 100).toFixed(0)} % of part bytes) are larger than ${thresholdText(w)} and move to ${w.storageClass}${r.partsMoving.countShare >= 1 ? ' (decided per part, as S3 does): all of them' : `; the rest stay in Standard (decided per part, as S3 does)${smallPartsText(r, m, prices)}`}`,
     `fixed per month: ${usd(fixedTotal(r))} (${Object.entries(r.fixedPerMonth)
       .map(([k, v]) => `${k} ${usd(v)}`)
       .join(', ')})`,
@@ -663,20 +672,28 @@ export const costLines = (
   return lines;
 };
 
-/** What the parts S3 does not move cost in Standard, and what they would cost moved. */
+/** The threshold the model used: the workload's --transition-minimum-kb, else the construct's default. */
+const thresholdText = (w: Workload): string => {
+  const bytes = transitionThresholdBytes(w);
+  const size = `${(bytes / 1024).toFixed(1)} KB (${bytes.toLocaleString('en-US')} bytes`;
+  return w.transitionMinimumBytes === undefined
+    ? `${size}: the construct's default transitionMinimumSize, where a move pays for itself in ${w.storageClass} kept ${w.retentionMonths} months)`
+    : `${size}: --transition-minimum-kb)`;
+};
+
+/** What the parts the lifecycle rule leaves in Standard cost there, and what they would cost moved. */
 const smallPartsText = (r: CostResult, m: Measured, prices: Prices): string => {
   const w = r.workload;
-  if (w.transitionSmallParts === true) return '';
   const left = partsLeftInStandard(w, m, prices);
   if (left.count <= 0) return '';
   const saved = smallPartsSaving(w, left);
-  return `: ${left.count.toFixed(1)} parts, ${sizeText(left.gb * 1024 ** 3)}, at ${usdSmall(left.perMonth)} a month; moved (the construct's transitionSmallObjects) ${usdSmall(left.movedPerMonth)} a month in ${w.storageClass} and ${usdSmall(left.movedTransitions)} once in transitions: over the cohort's ${w.retentionMonths - 1} months as parts, moving them ${saved >= 0 ? `saves ${usdSmall(saved)}` : `costs ${usdSmall(-saved)} more`} (--transition-small-objects prices it)`;
+  return `: ${left.count.toFixed(1)} parts, ${sizeText(left.gb * 1024 ** 3)}, at ${usdSmall(left.perMonth)} a month; moved too (a transitionMinimumSize of 0) ${usdSmall(left.movedPerMonth)} a month in ${w.storageClass} and ${usdSmall(left.movedTransitions)} once in transitions: over the cohort's ${w.retentionMonths - 1} months as parts, moving them ${saved >= 0 ? `saves ${usdSmall(saved)}` : `costs ${usdSmall(-saved)} more`} (--transition-minimum-kb 0 prices it)`;
 };
 
 /**
- * What moving the small parts (transitionSmallObjects) saves over a cohort's life, negative when it
- * costs more: their months as parts (all but the hot first) in Standard against in the class, less
- * the transitions.
+ * What moving the parts left in Standard too saves over a cohort's life, negative when it costs
+ * more: their months as parts (all but the hot first) in Standard against in the class, less the
+ * transitions.
  */
 export const smallPartsSaving = (
   w: Workload,
@@ -750,7 +767,9 @@ const costCommandLine = (opts: CostOptions, w: Workload): string => {
     `--storage-class ${w.storageClass}`,
     `--lookups-per-month ${flagNumber(w.lookupsPerMonth)}`,
     `--access-log-days ${accessLogDays(w)}`,
-    ...(w.transitionSmallParts === true ? ['--transition-small-objects'] : []),
+    ...(w.transitionMinimumBytes !== undefined
+      ? [`--transition-minimum-kb ${flagNumber(w.transitionMinimumBytes / 1024)}`]
+      : []),
     ...(w.restoreTier !== undefined || RESTORE_WAIT[w.storageClass] !== undefined
       ? [`--restore-tier ${w.restoreTier ?? CHOICES.restoreTier.default}`]
       : []),

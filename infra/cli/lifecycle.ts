@@ -12,6 +12,7 @@ import {
   wholeNumberFlag,
 } from './args';
 import type { Output } from './output';
+import { MAX_TRANSITION_MINIMUM_BYTES } from './transition-threshold';
 
 /**
  * `jobarchive lifecycle [--json]`: the lifecycle rules the details bucket needs, as data — for a bucket
@@ -45,7 +46,11 @@ export const lifecycleSpec: CommandSpec = {
       value: 'N',
       help: 'days a part stays in STANDARD (default 1)',
     },
-    'transition-small-objects': { type: 'boolean', help: 'also transition parts under 128 KB' },
+    'transition-minimum-kb': {
+      type: 'string',
+      value: 'N',
+      help: 'parts larger than N KB (1,024 bytes) move to the class (default: where a move pays for itself for the class and retention)',
+    },
     'retention-months': {
       type: 'string',
       value: 'N',
@@ -60,7 +65,10 @@ export const lifecycleSpec: CommandSpec = {
 };
 
 export interface LifecycleOptions {
-  readonly props: JobDetailsArchiveProps;
+  /** Every prop but `transitionMinimumSize` (a Size needs aws-cdk-lib, loaded only to render). */
+  readonly props: Omit<JobDetailsArchiveProps, 'transitionMinimumSize'>;
+  /** `--transition-minimum-kb`: the construct's transitionMinimumSize in KiB; absent, its default. */
+  readonly transitionMinimumKb?: number;
   readonly json: boolean;
 }
 
@@ -78,27 +86,45 @@ export const parseLifecycleOptions = (flags: Flags): LifecycleOptions => {
     props: {
       archiveStorageClass: cls as ArchiveStorageClass,
       transitionAfterDays: wholeNumberFlag(flags, 'transition-after-days', 1, { min: 0, max: 3650 }),
-      transitionSmallObjects: boolFlag(flags, 'transition-small-objects'),
       retentionMonths: wholeNumberFlag(flags, 'retention-months', r.default, { min: r.min, max: r.max }),
       jobTtlDays: numberFlag(flags, 'job-ttl-days', t.default, { min: t.min, max: t.max }),
     },
+    ...(flags['transition-minimum-kb'] === undefined
+      ? {}
+      : {
+          transitionMinimumKb: wholeNumberFlag(flags, 'transition-minimum-kb', 0, {
+            min: 0,
+            max: MAX_TRANSITION_MINIMUM_BYTES / 1024,
+          }),
+        }),
     json: boolFlag(flags, 'json'),
   };
 };
 
-/** The rules as data (CloudFormation's shape); the props are checked as the construct checks them. */
-export const lifecycleRules = (props: JobDetailsArchiveProps): Record<string, unknown>[] =>
+/**
+ * The rules as data (CloudFormation's shape); the props are checked as the construct checks them.
+ * `transitionMinimumKb` (whole KiB) becomes the construct's transitionMinimumSize.
+ */
+export const lifecycleRules = (
+  props: Omit<JobDetailsArchiveProps, 'transitionMinimumSize'>,
+  transitionMinimumKb?: number,
+): Record<string, unknown>[] =>
   loadOptional('aws-cdk-lib', 'jobarchive lifecycle', () => {
+    const { Size } = require('aws-cdk-lib') as typeof import('aws-cdk-lib');
     const { resolveArchiveProps } =
       require('../construct/props-validation') as typeof import('../construct/props-validation');
     const { lifecycleRulesData, neededLifecycleRules } =
       require('../construct/lifecycle-data') as typeof import('../construct/lifecycle-data');
-    const p = resolveArchiveProps(props);
+    const p = resolveArchiveProps(
+      transitionMinimumKb === undefined
+        ? props
+        : { ...props, transitionMinimumSize: Size.kibibytes(transitionMinimumKb) },
+    );
     return lifecycleRulesData(neededLifecycleRules(p));
   });
 
 export const lifecycleCommand = async (opts: LifecycleOptions, io: Output): Promise<number> => {
-  const rules = lifecycleRules(opts.props);
+  const rules = lifecycleRules(opts.props, opts.transitionMinimumKb);
   if (opts.json) {
     io.out(JSON.stringify({ Rules: rules }, null, 2));
     return EXIT_OK;

@@ -12,6 +12,7 @@ import {
 } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { INDEX_RETENTION_EXTRA_DAYS, RUNS_EXPIRE_DAYS, retentionDays } from '../../shared/settings';
+import { transitionBreakEvenBytes } from '../cli/transition-threshold';
 import { acknowledge } from './nag';
 import type { ArchiveStorageClass } from './props';
 
@@ -44,7 +45,12 @@ const STORAGE_CLASS: Record<ArchiveStorageClass, StorageClass> = {
 export interface DetailsBucketOptions {
   readonly archiveStorageClass: ArchiveStorageClass;
   readonly transitionAfterDays: number;
-  readonly transitionSmallObjects: boolean;
+  /**
+   * Parts larger than this (bytes) move to the class (the construct's `transitionMinimumSize`).
+   * Absent: where a move pays for itself (transitionBreakEvenBytes) for the class, retention and
+   * transitionAfterDays.
+   */
+  readonly transitionMinimumBytes?: number;
   /** 0: keep forever. */
   readonly retentionMonths: number;
   readonly removalPolicy?: RemovalPolicy;
@@ -102,9 +108,16 @@ export const detailsLifecycleRules = (o: DetailsBucketOptions): LifecycleRule[] 
         transitionAfter: Duration.days(o.transitionAfterDays),
       },
     ],
-    // Since Sept 2024 S3 does not transition objects < 128 KB unless a rule has its own size filter.
-    // A custom filter (> 1 byte) opts small parts in; see JobDetailsArchiveProps.transitionSmallObjects.
-    ...(o.transitionSmallObjects ? { objectSizeGreaterThan: 1 } : {}),
+    // Always a size filter of our own: without one S3 applies its default (no object under 128 KB
+    // transitions, since Sept 2024); ours is where a move pays for itself (transitionBreakEvenBytes)
+    // unless JobDetailsArchiveProps.transitionMinimumSize says otherwise.
+    objectSizeGreaterThan:
+      o.transitionMinimumBytes ??
+      transitionBreakEvenBytes({
+        storageClass: o.archiveStorageClass,
+        retentionMonths: o.retentionMonths,
+        transitionAfterDays: o.transitionAfterDays,
+      }),
   },
   { id: 'expire-run-scratch', prefix: PREFIX.runs, expiration: Duration.days(RUNS_EXPIRE_DAYS) },
   ...retentionRules(o.retentionMonths),
@@ -193,7 +206,9 @@ const crossStackBucketName = (bucket: Bucket): string =>
 
 /**
  * aws-cdk-lib renders `objectSizeGreaterThan` as a number where CloudFormation's schema says string;
- * CloudFormation coerces it, and its validator warns (W9003) about exactly that.
+ * CloudFormation coerces it, and its validator warns (W9003) about exactly that. The parts' rule
+ * always carries the filter (`transitionMinimumSize`), so every details bucket given the rules is
+ * acknowledged.
  */
 export const acknowledgeSizeFilterCoercion = (bucket: Bucket): void => {
   acknowledge(

@@ -164,7 +164,7 @@ export class JobDetailsArchive extends Construct {
     const bucketOptions = {
       archiveStorageClass: p.archiveStorageClass,
       transitionAfterDays: p.transitionAfterDays,
-      transitionSmallObjects: p.transitionSmallObjects,
+      transitionMinimumBytes: p.transitionMinimumBytes,
       retentionMonths: p.retentionMonths,
       removalPolicy: props.removalPolicy,
     };
@@ -176,7 +176,7 @@ export class JobDetailsArchive extends Construct {
         if (isVersioned(props.bucket)) {
           for (const rule of noncurrentVersionRules()) props.bucket.addLifecycleRule(rule);
         }
-        if (p.transitionSmallObjects) acknowledgeSizeFilterCoercion(props.bucket);
+        acknowledgeSizeFilterCoercion(props.bucket);
       } else {
         Annotations.of(this).addWarningV2(
           'job-details-archive:imported-bucket-lifecycle',
@@ -191,7 +191,7 @@ export class JobDetailsArchive extends Construct {
       const logs = p.accessLogs; // null: no access logs (the default)
       const { bucket, logsBucket, logPolicyAdded } = createDetailsBucket(this, bucketOptions, logs);
       this.bucket = bucket;
-      if (p.transitionSmallObjects) acknowledgeSizeFilterCoercion(bucket);
+      acknowledgeSizeFilterCoercion(bucket);
       if (logs === null) acknowledge(bucket, 'AwsSolutions-S1', NO_ACCESS_LOGS_REASON);
       if (logsBucket)
         acknowledge(logsBucket, 'AwsSolutions-S1', 'this is the access-log target; logging it would recurse');

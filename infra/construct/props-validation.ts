@@ -1,4 +1,4 @@
-import { Duration, Token } from 'aws-cdk-lib';
+import { Duration, Size, SizeRoundingBehavior, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { InvalidInputError } from '../../shared/errors';
 import {
@@ -15,6 +15,11 @@ import {
   SWITCHES,
   settingProblem,
 } from '../../shared/settings';
+import {
+  DEFAULT_TRANSITION_AFTER_DAYS,
+  MAX_TRANSITION_MINIMUM_BYTES,
+  transitionBreakEvenBytes,
+} from '../cli/transition-threshold';
 import type { AccessLogTarget } from './details-bucket';
 import {
   type ArchiveSettingsProps,
@@ -62,7 +67,8 @@ export type ResolvedSettings = Pick<
 export interface ResolvedArchiveProps extends ResolvedSettings {
   readonly archiveStorageClass: ArchiveStorageClass;
   readonly transitionAfterDays: number;
-  readonly transitionSmallObjects: boolean;
+  /** Parts larger than this (bytes) move to the class: the lifecycle rule's ObjectSizeGreaterThan. */
+  readonly transitionMinimumBytes: number;
   readonly memoryMb: Readonly<Record<ArchiverStep, number>>;
   readonly timeout: Readonly<Record<ArchiverStep, Duration>>;
   readonly maxConcurrency: number;
@@ -142,6 +148,16 @@ const checkDuration = (field: string, d: Duration, min: Duration, max: Duration)
     );
   }
   return d;
+};
+
+/** A Size as whole bytes, 0 … max. */
+const checkSizeBytes = (field: string, size: Size, max: number): number => {
+  if (!(size instanceof Size)) return fail(field, 'expected a Size (e.g. Size.kibibytes(64))');
+  if (size.isUnresolved()) return fail(field, 'must be a concrete Size, not a deploy-time token');
+  const bytes = size.toBytes({ rounding: SizeRoundingBehavior.NONE });
+  if (!Number.isInteger(bytes) || bytes < 0 || bytes > max)
+    return fail(field, `expected whole bytes from 0 to ${max} (5 TiB), got ${bytes} bytes`);
+  return bytes;
 };
 
 /** The step-keyed props' keys (`archiveBatch`), as StepMemoryProps / StepTimeoutProps name them. */
@@ -328,13 +344,15 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
   // Glacier IR / Flexible Retrieval / Deep Archive have no minimum days in STANDARD before a transition.
   const transitionAfterDays = checkNumber(
     'transitionAfterDays',
-    props.transitionAfterDays ?? 1,
+    props.transitionAfterDays ?? DEFAULT_TRANSITION_AFTER_DAYS,
     0,
     3650,
     true,
   );
-  const transitionSmallObjects = props.transitionSmallObjects ?? false;
-  if (typeof transitionSmallObjects !== 'boolean') fail('transitionSmallObjects', 'expected a boolean');
+  const transitionMinimumBytes =
+    props.transitionMinimumSize === undefined
+      ? transitionBreakEvenBytes({ storageClass: archiveStorageClass, retentionMonths, transitionAfterDays })
+      : checkSizeBytes('transitionMinimumSize', props.transitionMinimumSize, MAX_TRANSITION_MINIMUM_BYTES);
 
   // Lifecycle expiration counts from an object's creation: a hot object must outlive its job's row,
   // or a run plans a job whose data is gone (quarantined, never archived).
@@ -388,7 +406,7 @@ export const resolveArchiveProps = (props: JobDetailsArchiveProps): ResolvedArch
     ...settings,
     archiveStorageClass,
     transitionAfterDays,
-    transitionSmallObjects,
+    transitionMinimumBytes,
     memoryMb,
     timeout,
     maxConcurrency,

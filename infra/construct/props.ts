@@ -1,4 +1,4 @@
-import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { Duration, RemovalPolicy, Size } from 'aws-cdk-lib';
 import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -128,8 +128,8 @@ export interface ArchiveSettingsProps {
   /**
    * Shop-months whose hot objects total less than this (KB) share one part and one index write per
    * batch and month with the other small shop-months of their month (the storage layout page,
-   * "Shared parts"); 0 never packs. 128: parts below 128 KB never leave Standard (the lifecycle
-   * rule's ObjectSizeGreaterThan), so alone they would cost more than they save.
+   * "Shared parts"); 0 never packs. Parts below `transitionMinimumSize` never leave Standard (the
+   * lifecycle rule's ObjectSizeGreaterThan), so alone they would cost more than they save.
    * @default 128
    */
   readonly packBelowKb?: number;
@@ -292,12 +292,22 @@ export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
    */
   readonly transitionAfterDays?: number;
   /**
-   * Also transition parts smaller than 128 KB. Off by default: S3 skips those since Sept 2024 because
-   * in Glacier classes each object carries ~40 KB of billed overhead (Glacier IR bills at least 128 KB),
-   * so a small part is cheaper left in STANDARD.
-   * @default false
+   * Archive parts larger than this move to `archiveStorageClass` (the lifecycle rule's
+   * `ObjectSizeGreaterThan`); smaller ones stay in STANDARD. A moved part saves the difference in
+   * storage price for its months in the class but pays a transition request, and the class bills
+   * per-object overhead (Flexible Retrieval / Deep Archive: 32 KB in the class + 8 KB in STANDARD) or
+   * a minimum size (Glacier IR: 128 KB), so small parts cost less left in STANDARD. The default is
+   * where a move pays for itself (`transitionBreakEvenBytes`, list prices): over the part's months in
+   * the class — `retentionMonths` − 1, less `transitionAfterDays`; kept forever (0) counted as 10
+   * years — with the class's minimum duration billed when the part expires sooner. With the
+   * default `transitionAfterDays`: Glacier IR kept 12 / 24 / 60 months ~105 / 62 / 38 KB; Flexible
+   * Retrieval 24 months ~86 KB; Deep Archive 60 months ~50 KB; any class kept forever ~30 KB.
+   * `jobarchive lifecycle` prints the rule for given props, `jobarchive cost` prices it.
+   * Whole bytes, 0 … 5 TiB (S3's limit; at 5 TiB nothing moves): e.g. `Size.kibibytes(128)` (S3's
+   * own default for rules without a size filter).
+   * @default - the break-even for archiveStorageClass, retentionMonths and transitionAfterDays
    */
-  readonly transitionSmallObjects?: boolean;
+  readonly transitionMinimumSize?: Size;
   /**
    * Memory (MB) of every step (128 … 10240); `stepMemoryMb` sets single steps.
    * @default 1024 for forget and redact, 512 for the others

@@ -2,6 +2,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { ARCHIVE_ALARMS, RUN_METRICS_ALARMS } from '../../infra/cli/cost-model';
+import { transitionBreakEvenBytes } from '../../infra/cli/transition-threshold';
 import { type ArchiveStack, createArchiveApp } from '../../infra/construct/archive-stack';
 import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
 import { ARCHIVER_STEPS, type ArchiverStep } from '../../infra/construct/step-functions';
@@ -152,12 +153,22 @@ describe('details bucket (created)', () => {
     ]);
   });
 
-  it('moves archive parts to Glacier IR after 1 day, leaving parts < 128 KB alone by default', () => {
+  it('moves archive parts to Glacier IR after 1 day, those larger than where a move pays for itself', () => {
     const cold = rules().filter((r) => r.Prefix === 'job-details-cold/');
     expect(cold).toEqual([
       expect.objectContaining({ Transitions: [{ StorageClass: 'GLACIER_IR', TransitionInDays: 1 }] }),
     ]);
-    expect(cold[0]?.ObjectSizeGreaterThan).toBeUndefined();
+    // Kept forever (the default retention) is priced over 10 years: ~29.9 KB. Never S3's own
+    // default (no filter: nothing under 128 KB moves).
+    expect(cold[0]?.ObjectSizeGreaterThan).toBe(
+      transitionBreakEvenBytes({ storageClass: 'GLACIER_IR', retentionMonths: 0 }),
+    );
+    expect(cold[0]?.ObjectSizeGreaterThan).toBe(30_578);
+    // The filter is a number where CloudFormation's schema says string: one acknowledgement, its reason.
+    const acks = Object.entries(acknowledgedRules(stack.archive.bucket)).filter(([id]) =>
+      id.includes('W9003'),
+    );
+    expect(acks).toEqual([[expect.stringContaining('W9003'), expect.stringMatching(/coerced to string/)]]);
   });
 
   it('expires run scratch (plans, page results, findings, reports) after 3 days, and only that', () => {

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
-import { App, Stack } from 'aws-cdk-lib';
+import { App, Size, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
@@ -81,7 +81,7 @@ beforeAll(() => {
       bucket,
       archiveStorageClass: ArchiveStorageClass.GLACIER,
       transitionAfterDays: 0,
-      transitionSmallObjects: true,
+      transitionMinimumSize: Size.bytes(1), // every part moves
       // An alarm action alone (no alarmTopic): failed runs cannot reach it (they are events, not alarms).
       alarmAction: new SnsAction(new Topic(stack, 'Ops')),
     });
@@ -196,7 +196,7 @@ describe('with a bucket owned elsewhere in the app', () => {
     );
   });
 
-  it('adds the lifecycle rules to it: Glacier FR on day 0, small parts included', () => {
+  it('adds the lifecycle rules to it: Glacier FR on day 0, small parts included (transitionMinimumSize 1 byte)', () => {
     const bucket = owned.template.findResources('AWS::S3::Bucket')[logicalId(owned.bucket, owned.stack)];
     const rules = bucket?.Properties.LifecycleConfiguration.Rules as Record<string, unknown>[];
     expect(rules).toContainEqual(

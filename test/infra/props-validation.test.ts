@@ -1,4 +1,4 @@
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { App, Duration, Size, Stack, Token } from 'aws-cdk-lib';
 import { Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import { JobDetailsArchive } from '../../infra/construct/job-details-archive';
 import { ArchiveStorageClass, type JobDetailsArchiveProps } from '../../infra/construct/props';
@@ -40,7 +40,8 @@ describe('JobDetailsArchive props: defaults', () => {
       jobTtlDays: 90,
       archiveStorageClass: 'GLACIER_IR',
       transitionAfterDays: 1,
-      transitionSmallObjects: false,
+      // GLACIER_IR kept forever (priced over 10 years): where a move pays for itself.
+      transitionMinimumBytes: 30_578,
       maxConcurrency: 10,
       planPageGroups: 10_000,
       batchGroups: 300,
@@ -162,8 +163,24 @@ describe('JobDetailsArchive props: fails when', () => {
     expectInvalid({ transitionAfterDays: 1.5 }, 'transitionAfterDays', /whole number/);
   });
 
-  it('transitionSmallObjects is not a boolean', () => {
-    expectInvalid({ transitionSmallObjects: 'yes' as never }, 'transitionSmallObjects', /boolean/);
+  it('transitionMinimumSize is no Size, a token, fractional bytes, or over S3’s 5 TiB', () => {
+    expectInvalid({ transitionMinimumSize: 65536 as never }, 'transitionMinimumSize', /expected a Size/);
+    expectInvalid(
+      { transitionMinimumSize: Size.kibibytes(Token.asNumber({ Ref: 'Kb' })) },
+      'transitionMinimumSize',
+      /concrete Size/,
+    );
+    expectInvalid({ transitionMinimumSize: Size.bytes(0.5) }, 'transitionMinimumSize', /whole bytes/);
+    expectInvalid(
+      { transitionMinimumSize: Size.tebibytes(6) },
+      'transitionMinimumSize',
+      /0 to 5497558138880/,
+    );
+    // The bounds themselves are S3's.
+    expect(resolveArchiveProps({ transitionMinimumSize: Size.bytes(0) }).transitionMinimumBytes).toBe(0);
+    expect(resolveArchiveProps({ transitionMinimumSize: Size.tebibytes(5) }).transitionMinimumBytes).toBe(
+      5 * 1024 ** 4,
+    );
   });
 
   it('lambdaMemoryMb / stepMemoryMb is out of Lambda range, or names an unknown step', () => {

@@ -34,6 +34,7 @@ import {
   runShape,
   scaledOneTime,
   smallestPayingObjectBytes,
+  transitionThresholdBytes,
   type Workload,
   type WorkTerms,
   wherePays,
@@ -128,7 +129,7 @@ describe('costModel', () => {
     expect((r.months[2]?.lifecycle ?? 0) - (r.months[1]?.lifecycle ?? 0)).toBeCloseTo(perMonthInClass, 6);
   });
 
-  it('parts under 128 KB stay in Standard (S3 does not transition them by default)', () => {
+  it('parts no larger than the construct’s threshold stay in Standard (Glacier IR kept 12 months: 105 KB)', () => {
     const small = costModel(workload, { ...measured, averagePartBytes: 10_000 }, DEFAULT_PRICES);
     expect(
       archiveOneTime(workload, { ...measured, averagePartBytes: 10_000 }, DEFAULT_PRICES).transitions,
@@ -223,7 +224,7 @@ describe('costModel', () => {
     expect(ARCHIVE_CUSTOM_METRICS).toBe(Object.keys(RUN_METRICS).length);
   });
 
-  it('decides the class per part, as S3 does: parts under 128 KB stay in Standard', () => {
+  it('decides the class per part, as S3 does: parts no larger than the threshold stay in Standard', () => {
     const mixed = { ...measured, partSizes: [10 * 1024, 10 * 1024, 1024 * 1024], partsPerJob: 0.003 };
     const move = partsMoving(workload, mixed);
     expect(move.countShare).toBeCloseTo(1 / 3, 12);
@@ -232,10 +233,22 @@ describe('costModel', () => {
       ((1000 * 0.003) / 3) * 0.00002,
       12,
     );
-    // transitionSmallObjects: every part moves.
-    expect(partsMoving({ ...workload, transitionSmallParts: true }, mixed).countShare).toBe(1);
-    // Part sizes scale with the workload's bytes per job: 20× larger jobs lift the 10 KB parts over 128 KB.
+    // A transitionMinimumSize of 0: every part moves.
+    expect(partsMoving({ ...workload, transitionMinimumBytes: 0 }, mixed).countShare).toBe(1);
+    // Part sizes scale with the workload's bytes per job: 20× larger jobs lift the 10 KB parts over 105 KB.
     expect(partsMoving({ ...workload, bytesPerJob: 20 * 2048 }, mixed).countShare).toBe(1);
+    // The threshold is the construct's default for the class and retention: a 100 KB part stays
+    // when kept 12 months in Glacier IR (105 KB), moves when kept 24 (62 KB) or in Deep Archive 60 (50 KB).
+    const hundred = { ...measured, partSizes: [100 * 1024] };
+    expect(transitionThresholdBytes(workload)).toBe(107_933);
+    expect(partsMoving(workload, hundred).countShare).toBe(0);
+    expect(partsMoving({ ...workload, retentionMonths: 24 }, hundred).countShare).toBe(1);
+    expect(
+      partsMoving({ ...workload, storageClass: 'DEEP_ARCHIVE', retentionMonths: 60 }, hundred).countShare,
+    ).toBe(1);
+    // Given, it decides: strictly larger moves (S3's ObjectSizeGreaterThan).
+    expect(partsMoving({ ...workload, transitionMinimumBytes: 100 * 1024 }, hundred).countShare).toBe(0);
+    expect(partsMoving({ ...workload, transitionMinimumBytes: 100 * 1024 - 1 }, hundred).countShare).toBe(1);
   });
 
   it('prices a lookup by what it reads: the index in Standard, the part block in its class', () => {
@@ -420,20 +433,32 @@ describe('jobarchive cost', () => {
     expect(opted.json<{ fixedPerMonth: number }>().fixedPerMonth).toBeCloseTo(2.7 + 30e-6, 12);
   });
 
-  it('--transition-small-objects: the construct’s transitionSmallObjects priced (every part moves), echoed; without it the small parts’ line says what moving them would save', async () => {
+  it('--transition-minimum-kb: the construct’s transitionMinimumSize priced, echoed; by default the construct’s threshold, printed; the parts left say what moving them would save', async () => {
     const flags = (...args: string[]) => parseCostOptions(parseFlags(costSpec, args)).workload;
-    expect(flags().transitionSmallParts).toBeUndefined();
-    expect(flags('--transition-small-objects').transitionSmallParts).toBe(true);
+    expect(flags().transitionMinimumBytes).toBeUndefined();
+    expect(flags('--transition-minimum-kb', '200').transitionMinimumBytes).toBe(200 * 1024);
+    expect(() => flags('--transition-minimum-kb', '-1')).toThrow(/--transition-minimum-kb/);
     const run = async (...args: string[]) => {
       const out = memoryOutput();
       await costCommand(parseCostOptions(parseFlags(costSpec, ['--from-report', bench, ...args])), out);
       return out.stdout.join('\n');
     };
-    const moved = await run('--transition-small-objects');
-    expect(moved).toMatch(/^every figure below is for: jobarchive cost .* --transition-small-objects /im);
-    expect(moved).toMatch(/parts: all move to GLACIER_IR, those under 128 KB too/);
-    const kept = await run();
-    expect(kept).not.toMatch(/--transition-small-objects --/);
+    // The one 133 KB part moves: larger than 62 KB, Glacier IR's break-even kept 24 months.
+    const dflt = await run();
+    expect(dflt).not.toMatch(/--transition-minimum-kb/);
+    expect(dflt).toMatch(
+      /parts: 100 % of them \(100 % of part bytes\) are larger than 62\.0 KB \(63,449 bytes: the construct's default transitionMinimumSize, where a move pays for itself in GLACIER_IR kept 24 months\) and move to GLACIER_IR \(decided per part, as S3 does\): all of them/,
+    );
+    // 200 KB: it stays, and moving it would save.
+    const kept = await run('--transition-minimum-kb', '200');
+    expect(kept).toMatch(/^every figure below is for: jobarchive cost .* --transition-minimum-kb 200 /im);
+    expect(kept).toMatch(/are larger than 200\.0 KB \(204,800 bytes: --transition-minimum-kb\)/);
+    expect(kept).toMatch(
+      /: 1000\.0 parts, .* moving them saves \$[0-9.e-]+ \(--transition-minimum-kb 0 prices it\)/,
+    );
+    const json = memoryOutput();
+    await costCommand(parseCostOptions(parseFlags(costSpec, ['--from-report', bench, '--json'])), json);
+    expect(json.json<{ partsMoving: { thresholdBytes: number } }>().partsMoving.thresholdBytes).toBe(63_449);
     // The verdict is the saving over the cohort's months as parts, less the transitions.
     const left = { perMonth: 3e-6, movedPerMonth: 1e-6, movedTransitions: 20e-6 };
     expect(smallPartsSaving({ ...workload, retentionMonths: 24 }, left)).toBeCloseTo(23 * 2e-6 - 20e-6, 15);
@@ -1046,8 +1071,8 @@ describe('billing rules', () => {
     }
   });
 
-  it('Glacier IR bills each moved part at least 128 KB, part by part (parts under it move only with transitionSmallObjects)', () => {
-    const w = { ...workload, transitionSmallParts: true };
+  it('Glacier IR bills each moved part at least 128 KB, part by part (10 KB parts move only with a threshold under them)', () => {
+    const w = { ...workload, transitionMinimumBytes: 0 };
     const { partGb, indexGb } = atRest(w, measured);
     // Parts of 10, 10 and 300 KB, as many as hold the cohort's part bytes.
     const sizes = [10 * 1024, 10 * 1024, 300 * 1024];
@@ -1069,7 +1094,7 @@ describe('billing rules', () => {
     expect(left.perMonth).toBeCloseTo(partGb * (20 / 320) * 0.023, 12);
     expect(left.movedPerMonth).toBeCloseTo(partGb * ((2 * 128) / 320) * 0.004, 12);
     expect(left.movedTransitions).toBeCloseTo(((parts * 2) / 3) * 0.02e-3, 12);
-    // Without transitionSmallObjects the 10 KB parts stay in Standard at their size.
+    // With the construct's threshold (105 KB) the 10 KB parts stay in Standard at their size.
     const kept = costModel(workload, mixed, p);
     expect(kept.cohort[2]?.archive).toBeCloseTo(
       partGb * (300 / 320) * 0.004 + partGb * (20 / 320) * 0.023 + indexGb * 0.023,
