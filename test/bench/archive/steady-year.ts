@@ -8,7 +8,8 @@
  * - one run a day at 03:00 with `--now` advancing, whole months, olderThanDays 14, graceHours as deployed (0);
  * - rows are deleted when their TTL passes, as DynamoDB's TTL would (DynamoDB Local never deletes);
  * - S3 lifecycle, which s3rver lacks, is simulated from the construct's rules: a part moves to Glacier
- *   IR a day after it was written when it is ≥ 128 KB (S3's default minimum; smaller parts stay in
+ *   IR a day after it was written when it is larger than the rule's `ObjectSizeGreaterThan` (the
+ *   construct's default transitionMinimumSize for Glacier IR kept forever; smaller parts stay in
  *   Standard), indexes and hot objects stay in Standard, run scratch expires after RUNS_EXPIRE_DAYS.
  *
  * Per run and in total: jobs planned, S3 requests by API call (handlers plus the Distributed Map's),
@@ -25,6 +26,7 @@
 import { DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_PRICES } from '../../../infra/cli/prices';
+import { transitionBreakEvenBytes } from '../../../infra/cli/transition-threshold';
 import type { ArchiverStep } from '../../../infra/construct/step-names';
 import type {
   LocalRunResult,
@@ -109,8 +111,12 @@ export const STEADY_YEAR_SETTINGS = {
   /** The construct's lifecycle rule (details-bucket.ts). */
   runsExpireDays: RUNS_EXPIRE_DAYS,
   transitionAfterDays: 1,
-  /** S3's default: objects under 128 KB are not transitioned (all_storage_classes_128K). */
-  transitionMinBytes: 128 * 1024,
+  /** The construct's default transitionMinimumSize (Glacier IR, retentionMonths as deployed). */
+  transitionMinBytes: transitionBreakEvenBytes({
+    storageClass: 'GLACIER_IR',
+    retentionMonths: SETTINGS.retentionMonths.default,
+    transitionAfterDays: 1,
+  }),
   storageClass: 'GLACIER_IR',
 } as const;
 
@@ -379,7 +385,7 @@ export const steadyYearJobs = (seed: number, s: SteadyYearSizes): BenchJob[] => 
 
 /** The class a part is billed in `ageDays` after it was written, under the construct's default rule. */
 export const simulatedClass = (size: number, ageDays: number): 'STANDARD' | 'GLACIER_IR' =>
-  size >= STEADY_YEAR_SETTINGS.transitionMinBytes && ageDays >= STEADY_YEAR_SETTINGS.transitionAfterDays
+  size > STEADY_YEAR_SETTINGS.transitionMinBytes && ageDays >= STEADY_YEAR_SETTINGS.transitionAfterDays
     ? 'GLACIER_IR'
     : 'STANDARD';
 
@@ -851,7 +857,7 @@ export const steadyYearLines = (r: SteadyYearResult): string[] => {
       .map(([k, v]) => `${k} ${kb(v)}`)
       .join(', ')}`,
     ...atRestCostLines(r),
-    `  parts: ${r.parts.count} (${r.parts.inGlacierIr} in Glacier IR, mean ${kb(r.parts.meanBytes)}; parts under 128 KB stay in Standard)`,
+    `  parts: ${r.parts.count} (${r.parts.inGlacierIr} in Glacier IR, mean ${kb(r.parts.meanBytes)}; parts of ${kb(STEADY_YEAR_SETTINGS.transitionMinBytes)} or less stay in Standard)`,
     `  lookup of an archived job, month known (${r.lookup.sample} sampled): index ${f2(r.lookup.indexRequests)} GETs / ${kb(r.lookup.indexBytes)}, part ${f2(r.lookup.partRequests)} GETs / ${kb(r.lookup.partBytes)}, other ${f2(r.lookup.otherRequests)}`,
     `  hot objects left: ${r.hotObjectsLeft} (${r.hotObjectsLeftNotYetEligible} of jobs not yet eligible, ${r.hotObjectsLeftRowless} of jobs whose row expired unarchived)`,
     `  wall: ${r.wallSeconds.toFixed(0)} s (archiver runs ${r.runSeconds.toFixed(0)} s, writing the workload and expiring rows ${r.seedSeconds.toFixed(0)} s, the rest listing and lookups)`,
