@@ -467,10 +467,13 @@ const printAudit = (io: Output, r: AuditResult): void => {
 };
 
 /**
- * The indexes with an entry for each hot prefix's job whose latest archival only a settled part holds
- * (its entries left the index when it settled; the job has no entry, or only older ones): read from the part's record (settled-archivals.ts: one ranged GET
- * a block, only for hot job ids its directory covers) as the deleted entry it was. Such a job in a
- * part in a restore class is returned in `unread` (a named finding), never taken as not archived.
+ * The indexes with an entry for each job whose latest archival only a settled part holds (its entries
+ * left the index when it settled; the job has no entry, or only older ones): read from the part's
+ * record (settled-archivals.ts: one ranged GET a block, only for ids its directory and filter cover)
+ * as the deleted entry it was. The jobs looked for: the hot prefixes' (what they hold is checked
+ * against it), and those with entries older than a settled part that may hold them (a job retried
+ * before its older part's delete: counted once, by that part's job_count). Such a job in a part in a
+ * restore class is returned in `unread` (a named finding), never taken as not archived.
  */
 const withSettledHot = async (
   ctx: CliContext,
@@ -493,7 +496,7 @@ const withSettledHot = async (
         (c) => latest === undefined || at(c.part.name) > at(latest.part),
       );
     };
-    const ids = hotIds.filter((id) => newer(id).length > 0);
+    const ids = [...new Set([...hotIds, ...Object.keys(idx.jobs)])].filter((id) => newer(id).length > 0);
     if (ids.length === 0) {
       out.push(idx);
       continue;
