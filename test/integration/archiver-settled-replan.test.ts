@@ -5,6 +5,7 @@ import { COLD_PREFIX, WATERMARK_KEY } from '../../shared/archive/format';
 import { jobPrefix } from '../../shared/details';
 import { JobDetailsReader } from '../../shared/reader';
 import { putBytes } from '../../shared/s3/objects';
+import { putIndex } from '../support/archive-fixture';
 import {
   archiverEnv,
   cliContextFor,
@@ -290,4 +291,46 @@ test('a job archived again past its settled part (its prefix holding objects aga
   expect((await new JobDetailsReader(env.s3, env.bucket).lookup(q)).platformData).toEqual({
     indexer: { v: 3 },
   });
+});
+
+test('a settled part whose index states a lowered last id: planned again, the group fails naming the damage as lookup does (never a skip on the record past it); audit names the part', async () => {
+  const env = await archiverEnv({ graceHours: 0 });
+  const jobs = [];
+  for (const day of [3, 4, 5])
+    jobs.push(await seedTerminalJob(env, { shopId: SHOP, completedAt: inMonth(2, day) }));
+  await runMachine(env);
+  const stored = await readStoredIndex(env, SHOP, MONTH);
+  const part = stored?.parts[0];
+  const settled = part?.settled;
+  if (!stored || !part || !settled?.job_filter) throw new Error('no settled part with a job filter');
+  const ids = jobs.map((j) => j.jobId).sort() as [string, string, string];
+  expect(settled.block_bytes).toHaveLength(1);
+  expect(settled.last).toBe(ids[2]);
+  // Damage: `last` lowered to the first id (still at or above its one block's id: it parses). The
+  // filter matches the jobs past it: their edge block is read, and holds them outside the range.
+  await putIndex(env.s3, env.bucket, {
+    ...stored,
+    parts: [{ ...part, settled: { ...settled, last: ids[0] } }],
+  });
+  const again = await runMachine(env);
+  expect(again.report).toMatchObject({ jobsArchived: 0, jobsSkipped: 0, groupsFailedCount: 1 });
+  expect(again.report?.groupsFailed[0]?.cause).toMatch(
+    new RegExp(`${part.name.replace(/\./g, '\\.')}.*outside its range`),
+  );
+  // A hot object of a job past the lowered id: audit names the damaged part, not a record it read anyway.
+  await env.store.writePlatformData(SHOP, ids[2], { indexer: { v: 3 } });
+  const audit = await auditCommand(
+    cliContextFor(env),
+    { maxHeads: 100, concurrency: 2, json: false, deep: false },
+    memoryOutput(),
+  );
+  // (Its hot object unanswered, the job is also named as not archived: the damaged block could not say.)
+  expect(audit.mismatches.map((m) => m.kind).sort()).toEqual(['damaged-part', 'overdue-hot-job']);
+  expect(audit.mismatches).toContainEqual(
+    expect.objectContaining({
+      kind: 'damaged-part',
+      key: part.key,
+      detail: expect.stringMatching(/outside its range/),
+    }),
+  );
 });
