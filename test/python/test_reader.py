@@ -23,6 +23,7 @@ from job_details_archive import (  # noqa: E402
     InvalidInputError,
     MissingIndexError,
     NeedsRestoreError,
+    PartMissingError,
     UnsupportedFormatError,
     canonical_json,
 )
@@ -352,6 +353,28 @@ class Errors(unittest.TestCase):
         self.assertEqual(got["provenance"]["source"], "hot")
         self.assertIn(f"part {part['name']}: block 0 holds job {last}, outside its range",
                       "\n".join(got["provenance"]["warnings"]))
+
+    def test_a_missing_settled_part_is_named_and_what_exists_answers(self):
+        # The own month's first part (settled) removed outside the archiver: its job with a hot copy
+        # reads hot, the part named in a warning (as the TypeScript reader does); its job with nothing
+        # else is PartMissingError naming the part, never "not archived".
+        data, _ = self.s3.objects[self.index_key]
+        part = json.loads(gzip.decompress(data).decode())["parts"][0]
+        self.assertIn("dir", part)
+        key = self.own["archivals"][0]["part_key"]
+        self.assertTrue(key.endswith("/" + part["name"]))
+        first, last = part["dir"][0], part["last"]
+        at = self.own["archivals"][0]["completed_at"]
+        del self.s3.objects[key]
+        got = self.reader.lookup(self.own["shop_id"], last, completed_at=at)
+        # Its other archival (a later part of the month) and its hot copy answer.
+        self.assertIn(got["provenance"]["source"], ("hot", "both"))
+        self.assertEqual([a["part_key"] for a in got["archivals"] if a["part_key"] == key], [])
+        self.assertIsNotNone(got["details"])
+        self.assertIn(key, "\n".join(got["provenance"]["warnings"]))
+        with self.assertRaises(PartMissingError) as ctx:
+            self.reader.lookup(self.own["shop_id"], first, completed_at=at)
+        self.assertEqual(ctx.exception.key, key)
 
     def test_an_entry_whose_completion_is_neither_form_is_damage(self):
         data, meta = self.s3.objects[self.index_key]
