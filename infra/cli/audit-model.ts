@@ -295,8 +295,9 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
         });
       }
     }
-    // A settled part's jobs (no entries left) count by its job_count, all deleted; entries of its
-    // jobs audit.ts read back from its records (hot prefixes only) are checked below, not counted.
+    // A settled part's jobs (no entries left) count by its job_count, all deleted. A job whose newer
+    // archival a settled part holds (audit.ts read it back from its record, after the job's entries)
+    // is checked below, not counted again for its older entries.
     const settledParts = new Set<string>();
     for (const p of idx.parts) {
       if (!p.settled) continue;
@@ -307,7 +308,7 @@ export const classifyAudit = (inp: AuditInputs): AuditFindings => {
     for (const [jobId, entries] of Object.entries(idx.jobs)) {
       if (!Array.isArray(entries) || entries.length === 0) continue;
       indexed.add(jobId);
-      if (!entries.every((e) => settledParts.has(e.part))) {
+      if (!entries.some((e) => settledParts.has(e.part))) {
         g.archivedJobs++;
         if (entries.every((e) => e.deleted_at !== null)) g.archivedDeleted++;
       }

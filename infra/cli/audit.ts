@@ -268,7 +268,11 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     }
   });
   // Settled parts keep no entries: the hot prefixes' jobs they may hold are read from their records.
-  const { indexes, unread: settledUnread } = await withSettledHot(
+  const {
+    indexes,
+    unread: settledUnread,
+    damaged: settledDamaged,
+  } = await withSettledHot(
     ctx,
     [...read.filter((i): i is MonthIndex => i !== null), ...shared.flat()],
     [...hot.keys()],
@@ -316,8 +320,9 @@ export const auditCommand = async (ctx: CliContext, opts: AuditOptions, io: Outp
     },
   );
 
-  // --deep: every committed part read whole, every block inflated.
-  const damagedParts = new Map<string, string>();
+  // A settled part whose block could not answer (missing bytes, a job outside its directory's range):
+  // named as lookup names it. --deep: every committed part read whole, every block inflated.
+  const damagedParts = new Map<string, string>(settledDamaged);
   if (opts.deep) {
     const parts = indexes.flatMap((idx) => idx.parts.map((p) => ({ idx, p })));
     await mapLimit(parts, opts.concurrency, async ({ idx, p }) => {
@@ -467,10 +472,14 @@ const printAudit = (io: Output, r: AuditResult): void => {
 };
 
 /**
- * The indexes with an entry for each hot prefix's job whose latest archival only a settled part holds
- * (its entries left the index when it settled; the job has no entry, or only older ones): read from the part's record (settled-archivals.ts: one ranged GET
- * a block, only for hot job ids its directory covers) as the deleted entry it was. Such a job in a
- * part in a restore class is returned in `unread` (a named finding), never taken as not archived.
+ * The indexes with an entry for each job whose latest archival only a settled part holds (its entries
+ * left the index when it settled; the job has no entry, or only older ones): read from the part's
+ * record (settled-archivals.ts: one ranged GET a block, only for ids its directory and filter cover)
+ * as the deleted entry it was. The jobs looked for: the hot prefixes' (what they hold is checked
+ * against it), and those with entries older than a settled part that may hold them (a job retried
+ * before its older part's delete: counted once, by that part's job_count). Such a job in a part in a
+ * restore class is returned in `unread` (a named finding), never taken as not archived; a part whose
+ * block is damaged (as lookup checks it) in `damaged` (part key → what is wrong), its jobs unanswered.
  */
 const withSettledHot = async (
   ctx: CliContext,
@@ -480,8 +489,10 @@ const withSettledHot = async (
 ): Promise<{
   indexes: MonthIndex[];
   unread: Array<{ shopId: string; month: string; jobId: string; part: string }>;
+  damaged: Map<string, string>;
 }> => {
   const unread: Array<{ shopId: string; month: string; jobId: string; part: string }> = [];
+  const damaged = new Map<string, string>();
   const out: MonthIndex[] = [];
   for (const idx of indexes) {
     // A settled part committed after the job's latest entry (any, when it has none) may hold a newer
@@ -493,13 +504,16 @@ const withSettledHot = async (
         (c) => latest === undefined || at(c.part.name) > at(latest.part),
       );
     };
-    const ids = hotIds.filter((id) => newer(id).length > 0);
+    const ids = [...new Set([...hotIds, ...Object.keys(idx.jobs)])].filter((id) => newer(id).length > 0);
     if (ids.length === 0) {
       out.push(idx);
       continue;
     }
     req.s3Get += new Set(ids.flatMap((id) => newer(id).map((c) => `${c.part.key}@${c.range.offset}`))).size;
-    const found = await settledArchivals(ctx, idx, ids);
+    const found = await settledArchivals(ctx, idx, ids, (err, name) => {
+      const key = idx.parts.find((p) => p.name === name)?.key;
+      if (key !== undefined) damaged.set(key, err.message);
+    });
     const jobs: Record<string, readonly IndexedJob[]> = { ...idx.jobs };
     for (const [jobId, a] of found) {
       if (a.kind === 'unread') {
@@ -526,5 +540,5 @@ const withSettledHot = async (
     }
     out.push({ ...idx, jobs });
   }
-  return { indexes: out, unread };
+  return { indexes: out, unread, damaged };
 };

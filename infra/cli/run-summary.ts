@@ -51,6 +51,11 @@ export const summarizeRunReport = (r: RunReport, where?: string): string[] => {
   lines.push(
     `  deletes:  ${r.objectsDeleted} hot objects ${would}deleted (${r.jobsDeleted} jobs fully), ${r.objectsKept} ${r.dryRun ? 'would be ' : ''}kept, ${r.deleteErrors} errors`,
   );
+  // Objects a retried attempt found deleted by the attempt before it (their parts settled): not counted.
+  for (const e of (r.deletedEarlier ?? []).slice(0, LIST_LIMIT))
+    lines.push(
+      `            ${e.shopId} ${e.month}: ${e.jobs} jobs' objects deleted by an earlier attempt of this run, not counted (${e.parts} part(s) it settled)`,
+    );
   lines.push(`  groups:   ${r.groupsOk} ok, ${r.groupsFailedCount} failed`);
   lines.push(`  requests: S3 ${r.requests.s3}, DynamoDB ${r.requests.dynamodb}`);
   const types = Object.entries(r.requests.byType ?? {});

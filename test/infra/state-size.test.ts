@@ -133,6 +133,7 @@ describe(`worst-case batch states at the largest batch (${N} groups)`, () => {
           deleteErrorCount: BIG,
           jobsCompleted: BIG,
           jobsWaiting: BIG,
+          deletedEarlier: { jobs: BIG, parts: BIG },
         },
       };
     });

@@ -80,7 +80,7 @@ interface Case {
   /** Jobs big enough for a multipart part (> 8 MiB). */
   readonly big?: boolean;
   /** Extra checks on the faulted run's result(s). */
-  readonly check?: (runs: LocalRunResult[], hotObjects: number) => void;
+  readonly check?: (runs: LocalRunResult[], hotObjects: number, jobs: readonly SeededJob[]) => void;
 }
 
 const CASES: Case[] = [
@@ -127,6 +127,25 @@ const CASES: Case[] = [
     name: 'ArchiveBatch: crash after the deleted marks',
     // Commits first (one index write per group), then the marks.
     fault: () => crashAfter(nthCall('archive-batch', isIndexPut, 5)),
+  },
+  {
+    name: 'ArchiveBatch: Lambda service error after the deleted marks (the Task retried)',
+    fault: () => crashAfter(nthCall('archive-batch', isIndexPut, 5), 'Lambda.ServiceException'),
+    // The retry finds the parts the dead attempt settled: their jobs count, and their objects are
+    // named as that attempt's (the counts left with the entries), never as 0 deleted.
+    check: (runs, hotObjects, jobs) => {
+      expect(runs[0]?.status).toBe('SUCCEEDED');
+      const out = runs[0]?.output as RunReport;
+      expect(out.jobsDeleted).toBe(jobs.length);
+      const earlier = out.deletedEarlier ?? [];
+      expect(earlier.length).toBeGreaterThan(0);
+      for (const e of earlier) expect(e).toMatchObject({ jobs: 2, parts: 1 });
+      const theirs = jobs.filter((j) =>
+        earlier.some((e) => e.shopId === j.shopId && e.month === j.completedAt.slice(0, 7)),
+      );
+      expect(theirs).toHaveLength(2 * earlier.length);
+      expect(out.objectsDeleted).toBe(hotObjects - theirs.reduce((n, j) => n + j.keys.length, 0));
+    },
   },
   {
     name: 'ArchiveBatch: Lambda timeout after the commit',
@@ -213,7 +232,7 @@ test.each(CASES)('$name: the runs after converge, nothing lost or duplicated, au
     const faulted = c.overlap ? await Promise.all([run(), run()]) : [await run()];
     layer.fault = null;
     if (fault) expect(fault.fired).toBeGreaterThan(0); // the fault struck
-    c.check?.(faulted, hotObjects);
+    c.check?.(faulted, hotObjects, jobs);
 
     const again = await run();
     env.advance(13 * HOUR);

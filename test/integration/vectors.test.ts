@@ -35,6 +35,25 @@ const expected = parseJsonExact(
 ) as Expected;
 const bytesOf = (key: string) => readFileSync(join(DIR, 'bucket', key));
 
+/** A fresh local bucket holding the vectors' objects, less `without`. */
+const loaded = async (without: ReadonlySet<string> = new Set()) => {
+  const s3 = testS3();
+  const bucket = await freshBucket();
+  for (const o of expected.objects) {
+    if (without.has(o.key)) continue;
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: o.key,
+        Body: bytesOf(o.key),
+        ...(o.content_encoding ? { ContentEncoding: o.content_encoding } : {}),
+        ...(o.metadata ? { Metadata: o.metadata } : {}),
+      }),
+    );
+  }
+  return new JobDetailsReader(s3, bucket);
+};
+
 test('every object of the vectors is in the current format 1.0', () => {
   expect(expected.format).toBe('1.0');
   expect(INDEX_FORMAT).toBe('job-details-archive/index@1.0');
@@ -59,19 +78,7 @@ test('every object of the vectors is in the current format 1.0', () => {
 });
 
 test('the vectors read as expected.json says: every lookup and every search', async () => {
-  const s3 = testS3();
-  const bucket = await freshBucket();
-  for (const o of expected.objects)
-    await s3.send(
-      new PutObjectCommand({
-        Bucket: bucket,
-        Key: o.key,
-        Body: bytesOf(o.key),
-        ...(o.content_encoding ? { ContentEncoding: o.content_encoding } : {}),
-        ...(o.metadata ? { Metadata: o.metadata } : {}),
-      }),
-    );
-  const reader = new JobDetailsReader(s3, bucket);
+  const reader = await loaded();
   for (const want of expected.lookups) {
     const job = { shopId: want.shop_id, jobId: want.job_id, case: want.case };
     const got = expectedLookup(job, await reader.lookup({ shopId: job.shopId, jobId: job.jobId }));
@@ -88,4 +95,25 @@ test('the vectors read as expected.json says: every lookup and every search', as
   );
   expect(expected.searches.some((s) => s.jobs.length === 0)).toBe(true); // the redacted document
   expect(expected.searches.filter((s) => s.jobs.length > 0).length).toBeGreaterThanOrEqual(3);
+});
+
+test("a missing settled part (the own month's first): what exists answers and the part is named in a warning; with nothing else, the error names it (the Python reader: test_reader.py, the same case)", async () => {
+  const own = expected.lookups.find((w) => w.case.startsWith('own part,'));
+  const archivals = own?.archivals as Array<{ part_key: string; month: string; completed_at: string }>;
+  const first = archivals?.[0];
+  if (!own || !first) throw new Error('no own-part lookup in the vectors');
+  const indexKey = `job-details-index/${own.shop_id}/${first.month}/index.json`;
+  const part = parseMonthIndex(bytesOf(indexKey), indexKey).parts[0];
+  const settled = part?.settled;
+  if (!part || !settled) throw new Error("the own month's first part is not settled");
+  expect(part.key).toBe(first.part_key);
+  const reader = await loaded(new Set([part.key]));
+  const q = (jobId: string) => ({ shopId: own.shop_id, jobId, completedAt: first.completed_at });
+  // Its last job has a hot copy and a later archival: they answer, the part is named.
+  const got = await reader.lookup(q(settled.last));
+  expect(['hot', 'both']).toContain(got.provenance.source);
+  expect(got.archivals.map((a) => a.partKey)).not.toContain(part.key);
+  expect(got.provenance.warnings.join('\n')).toContain(part.key);
+  // Its first job has nothing else: the error names the part.
+  await expect(reader.lookup(q(settled.dir[0] as string))).rejects.toThrow(part.key);
 });

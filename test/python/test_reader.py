@@ -23,6 +23,7 @@ from job_details_archive import (  # noqa: E402
     InvalidInputError,
     MissingIndexError,
     NeedsRestoreError,
+    PartMissingError,
     UnsupportedFormatError,
     canonical_json,
 )
@@ -353,6 +354,28 @@ class Errors(unittest.TestCase):
         self.assertIn(f"part {part['name']}: block 0 holds job {last}, outside its range",
                       "\n".join(got["provenance"]["warnings"]))
 
+    def test_a_missing_settled_part_is_named_and_what_exists_answers(self):
+        # The own month's first part (settled) removed outside the archiver: its job with a hot copy
+        # reads hot, the part named in a warning (as the TypeScript reader does); its job with nothing
+        # else is PartMissingError naming the part, never "not archived".
+        data, _ = self.s3.objects[self.index_key]
+        part = json.loads(gzip.decompress(data).decode())["parts"][0]
+        self.assertIn("dir", part)
+        key = self.own["archivals"][0]["part_key"]
+        self.assertTrue(key.endswith("/" + part["name"]))
+        first, last = part["dir"][0], part["last"]
+        at = self.own["archivals"][0]["completed_at"]
+        del self.s3.objects[key]
+        got = self.reader.lookup(self.own["shop_id"], last, completed_at=at)
+        # Its other archival (a later part of the month) and its hot copy answer.
+        self.assertIn(got["provenance"]["source"], ("hot", "both"))
+        self.assertEqual([a["part_key"] for a in got["archivals"] if a["part_key"] == key], [])
+        self.assertIsNotNone(got["details"])
+        self.assertIn(key, "\n".join(got["provenance"]["warnings"]))
+        with self.assertRaises(PartMissingError) as ctx:
+            self.reader.lookup(self.own["shop_id"], first, completed_at=at)
+        self.assertEqual(ctx.exception.key, key)
+
     def test_an_entry_whose_completion_is_neither_form_is_damage(self):
         data, meta = self.s3.objects[self.index_key]
         header = json.loads(gzip.decompress(data).decode().split("\n")[0])
@@ -504,6 +527,17 @@ class Errors(unittest.TestCase):
                 return job_id
         raise AssertionError("no such id")
 
+    def _outside(self):
+        """An id below every part's range that no part's job filter matches: "0" unless a filter
+        matches it (1 in 128 for a part with edge reads, should the vectors be regenerated), else the
+        first "0-i" none matches (as the TypeScript test picks it)."""
+        from job_details_archive.format import parse_month_index, settled_candidates
+        index = parse_month_index(self.s3.objects[self.index_key][0], self.index_key)
+        for job_id in ["0", *(f"0-{i}" for i in range(5000))]:
+            if not settled_candidates(index, job_id):
+                return job_id
+        raise AssertionError("no such id")
+
     def test_an_absent_id_in_a_settled_parts_range_is_none_by_its_job_filter_or_after_its_block(self):
         _, (first, last) = self._settled()
         at = self.own["archivals"][0]["completed_at"]
@@ -514,7 +548,7 @@ class Errors(unittest.TestCase):
         got = self.reader.lookup(self.own["shop_id"], self._absent(first, last, True), completed_at=at)
         self.assertEqual((got["archivals"], got["details_source"], got["provenance"]["requests"]), ([], "none", 3))
         # Outside every part's range: the index alone answers.
-        got = self.reader.lookup(self.own["shop_id"], "0", completed_at=at)
+        got = self.reader.lookup(self.own["shop_id"], self._outside(), completed_at=at)
         self.assertEqual((got["archivals"], got["provenance"]["requests"]), ([], 2))
 
     def test_a_settled_part_in_a_glacier_class_is_named_whenever_it_may_hold_the_job(self):
@@ -529,7 +563,7 @@ class Errors(unittest.TestCase):
                     self.reader.lookup(self.own["shop_id"], job_id, completed_at=at)
                 self.assertEqual(ctx.exception.key, part)
         # An id its filter does not match, or outside its range: not archived there, no restore.
-        for job_id in (self._absent(first, last, False), "0"):
+        for job_id in (self._absent(first, last, False), self._outside()):
             self.assertEqual(self.reader.lookup(self.own["shop_id"], job_id, completed_at=at)["archivals"], [])
 
     def test_a_job_of_another_shop_reads_as_absent(self):

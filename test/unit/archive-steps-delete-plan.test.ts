@@ -138,12 +138,13 @@ describe('settleParts / settledByRun (the delete settles the parts it marked)', 
     expect(settled.jobs).toEqual({});
     expect(settled.parts[0]?.settled?.dir).toEqual(['j1', 'j2']);
     expect(settled.parts[0]?.settled?.deleted_by).toBe('run-a');
-    // A retried delete of the same run finds no entry: the settled part counts its jobs (objects unknown).
+    // A retried delete of the same run finds no entry: the settled part counts its jobs, named (its
+    // objects went in the earlier attempt, the counts with its entries).
     expect(deletedByRun(settled, [planned('j1'), planned('j2')], 'run-a')).toEqual({ jobs: 0, objects: 0 });
-    expect(settledByRun(settled, 'run-a')).toEqual({ jobs: 2, objects: 0 });
-    expect(settledByRun(settled, 'run-b')).toEqual({ jobs: 0, objects: 0 });
+    expect(settledByRun(settled, 'run-a')).toEqual({ jobs: 2, parts: 1 });
+    expect(settledByRun(settled, 'run-b')).toEqual({ jobs: 0, parts: 0 });
     // Before it settled, the entries count (what this attempt reports).
-    expect(settledByRun(marked, 'run-a')).toEqual({ jobs: 0, objects: 0 });
+    expect(settledByRun(marked, 'run-a')).toEqual({ jobs: 0, parts: 0 });
     // A settled part's jobs are never eligible again, nor waiting: delete only sees unsettled parts.
     const asOf = T + HOUR;
     expect(eligibleForDelete(settled, [planned('j1'), planned('j2')], asOf, 0)).toEqual([]);

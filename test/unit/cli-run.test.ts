@@ -72,6 +72,16 @@ describe('summarizeRunReport', () => {
     expect(text).toContain('s3://b/job-details-runs/jobarchive-1/report.json');
   });
 
+  it('names the groups whose objects an earlier attempt of the run deleted (not in the count), never as 0 deleted', () => {
+    const text = summarizeRunReport(
+      report({ deletedEarlier: [{ shopId: 's3', month: '2026-02', jobs: 4, parts: 1 }] }),
+    );
+    expect(text.join('\n')).toContain(
+      "s3 2026-02: 4 jobs' objects deleted by an earlier attempt of this run, not counted (1 part(s) it settled)",
+    );
+    expect(summarizeRunReport(report()).join('\n')).not.toContain('earlier attempt');
+  });
+
   it('says an idle run filed no report (reportKey null), never a key named null', () => {
     const idle = report({ jobsPlanned: 0, jobsQuarantined: [], jobsQuarantinedCount: 0, reportKey: null });
     const text = summarizeRunReport(idle, 's3://b').join('\n');

@@ -93,7 +93,7 @@ const needle = (want: WantedRecord): Buffer =>
  * holding its id as text are parsed until one is the record (a payload could contain the text too).
  * For a block that may hold it (a filter's or a directory's word, not an index entry's).
  */
-export const seekInBlock = (
+const seekInBlock = (
   inflated: Buffer,
   where: string,
   want: WantedRecord,

@@ -23,7 +23,6 @@ export {
   encodeRecordBlock,
   inflateBlock,
   platformDataRef,
-  seekInBlock,
   type WantedRecord,
 } from './blocks';
 export { canonicalJson, sha256Hex } from './canonical-json';

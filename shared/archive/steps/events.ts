@@ -12,6 +12,7 @@ import type {
   ArchiveCounts,
   BatchEvent,
   DeleteCounts,
+  DeletedEarlier,
   GroupRef,
   GroupResult,
   MapRunOutput,
@@ -74,7 +75,15 @@ const parseDeleteCounts = (v: unknown, field: string): DeleteCounts => {
     deleteErrorCount: n('deleteErrorCount'),
     jobsCompleted: n('jobsCompleted'),
     ...(o.jobsWaiting !== undefined ? { jobsWaiting: n('jobsWaiting') } : {}),
+    ...(o.deletedEarlier !== undefined
+      ? { deletedEarlier: parseDeletedEarlier(o.deletedEarlier, `${field}.deletedEarlier`) }
+      : {}),
   };
+};
+
+const parseDeletedEarlier = (v: unknown, field: string): DeletedEarlier => {
+  const o = obj(v, field);
+  return { jobs: int(o.jobs, `${field}.jobs`), parts: int(o.parts, `${field}.parts`) };
 };
 
 /** `Plan`: the first call carries the execution input, later ones the page state. */

@@ -291,8 +291,21 @@ export interface DeleteSummary {
   readonly jobsCompleted: number;
   /** Jobs committed whose sources wait for the grace period (a later run revisits them); absent: 0. */
   readonly jobsWaiting?: number;
+  /**
+   * Parts an earlier attempt of this run's delete settled (its index write landed, then the attempt
+   * died) and their jobs: those jobs are in `jobsCompleted`; their hot objects went in that attempt and
+   * are not in `objectsDeleted` (a settled part keeps no per-job counts). The month index names the
+   * parts (`settled.deleted_by` is the run id); counts only here, for the state's size.
+   */
+  readonly deletedEarlier?: DeletedEarlier;
   /** This stage's requests plus the verify and commit stages': the rest of the group. */
   readonly requests: RequestCounts;
+}
+
+/** What an earlier attempt of the run deleted and no longer counts (DeleteSummary.deletedEarlier). */
+export interface DeletedEarlier {
+  readonly jobs: number;
+  readonly parts: number;
 }
 
 /** Result of a group's delete stage; only `summary` leaves the group. */
@@ -382,6 +395,12 @@ export interface RunReport {
   readonly objectsKept: number;
   readonly deleteErrors: number;
   readonly jobsDeleted: number;
+  /**
+   * Groups whose hot objects an earlier attempt of this run deleted (a retried ArchiveBatch found the
+   * parts it settled): those jobs are in `jobsDeleted`, their objects are not in `objectsDeleted` (the
+   * count went with the entries). Capped at 100; absent when none.
+   */
+  readonly deletedEarlier?: Array<{ shopId: string; month: string } & DeletedEarlier>;
   readonly groupsOk: number;
   /** Capped at 100; `groupsFailedCount` is the full number. */
   readonly groupsFailed: Array<{ shopId: string; month: string; error: string; cause: string }>;

@@ -54,6 +54,9 @@ class _Ledger:
         self.blocks = {}
         # Months read with neither the shop's own index nor the month's shared index.
         self.no_shared = set()
+        # Parts committed in an index that do not exist (PartMissingError): their archivals are left
+        # out, named in a warning while anything else answers; with nothing else, the first is raised.
+        self.missing = []
 
     def provenance(self, source):
         return {"source": source, "parts": sorted(self.parts), "requests": self.requests,
@@ -211,8 +214,8 @@ class ArchiveReader:
         """The job's entries in the month's settled parts: one ranged GET of each candidate block (kept
         for the record read), the entry from the record. A part in a Glacier class gets its restore
         requested (restore_days) and, once every candidate was tried, NeedsRestoreError names it: whether
-        the job is there cannot be told without it, never "not archived". A missing part is
-        PartMissingError, a damaged block CorruptObjectError."""
+        the job is there cannot be told without it, never "not archived". A missing part is left out
+        (ledger.missing: named, as lookup decides), a damaged block CorruptObjectError."""
         found, needs = [], None
         for c in fmt.settled_candidates(index, job_id):
             pkey = c["part"]["key"]
@@ -231,7 +234,8 @@ class ArchiveReader:
                     raise CorruptObjectError(at, "range lies outside the part") from None
                 raise
             if got is None:
-                raise PartMissingError(pkey)
+                ledger.missing.append(PartMissingError(pkey))
+                continue
             if len(got[0]) != offset + length - start:
                 raise CorruptObjectError(at, f"expected {offset + length - start} bytes, got {len(got[0])} "
                                              f"(part shorter than its index says)")
@@ -339,7 +343,9 @@ class ArchiveReader:
         no flush and no archival holds any listing or chunk ("no details": the job read the same way
         while hot). Numbers are exact (ints of any size; other numbers keep their JSON text).
         Raises NeedsRestoreError, MissingIndexError, PartMissingError, CorruptObjectError,
-        UnsupportedFormatError: a damaged or missing index is never read as "no archival".
+        UnsupportedFormatError: a damaged or missing index is never read as "no archival". A missing
+        part raises PartMissingError only when nothing else answers (hot objects, other archivals);
+        otherwise its archivals are left out and it is named in provenance.warnings.
         InvalidInputError (before any request) for an id or a `completed_at` the TypeScript reader
         refuses too: an ISO-8601 string (or aware datetime) with a UTC offset.
         """
@@ -381,8 +387,20 @@ class ArchiveReader:
         for month, _, e in entries:
             shared = shop_id if e["part_key"].startswith(f"{fmt.COLD_PREFIX}{fmt.SHARED}/") else None
             where = f"{e['part_key']} bytes {e['block'][0]}-{sum(e['block']) - 1}"
-            block = fmt.read_block(self._read_range(ledger, e["part_key"], *e["block"]), where, shared)
+            try:
+                data = self._read_range(ledger, e["part_key"], *e["block"])
+            except PartMissingError as err:
+                ledger.missing.append(err)
+                continue
+            block = fmt.read_block(data, where, shared)
             records.append((e, month, fmt.find_record(block, where, "job", job_id, shop_id)))
+        # A missing part (expired, or removed outside the archiver): whatever else exists answers and
+        # the part is named in a warning; with nothing else, it is the error (never "none").
+        if ledger.missing:
+            if not flushes and hot_pd is None and not records:
+                raise ledger.missing[0]
+            for err in ledger.missing:
+                ledger.warnings.append(f"archive part missing, left out: {err}")
         archived_pd = None
         if hot_pd is None:
             with_pd = [t for t in records if t[0]["platform_data"] is not None]

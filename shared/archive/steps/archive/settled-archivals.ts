@@ -1,7 +1,16 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { isNamedError, VerificationError } from '../../../errors';
+import { CorruptObjectError, isNamedError, VerificationError } from '../../../errors';
 import { getObjectBytes } from '../../../s3/objects';
-import { inflateBlock, latestEntry, type MonthIndex, seekInBlock, settledCandidates } from '../../format';
+import {
+  decodeLine,
+  inflateBlock,
+  latestEntry,
+  type MonthIndex,
+  monthIndexKey,
+  type SettledCandidate,
+  settledCandidates,
+  settledEntry,
+} from '../../format';
 
 /**
  * What a settled part says of a job that has no entry left in the month index (its entries became
@@ -25,13 +34,16 @@ export type SettledArchival =
  * latest entry (any, when it has none): the newest archival those settled parts hold (parts' commit
  * order), `unread` when any such part could not be read (a restore class). One ranged GET per block named, shared by the jobs it may
  * hold; only jobs the plan handed again to a month whose parts settled get here (retries, late rows,
- * overlapping runs). A part that is missing or whose block does not inflate fails the group
- * (VerificationError / CorruptObjectError), as any damaged committed part does.
+ * overlapping runs). A part that is missing, whose block does not inflate, is shorter than its
+ * directory says or holds a job outside its directory's range (as lookup checks: settledEntry) fails
+ * the group (VerificationError / CorruptObjectError), as any damaged committed part does; with
+ * `damaged`, it is handed there instead (audit names it) and that block's jobs get no answer.
  */
 export const settledArchivals = async (
   deps: { readonly s3: S3Client; readonly bucket: string },
   index: MonthIndex,
   jobIds: Iterable<string>,
+  damaged?: (err: VerificationError | CorruptObjectError, part: string) => void,
 ): Promise<Map<string, SettledArchival>> => {
   // Block (part key @ offset) → the candidate reads it answers.
   interface BlockRead {
@@ -39,8 +51,10 @@ export const settledArchivals = async (
     part: string;
     run_id: string;
     range: { offset: number; length: number };
+    candidate: SettledCandidate;
     jobs: string[];
   }
+  const indexKey = monthIndexKey(index.shop_id, index.month);
   const reads = new Map<string, BlockRead>();
   const order = new Map<string, number>(index.parts.map((p, i) => [p.name, i]));
   for (const jobId of jobIds) {
@@ -57,6 +71,7 @@ export const settledArchivals = async (
         part: c.part.name,
         run_id: c.part.run_id,
         range: c.range,
+        candidate: c,
         jobs: [],
       };
       r.jobs.push(jobId);
@@ -66,21 +81,43 @@ export const settledArchivals = async (
   const found = new Map<string, SettledArchival[]>();
   const add = (jobId: string, a: SettledArchival) => found.set(jobId, [...(found.get(jobId) ?? []), a]);
   for (const r of reads.values()) {
-    let got: Awaited<ReturnType<typeof getObjectBytes>>;
+    let got: Awaited<ReturnType<typeof getObjectBytes>> = null;
+    let outside: unknown;
     try {
       got = await getObjectBytes(deps.s3, deps.bucket, r.key, r.range);
     } catch (err) {
-      if (!isNamedError(err, 'InvalidObjectState')) throw err;
-      for (const jobId of r.jobs) add(jobId, { kind: 'unread', part: r.part });
-      continue;
+      // 416: the directory's block lies past the part's end (damage, as lookup names it).
+      if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 416)
+        outside = err;
+      else if (!isNamedError(err, 'InvalidObjectState')) throw err;
+      else {
+        for (const jobId of r.jobs) add(jobId, { kind: 'unread', part: r.part });
+        continue;
+      }
     }
-    if (!got) throw new VerificationError(r.key, 'a settled part of the month index is missing');
     const where = `${r.key} bytes ${r.range.offset}-${r.range.offset + r.range.length - 1}`;
-    const inflated = inflateBlock(got.bytes, where);
-    for (const jobId of r.jobs) {
-      const rec = seekInBlock(inflated, where, { type: 'job', jobId }, index.shop_id)?.record;
-      if (rec?.type === 'job')
-        add(jobId, { kind: 'record', part: r.part, run_id: r.run_id, completed_at: rec.job.completed_at });
+    try {
+      if (outside !== undefined)
+        throw new CorruptObjectError(where, 'range lies outside the part', { cause: outside });
+      if (!got) throw new VerificationError(r.key, 'a settled part of the month index is missing');
+      if (got.bytes.length !== r.range.length)
+        throw new CorruptObjectError(
+          where,
+          `expected ${r.range.length} bytes, got ${got.bytes.length} (part shorter than its index says)`,
+        );
+      // Every record of the block, so a job outside the directory's range is named as damage.
+      const records = inflateBlock(got.bytes, where)
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l, i) => decodeLine(Buffer.from(`${l}\n`), `${where} line ${i}`, index.shop_id).record);
+      for (const jobId of r.jobs) {
+        const e = settledEntry(r.candidate, records as Parameters<typeof settledEntry>[1], jobId, indexKey);
+        if (e) add(jobId, { kind: 'record', part: r.part, run_id: r.run_id, completed_at: e.completed_at });
+      }
+    } catch (err) {
+      if (!damaged || !(err instanceof VerificationError || err instanceof CorruptObjectError)) throw err;
+      damaged(err, r.part);
     }
   }
   const out = new Map<string, SettledArchival>();

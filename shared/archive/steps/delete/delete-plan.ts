@@ -1,7 +1,7 @@
 import type { JobObject } from '../../../details';
 import { normalizeEtag } from '../../../s3/objects';
 import { type IndexedJob, latestEntry, type MonthIndex, settlePart } from '../../format';
-import type { PlannedJob } from '../types';
+import type { DeletedEarlier, PlannedJob } from '../types';
 
 /**
  * Pure decisions of the delete step. Only hot objects that are byte-for-byte (key, size, ETag) what a
@@ -103,19 +103,15 @@ export const deletedByRun = (
 };
 
 /**
- * Jobs of the parts this run's delete settled (an earlier attempt of the run, whose index write
- * landed): their entries left the index with the per-job counts, so each part counts its `job_count`
- * and no objects (the report's objects figure misses them; only a retried delete sees this).
+ * The parts this run's delete settled, and their jobs (each part's `job_count`). Their entries left the
+ * index with the per-job object counts: when an earlier attempt of the run settled them (its index
+ * write landed, then it died), the objects it deleted are known only as that attempt's
+ * (DeleteSummary.deletedEarlier; the index names the parts), never as a count of 0.
  */
-export const settledByRun = (index: MonthIndex, runId: string): { jobs: number; objects: number } => ({
-  jobs: index.parts.reduce((n, p) => n + (p.settled?.deleted_by === runId ? p.job_count : 0), 0),
-  objects: 0,
-});
-
-export const addDeleted = (
-  a: { jobs: number; objects: number },
-  b: { jobs: number; objects: number },
-): { jobs: number; objects: number } => ({ jobs: a.jobs + b.jobs, objects: a.objects + b.objects });
+export const settledByRun = (index: MonthIndex, runId: string): DeletedEarlier => {
+  const mine = index.parts.filter((p) => p.settled?.deleted_by === runId);
+  return { jobs: mine.reduce((n, p) => n + p.job_count, 0), parts: mine.length };
+};
 
 /**
  * The index with each named part settled (settlePart): those the delete just marked. A part that does

@@ -22,7 +22,6 @@ import { type DeleteErrorItem, writeGroupFindings } from '../run-files/findings'
 import type { DeleteInput, DeleteResult, PlannedJob } from '../types';
 import type { deleteMatching } from './delete-objects';
 import {
-  addDeleted,
   deletedByRun,
   eligibleForDelete,
   matchSources,
@@ -229,13 +228,17 @@ export const deleteSources = async (
         );
         after = written.index;
       }
-      // Counted from the index: every entry this run marked, whichever attempt of it did the work
-      // (a part an earlier attempt settled counts its jobs: settledByRun).
-      const counted = addDeleted(
-        deletedByRun(marked ?? after, planned, run.runId),
-        settledByRun(marked ?? after, run.runId),
-      );
-      return { objectsDeleted: counted.objects, errors, jobsCompleted: counted.jobs };
+      // Counted from the index: every entry this run marked, whichever attempt of it did the work. A
+      // part settled by this run, but not in this attempt's write (`marked` holds its entries then),
+      // was settled by an earlier attempt: its jobs count, its objects are that attempt's, named.
+      const counted = deletedByRun(marked ?? after, planned, run.runId);
+      const earlier = settledByRun(marked ?? after, run.runId);
+      return {
+        objectsDeleted: counted.objects,
+        errors,
+        jobsCompleted: counted.jobs + earlier.jobs,
+        ...(earlier.parts > 0 ? { deletedEarlier: earlier } : {}),
+      };
     });
     const { errors, ...counts } = value;
     return {

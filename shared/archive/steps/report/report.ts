@@ -100,6 +100,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     const deleteErrors = new ReportList<DeleteErrorEntry>();
     const failed = new ReportList<RunReport['groupsFailed'][number]>();
     const failedAt: FailedGroupAt[] = [];
+    const deletedEarlier: NonNullable<RunReport['deletedEarlier']> = [];
     for (const page of resultPages(state)) {
       const doc = await readPage(deps, run.runId, page);
       const failures = failuresOf(doc.results);
@@ -110,6 +111,8 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       for (const r of doc.results.filter(isDone)) {
         if ((r.delete.jobsWaiting ?? 0) > 0 || r.delete.deleteErrorCount > 0)
           failedAt.push({ page, shopId: r.group.shopId, month: r.group.month, graceOnly: true });
+        const e = r.delete.deletedEarlier;
+        if (e && deletedEarlier.length < CAPS.report) deletedEarlier.push({ ...r.group, ...e });
       }
       const wanted: Wanted[] = [];
       if (doc.planQuarantined > 0 && !quarantined.full) {
@@ -143,7 +146,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       );
       for (const [i, w] of wanted.entries()) w.into(read[i] ?? []);
     }
-    return { quarantined, deleteErrors, failed, failedAt };
+    return { quarantined, deleteErrors, failed, failedAt, deletedEarlier };
   });
   const erasure = state.scan?.erasure;
   const summary: RunReport = {
@@ -163,6 +166,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     objectsKept: totals.objectsKept,
     deleteErrors: totals.deleteErrors,
     jobsDeleted: totals.jobsDeleted,
+    ...(found.deletedEarlier.length > 0 ? { deletedEarlier: found.deletedEarlier } : {}),
     groupsOk: totals.groupsOk,
     groupsFailed: found.failed.items.slice(0, CAPS.report),
     groupsFailedCount: totals.groupsFailed,
