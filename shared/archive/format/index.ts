@@ -36,6 +36,7 @@ export {
   fenceContains,
   fenceFilter,
   filtersMember,
+  golombEncode,
   golombFilter,
   golombMayContain,
   isFiltersMember,
