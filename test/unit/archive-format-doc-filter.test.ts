@@ -130,6 +130,34 @@ describe('block filters', () => {
     for (const d of scattered) expect(mayContain({ ...golomb, docs: scattered.size }, d)).toBe(true);
   });
 
+  it("keeps the smaller encoding, a tie to the fence, at every density around the Golomb set's least size", () => {
+    // Catalog ranges from dense to sparse: the fence costs from ~1 bit an id to ~3 bytes, crossing
+    // the Golomb set's n·(k + 1) bits (the least it can take) on the way; blockFilter skips coding
+    // the set only when the fence is within that, so its choice is always the smaller of the two.
+    let seed = 11;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const kinds = new Set<string>();
+    for (const n of [1, 2, 7, 64, 500]) {
+      for (let spread = 1; spread <= 2 ** 14; spread *= 2) {
+        const docs = new Set(
+          Array.from({ length: n }, () => `gid://shopify/Product/${7e12 + Math.floor(next() * n * spread)}`),
+        );
+        const fence = fenceFilter(docs);
+        const golomb = golombFilter(docs);
+        const want =
+          fence.length <= golomb.length ? { kind: 'fence', bytes: fence } : { kind: 'golomb', bytes: golomb };
+        const got = blockFilter(docs);
+        expect(got.kind).toBe(want.kind);
+        expect(Buffer.from(got.bytes)).toEqual(Buffer.from(want.bytes));
+        kinds.add(got.kind);
+      }
+    }
+    expect([...kinds].sort()).toEqual(['fence', 'golomb']);
+  });
+
   it("a fence's bytes are the spec's layout: ids split as /^(.*?)([1-9][0-9]{0,14})$/ splits them", () => {
     // The layout written straight from the spec (docs/archive-format.md, doc-filter.ts header), with
     // the regular expression it names: the encoder's hand-written split must give the same bytes.

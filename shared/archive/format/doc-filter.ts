@@ -259,6 +259,10 @@ export type FilterKind = 'fence' | 'golomb';
 export const blockFilter = (docs: ReadonlySet<string>): { kind: FilterKind; bytes: Uint8Array } => {
   if (docs.size === 0) return { kind: 'fence', bytes: new Uint8Array(0) };
   const fence = fenceFilter(docs);
+  // A Golomb-coded set of n ids takes at least n·(k + 1) bits (each gap: a 0 after its quotient, k
+  // remainder bits): a fence no longer than that is kept without hashing and coding the set (ids of
+  // catalog ranges, ~5 bits each, the usual case).
+  if (fence.length <= Math.ceil((docs.size * (RICE_BITS + 1)) / 8)) return { kind: 'fence', bytes: fence };
   const golomb = golombFilter(docs);
   return fence.length <= golomb.length ? { kind: 'fence', bytes: fence } : { kind: 'golomb', bytes: golomb };
 };
