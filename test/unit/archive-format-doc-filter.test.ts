@@ -7,6 +7,7 @@ import {
   fenceContains,
   fenceFilter,
   filtersMember,
+  golombEncode,
   golombFilter,
   golombMayContain,
   inflateBlock,
@@ -67,11 +68,52 @@ describe('block filters', () => {
       [ids(500, 'y'), 5],
       [['a', 'b', 'c', 'ü', ''], 3],
       [ids(3000, 'z'), 10],
+      [ids(700, 'w'), 1],
+      [ids(40, 'v'), 16],
     ] as const) {
       const set = new Set(docs);
       expect(Buffer.from(golombFilter(set, k)).equals(spec([...set], k))).toBe(true);
       for (const d of set) expect(golombMayContain(golombFilter(set, k), set.size, d, k)).toBe(true);
     }
+  });
+
+  it('codes any ascending whole numbers as the spec lays them out, and refuses anything else', () => {
+    // The layout bit by bit (as a string of 0s and 1s), for values the writer never meets: gaps of
+    // 0, gaps far above 2^k (long unary runs across bytes), a last value near 2^37.
+    const spec = (values: readonly number[], k: number): Buffer => {
+      let bits = '';
+      let last = 0;
+      for (const v of values) {
+        const gap = v - last;
+        last = v;
+        const q = Math.floor(gap / 2 ** k);
+        bits += `${'1'.repeat(q)}0${(gap - q * 2 ** k).toString(2).padStart(k, '0')}`;
+      }
+      bits = bits.padEnd(Math.ceil(bits.length / 8) * 8, '0');
+      return Buffer.from(
+        Array.from({ length: bits.length / 8 }, (_, i) => parseInt(bits.slice(i * 8, i * 8 + 8), 2)),
+      );
+    };
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (const k of [1, 2, 5, 8, 13, 16]) {
+      for (const n of [0, 1, 2, 9, 300]) {
+        const values: number[] = [];
+        let v = 0;
+        for (let i = 0; i < n; i++) {
+          v += next() < 0.2 ? 0 : Math.floor(next() * 2 ** (k + (next() < 0.1 ? 6 : 1)));
+          values.push(v);
+        }
+        expect(Buffer.from(golombEncode(values, k))).toEqual(spec(values, k));
+      }
+    }
+    expect(Buffer.from(golombEncode([2 ** 37 - 1], 30))).toEqual(spec([2 ** 37 - 1], 30));
+    expect(() => golombEncode([3, 2], 5)).toThrow(RangeError);
+    expect(() => golombEncode([1.5], 5)).toThrow(RangeError);
+    expect(() => golombEncode([-1], 5)).toThrow(RangeError);
   });
 
   it('a fence is exact, and the smaller encoding is kept: fences for catalog ranges, Golomb for scattered ids', () => {
@@ -86,6 +128,34 @@ describe('block filters', () => {
     const golomb = blockFilter(scattered);
     expect(golomb.kind).toBe('golomb');
     for (const d of scattered) expect(mayContain({ ...golomb, docs: scattered.size }, d)).toBe(true);
+  });
+
+  it("keeps the smaller encoding, a tie to the fence, at every density around the Golomb set's least size", () => {
+    // Catalog ranges from dense to sparse: the fence costs from ~1 bit an id to ~3 bytes, crossing
+    // the Golomb set's n·(k + 1) bits (the least it can take) on the way; blockFilter skips coding
+    // the set only when the fence is within that, so its choice is always the smaller of the two.
+    let seed = 11;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const kinds = new Set<string>();
+    for (const n of [1, 2, 7, 64, 500]) {
+      for (let spread = 1; spread <= 2 ** 14; spread *= 2) {
+        const docs = new Set(
+          Array.from({ length: n }, () => `gid://shopify/Product/${7e12 + Math.floor(next() * n * spread)}`),
+        );
+        const fence = fenceFilter(docs);
+        const golomb = golombFilter(docs);
+        const want =
+          fence.length <= golomb.length ? { kind: 'fence', bytes: fence } : { kind: 'golomb', bytes: golomb };
+        const got = blockFilter(docs);
+        expect(got.kind).toBe(want.kind);
+        expect(Buffer.from(got.bytes)).toEqual(Buffer.from(want.bytes));
+        kinds.add(got.kind);
+      }
+    }
+    expect([...kinds].sort()).toEqual(['fence', 'golomb']);
   });
 
   it("a fence's bytes are the spec's layout: ids split as /^(.*?)([1-9][0-9]{0,14})$/ splits them", () => {

@@ -135,6 +135,18 @@ describe('canonicalJson', () => {
       {},
       'plain',
       7,
+      // Flat objects (what JSON.stringify writes alone when their keys are in order): in order,
+      // out of order, integer-like keys (Object.keys lists them first, numerically: "9" before
+      // "10", which sort() puts after), a flat list, a raw number or a nested list among the values.
+      { a: 1, b: 'x', c: null, d: false, e: ['p', 1, null], f: -0, g: Number.NaN },
+      { b: 1, a: 2 },
+      { '9': 'x', '10': 'y', a: 1 },
+      { '1': 'x', '2': 'y' },
+      { a: rawJsonNumber('1.0'), b: 1 },
+      { a: [[1]], b: 1 },
+      { a: [{ d: 1, c: 2 }], b: 1 },
+      { a: { d: 1, c: 2 }, b: { c: 1, d: 2 } },
+      { '': 1, A: 2, a: 3, é: 4, '\u{1F600}': 5, '\uFFFF': 6 },
     ];
     for (const v of values) expect(canonicalJson(v)).toBe(reference(v));
   });

@@ -35,6 +35,7 @@ export {
   fenceContains,
   fenceFilter,
   filtersMember,
+  golombEncode,
   golombFilter,
   golombMayContain,
   isFiltersMember,

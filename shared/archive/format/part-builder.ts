@@ -10,7 +10,6 @@ import {
   RICE_BITS,
 } from './doc-filter';
 import { compactDetails } from './doc-lists';
-import { documentListings } from './flatten';
 import type { ByteRange, Located } from './month-index';
 import {
   type ArchivedJobMeta,
@@ -81,11 +80,11 @@ export class PartBuilder {
    * Adds a line to the open block. A block holds at most BLOCK_BYTES of lines unless one line alone
    * is longer (then it is a block of its own), so a lookup inflates at most that much beside its record.
    */
-  private async append(line: Buffer, docs: readonly string[] = []): Promise<Pending> {
+  private async append(line: Buffer, details?: JobDetails): Promise<Pending> {
     if (this.finished) throw new Error('PartBuilder: finished');
     if (this.openBytes > 0 && this.openBytes + line.length > BLOCK_BYTES) await this.closeBlock();
     const at: Pending = { block: this.blocks.length, line: { offset: this.openBytes, length: line.length } };
-    for (const d of docs) this.openDocs.add(d);
+    if (details) addDocIds(this.openDocs, details);
     this.open.push(line);
     this.openBytes += line.length;
     if (this.openBytes >= BLOCK_BYTES) await this.closeBlock();
@@ -178,9 +177,8 @@ export class PartBuilder {
       this.blockPlatformData.set(hash, at);
     }
     // A segment builds no filters (`filters: false`), so it collects no document ids for them.
-    const docs = this.meta.filters === false ? [] : documentListings(job.details).map((l) => l.doc_id);
     this.jobs[job.jobId] = {
-      ...(await this.append(enc.line, docs)),
+      ...(await this.append(enc.line, this.meta.filters === false ? undefined : job.details)),
       sha256: enc.sha256,
       status: job.meta.status,
       completed_at: job.meta.completed_at,
@@ -247,6 +245,19 @@ export class PartBuilder {
     };
   }
 }
+
+/**
+ * Adds the document ids a job's details list (flatten.ts documentListings' ids, without a listing
+ * object per id: a block's filter needs the ids alone).
+ */
+const addDocIds = (docs: Set<string>, details: JobDetails): void => {
+  for (const reason of Object.keys(details.failed))
+    for (const id of details.failed[reason] as readonly string[]) docs.add(id);
+  for (const reason of Object.keys(details.skipped))
+    for (const id of details.skipped[reason] as readonly string[]) docs.add(id);
+  for (const reason of Object.keys(details.conflict))
+    for (const item of details.conflict[reason] as readonly { doc_id: string }[]) docs.add(item.doc_id);
+};
 
 /** A record's place before its block is closed: block number and line inside the block. */
 interface Pending {
