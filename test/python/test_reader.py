@@ -332,7 +332,8 @@ class Errors(unittest.TestCase):
         # The own month's first part (settled, a job filter, one block of two jobs): a `last` lowered
         # below its last job, or a first `dir` id raised above its first, puts that job outside its
         # range. Its filter holds it: the edge block is read, its record out of range is damage — an
-        # error, or (the last job has a hot copy) a warning naming the part, never "not archived".
+        # error, or (the last job has a hot copy and later archivals) a warning naming the part, never
+        # "not archived"; its later archivals still answer.
         data, meta = self.s3.objects[self.index_key]
         index = json.loads(gzip.decompress(data).decode())
         part = index["parts"][0]
@@ -350,7 +351,9 @@ class Errors(unittest.TestCase):
         self.assertIn(f"part {part['name']}: block 0 holds job {first}, outside its range", str(ctx.exception))
         damage({"last": first})
         got = self.reader.lookup(self.own["shop_id"], last, completed_at=at)
-        self.assertEqual(got["provenance"]["source"], "hot")
+        self.assertEqual(got["provenance"]["source"], "both")
+        self.assertEqual(len(got["archivals"]), 2)
+        self.assertNotIn(f"/{part['name']}", "".join(a["part_key"] for a in got["archivals"]))
         self.assertIn(f"part {part['name']}: block 0 holds job {last}, outside its range",
                       "\n".join(got["provenance"]["warnings"]))
 
@@ -375,6 +378,60 @@ class Errors(unittest.TestCase):
         with self.assertRaises(PartMissingError) as ctx:
             self.reader.lookup(self.own["shop_id"], first, completed_at=at)
         self.assertEqual(ctx.exception.key, key)
+
+    def _retried(self):
+        """The retried job (three archivals in the own month: two settled parts, then a part with
+        entries), its parts in order, and a copy of the bucket without its hot objects."""
+        s3, expected = SnapshotS3.from_vectors()
+        retried = next(w for w in expected["lookups"] if w["case"].startswith("own parts, retried"))
+        keys = [a["part_key"] for a in retried["archivals"]]
+        self.assertEqual(len(keys), 3)
+        cold = SnapshotS3({k: v for k, v in self.s3.objects.items() if k not in retried["hot_keys"]})
+        return retried, keys, cold
+
+    def _read_around(self, s3, retried, damaged, kw):
+        got = ArchiveReader("vectors", s3=s3).lookup(retried["shop_id"], retried["job_id"], **kw)
+        others = [a["part_key"] for a in retried["archivals"] if a["part_key"] != damaged]
+        self.assertEqual([a["part_key"] for a in got["archivals"]], others)
+        self.assertIsNotNone(got["details"])
+        self.assertIn(damaged, "\n".join(got["provenance"]["warnings"]))
+        return got
+
+    def test_a_damaged_settled_block_leaves_out_only_its_archival(self):
+        # The retried job's second archival is in a settled part whose directory names its block: that
+        # block damaged (bytes zeroed), or the part shorter than the directory says, is left out with a
+        # warning naming it; the other archivals (and the hot copy) still answer, with or without the
+        # hot copy, the month known or not (as the TypeScript reader's readSettled `left` does).
+        retried, keys, cold = self._retried()
+        for s3 in (self.s3, cold):
+            for cut in (False, True):
+                data, meta = self.s3.objects[keys[1]]
+                saved = s3.objects[keys[1]]
+                s3.objects[keys[1]] = (data[:8] if cut else bytes(len(data)), meta)
+                for kw in ({}, {"completed_at": retried["archivals"][1]["completed_at"]}):
+                    with self.subTest(hot=s3 is self.s3, cut=cut, **kw):
+                        self._read_around(s3, retried, keys[1], kw)
+                s3.objects[keys[1]] = saved
+
+    def test_damage_found_reading_the_records_is_a_warning_while_anything_else_answers(self):
+        # The retried job's third archival (a part with entries): its record block damaged, or out of
+        # the part's range (the part cut short), is left out with a warning naming it while the other
+        # archivals or the hot copy answer; with nothing else it is the error naming the part.
+        retried, keys, cold = self._retried()
+        for s3 in (self.s3, cold):
+            for cut in (False, True):
+                data, meta = self.s3.objects[keys[2]]
+                saved = s3.objects[keys[2]]
+                s3.objects[keys[2]] = (data[:8] if cut else bytes(len(data)), meta)
+                with self.subTest(hot=s3 is self.s3, cut=cut):
+                    self._read_around(s3, retried, keys[2], {})
+                s3.objects[keys[2]] = saved
+        for k in keys:
+            data, meta = cold.objects[k]
+            cold.objects[k] = (bytes(len(data)), meta)
+        with self.assertRaises(CorruptObjectError) as ctx:
+            ArchiveReader("vectors", s3=cold).lookup(retried["shop_id"], retried["job_id"])
+        self.assertIn(keys[0], str(ctx.exception))
 
     def test_an_entry_whose_completion_is_neither_form_is_damage(self):
         data, meta = self.s3.objects[self.index_key]

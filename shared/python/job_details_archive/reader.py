@@ -54,9 +54,9 @@ class _Ledger:
         self.blocks = {}
         # Months read with neither the shop's own index nor the month's shared index.
         self.no_shared = set()
-        # Parts committed in an index that do not exist (PartMissingError): their archivals are left
-        # out, named in a warning while anything else answers; with nothing else, the first is raised.
-        self.missing = []
+        # What could not be read (PartMissingError, CorruptObjectError, MissingIndexError): left out,
+        # each named in a warning while anything else answers; with nothing else, the first is raised.
+        self.damage = []
 
     def provenance(self, source):
         return {"source": source, "parts": sorted(self.parts), "requests": self.requests,
@@ -214,8 +214,9 @@ class ArchiveReader:
         """The job's entries in the month's settled parts: one ranged GET of each candidate block (kept
         for the record read), the entry from the record. A part in a Glacier class gets its restore
         requested (restore_days) and, once every candidate was tried, NeedsRestoreError names it: whether
-        the job is there cannot be told without it, never "not archived". A missing part is left out
-        (ledger.missing: named, as lookup decides), a damaged block CorruptObjectError."""
+        the job is there cannot be told without it, never "not archived". A missing part or a damaged
+        block is left out (ledger.damage: named, as lookup decides); the other parts still answer (the
+        TypeScript reader's readSettled `left`)."""
         found, needs = [], None
         for c in fmt.settled_candidates(index, job_id):
             pkey = c["part"]["key"]
@@ -231,16 +232,22 @@ class ArchiveReader:
                     needs = needs or self._needs_restore(ledger, pkey, err)
                     continue
                 if _status(err) == 416:
-                    raise CorruptObjectError(at, "range lies outside the part") from None
+                    ledger.damage.append(CorruptObjectError(at, "range lies outside the part"))
+                    continue
                 raise
             if got is None:
-                ledger.missing.append(PartMissingError(pkey))
+                ledger.damage.append(PartMissingError(pkey))
                 continue
             if len(got[0]) != offset + length - start:
-                raise CorruptObjectError(at, f"expected {offset + length - start} bytes, got {len(got[0])} "
-                                             f"(part shorter than its index says)")
+                ledger.damage.append(CorruptObjectError(
+                    at, f"expected {offset + length - start} bytes, got {len(got[0])} (part shorter than its index says)"))
+                continue
             data = got[0][offset - start:]
-            entry = fmt.settled_entry(c, fmt.read_block(data, at), job_id, key)
+            try:
+                entry = fmt.settled_entry(c, fmt.read_block(data, at), job_id, key)
+            except CorruptObjectError as err:
+                ledger.damage.append(err)
+                continue
             if entry is not None:
                 if start != offset:
                     ledger.blocks[(pkey, start, offset - start)] = got[0][:offset - start]
@@ -343,9 +350,10 @@ class ArchiveReader:
         no flush and no archival holds any listing or chunk ("no details": the job read the same way
         while hot). Numbers are exact (ints of any size; other numbers keep their JSON text).
         Raises NeedsRestoreError, MissingIndexError, PartMissingError, CorruptObjectError,
-        UnsupportedFormatError: a damaged or missing index is never read as "no archival". A missing
-        part raises PartMissingError only when nothing else answers (hot objects, other archivals);
-        otherwise its archivals are left out and it is named in provenance.warnings.
+        UnsupportedFormatError: a damaged or missing index is never read as "no archival". A lost or
+        damaged index, a missing part, a damaged block (a settled part's, a record's, platform data's)
+        raises only when nothing else answers (hot objects, other archivals); otherwise what it holds
+        is left out and it is named in provenance.warnings (as the TypeScript reader does).
         InvalidInputError (before any request) for an id or a `completed_at` the TypeScript reader
         refuses too: an ISO-8601 string (or aware datetime) with a UTC offset.
         """
@@ -354,66 +362,77 @@ class ArchiveReader:
         known = None if completed_at is None else fmt.month_of(completed_at)  # before any request
         ledger = _Ledger()
         flushes, hot_pd, hot_keys = self._hot(ledger, shop_id, job_id)
-        entries = []
-        try:
-            for month in self._months(ledger, shop_id, known):
+        hot = bool(flushes) or hot_pd is not None
+        entries, needs = [], None
+        for month in self._months(ledger, shop_id, known):
+            # A month whose index is damaged or lost, or whose settled part needs a restore, does not
+            # stop the others (the TypeScript reader's readIndexes): every part gets its restore asked.
+            try:
                 index_key, found, index = self._month_view(ledger, shop_id, job_id, month)
                 if index is None:
-                    try:
-                        self._check_not_lost(ledger, shop_id, month)
-                    except MissingIndexError as err:
-                        # A hot copy answers, the lost index is named; with nothing hot it is the error.
-                        if not flushes and hot_pd is None:
-                            raise
-                        ledger.warnings.append(f"archive index lost, left out: {err}")
-                entries.extend((month, pos, e) for pos, e in enumerate(found))
-        except CorruptObjectError as err:
-            # Damage with an intact hot copy: the hot copy answers, the damage is named.
-            if not flushes and hot_pd is None:
-                raise
-            ledger.warnings.append(f"archive damaged, left out: {err}")
-            entries = []
-        if not flushes and hot_pd is None:
-            # Nothing hot: a lost shared index (a packed shop's only record there) is the error, never
+                    self._check_not_lost(ledger, shop_id, month)
+            except (CorruptObjectError, MissingIndexError) as err:
+                ledger.damage.append(err)
+                continue
+            except NeedsRestoreError as err:
+                needs = needs or err
+                continue
+            entries.extend((month, pos, e) for pos, e in enumerate(found))
+        if needs is not None:
+            raise needs
+        if not hot:
+            # Nothing hot: a lost shared index (a packed shop's only record there) is named, never
             # "none". Months known: each read with neither index; unknown: only when nothing was found.
             if known is not None:
                 lost = self._lost_shared(ledger, sorted(ledger.no_shared, reverse=True)) if ledger.no_shared else []
             else:
-                lost = [] if entries else self._lost_shared(ledger, None)
-            if lost:
-                raise lost[0]
+                lost = [] if entries or ledger.damage else self._lost_shared(ledger, None)
+            ledger.damage.extend(lost)
         entries.sort(key=lambda t: (_instant(t[2]["committed_at"]), t[0], t[1]))
+        # The records: an archival that cannot be read (damaged, out of its part's range, missing) is
+        # left out while anything else answers, as in the TypeScript reader's readMembers.
         records = []
         for month, _, e in entries:
             shared = shop_id if e["part_key"].startswith(f"{fmt.COLD_PREFIX}{fmt.SHARED}/") else None
             where = f"{e['part_key']} bytes {e['block'][0]}-{sum(e['block']) - 1}"
             try:
                 data = self._read_range(ledger, e["part_key"], *e["block"])
-            except PartMissingError as err:
-                ledger.missing.append(err)
-                continue
-            block = fmt.read_block(data, where, shared)
-            records.append((e, month, fmt.find_record(block, where, "job", job_id, shop_id)))
-        # A missing part (expired, or removed outside the archiver): whatever else exists answers and
-        # the part is named in a warning; with nothing else, it is the error (never "none").
-        if ledger.missing:
-            if not flushes and hot_pd is None and not records:
-                raise ledger.missing[0]
-            for err in ledger.missing:
-                ledger.warnings.append(f"archive part missing, left out: {err}")
+                block = fmt.read_block(data, where, shared)
+                records.append((e, month, fmt.find_record(block, where, "job", job_id, shop_id)))
+            except (CorruptObjectError, PartMissingError) as err:
+                ledger.damage.append(err)
+            except NeedsRestoreError as err:
+                needs = needs or err
+        if needs is not None:
+            raise needs
         archived_pd = None
         if hot_pd is None:
-            with_pd = [t for t in records if t[0]["platform_data"] is not None]
-            if with_pd:
-                e, _, rec = with_pd[-1]
-                ref = rec.get("platform_data_ref")
-                if ref is None:
-                    raise CorruptObjectError(e["part_key"], "the job record names no platform data")
+            # The newest archival with platform data (its entry says so): its record names the ref.
+            latest = next((t for t in reversed(entries) if t[2]["platform_data"] is not None), None)
+            rec = next((r for e, _, r in records if latest is not None and e is latest[2]), None)
+            if rec is not None:
+                e = latest[2]
                 shared = shop_id if e["part"] and e["part_key"].startswith(f"{fmt.COLD_PREFIX}{fmt.SHARED}/") else None
                 r = e["platform_data"]
                 where = f"{e['part_key']} bytes {r[0]}-{r[0] + r[1] - 1}"
-                block = fmt.read_block(self._read_range(ledger, e["part_key"], *r), where, shared)
-                archived_pd = fmt.find_record(block, where, "platform_data", ref, shop_id)["data"]
+                try:
+                    ref = rec.get("platform_data_ref")
+                    if ref is None:
+                        raise CorruptObjectError(e["part_key"], "the job record names no platform data")
+                    block = fmt.read_block(self._read_range(ledger, e["part_key"], *r), where, shared)
+                    archived_pd = fmt.find_record(block, where, "platform_data", ref, shop_id)["data"]
+                except (CorruptObjectError, PartMissingError) as err:
+                    ledger.damage.append(err)
+        # Whatever could not be read is named in a warning while anything else answers (hot objects,
+        # other archivals); with nothing else, it is the error (never "none").
+        if ledger.damage:
+            if not hot and not records and archived_pd is None:
+                raise ledger.damage[0]
+            seen = set()
+            for err in ledger.damage:
+                if id(err) not in seen:
+                    seen.add(id(err))
+                    ledger.warnings.append(_warning(err))
         with_details = [rec["details"] for _, _, rec in records if not fmt.is_empty_details(rec["details"])]
         if with_details or flushes:
             details = fmt.merge_details(with_details + flushes)
@@ -495,6 +514,14 @@ class ArchiveReader:
                                 seen["listings"].append(item)
         jobs = sorted(found.values(), key=lambda j: j["job_id"])
         return sorted(jobs, key=lambda j: j["completed_at"], reverse=True)
+
+
+def _warning(err):
+    if isinstance(err, PartMissingError):
+        return f"archive part missing, left out: {err}"
+    if isinstance(err, MissingIndexError):
+        return f"archive index lost, left out: {err}"
+    return f"archive damaged, left out: {err}"
 
 
 def _instant(iso):
