@@ -117,3 +117,46 @@ test("a missing settled part (the own month's first): what exists answers and th
   // Its first job has nothing else: the error names the part.
   await expect(reader.lookup(q(settled.dir[0] as string))).rejects.toThrow(part.key);
 });
+
+test("damage in the retried job's archivals (a settled part's block, a record's block, either zeroed or cut short) leaves out that archival only, named in a warning, hot copy or not; with every part damaged and nothing hot it is the error (the Python reader: test_reader.py, the same cases)", async () => {
+  const retried = expected.lookups.find((w) => w.case.startsWith('own parts, retried'));
+  const keys = (retried?.archivals as Array<{ part_key: string }> | undefined)?.map((a) => a.part_key) ?? [];
+  const hotKeys = (retried?.hot_keys as string[] | undefined) ?? [];
+  if (!retried || keys.length !== 3 || hotKeys.length === 0) throw new Error('no retried job in the vectors');
+  const s3 = testS3();
+  for (const hot of [true, false]) {
+    const reader = await loaded(hot ? new Set() : new Set(hotKeys));
+    // keys[1]: a settled part (its directory names the block); keys[2]: a part with entries.
+    for (const damaged of [keys[1], keys[2]] as string[]) {
+      for (const cut of [false, true]) {
+        const bytes = bytesOf(damaged);
+        const put = (body: Uint8Array) =>
+          s3.send(new PutObjectCommand({ Bucket: reader.bucket, Key: damaged, Body: body }));
+        await put(cut ? bytes.subarray(0, 8) : new Uint8Array(bytes.length));
+        const got = await reader.lookup({ shopId: retried.shop_id, jobId: retried.job_id });
+        // A settled part's archival is known only from its block: left out. An entry's is listed
+        // (its index entry), its status null: its record was not read.
+        expect({ hot, damaged, cut, archivals: got.archivals.map((a) => [a.partKey, a.status]) }).toEqual({
+          hot,
+          damaged,
+          cut,
+          archivals: (retried.archivals as Array<{ part_key: string; status: string }>)
+            .filter((a) => a.part_key !== damaged || damaged === keys[2])
+            .map((a) => [a.part_key, a.part_key === damaged ? null : a.status]),
+        });
+        expect(got.details).not.toBeNull();
+        expect(got.provenance.warnings.join('\n')).toContain(damaged);
+        await put(bytes);
+      }
+    }
+    if (!hot) {
+      for (const k of keys)
+        await s3.send(
+          new PutObjectCommand({ Bucket: reader.bucket, Key: k, Body: new Uint8Array(bytesOf(k).length) }),
+        );
+      await expect(reader.lookup({ shopId: retried.shop_id, jobId: retried.job_id })).rejects.toThrow(
+        keys[0] as string,
+      );
+    }
+  }
+});

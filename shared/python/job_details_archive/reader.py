@@ -442,6 +442,9 @@ class ArchiveReader:
         platform_data = hot_pd if hot_pd is not None else archived_pd
         pd_source = "hot" if hot_pd is not None else "archive" if archived_pd is not None else "none"
         newest = records[-1][2] if records else None
+        # Every archival the indexes name, oldest first; one whose record could not be read (named in
+        # a warning) has status None, as the TypeScript reader lists it.
+        read = {id(e): rec for e, _, rec in records}
         return {
             "shop_id": shop_id,
             "job_id": job_id,
@@ -449,9 +452,10 @@ class ArchiveReader:
             "platform_data": platform_data,
             "archived_row": fmt.expand_row(newest, shop_id) if newest else None,
             "archivals": [{
-                "month": month, "part_key": e["part_key"], "status": fmt.record_status(rec),
+                "month": month, "part_key": e["part_key"],
+                "status": fmt.record_status(read[id(e)]) if id(e) in read else None,
                 "completed_at": e["completed_at"], "committed_at": e["committed_at"], "deleted_at": e["deleted_at"],
-            } for e, month, rec in records],
+            } for month, _, e in entries],
             "hot_keys": hot_keys,
             "details_source": details_source,
             "platform_data_source": pd_source,
