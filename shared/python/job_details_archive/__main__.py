@@ -35,8 +35,8 @@ def main(argv=None):
         return 2
     try:
         if args.command == "search":
-            jobs = ArchiveReader(args.bucket, search_months=args.search_months).search(args.shop, args.doc)
-            print(canonical_json({"shop_id": args.shop, "doc_id": args.doc, "jobs": jobs}))
+            found = ArchiveReader(args.bucket, search_months=args.search_months).search(args.shop, args.doc)
+            print(canonical_json({"shop_id": args.shop, "doc_id": args.doc, **found}))
             return 0
         reader = ArchiveReader(args.bucket, search_months=args.search_months, restore_days=args.restore_days)
         job = reader.lookup(args.shop, args.job, args.completed_at)

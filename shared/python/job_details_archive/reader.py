@@ -102,7 +102,7 @@ class ArchiveReader:
             if not page.get("IsTruncated") or not token:
                 return
 
-    def _read_range(self, ledger, key, offset, length):
+    def _read_range(self, ledger, key, offset, length, restore=True):
         at = f"{key} bytes {offset}-{offset + length - 1}"
         probed = ledger.blocks.get((key, offset, length))
         if probed is not None:
@@ -112,7 +112,7 @@ class ArchiveReader:
             got = self._get(ledger, key, f"bytes={offset}-{offset + length - 1}")
         except ClientError as err:
             if _code(err) == "InvalidObjectState":
-                raise self._needs_restore(ledger, key, err) from None
+                raise self._needs_restore(ledger, key, err, restore) from None
             if _status(err) == 416:
                 raise CorruptObjectError(at, "range lies outside the part") from None
             raise
@@ -123,10 +123,10 @@ class ArchiveReader:
         ledger.parts.add(key)
         return got[0]
 
-    def _needs_restore(self, ledger, key, err):
+    def _needs_restore(self, ledger, key, err, restore=True):
         storage_class = err.response.get("Error", {}).get("StorageClass")
         requested = False
-        if self.restore_days:
+        if self.restore_days and restore:
             ledger.requests += 1
             try:
                 self.s3.restore_object(Bucket=self.bucket, Key=key, RestoreRequest={
@@ -467,57 +467,89 @@ class ArchiveReader:
 
     def search(self, shop_id, doc_id):
         """The archived jobs of a shop whose details list a document, newest completion first:
-        [{job_id, status, completed_at, month, part_key, listings: [{kind, reason}]}]. Per month the
-        index (or the shop's view), each part's filters member (one ranged GET), then only the blocks
-        a filter matches. Hot (running or not yet archived) jobs are not searched here."""
+        {"jobs": [{job_id, status, completed_at, month, part_key, listings: [{kind, reason}]}],
+        "provenance": {requests, bytes, warnings, parts_not_searched}}. Per month the index (or the
+        shop's view), each part's filters member (one ranged GET), then only the blocks a filter
+        matches. Hot (running or not yet archived) jobs are not searched here.
+
+        Never hides, as the TypeScript findDocument: a month whose index is lost (with its repair) or
+        damaged, a lost shared index, a part missing or damaged are each named in
+        provenance.warnings while the other months and parts are searched; a part in a Glacier class
+        is named in parts_not_searched (its filters need a restore; nothing is restored here)."""
         fmt.check_shop(shop_id)
         if not isinstance(doc_id, str) or not doc_id:
             raise InvalidInputError("doc_id", "must be a non-empty string")
         ledger = _Ledger()
-        found = {}
+        found, not_searched = {}, []
+        for err in self._lost_shared(ledger, None):
+            ledger.warnings.append(f"jobs of shops packed there not searched: {err}")
         for month in self._months(ledger, shop_id, None):
-            _, _, index = self._month_view(ledger, shop_id, "", month, whole=True)
-            if index is None:
-                self._check_not_lost(ledger, shop_id, month)  # a lost index is an error, never "not found"
+            try:
+                _, _, index = self._month_view(ledger, shop_id, "", month, whole=True)
+                if index is None:
+                    self._check_not_lost(ledger, shop_id, month)
+                    continue
+            except (CorruptObjectError, MissingIndexError) as err:
+                ledger.warnings.append(f"month {month} not searched: {err}")
                 continue
             for part in index["parts"]:
                 if part["filters"] is None:
                     continue
                 key = part["key"]
-                data = self._read_range(ledger, key, *part["filters"])
-                for offset, length, kind, bits, k, docs in fmt.parse_filters_member(data, key, shop_id, part["shared"]):
-                    if not fmt.block_may_contain(key, offset, length, kind, bits, doc_id, k, docs):
-                        continue
-                    where = f"{key} bytes {offset}-{offset + length - 1}"
-                    block = fmt.read_block(self._read_range(ledger, key, offset, length), where,
-                                           shop_id if part["shared"] else None)
-                    for line in block.split(b"\n"):
-                        if not line:
-                            continue
-                        rec = fmt.loads_exact(line, where)
-                        if rec.get("type") != "job":
-                            continue
-                        listings = fmt.document_listings(fmt.expand_details(rec.get("details") or {}, where), doc_id)
-                        if not listings:
-                            continue
-                        if part["settled"]:
-                            # A settled part: every record is an archival, its completion the record's.
-                            completed = fmt.record_completion(rec)
-                        else:
-                            entry = next((e for e in index["jobs"].get(rec["job_id"], []) if e["part"] == part["name"]), None)
-                            if entry is None:
-                                continue  # a record its index does not point at (a concurrent duplicate)
-                            completed = entry["completed_at"]
-                        at = (rec["job_id"], completed)
-                        seen = found.setdefault(at, {
-                            "job_id": rec["job_id"], "status": fmt.record_status(rec), "completed_at": completed,
-                            "month": month, "part_key": key, "listings": [],
-                        })
-                        for item in listings:
-                            if item not in seen["listings"]:
-                                seen["listings"].append(item)
+                # One part that cannot be read is named; the month's other parts are searched still.
+                try:
+                    data = self._read_range(ledger, key, *part["filters"], restore=False)
+                    filters = fmt.parse_filters_member(data, key, shop_id, part["shared"])
+                except NeedsRestoreError:
+                    not_searched.append(key)
+                    continue
+                except (CorruptObjectError, PartMissingError) as err:
+                    ledger.warnings.append(f"part not searched: {err}")
+                    continue
+                try:
+                    self._search_part(ledger, shop_id, doc_id, month, index, part, filters, found)
+                except (CorruptObjectError, PartMissingError) as err:
+                    ledger.warnings.append(f"part not searched (whole or in part): {err}")
         jobs = sorted(found.values(), key=lambda j: j["job_id"])
-        return sorted(jobs, key=lambda j: j["completed_at"], reverse=True)
+        prov = ledger.provenance("archive")
+        return {"jobs": sorted(jobs, key=lambda j: j["completed_at"], reverse=True), "provenance": {
+            "requests": prov["requests"], "bytes": prov["bytes"], "warnings": prov["warnings"],
+            "parts_not_searched": not_searched}}
+
+    def _search_part(self, ledger, shop_id, doc_id, month, index, part, filters, found):
+        """The blocks of one part whose filter matches `doc_id`: the jobs listing it, into `found`."""
+        key = part["key"]
+        for offset, length, kind, bits, k, docs in filters:
+            if not fmt.block_may_contain(key, offset, length, kind, bits, doc_id, k, docs):
+                continue
+            where = f"{key} bytes {offset}-{offset + length - 1}"
+            block = fmt.read_block(self._read_range(ledger, key, offset, length, restore=False), where,
+                                   shop_id if part["shared"] else None)
+            for line in block.split(b"\n"):
+                if not line:
+                    continue
+                rec = fmt.loads_exact(line, where)
+                if rec.get("type") != "job":
+                    continue
+                listings = fmt.document_listings(fmt.expand_details(rec.get("details") or {}, where), doc_id)
+                if not listings:
+                    continue
+                if part["settled"]:
+                    # A settled part: every record is an archival, its completion the record's.
+                    completed = fmt.record_completion(rec)
+                else:
+                    entry = next((e for e in index["jobs"].get(rec["job_id"], []) if e["part"] == part["name"]), None)
+                    if entry is None:
+                        continue  # a record its index does not point at (a concurrent duplicate)
+                    completed = entry["completed_at"]
+                at = (rec["job_id"], completed)
+                seen = found.setdefault(at, {
+                    "job_id": rec["job_id"], "status": fmt.record_status(rec), "completed_at": completed,
+                    "month": month, "part_key": key, "listings": [],
+                })
+                for item in listings:
+                    if item not in seen["listings"]:
+                        seen["listings"].append(item)
 
 
 def _warning(err):
