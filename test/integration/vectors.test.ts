@@ -160,3 +160,72 @@ test("damage in the retried job's archivals (a settled part's block, a record's 
     }
   }
 });
+
+test('search names what it cannot read (a part missing, zeroed or cut short; a lost shared index; a damaged or lost month index) and returns what the rest gives (the Python reader: test_reader.py, the same cases)', async () => {
+  const s3 = testS3();
+  const want = (doc: string) => {
+    const w = expected.searches.find((s) => s.doc_id === doc);
+    if (!w) throw new Error(`no search of ${doc} in the vectors`);
+    return w as {
+      shop_id: string;
+      doc_id: string;
+      jobs: Array<{ job_id: string; part_key: string; month: string }>;
+    };
+  };
+  const search = async (reader: JobDetailsReader, doc: string) => {
+    const w = want(doc);
+    const got = await reader.findDocument({ shopId: w.shop_id, docId: doc });
+    return {
+      w,
+      jobs: got.jobs.map((j) => `${j.jobId} ${j.partKey}`),
+      warnings: got.provenance.warnings.join('\n'),
+    };
+  };
+  const retried = want('rocbqeko6wjam-r');
+  const key = retried.jobs
+    .map((j) => j.part_key)
+    .find((k) => k.endsWith('part-20261129T052828Z-jh6znagv.jsonl.gz'));
+  if (!key) throw new Error('the retried job is not in the settled part jh6znagv');
+  for (const how of ['missing', 'zeroed', 'cut']) {
+    const reader = await loaded(how === 'missing' ? new Set([key]) : new Set());
+    const bytes = bytesOf(key);
+    if (how !== 'missing')
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: reader.bucket,
+          Key: key,
+          Body: how === 'cut' ? bytes.subarray(0, 8) : new Uint8Array(bytes.length),
+        }),
+      );
+    const got = await search(reader, retried.doc_id);
+    expect({ how, jobs: got.jobs }).toEqual({
+      how,
+      jobs: retried.jobs.filter((j) => j.part_key !== key).map((j) => `${j.job_id} ${j.part_key}`),
+    });
+    expect(got.warnings).toContain(key);
+  }
+  const sharedKey = 'job-details-index/_shared/2026-09/shared.json';
+  const packed = await search(await loaded(new Set([sharedKey])), 'vec-b.myshopify.com-1-doc-1b');
+  expect(packed.jobs).toEqual(
+    packed.w.jobs.filter((j) => j.month !== '2026-09').map((j) => `${j.job_id} ${j.part_key}`),
+  );
+  expect(packed.warnings).toContain(sharedKey);
+  const indexKey = 'job-details-index/vec-own.myshopify.com/2026-09/index.json';
+  const lost = await search(await loaded(new Set([indexKey])), retried.doc_id);
+  expect(lost.jobs).toEqual([]);
+  expect(lost.warnings).toContain(indexKey);
+  expect(lost.warnings).toContain('jobarchive reindex');
+  const reader = await loaded();
+  const index = bytesOf(indexKey);
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: reader.bucket,
+      Key: indexKey,
+      Body: index.subarray(0, index.length >> 1),
+      ContentEncoding: 'gzip',
+    }),
+  );
+  const damaged = await search(reader, retried.doc_id);
+  expect(damaged.jobs).toEqual([]);
+  expect(damaged.warnings).toContain(indexKey);
+});
