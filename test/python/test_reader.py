@@ -249,6 +249,15 @@ class Search(unittest.TestCase):
                 self.assertEqual(len(prov["warnings"]), 0 if how == "glacier" else 1)
                 self.assertIn(key, "".join(prov["warnings"]) + "".join(prov["parts_not_searched"]))
 
+    def test_search_reads_every_month_not_only_the_newest_a_lookup_searches(self):
+        # search_months bounds a lookup's month search only; a search reads every month of the shop
+        # (as the TypeScript findDocument does): the older month's job is not silently left out.
+        s3, expected = SnapshotS3.from_vectors()
+        want = next(w for w in expected["searches"] if w["doc_id"] == "vec-b.myshopify.com-1-doc-1b")
+        self.assertEqual(len({j["month"] for j in want["jobs"]}), 2)
+        got = ArchiveReader("vectors", s3=s3, search_months=1).search(want["shop_id"], want["doc_id"])
+        self.assertEqual(canonical_json(got["jobs"]), canonical_json(want["jobs"]))
+
     def test_a_lost_shared_index_is_named_and_the_other_months_answer(self):
         s3, _ = SnapshotS3.from_vectors()
         key = "job-details-index/_shared/2026-09/shared.json"

@@ -28,14 +28,13 @@ def main(argv=None):
     sr.add_argument("--shop", required=True)
     sr.add_argument("--doc", required=True)
     sr.add_argument("--bucket", default=os.environ.get("ECOM_JOB_DETAILS_BUCKET"))
-    sr.add_argument("--search-months", type=int, default=24)
     args = ap.parse_args(argv)
     if not args.bucket:
         print("lookup: no bucket: pass --bucket or set ECOM_JOB_DETAILS_BUCKET", file=sys.stderr)
         return 2
     try:
         if args.command == "search":
-            found = ArchiveReader(args.bucket, search_months=args.search_months).search(args.shop, args.doc)
+            found = ArchiveReader(args.bucket).search(args.shop, args.doc)
             print(canonical_json({"shop_id": args.shop, "doc_id": args.doc, **found}))
             return 0
         reader = ArchiveReader(args.bucket, search_months=args.search_months, restore_days=args.restore_days)

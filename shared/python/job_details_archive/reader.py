@@ -268,7 +268,9 @@ class ArchiveReader:
             return key, [], None
         return key, view["jobs"].get(job_id, []), view
 
-    def _months(self, ledger, shop_id, known):
+    def _months(self, ledger, shop_id, known, every=False):
+        """The months to read, newest first: `known`, else the newest search_months ones (every: all,
+        for a search)."""
         if known is not None:
             return [known]
         months = set()
@@ -288,7 +290,7 @@ class ArchiveReader:
             m = part.match(k)
             if m:
                 months.add(m.group(1))
-        return sorted(months, reverse=True)[: self.search_months]
+        return sorted(months, reverse=True)[: None if every else self.search_months]
 
     def _check_not_lost(self, ledger, shop_id, month):
         """A month with no index (own or shared view) but committed parts of the shop: the index is
@@ -470,7 +472,8 @@ class ArchiveReader:
         {"jobs": [{job_id, status, completed_at, month, part_key, listings: [{kind, reason}]}],
         "provenance": {requests, bytes, warnings, parts_not_searched}}. Per month the index (or the
         shop's view), each part's filters member (one ranged GET), then only the blocks a filter
-        matches. Hot (running or not yet archived) jobs are not searched here.
+        matches; every month of the shop (search_months bounds a lookup only). Hot (running or not yet
+        archived) jobs are not searched here.
 
         Never hides, as the TypeScript findDocument: a month whose index is lost (with its repair) or
         damaged, a lost shared index, a part missing or damaged are each named in
@@ -483,7 +486,7 @@ class ArchiveReader:
         found, not_searched = {}, []
         for err in self._lost_shared(ledger, None):
             ledger.warnings.append(f"jobs of shops packed there not searched: {err}")
-        for month in self._months(ledger, shop_id, None):
+        for month in self._months(ledger, shop_id, None, every=True):
             try:
                 _, _, index = self._month_view(ledger, shop_id, "", month, whole=True)
                 if index is None:
