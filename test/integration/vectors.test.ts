@@ -229,3 +229,19 @@ test('search names what it cannot read (a part missing, zeroed or cut short; a l
   expect(damaged.jobs).toEqual([]);
   expect(damaged.warnings).toContain(indexKey);
 });
+
+test('a damaged month index (the shared one of a month the shop is packed in) leaves out that month only: the other month answers, the index named (the Python reader: test_reader.py, the same case)', async () => {
+  const want = expected.lookups.find((w) => w.case.startsWith('row expired before archival'));
+  if (!want) throw new Error('no row-expired lookup in the vectors');
+  const key = 'job-details-index/_shared/2026-09/shared.json';
+  const reader = await loaded();
+  const data = bytesOf(key);
+  await testS3().send(
+    new PutObjectCommand({ Bucket: reader.bucket, Key: key, Body: data.subarray(0, data.length >> 1) }),
+  );
+  const got = await reader.lookup({ shopId: want.shop_id, jobId: want.job_id });
+  expect(got.archivals.map((a) => a.partKey)).toEqual(
+    (want.archivals as Array<{ part_key: string }>).map((a) => a.part_key),
+  );
+  expect(got.provenance.warnings.join('\n')).toContain(key);
+});

@@ -497,6 +497,20 @@ class Errors(unittest.TestCase):
             ArchiveReader("vectors", s3=cold).lookup(retried["shop_id"], retried["job_id"])
         self.assertIn(keys[0], str(ctx.exception))
 
+    def test_a_damaged_month_index_leaves_out_that_month_only(self):
+        # vec-b: its own month 2026-11 holds the job, the month 2026-09 is packed (the shared index):
+        # that shared index damaged, the month unknown, nothing hot: the 2026-11 archival answers and
+        # the damaged index is named (the TypeScript reader's readIndexes `failed`), never the error.
+        s3, expected = SnapshotS3.from_vectors()
+        want = next(w for w in expected["lookups"] if w["case"].startswith("row expired before archival"))
+        self.assertEqual(want["hot_keys"], [])
+        key = "job-details-index/_shared/2026-09/shared.json"
+        data, meta = s3.objects[key]
+        s3.objects[key] = (data[: len(data) // 2], meta)
+        got = ArchiveReader("vectors", s3=s3).lookup(want["shop_id"], want["job_id"])
+        self.assertEqual([a["part_key"] for a in got["archivals"]], [a["part_key"] for a in want["archivals"]])
+        self.assertIn(key, "\n".join(got["provenance"]["warnings"]))
+
     def test_an_entry_whose_completion_is_neither_form_is_damage(self):
         data, meta = self.s3.objects[self.index_key]
         header = json.loads(gzip.decompress(data).decode().split("\n")[0])
