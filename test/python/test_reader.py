@@ -18,6 +18,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "shared", "python"))
 
 from job_details_archive import (  # noqa: E402
+    ArchiveExpiredError,
     ArchiveReader,
     CorruptObjectError,
     InvalidInputError,
@@ -510,6 +511,36 @@ class Errors(unittest.TestCase):
         got = ArchiveReader("vectors", s3=s3).lookup(want["shop_id"], want["job_id"])
         self.assertEqual([a["part_key"] for a in got["archivals"]], [a["part_key"] for a in want["archivals"]])
         self.assertIn(key, "\n".join(got["provenance"]["warnings"]))
+
+    def test_a_part_past_the_retention_horizon_is_named_expired_not_read(self):
+        # retention_months (the deployment's retentionMonths; 0, the default: forever): a part past
+        # written + retention is not served even while it exists, no GET of it (the TypeScript
+        # reader's expiredPart): left out with a warning while anything else answers, else
+        # ArchiveExpiredError naming it; a search names it, not searched. The vectors' parts were
+        # written 2026-11-29 and 2027-03-29: on 2027-01-15, one month's retention expired the first.
+        from datetime import datetime, timezone
+        clock = lambda: datetime(2027, 1, 15, tzinfo=timezone.utc)  # noqa: E731
+        reader = ArchiveReader("vectors", s3=self.s3, retention_months=1, clock=clock)
+        own_key = self.own["archivals"][0]["part_key"]
+        with self.assertRaises(ArchiveExpiredError) as ctx:
+            reader.lookup(self.own["shop_id"], self.own["job_id"])
+        self.assertEqual(ctx.exception.key, own_key)
+        retried, keys, _ = self._retried()
+        got = reader.lookup(retried["shop_id"], retried["job_id"])
+        self.assertEqual([a["part_key"] for a in got["archivals"]], [keys[2]])
+        warnings = "\n".join(got["provenance"]["warnings"])
+        self.assertIn(f"archival left out: archive {keys[0]}", warnings)
+        self.assertIn(keys[1], warnings)
+        self.assertNotIn(keys[0], got["provenance"]["parts"])
+        found = reader.search(retried["shop_id"], "rocbqeko6wjam-r")
+        self.assertEqual([j["part_key"] for j in found["jobs"]], [keys[2]])
+        self.assertIn(f"part not searched: archive {keys[1]}", "\n".join(found["provenance"]["warnings"]))
+        # Forever (the default), or before the horizon: read as ever.
+        for r in (ArchiveReader("vectors", s3=self.s3),
+                  ArchiveReader("vectors", s3=self.s3, retention_months=2, clock=clock)):
+            self.assertEqual(len(r.lookup(retried["shop_id"], retried["job_id"])["archivals"]), 3)
+        with self.assertRaises(InvalidInputError):
+            ArchiveReader("vectors", s3=self.s3, retention_months=-1)
 
     def test_an_entry_whose_completion_is_neither_form_is_damage(self):
         data, meta = self.s3.objects[self.index_key]

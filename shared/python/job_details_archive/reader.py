@@ -2,8 +2,10 @@
 
 Standard library + boto3. See docs/archive-format.md ("Reading a job") for the algorithm this follows.
 """
+import math
 import os
 import re
+from datetime import datetime, timedelta, timezone
 
 import boto3
 from botocore.config import Config
@@ -12,6 +14,7 @@ from botocore.exceptions import ClientError
 from . import format as fmt
 from .errors import (
     ArchiveError,
+    ArchiveExpiredError,
     CorruptObjectError,
     InvalidInputError,
     MissingIndexError,
@@ -21,6 +24,7 @@ from .errors import (
 
 SEARCH_MONTHS = 24
 _FLUSH = re.compile(r"^[A-Za-z0-9._-]{1,64}\.json\.gz$")
+_WRITTEN = re.compile(r"(?:^|/)part-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-[a-z0-9]{8}\.jsonl\.gz$")
 
 
 def s3_client():
@@ -64,11 +68,20 @@ class _Ledger:
 
 
 class ArchiveReader:
-    """`lookup` and `search` over one bucket. `s3` is a boto3 S3 client (default: from the environment)."""
+    """`lookup` and `search` over one bucket. `s3` is a boto3 S3 client (default: from the environment).
+    `retention_months`: the deployment's retentionMonths (0: forever) — a part past written + that
+    many months is expired, never served (as the TypeScript reader's retentionMonths); `clock` its
+    time source (an aware datetime; default now)."""
 
-    def __init__(self, bucket, s3=None, search_months=SEARCH_MONTHS, restore_days=None, restore_tier="Bulk"):
+    def __init__(self, bucket, s3=None, search_months=SEARCH_MONTHS, restore_days=None, restore_tier="Bulk",
+                 retention_months=0, clock=None):
         if not isinstance(bucket, str) or not bucket.strip():
             raise InvalidInputError("bucket", "must be a non-empty bucket name")
+        if isinstance(retention_months, bool) or not isinstance(retention_months, int) \
+                or not 0 <= retention_months <= 1200:
+            raise InvalidInputError("retention_months", "must be an integer from 0 (forever) to 1200")
+        self.retention_months = retention_months
+        self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.bucket = bucket
         self.s3 = s3 or s3_client()
         self.search_months = search_months
@@ -102,8 +115,21 @@ class ArchiveReader:
             if not page.get("IsTruncated") or not token:
                 return
 
+    def _expired(self, key):
+        """ArchiveExpiredError when the part is past the retention horizon (no request), else None."""
+        m = _WRITTEN.search(key) if self.retention_months > 0 else None
+        if m is None:
+            return None
+        written = datetime(*map(int, m.groups()), tzinfo=timezone.utc)
+        if self.clock() < written + timedelta(days=math.ceil(self.retention_months * 365.25 / 12)):
+            return None
+        return ArchiveExpiredError(key, self.retention_months, written.strftime("%Y-%m-%dT%H:%M:%S.000Z"))
+
     def _read_range(self, ledger, key, offset, length, restore=True):
         at = f"{key} bytes {offset}-{offset + length - 1}"
+        expired = self._expired(key)
+        if expired is not None:
+            raise expired
         probed = ledger.blocks.get((key, offset, length))
         if probed is not None:
             ledger.parts.add(key)
@@ -220,6 +246,10 @@ class ArchiveReader:
         found, needs = [], None
         for c in fmt.settled_candidates(index, job_id):
             pkey = c["part"]["key"]
+            expired = self._expired(pkey)
+            if expired is not None:
+                ledger.damage.append(expired)
+                continue
             offset, length = c["range"]
             # A job's platform data in the block just before (a job line longer than a block): one GET.
             pd = c["pd_range"]
@@ -352,9 +382,9 @@ class ArchiveReader:
         no flush and no archival holds any listing or chunk ("no details": the job read the same way
         while hot). Numbers are exact (ints of any size; other numbers keep their JSON text).
         Raises NeedsRestoreError, MissingIndexError, PartMissingError, CorruptObjectError,
-        UnsupportedFormatError: a damaged or missing index is never read as "no archival". A lost or
-        damaged index, a missing part, a damaged block (a settled part's, a record's, platform data's)
-        raises only when nothing else answers (hot objects, other archivals); otherwise what it holds
+        ArchiveExpiredError, UnsupportedFormatError: a damaged or missing index is never read as "no
+        archival". A lost or damaged index, a missing or expired part (retention_months), a damaged
+        block (a settled part's, a record's, platform data's) raises only when nothing else answers (hot objects, other archivals); otherwise what it holds
         is left out and it is named in provenance.warnings (as the TypeScript reader does).
         InvalidInputError (before any request) for an id or a `completed_at` the TypeScript reader
         refuses too: an ISO-8601 string (or aware datetime) with a UTC offset.
@@ -401,7 +431,7 @@ class ArchiveReader:
                 data = self._read_range(ledger, e["part_key"], *e["block"])
                 block = fmt.read_block(data, where, shared)
                 records.append((e, month, fmt.find_record(block, where, "job", job_id, shop_id)))
-            except (CorruptObjectError, PartMissingError) as err:
+            except (CorruptObjectError, PartMissingError, ArchiveExpiredError) as err:
                 ledger.damage.append(err)
             except NeedsRestoreError as err:
                 needs = needs or err
@@ -423,7 +453,7 @@ class ArchiveReader:
                         raise CorruptObjectError(e["part_key"], "the job record names no platform data")
                     block = fmt.read_block(self._read_range(ledger, e["part_key"], *r), where, shared)
                     archived_pd = fmt.find_record(block, where, "platform_data", ref, shop_id)["data"]
-                except (CorruptObjectError, PartMissingError) as err:
+                except (CorruptObjectError, PartMissingError, ArchiveExpiredError) as err:
                     ledger.damage.append(err)
         # Whatever could not be read is named in a warning while anything else answers (hot objects,
         # other archivals); with nothing else, it is the error (never "none").
@@ -476,7 +506,7 @@ class ArchiveReader:
         archived) jobs are not searched here.
 
         Never hides, as the TypeScript findDocument: a month whose index is lost (with its repair) or
-        damaged, a lost shared index, a part missing or damaged are each named in
+        damaged, a lost shared index, a part missing, damaged or expired are each named in
         provenance.warnings while the other months and parts are searched; a part in a Glacier class
         is named in parts_not_searched (its filters need a restore; nothing is restored here)."""
         fmt.check_shop(shop_id)
@@ -499,6 +529,11 @@ class ArchiveReader:
                 if part["filters"] is None:
                     continue
                 key = part["key"]
+                # Past the retention horizon: expired, served by no reader (no GET of its filters).
+                expired = self._expired(key)
+                if expired is not None:
+                    ledger.warnings.append(f"part not searched: {expired}")
+                    continue
                 # One part that cannot be read is named; the month's other parts are searched still.
                 try:
                     data = self._read_range(ledger, key, *part["filters"], restore=False)
@@ -556,6 +591,8 @@ class ArchiveReader:
 
 
 def _warning(err):
+    if isinstance(err, ArchiveExpiredError):
+        return f"archival left out: {err}"
     if isinstance(err, PartMissingError):
         return f"archive part missing, left out: {err}"
     if isinstance(err, MissingIndexError):
