@@ -542,6 +542,21 @@ class Errors(unittest.TestCase):
         with self.assertRaises(InvalidInputError):
             ArchiveReader("vectors", s3=self.s3, retention_months=-1)
 
+    def test_a_hot_object_written_after_its_completion_was_archived_and_deleted_is_named(self):
+        # The own job's completion is archived and its hot copies deleted; a flush found hot now was
+        # written after that archival (a late flush): merged in, and named in a warning, since no
+        # archive holds it yet (the TypeScript reader's lateHotObjects) — the completion known only.
+        retried, _, _ = self._retried()
+        flush = next(k for k in retried["hot_keys"] if not k.endswith("platform-data.json"))
+        late = f"job-details/{self.own['job_id']}/{flush.rsplit('/', 1)[1]}"
+        self.s3.objects[late] = self.s3.objects[flush]
+        got = self.lookup(completed_at=self.own["archivals"][0]["completed_at"])
+        self.assertEqual(got["hot_keys"], [late])
+        self.assertIn(f"1 hot object(s) found after this completion was archived in "
+                      f"{self.own['archivals'][0]['part_key']}", "\n".join(got["provenance"]["warnings"]))
+        self.assertIn(late, "\n".join(got["provenance"]["warnings"]))
+        self.assertEqual(self.lookup()["provenance"]["warnings"], [])
+
     def test_an_entry_whose_completion_is_neither_form_is_damage(self):
         data, meta = self.s3.objects[self.index_key]
         header = json.loads(gzip.decompress(data).decode().split("\n")[0])

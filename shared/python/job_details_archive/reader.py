@@ -412,6 +412,10 @@ class ArchiveReader:
             entries.extend((month, pos, e) for pos, e in enumerate(found))
         if needs is not None:
             raise needs
+        entries.sort(key=lambda t: (_instant(t[2]["committed_at"]), t[0], t[1]))
+        late = _late_hot_objects(completed_at, entries, hot_keys)
+        if late:
+            ledger.warnings.append(late)
         if not hot:
             # Nothing hot: a lost shared index (a packed shop's only record there) is named, never
             # "none". Months known: each read with neither index; unknown: only when nothing was found.
@@ -420,7 +424,6 @@ class ArchiveReader:
             else:
                 lost = [] if entries or ledger.damage else self._lost_shared(ledger, None)
             ledger.damage.extend(lost)
-        entries.sort(key=lambda t: (_instant(t[2]["committed_at"]), t[0], t[1]))
         # The records: an archival that cannot be read (damaged, out of its part's range, missing) is
         # left out while anything else answers, as in the TypeScript reader's readMembers.
         records = []
@@ -598,6 +601,24 @@ def _warning(err):
     if isinstance(err, MissingIndexError):
         return f"archive index lost, left out: {err}"
     return f"archive damaged, left out: {err}"
+
+
+def _late_hot_objects(completed_at, entries, hot_keys):
+    """Hot objects of a completion archived with its hot copies deleted were written after that
+    archival (a late flush): merged in like any hot object, and named, since no archive holds them
+    yet (the TypeScript reader's lateHotObjects). Only with the completion known."""
+    if completed_at is None or not entries:
+        return None
+    newest = entries[-1][2]
+    asked = completed_at.timestamp() if hasattr(completed_at, "timestamp") else _instant(completed_at)
+    if _instant(newest["completed_at"]) != asked or newest["deleted_at"] is None:
+        return None
+    late = [k for k in hot_keys if k not in set(newest.get("sources") or [])]
+    if not late:
+        return None
+    return (f"{len(late)} hot object(s) found after this completion was archived in {newest['part_key']} and its "
+            f"hot copies deleted ({newest['deleted_at']}), written after that archival: merged in; no archive "
+            f"holds them yet: {', '.join(late)}")
 
 
 def _instant(iso):
