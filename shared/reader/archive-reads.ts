@@ -55,7 +55,8 @@ export interface MonthRead {
   readonly left?: readonly Error[];
 }
 
-const statusOf = (err: unknown): number | undefined =>
+/** The HTTP status of an S3 error (416: a range outside the object). */
+export const statusOf = (err: unknown): number | undefined =>
   (err as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
 
 /**

@@ -17,7 +17,7 @@ import {
 } from '../archive/format';
 import { CorruptObjectError } from '../errors';
 import { isNotFound } from '../s3/objects';
-import { getRange, INDEX_PREFIX_BYTES } from './archive-reads';
+import { getRange, INDEX_PREFIX_BYTES, statusOf } from './archive-reads';
 import { isInvalidObjectState } from './glacier';
 import { fetchObject, type ReadContext } from './s3-context';
 
@@ -102,6 +102,9 @@ const readFilters = async (
     got = await fetchObject(ctx, part.key, at);
   } catch (err) {
     if (isInvalidObjectState(err)) return null;
+    // A part shorter than its index says: damage named (the search goes on), not the S3 error.
+    if (statusOf(err) === 416)
+      throw new CorruptObjectError(part.key, 'document filters: range lies outside the part', { cause: err });
     throw err;
   }
   if (!got) throw new CorruptObjectError(part.key, 'committed part is missing');

@@ -20,7 +20,7 @@ import { ArchiveExpiredError, CorruptObjectError, InvalidInputError } from '../e
 import { validateMonth, validateShopId } from '../ids';
 import { jobPk } from '../jobs/schema';
 import { listAll } from '../s3/objects';
-import { expiredPart, reindexRepair } from './archive-reads';
+import { expiredPart, reindexRepair, statusOf } from './archive-reads';
 import { monthParts, partCandidates } from './doc-candidates';
 import { fetchObject, type ReadContext } from './s3-context';
 
@@ -178,10 +178,19 @@ const searchBlock = async (
   at: { shopId: string; month: string; part: string; key: string },
   block: { offset: number; length: number },
 ): Promise<boolean> => {
-  const got = await fetchObject(ctx, at.key, block);
-  if (!got) throw new CorruptObjectError(at.key, 'committed part is missing');
-  ctx.ledger.partRead(at.key);
   const where = `${at.key} bytes ${block.offset}-${block.offset + block.length - 1}`;
+  let got: Awaited<ReturnType<typeof fetchObject>>;
+  try {
+    got = await fetchObject(ctx, at.key, block);
+  } catch (err) {
+    if (statusOf(err) === 416)
+      throw new CorruptObjectError(where, 'range lies outside the part', { cause: err });
+    throw err;
+  }
+  if (!got) throw new CorruptObjectError(at.key, 'committed part is missing');
+  if (got.bytes.length !== block.length)
+    throw new CorruptObjectError(where, `expected ${block.length} bytes, got ${got.bytes.length}`);
+  ctx.ledger.partRead(at.key);
   const inflated = inflateBlock(got.bytes, where);
   // A shared part's block may hold other shops' lines too (shared-blocks.ts): only this shop's count.
   const text = (parseSharedPartKey(at.key) ? shopLines(inflated, at.shopId) : inflated).toString('utf8');

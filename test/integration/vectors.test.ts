@@ -117,3 +117,131 @@ test("a missing settled part (the own month's first): what exists answers and th
   // Its first job has nothing else: the error names the part.
   await expect(reader.lookup(q(settled.dir[0] as string))).rejects.toThrow(part.key);
 });
+
+test("damage in the retried job's archivals (a settled part's block, a record's block, either zeroed or cut short) leaves out that archival only, named in a warning, hot copy or not; with every part damaged and nothing hot it is the error (the Python reader: test_reader.py, the same cases)", async () => {
+  const retried = expected.lookups.find((w) => w.case.startsWith('own parts, retried'));
+  const keys = (retried?.archivals as Array<{ part_key: string }> | undefined)?.map((a) => a.part_key) ?? [];
+  const hotKeys = (retried?.hot_keys as string[] | undefined) ?? [];
+  if (!retried || keys.length !== 3 || hotKeys.length === 0) throw new Error('no retried job in the vectors');
+  const s3 = testS3();
+  for (const hot of [true, false]) {
+    const reader = await loaded(hot ? new Set() : new Set(hotKeys));
+    // keys[1]: a settled part (its directory names the block); keys[2]: a part with entries.
+    for (const damaged of [keys[1], keys[2]] as string[]) {
+      for (const cut of [false, true]) {
+        const bytes = bytesOf(damaged);
+        const put = (body: Uint8Array) =>
+          s3.send(new PutObjectCommand({ Bucket: reader.bucket, Key: damaged, Body: body }));
+        await put(cut ? bytes.subarray(0, 8) : new Uint8Array(bytes.length));
+        const got = await reader.lookup({ shopId: retried.shop_id, jobId: retried.job_id });
+        // A settled part's archival is known only from its block: left out. An entry's is listed
+        // (its index entry), its status null: its record was not read.
+        expect({ hot, damaged, cut, archivals: got.archivals.map((a) => [a.partKey, a.status]) }).toEqual({
+          hot,
+          damaged,
+          cut,
+          archivals: (retried.archivals as Array<{ part_key: string; status: string }>)
+            .filter((a) => a.part_key !== damaged || damaged === keys[2])
+            .map((a) => [a.part_key, a.part_key === damaged ? null : a.status]),
+        });
+        expect(got.details).not.toBeNull();
+        expect(got.provenance.warnings.join('\n')).toContain(damaged);
+        await put(bytes);
+      }
+    }
+    if (!hot) {
+      for (const k of keys)
+        await s3.send(
+          new PutObjectCommand({ Bucket: reader.bucket, Key: k, Body: new Uint8Array(bytesOf(k).length) }),
+        );
+      await expect(reader.lookup({ shopId: retried.shop_id, jobId: retried.job_id })).rejects.toThrow(
+        keys[0] as string,
+      );
+    }
+  }
+});
+
+test('search names what it cannot read (a part missing, zeroed or cut short; a lost shared index; a damaged or lost month index) and returns what the rest gives (the Python reader: test_reader.py, the same cases)', async () => {
+  const s3 = testS3();
+  const want = (doc: string) => {
+    const w = expected.searches.find((s) => s.doc_id === doc);
+    if (!w) throw new Error(`no search of ${doc} in the vectors`);
+    return w as {
+      shop_id: string;
+      doc_id: string;
+      jobs: Array<{ job_id: string; part_key: string; month: string }>;
+    };
+  };
+  const search = async (reader: JobDetailsReader, doc: string) => {
+    const w = want(doc);
+    const got = await reader.findDocument({ shopId: w.shop_id, docId: doc });
+    return {
+      w,
+      jobs: got.jobs.map((j) => `${j.jobId} ${j.partKey}`),
+      warnings: got.provenance.warnings.join('\n'),
+    };
+  };
+  const retried = want('rocbqeko6wjam-r');
+  const key = retried.jobs
+    .map((j) => j.part_key)
+    .find((k) => k.endsWith('part-20261129T052828Z-jh6znagv.jsonl.gz'));
+  if (!key) throw new Error('the retried job is not in the settled part jh6znagv');
+  for (const how of ['missing', 'zeroed', 'cut']) {
+    const reader = await loaded(how === 'missing' ? new Set([key]) : new Set());
+    const bytes = bytesOf(key);
+    if (how !== 'missing')
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: reader.bucket,
+          Key: key,
+          Body: how === 'cut' ? bytes.subarray(0, 8) : new Uint8Array(bytes.length),
+        }),
+      );
+    const got = await search(reader, retried.doc_id);
+    expect({ how, jobs: got.jobs }).toEqual({
+      how,
+      jobs: retried.jobs.filter((j) => j.part_key !== key).map((j) => `${j.job_id} ${j.part_key}`),
+    });
+    expect(got.warnings).toContain(key);
+  }
+  const sharedKey = 'job-details-index/_shared/2026-09/shared.json';
+  const packed = await search(await loaded(new Set([sharedKey])), 'vec-b.myshopify.com-1-doc-1b');
+  expect(packed.jobs).toEqual(
+    packed.w.jobs.filter((j) => j.month !== '2026-09').map((j) => `${j.job_id} ${j.part_key}`),
+  );
+  expect(packed.warnings).toContain(sharedKey);
+  const indexKey = 'job-details-index/vec-own.myshopify.com/2026-09/index.json';
+  const lost = await search(await loaded(new Set([indexKey])), retried.doc_id);
+  expect(lost.jobs).toEqual([]);
+  expect(lost.warnings).toContain(indexKey);
+  expect(lost.warnings).toContain('jobarchive reindex');
+  const reader = await loaded();
+  const index = bytesOf(indexKey);
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: reader.bucket,
+      Key: indexKey,
+      Body: index.subarray(0, index.length >> 1),
+      ContentEncoding: 'gzip',
+    }),
+  );
+  const damaged = await search(reader, retried.doc_id);
+  expect(damaged.jobs).toEqual([]);
+  expect(damaged.warnings).toContain(indexKey);
+});
+
+test('a damaged month index (the shared one of a month the shop is packed in) leaves out that month only: the other month answers, the index named (the Python reader: test_reader.py, the same case)', async () => {
+  const want = expected.lookups.find((w) => w.case.startsWith('row expired before archival'));
+  if (!want) throw new Error('no row-expired lookup in the vectors');
+  const key = 'job-details-index/_shared/2026-09/shared.json';
+  const reader = await loaded();
+  const data = bytesOf(key);
+  await testS3().send(
+    new PutObjectCommand({ Bucket: reader.bucket, Key: key, Body: data.subarray(0, data.length >> 1) }),
+  );
+  const got = await reader.lookup({ shopId: want.shop_id, jobId: want.job_id });
+  expect(got.archivals.map((a) => a.partKey)).toEqual(
+    (want.archivals as Array<{ part_key: string }>).map((a) => a.part_key),
+  );
+  expect(got.provenance.warnings.join('\n')).toContain(key);
+});

@@ -18,6 +18,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "shared", "python"))
 
 from job_details_archive import (  # noqa: E402
+    ArchiveExpiredError,
     ArchiveReader,
     CorruptObjectError,
     InvalidInputError,
@@ -218,7 +219,63 @@ class Search(unittest.TestCase):
         for want in expected["searches"]:
             with self.subTest(doc=want["doc_id"]):
                 got = reader.search(want["shop_id"], want["doc_id"])
-                self.assertEqual(canonical_json(got), canonical_json(want["jobs"]))
+                self.assertEqual(canonical_json(got["jobs"]), canonical_json(want["jobs"]))
+                self.assertEqual((got["provenance"]["warnings"], got["provenance"]["parts_not_searched"]), ([], []))
+
+    def _search(self, s3, doc):
+        _, expected = SnapshotS3.from_vectors()
+        want = next(w for w in expected["searches"] if w["doc_id"] == doc)
+        return want, ArchiveReader("vectors", s3=s3).search(want["shop_id"], doc)
+
+    def test_a_part_that_cannot_be_read_is_named_and_the_other_parts_answer(self):
+        # The retried job's document is in two parts: one missing, damaged (zeroed) or cut short is
+        # named in a warning, the other's job found; one in a Glacier class is named among
+        # parts_not_searched, nothing restored (as the TypeScript findDocument does).
+        for how in ("missing", "zeroed", "cut", "glacier"):
+            with self.subTest(how=how):
+                s3, _ = SnapshotS3.from_vectors()
+                key = next(k for k in s3.objects if k.endswith("part-20261129T052828Z-jh6znagv.jsonl.gz"))
+                data, meta = s3.objects[key]
+                if how == "missing":
+                    del s3.objects[key]
+                elif how == "glacier":
+                    s3.glacier.add(key)
+                else:
+                    s3.objects[key] = (data[:8] if how == "cut" else bytes(len(data)), meta)
+                want, got = self._search(s3, "rocbqeko6wjam-r")
+                self.assertEqual(canonical_json(got["jobs"]),
+                                 canonical_json([j for j in want["jobs"] if j["part_key"] != key]))
+                prov = got["provenance"]
+                self.assertEqual(prov["parts_not_searched"], [key] if how == "glacier" else [])
+                self.assertEqual(len(prov["warnings"]), 0 if how == "glacier" else 1)
+                self.assertIn(key, "".join(prov["warnings"]) + "".join(prov["parts_not_searched"]))
+
+    def test_search_reads_every_month_not_only_the_newest_a_lookup_searches(self):
+        # search_months bounds a lookup's month search only; a search reads every month of the shop
+        # (as the TypeScript findDocument does): the older month's job is not silently left out.
+        s3, expected = SnapshotS3.from_vectors()
+        want = next(w for w in expected["searches"] if w["doc_id"] == "vec-b.myshopify.com-1-doc-1b")
+        self.assertEqual(len({j["month"] for j in want["jobs"]}), 2)
+        got = ArchiveReader("vectors", s3=s3, search_months=1).search(want["shop_id"], want["doc_id"])
+        self.assertEqual(canonical_json(got["jobs"]), canonical_json(want["jobs"]))
+
+    def test_a_lost_shared_index_is_named_and_the_other_months_answer(self):
+        s3, _ = SnapshotS3.from_vectors()
+        key = "job-details-index/_shared/2026-09/shared.json"
+        del s3.objects[key]
+        want, got = self._search(s3, "vec-b.myshopify.com-1-doc-1b")
+        self.assertEqual(canonical_json(got["jobs"]),
+                         canonical_json([j for j in want["jobs"] if j["month"] != "2026-09"]))
+        self.assertIn(key, "\n".join(got["provenance"]["warnings"]))
+
+    def test_a_damaged_month_index_is_named_not_searched(self):
+        s3, _ = SnapshotS3.from_vectors()
+        key = "job-details-index/vec-own.myshopify.com/2026-09/index.json"
+        data, meta = s3.objects[key]
+        s3.objects[key] = (data[: len(data) // 2], meta)
+        _, got = self._search(s3, "rocbqeko6wjam-r")
+        self.assertEqual(got["jobs"], [])
+        self.assertIn(key, "\n".join(got["provenance"]["warnings"]))
 
     def test_every_golomb_coded_set_of_the_vectors_holds_its_blocks_documents(self):
         # The TypeScript writer's sets read here: each block's listed ids all match (none is missed).
@@ -288,10 +345,14 @@ class Errors(unittest.TestCase):
         self.assertIn(self.index_key, str(ctx.exception))
 
     def test_search_names_a_lost_month_index(self):
+        # A warning naming the index and its repair, as the TypeScript findDocument names it; what the
+        # other months give is still returned.
         del self.s3.objects[self.index_key]
-        with self.assertRaises(MissingIndexError) as ctx:
-            self.reader.search(self.own["shop_id"], "gid://shopify/Product/1")
-        self.assertIn(self.index_key, str(ctx.exception))
+        got = self.reader.search(self.own["shop_id"], "gid://shopify/Product/1")
+        self.assertEqual(got["jobs"], [])
+        warnings = "\n".join(got["provenance"]["warnings"])
+        self.assertIn(self.index_key, warnings)
+        self.assertIn("jobarchive reindex", warnings)
 
     def test_a_part_whose_first_archival_is_in_flight_is_not_a_lost_index(self):
         del self.s3.objects[self.index_key]
@@ -332,7 +393,8 @@ class Errors(unittest.TestCase):
         # The own month's first part (settled, a job filter, one block of two jobs): a `last` lowered
         # below its last job, or a first `dir` id raised above its first, puts that job outside its
         # range. Its filter holds it: the edge block is read, its record out of range is damage — an
-        # error, or (the last job has a hot copy) a warning naming the part, never "not archived".
+        # error, or (the last job has a hot copy and later archivals) a warning naming the part, never
+        # "not archived"; its later archivals still answer.
         data, meta = self.s3.objects[self.index_key]
         index = json.loads(gzip.decompress(data).decode())
         part = index["parts"][0]
@@ -350,7 +412,9 @@ class Errors(unittest.TestCase):
         self.assertIn(f"part {part['name']}: block 0 holds job {first}, outside its range", str(ctx.exception))
         damage({"last": first})
         got = self.reader.lookup(self.own["shop_id"], last, completed_at=at)
-        self.assertEqual(got["provenance"]["source"], "hot")
+        self.assertEqual(got["provenance"]["source"], "both")
+        self.assertEqual(len(got["archivals"]), 2)
+        self.assertNotIn(f"/{part['name']}", "".join(a["part_key"] for a in got["archivals"]))
         self.assertIn(f"part {part['name']}: block 0 holds job {last}, outside its range",
                       "\n".join(got["provenance"]["warnings"]))
 
@@ -375,6 +439,123 @@ class Errors(unittest.TestCase):
         with self.assertRaises(PartMissingError) as ctx:
             self.reader.lookup(self.own["shop_id"], first, completed_at=at)
         self.assertEqual(ctx.exception.key, key)
+
+    def _retried(self):
+        """The retried job (three archivals in the own month: two settled parts, then a part with
+        entries), its parts in order, and a copy of the bucket without its hot objects."""
+        s3, expected = SnapshotS3.from_vectors()
+        retried = next(w for w in expected["lookups"] if w["case"].startswith("own parts, retried"))
+        keys = [a["part_key"] for a in retried["archivals"]]
+        self.assertEqual(len(keys), 3)
+        cold = SnapshotS3({k: v for k, v in self.s3.objects.items() if k not in retried["hot_keys"]})
+        return retried, keys, cold
+
+    def _read_around(self, s3, retried, damaged, kw):
+        got = ArchiveReader("vectors", s3=s3).lookup(retried["shop_id"], retried["job_id"], **kw)
+        # A settled part's archival is known only from its block: left out. An entry's is listed (its
+        # index entry), its status None: its record was not read (as the TypeScript reader lists it).
+        settled = damaged != retried["archivals"][2]["part_key"]
+        want = [(a["part_key"], None if a["part_key"] == damaged else a["status"])
+                for a in retried["archivals"] if not (settled and a["part_key"] == damaged)]
+        self.assertEqual([(a["part_key"], a["status"]) for a in got["archivals"]], want)
+        self.assertIsNotNone(got["details"])
+        self.assertIn(damaged, "\n".join(got["provenance"]["warnings"]))
+        return got
+
+    def test_a_damaged_settled_block_leaves_out_only_its_archival(self):
+        # The retried job's second archival is in a settled part whose directory names its block: that
+        # block damaged (bytes zeroed), or the part shorter than the directory says, is left out with a
+        # warning naming it; the other archivals (and the hot copy) still answer, with or without the
+        # hot copy, the month known or not (as the TypeScript reader's readSettled `left` does).
+        retried, keys, cold = self._retried()
+        for s3 in (self.s3, cold):
+            for cut in (False, True):
+                data, meta = self.s3.objects[keys[1]]
+                saved = s3.objects[keys[1]]
+                s3.objects[keys[1]] = (data[:8] if cut else bytes(len(data)), meta)
+                for kw in ({}, {"completed_at": retried["archivals"][1]["completed_at"]}):
+                    with self.subTest(hot=s3 is self.s3, cut=cut, **kw):
+                        self._read_around(s3, retried, keys[1], kw)
+                s3.objects[keys[1]] = saved
+
+    def test_damage_found_reading_the_records_is_a_warning_while_anything_else_answers(self):
+        # The retried job's third archival (a part with entries): its record block damaged, or out of
+        # the part's range (the part cut short), is left out with a warning naming it while the other
+        # archivals or the hot copy answer; with nothing else it is the error naming the part.
+        retried, keys, cold = self._retried()
+        for s3 in (self.s3, cold):
+            for cut in (False, True):
+                data, meta = self.s3.objects[keys[2]]
+                saved = s3.objects[keys[2]]
+                s3.objects[keys[2]] = (data[:8] if cut else bytes(len(data)), meta)
+                with self.subTest(hot=s3 is self.s3, cut=cut):
+                    self._read_around(s3, retried, keys[2], {})
+                s3.objects[keys[2]] = saved
+        for k in keys:
+            data, meta = cold.objects[k]
+            cold.objects[k] = (bytes(len(data)), meta)
+        with self.assertRaises(CorruptObjectError) as ctx:
+            ArchiveReader("vectors", s3=cold).lookup(retried["shop_id"], retried["job_id"])
+        self.assertIn(keys[0], str(ctx.exception))
+
+    def test_a_damaged_month_index_leaves_out_that_month_only(self):
+        # vec-b: its own month 2026-11 holds the job, the month 2026-09 is packed (the shared index):
+        # that shared index damaged, the month unknown, nothing hot: the 2026-11 archival answers and
+        # the damaged index is named (the TypeScript reader's readIndexes `failed`), never the error.
+        s3, expected = SnapshotS3.from_vectors()
+        want = next(w for w in expected["lookups"] if w["case"].startswith("row expired before archival"))
+        self.assertEqual(want["hot_keys"], [])
+        key = "job-details-index/_shared/2026-09/shared.json"
+        data, meta = s3.objects[key]
+        s3.objects[key] = (data[: len(data) // 2], meta)
+        got = ArchiveReader("vectors", s3=s3).lookup(want["shop_id"], want["job_id"])
+        self.assertEqual([a["part_key"] for a in got["archivals"]], [a["part_key"] for a in want["archivals"]])
+        self.assertIn(key, "\n".join(got["provenance"]["warnings"]))
+
+    def test_a_part_past_the_retention_horizon_is_named_expired_not_read(self):
+        # retention_months (the deployment's retentionMonths; 0, the default: forever): a part past
+        # written + retention is not served even while it exists, no GET of it (the TypeScript
+        # reader's expiredPart): left out with a warning while anything else answers, else
+        # ArchiveExpiredError naming it; a search names it, not searched. The vectors' parts were
+        # written 2026-11-29 and 2027-03-29: on 2027-01-15, one month's retention expired the first.
+        from datetime import datetime, timezone
+        clock = lambda: datetime(2027, 1, 15, tzinfo=timezone.utc)  # noqa: E731
+        reader = ArchiveReader("vectors", s3=self.s3, retention_months=1, clock=clock)
+        own_key = self.own["archivals"][0]["part_key"]
+        with self.assertRaises(ArchiveExpiredError) as ctx:
+            reader.lookup(self.own["shop_id"], self.own["job_id"])
+        self.assertEqual(ctx.exception.key, own_key)
+        retried, keys, _ = self._retried()
+        got = reader.lookup(retried["shop_id"], retried["job_id"])
+        self.assertEqual([a["part_key"] for a in got["archivals"]], [keys[2]])
+        warnings = "\n".join(got["provenance"]["warnings"])
+        self.assertIn(f"archival left out: archive {keys[0]}", warnings)
+        self.assertIn(keys[1], warnings)
+        self.assertNotIn(keys[0], got["provenance"]["parts"])
+        found = reader.search(retried["shop_id"], "rocbqeko6wjam-r")
+        self.assertEqual([j["part_key"] for j in found["jobs"]], [keys[2]])
+        self.assertIn(f"part not searched: archive {keys[1]}", "\n".join(found["provenance"]["warnings"]))
+        # Forever (the default), or before the horizon: read as ever.
+        for r in (ArchiveReader("vectors", s3=self.s3),
+                  ArchiveReader("vectors", s3=self.s3, retention_months=2, clock=clock)):
+            self.assertEqual(len(r.lookup(retried["shop_id"], retried["job_id"])["archivals"]), 3)
+        with self.assertRaises(InvalidInputError):
+            ArchiveReader("vectors", s3=self.s3, retention_months=-1)
+
+    def test_a_hot_object_written_after_its_completion_was_archived_and_deleted_is_named(self):
+        # The own job's completion is archived and its hot copies deleted; a flush found hot now was
+        # written after that archival (a late flush): merged in, and named in a warning, since no
+        # archive holds it yet (the TypeScript reader's lateHotObjects) — the completion known only.
+        retried, _, _ = self._retried()
+        flush = next(k for k in retried["hot_keys"] if not k.endswith("platform-data.json"))
+        late = f"job-details/{self.own['job_id']}/{flush.rsplit('/', 1)[1]}"
+        self.s3.objects[late] = self.s3.objects[flush]
+        got = self.lookup(completed_at=self.own["archivals"][0]["completed_at"])
+        self.assertEqual(got["hot_keys"], [late])
+        self.assertIn(f"1 hot object(s) found after this completion was archived in "
+                      f"{self.own['archivals'][0]['part_key']}", "\n".join(got["provenance"]["warnings"]))
+        self.assertIn(late, "\n".join(got["provenance"]["warnings"]))
+        self.assertEqual(self.lookup()["provenance"]["warnings"], [])
 
     def test_an_entry_whose_completion_is_neither_form_is_damage(self):
         data, meta = self.s3.objects[self.index_key]

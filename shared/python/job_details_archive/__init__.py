@@ -7,6 +7,7 @@ Standard library + boto3. The format is docs/archive-format.md; conformance vect
 """
 from .errors import (
     ArchiveError,
+    ArchiveExpiredError,
     CorruptObjectError,
     InvalidInputError,
     MissingIndexError,
@@ -19,6 +20,7 @@ from .reader import ArchiveReader, lookup
 
 __all__ = [
     "ArchiveError",
+    "ArchiveExpiredError",
     "ArchiveReader",
     "CorruptObjectError",
     "InvalidInputError",

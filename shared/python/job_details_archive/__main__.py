@@ -24,21 +24,26 @@ def main(argv=None):
     lk.add_argument("--bucket", default=os.environ.get("ECOM_JOB_DETAILS_BUCKET"))
     lk.add_argument("--search-months", type=int, default=24)
     lk.add_argument("--restore-days", type=int, help="request a Glacier restore of this many days when needed")
+    retention = dict(type=int, default=int(os.environ.get("JDA_RETENTION_MONTHS") or 0),
+                     help="the deployment's retentionMonths (0: forever; default $JDA_RETENTION_MONTHS): "
+                          "parts past it are expired, not read")
+    lk.add_argument("--retention-months", **retention)
     sr = sub.add_parser("search", help="the archived jobs of a shop whose details list a document, as JSON")
     sr.add_argument("--shop", required=True)
     sr.add_argument("--doc", required=True)
     sr.add_argument("--bucket", default=os.environ.get("ECOM_JOB_DETAILS_BUCKET"))
-    sr.add_argument("--search-months", type=int, default=24)
+    sr.add_argument("--retention-months", **retention)
     args = ap.parse_args(argv)
     if not args.bucket:
         print("lookup: no bucket: pass --bucket or set ECOM_JOB_DETAILS_BUCKET", file=sys.stderr)
         return 2
     try:
         if args.command == "search":
-            jobs = ArchiveReader(args.bucket, search_months=args.search_months).search(args.shop, args.doc)
-            print(canonical_json({"shop_id": args.shop, "doc_id": args.doc, "jobs": jobs}))
+            found = ArchiveReader(args.bucket, retention_months=args.retention_months).search(args.shop, args.doc)
+            print(canonical_json({"shop_id": args.shop, "doc_id": args.doc, **found}))
             return 0
-        reader = ArchiveReader(args.bucket, search_months=args.search_months, restore_days=args.restore_days)
+        reader = ArchiveReader(args.bucket, search_months=args.search_months, restore_days=args.restore_days,
+                               retention_months=args.retention_months)
         job = reader.lookup(args.shop, args.job, args.completed_at)
     except (ArchiveError, ValueError) as err:
         print(f"lookup: {err}", file=sys.stderr)

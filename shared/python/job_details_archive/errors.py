@@ -67,3 +67,15 @@ class PartMissingError(ArchiveError):
         super().__init__(f"archive part {key} is committed in its month index but does not exist "
                          f"(expired by the retention rule, or removed outside the archiver)")
         self.key = key
+
+
+class ArchiveExpiredError(ArchiveError):
+    """A part past the retention horizon (written + retention_months): not served even while the
+    lifecycle rule has not removed it yet (the TypeScript reader's ArchiveExpiredError)."""
+
+    def __init__(self, key, retention_months, written_at):
+        super().__init__(f"archive {key} (written {written_at}) expired: it is past the "
+                         f"{retention_months}-month retention")
+        self.key = key
+        self.retention_months = retention_months
+        self.written_at = written_at

@@ -388,6 +388,8 @@ def index_from_members(header, job_blocks, key, expect_format=True):
                 "completed_at": completed_at,
                 "committed_at": e.get("committed_at", part["committed_at"]),
                 "deleted_at": e["deleted_at"] if "deleted_at" in e else part["deleted_at"],
+                # The hot objects the archival covered (their keys): a late flush is one not among them.
+                "sources": [src.get("key") for src in e.get("sources") or [] if isinstance(src, dict)],
             })
         model_jobs[job_id] = out
     # A part with a block directory and entries in `jobs` is not settled: its entries answer.
@@ -923,5 +925,6 @@ def settled_entry(c, inflated, job_id, key):
             "part": part["name"], "part_key": part["key"], "block": c["range"],
             "platform_data": (c["pd_range"] or c["range"]) if record.get("platform_data_ref") else None,
             "completed_at": completed, "committed_at": part["committed_at"], "deleted_at": part["deleted_at"],
+            "sources": [],
         }
     return found

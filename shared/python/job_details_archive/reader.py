@@ -2,8 +2,10 @@
 
 Standard library + boto3. See docs/archive-format.md ("Reading a job") for the algorithm this follows.
 """
+import math
 import os
 import re
+from datetime import datetime, timedelta, timezone
 
 import boto3
 from botocore.config import Config
@@ -12,6 +14,7 @@ from botocore.exceptions import ClientError
 from . import format as fmt
 from .errors import (
     ArchiveError,
+    ArchiveExpiredError,
     CorruptObjectError,
     InvalidInputError,
     MissingIndexError,
@@ -21,6 +24,7 @@ from .errors import (
 
 SEARCH_MONTHS = 24
 _FLUSH = re.compile(r"^[A-Za-z0-9._-]{1,64}\.json\.gz$")
+_WRITTEN = re.compile(r"(?:^|/)part-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-[a-z0-9]{8}\.jsonl\.gz$")
 
 
 def s3_client():
@@ -54,9 +58,9 @@ class _Ledger:
         self.blocks = {}
         # Months read with neither the shop's own index nor the month's shared index.
         self.no_shared = set()
-        # Parts committed in an index that do not exist (PartMissingError): their archivals are left
-        # out, named in a warning while anything else answers; with nothing else, the first is raised.
-        self.missing = []
+        # What could not be read (PartMissingError, CorruptObjectError, MissingIndexError): left out,
+        # each named in a warning while anything else answers; with nothing else, the first is raised.
+        self.damage = []
 
     def provenance(self, source):
         return {"source": source, "parts": sorted(self.parts), "requests": self.requests,
@@ -64,11 +68,20 @@ class _Ledger:
 
 
 class ArchiveReader:
-    """`lookup` and `search` over one bucket. `s3` is a boto3 S3 client (default: from the environment)."""
+    """`lookup` and `search` over one bucket. `s3` is a boto3 S3 client (default: from the environment).
+    `retention_months`: the deployment's retentionMonths (0: forever) — a part past written + that
+    many months is expired, never served (as the TypeScript reader's retentionMonths); `clock` its
+    time source (an aware datetime; default now)."""
 
-    def __init__(self, bucket, s3=None, search_months=SEARCH_MONTHS, restore_days=None, restore_tier="Bulk"):
+    def __init__(self, bucket, s3=None, search_months=SEARCH_MONTHS, restore_days=None, restore_tier="Bulk",
+                 retention_months=0, clock=None):
         if not isinstance(bucket, str) or not bucket.strip():
             raise InvalidInputError("bucket", "must be a non-empty bucket name")
+        if isinstance(retention_months, bool) or not isinstance(retention_months, int) \
+                or not 0 <= retention_months <= 1200:
+            raise InvalidInputError("retention_months", "must be an integer from 0 (forever) to 1200")
+        self.retention_months = retention_months
+        self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.bucket = bucket
         self.s3 = s3 or s3_client()
         self.search_months = search_months
@@ -102,8 +115,21 @@ class ArchiveReader:
             if not page.get("IsTruncated") or not token:
                 return
 
-    def _read_range(self, ledger, key, offset, length):
+    def _expired(self, key):
+        """ArchiveExpiredError when the part is past the retention horizon (no request), else None."""
+        m = _WRITTEN.search(key) if self.retention_months > 0 else None
+        if m is None:
+            return None
+        written = datetime(*map(int, m.groups()), tzinfo=timezone.utc)
+        if self.clock() < written + timedelta(days=math.ceil(self.retention_months * 365.25 / 12)):
+            return None
+        return ArchiveExpiredError(key, self.retention_months, written.strftime("%Y-%m-%dT%H:%M:%S.000Z"))
+
+    def _read_range(self, ledger, key, offset, length, restore=True):
         at = f"{key} bytes {offset}-{offset + length - 1}"
+        expired = self._expired(key)
+        if expired is not None:
+            raise expired
         probed = ledger.blocks.get((key, offset, length))
         if probed is not None:
             ledger.parts.add(key)
@@ -112,7 +138,7 @@ class ArchiveReader:
             got = self._get(ledger, key, f"bytes={offset}-{offset + length - 1}")
         except ClientError as err:
             if _code(err) == "InvalidObjectState":
-                raise self._needs_restore(ledger, key, err) from None
+                raise self._needs_restore(ledger, key, err, restore) from None
             if _status(err) == 416:
                 raise CorruptObjectError(at, "range lies outside the part") from None
             raise
@@ -123,10 +149,10 @@ class ArchiveReader:
         ledger.parts.add(key)
         return got[0]
 
-    def _needs_restore(self, ledger, key, err):
+    def _needs_restore(self, ledger, key, err, restore=True):
         storage_class = err.response.get("Error", {}).get("StorageClass")
         requested = False
-        if self.restore_days:
+        if self.restore_days and restore:
             ledger.requests += 1
             try:
                 self.s3.restore_object(Bucket=self.bucket, Key=key, RestoreRequest={
@@ -214,11 +240,16 @@ class ArchiveReader:
         """The job's entries in the month's settled parts: one ranged GET of each candidate block (kept
         for the record read), the entry from the record. A part in a Glacier class gets its restore
         requested (restore_days) and, once every candidate was tried, NeedsRestoreError names it: whether
-        the job is there cannot be told without it, never "not archived". A missing part is left out
-        (ledger.missing: named, as lookup decides), a damaged block CorruptObjectError."""
+        the job is there cannot be told without it, never "not archived". A missing part or a damaged
+        block is left out (ledger.damage: named, as lookup decides); the other parts still answer (the
+        TypeScript reader's readSettled `left`)."""
         found, needs = [], None
         for c in fmt.settled_candidates(index, job_id):
             pkey = c["part"]["key"]
+            expired = self._expired(pkey)
+            if expired is not None:
+                ledger.damage.append(expired)
+                continue
             offset, length = c["range"]
             # A job's platform data in the block just before (a job line longer than a block): one GET.
             pd = c["pd_range"]
@@ -231,16 +262,22 @@ class ArchiveReader:
                     needs = needs or self._needs_restore(ledger, pkey, err)
                     continue
                 if _status(err) == 416:
-                    raise CorruptObjectError(at, "range lies outside the part") from None
+                    ledger.damage.append(CorruptObjectError(at, "range lies outside the part"))
+                    continue
                 raise
             if got is None:
-                ledger.missing.append(PartMissingError(pkey))
+                ledger.damage.append(PartMissingError(pkey))
                 continue
             if len(got[0]) != offset + length - start:
-                raise CorruptObjectError(at, f"expected {offset + length - start} bytes, got {len(got[0])} "
-                                             f"(part shorter than its index says)")
+                ledger.damage.append(CorruptObjectError(
+                    at, f"expected {offset + length - start} bytes, got {len(got[0])} (part shorter than its index says)"))
+                continue
             data = got[0][offset - start:]
-            entry = fmt.settled_entry(c, fmt.read_block(data, at), job_id, key)
+            try:
+                entry = fmt.settled_entry(c, fmt.read_block(data, at), job_id, key)
+            except CorruptObjectError as err:
+                ledger.damage.append(err)
+                continue
             if entry is not None:
                 if start != offset:
                     ledger.blocks[(pkey, start, offset - start)] = got[0][:offset - start]
@@ -261,7 +298,9 @@ class ArchiveReader:
             return key, [], None
         return key, view["jobs"].get(job_id, []), view
 
-    def _months(self, ledger, shop_id, known):
+    def _months(self, ledger, shop_id, known, every=False):
+        """The months to read, newest first: `known`, else the newest search_months ones (every: all,
+        for a search)."""
         if known is not None:
             return [known]
         months = set()
@@ -281,7 +320,7 @@ class ArchiveReader:
             m = part.match(k)
             if m:
                 months.add(m.group(1))
-        return sorted(months, reverse=True)[: self.search_months]
+        return sorted(months, reverse=True)[: None if every else self.search_months]
 
     def _check_not_lost(self, ledger, shop_id, month):
         """A month with no index (own or shared view) but committed parts of the shop: the index is
@@ -343,9 +382,10 @@ class ArchiveReader:
         no flush and no archival holds any listing or chunk ("no details": the job read the same way
         while hot). Numbers are exact (ints of any size; other numbers keep their JSON text).
         Raises NeedsRestoreError, MissingIndexError, PartMissingError, CorruptObjectError,
-        UnsupportedFormatError: a damaged or missing index is never read as "no archival". A missing
-        part raises PartMissingError only when nothing else answers (hot objects, other archivals);
-        otherwise its archivals are left out and it is named in provenance.warnings.
+        ArchiveExpiredError, UnsupportedFormatError: a damaged or missing index is never read as "no
+        archival". A lost or damaged index, a missing or expired part (retention_months), a damaged
+        block (a settled part's, a record's, platform data's) raises only when nothing else answers (hot objects, other archivals); otherwise what it holds
+        is left out and it is named in provenance.warnings (as the TypeScript reader does).
         InvalidInputError (before any request) for an id or a `completed_at` the TypeScript reader
         refuses too: an ISO-8601 string (or aware datetime) with a UTC offset.
         """
@@ -354,66 +394,80 @@ class ArchiveReader:
         known = None if completed_at is None else fmt.month_of(completed_at)  # before any request
         ledger = _Ledger()
         flushes, hot_pd, hot_keys = self._hot(ledger, shop_id, job_id)
-        entries = []
-        try:
-            for month in self._months(ledger, shop_id, known):
+        hot = bool(flushes) or hot_pd is not None
+        entries, needs = [], None
+        for month in self._months(ledger, shop_id, known):
+            # A month whose index is damaged or lost, or whose settled part needs a restore, does not
+            # stop the others (the TypeScript reader's readIndexes): every part gets its restore asked.
+            try:
                 index_key, found, index = self._month_view(ledger, shop_id, job_id, month)
                 if index is None:
-                    try:
-                        self._check_not_lost(ledger, shop_id, month)
-                    except MissingIndexError as err:
-                        # A hot copy answers, the lost index is named; with nothing hot it is the error.
-                        if not flushes and hot_pd is None:
-                            raise
-                        ledger.warnings.append(f"archive index lost, left out: {err}")
-                entries.extend((month, pos, e) for pos, e in enumerate(found))
-        except CorruptObjectError as err:
-            # Damage with an intact hot copy: the hot copy answers, the damage is named.
-            if not flushes and hot_pd is None:
-                raise
-            ledger.warnings.append(f"archive damaged, left out: {err}")
-            entries = []
-        if not flushes and hot_pd is None:
-            # Nothing hot: a lost shared index (a packed shop's only record there) is the error, never
+                    self._check_not_lost(ledger, shop_id, month)
+            except (CorruptObjectError, MissingIndexError) as err:
+                ledger.damage.append(err)
+                continue
+            except NeedsRestoreError as err:
+                needs = needs or err
+                continue
+            entries.extend((month, pos, e) for pos, e in enumerate(found))
+        if needs is not None:
+            raise needs
+        entries.sort(key=lambda t: (_instant(t[2]["committed_at"]), t[0], t[1]))
+        late = _late_hot_objects(completed_at, entries, hot_keys)
+        if late:
+            ledger.warnings.append(late)
+        if not hot:
+            # Nothing hot: a lost shared index (a packed shop's only record there) is named, never
             # "none". Months known: each read with neither index; unknown: only when nothing was found.
             if known is not None:
                 lost = self._lost_shared(ledger, sorted(ledger.no_shared, reverse=True)) if ledger.no_shared else []
             else:
-                lost = [] if entries else self._lost_shared(ledger, None)
-            if lost:
-                raise lost[0]
-        entries.sort(key=lambda t: (_instant(t[2]["committed_at"]), t[0], t[1]))
+                lost = [] if entries or ledger.damage else self._lost_shared(ledger, None)
+            ledger.damage.extend(lost)
+        # The records: an archival that cannot be read (damaged, out of its part's range, missing) is
+        # left out while anything else answers, as in the TypeScript reader's readMembers.
         records = []
         for month, _, e in entries:
             shared = shop_id if e["part_key"].startswith(f"{fmt.COLD_PREFIX}{fmt.SHARED}/") else None
             where = f"{e['part_key']} bytes {e['block'][0]}-{sum(e['block']) - 1}"
             try:
                 data = self._read_range(ledger, e["part_key"], *e["block"])
-            except PartMissingError as err:
-                ledger.missing.append(err)
-                continue
-            block = fmt.read_block(data, where, shared)
-            records.append((e, month, fmt.find_record(block, where, "job", job_id, shop_id)))
-        # A missing part (expired, or removed outside the archiver): whatever else exists answers and
-        # the part is named in a warning; with nothing else, it is the error (never "none").
-        if ledger.missing:
-            if not flushes and hot_pd is None and not records:
-                raise ledger.missing[0]
-            for err in ledger.missing:
-                ledger.warnings.append(f"archive part missing, left out: {err}")
+                block = fmt.read_block(data, where, shared)
+                records.append((e, month, fmt.find_record(block, where, "job", job_id, shop_id)))
+            except (CorruptObjectError, PartMissingError, ArchiveExpiredError) as err:
+                ledger.damage.append(err)
+            except NeedsRestoreError as err:
+                needs = needs or err
+        if needs is not None:
+            raise needs
         archived_pd = None
         if hot_pd is None:
-            with_pd = [t for t in records if t[0]["platform_data"] is not None]
-            if with_pd:
-                e, _, rec = with_pd[-1]
-                ref = rec.get("platform_data_ref")
-                if ref is None:
-                    raise CorruptObjectError(e["part_key"], "the job record names no platform data")
+            # The newest archival with platform data (its entry says so): its record names the ref.
+            latest = next((t for t in reversed(entries) if t[2]["platform_data"] is not None), None)
+            rec = next((r for e, _, r in records if latest is not None and e is latest[2]), None)
+            if rec is not None:
+                e = latest[2]
                 shared = shop_id if e["part"] and e["part_key"].startswith(f"{fmt.COLD_PREFIX}{fmt.SHARED}/") else None
                 r = e["platform_data"]
                 where = f"{e['part_key']} bytes {r[0]}-{r[0] + r[1] - 1}"
-                block = fmt.read_block(self._read_range(ledger, e["part_key"], *r), where, shared)
-                archived_pd = fmt.find_record(block, where, "platform_data", ref, shop_id)["data"]
+                try:
+                    ref = rec.get("platform_data_ref")
+                    if ref is None:
+                        raise CorruptObjectError(e["part_key"], "the job record names no platform data")
+                    block = fmt.read_block(self._read_range(ledger, e["part_key"], *r), where, shared)
+                    archived_pd = fmt.find_record(block, where, "platform_data", ref, shop_id)["data"]
+                except (CorruptObjectError, PartMissingError, ArchiveExpiredError) as err:
+                    ledger.damage.append(err)
+        # Whatever could not be read is named in a warning while anything else answers (hot objects,
+        # other archivals); with nothing else, it is the error (never "none").
+        if ledger.damage:
+            if not hot and not records and archived_pd is None:
+                raise ledger.damage[0]
+            seen = set()
+            for err in ledger.damage:
+                if id(err) not in seen:
+                    seen.add(id(err))
+                    ledger.warnings.append(_warning(err))
         with_details = [rec["details"] for _, _, rec in records if not fmt.is_empty_details(rec["details"])]
         if with_details or flushes:
             details = fmt.merge_details(with_details + flushes)
@@ -423,6 +477,9 @@ class ArchiveReader:
         platform_data = hot_pd if hot_pd is not None else archived_pd
         pd_source = "hot" if hot_pd is not None else "archive" if archived_pd is not None else "none"
         newest = records[-1][2] if records else None
+        # Every archival the indexes name, oldest first; one whose record could not be read (named in
+        # a warning) has status None, as the TypeScript reader lists it.
+        read = {id(e): rec for e, _, rec in records}
         return {
             "shop_id": shop_id,
             "job_id": job_id,
@@ -430,9 +487,10 @@ class ArchiveReader:
             "platform_data": platform_data,
             "archived_row": fmt.expand_row(newest, shop_id) if newest else None,
             "archivals": [{
-                "month": month, "part_key": e["part_key"], "status": fmt.record_status(rec),
+                "month": month, "part_key": e["part_key"],
+                "status": fmt.record_status(read[id(e)]) if id(e) in read else None,
                 "completed_at": e["completed_at"], "committed_at": e["committed_at"], "deleted_at": e["deleted_at"],
-            } for e, month, rec in records],
+            } for month, _, e in entries],
             "hot_keys": hot_keys,
             "details_source": details_source,
             "platform_data_source": pd_source,
@@ -444,57 +502,123 @@ class ArchiveReader:
 
     def search(self, shop_id, doc_id):
         """The archived jobs of a shop whose details list a document, newest completion first:
-        [{job_id, status, completed_at, month, part_key, listings: [{kind, reason}]}]. Per month the
-        index (or the shop's view), each part's filters member (one ranged GET), then only the blocks
-        a filter matches. Hot (running or not yet archived) jobs are not searched here."""
+        {"jobs": [{job_id, status, completed_at, month, part_key, listings: [{kind, reason}]}],
+        "provenance": {requests, bytes, warnings, parts_not_searched}}. Per month the index (or the
+        shop's view), each part's filters member (one ranged GET), then only the blocks a filter
+        matches; every month of the shop (search_months bounds a lookup only). Hot (running or not yet
+        archived) jobs are not searched here.
+
+        Never hides, as the TypeScript findDocument: a month whose index is lost (with its repair) or
+        damaged, a lost shared index, a part missing, damaged or expired are each named in
+        provenance.warnings while the other months and parts are searched; a part in a Glacier class
+        is named in parts_not_searched (its filters need a restore; nothing is restored here)."""
         fmt.check_shop(shop_id)
         if not isinstance(doc_id, str) or not doc_id:
             raise InvalidInputError("doc_id", "must be a non-empty string")
         ledger = _Ledger()
-        found = {}
-        for month in self._months(ledger, shop_id, None):
-            _, _, index = self._month_view(ledger, shop_id, "", month, whole=True)
-            if index is None:
-                self._check_not_lost(ledger, shop_id, month)  # a lost index is an error, never "not found"
+        found, not_searched = {}, []
+        for err in self._lost_shared(ledger, None):
+            ledger.warnings.append(f"jobs of shops packed there not searched: {err}")
+        for month in self._months(ledger, shop_id, None, every=True):
+            try:
+                _, _, index = self._month_view(ledger, shop_id, "", month, whole=True)
+                if index is None:
+                    self._check_not_lost(ledger, shop_id, month)
+                    continue
+            except (CorruptObjectError, MissingIndexError) as err:
+                ledger.warnings.append(f"month {month} not searched: {err}")
                 continue
             for part in index["parts"]:
                 if part["filters"] is None:
                     continue
                 key = part["key"]
-                data = self._read_range(ledger, key, *part["filters"])
-                for offset, length, kind, bits, k, docs in fmt.parse_filters_member(data, key, shop_id, part["shared"]):
-                    if not fmt.block_may_contain(key, offset, length, kind, bits, doc_id, k, docs):
-                        continue
-                    where = f"{key} bytes {offset}-{offset + length - 1}"
-                    block = fmt.read_block(self._read_range(ledger, key, offset, length), where,
-                                           shop_id if part["shared"] else None)
-                    for line in block.split(b"\n"):
-                        if not line:
-                            continue
-                        rec = fmt.loads_exact(line, where)
-                        if rec.get("type") != "job":
-                            continue
-                        listings = fmt.document_listings(fmt.expand_details(rec.get("details") or {}, where), doc_id)
-                        if not listings:
-                            continue
-                        if part["settled"]:
-                            # A settled part: every record is an archival, its completion the record's.
-                            completed = fmt.record_completion(rec)
-                        else:
-                            entry = next((e for e in index["jobs"].get(rec["job_id"], []) if e["part"] == part["name"]), None)
-                            if entry is None:
-                                continue  # a record its index does not point at (a concurrent duplicate)
-                            completed = entry["completed_at"]
-                        at = (rec["job_id"], completed)
-                        seen = found.setdefault(at, {
-                            "job_id": rec["job_id"], "status": fmt.record_status(rec), "completed_at": completed,
-                            "month": month, "part_key": key, "listings": [],
-                        })
-                        for item in listings:
-                            if item not in seen["listings"]:
-                                seen["listings"].append(item)
+                # Past the retention horizon: expired, served by no reader (no GET of its filters).
+                expired = self._expired(key)
+                if expired is not None:
+                    ledger.warnings.append(f"part not searched: {expired}")
+                    continue
+                # One part that cannot be read is named; the month's other parts are searched still.
+                try:
+                    data = self._read_range(ledger, key, *part["filters"], restore=False)
+                    filters = fmt.parse_filters_member(data, key, shop_id, part["shared"])
+                except NeedsRestoreError:
+                    not_searched.append(key)
+                    continue
+                except (CorruptObjectError, PartMissingError) as err:
+                    ledger.warnings.append(f"part not searched: {err}")
+                    continue
+                try:
+                    self._search_part(ledger, shop_id, doc_id, month, index, part, filters, found)
+                except (CorruptObjectError, PartMissingError) as err:
+                    ledger.warnings.append(f"part not searched (whole or in part): {err}")
         jobs = sorted(found.values(), key=lambda j: j["job_id"])
-        return sorted(jobs, key=lambda j: j["completed_at"], reverse=True)
+        prov = ledger.provenance("archive")
+        return {"jobs": sorted(jobs, key=lambda j: j["completed_at"], reverse=True), "provenance": {
+            "requests": prov["requests"], "bytes": prov["bytes"], "warnings": prov["warnings"],
+            "parts_not_searched": not_searched}}
+
+    def _search_part(self, ledger, shop_id, doc_id, month, index, part, filters, found):
+        """The blocks of one part whose filter matches `doc_id`: the jobs listing it, into `found`."""
+        key = part["key"]
+        for offset, length, kind, bits, k, docs in filters:
+            if not fmt.block_may_contain(key, offset, length, kind, bits, doc_id, k, docs):
+                continue
+            where = f"{key} bytes {offset}-{offset + length - 1}"
+            block = fmt.read_block(self._read_range(ledger, key, offset, length, restore=False), where,
+                                   shop_id if part["shared"] else None)
+            for line in block.split(b"\n"):
+                if not line:
+                    continue
+                rec = fmt.loads_exact(line, where)
+                if rec.get("type") != "job":
+                    continue
+                listings = fmt.document_listings(fmt.expand_details(rec.get("details") or {}, where), doc_id)
+                if not listings:
+                    continue
+                if part["settled"]:
+                    # A settled part: every record is an archival, its completion the record's.
+                    completed = fmt.record_completion(rec)
+                else:
+                    entry = next((e for e in index["jobs"].get(rec["job_id"], []) if e["part"] == part["name"]), None)
+                    if entry is None:
+                        continue  # a record its index does not point at (a concurrent duplicate)
+                    completed = entry["completed_at"]
+                at = (rec["job_id"], completed)
+                seen = found.setdefault(at, {
+                    "job_id": rec["job_id"], "status": fmt.record_status(rec), "completed_at": completed,
+                    "month": month, "part_key": key, "listings": [],
+                })
+                for item in listings:
+                    if item not in seen["listings"]:
+                        seen["listings"].append(item)
+
+
+def _warning(err):
+    if isinstance(err, ArchiveExpiredError):
+        return f"archival left out: {err}"
+    if isinstance(err, PartMissingError):
+        return f"archive part missing, left out: {err}"
+    if isinstance(err, MissingIndexError):
+        return f"archive index lost, left out: {err}"
+    return f"archive damaged, left out: {err}"
+
+
+def _late_hot_objects(completed_at, entries, hot_keys):
+    """Hot objects of a completion archived with its hot copies deleted were written after that
+    archival (a late flush): merged in like any hot object, and named, since no archive holds them
+    yet (the TypeScript reader's lateHotObjects). Only with the completion known."""
+    if completed_at is None or not entries:
+        return None
+    newest = entries[-1][2]
+    asked = completed_at.timestamp() if hasattr(completed_at, "timestamp") else _instant(completed_at)
+    if _instant(newest["completed_at"]) != asked or newest["deleted_at"] is None:
+        return None
+    late = [k for k in hot_keys if k not in set(newest.get("sources") or [])]
+    if not late:
+        return None
+    return (f"{len(late)} hot object(s) found after this completion was archived in {newest['part_key']} and its "
+            f"hot copies deleted ({newest['deleted_at']}), written after that archival: merged in; no archive "
+            f"holds them yet: {', '.join(late)}")
 
 
 def _instant(iso):
