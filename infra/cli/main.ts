@@ -234,6 +234,11 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
 
 /** Runs the CLI as the process: exit once stdout has been flushed. */
 export const main = (argv: readonly string[] = process.argv.slice(2)): void => {
+  // A reader that stops reading (`| head`) closes the pipe: the rest of the result has nowhere to go,
+  // so it is dropped and the command ends as it would have (its stack stopped), not with an EPIPE trace.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
   runCli(argv).then(
     (code) => {
       process.stdout.write('', () => process.exit(code));

@@ -195,6 +195,18 @@ it('--version prints the package version', async () => {
   expect({ code: r.code, stdout: r.stdout.trim() }).toEqual({ code: 0, stdout: pkg.version });
 });
 
+it('a reader that closes stdout early (`jobarchive lifecycle | head -1`) ends the command quietly, exit 0, no EPIPE trace', async () => {
+  const child = cli(['lifecycle']);
+  // Our end of the pipe closes before the CLI has written anything: its writes meet a closed pipe.
+  child.stdout.destroy();
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const code = await new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+  expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+});
+
 const aFile = (dir: string): string => {
   writeFileSync(join(dir, 'file'), 'x');
   return join(dir, 'file');
