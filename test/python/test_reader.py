@@ -6,6 +6,7 @@ class, a lost month index, a damaged index, a pre-1.0 index.
 """
 import copy
 import gzip
+import hashlib
 import io
 import json
 import os
@@ -20,6 +21,7 @@ sys.path.insert(0, os.path.join(ROOT, "shared", "python"))
 from job_details_archive import (  # noqa: E402
     ArchiveExpiredError,
     ArchiveReader,
+    ConcurrentModificationError,
     CorruptObjectError,
     InvalidInputError,
     MissingIndexError,
@@ -28,9 +30,13 @@ from job_details_archive import (  # noqa: E402
     UnsupportedFormatError,
     canonical_json,
 )
-from job_details_archive.format import loads_exact  # noqa: E402
+from job_details_archive.format import INDEX_FIRST_READ_BYTES, loads_exact  # noqa: E402
 
 VECTORS = os.path.join(ROOT, "docs", "vectors")
+
+
+def _unquote(etag):
+    return etag.strip().removeprefix("W/").strip('"')
 
 
 def _error(code, status, message="", **extra):
@@ -39,12 +45,23 @@ def _error(code, status, message="", **extra):
 
 
 class SnapshotS3:
-    """The few S3 calls the reader makes, over a dict of key → (bytes, metadata)."""
+    """The few S3 calls the reader makes, over a dict of key → (bytes, metadata).
+
+    GetObject as S3 documents it for conditional reads: every response carries the object's ETag
+    (quoted; here the MD5 of its bytes, as S3's for a single-part upload); `IfMatch` naming another
+    ETag fails with 412 PreconditionFailed (Condition If-Match), on a key with no object with 404
+    NoSuchKey (existence is checked first, as infra/local/s3rver-entry.cjs emulates it for PUTs).
+    `after_get(key, Range)`, when set, runs after each GET served: a test changes the bucket there to
+    put a concurrent rewrite or delete between two reads of one object — a race no emulator can be
+    made to hit between two given requests, so it is emulated here (GUIDE: mocks only for a 412 race)."""
 
     def __init__(self, objects):
         self.objects = objects
         self.glacier = set()
         self.calls = 0
+        self.after_get = None
+        # Every GetObject asked: (key, Range, IfMatch).
+        self.gets = []
 
     @classmethod
     def from_vectors(cls):
@@ -56,14 +73,23 @@ class SnapshotS3:
                 objects[o["key"]] = (f.read(), o.get("metadata", {}))
         return cls(objects), expected
 
-    def get_object(self, Bucket, Key, Range=None):
+    @staticmethod
+    def etag(data):
+        return '"' + hashlib.md5(data).hexdigest() + '"'
+
+    def get_object(self, Bucket, Key, Range=None, IfMatch=None):
         self.calls += 1
+        self.gets.append((Key, Range, IfMatch))
         if Key not in self.objects:
             raise _error("NoSuchKey", 404)
         data, meta = self.objects[Key]
+        etag = self.etag(data)
+        if IfMatch is not None and IfMatch.strip() != "*" and _unquote(IfMatch) != _unquote(etag):
+            raise _error("PreconditionFailed", 412, "At least one of the pre-conditions you specified did not hold",
+                         Condition="If-Match")
         if Key in self.glacier:
             raise _error("InvalidObjectState", 403, StorageClass="DEEP_ARCHIVE")
-        out = {"Metadata": dict(meta)}
+        out = {"Metadata": dict(meta), "ETag": etag}
         if Range:
             start, end = (int(x) for x in Range[len("bytes="):].split("-"))
             if start >= len(data):
@@ -73,6 +99,8 @@ class SnapshotS3:
         else:
             body = data
         out["Body"] = io.BytesIO(body)
+        if self.after_get is not None:
+            self.after_get(Key, Range)
         return out
 
     def list_objects_v2(self, Bucket, Prefix, ContinuationToken=None):
@@ -750,6 +778,180 @@ class Errors(unittest.TestCase):
     def test_a_job_of_another_shop_reads_as_absent(self):
         got = self.reader.lookup("vec-a.myshopify.com", self.own["job_id"])
         self.assertEqual((got["details"], got["archivals"], got["details_source"]), (None, [], "none"))
+
+
+class IndexRace(unittest.TestCase):
+    """A month index larger than the first read is read in two GETs (its first 64 KB, then the job's
+    entry block); a concurrent archival may rewrite it, or reindex remove it, between the two. The
+    later read carries If-Match with the first read's ETag (as the TypeScript lookupIndex does): a 412
+    (or a 404: removed) reads the month again from its first read, 3 attempts at most, then
+    ConcurrentModificationError names the index. The race is put between the two GETs by SnapshotS3's
+    `after_get` (emulated: no emulator can be made to hit it between two given requests)."""
+
+    def setUp(self):
+        self.s3, expected = SnapshotS3.from_vectors()
+        self.retried = next(w for w in expected["lookups"] if w["case"].startswith("own parts, retried"))
+        month = self.retried["archivals"][-1]["month"]
+        self.key = f"job-details-index/{self.retried['shop_id']}/{month}/index.json"
+        data, self.meta = self.s3.objects[self.key]
+        self.header = json.loads(gzip.decompress(data).decode().split("\n")[0])
+        self.assertIn(self.retried["job_id"], self.header["jobs"])
+
+    def big_index(self, seed, shift_ms=0, parts=0):
+        """The month index with 8,000 more jobs (entries in its last part, the one with entries), as
+        the writer lays it out (month-index-write.ts serializeMonthIndex): a header member with
+        `blocks`, then one gzip member per run of job ids in code-point order, each ≤ 32,768 bytes of
+        JSON. `seed` picks the extra ids (so each version's offsets differ); `shift_ms` moves the
+        retried job's completion (a version whose answer differs); `parts` more parts (no entries, after
+        the others) make the header member itself longer than the first read (then read whole)."""
+        import random
+        rnd = random.Random(seed)
+        header = copy.deepcopy(self.header)
+        jobs = header.pop("jobs")
+        for e in jobs[self.retried["job_id"]]:
+            e["completed"] += shift_ms
+        last = len(header["parts"]) - 1
+        alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+        for i in range(parts):
+            suffix = "".join(rnd.choice(alphabet) for _ in range(8))
+            header["parts"].append({
+                "name": f"part-20261201T{i // 3600:02d}{i // 60 % 60:02d}{i % 60:02d}Z-{suffix}.jsonl.gz",
+                "size": 1000 + rnd.randrange(100000), "etag": "%032x" % rnd.getrandbits(128),
+                "run_id": f"local-{rnd.getrandbits(40)}-{suffix}", "committed_at": "2026-12-01T00:00:00.000Z",
+                "job_count": 1, "deleted_at": None})
+        while len(jobs) < 8001:
+            job_id = "".join(rnd.choice(alphabet) for _ in range(13))
+            jobs.setdefault(job_id, [{"part": last, "pd_block": None, "completed": rnd.randrange(2_000_000_000)}])
+
+        def line(value):
+            return gzip.compress((json.dumps(value, separators=(",", ":")) + "\n").encode(), mtime=0)
+
+        chunks, current, size = [], {}, 0
+        for job_id in sorted(jobs):
+            n = len(json.dumps(job_id)) + len(json.dumps(jobs[job_id], separators=(",", ":"))) + 2
+            if size > 0 and size + n > 32 * 1024:
+                chunks.append(current)
+                current, size = {}, 0
+            current[job_id] = jobs[job_id]
+            size += n
+        chunks.append(current)
+        members = [line({"jobs": c}) for c in chunks]
+        blocks, offset = [], 0
+        for c, m in zip(chunks, members):
+            blocks.append({"first": min(c), "last": max(c), "offset": offset, "length": len(m)})
+            offset += len(m)
+        head = line({**header, "blocks": blocks})
+        self.assertEqual(len(head) > INDEX_FIRST_READ_BYTES, parts > 0)
+        block = next(b for b in blocks if b["first"] <= self.retried["job_id"] <= b["last"])
+        # The job's entry block lies past the first read: a second GET of the index.
+        self.assertGreater(len(head) + block["offset"], INDEX_FIRST_READ_BYTES)
+        return head + b"".join(members)
+
+    def put(self, data):
+        self.s3.objects[self.key] = (data, self.meta)
+
+    def rewrite_after_first_reads(self, versions):
+        """After each first read of the index (its first 64 KB), the next of `versions` (None:
+        removed) replaces it, before the reader's next GET."""
+        pending = list(versions)
+
+        def after_get(key, byte_range):
+            if key == self.key and byte_range == f"bytes=0-{INDEX_FIRST_READ_BYTES - 1}" and pending:
+                data = pending.pop(0)
+                if data is None:
+                    del self.s3.objects[self.key]
+                else:
+                    self.put(data)
+        self.s3.after_get = after_get
+        return pending
+
+    def lookup(self, s3=None):
+        return ArchiveReader("vectors", s3=s3 or self.s3).lookup(self.retried["shop_id"], self.retried["job_id"])
+
+    def test_the_emulated_conditional_get(self):
+        data = self.s3.objects[self.key][0]
+        etag = SnapshotS3.etag(data)
+        self.assertEqual(etag, '"' + hashlib.md5(data).hexdigest() + '"')
+        self.assertEqual(self.s3.get_object(Bucket="b", Key=self.key)["ETag"], etag)
+        for same in (etag, etag.strip('"'), "*"):
+            got = self.s3.get_object(Bucket="b", Key=self.key, Range="bytes=0-9", IfMatch=same)
+            self.assertEqual((got["Body"].read(), got["ETag"]), (data[:10], etag))
+        with self.assertRaises(ClientError) as ctx:
+            self.s3.get_object(Bucket="b", Key=self.key, Range="bytes=0-9", IfMatch='"0123"')
+        err = ctx.exception.response
+        self.assertEqual((err["Error"]["Code"], err["ResponseMetadata"]["HTTPStatusCode"]), ("PreconditionFailed", 412))
+        with self.assertRaises(ClientError) as ctx:
+            self.s3.get_object(Bucket="b", Key=self.key + ".absent", IfMatch=etag)
+        self.assertEqual(ctx.exception.response["Error"]["Code"], "NoSuchKey")
+
+    def test_a_big_index_read_whole_or_in_two_gets_answers_as_the_vectors(self):
+        self.put(self.big_index(1))
+        self.assertEqual(comparable(self.lookup()), comparable(self.retried))
+
+    def test_an_index_rewritten_between_its_reads_is_read_again_from_the_new_version(self):
+        # The reader's first read is of a version in which the job completed 1 s later; the index is
+        # rewritten (other offsets) before its block read: 412, then one more attempt, all of the new one.
+        new = self.big_index(2)
+        self.put(new)
+        calls = self.s3.calls
+        want = self.lookup()
+        quiet = self.s3.calls - calls
+        self.assertEqual(comparable(want), comparable(self.retried))
+        self.put(self.big_index(1, shift_ms=1000))
+        self.rewrite_after_first_reads([new])
+        calls = self.s3.calls
+        got = self.lookup()
+        self.assertEqual(comparable(got), comparable(self.retried))
+        self.assertEqual(got["provenance"]["warnings"], [])
+        # The first read and the refused block read, then both again.
+        self.assertEqual((self.s3.calls - calls, got["provenance"]["requests"]), (quiet + 2, quiet + 2))
+
+    def test_an_index_whose_header_outgrows_the_first_read_is_read_whole_of_the_same_version(self):
+        new = self.big_index(2, parts=2500)
+        self.put(new)
+        calls = self.s3.calls
+        self.assertEqual(comparable(self.lookup()), comparable(self.retried))
+        quiet = self.s3.calls - calls
+        self.put(self.big_index(1, shift_ms=1000, parts=2500))
+        self.rewrite_after_first_reads([new])
+        calls, gets = self.s3.calls, len(self.s3.gets)
+        got = self.lookup()
+        self.assertEqual((comparable(got), got["provenance"]["warnings"]), (comparable(self.retried), []))
+        self.assertEqual(self.s3.calls - calls, quiet + 2)
+        # Each attempt: its first 64 KB, then the whole index of that version (refused, then read).
+        reads = [(r, m) for k, r, m in self.s3.gets[gets:] if k == self.key]
+        self.assertEqual([r for r, _ in reads], [f"bytes=0-{INDEX_FIRST_READ_BYTES - 1}", None] * 2)
+        self.assertEqual([m for _, m in reads[1::2]], [SnapshotS3.etag(self.big_index(1, shift_ms=1000, parts=2500)),
+                                                       SnapshotS3.etag(new)])
+
+    def test_an_index_removed_between_its_reads_is_read_again_and_named_lost(self):
+        # Nothing hot: the lost index is the error, as when it was missing from the start.
+        cold = SnapshotS3({k: v for k, v in self.s3.objects.items() if k not in self.retried["hot_keys"]})
+        self.s3 = cold
+        del cold.objects[self.key]
+        with self.assertRaises(MissingIndexError) as missing:
+            self.lookup()
+        self.put(self.big_index(1))
+        self.rewrite_after_first_reads([None])
+        with self.assertRaises(MissingIndexError) as ctx:
+            self.lookup()
+        self.assertEqual((ctx.exception.key, str(ctx.exception)), (self.key, str(missing.exception)))
+
+    def test_an_index_rewritten_between_every_two_reads_is_an_error_naming_it(self):
+        self.put(self.big_index(1))
+        versions = [self.big_index(seed) for seed in (2, 3, 4)]
+        left = self.rewrite_after_first_reads(versions)
+        with self.assertRaises(ConcurrentModificationError) as ctx:
+            self.lookup()
+        self.assertEqual(ctx.exception.key, self.key)
+        self.assertIn(self.key, str(ctx.exception))
+        # Three attempts, each a first read and a block read bound to that read's version (refused).
+        reads = [(r, m) for k, r, m in self.s3.gets if k == self.key]
+        first = f"bytes=0-{INDEX_FIRST_READ_BYTES - 1}"
+        self.assertEqual([r == first for r, _ in reads], [True, False] * 3)
+        self.assertEqual([m for _, m in reads[1::2]],
+                         [SnapshotS3.etag(v) for v in (self.big_index(1), *versions[:2])])
+        self.assertEqual(left, [])
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ Standard library + boto3. The format is docs/archive-format.md; conformance vect
 from .errors import (
     ArchiveError,
     ArchiveExpiredError,
+    ConcurrentModificationError,
     CorruptObjectError,
     InvalidInputError,
     MissingIndexError,
@@ -22,6 +23,7 @@ __all__ = [
     "ArchiveError",
     "ArchiveExpiredError",
     "ArchiveReader",
+    "ConcurrentModificationError",
     "CorruptObjectError",
     "InvalidInputError",
     "MissingIndexError",

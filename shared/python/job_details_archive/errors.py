@@ -79,3 +79,15 @@ class ArchiveExpiredError(ArchiveError):
         self.key = key
         self.retention_months = retention_months
         self.written_at = written_at
+
+
+class ConcurrentModificationError(ArchiveError):
+    """An object read in more than one GET (a month index past its first read) changed or went away
+    between the reads on every attempt (S3 412 PreconditionFailed on If-Match, or 404): named, never
+    read across two versions (the TypeScript reader's reads carry If-Match the same way)."""
+
+    def __init__(self, key, attempts):
+        super().__init__(f"{key} changed while it was read ({attempts} attempts, each rewritten or removed "
+                         f"between its first read and the next): concurrent archivals are rewriting it; retry")
+        self.key = key
+        self.attempts = attempts

@@ -15,6 +15,7 @@ from . import format as fmt
 from .errors import (
     ArchiveError,
     ArchiveExpiredError,
+    ConcurrentModificationError,
     CorruptObjectError,
     InvalidInputError,
     MissingIndexError,
@@ -46,6 +47,19 @@ def _status(err):
 
 def _not_found(err):
     return _code(err) in ("NoSuchKey", "404", "NotFound") or _status(err) == 404
+
+
+def _precondition_failed(err):
+    return _code(err) in ("PreconditionFailed", "412") or _status(err) == 412
+
+
+# Attempts at reading one month index of more than one GET, each from its first read (as the
+# TypeScript reader's readMonthIndex): a rewrite between the reads costs one more.
+INDEX_READ_ATTEMPTS = 3
+
+
+class _Changed(Exception):
+    """A later read of an object found another version (412 on If-Match) or none (404)."""
 
 
 class _Ledger:
@@ -91,7 +105,7 @@ class ArchiveReader:
     # --- S3 --------------------------------------------------------------------------------------
 
     def _get(self, ledger, key, byte_range=None):
-        """(bytes, metadata) or None when the object does not exist."""
+        """(bytes, metadata, content range, ETag unquoted) or None when the object does not exist."""
         ledger.requests += 1
         try:
             out = self.s3.get_object(Bucket=self.bucket, Key=key, **({"Range": byte_range} if byte_range else {}))
@@ -101,7 +115,23 @@ class ArchiveReader:
             raise
         body = out["Body"].read()
         ledger.bytes += len(body)
-        return body, out.get("Metadata") or {}, out.get("ContentRange")
+        return body, out.get("Metadata") or {}, out.get("ContentRange"), (out.get("ETag") or "").strip('"')
+
+    def _get_same(self, ledger, key, etag, byte_range=None):
+        """A later read of an object, of the version a first read saw (If-Match its ETag, as the
+        TypeScript reader's getRange): its bytes, or _Changed when it was rewritten (412) or removed
+        (404) since — offsets of one version never index another."""
+        ledger.requests += 1
+        try:
+            out = self.s3.get_object(Bucket=self.bucket, Key=key, **({"Range": byte_range} if byte_range else {}),
+                                     **({"IfMatch": f'"{etag}"'} if etag else {}))
+        except ClientError as err:
+            if _precondition_failed(err) or _not_found(err):
+                raise _Changed() from None
+            raise
+        body = out["Body"].read()
+        ledger.bytes += len(body)
+        return body
 
     def _list(self, ledger, prefix):
         token = None
@@ -199,33 +229,22 @@ class ArchiveReader:
 
     def _month_view(self, ledger, shop_id, job_id, month, whole=False):
         """(index key, the job's entries in the month, index model or None). `whole`: every entry
-        (a search), not only the block that can hold `job_id`."""
+        (a search), not only the block that can hold `job_id`. An index larger than its first read is
+        read in more GETs, each of the first read's version (If-Match); rewritten or removed between
+        them, the month is read again from its first read, INDEX_READ_ATTEMPTS times at most, then
+        ConcurrentModificationError names it."""
         key = fmt.month_index_key(shop_id, month)
-        got = self._get(ledger, key, None if whole else f"bytes=0-{fmt.INDEX_FIRST_READ_BYTES - 1}")
-        if got is None:
-            return self._shared_view(ledger, shop_id, job_id, month)
-        first, _, content_range = got
-        total = int(content_range.rsplit("/", 1)[1]) if content_range else len(first)
-        if len(first) >= total:
-            index = fmt.parse_month_index(first, key)
+        for _ in range(INDEX_READ_ATTEMPTS):
+            got = self._get(ledger, key, None if whole else f"bytes=0-{fmt.INDEX_FIRST_READ_BYTES - 1}")
+            if got is None:
+                return self._shared_view(ledger, shop_id, job_id, month)
+            try:
+                index = self._read_index(ledger, key, job_id, got)
+                break
+            except _Changed:
+                continue
         else:
-            head = fmt.member_length(first)
-            if head is None:
-                index = fmt.parse_month_index(self._get(ledger, key)[0], key)
-            else:
-                header, blocks = fmt.parse_index_header(first[:head], key)
-                block = fmt.block_of(blocks, job_id) if blocks else None
-                members = []
-                # The job's entry block lies past the first read and every part has a block directory
-                # (settled parts): the directory names the record block instead (3 requests at any size).
-                every_dir = all(isinstance(p, dict) and "dir" in p for p in header.get("parts") or [])
-                past = block is not None and head + block["offset"] + block["length"] > len(first)
-                if block is not None and not (past and every_dir):
-                    start, end = head + block["offset"], head + block["offset"] + block["length"]
-                    data = first[start:end] if end <= len(first) else \
-                        self._get(ledger, key, f"bytes={start}-{end - 1}")[0]
-                    members.append(fmt.loads_exact(fmt.gunzip_all(data, key), key))
-                index = fmt.index_from_members(header, members, key)
+            raise ConcurrentModificationError(key, INDEX_READ_ATTEMPTS)
         if index["shop_id"] != shop_id or index["month"] != month:
             raise CorruptObjectError(key, f"index names shop {index['shop_id']} month {index['month']}")
         found = list(index["jobs"].get(job_id, []))
@@ -235,6 +254,30 @@ class ArchiveReader:
                 order = {p["name"]: i for i, p in enumerate(index["parts"])}
                 found = sorted(found + settled, key=lambda e: order[e["part"]])
         return key, found, index
+
+    def _read_index(self, ledger, key, job_id, got):
+        """The index model from its first read `got` (whole, or its first INDEX_FIRST_READ_BYTES), plus
+        the job's entry block (or the whole index) read of the same version: _Changed when it is gone."""
+        first, _, content_range, etag = got
+        total = int(content_range.rsplit("/", 1)[1]) if content_range else len(first)
+        if len(first) >= total:
+            return fmt.parse_month_index(first, key)
+        head = fmt.member_length(first)
+        if head is None:
+            return fmt.parse_month_index(self._get_same(ledger, key, etag), key)
+        header, blocks = fmt.parse_index_header(first[:head], key)
+        block = fmt.block_of(blocks, job_id) if blocks else None
+        members = []
+        # The job's entry block lies past the first read and every part has a block directory
+        # (settled parts): the directory names the record block instead (3 requests at any size).
+        every_dir = all(isinstance(p, dict) and "dir" in p for p in header.get("parts") or [])
+        past = block is not None and head + block["offset"] + block["length"] > len(first)
+        if block is not None and not (past and every_dir):
+            start, end = head + block["offset"], head + block["offset"] + block["length"]
+            data = first[start:end] if end <= len(first) else \
+                self._get_same(ledger, key, etag, f"bytes={start}-{end - 1}")
+            members.append(fmt.loads_exact(fmt.gunzip_all(data, key), key))
+        return fmt.index_from_members(header, members, key)
 
     def _settled(self, ledger, index, job_id, key):
         """The job's entries in the month's settled parts: one ranged GET of each candidate block (kept
@@ -383,9 +426,12 @@ class ArchiveReader:
         while hot). Numbers are exact (ints of any size; other numbers keep their JSON text).
         Raises NeedsRestoreError, MissingIndexError, PartMissingError, CorruptObjectError,
         ArchiveExpiredError, UnsupportedFormatError: a damaged or missing index is never read as "no
-        archival". A lost or damaged index, a missing or expired part (retention_months), a damaged
-        block (a settled part's, a record's, platform data's) raises only when nothing else answers (hot objects, other archivals); otherwise what it holds
-        is left out and it is named in provenance.warnings (as the TypeScript reader does).
+        archival". ConcurrentModificationError: a month index past its first read was rewritten
+        between its reads on each of 3 attempts (never read across two versions). A lost or damaged
+        index, a missing or expired part (retention_months), a damaged block (a settled part's, a
+        record's, platform data's) raises only when nothing else answers (hot objects, other
+        archivals); otherwise what it holds is left out and it is named in provenance.warnings (as the
+        TypeScript reader does).
         InvalidInputError (before any request) for an id or a `completed_at` the TypeScript reader
         refuses too: an ISO-8601 string (or aware datetime) with a UTC offset.
         """
