@@ -245,10 +245,35 @@ objectCtrl.putObject = async function conditionalPutObject(ctx) {
 // shared index, which every batch of a month rewrites, failed whole batches so). S3 serves one version
 // whole. Under the PUTs' per-key lock the stat and the open see the same file; the body streams from
 // the open descriptor after the lock is released, so a later rename cannot touch it.
+// GetObject with `If-Match: "<etag>"` (s3rver ignores it) fails as S3 documents: 412
+// PreconditionFailed when the object's ETag differs, 404 NoSuchKey when there is none — checked under
+// the same lock, so the check and the bytes served are one version. The readers' later reads of a
+// large month index rely on exactly this.
 const unlockedGetObject = objectCtrl.getObject;
 objectCtrl.getObject = async function lockedGetObject(ctx) {
   const { bucket, key } = ctx.params;
-  return withKeyLock(`${bucket}/${key}`, () => unlockedGetObject(ctx));
+  return withKeyLock(`${bucket}/${key}`, async () => {
+    const ifMatch = ctx.headers['if-match'];
+    if (ifMatch !== undefined && ifMatch.trim() !== '*') {
+      let current = null;
+      try {
+        current = unquote((await ctx.store.getMetadata(bucket, key)).etag);
+      } catch (err) {
+        if (err.code !== 'ENOENT') throw err;
+      }
+      if (current === null) throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: key });
+      if (current !== unquote(ifMatch)) {
+        throw new S3Error(
+          'PreconditionFailed',
+          'At least one of the pre-conditions you specified did not hold',
+          {
+            Condition: 'If-Match',
+          },
+        );
+      }
+    }
+    return unlockedGetObject(ctx);
+  });
 };
 
 // DeleteObjects with a per-key `ETag` (S3 conditional deletes), which s3rver ignores: under the same

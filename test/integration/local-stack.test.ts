@@ -187,6 +187,34 @@ describe('the jest run’s local stack', () => {
     expect((left.Contents ?? []).map((o) => o.Key)).toEqual(['changed']);
   });
 
+  test('GetObject honours If-Match as S3 does: the bytes when the ETag matches, 412 when it differs, NoSuchKey when absent', async () => {
+    const bucket = await freshBucket();
+    const etag =
+      (await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'version one' }))).ETag ?? '';
+    const get = (key: string, ifMatch: string, range?: string) =>
+      s3
+        .send(
+          new GetObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            IfMatch: ifMatch,
+            ...(range ? { Range: range } : {}),
+          }),
+        )
+        .then(
+          async (r) => ({ body: await r.Body?.transformToString() }),
+          (err: { name?: string; $metadata?: { httpStatusCode?: number } }) => ({
+            error: err.name,
+            status: err.$metadata?.httpStatusCode,
+          }),
+        );
+    expect(await get('k', etag)).toEqual({ body: 'version one' });
+    expect(await get('k', etag, 'bytes=0-6')).toEqual({ body: 'version' });
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'version two' }));
+    expect(await get('k', etag, 'bytes=0-6')).toEqual({ error: 'PreconditionFailed', status: 412 });
+    expect(await get('absent', etag)).toEqual({ error: 'NoSuchKey', status: 404 });
+  });
+
   test('ListObjectsV2 pages through more than 1,000 objects with continuation tokens', async () => {
     const bucket = await freshBucket();
     await putMany(s3, bucket, 1100, 32);
