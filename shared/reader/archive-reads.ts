@@ -30,7 +30,12 @@ import {
   shopIndexPrefix,
 } from '../archive/format';
 import { mapLimit } from '../concurrency';
-import { ArchiveExpiredError, ArchiveNotRestoredError, CorruptObjectError } from '../errors';
+import {
+  ArchiveExpiredError,
+  ArchiveNotRestoredError,
+  ConcurrentModificationError,
+  CorruptObjectError,
+} from '../errors';
 import { isNotFound, isPreconditionFailed, listAll, normalizeEtag } from '../s3/objects';
 import { retentionDays } from '../settings';
 import { type ArchiveEntry, entriesFromIndex, newestIndexMonths } from './entries';
@@ -66,6 +71,11 @@ export const statusOf = (err: unknown): number | undefined =>
  * that can hold the job — one more ranged GET, whatever the month's size.
  */
 export const INDEX_PREFIX_BYTES = INDEX_FIRST_READ_BYTES;
+/**
+ * Reads of one month index that a concurrent rewrite (412 on a later read's If-Match) or removal
+ * (404) may restart, before ConcurrentModificationError names it.
+ */
+export const INDEX_READ_ATTEMPTS = 3;
 
 export const getRange = async (
   ctx: ReadContext,
@@ -241,9 +251,9 @@ const readMonthIndex = async (ctx: ReadContext, q: ResolvedQuery, month: string)
       index = await lookupIndex(ctx, key, q.jobId, first);
       break;
     } catch (err) {
-      // Rewritten between the header read and the block read: read the new version.
-      if (attempt < 3 && isPreconditionFailed(err)) continue;
-      throw err;
+      // Rewritten (412) or removed (404) between the first read and a later one: read the month again.
+      if (!isPreconditionFailed(err) && !isNotFound(err)) throw err;
+      if (attempt >= INDEX_READ_ATTEMPTS) throw new ConcurrentModificationError(key, { cause: err });
     }
   }
   const at = { indexKey: key, shopId: q.shopId, month };

@@ -15,9 +15,9 @@ import {
   parseSharedIndex,
   sharedIndexKey,
 } from '../archive/format';
-import { CorruptObjectError } from '../errors';
-import { isNotFound } from '../s3/objects';
-import { getRange, INDEX_PREFIX_BYTES, statusOf } from './archive-reads';
+import { ConcurrentModificationError, CorruptObjectError } from '../errors';
+import { isNotFound, isPreconditionFailed } from '../s3/objects';
+import { getRange, INDEX_PREFIX_BYTES, INDEX_READ_ATTEMPTS, statusOf } from './archive-reads';
 import { isInvalidObjectState } from './glacier';
 import { fetchObject, type ReadContext } from './s3-context';
 
@@ -49,22 +49,30 @@ export const readMonthParts = async (
   month: string,
 ): Promise<MonthIndex | null> => {
   const key = monthIndexKey(shopId, month);
-  let first: Awaited<ReturnType<typeof getRange>>;
-  try {
-    first = await getRange(ctx, key, `bytes=0-${INDEX_PREFIX_BYTES - 1}`);
-  } catch (err) {
-    if (isNotFound(err)) return readSharedParts(ctx, shopId, month);
-    throw err;
-  }
-  if (first.bytes.length >= first.total) return parseMonthIndex(first.bytes, key);
-  const head = gzipMemberLength(Buffer.from(first.bytes));
-  if (!('length' in head)) {
+  for (let attempt = 1; ; attempt++) {
+    let first: Awaited<ReturnType<typeof getRange>>;
+    try {
+      first = await getRange(ctx, key, `bytes=0-${INDEX_PREFIX_BYTES - 1}`);
+    } catch (err) {
+      if (isNotFound(err)) return readSharedParts(ctx, shopId, month);
+      throw err;
+    }
+    if (first.bytes.length >= first.total) return parseMonthIndex(first.bytes, key);
+    const head = gzipMemberLength(Buffer.from(first.bytes));
+    if ('length' in head) {
+      const { header } = parseIndexHeader(first.bytes.subarray(0, head.length), key);
+      return checkIndex(mergeBlocks(header, []), key);
+    }
     if ('bad' in head) throw new CorruptObjectError(key, `index header: ${head.bad}`);
-    // A header longer than the first read (a month of very many parts): the whole index.
-    return parseMonthIndex((await getRange(ctx, key, undefined, { ifMatch: first.etag })).bytes, key);
+    // A header longer than the first read (a month of very many parts): the whole index, of the same
+    // version; rewritten (412) or removed (404) meanwhile, the month is read again.
+    try {
+      return parseMonthIndex((await getRange(ctx, key, undefined, { ifMatch: first.etag })).bytes, key);
+    } catch (err) {
+      if (!isPreconditionFailed(err) && !isNotFound(err)) throw err;
+      if (attempt >= INDEX_READ_ATTEMPTS) throw new ConcurrentModificationError(key, { cause: err });
+    }
   }
-  const { header } = parseIndexHeader(first.bytes.subarray(0, head.length), key);
-  return checkIndex(mergeBlocks(header, []), key);
 };
 
 /** A packed shop-month: its view of the month's shared index (one GET), or null when it has none. */
