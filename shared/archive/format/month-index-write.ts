@@ -183,11 +183,8 @@ const storedParts = (index: MonthIndex) => {
  * the header — format, shop, month, parts (each with its blocks' lengths) — and either the jobs
  * themselves (a month whose entries fit in one block) or `blocks`: the byte range and job id range of
  * each further member, each holding the entries of a run of job ids in code-point order, ≤
- * INDEX_BLOCK_BYTES of JSON. It appends, when any part has document filters, one last member
- * `{"docs":{part position: storedDocFilters}}`, its range in the header's `docs_at` (offset from the
- * end of the header member): lookups never parse it, a search reads the header and it alone. A
- * one-member index that stays within INDEX_FIRST_READ_BYTES with them holds `docs` in that member.
- * `gzip -dc` reads it all; a lookup reads the header and one block (shared/reader/archive-reads.ts).
+ * INDEX_BLOCK_BYTES of JSON. Document filters are not here: each part carries its own, in its
+ * filters member (docs/archive-format.md, "Parts"). `gzip -dc` reads it all; a lookup reads the header and one block (shared/reader/archive-reads.ts).
  */
 export const serializeMonthIndex = (input: MonthIndex): Buffer => {
   let index = input;
