@@ -194,47 +194,40 @@ const withKeyLock = async (id, fn) => {
   }
 };
 const unquote = (etag) => String(etag).trim().replace(/^W\//, '').replace(/^"|"$/g, '');
+/** The stored object's ETag (unquoted), or null when there is none. */
+const currentEtag = async (ctx, bucket, key) => {
+  try {
+    return unquote((await ctx.store.getMetadata(bucket, key)).etag);
+  } catch (err) {
+    if (err.code !== 'ENOENT') throw err;
+    return null;
+  }
+};
+const preconditionFailed = (condition) =>
+  new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', {
+    Condition: condition,
+  });
+/** `If-Match: "<etag>"` as S3 answers it: NoSuchKey without an object, 412 on another ETag. */
+const checkIfMatch = (current, ifMatch, key) => {
+  if (current === null) throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: key });
+  if (current !== unquote(ifMatch)) throw preconditionFailed('If-Match');
+};
 objectCtrl.putObject = async function conditionalPutObject(ctx) {
   const { bucket, key } = ctx.params;
   return withKeyLock(`${bucket}/${key}`, async () => {
     const ifNoneMatch = ctx.headers['if-none-match'];
     const ifMatch = ctx.headers['if-match'];
     if (ifNoneMatch !== undefined || ifMatch !== undefined) {
-      let current = null;
-      try {
-        current = unquote((await ctx.store.getMetadata(bucket, key)).etag);
-      } catch (err) {
-        if (err.code !== 'ENOENT') throw err;
-      }
+      const current = await currentEtag(ctx, bucket, key);
       if (ifNoneMatch !== undefined) {
         if (ifNoneMatch.trim() !== '*') {
           throw new S3Error('NotImplemented', 'If-None-Match on PutObject accepts only *', {
             Header: 'If-None-Match',
           });
         }
-        if (current !== null) {
-          throw new S3Error(
-            'PreconditionFailed',
-            'At least one of the pre-conditions you specified did not hold',
-            {
-              Condition: 'If-None-Match',
-            },
-          );
-        }
+        if (current !== null) throw preconditionFailed('If-None-Match');
       }
-      if (ifMatch !== undefined) {
-        if (current === null)
-          throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: key });
-        if (current !== unquote(ifMatch)) {
-          throw new S3Error(
-            'PreconditionFailed',
-            'At least one of the pre-conditions you specified did not hold',
-            {
-              Condition: 'If-Match',
-            },
-          );
-        }
-      }
+      if (ifMatch !== undefined) checkIfMatch(current, ifMatch, key);
     }
     return unconditionalPutObject(ctx);
   });
@@ -255,22 +248,7 @@ objectCtrl.getObject = async function lockedGetObject(ctx) {
   return withKeyLock(`${bucket}/${key}`, async () => {
     const ifMatch = ctx.headers['if-match'];
     if (ifMatch !== undefined && ifMatch.trim() !== '*') {
-      let current = null;
-      try {
-        current = unquote((await ctx.store.getMetadata(bucket, key)).etag);
-      } catch (err) {
-        if (err.code !== 'ENOENT') throw err;
-      }
-      if (current === null) throw new S3Error('NoSuchKey', 'The specified key does not exist.', { Key: key });
-      if (current !== unquote(ifMatch)) {
-        throw new S3Error(
-          'PreconditionFailed',
-          'At least one of the pre-conditions you specified did not hold',
-          {
-            Condition: 'If-Match',
-          },
-        );
-      }
+      checkIfMatch(await currentEtag(ctx, bucket, key), ifMatch, key);
     }
     return unlockedGetObject(ctx);
   });
@@ -310,12 +288,7 @@ objectCtrl.deleteMultipleObjects = async function conditionalDeleteMultipleObjec
   const results = await Promise.all(
     objects.map(({ key, etag }) =>
       withKeyLock(`${bucket}/${key}`, async () => {
-        let current = null;
-        try {
-          current = unquote((await ctx.store.getMetadata(bucket, key)).etag);
-        } catch (err) {
-          if (err.code !== 'ENOENT') throw err;
-        }
+        const current = await currentEtag(ctx, bucket, key);
         if (etag !== undefined && current === null)
           return { error: { Key: key, Code: 'NoSuchKey', Message: 'The specified key does not exist.' } };
         if (etag !== undefined && current !== etag) {
