@@ -172,8 +172,9 @@ export const SETTINGS = {
   /**
    * Shop-months whose hot objects total less than this (KB) share one part and one index write per
    * batch and month with the other small shop-months of their month (the storage layout page,
-   * "Shared parts"); 0 never packs. 128: parts below 128 KB never leave Standard (the lifecycle
-   * rule's ObjectSizeGreaterThan), so alone they would cost more than they save.
+   * "Shared parts"); 0 never packs. Parts no larger than the construct's `transitionMinimumSize`
+   * (the lifecycle rule's ObjectSizeGreaterThan) never leave Standard, so alone they would cost more
+   * than they save.
    * @default 128
    */
   packBelowKb: {

@@ -128,8 +128,8 @@ export interface ArchiveSettingsProps {
   /**
    * Shop-months whose hot objects total less than this (KB) share one part and one index write per
    * batch and month with the other small shop-months of their month (the storage layout page,
-   * "Shared parts"); 0 never packs. Parts below `transitionMinimumSize` never leave Standard (the
-   * lifecycle rule's ObjectSizeGreaterThan), so alone they would cost more than they save.
+   * "Shared parts"); 0 never packs. Parts no larger than `transitionMinimumSize` (the lifecycle rule's
+   * ObjectSizeGreaterThan) never leave Standard, so alone they would cost more than they save.
    * @default 128
    */
   readonly packBelowKb?: number;

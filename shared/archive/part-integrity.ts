@@ -66,7 +66,7 @@ export const headCheck = async (s3: S3Client, bucket: string, part: IndexedPart)
     );
 };
 
-/** Largest block held while checked (the archiver's blocks are ≤ 128 KB of lines, or one long record). */
+/** Largest block held while checked (the archiver's blocks are ≤ 96 KB of lines, BLOCK_BYTES, or one long record). */
 const MAX_BLOCK_BYTES = 256 * 1024 * 1024;
 
 /**

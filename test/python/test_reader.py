@@ -305,6 +305,31 @@ class Search(unittest.TestCase):
         self.assertEqual(got["jobs"], [])
         self.assertIn(key, "\n".join(got["provenance"]["warnings"]))
 
+    def test_the_cli_search_says_on_stderr_what_it_could_not_search(self):
+        # `python -m job_details_archive search` as `jobarchive search`: what could not be searched (a
+        # missing part's warning, a Glacier part not searched) is on stderr whatever stdout holds, so a
+        # caller reading the jobs alone (`| jq .jobs`) is still told the answer is incomplete.
+        from contextlib import redirect_stderr, redirect_stdout
+        from unittest import mock
+        from job_details_archive import __main__ as cli
+        for how in ("missing", "glacier"):
+            with self.subTest(how=how):
+                s3, _ = SnapshotS3.from_vectors()
+                key = next(k for k in s3.objects if k.endswith("part-20261129T052828Z-jh6znagv.jsonl.gz"))
+                if how == "missing":
+                    del s3.objects[key]
+                else:
+                    s3.glacier.add(key)
+                want, _ = self._search(SnapshotS3.from_vectors()[0], "rocbqeko6wjam-r")
+                out, err = io.StringIO(), io.StringIO()
+                with mock.patch("job_details_archive.reader.s3_client", lambda: s3), \
+                        redirect_stdout(out), redirect_stderr(err):
+                    code = cli.main(["search", "--bucket", "vectors", "--shop", want["shop_id"],
+                                     "--doc", "rocbqeko6wjam-r"])
+                self.assertEqual(code, 0)
+                self.assertEqual(len(json.loads(out.getvalue())["jobs"]), len(want["jobs"]) - 1)
+                self.assertIn(key, err.getvalue())
+
     def test_every_golomb_coded_set_of_the_vectors_holds_its_blocks_documents(self):
         # The TypeScript writer's sets read here: each block's listed ids all match (none is missed).
         import base64

@@ -5,6 +5,7 @@ import {
   monthsInClass,
   transitionBreakEvenBytes,
 } from '../../infra/cli/transition-threshold';
+import { retentionDays } from '../../shared/settings';
 
 /**
  * The size from which moving a part to its class pays for itself (the construct's default
@@ -92,5 +93,38 @@ describe('transitionBreakEvenBytes', () => {
       MAX_TRANSITION_MINIMUM_BYTES,
     );
     expect(MAX_TRANSITION_MINIMUM_BYTES).toBe(5 * 1024 ** 4);
+  });
+});
+
+describe('transitionBreakEvenBytes: the part’s life is what the parts’ expiration rule gives it', () => {
+  // details-bucket.ts retentionRules: `expire-archive-parts` expires a part retentionDays(retentionMonths)
+  // days after the part itself was written (S3 counts from the object's creation), and the part is
+  // written after its cohort's hot month. So a part lives retentionDays(r) days: transitionAfterDays in
+  // Standard, the rest in the class — not `retentionMonths − 1` months (the cohort model's convention,
+  // which counts the hot month the part never lived through).
+  it('prices a part over retentionDays(retentionMonths) − transitionAfterDays days in the class', () => {
+    for (const r of [2, 12, 24, 60]) {
+      const h = { storageClass: 'GLACIER_IR' as const, retentionMonths: r, transitionAfterDays: 1 };
+      expect(monthsInClass(h) * 30).toBeCloseTo(retentionDays(r) - 1, 6);
+    }
+  });
+
+  it('Glacier IR kept 24 months: the threshold is where a move pays over the 730 days the part spends there', () => {
+    const m = (retentionDays(24) - 1) / 30; // 24.33 months in the class
+    const hand = Math.floor((128 * KB * (0.004 / GB) * m + 0.02 / 1000) / (STD * m));
+    expect(hand).toBe(61_165);
+    expect(net(hand + 1, 'GLACIER_IR', m)).toBeGreaterThan(0);
+    // The deployed threshold (63,449) leaves parts of 61,166 … 63,449 bytes in Standard, where moving pays.
+    expect(transitionBreakEvenBytes({ storageClass: 'GLACIER_IR', retentionMonths: 24 })).toBe(hand);
+  });
+
+  it('a part that reaches the class for a while gets a threshold, not "never move" (5 TiB)', () => {
+    // Kept 13 months, 360 days in Standard: the part lives 396 days, 36 of them in Glacier IR (billed
+    // 90). A 10 MB part saves ~$0.00013 by moving; the construct must not set 5 TiB here.
+    const m = (retentionDays(13) - 360) / 30;
+    expect(net(10 * 1024 * KB, 'GLACIER_IR', m)).toBeGreaterThan(0);
+    expect(
+      transitionBreakEvenBytes({ storageClass: 'GLACIER_IR', retentionMonths: 13, transitionAfterDays: 360 }),
+    ).toBeLessThan(10 * 1024 * KB);
   });
 });

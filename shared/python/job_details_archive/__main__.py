@@ -41,6 +41,14 @@ def main(argv=None):
         if args.command == "search":
             found = ArchiveReader(args.bucket, retention_months=args.retention_months).search(args.shop, args.doc)
             print(canonical_json({"shop_id": args.shop, "doc_id": args.doc, **found}))
+            # What could not be searched: loud, on stderr, whatever stdout is piped to (as `jobarchive search`).
+            prov = found["provenance"]
+            for w in prov["warnings"]:
+                print(f"search: {w}", file=sys.stderr)
+            if prov["parts_not_searched"]:
+                print(f"search: NOT SEARCHED: {len(prov['parts_not_searched'])} part(s) in Glacier Flexible "
+                      f"Retrieval / Deep Archive (their filters need a restore): "
+                      f"{', '.join(prov['parts_not_searched'])} - restore them and search again", file=sys.stderr)
             return 0
         reader = ArchiveReader(args.bucket, search_months=args.search_months, restore_days=args.restore_days,
                                retention_months=args.retention_months)

@@ -181,7 +181,7 @@ export interface SteadyRun {
   /** DynamoDB requests the handlers sent (Lambda waits on each). */
   readonly dynamodbRequests: number;
   readonly stateTransitions: number;
-  /** Lifecycle transitions S3 would make that day (parts turning a day old, ≥ 128 KB). */
+  /** Lifecycle transitions S3 would make that day (parts turning a day old, larger than transitionMinBytes). */
   readonly lifecycleTransitions: number;
   readonly hotObjectsLeft: number;
   readonly rowsExpired: number;
