@@ -1,3 +1,4 @@
+import { retentionDays } from '../../shared/settings';
 import { DEFAULT_PRICES, type Prices, type StorageClass } from './prices';
 
 /**
@@ -29,12 +30,14 @@ export interface TransitionHorizon {
 }
 
 /**
- * Months a part spends in the class: a cohort is a part for `retentionMonths − 1` months (the first
- * it is hot; forever: FOREVER_MONTHS_AS_PARTS), less its `transitionAfterDays` in Standard.
+ * Months a part spends in the class: the parts' expiration rule (details-bucket.ts retentionRules)
+ * deletes a part `retentionDays(retentionMonths)` days after it was written (S3 counts from the
+ * object's creation; forever: FOREVER_MONTHS_AS_PARTS), less its `transitionAfterDays` in Standard.
  */
 export const monthsInClass = (h: TransitionHorizon): number => {
-  const asParts = h.retentionMonths === 0 ? FOREVER_MONTHS_AS_PARTS : h.retentionMonths - 1;
-  return Math.max(0, asParts - (h.transitionAfterDays ?? DEFAULT_TRANSITION_AFTER_DAYS) / DAYS_PER_MONTH);
+  const days =
+    h.retentionMonths === 0 ? FOREVER_MONTHS_AS_PARTS * DAYS_PER_MONTH : retentionDays(h.retentionMonths);
+  return Math.max(0, (days - (h.transitionAfterDays ?? DEFAULT_TRANSITION_AFTER_DAYS)) / DAYS_PER_MONTH);
 };
 
 /**

@@ -298,10 +298,10 @@ export interface JobDetailsArchiveProps extends ArchiveSettingsProps {
    * per-object overhead (Flexible Retrieval / Deep Archive: 32 KB in the class + 8 KB in STANDARD) or
    * a minimum size (Glacier IR: 128 KB), so small parts cost less left in STANDARD. The default is
    * where a move pays for itself (`transitionBreakEvenBytes`, list prices): over the part's months in
-   * the class — `retentionMonths` − 1, less `transitionAfterDays`; kept forever (0) counted as 10
-   * years — with the class's minimum duration billed when the part expires sooner. With the
-   * default `transitionAfterDays`: Glacier IR kept 12 / 24 / 60 months ~105 / 62 / 38 KB; Flexible
-   * Retrieval 24 months ~86 KB; Deep Archive 60 months ~50 KB; any class kept forever ~30 KB.
+   * the class — the `retentionDays(retentionMonths)` its expiration rule gives it from its writing,
+   * less `transitionAfterDays`; kept forever (0) counted as 10 years — with the class's minimum duration billed when the part expires sooner. With the
+   * default `transitionAfterDays`: Glacier IR kept 12 / 24 / 60 months ~97 / 60 / 37 KB; Flexible
+   * Retrieval 24 months ~82 KB; Deep Archive 60 months ~49 KB; any class kept forever ~30 KB.
    * `jobarchive lifecycle` prints the rule for given props, `jobarchive cost` prices it.
    * Whole bytes, 0 … 5 TiB (S3's limit; at 5 TiB nothing moves): e.g. `Size.kibibytes(128)` (S3's
    * own default for rules without a size filter).

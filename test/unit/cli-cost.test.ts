@@ -235,20 +235,22 @@ describe('costModel', () => {
     );
     // A transitionMinimumSize of 0: every part moves.
     expect(partsMoving({ ...workload, transitionMinimumBytes: 0 }, mixed).countShare).toBe(1);
-    // Part sizes scale with the workload's bytes per job: 20× larger jobs lift the 10 KB parts over 105 KB.
+    // Part sizes scale with the workload's bytes per job: 20× larger jobs lift the 10 KB parts over 97 KB.
     expect(partsMoving({ ...workload, bytesPerJob: 20 * 2048 }, mixed).countShare).toBe(1);
-    // The threshold is the construct's default for the class and retention: a 100 KB part stays
-    // when kept 12 months in Glacier IR (105 KB), moves when kept 24 (62 KB) or in Deep Archive 60 (50 KB).
-    const hundred = { ...measured, partSizes: [100 * 1024] };
-    expect(transitionThresholdBytes(workload)).toBe(107_933);
-    expect(partsMoving(workload, hundred).countShare).toBe(0);
-    expect(partsMoving({ ...workload, retentionMonths: 24 }, hundred).countShare).toBe(1);
+    // The threshold is the construct's default for the class and retention: a 95 KB part stays
+    // when kept 12 months in Glacier IR (97 KB), moves when kept 24 (60 KB) or in Deep Archive 60 (49 KB).
+    const ninetyFive = { ...measured, partSizes: [95 * 1024] };
+    expect(transitionThresholdBytes(workload)).toBe(99_536);
+    expect(partsMoving(workload, ninetyFive).countShare).toBe(0);
+    expect(partsMoving({ ...workload, retentionMonths: 24 }, ninetyFive).countShare).toBe(1);
     expect(
-      partsMoving({ ...workload, storageClass: 'DEEP_ARCHIVE', retentionMonths: 60 }, hundred).countShare,
+      partsMoving({ ...workload, storageClass: 'DEEP_ARCHIVE', retentionMonths: 60 }, ninetyFive).countShare,
     ).toBe(1);
     // Given, it decides: strictly larger moves (S3's ObjectSizeGreaterThan).
-    expect(partsMoving({ ...workload, transitionMinimumBytes: 100 * 1024 }, hundred).countShare).toBe(0);
-    expect(partsMoving({ ...workload, transitionMinimumBytes: 100 * 1024 - 1 }, hundred).countShare).toBe(1);
+    expect(partsMoving({ ...workload, transitionMinimumBytes: 95 * 1024 }, ninetyFive).countShare).toBe(0);
+    expect(partsMoving({ ...workload, transitionMinimumBytes: 95 * 1024 - 1 }, ninetyFive).countShare).toBe(
+      1,
+    );
   });
 
   it('prices a lookup by what it reads: the index in Standard, the part block in its class', () => {
@@ -443,11 +445,11 @@ describe('jobarchive cost', () => {
       await costCommand(parseCostOptions(parseFlags(costSpec, ['--from-report', bench, ...args])), out);
       return out.stdout.join('\n');
     };
-    // The one 133 KB part moves: larger than 62 KB, Glacier IR's break-even kept 24 months.
+    // The one 133 KB part moves: larger than 60 KB, Glacier IR's break-even kept 24 months.
     const dflt = await run();
     expect(dflt).not.toMatch(/--transition-minimum-kb/);
     expect(dflt).toMatch(
-      /parts: 100 % of them \(100 % of part bytes\) are larger than 62\.0 KB \(63,449 bytes: the construct's default transitionMinimumSize, where a move pays for itself in GLACIER_IR kept 24 months\) and move to GLACIER_IR \(decided per part, as S3 does\): all of them/,
+      /parts: 100 % of them \(100 % of part bytes\) are larger than 59\.7 KB \(61,165 bytes: the construct's default transitionMinimumSize, where a move pays for itself in GLACIER_IR kept 24 months\) and move to GLACIER_IR \(decided per part, as S3 does\): all of them/,
     );
     // 200 KB: it stays, and moving it would save.
     const kept = await run('--transition-minimum-kb', '200');
@@ -458,7 +460,7 @@ describe('jobarchive cost', () => {
     );
     const json = memoryOutput();
     await costCommand(parseCostOptions(parseFlags(costSpec, ['--from-report', bench, '--json'])), json);
-    expect(json.json<{ partsMoving: { thresholdBytes: number } }>().partsMoving.thresholdBytes).toBe(63_449);
+    expect(json.json<{ partsMoving: { thresholdBytes: number } }>().partsMoving.thresholdBytes).toBe(61_165);
     // The verdict is the saving over the cohort's months as parts, less the transitions.
     const left = { perMonth: 3e-6, movedPerMonth: 1e-6, movedTransitions: 20e-6 };
     expect(smallPartsSaving({ ...workload, retentionMonths: 24 }, left)).toBeCloseTo(23 * 2e-6 - 20e-6, 15);

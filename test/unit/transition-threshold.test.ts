@@ -33,14 +33,14 @@ const net = (s: number, cls: StorageClass, m: number): number => {
 
 describe('transitionBreakEvenBytes', () => {
   it('Deep Archive kept 60 months: (32 KB in the class + 8 KB in Standard + the transition) over the saving a byte', () => {
-    const m = 59 - 1 / 30; // a part for 59 months, its first day in Standard
+    const m = (retentionDays(60) - 1) / 30; // a part lives 1,827 days (its expiration), its first in Standard
     expect(monthsInClass({ storageClass: 'DEEP_ARCHIVE', retentionMonths: 60 })).toBeCloseTo(m, 12);
     const hand =
       (32 * KB * (0.00099 / GB) * m + 8 * KB * STD * m + 0.05 / 1000) / ((0.023 - 0.00099) * (m / GB));
-    expect(hand / KB).toBeCloseTo(50.2, 1);
+    expect(hand / KB).toBeCloseTo(48.9, 1);
     const t = transitionBreakEvenBytes({ storageClass: 'DEEP_ARCHIVE', retentionMonths: 60 });
     expect(t).toBe(Math.floor(hand));
-    expect(t).toBe(51_400);
+    expect(t).toBe(50_109);
     // Parts of 30–40 KB lose a little by moving; from the threshold on they gain.
     expect(net(35 * KB, 'DEEP_ARCHIVE', m)).toBeLessThan(0);
     expect(net(t, 'DEEP_ARCHIVE', m)).toBeLessThanOrEqual(0);
@@ -48,30 +48,30 @@ describe('transitionBreakEvenBytes', () => {
   });
 
   it('Glacier IR kept 24 months: under 128 KB the class bills 128 KB whatever the size', () => {
-    const m = 23 - 1 / 30;
+    const m = (retentionDays(24) - 1) / 30;
     const hand = (128 * KB * (0.004 / GB) * m + 0.02 / 1000) / (STD * m);
-    expect(hand / KB).toBeCloseTo(62.0, 1);
+    expect(hand / KB).toBeCloseTo(59.7, 1);
     const t = transitionBreakEvenBytes({ storageClass: 'GLACIER_IR', retentionMonths: 24 });
     expect(t).toBe(Math.floor(hand));
-    expect(t).toBe(63_449);
+    expect(t).toBe(61_165);
     expect(net(t + 1, 'GLACIER_IR', m)).toBeGreaterThan(0);
     expect(net(t - 1, 'GLACIER_IR', m)).toBeLessThan(0);
   });
 
   it('a shorter life needs bigger parts; kept forever is priced over FOREVER_MONTHS_AS_PARTS', () => {
     const gir = (r: number) => transitionBreakEvenBytes({ storageClass: 'GLACIER_IR', retentionMonths: r });
-    expect([gir(12), gir(24), gir(60)]).toEqual([107_933, 63_449, 38_629]);
+    expect([gir(12), gir(24), gir(60)]).toEqual([99_536, 61_165, 38_135]);
     expect(FOREVER_MONTHS_AS_PARTS).toBe(120);
     const m = 120 - 1 / 30;
     expect(gir(0)).toBe(Math.floor((128 * KB * (0.004 / GB) * m + 0.02 / 1000) / (STD * m)));
-    expect(transitionBreakEvenBytes({ storageClass: 'GLACIER', retentionMonths: 24 })).toBe(88_090);
+    expect(transitionBreakEvenBytes({ storageClass: 'GLACIER', retentionMonths: 24 })).toBe(84_029);
     for (const cls of ['GLACIER_IR', 'GLACIER', 'DEEP_ARCHIVE'] as const)
       expect(transitionBreakEvenBytes({ storageClass: cls, retentionMonths: 0 }) / KB).toBeLessThan(31);
   });
 
   it('bills the class’s minimum duration when the part expires sooner, and days in Standard first', () => {
-    // Deep Archive kept 4 months: 3 months (less a day) in the class, billed 6 (180 days).
-    const m = 3 - 1 / 30;
+    // Deep Archive kept 4 months: a part lives 122 days, 121 in the class, billed 180.
+    const m = (retentionDays(4) - 1) / 30;
     const hand =
       (32 * KB * (0.00099 / GB) * 6 + 8 * KB * STD * m + 0.05 / 1000) / (STD * m - (0.00099 / GB) * 6);
     expect(transitionBreakEvenBytes({ storageClass: 'DEEP_ARCHIVE', retentionMonths: 4 })).toBe(
@@ -84,8 +84,9 @@ describe('transitionBreakEvenBytes', () => {
   });
 
   it('no part moves when the part never reaches the class or never pays back', () => {
+    // Kept 12 months (366 days), all of them in Standard first.
     expect(
-      transitionBreakEvenBytes({ storageClass: 'GLACIER_IR', retentionMonths: 13, transitionAfterDays: 360 }),
+      transitionBreakEvenBytes({ storageClass: 'GLACIER_IR', retentionMonths: 12, transitionAfterDays: 366 }),
     ).toBe(MAX_TRANSITION_MINIMUM_BYTES);
     // A class priced like Standard never saves anything.
     const same = { ...DEFAULT_PRICES, classGbMonth: { ...DEFAULT_PRICES.classGbMonth, DEEP_ARCHIVE: 0.023 } };
@@ -114,7 +115,7 @@ describe('transitionBreakEvenBytes: the part’s life is what the parts’ expir
     const hand = Math.floor((128 * KB * (0.004 / GB) * m + 0.02 / 1000) / (STD * m));
     expect(hand).toBe(61_165);
     expect(net(hand + 1, 'GLACIER_IR', m)).toBeGreaterThan(0);
-    // The deployed threshold (63,449) leaves parts of 61,166 … 63,449 bytes in Standard, where moving pays.
+    // A part lives retentionDays(24) days, not 23 months: parts of 61,166 … 63,449 bytes pay for their move too.
     expect(transitionBreakEvenBytes({ storageClass: 'GLACIER_IR', retentionMonths: 24 })).toBe(hand);
   });
 
