@@ -56,6 +56,9 @@ export const summarizeRunReport = (r: RunReport, where?: string): string[] => {
     lines.push(
       `            ${e.shopId} ${e.month}: ${e.jobs} jobs' objects deleted by an earlier attempt of this run, not counted (${e.parts} part(s) it settled)`,
     );
+  const earlier = r.deletedEarlierCount ?? r.deletedEarlier?.length ?? 0;
+  if (earlier > LIST_LIMIT)
+    lines.push(`            … ${earlier - LIST_LIMIT} more groups (the report lists them)`);
   lines.push(`  groups:   ${r.groupsOk} ok, ${r.groupsFailedCount} failed`);
   lines.push(`  requests: S3 ${r.requests.s3}, DynamoDB ${r.requests.dynamodb}`);
   const types = Object.entries(r.requests.byType ?? {});

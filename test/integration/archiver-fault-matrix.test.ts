@@ -139,6 +139,7 @@ const CASES: Case[] = [
       expect(out.jobsDeleted).toBe(jobs.length);
       const earlier = out.deletedEarlier ?? [];
       expect(earlier.length).toBeGreaterThan(0);
+      expect(out.deletedEarlierCount).toBe(earlier.length);
       for (const e of earlier) expect(e).toMatchObject({ jobs: 2, parts: 1 });
       const theirs = jobs.filter((j) =>
         earlier.some((e) => e.shopId === j.shopId && e.month === j.completedAt.slice(0, 7)),

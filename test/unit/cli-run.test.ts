@@ -80,6 +80,15 @@ describe('summarizeRunReport', () => {
       "s3 2026-02: 4 jobs' objects deleted by an earlier attempt of this run, not counted (1 part(s) it settled)",
     );
     expect(summarizeRunReport(report()).join('\n')).not.toContain('earlier attempt');
+    // More than the summary lists (and than the report keeps): the rest are counted, not dropped.
+    const many = Array.from({ length: 100 }, (_, i) => ({
+      shopId: `s${i}`,
+      month: '2026-02',
+      jobs: 1,
+      parts: 1,
+    }));
+    const long = summarizeRunReport(report({ deletedEarlier: many, deletedEarlierCount: 130 })).join('\n');
+    expect(long).toContain('… 120 more groups');
   });
 
   it('says an idle run filed no report (reportKey null), never a key named null', () => {

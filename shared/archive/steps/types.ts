@@ -398,9 +398,12 @@ export interface RunReport {
   /**
    * Groups whose hot objects an earlier attempt of this run deleted (a retried ArchiveBatch found the
    * parts it settled): those jobs are in `jobsDeleted`, their objects are not in `objectsDeleted` (the
-   * count went with the entries). Capped at 100; absent when none.
+   * count went with the entries). Capped at 100 (`deletedEarlierCount` is the full number); absent
+   * when none.
    */
   readonly deletedEarlier?: Array<{ shopId: string; month: string } & DeletedEarlier>;
+  /** How many groups `deletedEarlier` would list uncapped; absent when none. */
+  readonly deletedEarlierCount?: number;
   readonly groupsOk: number;
   /** Capped at 100; `groupsFailedCount` is the full number. */
   readonly groupsFailed: Array<{ shopId: string; month: string; error: string; cause: string }>;

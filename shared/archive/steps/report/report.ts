@@ -101,6 +101,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     const failed = new ReportList<RunReport['groupsFailed'][number]>();
     const failedAt: FailedGroupAt[] = [];
     const deletedEarlier: NonNullable<RunReport['deletedEarlier']> = [];
+    let deletedEarlierCount = 0;
     for (const page of resultPages(state)) {
       const doc = await readPage(deps, run.runId, page);
       const failures = failuresOf(doc.results);
@@ -112,7 +113,10 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
         if ((r.delete.jobsWaiting ?? 0) > 0 || r.delete.deleteErrorCount > 0)
           failedAt.push({ page, shopId: r.group.shopId, month: r.group.month, graceOnly: true });
         const e = r.delete.deletedEarlier;
-        if (e && deletedEarlier.length < CAPS.report) deletedEarlier.push({ ...r.group, ...e });
+        if (e) {
+          deletedEarlierCount += 1;
+          if (deletedEarlier.length < CAPS.report) deletedEarlier.push({ ...r.group, ...e });
+        }
       }
       const wanted: Wanted[] = [];
       if (doc.planQuarantined > 0 && !quarantined.full) {
@@ -146,7 +150,7 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
       );
       for (const [i, w] of wanted.entries()) w.into(read[i] ?? []);
     }
-    return { quarantined, deleteErrors, failed, failedAt, deletedEarlier };
+    return { quarantined, deleteErrors, failed, failedAt, deletedEarlier, deletedEarlierCount };
   });
   const erasure = state.scan?.erasure;
   const summary: RunReport = {
@@ -166,7 +170,9 @@ export const report = async (deps: StepDeps, state: PageState): Promise<RunRepor
     objectsKept: totals.objectsKept,
     deleteErrors: totals.deleteErrors,
     jobsDeleted: totals.jobsDeleted,
-    ...(found.deletedEarlier.length > 0 ? { deletedEarlier: found.deletedEarlier } : {}),
+    ...(found.deletedEarlierCount > 0
+      ? { deletedEarlier: found.deletedEarlier, deletedEarlierCount: found.deletedEarlierCount }
+      : {}),
     groupsOk: totals.groupsOk,
     groupsFailed: found.failed.items.slice(0, CAPS.report),
     groupsFailedCount: totals.groupsFailed,
