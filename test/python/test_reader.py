@@ -330,6 +330,20 @@ class Search(unittest.TestCase):
                 self.assertEqual(len(json.loads(out.getvalue())["jobs"]), len(want["jobs"]) - 1)
                 self.assertIn(key, err.getvalue())
 
+    def test_a_bad_retention_in_the_environment_is_a_usage_error_naming_it(self):
+        from contextlib import redirect_stderr
+        from unittest import mock
+        from job_details_archive import __main__ as cli
+        for bad in ("x", "-1", "1.5"):
+            with self.subTest(bad=bad):
+                err = io.StringIO()
+                with mock.patch.dict(os.environ, {"JDA_RETENTION_MONTHS": bad}), redirect_stderr(err), \
+                        self.assertRaises(SystemExit) as ctx:
+                    cli.main(["lookup", "--bucket", "vectors", "--shop", "s", "--job", "j"])
+                self.assertEqual(ctx.exception.code, 2)
+                self.assertIn("JDA_RETENTION_MONTHS", err.getvalue())
+                self.assertIn(repr(bad), err.getvalue())
+
     def test_every_golomb_coded_set_of_the_vectors_holds_its_blocks_documents(self):
         # The TypeScript writer's sets read here: each block's listed ids all match (none is missed).
         import base64

@@ -14,6 +14,18 @@ from .format import canonical_json
 from .reader import ArchiveReader
 
 
+def _months(text):
+    """A whole number of months, 0 or more (--retention-months, $JDA_RETENTION_MONTHS)."""
+    try:
+        months = int(text)
+    except ValueError:
+        months = -1
+    if months < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of months, 0 or more (--retention-months or $JDA_RETENTION_MONTHS), got {text!r}")
+    return months
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m job_details_archive")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -24,7 +36,8 @@ def main(argv=None):
     lk.add_argument("--bucket", default=os.environ.get("ECOM_JOB_DETAILS_BUCKET"))
     lk.add_argument("--search-months", type=int, default=24)
     lk.add_argument("--restore-days", type=int, help="request a Glacier restore of this many days when needed")
-    retention = dict(type=int, default=int(os.environ.get("JDA_RETENTION_MONTHS") or 0),
+    # A string default goes through `type` too: a bad $JDA_RETENTION_MONTHS is a usage error (exit 2).
+    retention = dict(type=_months, default=os.environ.get("JDA_RETENTION_MONTHS") or "0",
                      help="the deployment's retentionMonths (0: forever; default $JDA_RETENTION_MONTHS): "
                           "parts past it are expired, not read")
     lk.add_argument("--retention-months", **retention)
