@@ -23,7 +23,7 @@ const DAYS_PER_MONTH = 30;
 
 export interface TransitionHorizon {
   readonly storageClass: StorageClass;
-  /** Months a cohort is kept, its hot month included (the cost model's convention); 0: forever. */
+  /** The deployment's retentionMonths: a part expires retentionDays(it) days after it is written; 0: forever. */
   readonly retentionMonths: number;
   /** Days a part stays in Standard before its transition. */
   readonly transitionAfterDays?: number;
