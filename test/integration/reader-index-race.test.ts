@@ -204,3 +204,68 @@ describe("a month index removed between the search's listing and its read", () =
     s3.destroy();
   });
 });
+
+describe('search: a month index whose parts list is longer than the first read, rewritten between its reads', () => {
+  // The header member alone outgrows the first read (thousands of parts): search reads the whole
+  // index conditional on the first read's ETag, and on 412 reads the month again (doc-candidates.ts).
+  const docId = 'rocbqeko6wjam-r';
+  const manyParts = (original: MonthIndex, seed: number): Buffer => {
+    let x = seed;
+    const hex = (n: number) => {
+      let out = '';
+      for (let i = 0; i < n; i++) {
+        x = (x * 1103515245 + 12345) % 2147483648;
+        out += ((x >>> 16) % 16).toString(16);
+      }
+      return out;
+    };
+    const template = original.parts[original.parts.length - 1];
+    if (!template) throw new Error('the vectors month has no part');
+    const { filters: _f, ...noFilters } = template;
+    const extra = Array.from({ length: 4000 }, () => {
+      const name = `part-20261129T052828Z-${hex(8)}.jsonl.gz`;
+      return { ...noFilters, name, key: template.key.replace(template.name, name), etag: hex(32) };
+    });
+    const bytes = serializeMonthIndex({ ...original, parts: [...original.parts, ...extra] });
+    // Precondition: the header member does not fit the first read.
+    expect('length' in gzipMemberLength(bytes.subarray(0, INDEX_FIRST_READ_BYTES))).toBe(false);
+    return bytes;
+  };
+  let bucket: string;
+  let original: MonthIndex;
+  beforeEach(async () => {
+    bucket = await load();
+    original = parseMonthIndex(readFileSync(join(DIR, 'bucket', KEY)), KEY);
+    await writer.send(new PutObjectCommand({ Bucket: bucket, Key: KEY, Body: manyParts(original, 1) }));
+  });
+  const search = (r: JobDetailsReader) =>
+    r.findDocument({ shopId: want.shop_id, docId }).then((got) => ({
+      jobs: got.jobs.map((j) => `${j.jobId} ${j.partKey}`),
+      warnings: got.provenance.warnings,
+    }));
+
+  test('rewritten once: the month is read again and answers as undisturbed', async () => {
+    const undisturbed = await search(new JobDetailsReader(writer, bucket));
+    expect(undisturbed.jobs).toHaveLength(2);
+    const versions = [manyParts(original, 2)];
+    const { reader, gets, s3 } = racedReader(bucket, async () => {
+      const next = versions.shift();
+      if (next) await writer.send(new PutObjectCommand({ Bucket: bucket, Key: KEY, Body: next }));
+    });
+    expect(await search(reader)).toEqual(undisturbed);
+    expect(gets.map((g) => Boolean(g.ifMatch))).toEqual([false, true, false, true]);
+    s3.destroy();
+  });
+
+  test('rewritten at every read: ConcurrentModificationError names the index after 3 attempts', async () => {
+    let seed = 10;
+    const { reader, gets, s3 } = racedReader(bucket, async () => {
+      seed += 1;
+      await writer.send(new PutObjectCommand({ Bucket: bucket, Key: KEY, Body: manyParts(original, seed) }));
+    });
+    const got = await outcome(search(reader));
+    expect(got).toEqual({ error: 'ConcurrentModificationError', message: expect.stringContaining(KEY) });
+    expect(gets).toHaveLength(6);
+    s3.destroy();
+  });
+});
