@@ -236,9 +236,12 @@ export const runCli = async (argv: readonly string[], io: Output = processOutput
 export const main = (argv: readonly string[] = process.argv.slice(2)): void => {
   // A reader that stops reading (`| head`) closes the pipe: the rest of the result has nowhere to go,
   // so it is dropped and the command ends as it would have (its stack stopped), not with an EPIPE trace.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  // The same on stderr (`2>&1 | head`: progress, warnings and usage lines meet the closed pipe too).
+  const dropOnEpipe = (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE') throw err;
-  });
+  };
+  process.stdout.on('error', dropOnEpipe);
+  process.stderr.on('error', dropOnEpipe);
   runCli(argv).then(
     (code) => {
       process.stdout.write('', () => process.exit(code));

@@ -56,9 +56,14 @@ export const summarizeRunReport = (r: RunReport, where?: string): string[] => {
     lines.push(
       `            ${e.shopId} ${e.month}: ${e.jobs} jobs' objects deleted by an earlier attempt of this run, not counted (${e.parts} part(s) it settled)`,
     );
-  const earlier = r.deletedEarlierCount ?? r.deletedEarlier?.length ?? 0;
-  if (earlier > LIST_LIMIT)
-    lines.push(`            … ${earlier - LIST_LIMIT} more groups (the report lists them)`);
+  const listed = r.deletedEarlier?.length ?? 0;
+  const earlier = r.deletedEarlierCount ?? listed;
+  if (earlier > LIST_LIMIT) {
+    // The report's list is capped too (100): say how many of the rest it holds when not all.
+    const inReport = Math.max(0, listed - LIST_LIMIT);
+    const where = listed >= earlier ? 'the report lists them' : `the report lists ${inReport} of them`;
+    lines.push(`            … ${earlier - LIST_LIMIT} more groups (${where})`);
+  }
   lines.push(`  groups:   ${r.groupsOk} ok, ${r.groupsFailedCount} failed`);
   lines.push(`  requests: S3 ${r.requests.s3}, DynamoDB ${r.requests.dynamodb}`);
   const types = Object.entries(r.requests.byType ?? {});

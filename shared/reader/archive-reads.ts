@@ -301,7 +301,11 @@ const committedParts = async (
  * the month: then the index was lost, and answering "nothing archived" would hide them.
  * CorruptObjectError naming the index and the repair when committed parts are there.
  */
-const checkNoCommittedParts = async (ctx: ReadContext, shopId: string, month: string): Promise<void> => {
+export const checkNoCommittedParts = async (
+  ctx: ReadContext,
+  shopId: string,
+  month: string,
+): Promise<void> => {
   const n = await committedParts(ctx, groupPrefix(shopId, month), pendingPrefix(shopId, month));
   if (n === 0) return;
   throw new CorruptObjectError(

@@ -20,7 +20,7 @@ import { ArchiveExpiredError, CorruptObjectError, InvalidInputError } from '../e
 import { validateMonth, validateShopId } from '../ids';
 import { jobPk } from '../jobs/schema';
 import { listAll } from '../s3/objects';
-import { expiredPart, reindexRepair, statusOf } from './archive-reads';
+import { checkNoCommittedParts, expiredPart, reindexRepair, statusOf } from './archive-reads';
 import { monthParts, partCandidates } from './doc-candidates';
 import { fetchObject, type ReadContext } from './s3-context';
 
@@ -290,6 +290,9 @@ const searchArchive = async (
     let index: Awaited<ReturnType<typeof monthParts>>;
     try {
       index = await monthParts(ctx, q.shopId, month, packed.has(month));
+      // Listed, then gone when read (removed meanwhile, and no view in the shared index): its
+      // committed parts, if any remain, are named as a month listed without an index is.
+      if (!index && own.has(month)) await checkNoCommittedParts(ctx, q.shopId, month);
     } catch (err) {
       if (!(err instanceof CorruptObjectError)) throw err;
       warnings.push(`month ${month} not searched: ${err.message}`);

@@ -207,6 +207,15 @@ it('a reader that closes stdout early (`jobarchive lifecycle | head -1`) ends th
   expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
 });
 
+it('a reader of stdout and stderr (`jobarchive … 2>&1 | head`) that closes early: the exit code is still the command’s, not a crash on EPIPE', async () => {
+  // A usage error writes its line to stderr only: with the pipe closed it meets EPIPE there.
+  const child = cli(['no-such-command']);
+  child.stdout.destroy();
+  child.stderr.destroy();
+  const code = await new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+  expect(code).toBe(2);
+});
+
 const aFile = (dir: string): string => {
   writeFileSync(join(dir, 'file'), 'x');
   return join(dir, 'file');

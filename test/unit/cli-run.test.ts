@@ -89,6 +89,9 @@ describe('summarizeRunReport', () => {
     }));
     const long = summarizeRunReport(report({ deletedEarlier: many, deletedEarlierCount: 130 })).join('\n');
     expect(long).toContain('… 120 more groups');
+    // The report lists 100 of the 130: the other 30 are listed nowhere, so it must not say it lists them all.
+    expect(long).not.toContain('(the report lists them)');
+    expect(long).toContain('… 120 more groups (the report lists 90 of them)');
   });
 
   it('says an idle run filed no report (reportKey null), never a key named null', () => {
