@@ -2,14 +2,13 @@ import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import {
   blockOf,
+  blockRecords,
   COLD_PREFIX,
   checkIndex,
-  decodeLine,
   groupPrefix,
   gzipMemberLength,
   INDEX_FIRST_READ_BYTES,
   type IndexedJob,
-  inflateBlock,
   type MonthIndex,
   mergeBlocks,
   monthIndexKey,
@@ -208,12 +207,7 @@ const readSettled = async (
     const bytes = got.bytes.subarray(span.length - c.range.length);
     let entry: IndexedJob | null;
     try {
-      const records = inflateBlock(bytes, where)
-        .toString('utf8')
-        .split('\n')
-        .filter((l) => l !== '')
-        .map((l, i) => decodeLine(Buffer.from(`${l}\n`), `${where} line ${i}`, index.shop_id).record);
-      entry = settledEntry(c, records as Parameters<typeof settledEntry>[1], jobId, key);
+      entry = settledEntry(c, blockRecords(bytes, where, index.shop_id), jobId, key);
     } catch (err) {
       if (err instanceof CorruptObjectError) {
         left.push(err);

@@ -76,6 +76,17 @@ export const decodeLine = (
   return { record: parsePartRecord(value, where, shopId), sha256: sha256Hex(line) };
 };
 
+/**
+ * Every record of a block (a ranged GET's bytes), in line order: for a reader that must see them all
+ * (a settled part's block, whose records settledEntry checks against the block's id range).
+ */
+export const blockRecords = (bytes: Uint8Array, where: string, shopId?: string): PartRecord[] =>
+  inflateBlock(bytes, where)
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l, i) => decodeLine(Buffer.from(`${l}\n`), `${where} line ${i}`, shopId).record);
+
 /** Which record of a block a lookup wants (index entries name the block, not the line). */
 export type WantedRecord =
   | { readonly type: 'job'; readonly jobId: string }

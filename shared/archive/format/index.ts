@@ -17,6 +17,7 @@
 export { BlockScanner, gzipMemberLength } from './block-scan';
 export {
   BLOCK_BYTES,
+  blockRecords,
   decodeBlock,
   decodeLine,
   encodeLine,

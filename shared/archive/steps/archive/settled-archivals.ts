@@ -2,8 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { CorruptObjectError, isNamedError, VerificationError } from '../../../errors';
 import { getObjectBytes } from '../../../s3/objects';
 import {
-  decodeLine,
-  inflateBlock,
+  blockRecords,
   latestEntry,
   type MonthIndex,
   monthIndexKey,
@@ -106,13 +105,9 @@ export const settledArchivals = async (
           `expected ${r.range.length} bytes, got ${got.bytes.length} (part shorter than its index says)`,
         );
       // Every record of the block, so a job outside the directory's range is named as damage.
-      const records = inflateBlock(got.bytes, where)
-        .toString('utf8')
-        .split('\n')
-        .filter((l) => l !== '')
-        .map((l, i) => decodeLine(Buffer.from(`${l}\n`), `${where} line ${i}`, index.shop_id).record);
+      const records = blockRecords(got.bytes, where, index.shop_id);
       for (const jobId of r.jobs) {
-        const e = settledEntry(r.candidate, records as Parameters<typeof settledEntry>[1], jobId, indexKey);
+        const e = settledEntry(r.candidate, records, jobId, indexKey);
         if (e) add(jobId, { kind: 'record', part: r.part, run_id: r.run_id, completed_at: e.completed_at });
       }
     } catch (err) {
